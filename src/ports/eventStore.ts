@@ -1,0 +1,139 @@
+/**
+ * The EventStore port, with EventStoreDB / KurrentDB semantics so that the KurrentDB adapter is a thin
+ * translation and the embedded SQLite adapter reproduces it exactly:
+ *  - streams are named `<category>-<id>` (`folder-<id>`, `user-<id>`, …);
+ *  - stream revisions start at 0 and grow by one per event;
+ *  - global positions grow strictly in commit order (`$all` order);
+ *  - an append states what it expects of the stream and fails with {@link WrongExpectedVersionError} otherwise;
+ *  - subscriptions deliver catch-up events, then one caught-up signal, then live events, strictly in order.
+ */
+
+/** Expected state of a stream for an append: the three named states or an exact revision. */
+export type ExpectedState = 'no_stream' | 'any' | 'exists' | bigint;
+
+/** Provenance carried by every event. */
+export interface EventMetadata {
+  /** The user on whose behalf the event was written (null for system work). */
+  userId: string | null;
+  /** The HTTP request (Girder-Request-Uid) or CLI run that caused it. */
+  requestId: string | null;
+  /** Groups every event that one user action caused, across streams and follow-up work. */
+  correlationId: string | null;
+  /** The event or command that directly caused this one. */
+  causationId: string | null;
+  /** ISO-8601 time the event was recorded. */
+  at: string;
+}
+
+/** An event to append. `id` is generated when absent (a UUID, as ESDB event ids are). */
+export interface NewEvent {
+  id?: string;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+}
+
+export interface RecordedEvent<T = unknown> {
+  id: string;
+  streamId: string;
+  revision: bigint;
+  position: bigint;
+  type: string;
+  data: T;
+  metadata: EventMetadata;
+}
+
+export interface AppendResult {
+  /** Revision of the last event written to the stream (the next append expects this). */
+  nextExpectedRevision: bigint;
+  /** Global position of the last event written. */
+  position: bigint;
+}
+
+/** One stream's part of an atomic multi-stream append. */
+export interface StreamAppend {
+  streamId: string;
+  expectedState: ExpectedState;
+  events: NewEvent[];
+}
+
+export type Direction = 'forwards' | 'backwards';
+
+export interface ReadStreamOptions {
+  direction?: Direction;
+  /** Inclusive starting revision; defaults to the start (forwards) or the end (backwards). */
+  fromRevision?: bigint;
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  direction?: Direction;
+  /** Exclusive: events strictly after (forwards) / before (backwards) this position. 0n = from the start. */
+  fromPosition?: bigint;
+  maxCount?: number;
+  /** Only events whose stream id starts with one of these prefixes (server-side filter on KurrentDB). */
+  streamPrefixes?: string[];
+}
+
+export interface SubscribeAllOptions {
+  /** Exclusive: deliver events strictly after this position (0n = everything). */
+  fromPosition?: bigint;
+  streamPrefixes?: string[];
+}
+
+/** Items of an `$all` subscription: events, and exactly one caught-up marker once catch-up is done. */
+export type SubscriptionItem = { kind: 'event'; event: RecordedEvent } | { kind: 'caughtUp'; position: bigint };
+
+export interface Subscription extends AsyncIterable<SubscriptionItem> {
+  /** Ends the subscription: the iterator completes after the item in flight. */
+  unsubscribe(): Promise<void>;
+}
+
+export class WrongExpectedVersionError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedState,
+    /** Current revision, or 'no_stream' when the stream does not exist. */
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`Append to stream ${streamId} failed: expected ${String(expected)}, actual ${String(actual)}.`);
+    this.name = 'WrongExpectedVersionError';
+  }
+}
+
+export class StreamNotFoundError extends Error {
+  constructor(readonly streamId: string) {
+    super(`Stream ${streamId} not found.`);
+    this.name = 'StreamNotFoundError';
+  }
+}
+
+export class MaxAppendSizeExceededError extends Error {
+  constructor(readonly size: number, readonly maxSize: number) {
+    super(`Append of ${size} bytes exceeds the maximum append size of ${maxSize} bytes.`);
+    this.name = 'MaxAppendSizeExceededError';
+  }
+}
+
+/** KurrentDB's default maximum append size (1 MiB); the embedded store enforces the same limit. */
+export const MAX_APPEND_SIZE = 1024 * 1024;
+
+export interface EventStore {
+  appendToStream(streamId: string, events: NewEvent[], options: { expectedState: ExpectedState }): Promise<AppendResult>;
+  /**
+   * Appends to several streams atomically: either every stream's expectation holds and all events are written
+   * (contiguous positions, in the order given) or nothing is written. (KurrentDB 25.1+ multi-stream append.)
+   * Returns the position of the last event written.
+   */
+  appendToStreams(appends: StreamAppend[]): Promise<{ position: bigint }>;
+  /** Reads a stream's events; throws {@link StreamNotFoundError} when the stream has none. */
+  readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+  /** Current revision of a stream, or 'no_stream'. */
+  streamRevision(streamId: string): Promise<bigint | 'no_stream'>;
+  /** Position of the last committed event (0n when empty). */
+  headPosition(): Promise<bigint>;
+  subscribeToAll(options?: SubscribeAllOptions): Subscription;
+  /** Releases connections, timers and subscriptions. */
+  dispose(): Promise<void>;
+}
