@@ -1,0 +1,51 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import pino from 'pino';
+import type { Config } from './config';
+import type { Services } from './services';
+import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
+import { SqliteEventStore } from './infra/eventstore/sqlite/sqliteEventStore';
+import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
+import { HookBus } from './bus/hooks';
+import { Projector } from './projections/projector';
+import { readModelProjection } from './projections';
+import { CommandRunner } from './commands/commandContext';
+
+export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+export interface Runtime {
+  services: Services;
+  db: SqliteDatabase;
+  close(): Promise<void>;
+}
+
+/** The composition root: opens the stores of the configured deployment, starts the projector, wires services. */
+export async function bootstrap(config: Config): Promise<Runtime> {
+  const logger = pino({ level: config.logLevel });
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const db = openDatabase(path.join(config.dataDir, 'folder-service.sqlite'));
+  const eventStore = new SqliteEventStore(db);
+  const readModel = new SqliteReadModel(db);
+  const projector = new Projector(eventStore, readModel, readModelProjection, logger);
+  await projector.start();
+  const services: Services = {
+    config,
+    version: VERSION,
+    logger,
+    eventStore,
+    readModel,
+    projector,
+    commands: new CommandRunner(eventStore, projector),
+    hooks: new HookBus(),
+  };
+  return {
+    services,
+    db,
+    async close() {
+      await projector.stop();
+      await eventStore.dispose();
+      await readModel.dispose();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import type { StreamAppend } from '../ports/eventStore';
+import type { CommandRunner } from './commandContext';
+import { toNewEvents } from './commandContext';
+import type { RequestMeta } from './requestMeta';
+import { FIRST_USER_STREAM, userStream, validateRegistration, type RegistrationInput, type UserEvent } from '../domain/user';
+import { claim, emailStream, loginStream, reservationDecider, siblingNameStream } from '../domain/uniqueName';
+import { ValidationError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { girderTime } from '../domain/time';
+import { emptyAccess, withUserAccess } from '../domain/access';
+import { folderStream, type FolderEvent } from '../domain/folder';
+import { hashToken, tokenStream, type TokenEvent } from '../domain/token';
+import { generateToken, hashPassword } from './password';
+import { Scope } from '../http/routeTable';
+
+/** The default folders each new user gets (Girder's `public_private` setting). */
+const DEFAULT_FOLDERS = [
+  { name: 'Public', public: true },
+  { name: 'Private', public: false },
+];
+
+/**
+ * Registers a user: login, email and the first-user bootstrap are reservation streams appended atomically with the
+ * user's events and its default folders, so concurrent registrations cannot share a login or both become admin.
+ */
+export async function registerUser(
+  commands: CommandRunner,
+  input: RegistrationInput,
+  options: { admin: boolean },
+  meta: RequestMeta,
+): Promise<string> {
+  const valid = validateRegistration(input);
+  const passwordHash = await hashPassword(valid.password);
+  const userId = newId();
+  return commands.run(async () => {
+    const login = await commands.load(loginStream(valid.login), reservationDecider);
+    if (login.state.owner) throw new ValidationError('That login is already registered.', 'login');
+    const email = await commands.load(emailStream(valid.email), reservationDecider);
+    if (email.state.owner) throw new ValidationError('That email is already registered.', 'email');
+    const first = await commands.load(FIRST_USER_STREAM, reservationDecider);
+    const isFirst = !first.state.owner;
+    const created = girderTime();
+    const eventMeta = { ...meta, userId: meta.userId ?? userId };
+    const registered: UserEvent = {
+      type: 'UserRegistered',
+      data: {
+        userId, login: valid.login, email: valid.email, firstName: valid.firstName, lastName: valid.lastName,
+        admin: isFirst || options.admin, public: true, passwordHash, created, access: withUserAccess(emptyAccess(), userId, 2),
+      },
+    };
+    const appends: StreamAppend[] = [
+      { streamId: loginStream(valid.login), expectedState: login.expected, events: toNewEvents([claim(valid.login, 'user', userId)], eventMeta) },
+      { streamId: emailStream(valid.email), expectedState: email.expected, events: toNewEvents([claim(valid.email, 'user', userId)], eventMeta) },
+      { streamId: userStream(userId), expectedState: 'no_stream', events: toNewEvents([registered], eventMeta) },
+    ];
+    if (isFirst) {
+      appends.push({ streamId: FIRST_USER_STREAM, expectedState: 'no_stream', events: toNewEvents([claim('first-user', 'user', userId)], eventMeta) });
+    }
+    for (const folder of DEFAULT_FOLDERS) {
+      const folderId = newId();
+      const createdEvent: FolderEvent = {
+        type: 'FolderCreated',
+        data: {
+          folderId, name: folder.name, description: '', parentType: 'user', parentId: userId, creatorId: userId, created,
+          public: folder.public, access: withUserAccess(emptyAccess(), userId, 2), meta: {},
+        },
+      };
+      appends.push(
+        { streamId: siblingNameStream(userId, folder.name), expectedState: 'no_stream', events: toNewEvents([claim(folder.name, 'folder', folderId)], eventMeta) },
+        { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents([createdEvent], eventMeta) },
+      );
+    }
+    return { appends, result: userId };
+  });
+}
+
+/** Issues a login token (64 random characters; only its SHA-256 is recorded). */
+export async function issueToken(
+  commands: CommandRunner,
+  options: { userId: string; scope?: string[]; days: number; apiKeyId?: string },
+  meta: RequestMeta,
+): Promise<{ token: string; expires: string; scope: string[] }> {
+  const token = generateToken();
+  const hash = hashToken(token);
+  const now = new Date();
+  const expires = girderTime(new Date(now.getTime() + options.days * 86_400_000));
+  const scope = [...new Set(options.scope ?? [Scope.USER_AUTH])];
+  const event: TokenEvent = {
+    type: 'TokenIssued',
+    data: { hash, userId: options.userId, scope, created: girderTime(now), expires, ...(options.apiKeyId ? { apiKeyId: options.apiKeyId } : {}) },
+  };
+  await commands.run(async () => ({
+    appends: [{ streamId: tokenStream(hash), expectedState: 'no_stream', events: toNewEvents([event], meta) }],
+    result: undefined,
+  }));
+  return { token, expires, scope };
+}
+
+export async function revokeToken(commands: CommandRunner, hash: string, meta: RequestMeta): Promise<void> {
+  const event: TokenEvent = { type: 'TokenRevoked', data: { hash } };
+  await commands.run(async () => ({
+    appends: [{ streamId: tokenStream(hash), expectedState: 'any', events: toNewEvents([event], meta) }],
+    result: undefined,
+  }));
+}

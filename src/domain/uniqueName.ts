@@ -1,0 +1,44 @@
+import crypto from 'node:crypto';
+import type { Decider, DomainEvent } from './decider';
+
+/**
+ * Reservation streams own uniqueness invariants (sibling names, logins, emails, collection names): one stream per
+ * value, claimed with an expected-revision append in the same atomic write as the event that uses the value. Two
+ * writers racing for one value conflict on that stream, on SQLite and on KurrentDB alike.
+ */
+export type ReservationEvent =
+  | DomainEvent<'ValueClaimed', { value: string; ownerType: string; ownerId: string }>
+  | DomainEvent<'ValueReleased', { ownerId: string }>;
+
+export interface ReservationState {
+  owner: { type: string; id: string } | null;
+}
+
+export const reservationDecider: Decider<ReservationState, never, ReservationEvent> = {
+  initialState: () => ({ owner: null }),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'ValueClaimed':
+        return { owner: { type: event.data.ownerType, id: event.data.ownerId } };
+      case 'ValueReleased':
+        return state.owner?.id === event.data.ownerId ? { owner: null } : state;
+      default:
+        return state;
+    }
+  },
+  decide: () => [],
+};
+
+const digest = (value: string) => crypto.createHash('sha256').update(value).digest('hex').slice(0, 32);
+
+/** Stream owning the name `name` among the children of a container (folder, user or collection). */
+export const siblingNameStream = (parentId: string, name: string): string => `siblingname-${parentId}-${digest(name)}`;
+export const loginStream = (login: string): string => `login-${digest(login)}`;
+export const emailStream = (email: string): string => `email-${digest(email.toLowerCase())}`;
+export const collectionNameStream = (name: string): string => `collectionname-${digest(name)}`;
+
+export const claim = (value: string, ownerType: string, ownerId: string): ReservationEvent => ({
+  type: 'ValueClaimed',
+  data: { value, ownerType, ownerId },
+});
+export const release = (ownerId: string): ReservationEvent => ({ type: 'ValueReleased', data: { ownerId } });

@@ -1,0 +1,102 @@
+import type { Request } from 'express';
+import type { TokenDoc, UserDoc } from '../ports/readModel';
+import type { Viewer } from '../domain/access';
+import type { Services } from '../services';
+import { AccessDeniedError } from '../domain/errors';
+import { Scope, type RouteDef } from './routeTable';
+import { hashToken } from '../domain/token';
+
+/** Who is calling: the user (null = anonymous) and the token they presented, if it is valid. */
+export interface Principal {
+  user: UserDoc | null;
+  token: TokenDoc | null;
+  viewer: Viewer | null;
+}
+
+export const ANONYMOUS: Principal = { user: null, token: null, viewer: null };
+
+export const viewerOf = (user: UserDoc | null): Viewer | null =>
+  user ? { id: user._id, admin: user.admin, groups: user.groups } : null;
+
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    let value = part.slice(eq + 1).trim();
+    if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    try {
+      if (!(name in cookies)) cookies[name] = decodeURIComponent(value);
+    } catch {
+      /* a malformed cookie is no token */
+    }
+  }
+  return cookies;
+}
+
+/**
+ * The token a request presents: the `token` parameter, then the `Service-Token` header (alias `Girder-Token`),
+ * then, only on routes that accept cookies, the `serviceToken` cookie (alias `girderToken`). Empty = none.
+ */
+export function presentedToken(req: Request, rawParams: Record<string, string>, cookieAllowed: boolean): string | null {
+  const candidates = [rawParams.token, req.get('Service-Token'), req.get('Girder-Token')];
+  if (cookieAllowed) {
+    const cookies = parseCookies(req.headers.cookie);
+    candidates.push(cookies.serviceToken, cookies.girderToken);
+  }
+  return candidates.find((value) => typeof value === 'string' && value.length > 0) ?? null;
+}
+
+export const tokenHasScopes = (token: TokenDoc, scopes: string[]): boolean =>
+  token.scope.includes(Scope.USER_AUTH) || scopes.every((s) => token.scope.includes(s));
+
+/** Loads the presented token if it exists and has not expired. */
+export async function validToken(services: Services, token: string | null): Promise<TokenDoc | null> {
+  if (!token) return null;
+  const doc = await services.readModel.tokens.get(hashToken(token));
+  if (!doc || Date.parse(doc.expires) <= Date.now()) return null;
+  return doc;
+}
+
+/**
+ * Resolves the caller once per request (firing `auth.user.get`, whose listener may supply the user). A token that
+ * lacks the route's scopes identifies nobody: the request goes on as anonymous (Girder's behaviour).
+ */
+export async function resolvePrincipal(services: Services, req: Request, route: RouteDef, rawParams: Record<string, string>): Promise<Principal> {
+  const token = await validToken(services, presentedToken(req, rawParams, route.cookie === true));
+  const hook = await services.hooks.trigger('auth.user.get', { token });
+  if (hook.defaultPrevented && hook.responses.length > 0) {
+    const user = hook.responses[0] as UserDoc | null;
+    return { user, token, viewer: viewerOf(user) };
+  }
+  if (!token) return ANONYMOUS;
+  const required = route.scope ?? [Scope.USER_AUTH];
+  if (!tokenHasScopes(token, required)) return { user: null, token, viewer: null };
+  const user = await services.readModel.users.get(token.userId);
+  if (!user || user.status === 'disabled') return { user: null, token, viewer: null };
+  return { user, token, viewer: viewerOf(user) };
+}
+
+/** The route's access mode, checked before any parameter (Girder's access decorators). */
+export function checkAccessMode(route: RouteDef, principal: Principal): void {
+  switch (route.access) {
+    case 'public':
+      return;
+    case 'user':
+      if (!principal.user) throw new AccessDeniedError('You must be logged in.');
+      return;
+    case 'token': {
+      if (!principal.token) throw new AccessDeniedError('You must be logged in or have a valid auth token.');
+      const required = route.scope ?? [];
+      if (!tokenHasScopes(principal.token, required)) {
+        throw new AccessDeniedError(`Invalid token scope.\nRequired: ${required.join(' ')}.\nAllowed: ${principal.token.scope.join(' ')}`);
+      }
+      return;
+    }
+    case 'admin':
+    default:
+      if (!principal.user?.admin) throw new AccessDeniedError('Administrator access required.');
+  }
+}

@@ -1,0 +1,59 @@
+import util from 'node:util';
+import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
+import { MaxAppendSizeExceededError } from '../ports/eventStore';
+import { ProjectionLagError } from '../projections/projector';
+
+export interface ErrorBody {
+  message: string;
+  type: 'rest' | 'access' | 'validation' | 'internal';
+  field?: string;
+  extra?: unknown;
+  trace?: string[];
+  uid?: string;
+}
+
+/**
+ * The one place where errors become HTTP: rest → its status (400 default), validation → 400, access → 401 for an
+ * anonymous caller and 403 for a logged-in one, anything else → 500 `internal` with a trace outside production.
+ */
+export function errorResponse(
+  error: unknown,
+  options: { loggedIn: boolean; production: boolean; requestId: string },
+): { status: number; body: ErrorBody } {
+  if (error instanceof RestError) {
+    return { status: error.status, body: { message: error.message, type: 'rest', ...(error.extra !== undefined ? { extra: error.extra } : {}) } };
+  }
+  if (error instanceof ValidationError) {
+    return { status: 400, body: { message: error.message, type: 'validation', ...(error.field !== undefined ? { field: error.field } : {}) } };
+  }
+  if (error instanceof AccessDeniedError) {
+    return {
+      status: options.loggedIn ? 403 : 401,
+      body: { message: error.message, type: 'access', ...(error.extra !== undefined ? { extra: error.extra } : {}) },
+    };
+  }
+  if (error instanceof MaxAppendSizeExceededError) {
+    return { status: 413, body: { message: 'The change is too large to record (over 1 MiB of event data).', type: 'rest' } };
+  }
+  if (error instanceof ProjectionLagError) {
+    return { status: 503, body: { message: 'The service is catching up; retry shortly.', type: 'rest' } };
+  }
+  if (isBodyTooLarge(error)) return { status: 413, body: { message: 'Request entity too large.', type: 'rest' } };
+  const err = error instanceof Error ? error : new Error(String(error));
+  if (options.production) {
+    return { status: 500, body: { message: 'An unexpected error occurred on the server.', type: 'internal', uid: options.requestId } };
+  }
+  return {
+    status: 500,
+    body: {
+      message: `${err.name}: ${util.inspect(err.message)}`,
+      type: 'internal',
+      uid: options.requestId,
+      trace: (err.stack ?? '').split('\n').slice(1).map((line) => line.trim()),
+    },
+  };
+}
+
+function isBodyTooLarge(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { type?: string }).type === 'entity.too.large';
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { Resource } from './routeTable';
+
+/** The OpenAPI 3 document, generated from the same route table that drives routing and validation. */
+export function openApiDocument(resources: Resource[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const resource of resources) {
+    for (const route of resource.routes) {
+      const openPath = `/${resource.name}${route.path ? '/' + route.path : ''}`.replace(/:(\w+)/g, '{$1}');
+      const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+      const queryParams = route.params
+        .filter((p) => p.in === 'query')
+        .map((p) => ({ name: p.name, in: 'query', required: p.required, description: p.description, schema: jsonSchema(p.schema) }));
+      const bodyParam = route.params.find((p) => p.in === 'body');
+      const operation: Record<string, unknown> = {
+        tags: [resource.name],
+        summary: route.summary,
+        operationId: `${route.method.toLowerCase()}_${resource.name}${route.path ? '_' + route.path.replace(/[/:]+/g, '_') : ''}`,
+        parameters: [...pathParams, ...queryParams],
+        'x-access': route.access,
+        'x-scope': route.scope ?? ['core.user_auth'],
+        ...(route.cookie ? { 'x-cookie-auth': true } : {}),
+        responses: {
+          '200': { description: 'Success', content: { [route.produces ?? 'application/json']: {} } },
+          '400': { description: 'Invalid request', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+          '401': { description: 'Anonymous caller denied' },
+          '403': { description: 'Logged-in caller denied' },
+        },
+      };
+      if (bodyParam) {
+        operation.requestBody = { required: true, description: bodyParam.description, content: { 'application/json': { schema: jsonSchema(bodyParam.schema) } } };
+      } else if (route.rawBody) {
+        operation.requestBody = { required: false, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } };
+      }
+      (paths[openPath] ??= {})[route.method.toLowerCase()] = operation;
+    }
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Folder Service', version, description: 'Event-sourced data-management REST API (Girder-compatible folder interface).' },
+    servers: [{ url: '/api/v1' }],
+    tags: resources.map((r) => ({ name: r.name, description: r.description })),
+    paths,
+    components: {
+      securitySchemes: {
+        serviceToken: { type: 'apiKey', in: 'header', name: 'Service-Token' },
+        tokenParam: { type: 'apiKey', in: 'query', name: 'token' },
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['message', 'type'],
+          properties: {
+            message: { type: 'string' },
+            type: { type: 'string', enum: ['rest', 'access', 'validation', 'internal'] },
+            field: { type: 'string' },
+            extra: {},
+            trace: { type: 'array', items: { type: 'string' } },
+          },
+        },
+      },
+    },
+    security: [{ serviceToken: [] }, { tokenParam: [] }, {}],
+  };
+}
+
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  try {
+    const { $schema, ...rest } = z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' }) as Record<string, unknown>;
+    void $schema;
+    return rest;
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,32 @@
+import type { Request } from 'express';
+import { RestError } from '../domain/errors';
+
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * Merges query-string and urlencoded-form parameters into one dict, rejecting a name given more than once
+ * (Girder: `Parameter "foo" must not be specified multiple times.`). A non-form body is returned as text for JSON
+ * body parameters.
+ */
+export function collectParams(req: Request, body: Buffer | undefined): { raw: Record<string, string>; bodyText: string | undefined } {
+  const entries: [string, string][] = [];
+  const queryIndex = req.originalUrl.indexOf('?');
+  if (queryIndex >= 0) entries.push(...new URLSearchParams(req.originalUrl.slice(queryIndex + 1)));
+  let bodyText: string | undefined;
+  if (body && body.length > 0) {
+    if (req.is(FORM_TYPE)) entries.push(...new URLSearchParams(body.toString('utf8')));
+    else bodyText = body.toString('utf8');
+  }
+  const raw: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (Object.prototype.hasOwnProperty.call(raw, name)) throw new RestError(`Parameter "${name}" must not be specified multiple times.`);
+    raw[name] = value;
+  }
+  return { raw, bodyText };
+}
+
+/** Whether the router should read the body: POST/PUT/PATCH always, DELETE only with a Content-Length. */
+export function hasProcessableBody(req: Request, method: string): boolean {
+  if (method === 'DELETE' || req.method === 'DELETE') return req.headers['content-length'] !== undefined;
+  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+}

@@ -1,0 +1,9 @@
+import type { Resource } from './routeTable';
+import { systemResource } from './resources/system';
+import { userResource } from './resources/user';
+import { apiKeyResource } from './resources/apiKey';
+import { collectionResource } from './resources/collection';
+import { folderResource } from './resources/folder';
+
+/** Every resource mounted under /api/v1. */
+export const apiResources: Resource[] = [systemResource, userResource, apiKeyResource, collectionResource, folderResource];

@@ -1,0 +1,134 @@
+import type { Resource } from '../routeTable';
+import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { pagingOf, pagingParams, param } from '../params';
+import { AccessDeniedError, RestError } from '../../domain/errors';
+import { isObjectId } from '../../domain/ids';
+import { hasAccess } from '../../domain/access';
+import { registerUser, issueToken, revokeToken } from '../../commands/userCommands';
+import { verifyPassword } from '../../commands/password';
+import { userView } from '../../queries/views';
+import { viewerOf } from '../auth';
+import { setTokenCookie, clearTokenCookie } from '../cookies';
+
+/** Decodes `Authorization: Basic …` (fallback `Girder-Authorization`) with Girder's messages. */
+function basicCredentials(header: string | undefined): { login: string; password: string } {
+  if (!header || !header.startsWith('Basic ')) throw new RestError('Use HTTP Basic Authentication', 401);
+  const encoded = header.slice('Basic '.length).trim();
+  const decoded = /^[A-Za-z0-9+/]*={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new RestError('Invalid HTTP Authorization header', 401);
+  return { login: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export const userResource: Resource = {
+  name: 'user',
+  description: 'User accounts and login.',
+  routes: [
+    route({
+      method: 'GET',
+      path: 'me',
+      summary: 'Retrieve the currently logged-in user information.',
+      access: 'public',
+      params: [],
+      handler: ({ principal }) => (principal.user ? userView(principal.user, principal.viewer) : null),
+    }),
+    route({
+      method: 'GET',
+      path: 'authentication',
+      summary: 'Log in to the system (HTTP Basic) and receive a token.',
+      access: 'public',
+      params: [],
+      async handler({ req, res, services, principal, meta }) {
+        if (principal.user && principal.token) {
+          return {
+            user: userView(principal.user, principal.viewer),
+            authToken: { token: req.get('Service-Token') || req.get('Girder-Token') || '', expires: principal.token.expires, scope: principal.token.scope },
+          };
+        }
+        const { login, password } = basicCredentials(req.get('Authorization') ?? req.get('Girder-Authorization'));
+        const name = login.toLowerCase().trim();
+        const user = name.includes('@') ? await services.readModel.users.getByEmail(name) : await services.readModel.users.getByLogin(name);
+        if (!user || !(await verifyPassword(password, user.passwordHash))) throw new AccessDeniedError('Login failed.');
+        if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.');
+        const token = await issueToken(services.commands, { userId: user._id, days: services.config.tokenLifetimeDays }, { ...meta, userId: user._id });
+        setTokenCookie(res, token.token, token.expires, req.secure);
+        return {
+          user: userView(user, viewerOf(user)),
+          authToken: { token: token.token, expires: token.expires, scope: token.scope },
+          message: 'Login succeeded.',
+        };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: 'authentication',
+      summary: 'Log out of the system (revokes the current token).',
+      access: 'public',
+      params: [],
+      async handler({ res, services, principal, meta }) {
+        if (principal.token) await revokeToken(services.commands, principal.token.hash, meta);
+        clearTokenCookie(res);
+        return { message: 'Logged out.' };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '',
+      summary: 'List or search for users.',
+      access: 'public',
+      scope: [Scope.USER_INFO_READ],
+      params: [param.string('text', { description: 'Pass this to perform a full-text search for items.' }), ...pagingParams('lastName')],
+      async handler({ params, services, principal, setTotalCount }) {
+        const page = await services.readModel.users.list({ text: params.text, paging: pagingOf(params) });
+        setTotalCount(page.total);
+        return page.rows.map((u) => userView(u, principal.viewer));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id',
+      summary: 'Get a user by ID.',
+      access: 'public',
+      scope: [Scope.USER_INFO_READ],
+      params: [],
+      async handler({ path, services, principal }) {
+        const user = isObjectId(path.id) ? await services.readModel.users.get(path.id) : null;
+        if (!user) throw new RestError(`Invalid user id (${path.id}).`);
+        if (!hasAccess(user, principal.viewer, 0)) throw new AccessDeniedError(`Read access denied for user ${path.id} (user ${principal.viewer?.id ?? 'None'}).`);
+        return userView(user, principal.viewer);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '',
+      summary: 'Create a new user.',
+      access: 'public',
+      params: [
+        param.requiredString('login', { description: "The user's requested login." }),
+        param.requiredString('email', { description: "The user's email address." }),
+        param.requiredString('firstName', { description: "The user's first name." }),
+        param.requiredString('lastName', { description: "The user's last name." }),
+        param.requiredString('password', { description: "The user's requested password" }),
+        param.flag('admin', false, { description: 'Whether this user should be a site administrator.' }),
+      ],
+      async handler({ params, services, principal, meta, req, res }) {
+        const callerIsAdmin = principal.user?.admin === true;
+        const userId = await registerUser(
+          services.commands,
+          { login: params.login, email: params.email, firstName: params.firstName, lastName: params.lastName, password: params.password },
+          { admin: callerIsAdmin && params.admin },
+          meta,
+        );
+        const user = (await services.readModel.users.get(userId))!;
+        const view = userView(user, viewerOf(user));
+        if (!principal.user) {
+          const token = await issueToken(services.commands, { userId, days: services.config.tokenLifetimeDays }, { ...meta, userId });
+          setTokenCookie(res, token.token, token.expires, req.secure);
+          return { ...view, authToken: { token: token.token, expires: token.expires } };
+        }
+        return view;
+      },
+    }),
+  ],
+};
+void RESPONSE_SENT;

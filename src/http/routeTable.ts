@@ -1,0 +1,89 @@
+import type { Request, Response } from 'express';
+import type { ParamSpec } from './params';
+import type { Services } from '../services';
+import type { Principal } from './auth';
+import type { RequestMeta } from '../commands/requestMeta';
+
+/** Token scopes (Girder's TokenScope). */
+export const Scope = {
+  ANONYMOUS_SESSION: 'core.anonymous_session',
+  USER_AUTH: 'core.user_auth',
+  TEMP_USER: 'core.user_auth.temporary',
+  EMAIL_VERIFICATION: 'core.email_verification',
+  PLUGINS_READ: 'core.plugins.read',
+  SETTINGS_READ: 'core.setting.read',
+  ASSETSTORES_READ: 'core.assetstore.read',
+  PARTIAL_UPLOAD_READ: 'core.partial_upload.read',
+  PARTIAL_UPLOAD_CLEAN: 'core.partial_upload.clean',
+  DATA_READ: 'core.data.read',
+  DATA_WRITE: 'core.data.write',
+  DATA_OWN: 'core.data.own',
+  USER_INFO_READ: 'core.user_info.read',
+} as const;
+export type ScopeName = (typeof Scope)[keyof typeof Scope];
+
+/**
+ * Access modes: `public` admits anonymous callers; `user` needs a logged-in user (401 `You must be logged in.`);
+ * `admin` needs a site administrator (`Administrator access required.`) and is what a route gets when it declares
+ * none; `token` needs any valid token carrying the route's scopes (`Invalid token scope.` otherwise).
+ */
+export type AccessMode = 'public' | 'user' | 'admin' | 'token';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type AnyParams = readonly ParamSpec<string, any>[];
+export type ParamsOf<P extends AnyParams> = { [S in P[number] as S['name']]: S extends ParamSpec<string, infer T> ? T : never };
+
+export interface RouteContext<P extends AnyParams = AnyParams> {
+  /** Coerced declared parameters. */
+  params: ParamsOf<P>;
+  /** Every query/form parameter as given (strings), what the `rest.*` events carry as `params`. */
+  rawParams: Record<string, string>;
+  /** Wildcard route tokens, e.g. `{ id }`. */
+  path: Record<string, string>;
+  principal: Principal;
+  services: Services;
+  meta: RequestMeta;
+  req: Request;
+  res: Response;
+  /** Sets the `Girder-Total-Count` header of a listing. */
+  setTotalCount(total: number): void;
+}
+
+/** Returned by handlers that wrote the response themselves (downloads, streams). */
+export const RESPONSE_SENT = Symbol('response-sent');
+
+export interface RouteDef<P extends AnyParams = AnyParams> {
+  method: HttpMethod;
+  /** Path below the resource: '' for the resource root, ':id', ':id/access', 'authentication', … */
+  path: string;
+  summary: string;
+  access: AccessMode;
+  /** Scopes the token must carry (a `core.user_auth` token passes all). Default: `core.user_auth`. */
+  scope?: ScopeName[];
+  /** Whether the token may come from the `serviceToken`/`girderToken` cookie. */
+  cookie?: boolean;
+  params: P;
+  /** The raw request body is the route's own (uploads): the router neither reads nor parses it. */
+  rawBody?: boolean;
+  /** Response description for the OpenAPI document. */
+  produces?: 'application/json' | 'application/zip' | 'application/octet-stream' | 'text/event-stream';
+  handler(ctx: RouteContext<P>): Promise<unknown> | unknown;
+}
+
+export interface Resource {
+  /** Mount name under /api/v1, e.g. `folder`. */
+  name: string;
+  description: string;
+  routes: RouteDef<AnyParams>[];
+}
+
+/** Declares a route with its params typed from the declaration. */
+export function route<const P extends AnyParams>(def: RouteDef<P>): RouteDef<P> {
+  return def;
+}
+
+/** The `rest.*` event name stem of a route: `<method>.<resource>[/<path>]` (Girder's handleRoute). */
+export function routeEventName(method: string, resource: string, path: string): string {
+  return `rest.${method.toLowerCase()}.${path ? `${resource}/${path}` : resource}`;
+}

@@ -1,0 +1,433 @@
+import { randomUUID } from 'node:crypto';
+import type { Statement, Transaction } from 'better-sqlite3';
+import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import {
+  MAX_APPEND_SIZE,
+  MaxAppendSizeExceededError,
+  StreamNotFoundError,
+  WrongExpectedVersionError,
+  type AppendResult,
+  type EventMetadata,
+  type EventStore,
+  type ExpectedState,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamAppend,
+  type SubscribeAllOptions,
+  type Subscription,
+  type SubscriptionItem,
+} from '../../../ports/eventStore';
+
+/** Rows fetched per query by the paging readers and subscriptions. */
+const PAGE_SIZE = 500;
+/** How often waiting subscriptions look for commits made by other connections (other processes). */
+const POLL_INTERVAL_MS = 250;
+const MAX_INT64 = 9223372036854775807n;
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS es_events (
+    position  INTEGER PRIMARY KEY AUTOINCREMENT,
+    stream_id TEXT    NOT NULL,
+    revision  INTEGER NOT NULL,
+    event_id  TEXT    NOT NULL,
+    type      TEXT    NOT NULL,
+    data      TEXT    NOT NULL,
+    metadata  TEXT    NOT NULL,
+    UNIQUE (stream_id, revision)
+  );
+`;
+
+interface EventRow {
+  position: bigint;
+  stream_id: string;
+  revision: bigint;
+  event_id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+interface StreamHeadRow {
+  revision: bigint;
+  position: bigint;
+}
+
+/** One event ready for insertion: JSON already serialised (and measured). */
+interface PreparedEvent {
+  id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+interface PreparedAppend {
+  streamId: string;
+  expectedState: ExpectedState;
+  events: PreparedEvent[];
+}
+
+interface StreamOutcome {
+  streamId: string;
+  /** Revision of the stream's last event after the append; -1n when the stream still has none. */
+  revision: bigint;
+  /** Position of the stream's last event after the append; undefined when the stream still has none. */
+  position: bigint | undefined;
+}
+
+interface AppendOutcome {
+  streams: StreamOutcome[];
+  /** Position of the last event written, or undefined when nothing was written. */
+  lastPosition: bigint | undefined;
+}
+
+interface SubscriptionState {
+  closed: boolean;
+  /** Resolves the wait in progress, if any. */
+  wake: (() => void) | undefined;
+}
+
+interface Waiter {
+  /** Head position this waiter has already scanned up to; the poll wakes it once the head moves past. */
+  seenHead: bigint;
+  resolve: () => void;
+}
+
+/**
+ * The embedded EventStore: one append-only table in the service's SQLite file.
+ *
+ * `position` is an AUTOINCREMENT rowid. SQLite admits one writer at a time (appends use BEGIN IMMEDIATE), so
+ * positions are handed out in commit order and a reader that sees position N has seen every position below N;
+ * that is what lets readers and subscriptions page by position without ever skipping an event.
+ */
+export class SqliteEventStore implements EventStore {
+  private readonly streamHeadStmt: Statement<[string], StreamHeadRow>;
+  private readonly headStmt: Statement<[], { head: bigint | null }>;
+  private readonly insertStmt: Statement<[string, bigint, string, string, string, string]>;
+  private readonly readStreamFwdStmt: Statement<[string, bigint, number], EventRow>;
+  private readonly readStreamBwdStmt: Statement<[string, bigint, number], EventRow>;
+  private readonly readAllStmts = new Map<string, Statement<unknown[], EventRow>>();
+  private readonly appendTx: Transaction<(appends: PreparedAppend[]) => AppendOutcome>;
+
+  private readonly subscriptions = new Set<SubscriptionState>();
+  private readonly waiters = new Set<Waiter>();
+  private pollTimer: NodeJS.Timeout | undefined;
+  private disposed = false;
+
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(SCHEMA);
+    this.streamHeadStmt = db
+      .prepare<[string], StreamHeadRow>(
+        'SELECT revision, position FROM es_events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
+      )
+      .safeIntegers(true);
+    this.headStmt = db.prepare<[], { head: bigint | null }>('SELECT max(position) AS head FROM es_events').safeIntegers(true);
+    this.insertStmt = db
+      .prepare<[string, bigint, string, string, string, string]>(
+        'INSERT INTO es_events (stream_id, revision, event_id, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .safeIntegers(true);
+    const columns = 'position, stream_id, revision, event_id, type, data, metadata';
+    this.readStreamFwdStmt = db
+      .prepare<[string, bigint, number], EventRow>(
+        `SELECT ${columns} FROM es_events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`,
+      )
+      .safeIntegers(true);
+    this.readStreamBwdStmt = db
+      .prepare<[string, bigint, number], EventRow>(
+        `SELECT ${columns} FROM es_events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
+      )
+      .safeIntegers(true);
+    this.appendTx = db.transaction((appends: PreparedAppend[]) => this.appendInTransaction(appends));
+  }
+
+  async appendToStream(
+    streamId: string,
+    events: NewEvent[],
+    options: { expectedState: ExpectedState },
+  ): Promise<AppendResult> {
+    const outcome = this.append([{ streamId, expectedState: options.expectedState, events }]);
+    const stream = outcome.streams[0]!;
+    return {
+      nextExpectedRevision: stream.revision,
+      position: stream.position ?? this.head(),
+    };
+  }
+
+  async appendToStreams(appends: StreamAppend[]): Promise<{ position: bigint }> {
+    const outcome = this.append(appends);
+    return { position: outcome.lastPosition ?? this.head() };
+  }
+
+  async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
+    const backwards = options.direction === 'backwards';
+    const stmt = backwards ? this.readStreamBwdStmt : this.readStreamFwdStmt;
+    let next = options.fromRevision ?? (backwards ? MAX_INT64 : 0n);
+    let remaining = options.maxCount ?? Infinity;
+    let first = true;
+    while (remaining > 0) {
+      const rows = stmt.all(streamId, next, Math.min(PAGE_SIZE, remaining));
+      if (first && rows.length === 0 && this.streamHeadStmt.get(streamId) === undefined) {
+        throw new StreamNotFoundError(streamId);
+      }
+      first = false;
+      for (const row of rows) yield toRecordedEvent(row);
+      remaining -= rows.length;
+      if (rows.length < PAGE_SIZE) break;
+      const last = rows[rows.length - 1]!.revision;
+      next = backwards ? last - 1n : last + 1n;
+      if (next < 0n) break;
+    }
+  }
+
+  async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
+    const backwards = options.direction === 'backwards';
+    const prefixes = normalisePrefixes(options.streamPrefixes);
+    const from = options.fromPosition ?? 0n;
+    let cursor = backwards && from === 0n ? MAX_INT64 : from;
+    let remaining = options.maxCount ?? Infinity;
+    while (remaining > 0) {
+      const limit = Math.min(PAGE_SIZE, remaining);
+      const rows = this.readAllStatement(backwards, prefixes.length).all(cursor, ...prefixParams(prefixes), limit);
+      for (const row of rows) yield toRecordedEvent(row);
+      remaining -= rows.length;
+      if (rows.length < limit) break;
+      cursor = rows[rows.length - 1]!.position;
+    }
+  }
+
+  async streamRevision(streamId: string): Promise<bigint | 'no_stream'> {
+    return this.streamHeadStmt.get(streamId)?.revision ?? 'no_stream';
+  }
+
+  async headPosition(): Promise<bigint> {
+    return this.head();
+  }
+
+  subscribeToAll(options: SubscribeAllOptions = {}): Subscription {
+    const state: SubscriptionState = { closed: this.disposed, wake: undefined };
+    if (!state.closed) this.subscriptions.add(state);
+    const items = this.subscriptionItems(state, options.fromPosition ?? 0n, normalisePrefixes(options.streamPrefixes));
+    return {
+      [Symbol.asyncIterator]: () => items,
+      unsubscribe: async () => this.closeSubscription(state),
+    };
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    for (const state of [...this.subscriptions]) this.closeSubscription(state);
+    this.stopPolling();
+  }
+
+  // ---- appending ------------------------------------------------------------------------------------------------
+
+  private append(appends: StreamAppend[]): AppendOutcome {
+    const seen = new Set<string>();
+    let size = 0;
+    const prepared = appends.map((a): PreparedAppend => {
+      if (seen.has(a.streamId)) throw new Error(`Stream ${a.streamId} appears more than once in one append.`);
+      seen.add(a.streamId);
+      const events = a.events.map((e): PreparedEvent => {
+        const data = JSON.stringify(e.data) ?? 'null';
+        const metadata = JSON.stringify(e.metadata) ?? 'null';
+        size += Buffer.byteLength(data, 'utf8') + Buffer.byteLength(metadata, 'utf8');
+        return { id: e.id ?? randomUUID(), type: e.type, data, metadata };
+      });
+      return { streamId: a.streamId, expectedState: a.expectedState, events };
+    });
+    if (size > MAX_APPEND_SIZE) throw new MaxAppendSizeExceededError(size, MAX_APPEND_SIZE);
+
+    // IMMEDIATE takes the write lock up front, so the expectation checks and the inserts see the same state even
+    // when another process writes to the same file.
+    const outcome = this.appendTx.immediate(prepared);
+    if (outcome.lastPosition !== undefined) this.notifyAll();
+    return outcome;
+  }
+
+  /** Runs inside the write transaction: checks every expectation first, then writes. Throwing rolls back. */
+  private appendInTransaction(appends: PreparedAppend[]): AppendOutcome {
+    const current = appends.map((a) => this.streamHeadStmt.get(a.streamId));
+    appends.forEach((a, i) => {
+      const actual = current[i]?.revision ?? 'no_stream';
+      if (!satisfies(a.expectedState, actual)) throw new WrongExpectedVersionError(a.streamId, a.expectedState, actual);
+    });
+    let lastPosition: bigint | undefined;
+    const streams = appends.map((a, i): StreamOutcome => {
+      let revision = current[i]?.revision ?? -1n;
+      let position = current[i]?.position;
+      for (const e of a.events) {
+        revision += 1n;
+        const info = this.insertStmt.run(a.streamId, revision, e.id, e.type, e.data, e.metadata);
+        position = BigInt(info.lastInsertRowid);
+        lastPosition = position;
+      }
+      return { streamId: a.streamId, revision, position };
+    });
+    return { streams, lastPosition };
+  }
+
+  private head(): bigint {
+    return this.headStmt.get()?.head ?? 0n;
+  }
+
+  // ---- reading $all -----------------------------------------------------------------------------------------------
+
+  private readAllStatement(backwards: boolean, prefixCount: number): Statement<unknown[], EventRow> {
+    const key = `${backwards ? 'b' : 'f'}${prefixCount}`;
+    let stmt = this.readAllStmts.get(key);
+    if (!stmt) {
+      const filter = prefixCount
+        ? ` AND (${Array.from({ length: prefixCount }, () => 'substr(stream_id, 1, length(?)) = ?').join(' OR ')})`
+        : '';
+      const sql =
+        'SELECT position, stream_id, revision, event_id, type, data, metadata FROM es_events ' +
+        `WHERE position ${backwards ? '<' : '>'} ?${filter} ` +
+        `ORDER BY position ${backwards ? 'DESC' : 'ASC'} LIMIT ?`;
+      stmt = this.db.prepare<unknown[], EventRow>(sql).safeIntegers(true);
+      this.readAllStmts.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * One forward page of $all after `cursor`, bounded by the head read just before it. Every position up to that
+   * head is committed, so when the page is not full the caller has seen everything up to `scannedTo`, including
+   * the events the prefix filter dropped.
+   */
+  private scanPage(cursor: bigint, prefixes: string[]): { rows: EventRow[]; scannedTo: bigint; full: boolean } {
+    const head = this.head();
+    if (head <= cursor) return { rows: [], scannedTo: cursor, full: false };
+    const rows = this.readAllStatement(false, prefixes.length)
+      .all(cursor, ...prefixParams(prefixes), PAGE_SIZE)
+      .filter((row) => row.position <= head);
+    const full = rows.length === PAGE_SIZE;
+    return { rows, scannedTo: full ? rows[rows.length - 1]!.position : head, full };
+  }
+
+  // ---- subscriptions ----------------------------------------------------------------------------------------------
+
+  private async *subscriptionItems(
+    state: SubscriptionState,
+    fromPosition: bigint,
+    prefixes: string[],
+  ): AsyncGenerator<SubscriptionItem> {
+    let cursor = fromPosition;
+    try {
+      // Catch-up: page until a page comes back short.
+      for (;;) {
+        if (state.closed) return;
+        const page = this.scanPage(cursor, prefixes);
+        for (const row of page.rows) {
+          yield { kind: 'event', event: toRecordedEvent(row) };
+          if (state.closed) return;
+        }
+        cursor = page.scannedTo;
+        if (!page.full) break;
+      }
+      yield { kind: 'caughtUp', position: cursor };
+      // Live: scan; when there is nothing new, wait (registered synchronously after the empty scan, so no commit
+      // can slip in between) for an in-process notification or the poll.
+      for (;;) {
+        if (state.closed) return;
+        const page = this.scanPage(cursor, prefixes);
+        cursor = page.scannedTo;
+        if (page.rows.length === 0) {
+          await this.waitForCommit(state, cursor);
+          continue;
+        }
+        for (const row of page.rows) {
+          yield { kind: 'event', event: toRecordedEvent(row) };
+          if (state.closed) return;
+        }
+      }
+    } finally {
+      this.closeSubscription(state);
+    }
+  }
+
+  private waitForCommit(state: SubscriptionState, seenHead: bigint): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (state.closed) return resolve();
+      const waiter: Waiter = {
+        seenHead,
+        resolve: () => {
+          this.waiters.delete(waiter);
+          state.wake = undefined;
+          resolve();
+        },
+      };
+      state.wake = waiter.resolve;
+      this.waiters.add(waiter);
+      this.startPolling();
+    });
+  }
+
+  private closeSubscription(state: SubscriptionState): void {
+    state.closed = true;
+    this.subscriptions.delete(state);
+    state.wake?.();
+    if (this.waiters.size === 0) this.stopPolling();
+  }
+
+  private notifyAll(): void {
+    for (const waiter of [...this.waiters]) waiter.resolve();
+  }
+
+  private startPolling(): void {
+    if (this.pollTimer || this.disposed) return;
+    this.pollTimer = setInterval(() => this.poll(), POLL_INTERVAL_MS);
+  }
+
+  private stopPolling(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+  }
+
+  /** Wakes the waiters that have not seen the current head: commits made through other connections. */
+  private poll(): void {
+    if (this.waiters.size === 0) return this.stopPolling();
+    let head: bigint;
+    try {
+      head = this.head();
+    } catch {
+      // The connection was closed under us (shutdown order); stop quietly rather than crash the timer.
+      return this.stopPolling();
+    }
+    for (const waiter of [...this.waiters]) if (head > waiter.seenHead) waiter.resolve();
+  }
+}
+
+function satisfies(expected: ExpectedState, actual: bigint | 'no_stream'): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'no_stream':
+      return actual === 'no_stream';
+    case 'exists':
+      return actual !== 'no_stream';
+    default:
+      return actual === expected;
+  }
+}
+
+function normalisePrefixes(prefixes: string[] | undefined): string[] {
+  return prefixes ? [...new Set(prefixes)] : [];
+}
+
+function prefixParams(prefixes: string[]): string[] {
+  return prefixes.flatMap((p) => [p, p]);
+}
+
+function toRecordedEvent(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    streamId: row.stream_id,
+    revision: row.revision,
+    position: row.position,
+    type: row.type,
+    data: JSON.parse(row.data) as unknown,
+    metadata: JSON.parse(row.metadata) as EventMetadata,
+  };
+}

@@ -1,0 +1,62 @@
+import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import type { CollectionDoc, CollectionQueries, CollectionWrites, Page } from '../../../ports/readModel';
+import type { Viewer } from '../../../domain/access';
+import type { Paging } from '../../../http/params';
+import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
+import { AclRows } from './aclRows';
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS rm_collections (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, lower_name TEXT NOT NULL, public INTEGER NOT NULL,
+  created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS rm_collections_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
+`;
+
+const COLUMNS = { name: 'name', lowerName: 'lower_name', created: 'created', updated: 'updated', size: 'size', _id: 'id' };
+
+export class SqliteCollections implements CollectionQueries, CollectionWrites {
+  private readonly acl: AclRows;
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(DDL);
+    this.acl = new AclRows(db);
+  }
+  async get(id: string) {
+    const row = this.db.prepare('SELECT doc FROM rm_collections WHERE id = ?').get(id) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as CollectionDoc) : null;
+  }
+  async getByName(name: string) {
+    const row = this.db.prepare('SELECT doc FROM rm_collections WHERE name = ?').get(name) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as CollectionDoc) : null;
+  }
+  async list({ viewer, text, paging }: { viewer: Viewer | null; text?: string; paging: Paging }): Promise<Page<CollectionDoc>> {
+    const readable = readableSql('c', viewer);
+    const clauses = [readable.sql];
+    const args = [...readable.args];
+    if (text !== undefined) {
+      const query = ftsQuery(text);
+      if (query === null) return { rows: [], total: 0 };
+      clauses.push('c.id IN (SELECT id FROM rm_collections_fts WHERE rm_collections_fts MATCH ?)');
+      args.push(query);
+    }
+    const where = `WHERE ${clauses.join(' AND ')}`;
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_collections c ${where}`).get(...args) as { n: number }).n;
+    const page = pagingSql(paging, COLUMNS, 'c');
+    const rows = this.db.prepare(`SELECT c.doc FROM rm_collections c ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    return { rows: rows.map((r) => JSON.parse(r.doc) as CollectionDoc), total };
+  }
+  put(doc: CollectionDoc): void {
+    this.db
+      .prepare(
+        'INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(doc._id, doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.created, doc.updated, doc.size, JSON.stringify(doc));
+    this.db.prepare('DELETE FROM rm_collections_fts WHERE id = ?').run(doc._id);
+    this.db.prepare('INSERT INTO rm_collections_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    this.acl.replace(doc._id, doc.access);
+  }
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM rm_collections WHERE id = ?').run(id);
+    this.db.prepare('DELETE FROM rm_collections_fts WHERE id = ?').run(id);
+    this.acl.remove(id);
+  }
+}

@@ -1,0 +1,224 @@
+import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import type { FolderDoc, FolderQueries, FolderWrites, Page, ParentType, RootType } from '../../../ports/readModel';
+import type { Viewer } from '../../../domain/access';
+import type { Paging } from '../../../http/params';
+import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
+import { AclRows } from './aclRows';
+
+/**
+ * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; ancestry is a
+ * closure table (one row per folder and ancestor, with the distance), so subtree queries and moves are indexed
+ * set operations; text search is an FTS5 index with the porter stemmer.
+ */
+const DDL = `
+CREATE TABLE IF NOT EXISTS rm_folders (
+  id TEXT PRIMARY KEY, parent_type TEXT NOT NULL, parent_id TEXT NOT NULL, name TEXT NOT NULL,
+  lower_name TEXT NOT NULL, base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, public INTEGER NOT NULL,
+  created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rm_folders_parent_name ON rm_folders (parent_id, parent_type, name);
+CREATE INDEX IF NOT EXISTS rm_folders_parent_lower ON rm_folders (parent_id, lower_name);
+CREATE INDEX IF NOT EXISTS rm_folders_base ON rm_folders (base_parent_id);
+CREATE TABLE IF NOT EXISTS rm_folder_ancestors (
+  folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
+  PRIMARY KEY (ancestor_id, folder_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rm_folder_ancestors_folder ON rm_folder_ancestors (folder_id, depth);
+CREATE VIRTUAL TABLE IF NOT EXISTS rm_folders_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
+`;
+
+const COLUMNS = {
+  lowerName: 'lower_name', name: 'name', created: 'created', updated: 'updated', size: 'size', _id: 'id',
+  parentId: 'parent_id', parentCollection: 'parent_type', baseParentId: 'base_parent_id', public: 'public',
+};
+
+interface FolderRow {
+  id: string;
+  parent_type: ParentType;
+  parent_id: string;
+  base_parent_type: RootType;
+  base_parent_id: string;
+  doc: string;
+}
+
+const SELECT = 'SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc FROM rm_folders f';
+
+function toDoc(row: FolderRow): FolderDoc {
+  return {
+    ...(JSON.parse(row.doc) as FolderDoc),
+    parentCollection: row.parent_type,
+    parentId: row.parent_id,
+    baseParentType: row.base_parent_type,
+    baseParentId: row.base_parent_id,
+  };
+}
+
+/** What the JSON column holds: everything but the positional fields kept in columns. */
+function jsonPart(doc: Partial<FolderDoc>): Record<string, unknown> {
+  const { parentCollection, parentId, baseParentType, baseParentId, ...rest } = doc;
+  void parentCollection, parentId, baseParentType, baseParentId;
+  return rest;
+}
+
+export class SqliteFolders implements FolderQueries, FolderWrites {
+  private readonly acl: AclRows;
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(DDL);
+    this.acl = new AclRows(db);
+  }
+
+  async get(id: string) {
+    const row = this.db.prepare(`${SELECT} WHERE f.id = ?`).get(id) as FolderRow | undefined;
+    return row ? toDoc(row) : null;
+  }
+
+  async getMany(ids: string[]) {
+    const rows = this.db.prepare(`${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as FolderRow[];
+    const byId = new Map(rows.map((r) => [r.id, toDoc(r)]));
+    return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
+  }
+
+  async listChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null; name?: string; text?: string; paging: Paging }) {
+    const readable = readableSql('f', o.viewer);
+    const clauses = ['f.parent_id = ?', 'f.parent_type = ?', readable.sql];
+    const args: unknown[] = [o.parentId, o.parentType, ...readable.args];
+    if (o.name !== undefined) {
+      clauses.push('f.name = ?');
+      args.push(o.name);
+    }
+    if (o.text !== undefined) {
+      const query = ftsQuery(o.text);
+      if (query === null) return { rows: [], total: 0 };
+      clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
+      args.push(query);
+    }
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
+  }
+
+  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
+    const query = ftsQuery(o.text);
+    if (query === null) return { rows: [], total: 0 };
+    const readable = readableSql('f', o.viewer);
+    const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
+      ON s.hit_id = f.id WHERE ${readable.sql}`;
+    const args = [query, ...readable.args];
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+    const page = pagingSql(o.paging, COLUMNS, 'f');
+    const rows = this.db
+      .prepare(`SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score FROM rm_folders f ${where}${page.sql}`)
+      .all(...args, ...page.args) as (FolderRow & { score: number })[];
+    return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
+  }
+
+  async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
+    const readable = readableSql('f', o.viewer);
+    return (
+      this.db
+        .prepare(`SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${readable.sql}`)
+        .get(o.parentId, o.parentType, ...readable.args) as { n: number }
+    ).n;
+  }
+
+  async ancestorIds(id: string) {
+    const rows = this.db
+      .prepare('SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = ? ORDER BY depth DESC')
+      .all(id) as { ancestor_id: string }[];
+    return rows.map((r) => r.ancestor_id);
+  }
+
+  async isSelfOrDescendant(folderId: string, candidateId: string) {
+    if (folderId === candidateId) return true;
+    return !!this.db.prepare('SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(folderId, candidateId);
+  }
+
+  private page(where: string, args: unknown[], paging: Paging): Page<FolderDoc> {
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+    const page = pagingSql(paging, COLUMNS, 'f');
+    const rows = this.db.prepare(`${SELECT} ${where}${page.sql}`).all(...args, ...page.args) as FolderRow[];
+    return { rows: rows.map(toDoc), total };
+  }
+
+  // ---- projection writes (synchronous, inside the adapter's transaction) ----
+
+  insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void {
+    let base: { type: RootType; id: string };
+    if (doc.parentCollection === 'folder') {
+      const parent = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.parentId) as
+        | { type: RootType; id: string }
+        | undefined;
+      if (!parent) throw new Error(`Projection: parent folder ${doc.parentId} of ${doc._id} is not in the read model.`);
+      base = parent;
+      this.db
+        .prepare(
+          `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
+           SELECT ?, ancestor_id, depth + 1 FROM rm_folder_ancestors WHERE folder_id = ? UNION ALL SELECT ?, ?, 1`,
+        )
+        .run(doc._id, doc.parentId, doc._id, doc.parentId);
+    } else {
+      base = { type: doc.parentCollection, id: doc.parentId };
+    }
+    this.db
+      .prepare(
+        `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(doc._id, doc.parentCollection, doc.parentId, doc.name, doc.name.toLowerCase(), base.type, base.id, toBit(doc.public),
+        doc.created, doc.updated, doc.size, JSON.stringify(jsonPart(doc)));
+    this.db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    this.acl.replace(doc._id, doc.access);
+  }
+
+  update(id: string, fields: Partial<FolderDoc>): void {
+    const row = this.db.prepare('SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
+    if (!row) throw new Error(`Projection: folder ${id} is not in the read model.`);
+    const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) } as FolderDoc;
+    for (const [key, value] of Object.entries(fields)) if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
+    this.db
+      .prepare('UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?')
+      .run(doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.updated, doc.size, JSON.stringify(doc), id);
+    if (fields.name !== undefined || fields.description !== undefined) {
+      this.db.prepare('DELETE FROM rm_folders_fts WHERE id = ?').run(id);
+      this.db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(id, doc.name, doc.description);
+    }
+    if (fields.access) this.acl.replace(id, fields.access);
+  }
+
+  move(id: string, parentType: ParentType, parentId: string, updated: string): void {
+    const subtree = `SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id`;
+    // Forget every ancestor above the moved folder, for the folder and its whole subtree…
+    this.db
+      .prepare(
+        `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${subtree})
+         AND ancestor_id IN (SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = @id)`,
+      )
+      .run({ id });
+    let base: { type: RootType; id: string } = { type: parentType as RootType, id: parentId };
+    if (parentType === 'folder') {
+      const parent = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
+        | { type: RootType; id: string }
+        | undefined;
+      if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`);
+      base = parent;
+      // …then hang the subtree under the new parent and the new parent's ancestors.
+      this.db
+        .prepare(
+          `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
+           SELECT sub.folder_id, sup.ancestor_id, sub.depth + sup.depth + 1
+           FROM (SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, 0) sub,
+                (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
+        )
+        .run({ id, parent: parentId });
+    }
+    this.db
+      .prepare('UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?, doc = json_set(doc, \'$.updated\', ?) WHERE id = ?')
+      .run(parentType, parentId, updated, updated, id);
+    this.db
+      .prepare(`UPDATE rm_folders SET base_parent_type = @type, base_parent_id = @base WHERE id IN (${subtree})`)
+      .run({ id, type: base.type, base: base.id });
+  }
+
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM rm_folders WHERE id = ?').run(id);
+    this.db.prepare('DELETE FROM rm_folders_fts WHERE id = ?').run(id);
+    this.db.prepare('DELETE FROM rm_folder_ancestors WHERE folder_id = ? OR ancestor_id = ?').run(id, id);
+    this.acl.remove(id);
+  }
+}

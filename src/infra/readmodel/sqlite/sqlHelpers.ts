@@ -1,0 +1,76 @@
+import type { Viewer } from '../../../domain/access';
+import type { Paging } from '../../../http/params';
+
+/** Columns that listings may sort on directly; any other field is read from the JSON document. */
+export type SortColumns = Record<string, string>;
+
+/**
+ * ORDER BY / LIMIT / OFFSET for a Girder paging spec. Unknown sort fields are JSON paths bound as parameters
+ * (never spliced into SQL). Ties are broken by id so that pages are stable.
+ */
+export function pagingSql(paging: Paging, columns: SortColumns, table: string): { sql: string; args: unknown[] } {
+  const dir = paging.sortdir === -1 ? 'DESC' : 'ASC';
+  const args: unknown[] = [];
+  let key: string;
+  if (columns[paging.sort]) key = `${table}.${columns[paging.sort]}`;
+  else {
+    key = `json_extract(${table}.doc, ?)`;
+    args.push(jsonPath(paging.sort));
+  }
+  let sql = ` ORDER BY ${key} ${dir}, ${table}.id ${dir}`;
+  if (paging.limit > 0) {
+    sql += ' LIMIT ? OFFSET ?';
+    args.push(paging.limit, Math.max(0, paging.offset));
+  } else if (paging.offset > 0) {
+    sql += ' LIMIT -1 OFFSET ?';
+    args.push(paging.offset);
+  }
+  return { sql, args };
+}
+
+/** `meta.a.b` → `$."meta"."a"."b"` (each segment quoted, so any field name is safe). */
+export function jsonPath(field: string): string {
+  return '$' + field.split('.').map((part) => `."${part.replace(/"/g, '""')}"`).join('');
+}
+
+/**
+ * The READ permission filter of a resource table, inside the query (Girder: admin → no filter; else public OR a
+ * user entry OR a group entry with level >= READ). `rm_acl` holds one row per ACL entry.
+ */
+export function readableSql(table: string, viewer: Viewer | null, level = 0): { sql: string; args: unknown[] } {
+  if (viewer?.admin) return { sql: '1', args: [] };
+  const publicClause = level === 0 ? `${table}.public = 1` : '0';
+  if (!viewer) return { sql: publicClause, args: [] };
+  return {
+    sql: `(${publicClause} OR EXISTS (SELECT 1 FROM rm_acl a WHERE a.resource_id = ${table}.id AND a.level >= ? AND
+      ((a.principal_type = 'user' AND a.principal_id = ?) OR (a.principal_type = 'group' AND a.principal_id IN (SELECT value FROM json_each(?))))))`,
+    args: [level, viewer.id, JSON.stringify(viewer.groups)],
+  };
+}
+
+/**
+ * Turns user search text into an FTS5 query with MongoDB `$text` semantics: any of the words matches, a quoted
+ * phrase must match as a phrase, a word prefixed with `-` excludes. Every term is quoted so that FTS syntax in user
+ * input is inert. Returns null when nothing searchable remains.
+ */
+export function ftsQuery(text: string): string | null {
+  const phrases: string[] = [];
+  const excluded: string[] = [];
+  const words: string[] = [];
+  const quote = (t: string) => `"${t.replace(/"/g, '""')}"`;
+  const rest = text.replace(/"([^"]*)"/g, (_, phrase: string) => {
+    if (phrase.trim()) phrases.push(quote(phrase.trim()));
+    return ' ';
+  });
+  for (const token of rest.split(/\s+/).filter(Boolean)) {
+    const cleaned = token.replace(/^-+/, '').replace(/[^\p{L}\p{N}_]+/gu, ' ').trim();
+    if (!cleaned) continue;
+    for (const part of cleaned.split(/\s+/)) (token.startsWith('-') ? excluded : words).push(quote(part));
+  }
+  let query = phrases.length ? phrases.join(' AND ') : words.length ? `(${words.join(' OR ')})` : '';
+  if (!query) return null;
+  if (excluded.length) query += ` NOT (${excluded.join(' OR ')})`;
+  return query;
+}
+
+export const toBit = (value: boolean | undefined): number => (value ? 1 : 0);

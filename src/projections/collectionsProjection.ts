@@ -1,0 +1,5 @@
+import type { Projection } from './projection';
+
+export const collectionsProjection: Projection = {
+  handlers: {},
+};

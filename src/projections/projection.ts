@@ -1,0 +1,29 @@
+import type { RecordedEvent } from '../ports/eventStore';
+import type { ReadModelTx } from '../ports/readModel';
+
+/**
+ * A projection maps events to read-model writes. Handlers are synchronous and never read: everything they need is
+ * in the event (or derived by the adapter's write methods), which keeps them deterministic and lets each adapter
+ * apply an event's writes and the checkpoint atomically.
+ */
+export interface Projection {
+  /** Event type → handler. Types a projection does not list are ignored by it. */
+  handlers: Record<string, (event: RecordedEvent<any>, tx: ReadModelTx) => void>;
+}
+
+/** Merges projections into one dispatch table; two projections may not claim the same event type. */
+export function combineProjections(...projections: Projection[]): Projection {
+  const handlers: Projection['handlers'] = {};
+  for (const projection of projections) {
+    for (const [type, handler] of Object.entries(projection.handlers)) {
+      const previous = handlers[type];
+      handlers[type] = previous
+        ? (event, tx) => {
+            previous(event, tx);
+            handler(event, tx);
+          }
+        : handler;
+    }
+  }
+  return { handlers };
+}

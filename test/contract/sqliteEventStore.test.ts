@@ -1,0 +1,244 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventStore';
+import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import type { NewEvent, RecordedEvent, SubscriptionItem } from '../../src/ports/eventStore';
+import { eventStoreContract } from './eventStoreContract';
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-es-'));
+}
+
+eventStoreContract('SqliteEventStore (temp file)', async () => {
+  const dir = tempDir();
+  const db = openDatabase(path.join(dir, 'events.sqlite'));
+  const store = new SqliteEventStore(db);
+  return {
+    store,
+    cleanup: async () => {
+      await store.dispose();
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+const ev = (type: string, data: unknown = {}): NewEvent => ({
+  type,
+  data,
+  metadata: { userId: null, requestId: null, correlationId: null, causationId: null, at: new Date().toISOString() },
+});
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+describe('SqliteEventStore specifics', () => {
+  let dir: string;
+  let file: string;
+  let db: SqliteDatabase;
+  let store: SqliteEventStore;
+
+  beforeEach(() => {
+    dir = tempDir();
+    file = path.join(dir, 'events.sqlite');
+    db = openDatabase(file);
+    store = new SqliteEventStore(db);
+  });
+  afterEach(async () => {
+    await store.dispose();
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts positions at 1 and reports head 0 when empty', async () => {
+    expect(await store.headPosition()).toBe(0n);
+    const none = await store.appendToStream('a-1', [], { expectedState: 'no_stream' });
+    expect(none).toEqual({ nextExpectedRevision: -1n, position: 0n });
+    expect(await store.appendToStream('a-1', [ev('A')], { expectedState: 'no_stream' })).toEqual({
+      nextExpectedRevision: 0n,
+      position: 1n,
+    });
+    expect(await store.appendToStreams([{ streamId: 'b-1', expectedState: 'any', events: [ev('B'), ev('C')] }])).toEqual({
+      position: 3n,
+    });
+    expect(await store.headPosition()).toBe(3n);
+    expect(await store.appendToStream('c-1', [], { expectedState: 'no_stream' })).toEqual({
+      nextExpectedRevision: -1n,
+      position: 3n,
+    });
+    expect(await store.appendToStreams([])).toEqual({ position: 3n });
+    expect((await collect(store.readAll())).map((e) => e.position)).toEqual([1n, 2n, 3n]);
+  });
+
+  it('keeps its tables under the es_ prefix, next to other tables in the same database', async () => {
+    db.exec('CREATE TABLE IF NOT EXISTS rm_folders (id TEXT PRIMARY KEY)');
+    const again = new SqliteEventStore(db);
+    await again.appendToStream('a-1', [ev('A')], { expectedState: 'no_stream' });
+    expect(await store.streamRevision('a-1')).toBe(0n);
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all()
+      .map((t) => t.name)
+      .filter((name) => name !== 'rm_folders');
+    expect(tables.length).toBeGreaterThan(0);
+    for (const name of tables) expect(name).toMatch(/^es_/);
+    await again.dispose();
+  });
+
+  it('wakes live subscriptions at once on an append through this instance (no poll delay)', async () => {
+    const sub = store.subscribeToAll();
+    const latencies: number[] = [];
+    let appendedAt = 0;
+    const loop = (async () => {
+      for await (const item of sub) {
+        if (item.kind !== 'event') continue;
+        latencies.push(Date.now() - appendedAt);
+        if (latencies.length === 5) break;
+      }
+    })();
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      appendedAt = Date.now();
+      await store.appendToStream('live-1', [ev('L')], { expectedState: 'any' });
+    }
+    await loop;
+    await sub.unsubscribe();
+    expect(Math.max(...latencies)).toBeLessThan(50);
+  });
+
+  it('delivers commits made through another connection to live subscriptions (poll)', async () => {
+    const otherDb = openDatabase(file);
+    const other = new SqliteEventStore(otherDb);
+    try {
+      const sub = store.subscribeToAll();
+      const items: SubscriptionItem[] = [];
+      const loop = (async () => {
+        for await (const item of sub) {
+          items.push(item);
+          if (item.kind === 'event') break;
+        }
+      })();
+      // Let the subscription catch up and start waiting, then commit through the other connection: no in-process
+      // notification reaches this store, only its poll can see the commit.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await other.appendToStream('x-1', [ev('FromElsewhere')], { expectedState: 'any' });
+      const started = Date.now();
+      await loop;
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(items.map((i) => (i.kind === 'event' ? i.event.type : i.kind))).toEqual(['caughtUp', 'FromElsewhere']);
+      await sub.unsubscribe();
+    } finally {
+      await other.dispose();
+      otherDb.close();
+    }
+  });
+
+  it('appends a single event in well under a millisecond', async () => {
+    const n = 500;
+    let expected: bigint | 'no_stream' = 'no_stream';
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) {
+      expected = (await store.appendToStream('perf-1', [ev('P', { i })], { expectedState: expected })).nextExpectedRevision;
+    }
+    const perAppendMs = Number(process.hrtime.bigint() - started) / 1e6 / n;
+    // synchronous=FULL costs one fsync per commit on a file database; the bound leaves room for slow CI disks.
+    expect(perAppendMs).toBeLessThan(5);
+    const memDb = openDatabase(':memory:');
+    const mem = new SqliteEventStore(memDb);
+    let memExpected: bigint | 'no_stream' = 'no_stream';
+    const memStarted = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) {
+      memExpected = (await mem.appendToStream('perf-1', [ev('P', { i })], { expectedState: memExpected }))
+        .nextExpectedRevision;
+    }
+    const memPerAppendMs = Number(process.hrtime.bigint() - memStarted) / 1e6 / n;
+    await mem.dispose();
+    memDb.close();
+    expect(memPerAppendMs).toBeLessThan(0.5);
+  });
+
+  it('keeps every acknowledged append when the writing process is killed with SIGKILL', async () => {
+    const streamId = 'durable-1';
+    const fixture = path.join(__dirname, 'fixtures', 'appendForever.ts');
+    const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), fixture, file, streamId], {
+      cwd: path.join(__dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const acknowledged: bigint[] = [];
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+      child.on('exit', (code, signal) => resolve(signal ?? code)),
+    );
+
+    // Meanwhile this process follows the log through a live subscription (another connection, seen via the poll).
+    const sub = store.subscribeToAll({ streamPrefixes: ['durable-'] });
+    const delivered: RecordedEvent[] = [];
+    let target: bigint | undefined;
+    let reachedTarget!: () => void;
+    const followed = new Promise<void>((resolve) => (reachedTarget = resolve));
+    const follow = (async () => {
+      for await (const item of sub) {
+        if (item.kind !== 'event') continue;
+        delivered.push(item.event);
+        if (target !== undefined && item.event.revision >= target) reachedTarget();
+      }
+    })();
+
+    let timeout: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve, reject) => {
+      let buffered = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        const lines = buffered.split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) acknowledged.push(BigInt(line));
+        if (acknowledged.length >= 200 && child.exitCode === null && !child.killed) {
+          child.kill('SIGKILL');
+          resolve();
+        }
+      });
+      child.on('exit', () => reject(new Error(`writer exited early after ${acknowledged.length} acks: ${stderr}`)));
+      timeout = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`timed out after ${acknowledged.length} acks: ${stderr}`));
+      }, 15000);
+    }).finally(() => clearTimeout(timeout));
+    expect(await exited).toBe('SIGKILL');
+
+    expect(acknowledged.slice(0, 200)).toEqual(Array.from({ length: 200 }, (_, i) => BigInt(i)));
+    const lastAck = acknowledged[acknowledged.length - 1]!;
+
+    // Reopen the file from scratch (recovering the WAL the killed writer left behind).
+    const reopenedDb = openDatabase(file);
+    const reopened = new SqliteEventStore(reopenedDb);
+    try {
+      const revision = await reopened.streamRevision(streamId);
+      expect(revision).not.toBe('no_stream');
+      expect(revision as bigint).toBeGreaterThanOrEqual(lastAck);
+      const events = await collect(reopened.readStream(streamId));
+      const revisions = new Set(events.map((e) => e.revision));
+      for (const ack of acknowledged) expect(revisions.has(ack)).toBe(true);
+      expect(events.map((e) => (e.data as { n: number }).n)).toEqual(events.map((_, i) => i));
+    } finally {
+      await reopened.dispose();
+      reopenedDb.close();
+    }
+
+    // The subscription saw every acknowledged event too, in order.
+    target = lastAck;
+    if (delivered.some((e) => e.revision >= lastAck)) reachedTarget();
+    let followTimer: NodeJS.Timeout | undefined;
+    await Promise.race([followed, new Promise((resolve) => (followTimer = setTimeout(resolve, 3000)))]);
+    clearTimeout(followTimer);
+    await sub.unsubscribe();
+    await follow;
+    expect(delivered.length).toBeGreaterThan(Number(lastAck));
+    expect(delivered.slice(0, acknowledged.length).map((e) => e.revision)).toEqual(acknowledged);
+  });
+});

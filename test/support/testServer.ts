@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import type { Express } from 'express';
+import { loadConfig, type Config } from '../../src/config';
+import { bootstrap, type Runtime } from '../../src/bootstrap';
+import { createApp } from '../../src/http/app';
+
+export interface TestUser {
+  _id: string;
+  login: string;
+  token: string;
+  admin: boolean;
+}
+
+export interface TestServer {
+  app: Express;
+  runtime: Runtime;
+  dataDir: string;
+  /** Registers a user (the first one becomes site admin) and returns it with a login token. */
+  createUser(login: string, overrides?: Record<string, string>): Promise<TestUser>;
+  close(): Promise<void>;
+}
+
+/** A fresh service on a throwaway DATA_DIR, driven in-process through supertest. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-test-'));
+  const config: Config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, ...env }) };
+  const runtime = await bootstrap(config);
+  const app = createApp(runtime.services);
+  return {
+    app,
+    runtime,
+    dataDir,
+    async createUser(login, overrides = {}) {
+      const res = await request(app)
+        .post('/api/v1/user')
+        .type('form')
+        .send({ login, email: `${login}@example.com`, firstName: 'First', lastName: 'Last', password: 'password1', ...overrides });
+      if (res.status !== 200) throw new Error(`createUser ${login}: ${res.status} ${JSON.stringify(res.body)}`);
+      return { _id: res.body._id, login, token: res.body.authToken.token, admin: res.body.admin };
+    },
+    async close() {
+      await runtime.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
