@@ -1,0 +1,3 @@
+import type { RouteDef, AnyParams } from '../routeTable';
+
+export const folderWriteRoutes: RouteDef<AnyParams>[] = [];
