@@ -33,17 +33,19 @@ function requireLevel(found: ParentDoc, model: string, id: string, viewer: Viewe
  * Loads the resource named by a route's `:id` at an access level: an id that does not resolve (malformed or
  * missing) is 400 `Invalid <model> id (<id>).`; too little access is `<Level> access denied for <model> <id> (user …).`
  */
+type DocOf<M extends ParentType> = { folder: FolderDoc; user: UserDoc; collection: CollectionDoc }[M];
+
 export async function loadModel<M extends ParentType>(
   services: Services,
   model: M,
   id: string,
   viewer: Viewer | null,
   level: Level,
-): Promise<Extract<ParentDoc, { type: M }>['doc']> {
+): Promise<DocOf<M>> {
   const found = await fetchModel(services, model, id);
   if (!found) throw new RestError(`Invalid ${model} id (${id}).`);
   requireLevel(found, model, id, viewer, level);
-  return found.doc as Extract<ParentDoc, { type: M }>['doc'];
+  return found.doc as DocOf<M>;
 }
 
 /** Loads a parent named by a parameter (Girder's `load(…, exc=True)`): `No such <model>: <id>` when it does not resolve. */
