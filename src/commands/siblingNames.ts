@@ -1,0 +1,47 @@
+import type { StreamAppend } from '../ports/eventStore';
+import type { ParentType } from '../ports/readModel';
+import type { CommandRunner } from './commandContext';
+import { toNewEvents } from './commandContext';
+import type { RequestMeta } from './requestMeta';
+import { claim, reservationDecider, siblingNameStream } from '../domain/uniqueName';
+
+/**
+ * Sibling-name uniqueness (folders and items share one namespace per parent).
+ *
+ * The read model says whether a name is taken; the per-name reservation stream only serialises writers: every
+ * writer that gives a child the name appends a claim with the stream's expected revision, so of two racing writers
+ * one conflicts, retries, and then sees the winner. Before looking at the read model the writer waits until the
+ * projector has applied everything committed so far, so the winner is visible on the retry.
+ *
+ * Keeping the truth in the read model (not in claim/release pairs) is what lets subtree operations (copy, delete,
+ * empty) create and remove thousands of children in one event without appending a claim per child.
+ */
+export interface NameGuard {
+  /** The kind of sibling already holding the name, or null when it is free. */
+  takenBy: 'folder' | 'item' | null;
+  /** The claim to append in the same atomic write as the event that uses the name. */
+  claimAppend(ownerType: 'folder' | 'item', ownerId: string, meta: RequestMeta): StreamAppend;
+}
+
+export type SiblingLookup = (parentType: ParentType, parentId: string, name: string) => Promise<'folder' | 'item' | null>;
+
+export async function guardSiblingName(
+  commands: CommandRunner,
+  lookup: SiblingLookup,
+  parentType: ParentType,
+  parentId: string,
+  name: string,
+): Promise<NameGuard> {
+  const streamId = siblingNameStream(parentId, name);
+  const stream = await commands.load(streamId, reservationDecider);
+  await commands.projector.waitFor(await commands.store.headPosition());
+  const takenBy = await lookup(parentType, parentId, name);
+  return {
+    takenBy,
+    claimAppend: (ownerType, ownerId, meta) => ({
+      streamId,
+      expectedState: stream.expected,
+      events: toNewEvents([claim(name, ownerType, ownerId)], meta),
+    }),
+  };
+}
