@@ -10,6 +10,9 @@ import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
 import { CommandRunner } from './commands/commandContext';
+import { Notifications } from './bus/notifications';
+import { ProgressService } from './bus/progress';
+import { SqliteNotificationStore } from './infra/readmodel/sqlite/notificationsStore';
 
 export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -28,6 +31,8 @@ export async function bootstrap(config: Config): Promise<Runtime> {
   const readModel = new SqliteReadModel(db);
   const projector = new Projector(eventStore, readModel, readModelProjection, logger);
   await projector.start();
+  // Progress notifications: operational state in `ops_notifications` of the same file, never in the event log.
+  const notifications = new Notifications(new SqliteNotificationStore(db));
   const services: Services = {
     config,
     version: VERSION,
@@ -37,11 +42,14 @@ export async function bootstrap(config: Config): Promise<Runtime> {
     projector,
     commands: new CommandRunner(eventStore, projector),
     hooks: new HookBus(),
+    notifications,
+    progress: new ProgressService(notifications),
   };
   return {
     services,
     db,
     async close() {
+      notifications.dispose();
       await projector.stop();
       await eventStore.dispose();
       await readModel.dispose();

@@ -5,6 +5,8 @@ import type { ReadModel } from './ports/readModel';
 import type { HookBus } from './bus/hooks';
 import type { Projector } from './projections/projector';
 import type { CommandRunner } from './commands/commandContext';
+import type { Notifications } from './bus/notifications';
+import type { ProgressService } from './bus/progress';
 
 /** Everything a route handler may use; built once by the composition root (src/bootstrap.ts). */
 export interface Services {
@@ -16,4 +18,8 @@ export interface Services {
   projector: Projector;
   commands: CommandRunner;
   hooks: HookBus;
+  /** Progress notification records (operational state, not in the event log) and their `changes$`. */
+  notifications: Notifications;
+  /** `progress.start({ on, userId, title, message })` → ProgressContext; see src/bus/progress.ts (withProgress). */
+  progress: ProgressService;
 }

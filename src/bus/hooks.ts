@@ -1,14 +1,16 @@
-import { Subject } from 'rxjs';
+import { Subject, filter, type Observable } from 'rxjs';
 
 /**
  * Girder-style hook events (`rest.get.folder/:id.before`, `auth.user.get`, …) on an RxJS pipeline.
  * Listeners run in registration order and may be async; a listener can prevent the default action and supply a
- * response (the first response wins), or stop later listeners from running.
+ * response (the first response wins), or stop later listeners from running. See docs/hooks.md.
  */
 export class HookEvent<Info = Record<string, unknown>> {
   defaultPrevented = false;
   propagationStopped = false;
   readonly responses: unknown[] = [];
+  /** The `handlerName` of the listener running now (Girder's `currentHandlerName`). */
+  currentHandlerName: string | null = null;
   constructor(readonly name: string, readonly info: Info) {}
   preventDefault(): this {
     this.defaultPrevented = true;
@@ -26,9 +28,29 @@ export class HookEvent<Info = Record<string, unknown>> {
 
 export type HookListener<Info = Record<string, unknown>> = (event: HookEvent<Info>) => void | Promise<void>;
 
-interface Registration {
+/**
+ * The access a listener declares (same modes as routes). A listener of a `rest.*.before` event that declares none
+ * requires a site administrator, as Girder's `_defaultAccess`: a plugin cannot lower a route's access by accident.
+ */
+export type HookAccess = 'public' | 'user' | 'admin' | 'token';
+
+export interface ListenerOptions {
+  access?: HookAccess;
+}
+
+/** What a trigger's `pre` callback learns about the listener about to run. */
+export interface ListenerInfo {
   name: string;
   handlerName: string;
+  access?: HookAccess;
+}
+
+export interface TriggerOptions {
+  /** Runs before each listener (Girder's `pre`); throwing stops the trigger and propagates. */
+  pre?(listener: ListenerInfo): void | Promise<void>;
+}
+
+interface Registration extends ListenerInfo {
   listener: HookListener<any>;
 }
 
@@ -37,15 +59,18 @@ export class HookBus {
   /** Every event after its listeners ran: for observers (logging, tests) that only watch. */
   readonly fired$ = new Subject<HookEvent<any>>();
 
-  /** Registers a listener; `handlerName` lets it be removed later (as Girder's events.bind). Returns an unbind. */
-  on<Info = Record<string, unknown>>(name: string, handlerName: string, listener: HookListener<Info>): () => void {
-    const registration: Registration = { name, handlerName, listener };
+  /**
+   * Registers a listener under `handlerName` (as Girder's `events.bind`); returns a function that unbinds it.
+   */
+  on<Info = Record<string, unknown>>(name: string, handlerName: string, listener: HookListener<Info>, options: ListenerOptions = {}): () => void {
+    const registration: Registration = { name, handlerName, listener, ...(options.access ? { access: options.access } : {}) };
     this.registrations.push(registration);
     return () => {
       this.registrations = this.registrations.filter((r) => r !== registration);
     };
   }
 
+  /** Unbinds the listeners of `name` registered under `handlerName`, or all of them when it is omitted. */
   off(name: string, handlerName?: string): void {
     this.registrations = this.registrations.filter(
       (r) => r.name !== name || (handlerName !== undefined && r.handlerName !== handlerName),
@@ -56,12 +81,21 @@ export class HookBus {
     return this.registrations.some((r) => r.name === name);
   }
 
-  async trigger<Info>(name: string, info: Info): Promise<HookEvent<Info>> {
+  /** The events of one name as they finish (after all listeners ran). */
+  observe<Info = Record<string, unknown>>(name: string): Observable<HookEvent<Info>> {
+    return this.fired$.pipe(filter((event): event is HookEvent<Info> => event.name === name));
+  }
+
+  async trigger<Info>(name: string, info: Info, options: TriggerOptions = {}): Promise<HookEvent<Info>> {
     const event = new HookEvent<Info>(name, info);
+    // A snapshot: listeners bound or unbound while this event runs take effect from the next trigger.
     for (const r of this.registrations.filter((reg) => reg.name === name)) {
+      event.currentHandlerName = r.handlerName;
+      if (options.pre) await options.pre({ name: r.name, handlerName: r.handlerName, ...(r.access ? { access: r.access } : {}) });
       await r.listener(event);
       if (event.propagationStopped) break;
     }
+    event.currentHandlerName = null;
     this.fired$.next(event);
     return event;
   }

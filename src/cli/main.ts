@@ -24,7 +24,8 @@ async function main(argv: string[]): Promise<void> {
     case 'serve':
       return serve();
     case 'rebuild':
-      return rebuildReadModels(loadConfig(), rest);
+      await rebuildReadModels(loadConfig(), rest);
+      return;
     default:
       console.error(`Unknown command "${verb}". Commands: serve, rebuild.`);
       process.exit(2);

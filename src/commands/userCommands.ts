@@ -45,7 +45,8 @@ export async function registerUser(
       type: 'UserRegistered',
       data: {
         userId, login: valid.login, email: valid.email, firstName: valid.firstName, lastName: valid.lastName,
-        admin: isFirst || options.admin, public: true, passwordHash, created, access: withUserAccess(emptyAccess(), userId, 2),
+        admin: isFirst || options.admin, emailVerified: isFirst, public: true, passwordHash, created,
+        access: withUserAccess(emptyAccess(), userId, 2),
       },
     };
     const appends: StreamAppend[] = [
@@ -74,12 +75,19 @@ export async function registerUser(
   });
 }
 
-/** Issues a login token (64 random characters; only its SHA-256 is recorded). */
-export async function issueToken(
-  commands: CommandRunner,
-  options: { userId: string; scope?: string[]; days: number; apiKeyId?: string },
+/** A token ready to be appended: the clear token for the caller and the stream append that records its hash. */
+export interface PreparedToken {
+  token: string;
+  expires: string;
+  scope: string[];
+  append: StreamAppend;
+}
+
+/** Builds a token (64 random characters; only its SHA-256 is recorded) and the append that issues it. */
+export function prepareToken(
+  options: { userId: string; scope?: string[] | null; days: number; apiKeyId?: string },
   meta: RequestMeta,
-): Promise<{ token: string; expires: string; scope: string[] }> {
+): PreparedToken {
   const token = generateToken();
   const hash = hashToken(token);
   const now = new Date();
@@ -89,11 +97,18 @@ export async function issueToken(
     type: 'TokenIssued',
     data: { hash, userId: options.userId, scope, created: girderTime(now), expires, ...(options.apiKeyId ? { apiKeyId: options.apiKeyId } : {}) },
   };
-  await commands.run(async () => ({
-    appends: [{ streamId: tokenStream(hash), expectedState: 'no_stream', events: toNewEvents([event], meta) }],
-    result: undefined,
-  }));
-  return { token, expires, scope };
+  return { token, expires, scope, append: { streamId: tokenStream(hash), expectedState: 'no_stream', events: toNewEvents([event], meta) } };
+}
+
+/** Issues a login token for a user. */
+export async function issueToken(
+  commands: CommandRunner,
+  options: { userId: string; scope?: string[]; days: number },
+  meta: RequestMeta,
+): Promise<{ token: string; expires: string; scope: string[] }> {
+  const prepared = prepareToken(options, meta);
+  await commands.run(async () => ({ appends: [prepared.append], result: undefined }));
+  return { token: prepared.token, expires: prepared.expires, scope: prepared.scope };
 }
 
 export async function revokeToken(commands: CommandRunner, hash: string, meta: RequestMeta): Promise<void> {

@@ -1,21 +1,295 @@
-import type { DomainEvent } from './decider';
+import { z } from 'zod';
+import type { Decider, DomainEvent } from './decider';
 import type { AccessList } from './access';
+import { RestError, ValidationError } from './errors';
+import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 import type { ParentType } from '../ports/readModel';
 
 export const folderStream = (id: string): string => `folder-${id}`;
 
-export interface FolderCreatedData {
+/**
+ * Every folder move appends one event to this stream with its expected revision, so moves are serialised: a move
+ * checks "the new parent is not underneath me" against a read model that reflects every earlier move (it waits for
+ * this stream's last position first), and two concurrent moves cannot both pass that check and form a cycle.
+ */
+export const FOLDER_TREE_STREAM = 'foldertree-moves';
+
+// ---- events: the zod schemas are the published contract for subscribers ----
+
+const parentTypeSchema = z.enum(['folder', 'user', 'collection']);
+const accessEntrySchema = z.object({
+  id: z.string(),
+  level: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+  flags: z.array(z.string()),
+});
+export const accessListSchema = z.object({ users: z.array(accessEntrySchema), groups: z.array(accessEntrySchema) });
+export const metadataSchema = z.record(z.string(), z.unknown());
+
+/** A folder came into being under a parent, with its ACL (already inherited) and its initial metadata. */
+export const FolderCreatedSchema = z.object({
+  folderId: z.string(),
+  name: z.string(),
+  description: z.string(),
+  parentType: parentTypeSchema,
+  parentId: z.string(),
+  creatorId: z.string().nullable(),
+  created: z.string(),
+  /** Absent for a folder created under a user without an explicit `public` (Girder stores no field then). */
+  public: z.boolean().optional(),
+  access: accessListSchema,
+  meta: metadataSchema,
+});
+
+/** `PUT /folder/:id`: name and/or description replaced (when given); `updated` always advances. */
+export const FolderUpdatedSchema = z.object({
+  folderId: z.string(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  updated: z.string(),
+});
+
+/** The folder's metadata after a change (set, merge or key removal): the complete resulting object. */
+export const FolderMetadataChangedSchema = z.object({
+  folderId: z.string(),
+  meta: metadataSchema,
+  updated: z.string(),
+});
+
+/** The folder (with its whole subtree) now lives under another parent. */
+export const FolderMovedSchema = z.object({
+  folderId: z.string(),
+  fromParentType: parentTypeSchema,
+  fromParentId: z.string(),
+  parentType: parentTypeSchema,
+  parentId: z.string(),
+  updated: z.string(),
+});
+
+/** The folder's ACL was replaced; `public`/`publicFlags` are present when they were set too. `updated` is unchanged. */
+export const FolderAccessChangedSchema = z.object({
+  folderId: z.string(),
+  access: accessListSchema,
+  public: z.boolean().optional(),
+  publicFlags: z.array(z.string()).optional(),
+});
+
+/** The marker appended to {@link FOLDER_TREE_STREAM} by every move. */
+export const FolderTreeChangedSchema = z.object({
+  folderId: z.string(),
+  parentType: parentTypeSchema,
+  parentId: z.string(),
+});
+
+export const folderEventSchemas = {
+  FolderCreated: FolderCreatedSchema,
+  FolderUpdated: FolderUpdatedSchema,
+  FolderMetadataChanged: FolderMetadataChangedSchema,
+  FolderMoved: FolderMovedSchema,
+  FolderAccessChanged: FolderAccessChangedSchema,
+} as const;
+
+export type FolderCreatedData = z.infer<typeof FolderCreatedSchema>;
+export type FolderUpdatedData = z.infer<typeof FolderUpdatedSchema>;
+export type FolderMetadataChangedData = z.infer<typeof FolderMetadataChangedSchema>;
+export type FolderMovedData = z.infer<typeof FolderMovedSchema>;
+export type FolderAccessChangedData = z.infer<typeof FolderAccessChangedSchema>;
+export type FolderTreeChangedData = z.infer<typeof FolderTreeChangedSchema>;
+
+export type FolderEvent =
+  | DomainEvent<'FolderCreated', FolderCreatedData>
+  | DomainEvent<'FolderUpdated', FolderUpdatedData>
+  | DomainEvent<'FolderMetadataChanged', FolderMetadataChangedData>
+  | DomainEvent<'FolderMoved', FolderMovedData>
+  | DomainEvent<'FolderAccessChanged', FolderAccessChangedData>;
+
+/** Checks an event against its published schema (commands do this before appending). */
+export function assertFolderEvent(event: FolderEvent): FolderEvent {
+  folderEventSchemas[event.type].parse(event.data);
+  return event;
+}
+
+// ---- state ----
+
+export interface FolderState {
+  exists: boolean;
   folderId: string;
   name: string;
   description: string;
   parentType: ParentType;
   parentId: string;
-  creatorId: string | null;
-  created: string;
-  /** Absent for a folder created under a user without an explicit `public` (Girder stores no field then). */
   public?: boolean;
+  publicFlags?: string[];
   access: AccessList;
-  meta: Record<string, unknown>;
+  meta: Metadata;
+  updated: string;
 }
 
-export type FolderEvent = DomainEvent<'FolderCreated', FolderCreatedData>;
+const initialState = (): FolderState => ({
+  exists: false, folderId: '', name: '', description: '', parentType: 'folder', parentId: '', access: { users: [], groups: [] },
+  meta: {}, updated: '',
+});
+
+function evolve(state: FolderState, event: FolderEvent): FolderState {
+  switch (event.type) {
+    case 'FolderCreated': {
+      const d = event.data;
+      return {
+        exists: true, folderId: d.folderId, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
+        ...(d.public !== undefined ? { public: d.public } : {}), access: d.access, meta: d.meta, updated: d.created,
+      };
+    }
+    case 'FolderUpdated': {
+      const d = event.data;
+      return { ...state, ...(d.name !== undefined ? { name: d.name } : {}), ...(d.description !== undefined ? { description: d.description } : {}), updated: d.updated };
+    }
+    case 'FolderMetadataChanged':
+      return { ...state, meta: event.data.meta, updated: event.data.updated };
+    case 'FolderMoved':
+      return { ...state, parentType: event.data.parentType, parentId: event.data.parentId, updated: event.data.updated };
+    case 'FolderAccessChanged': {
+      const d = event.data;
+      return {
+        ...state, access: d.access, ...(d.public !== undefined ? { public: d.public } : {}),
+        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+      };
+    }
+    default:
+      return state;
+  }
+}
+
+// ---- commands ----
+
+export type FolderCommand =
+  | {
+      type: 'CreateFolder';
+      data: {
+        folderId: string;
+        name: string;
+        description: string;
+        parentType: ParentType;
+        parentId: string;
+        creatorId: string | null;
+        created: string;
+        public?: boolean;
+        access: AccessList;
+        /** Metadata given at creation: merged into `{}` as `setMetadata` would (nulls dropped), then validated. */
+        metadata?: Metadata;
+      };
+    }
+  | { type: 'UpdateFolder'; data: { name?: string; description?: string; metadata?: Metadata; now: string } }
+  | {
+      type: 'MoveFolder';
+      data: {
+        parentType: ParentType;
+        parentId: string;
+        /** The new parent's folder path: its folder ancestors and itself when it is a folder (empty for a user/collection). */
+        targetPath: string[];
+        now: string;
+      };
+    }
+  | { type: 'SetFolderMetadata'; data: { metadata: Metadata; allowNull: boolean; now: string } }
+  | { type: 'DeleteFolderMetadata'; data: { fields: string[]; now: string } }
+  | { type: 'SetFolderAccess'; data: { access: AccessList; public?: boolean; publicFlags?: string[] } };
+
+const checkName = (name: string): string => {
+  const stripped = name.trim();
+  if (!stripped) throw new ValidationError('Folder name must not be empty.', 'name');
+  return stripped;
+};
+
+function requireExisting(state: FolderState): void {
+  if (!state.exists) throw new RestError(`Invalid folder id (${state.folderId}).`);
+}
+
+function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
+  switch (command.type) {
+    case 'CreateFolder': {
+      const d = command.data;
+      if (state.exists) throw new Error(`Folder ${d.folderId} already exists.`);
+      const name = checkName(d.name);
+      const meta = d.metadata && Object.keys(d.metadata).length > 0 ? mergeMetadata({}, d.metadata, false) : {};
+      return [
+        {
+          type: 'FolderCreated',
+          data: {
+            folderId: d.folderId, name, description: d.description.trim(), parentType: d.parentType, parentId: d.parentId,
+            creatorId: d.creatorId, created: d.created, ...(d.public !== undefined ? { public: d.public } : {}), access: d.access, meta,
+          },
+        },
+      ];
+    }
+    case 'UpdateFolder': {
+      requireExisting(state);
+      const d = command.data;
+      const events: FolderEvent[] = [
+        {
+          type: 'FolderUpdated',
+          data: {
+            folderId: state.folderId, ...(d.name !== undefined ? { name: checkName(d.name) } : {}),
+            ...(d.description !== undefined ? { description: d.description.trim() } : {}), updated: d.now,
+          },
+        },
+      ];
+      if (d.metadata && Object.keys(d.metadata).length > 0) {
+        events.push({ type: 'FolderMetadataChanged', data: { folderId: state.folderId, meta: mergeMetadata(state.meta, d.metadata, false), updated: d.now } });
+      }
+      return events;
+    }
+    case 'MoveFolder': {
+      requireExisting(state);
+      const d = command.data;
+      if (d.parentType === state.parentType && d.parentId === state.parentId) return [];
+      if (d.targetPath.includes(state.folderId)) throw new ValidationError('You may not move a folder underneath itself.');
+      return [
+        {
+          type: 'FolderMoved',
+          data: {
+            folderId: state.folderId, fromParentType: state.parentType, fromParentId: state.parentId, parentType: d.parentType,
+            parentId: d.parentId, updated: d.now,
+          },
+        },
+      ];
+    }
+    case 'SetFolderMetadata': {
+      requireExisting(state);
+      const d = command.data;
+      return [{ type: 'FolderMetadataChanged', data: { folderId: state.folderId, meta: mergeMetadata(state.meta, d.metadata, d.allowNull), updated: d.now } }];
+    }
+    case 'DeleteFolderMetadata': {
+      requireExisting(state);
+      const d = command.data;
+      return [{ type: 'FolderMetadataChanged', data: { folderId: state.folderId, meta: removeMetadataKeys(state.meta, d.fields), updated: d.now } }];
+    }
+    case 'SetFolderAccess': {
+      requireExisting(state);
+      const d = command.data;
+      return [
+        {
+          type: 'FolderAccessChanged',
+          data: {
+            folderId: state.folderId, access: d.access, ...(d.public !== undefined ? { public: d.public } : {}),
+            ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+          },
+        },
+      ];
+    }
+  }
+}
+
+export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = { initialState, evolve, decide };
+
+/** The decider's initial state for a known id, so refusals name the folder (`Invalid folder id (<id>).`). */
+export const folderStateFor = (folderId: string): FolderState => ({ ...initialState(), folderId });
+
+// ---- sibling names ----
+
+/**
+ * Girder's sibling-name rule (field `name`): a name another folder or an item already holds under the same parent is
+ * refused. What holds it comes from the read model through the name's reservation stream, which serialises the
+ * writers (src/commands/siblingNames.ts).
+ */
+export function refuseTakenSiblingName(takenBy: 'folder' | 'item' | null): void {
+  if (takenBy === 'folder') throw new ValidationError('A folder with that name already exists here.', 'name');
+  if (takenBy === 'item') throw new ValidationError('An item with that name already exists here.', 'name');
+}

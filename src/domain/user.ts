@@ -13,6 +13,8 @@ export interface UserRegisteredData {
   firstName: string;
   lastName: string;
   admin: boolean;
+  /** True for the first user ever registered only (Girder's bootstrap); absent on events written before it existed. */
+  emailVerified?: boolean;
   public: boolean;
   passwordHash: string;
   created: string;
@@ -41,12 +43,14 @@ export interface RegistrationInput {
   password: string;
 }
 
-const LOGIN_PATTERN = /^[a-z][\da-z\-.]{3,}$/;
-const EMAIL_PATTERN = /^[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(\.[\w-]+)*$/;
+/** Python's `\d` and `\w` on str patterns are Unicode-aware: decimal digits, and letters, numbers and `_`. */
+const LOGIN_PATTERN = /^[a-z][\p{Nd}a-z\-.]{3,}$/u;
+const EMAIL_PATTERN = /^[\p{L}\p{N}_.!#$%&'*+/=?^`{|}~-]+@[\p{L}\p{N}_-]+(\.[\p{L}\p{N}_-]+)*$/u;
 
 /** Girder's user validation, in its order and with its messages. Returns the normalised values. */
 export function validateRegistration(input: RegistrationInput): RegistrationInput {
-  if (!/^.{6}.*$/s.test(input.password)) throw new ValidationError('Password must be at least 6 characters.', 'password');
+  // Python's `re.match('.{6}.*', password)`: six characters other than a newline at the start.
+  if (!/^[^\n]{6}/.test(input.password)) throw new ValidationError('Password must be at least 6 characters.', 'password');
   const firstName = input.firstName.trim();
   const lastName = input.lastName.trim();
   if (!firstName) throw new ValidationError('First name must not be empty.', 'firstName');

@@ -10,24 +10,41 @@ import { Router } from './router';
 import { collectParams, hasProcessableBody } from './requestParams';
 import { ANONYMOUS, checkAccessMode, resolvePrincipal, type Principal } from './auth';
 import { parseJsonBody } from './params';
-import { RESPONSE_SENT, routeEventName, type HttpMethod, type Resource, type RouteContext } from './routeTable';
+import { RESPONSE_SENT, routeEventName, type HttpMethod, type Resource, type RouteContext, type RouteDef } from './routeTable';
 import { openApiDocument } from './openapi';
 import { apiResources } from './resources';
+import type { ListenerInfo } from '../bus/hooks';
 
-const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+export const API_ROOT = '/api/v1';
+const METHODS = new Set<string>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+/** Checked in this order; the last one present wins (Girder's Resource.POST). */
 const OVERRIDE_HEADERS = ['X-HTTP-Method-Override', 'X-HTTP-Method', 'X-Method-Override'];
 const BODY_LIMIT = 16 * 1024 * 1024;
 
-/** The routing method: the request's, or on POST the last method-override header present. */
-function routingMethod(req: Request): string {
+/** The routing method: the request's, or on POST the last method-override header present (any case). */
+export function routingMethod(req: Request): string {
   let method = req.method.toUpperCase();
   if (method === 'POST') {
     for (const header of OVERRIDE_HEADERS) {
       const value = req.get(header);
-      if (value) method = value.trim().toUpperCase();
+      if (value !== undefined) method = value.trim().toUpperCase();
     }
   }
   return method === 'HEAD' ? 'GET' : method;
+}
+
+/** Path segments below the API root, percent-decoded (a malformed escape stays as given). */
+function pathSegments(path: string): string[] {
+  return path
+    .split('/')
+    .filter((s) => s.length > 0)
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
 }
 
 function readBody(req: Request, limit: number): Promise<Buffer> {
@@ -45,72 +62,102 @@ function readBody(req: Request, limit: number): Promise<Buffer> {
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
+    req.on('close', () => reject(new Error('The request was aborted before its body was read.')));
   });
 }
 
+/** The Swagger UI page, with its assets addressed below the API root whether or not the URL ends with a slash. */
+function swaggerPage(): string {
+  const html = (swaggerUi.generateHTML as unknown as (doc: undefined, opts: swaggerUi.SwaggerUiOptions) => string)(undefined, {
+    swaggerUrl: `${API_ROOT}/describe`,
+    customSiteTitle: 'Folder Service API',
+  });
+  return html.replace(/(href|src)="\.\//g, `$1="${API_ROOT}/`);
+}
+
+/**
+ * The HTTP application: common headers, the OpenAPI document and Swagger UI, and one middleware that routes every
+ * `/api/v1/<resource>/…` request through the route table (method override, params, auth, `rest.*` hooks, handler,
+ * rendering, error mapping).
+ */
 export function createApp(services: Services, resources: Resource[] = apiResources): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   const router = new Router(resources);
+  const { hooks } = services;
 
   app.use(
     pinoHttp({
       logger: services.logger,
-      genReqId: (req, res) => {
+      genReqId: (_req, res) => {
         const id = crypto.randomUUID();
         res.setHeader('Girder-Request-Uid', id);
         return id;
       },
-      // Never log headers (tokens, Basic credentials, cookies) nor the token parameter.
+      // Never log headers (tokens, Basic credentials, cookies) nor the token, password and (API) key parameters.
       serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: String(req.url).replace(/([?&]token=)[^&]*/g, '$1[redacted]') }),
+        req: (req) => ({ id: req.id, method: req.method, url: String(req.url).replace(/([?&](?:token|password|key)=)[^&]*/g, '$1[redacted]') }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
     }),
   );
-
-  app.get('/api/v1/describe', (_req, res) => {
-    res.type('application/json').send(JSON.stringify(openApiDocument(resources, services.version)));
-  });
-  app.use('/api/v1', swaggerUi.serve);
-  app.get(['/api/v1', '/api/v1/'], swaggerUi.setup(undefined, { swaggerUrl: '/api/v1/describe', customSiteTitle: 'Folder Service API' }));
-
-  app.use('/api/v1', async (req: Request, res: Response, next: NextFunction) => {
-    const requestId = String(req.id);
+  app.use((_req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Cache-Control', 'no-cache, no-store, must-revalidate');
     res.setHeader('Pragma', 'no-cache');
     res.setHeader('Expires', '0');
+    next();
+  });
+
+  const describe = JSON.stringify(openApiDocument(resources, services.version));
+  app.get(`${API_ROOT}/describe`, (_req, res) => {
+    res.type('application/json').send(describe);
+  });
+
+  /** Runs a route: access, params, handler; fires `.failed` when any of them throws. */
+  async function runDefault(ctxBase: Omit<RouteContext, 'params'>, route: RouteDef, info: { params: Record<string, string> }, bodyText: string | undefined, eventName: string) {
+    try {
+      checkAccessMode(route, ctxBase.principal);
+      const raw = info.params;
+      const params: Record<string, unknown> = {};
+      for (const spec of route.params) {
+        const rawValue = spec.in === 'body' && raw[spec.name] === undefined ? parseJsonBody(spec.name, bodyText) : raw[spec.name];
+        params[spec.name] = spec.parse(rawValue);
+      }
+      return await route.handler({ ...ctxBase, rawParams: raw, params: params as RouteContext['params'] });
+    } catch (error) {
+      await hooks.trigger(`${eventName}.failed`, info);
+      throw error;
+    }
+  }
+
+  app.use(API_ROOT, async (req: Request, res: Response, next: NextFunction) => {
+    const requestId = String(req.id);
     let principal: Principal = ANONYMOUS;
     try {
       const method = routingMethod(req);
-      const segments = req.path.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
-      const [resourceName, ...rest] = segments;
+      const [resourceName, ...rest] = pathSegments(req.path);
       if (!resourceName || !router.hasResource(resourceName)) return next();
-      if (!METHODS.has(method)) throw new RestError(`No matching route for "${method} ${rest.join('/')}"`);
-      const match = router.match(method as HttpMethod, resourceName, rest);
+      const match = METHODS.has(method) ? router.match(method as HttpMethod, resourceName, rest) : null;
       if (!match) throw new RestError(`No matching route for "${method} ${rest.join('/')}"`);
       const { route } = match;
 
-      const body = !route.rawBody && hasProcessableBody(req, method) ? await readBody(req, BODY_LIMIT) : undefined;
+      const body = !route.rawBody && hasProcessableBody(req) ? await readBody(req, BODY_LIMIT) : undefined;
       const { raw, bodyText } = collectParams(req, body);
       principal = await resolvePrincipal(services, req, route, raw);
       const eventName = routeEventName(method, match.resource.name, route.path);
-      const info = { ...match.path, params: raw };
-      const before = await services.hooks.trigger(`${eventName}.before`, info);
+      // One info object for the whole request, as Girder's kwargs: a before-listener may adjust `params`.
+      const info: Record<string, unknown> & { params: Record<string, string> } = { ...match.path, params: raw };
+      const before = await hooks.trigger(`${eventName}.before`, info, {
+        // A before-listener runs only if the caller passes its declared access (admin when it declares none).
+        pre: (listener: ListenerInfo) => checkAccessMode({ ...route, access: listener.access ?? 'admin' }, principal),
+      });
 
       let result: unknown;
       if (before.defaultPrevented && before.responses.length > 0) {
         result = before.responses[0];
       } else {
-        checkAccessMode(route, principal);
-        const params: Record<string, unknown> = {};
-        for (const spec of route.params) {
-          const rawValue = spec.in === 'body' && raw[spec.name] === undefined ? parseJsonBody(spec.name, bodyText) : raw[spec.name];
-          params[spec.name] = spec.parse(rawValue);
-        }
-        const ctx: RouteContext = {
-          params: params as RouteContext['params'],
+        const ctxBase: Omit<RouteContext, 'params'> = {
           rawParams: raw,
           path: match.path,
           principal,
@@ -120,30 +167,44 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
           res,
           setTotalCount: (total) => res.setHeader('Girder-Total-Count', String(total)),
         };
-        try {
-          result = await route.handler(ctx);
-        } catch (error) {
-          await services.hooks.trigger(`${eventName}.failed`, info);
-          throw error;
-        }
+        result = await runDefault(ctxBase, route, info, bodyText, eventName);
         if (result === RESPONSE_SENT) return;
       }
-      const after = await services.hooks.trigger(`${eventName}.after`, { ...info, returnVal: result });
+      info.returnVal = result;
+      const after = await hooks.trigger(`${eventName}.after`, info);
       if (after.defaultPrevented && after.responses.length > 0) result = after.responses[0];
       if (!res.headersSent) sendResult(req, res, 200, result);
     } catch (error) {
-      const { status, body } = errorResponse(error, { loggedIn: principal.user !== null, production: services.config.production, requestId });
-      if (status >= 500) req.log.error({ err: error }, 'request failed');
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      sendResult(req, res, status, body);
+      sendError(req, res, error, principal);
     }
   });
 
-  app.use((req: Request, res: Response) => {
-    sendResult(req, res, 404, { message: `No resource at "${req.method} ${req.path}".`, type: 'rest' });
+  const page = swaggerPage();
+  app.get([API_ROOT, `${API_ROOT}/`], (_req, res) => {
+    res.type('text/html; charset=utf-8').send(page);
   });
+  app.use(API_ROOT, swaggerUi.serve);
+
+  app.use((req: Request, res: Response) => {
+    sendResult(req, res, 404, { message: `The path '${req.path}' was not found.`, type: 'rest' });
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    sendError(req, res, error, ANONYMOUS);
+  });
+
+  function sendError(req: Request, res: Response, error: unknown, principal: Principal): void {
+    const { status, body } = errorResponse(error, {
+      loggedIn: principal.user !== null,
+      production: services.config.production,
+      requestId: String(req.id),
+    });
+    if (status >= 500) req.log.error({ err: error }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendResult(req, res, status, body);
+  }
+
   return app;
 }

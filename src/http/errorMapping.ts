@@ -14,7 +14,8 @@ export interface ErrorBody {
 
 /**
  * The one place where errors become HTTP: rest → its status (400 default), validation → 400, access → 401 for an
- * anonymous caller and 403 for a logged-in one, anything else → 500 `internal` with a trace outside production.
+ * anonymous caller and 403 for a logged-in one, anything else → 500 `internal`: outside production the message is
+ * `<Name>: <repr>` (Girder's `'%s: %s' % (type.__name__, repr(value))`) with the stack as `trace`.
  */
 export function errorResponse(
   error: unknown,
@@ -46,12 +47,17 @@ export function errorResponse(
   return {
     status: 500,
     body: {
-      message: `${err.name}: ${util.inspect(err.message)}`,
+      message: `${err.name}: ${errorRepr(err)}`,
       type: 'internal',
       uid: options.requestId,
-      trace: (err.stack ?? '').split('\n').slice(1).map((line) => line.trim()),
+      trace: (err.stack ?? '').split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')),
     },
   };
+}
+
+/** A representation of an error in the manner of Python's `repr(exception)`: `Error('boom')`. */
+export function errorRepr(error: Error): string {
+  return `${error.name}(${error.message === '' ? '' : util.inspect(error.message)})`;
 }
 
 function isBodyTooLarge(error: unknown): boolean {

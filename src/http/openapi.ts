@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { Resource } from './routeTable';
+import type { ParamSpec } from './params';
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
 /** The OpenAPI 3 document, generated from the same route table that drives routing and validation. */
 export function openApiDocument(resources: Resource[], version: string): Record<string, unknown> {
@@ -10,7 +13,7 @@ export function openApiDocument(resources: Resource[], version: string): Record<
       const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
       const queryParams = route.params
         .filter((p) => p.in === 'query')
-        .map((p) => ({ name: p.name, in: 'query', required: p.required, description: p.description, schema: jsonSchema(p.schema) }));
+        .map((p) => ({ name: p.name, in: 'query', required: p.required, description: p.description, schema: paramSchema(p) }));
       const bodyParam = route.params.find((p) => p.in === 'body');
       const operation: Record<string, unknown> = {
         tags: [resource.name],
@@ -22,13 +25,14 @@ export function openApiDocument(resources: Resource[], version: string): Record<
         ...(route.cookie ? { 'x-cookie-auth': true } : {}),
         responses: {
           '200': { description: 'Success', content: { [route.produces ?? 'application/json']: {} } },
-          '400': { description: 'Invalid request', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-          '401': { description: 'Anonymous caller denied' },
-          '403': { description: 'Logged-in caller denied' },
+          '400': { description: 'Invalid request', content: { 'application/json': { schema: ERROR_REF } } },
+          '401': { description: 'Access denied to an anonymous caller', content: { 'application/json': { schema: ERROR_REF } } },
+          '403': { description: 'Access denied to a logged-in caller', content: { 'application/json': { schema: ERROR_REF } } },
+          '500': { description: 'Unexpected failure', content: { 'application/json': { schema: ERROR_REF } } },
         },
       };
       if (bodyParam) {
-        operation.requestBody = { required: true, description: bodyParam.description, content: { 'application/json': { schema: jsonSchema(bodyParam.schema) } } };
+        operation.requestBody = { required: true, description: bodyParam.description, content: { 'application/json': { schema: paramSchema(bodyParam) } } };
       } else if (route.rawBody) {
         operation.requestBody = { required: false, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } };
       }
@@ -64,10 +68,23 @@ export function openApiDocument(resources: Resource[], version: string): Record<
   };
 }
 
+function paramSchema(spec: ParamSpec): Record<string, unknown> {
+  const schema = spec.openApiSchema ? { ...spec.openApiSchema } : jsonSchema(spec.schema);
+  if (spec.default !== undefined) schema.default = spec.default;
+  return schema;
+}
+
+const SAFE_INTEGER_BOUNDS = { minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
+
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   try {
     const { $schema, ...rest } = z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' }) as Record<string, unknown>;
     void $schema;
+    // zod bounds every integer by the safe-integer range; that says nothing to a client.
+    if (rest.type === 'integer' && rest.minimum === SAFE_INTEGER_BOUNDS.minimum && rest.maximum === SAFE_INTEGER_BOUNDS.maximum) {
+      delete rest.minimum;
+      delete rest.maximum;
+    }
     return rest;
   } catch {
     return {};

@@ -13,6 +13,10 @@ export interface ParamSpec<N extends string = string, T = unknown> {
   required: boolean;
   description: string;
   schema: z.ZodType;
+  /** The value used when the parameter is absent, shown in the OpenAPI document. */
+  default?: unknown;
+  /** Replaces the schema derived from `schema` in the OpenAPI document when zod cannot say it exactly. */
+  openApiSchema?: Record<string, unknown>;
   /** Coerces the raw value (undefined when absent). Throws RestError with the reference's message. */
   parse(raw: string | undefined): T;
 }
@@ -31,13 +35,17 @@ function make<N extends string, T>(
   coerce: (raw: string) => T,
   fallback: () => T,
   where: 'query' | 'body' = 'query',
+  openApiSchema?: Record<string, unknown>,
 ): ParamSpec<N, T> {
+  const defaultValue = fallback();
   return {
     name,
     in: where,
     required,
     description: description ?? '',
     schema,
+    ...(defaultValue !== undefined && !required ? { default: defaultValue } : {}),
+    ...(openApiSchema ? { openApiSchema } : {}),
     parse(raw) {
       if (raw === undefined) {
         if (required) throw new RestError(requiredMessage(name));
@@ -51,10 +59,11 @@ function make<N extends string, T>(
 /** Girder's toBool: true iff the trimmed, lower-cased value is true, on, 1 or yes; anything else is false. */
 export const toBool = (raw: string): boolean => ['true', 'on', '1', 'yes'].includes(raw.trim().toLowerCase());
 
+/** Python's `int(value)`: surrounding whitespace, a sign and `_` between digits are accepted. */
 export function parseInteger(name: string, raw: string): number {
   const text = raw.trim();
-  if (!/^[+-]?\d+$/.test(text)) throw new RestError(`Invalid value for integer parameter ${name}: ${raw}.`);
-  return Number.parseInt(text, 10);
+  if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new RestError(`Invalid value for integer parameter ${name}: ${raw}.`);
+  return Number.parseInt(text.replace(/_/g, ''), 10);
 }
 
 function checkEnum<V extends string>(name: string, value: string, allowed: readonly V[]): V {
@@ -160,13 +169,48 @@ export function parseJsonBody(name: string, body: string | undefined): string {
   try {
     JSON.parse(body);
   } catch {
-    if (/\b(NaN|-?Infinity)\b/.test(body)) {
-      const token = /\b(NaN|-?Infinity)\b/.exec(body)![1];
-      throw new RestError(`Error: "${token}" is not valid JSON.`);
-    }
+    // Python's json.loads reads NaN/Infinity/-Infinity and hands them to parse_constant, which Girder rejects.
+    const { text, first } = replaceJsonConstants(body);
+    if (first !== undefined && isJson(text)) throw new RestError(`Error: "${first}" is not valid JSON.`);
     throw new RestError('Invalid JSON passed in request body.');
   }
   return body;
+}
+
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Replaces the bare constants NaN, Infinity and -Infinity (outside strings) with null; reports the first one. */
+function replaceJsonConstants(body: string): { text: string; first: string | undefined } {
+  let first: string | undefined;
+  let out = '';
+  let i = 0;
+  while (i < body.length) {
+    const c = body[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < body.length && body[j] !== '"') j += body[j] === '\\' ? 2 : 1;
+      out += body.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    const constant = ['-Infinity', 'Infinity', 'NaN'].find((k) => body.startsWith(k, i));
+    if (constant) {
+      first ??= constant;
+      out += 'null';
+      i += constant.length;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return { text: out, first };
 }
 
 export const SORT_DIRECTIONS = ['1', '-1'] as const;
@@ -187,6 +231,8 @@ export function pagingParams(defaultSort: string) {
         return Number(checkEnum('sortdir', String(n), SORT_DIRECTIONS)) as 1 | -1;
       },
       () => 1,
+      'query',
+      { type: 'integer', enum: [1, -1] },
     ),
   ] as const;
 }

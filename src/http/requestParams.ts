@@ -25,8 +25,20 @@ export function collectParams(req: Request, body: Buffer | undefined): { raw: Re
   return { raw, bodyText };
 }
 
-/** Whether the router should read the body: POST/PUT/PATCH always, DELETE only with a Content-Length. */
-export function hasProcessableBody(req: Request, method: string): boolean {
-  if (method === 'DELETE' || req.method === 'DELETE') return req.headers['content-length'] !== undefined;
-  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+/**
+ * Whether the router reads the request body, by the request's own method (CherryPy's rules, whatever the method
+ * override): POST/PUT/PATCH when a body is announced (Content-Length or Transfer-Encoding; with neither there is none
+ * to wait for), DELETE only with a Content-Length, other methods never.
+ */
+export function hasProcessableBody(req: Request): boolean {
+  switch (req.method.toUpperCase()) {
+    case 'POST':
+    case 'PUT':
+    case 'PATCH':
+      return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    case 'DELETE':
+      return req.headers['content-length'] !== undefined;
+    default:
+      return false;
+  }
 }

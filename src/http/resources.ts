@@ -4,6 +4,7 @@ import { userResource } from './resources/user';
 import { apiKeyResource } from './resources/apiKey';
 import { collectionResource } from './resources/collection';
 import { folderResource } from './resources/folder';
+import { notificationResource } from './resources/notification';
 
 /** Every resource mounted under /api/v1. */
-export const apiResources: Resource[] = [systemResource, userResource, apiKeyResource, collectionResource, folderResource];
+export const apiResources: Resource[] = [systemResource, userResource, apiKeyResource, collectionResource, folderResource, notificationResource];

@@ -48,8 +48,13 @@ export class Router {
   }
 }
 
+/**
+ * Orders routes of equal length so that, at the first position where one has a literal and the other a wildcard,
+ * the literal comes first (a total order, so the sort is well defined; only equal lengths ever compete).
+ */
 function specificity(a: string[], b: string[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+  if (a.length !== b.length) return a.length - b.length;
+  for (let i = 0; i < a.length; i++) {
     const wa = a[i].startsWith(':');
     const wb = b[i].startsWith(':');
     if (wa !== wb) return wa ? 1 : -1;

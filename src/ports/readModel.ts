@@ -86,6 +86,40 @@ export interface FolderDoc {
   meta: Record<string, unknown>;
 }
 
+/** An item: Girder's item document (its ACL is its folder's). */
+export interface ItemDoc {
+  _id: string;
+  name: string;
+  lowerName: string;
+  description: string;
+  folderId: string;
+  baseParentType: RootType;
+  baseParentId: string;
+  creatorId: string | null;
+  created: string;
+  updated: string;
+  /** Sum of the sizes of the item's files. */
+  size: number;
+  meta: Record<string, unknown>;
+  copyOfItem?: string;
+}
+
+/** A file of an item; its bytes are the BlobStore blob `blobId` (shared by every file with identical bytes). */
+export interface FileDoc {
+  _id: string;
+  itemId: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  blobId: string;
+  creatorId: string | null;
+  created: string;
+  exts: string[];
+  copyOfFile?: string;
+  copierId?: string;
+  copied?: string;
+}
+
 export interface Page<T> {
   rows: T[];
   total: number;
@@ -131,14 +165,43 @@ export interface FolderQueries {
   /** Global text search over folders the viewer may READ. */
   search(options: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>>;
   countChildren(options: { parentType: ParentType; parentId: string; viewer: Viewer | null }): Promise<number>;
+  /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name checks, reuseExisting). */
+  childNamed(parentType: ParentType, parentId: string, name: string): Promise<FolderDoc | null>;
+  /**
+   * Items directly in a folder, not permission filtered (`nItems` of GET /folder/:id/details). 0 while the read
+   * model holds no items (no `rm_items` table yet); the items read model extends this.
+   */
+  itemCount(folderId: string): Promise<number>;
   /** Ancestor folder ids of a folder, root-most first, ending with its parent when the parent is a folder. */
   ancestorIds(id: string): Promise<string[]>;
   /** Whether `candidateId` is `folderId` itself or lies underneath it. */
   isSelfOrDescendant(folderId: string, candidateId: string): Promise<boolean>;
 }
 
+export interface ItemQueries {
+  get(id: string): Promise<ItemDoc | null>;
+  /** Items directly in a folder (no permission filter beyond the folder's); optional exact name and text filter. */
+  listInFolder(options: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>>;
+  /** Global text search over items whose folder the viewer may READ (filter inside the query). */
+  search(options: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>>;
+  countInFolder(folderId: string): Promise<number>;
+}
+
+export interface FileQueries {
+  get(id: string): Promise<FileDoc | null>;
+  listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>>;
+  /** Whether any file's bytes are the blob `blobId` (blobs are deleted only when this turns false). */
+  isBlobReferenced(blobId: string): Promise<boolean>;
+  /** Blob ids of the files of every item directly in the given folders (to reclaim after deleting them). */
+  blobIdsInFolders(folderIds: string[]): Promise<string[]>;
+  /** Blob ids of the files under a root user or collection (to reclaim after deleting it). */
+  blobIdsUnderRoot(rootId: string): Promise<string[]>;
+}
+
 export interface UserWrites {
   put(doc: UserDoc): void;
+  /** Adds `delta` to the user's `size` (the recursive size of everything under the user). */
+  addSize(id: string, delta: number): void;
 }
 export interface TokenWrites {
   put(doc: TokenDoc): void;
@@ -151,7 +214,11 @@ export interface ApiKeyWrites {
 }
 export interface CollectionWrites {
   put(doc: CollectionDoc): void;
+  /** Replaces the given fields of a collection (the rest, e.g. `size`, stays as stored). */
+  update(id: string, fields: Partial<Omit<CollectionDoc, '_id'>>): void;
   delete(id: string): void;
+  /** Adds `delta` to the collection's `size` (the recursive size of everything under it). */
+  addSize(id: string, delta: number): void;
 }
 export interface FolderWrites {
   /** Inserts a folder; the adapter derives its ancestry and `baseParentType/Id` from the parent as stored now. */
@@ -161,6 +228,37 @@ export interface FolderWrites {
   /** Moves a folder under a new parent; the adapter rewrites ancestry and base parent of the whole subtree. */
   move(id: string, parentType: ParentType, parentId: string, updated: string): void;
   delete(id: string): void;
+  /** Removes every folder whose base parent (root user or collection) is `rootId`, with its ancestry and ACL rows. */
+  deleteUnderRoot(rootId: string): void;
+  /** Adds `delta` to the folder's `size` (the sizes of the items directly in it); the root is not touched. */
+  addSize(id: string, delta: number): void;
+}
+
+export interface ItemWrites {
+  /**
+   * Inserts an item; the adapter derives `baseParentType/Id` from its folder as stored now (and skips the item when
+   * the folder is gone: it was deleted first, in log order).
+   */
+  insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void;
+  /** Replaces mutable fields (name, description, meta, updated). */
+  update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void;
+  /** Moves an item to another folder (renamed to `name`); its size leaves the old folder (and root) for the new ones. */
+  move(id: string, folderId: string, name: string, updated: string): void;
+  /** Deletes an item and its files; their sizes leave the item's folder and root. */
+  delete(id: string): void;
+  /** Deletes every item directly in a folder, with their files, as `delete` does for each. */
+  deleteInFolder(folderId: string): void;
+  /** Deletes every item (and file) under a root user or collection that is going away; no sizes are adjusted. */
+  deleteUnderRoot(rootId: string): void;
+  /** Adds `delta` to the item's size and to its folder's and root's (a file added, removed or replaced). */
+  addSize(id: string, delta: number): void;
+}
+
+export interface FileWrites {
+  /** Inserts a file row (sizes are `ItemWrites.addSize`'s job); skipped when the item is gone. */
+  insert(doc: FileDoc): void;
+  update(id: string, fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>): void;
+  delete(id: string): void;
 }
 
 export interface ReadModelTx {
@@ -169,6 +267,8 @@ export interface ReadModelTx {
   apiKeys: ApiKeyWrites;
   collections: CollectionWrites;
   folders: FolderWrites;
+  items: ItemWrites;
+  files: FileWrites;
 }
 
 export interface ReadModel {
@@ -177,6 +277,8 @@ export interface ReadModel {
   apiKeys: ApiKeyQueries;
   collections: CollectionQueries;
   folders: FolderQueries;
+  items: ItemQueries;
+  files: FileQueries;
   /** Position of the last event the named projection applied (0n when none). */
   checkpoint(projection: string): Promise<bigint>;
   /**

@@ -1,6 +1,16 @@
 import type { Projection } from './projection';
 import type { UserRegisteredData } from '../domain/user';
 import type { TokenIssuedData } from '../domain/token';
+import type { ApiKeySnapshot } from '../domain/apiKey';
+import type { ApiKeyDoc, ReadModelTx } from '../ports/readModel';
+
+function putApiKey(tx: ReadModelTx, d: ApiKeySnapshot): void {
+  const doc: ApiKeyDoc = {
+    _id: d.apiKeyId, userId: d.userId, name: d.name, key: d.key, scope: d.scope, tokenDuration: d.tokenDuration,
+    active: d.active, created: d.created, lastUse: d.lastUse,
+  };
+  tx.apiKeys.put(doc);
+}
 
 export const accountsProjection: Projection = {
   handlers: {
@@ -9,7 +19,7 @@ export const accountsProjection: Projection = {
       tx.users.put({
         _id: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
         public: d.public, created: d.created, size: 0, groups: [], groupInvites: [], status: 'enabled',
-        emailVerified: d.admin, access: d.access, passwordHash: d.passwordHash,
+        emailVerified: d.emailVerified ?? d.admin, access: d.access, passwordHash: d.passwordHash,
       });
     },
     TokenIssued: (event, tx) => {
@@ -17,5 +27,17 @@ export const accountsProjection: Projection = {
       tx.tokens.put({ hash: d.hash, userId: d.userId, scope: d.scope, created: d.created, expires: d.expires, ...(d.apiKeyId ? { apiKeyId: d.apiKeyId } : {}) });
     },
     TokenRevoked: (event, tx) => tx.tokens.delete((event.data as { hash: string }).hash),
+    ApiKeyCreated: (event, tx) => putApiKey(tx, event.data as ApiKeySnapshot),
+    ApiKeyUpdated: (event, tx) => {
+      const d = event.data as ApiKeySnapshot;
+      putApiKey(tx, d);
+      // Deactivating a key revokes the tokens it issued (Girder's ApiKey.validate → Token.clearForApiKey).
+      if (!d.active) tx.tokens.deleteForApiKey(d.apiKeyId);
+    },
+    ApiKeyDeleted: (event, tx) => {
+      const { apiKeyId } = event.data as { apiKeyId: string };
+      tx.tokens.deleteForApiKey(apiKeyId);
+      tx.apiKeys.delete(apiKeyId);
+    },
   },
 };

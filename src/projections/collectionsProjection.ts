@@ -1,5 +1,36 @@
 import type { Projection } from './projection';
+import type { CollectionAccessChangedData, CollectionCreatedData, CollectionUpdatedData } from '../domain/collection';
 
 export const collectionsProjection: Projection = {
-  handlers: {},
+  handlers: {
+    CollectionCreated: (event, tx) => {
+      const d = event.data as CollectionCreatedData;
+      tx.collections.put({
+        _id: d.collectionId, name: d.name, description: d.description, public: d.public, access: d.access,
+        created: d.created, updated: d.created, size: 0, meta: {}, creatorId: d.creatorId,
+      });
+    },
+    CollectionUpdated: (event, tx) => {
+      const d = event.data as CollectionUpdatedData;
+      tx.collections.update(d.collectionId, {
+        updated: d.updated,
+        ...(d.name !== undefined ? { name: d.name } : {}),
+        ...(d.description !== undefined ? { description: d.description } : {}),
+      });
+    },
+    CollectionAccessChanged: (event, tx) => {
+      const d = event.data as CollectionAccessChangedData;
+      tx.collections.update(d.collectionId, {
+        access: d.access,
+        ...(d.public !== undefined ? { public: d.public } : {}),
+        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+      });
+    },
+    CollectionDeleted: (event, tx) => {
+      const { collectionId } = event.data as { collectionId: string };
+      // The folders rooted in the collection leave the read model with it (their streams do not record it yet).
+      tx.folders.deleteUnderRoot(collectionId);
+      tx.collections.delete(collectionId);
+    },
+  },
 };

@@ -2,6 +2,7 @@ import { combineProjections } from './projection';
 import { accountsProjection } from './accountsProjection';
 import { collectionsProjection } from './collectionsProjection';
 import { foldersProjection } from './foldersProjection';
+import { itemsProjection } from './itemsProjection';
 
 /** Every read model's projection, in one dispatch table driven by the projector. */
-export const readModelProjection = combineProjections(accountsProjection, collectionsProjection, foldersProjection);
+export const readModelProjection = combineProjections(accountsProjection, collectionsProjection, foldersProjection, itemsProjection);

@@ -1,4 +1,4 @@
-import { BehaviorSubject, filter, firstValueFrom, timeout } from 'rxjs';
+import { BehaviorSubject, Subject, filter, firstValueFrom, merge, timeout } from 'rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
 import type { ReadModel } from '../ports/readModel';
@@ -23,6 +23,8 @@ export class Projector {
   private subscription: Subscription | null = null;
   private loop: Promise<void> | null = null;
   private failure: Error | null = null;
+  /** Errors (never emits) when the projector stops on a failure, so that waiting writers fail at once. */
+  private readonly failed$ = new Subject<never>();
 
   constructor(
     private readonly store: EventStore,
@@ -41,6 +43,13 @@ export class Projector {
       this.loop = this.run(this.subscription!, resolve);
     });
     await caughtUp;
+    // A projection that fails during catch-up must stop the service from starting on stale read models.
+    if (this.failure) throw this.failure;
+  }
+
+  /** The error that stopped the projector, if it stopped on one. */
+  get failed(): Error | null {
+    return this.failure;
   }
 
   private async run(subscription: Subscription, onCaughtUp: () => void): Promise<void> {
@@ -57,6 +66,7 @@ export class Projector {
     } catch (error) {
       this.failure = error as Error;
       this.logger?.fatal({ err: error }, 'projector stopped: the read models no longer advance');
+      this.failed$.error(error);
     } finally {
       onCaughtUp();
     }
@@ -68,12 +78,15 @@ export class Projector {
     return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, (tx) => handler?.(event, tx));
   }
 
-  /** Resolves once the read models reflect `position`; rejects after `timeoutMs`. */
+  /**
+   * Resolves once the read models reflect `position`; rejects with {@link ProjectionLagError} after `timeoutMs`, or
+   * at once with the projector's failure if it stopped on one.
+   */
   async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {
     if (this.position$.value >= position) return;
     if (this.failure) throw this.failure;
     try {
-      await firstValueFrom(this.position$.pipe(filter((p) => p >= position), timeout(timeoutMs)));
+      await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
     } catch {
       throw this.failure ?? new ProjectionLagError(position);
     }

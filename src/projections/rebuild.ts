@@ -3,14 +3,47 @@ import type { ReadModel } from '../ports/readModel';
 import { Projector } from './projector';
 import { readModelProjection } from '.';
 
-/** Empties the read models and replays the whole log through the projections. Returns the number of events. */
-export async function rebuild(store: EventStore, readModel: ReadModel, onProgress?: (events: number) => void): Promise<number> {
+export interface RebuildProgress {
+  /** Events replayed so far. */
+  events: number;
+  /** Position of the last event replayed. */
+  position: bigint;
+  /** Seconds since the replay started. */
+  seconds: number;
+  /** Average replay rate so far. */
+  eventsPerSecond: number;
+}
+
+export interface RebuildOptions {
+  /** Called about every `progressIntervalMs` (default 1 s) while replaying; the final figures are the return value. */
+  onProgress?: (progress: RebuildProgress) => void;
+  progressIntervalMs?: number;
+}
+
+/**
+ * Empties the read models and replays the whole log through the projections, strictly in `$all` order, each event
+ * with its checkpoint in one read-model transaction (as the live projector does, so the result is the live result).
+ */
+export async function rebuild(store: EventStore, readModel: ReadModel, options: RebuildOptions = {}): Promise<RebuildProgress> {
+  const interval = options.progressIntervalMs ?? 1000;
   await readModel.reset();
   const projector = new Projector(store, readModel, readModelProjection);
-  let count = 0;
+  const started = performance.now();
+  let lastReport = started;
+  let events = 0;
+  let position = 0n;
+  const progress = (): RebuildProgress => {
+    const seconds = (performance.now() - started) / 1000;
+    return { events, position, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0 };
+  };
   for await (const event of store.readAll()) {
     await projector.applyEvent(event);
-    if (++count % 1000 === 0) onProgress?.(count);
+    events++;
+    position = event.position;
+    if (options.onProgress && performance.now() - lastReport >= interval) {
+      lastReport = performance.now();
+      options.onProgress(progress());
+    }
   }
-  return count;
+  return progress();
 }

@@ -6,6 +6,8 @@ import type { Express } from 'express';
 import { loadConfig, type Config } from '../../src/config';
 import { bootstrap, type Runtime } from '../../src/bootstrap';
 import { createApp } from '../../src/http/app';
+import { apiResources } from '../../src/http/resources';
+import type { Resource } from '../../src/http/routeTable';
 
 export interface TestUser {
   _id: string;
@@ -23,12 +25,19 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  /** Test-only resources mounted after the real ones (to exercise conventions no real route shows). */
+  resources?: Resource[];
+  /** Reuse this DATA_DIR (e.g. to restart on the same data); it is then left in place by close(). */
+  dataDir?: string;
+}
+
 /** A fresh service on a throwaway DATA_DIR, driven in-process through supertest. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-test-'));
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-test-'));
   const config: Config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, ...env }) };
   const runtime = await bootstrap(config);
-  const app = createApp(runtime.services);
+  const app = createApp(runtime.services, [...apiResources, ...(options.resources ?? [])]);
   return {
     app,
     runtime,
@@ -43,7 +52,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     },
     async close() {
       await runtime.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,7 +1,142 @@
 import type { Resource } from '../routeTable';
+import { route } from '../routeTable';
+import { pagingOf, pagingParams, param } from '../params';
+import type { Services } from '../../services';
+import type { ApiKeyDoc } from '../../ports/readModel';
+import { AccessDeniedError, RestError } from '../../domain/errors';
+import { accessDeniedMessage, type Level, type Viewer } from '../../domain/access';
+import { isObjectId } from '../../domain/ids';
+import { loadParent } from '../../queries/loaders';
+import { createApiKey, deleteApiKey, tokenFromApiKey, updateApiKey } from '../../commands/apiKeyCommands';
+
+/** Filtered API key (Girder exposes these fields at READ; only the owner and site admins ever see a key). */
+function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
+  return {
+    _id: key._id, _modelType: 'api_key', _accessLevel: 2, name: key.name, key: key.key, scope: key.scope,
+    tokenDuration: key.tokenDuration, active: key.active, created: key.created, lastUse: key.lastUse, userId: key.userId,
+  };
+}
+
+/** A key's ACL gives its owner ADMIN and nobody else anything; site admins pass every check. */
+async function loadApiKey(services: Services, id: string, viewer: Viewer | null, level: Level): Promise<ApiKeyDoc> {
+  const key = isObjectId(id) ? await services.readModel.apiKeys.get(id) : null;
+  if (!key) throw new RestError(`Invalid api_key id (${id}).`);
+  if (!viewer || (!viewer.admin && viewer.id !== key.userId)) throw new AccessDeniedError(accessDeniedMessage(level, 'api_key', id, viewer));
+  return key;
+}
+
+/** Re-reads a key after a write (a concurrent delete may have removed it since). */
+async function reloadApiKey(services: Services, id: string): Promise<Record<string, unknown>> {
+  const key = await services.readModel.apiKeys.get(id);
+  if (!key) throw new RestError(`Invalid api_key id (${id}).`);
+  return apiKeyView(key);
+}
+
+async function ownerIsAdmin(services: Services, userId: string): Promise<boolean> {
+  return (await services.readModel.users.get(userId))?.admin === true;
+}
+
+const scopeParam = () => param.json<'scope', unknown[]>('scope', { shape: 'array', description: 'JSON list of scopes for this key.' });
 
 export const apiKeyResource: Resource = {
   name: 'api_key',
   description: 'API keys for scoped, long-lived access.',
-  routes: [],
+  routes: [
+    route({
+      method: 'GET',
+      path: '',
+      summary: 'List API keys for a given user.',
+      access: 'user',
+      params: [param.string('userId', { description: 'ID of the user whose keys to list.' }), ...pagingParams('name')],
+      async handler({ params, services, principal, setTotalCount }) {
+        const me = principal.user!;
+        let userId = me._id;
+        if (params.userId !== undefined && params.userId !== me._id) {
+          if (!me.admin) throw new AccessDeniedError('Administrator access required.');
+          userId = (await loadParent(services, 'user', params.userId, principal.viewer, 0)).doc._id;
+        }
+        const page = await services.readModel.apiKeys.listForUser(userId, pagingOf(params));
+        setTotalCount(page.total);
+        return page.rows.map(apiKeyView);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '',
+      summary: 'Create a new API key.',
+      access: 'user',
+      params: [
+        param.string('name', { default: '', strip: true, description: 'Name for the API key.' }),
+        scopeParam(),
+        param.int('tokenDuration', { description: 'Max number of days tokens created with this key will last.' }),
+        param.flag('active', true, { description: 'Whether the key is currently active.' }),
+      ],
+      async handler({ params, services, principal, meta }) {
+        const me = principal.user!;
+        const id = await createApiKey(
+          services.commands,
+          { userId: me._id, ownerIsAdmin: me.admin, name: params.name ?? '', scope: params.scope ?? null, tokenDuration: params.tokenDuration ?? null, active: params.active },
+          meta,
+        );
+        return reloadApiKey(services, id);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: 'token',
+      summary: 'Create a token from an API key.',
+      access: 'public',
+      params: [
+        param.requiredString('key', { strip: true, description: 'The API key.' }),
+        param.int('duration', { description: 'Number of days that the token should last.' }),
+      ],
+      async handler({ params, services, meta }) {
+        const key = await services.readModel.apiKeys.getByKey(params.key);
+        const token = await tokenFromApiKey(
+          services.commands,
+          { apiKeyId: key?._id ?? null, days: params.duration, defaultDays: services.config.tokenLifetimeDays },
+          meta,
+        );
+        // Like a login, without the full user document: the key may not allow reading user information.
+        return { user: { _id: token.userId }, authToken: { token: token.token, expires: token.expires, scope: token.scope } };
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: ':id',
+      summary: 'Update an API key.',
+      access: 'user',
+      params: [
+        param.string('name', { strip: true, description: 'Name for the key.' }),
+        scopeParam(),
+        param.int('tokenDuration', { description: 'Max number of days tokens created with this key will last.' }),
+        param.bool('active', { description: 'Whether the key is currently active.' }),
+      ],
+      async handler({ path, params, services, principal, meta }) {
+        const key = await loadApiKey(services, path.id, principal.viewer, 1);
+        await updateApiKey(
+          services.commands,
+          key._id,
+          {
+            ownerIsAdmin: await ownerIsAdmin(services, key.userId),
+            changes: { name: params.name, scope: params.scope, tokenDuration: params.tokenDuration, active: params.active },
+          },
+          meta,
+        );
+        return reloadApiKey(services, key._id);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: ':id',
+      summary: 'Delete an API key.',
+      access: 'user',
+      params: [],
+      async handler({ path, services, principal, meta }) {
+        const key = await loadApiKey(services, path.id, principal.viewer, 2);
+        await deleteApiKey(services.commands, key._id, meta);
+        return { message: `Deleted API key ${key.name}.` };
+      },
+    }),
+  ],
 };

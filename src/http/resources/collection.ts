@@ -1,7 +1,149 @@
 import type { Resource } from '../routeTable';
+import { Scope, route } from '../routeTable';
+import { pagingOf, pagingParams, param } from '../params';
+import type { Services } from '../../services';
+import type { CollectionDoc } from '../../ports/readModel';
+import type { AccessList } from '../../domain/access';
+import { RestError } from '../../domain/errors';
+import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
+import { loadModel } from '../../queries/loaders';
+import { collectionView } from '../../queries/views';
+import { createCollection, deleteCollection, setCollectionAccess, updateCollection } from '../../commands/collectionCommands';
+
+export interface FullAccessListView {
+  users: { id: string; level: number; flags: string[]; login: string; name: string }[];
+  groups: { id: string; level: number; flags: string[]; name: string; description: string }[];
+}
+
+/**
+ * Girder's getFullAccessList: user entries gain `login` and `name` (`<first> <last>`); entries whose principal does
+ * not exist are left out. There is no groups read model, so no group entry resolves: like Girder with a deleted
+ * group, they are left out.
+ */
+async function fullAccessList(services: Services, access: AccessList): Promise<FullAccessListView> {
+  const users: FullAccessListView['users'] = [];
+  for (const entry of access.users) {
+    const user = await services.readModel.users.get(entry.id);
+    if (user) users.push({ id: entry.id, level: entry.level, flags: entry.flags, login: user.login, name: `${user.firstName} ${user.lastName}` });
+  }
+  return { users, groups: [] };
+}
+
+/** Re-reads a collection after a write (a concurrent delete may have removed it since). */
+async function reload(services: Services, id: string): Promise<CollectionDoc> {
+  const doc = await services.readModel.collections.get(id);
+  if (!doc) throw new RestError(`Invalid collection id (${id}).`);
+  return doc;
+}
 
 export const collectionResource: Resource = {
   name: 'collection',
   description: 'Collections: top-level containers of folders.',
-  routes: [],
+  routes: [
+    route({
+      method: 'GET',
+      path: '',
+      summary: 'List or search for collections.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [param.string('text', { description: 'Pass this to perform a text search for collections.' }), ...pagingParams('name')],
+      async handler({ params, services, principal, setTotalCount }) {
+        const page = await services.readModel.collections.list({ viewer: principal.viewer, text: params.text, paging: pagingOf(params) });
+        setTotalCount(page.total);
+        return page.rows.map((c) => collectionView(c, principal.viewer));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '',
+      summary: 'Create a new collection (site administrators only).',
+      access: 'admin',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.requiredString('name', { strip: true, description: 'Name for the collection. Must be unique.' }),
+        param.string('description', { default: '', strip: true, description: 'Collection description.' }),
+        param.flag('public', false, { description: 'Whether the collection should be publicly visible.' }),
+      ],
+      async handler({ params, services, principal, meta }) {
+        const id = await createCollection(
+          services.commands,
+          { name: params.name, description: params.description ?? '', public: params.public, creatorId: principal.user!._id },
+          meta,
+        );
+        return collectionView(await reload(services, id), principal.viewer);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id',
+      summary: 'Get a collection by ID.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [],
+      async handler({ path, services, principal }) {
+        return collectionView(await loadModel(services, 'collection', path.id, principal.viewer, 0), principal.viewer);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: ':id',
+      summary: 'Edit a collection by ID.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.string('name', { strip: true, description: 'Unique name for the collection.' }),
+        param.string('description', { strip: true, description: 'Collection description.' }),
+      ],
+      async handler({ path, params, services, principal, meta }) {
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 1);
+        await updateCollection(services.commands, collection._id, { name: params.name, description: params.description }, meta);
+        return collectionView(await reload(services, collection._id), principal.viewer);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: ':id',
+      summary: 'Delete a collection by ID.',
+      access: 'user',
+      scope: [Scope.DATA_OWN],
+      params: [],
+      async handler({ path, services, principal, meta }) {
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 2);
+        await deleteCollection(services.commands, collection._id, meta);
+        return { message: `Deleted collection ${collection.name}.` };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/access',
+      summary: 'Get the access control list for a collection.',
+      access: 'user',
+      scope: [Scope.DATA_OWN],
+      params: [],
+      async handler({ path, services, principal }) {
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 2);
+        return fullAccessList(services, collection.access);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: ':id/access',
+      summary: 'Set the access control list for a collection.',
+      access: 'user',
+      scope: [Scope.DATA_OWN],
+      params: [
+        param.json('access', { shape: 'object', required: true, description: 'The access control list as JSON.' }),
+        param.json('publicFlags', { shape: 'array', description: 'List of public access flags to set on the collection.' }),
+        param.bool('public', { description: 'Whether the collection should be publicly visible.' }),
+      ],
+      async handler({ path, params, services, principal, meta }) {
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 2);
+        const access = parseAccessList(params.access);
+        const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
+        await setCollectionAccess(services.commands, collection._id, { access, public: params.public, publicFlags }, meta);
+        const updated = await reload(services, collection._id);
+        return { ...collectionView(updated, principal.viewer), access: updated.access };
+      },
+    }),
+  ],
 };

@@ -1,3 +1,73 @@
 import type { RouteDef, AnyParams } from '../routeTable';
+import { Scope, route } from '../routeTable';
+import { pagingOf, pagingParams, param } from '../params';
+import { findFolders, folderAccessList, folderDetails, folderRootPath, getFolder } from '../../queries/folderQueries';
 
-export const folderReadRoutes: RouteDef<AnyParams>[] = [];
+const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
+
+/** The folder routes that only read: listing and search, one folder, its details, root path and access list. */
+export const folderReadRoutes: RouteDef<AnyParams>[] = [
+  route({
+    method: 'GET',
+    path: '',
+    summary: 'Search for folders by certain properties.',
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    params: [
+      param.enum('parentType', PARENT_TYPES, { description: "Type of the folder's parent" }),
+      param.string('parentId', { description: "The ID of the folder's parent." }),
+      param.string('text', { description: 'Pass to perform a text search.' }),
+      param.string('name', {
+        description: 'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
+      }),
+      ...pagingParams('lowerName'),
+    ],
+    async handler({ params, services, principal, setTotalCount }) {
+      const page = await findFolders(services, principal.viewer, {
+        parentType: params.parentType,
+        parentId: params.parentId,
+        text: params.text,
+        name: params.name,
+        paging: pagingOf(params),
+      });
+      setTotalCount(page.total);
+      return page.rows;
+    },
+  }),
+  route({
+    method: 'GET',
+    path: ':id',
+    summary: 'Get a folder by ID.',
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    params: [],
+    handler: ({ path, services, principal }) => getFolder(services, principal.viewer, path.id),
+  }),
+  route({
+    method: 'GET',
+    path: ':id/details',
+    summary: 'Get detailed information about a folder.',
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    params: [],
+    handler: ({ path, services, principal }) => folderDetails(services, principal.viewer, path.id),
+  }),
+  route({
+    method: 'GET',
+    path: ':id/rootpath',
+    summary: "Get the path to the root of the folder's hierarchy.",
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    params: [],
+    handler: ({ path, services, principal }) => folderRootPath(services, principal.viewer, path.id),
+  }),
+  route({
+    method: 'GET',
+    path: ':id/access',
+    summary: 'Get the access control list for a folder.',
+    access: 'user',
+    scope: [Scope.DATA_OWN],
+    params: [],
+    handler: ({ path, services, principal }) => folderAccessList(services, principal.viewer, path.id),
+  }),
+];

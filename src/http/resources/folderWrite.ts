@@ -1,3 +1,156 @@
 import type { RouteDef, AnyParams } from '../routeTable';
+import { Scope, route } from '../routeTable';
+import { param } from '../params';
+import type { Services } from '../../services';
+import type { Viewer } from '../../domain/access';
+import type { FolderDoc } from '../../ports/readModel';
+import { RestError } from '../../domain/errors';
+import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
+import { parseStringList, type Metadata } from '../../domain/metadata';
+import { createFolder, deleteFolderMetadata, setFolderAccess, setFolderMetadata, updateFolder } from '../../commands/folderCommands';
+import { loadModel, loadParent } from '../../queries/loaders';
+import { folderView } from '../../queries/views';
 
-export const folderWriteRoutes: RouteDef<AnyParams>[] = [];
+const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
+const WRITE = 1;
+const ADMIN = 2;
+
+/**
+ * The folder as the read model now shows it (the command waited for the projection), filtered for the caller. Not
+ * re-checked: Girder answers with the saved document even when the change took the caller's own access away.
+ */
+async function currentView(services: Services, id: string, viewer: Viewer | null, extra: (doc: FolderDoc) => Record<string, unknown> = () => ({})) {
+  const doc = await services.readModel.folders.get(id);
+  if (!doc) throw new RestError(`Invalid folder id (${id}).`);
+  return folderView(doc, viewer, extra(doc));
+}
+
+/**
+ * The folder routes that write: create, update/move, metadata and access. Each loads at the level the reference
+ * states, runs a command (src/commands/folderCommands.ts) and answers with the folder view.
+ */
+export const folderWriteRoutes: RouteDef<AnyParams>[] = [
+  route({
+    method: 'POST',
+    path: '',
+    summary: 'Create a new folder.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [
+      param.enum('parentType', PARENT_TYPES, { default: 'folder' as const, description: "Type of the folder's parent" }),
+      param.requiredString('parentId', { description: "The ID of the folder's parent." }),
+      param.requiredString('name', { strip: true, description: 'Name of the folder.' }),
+      param.string('description', { default: '', strip: true, description: 'Description for the folder.' }),
+      param.flag('reuseExisting', false, { description: 'Return existing folder if it exists rather than creating a new one.' }),
+      param.bool('public', {
+        description: 'Whether the folder should be publicly visible. By default, inherits the value from parent folder, or in the case of user or collection parentType, defaults to False.',
+      }),
+      param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
+    ],
+    async handler({ params, services, principal, meta }) {
+      const parent = await loadParent(services, params.parentType ?? 'folder', params.parentId, principal.viewer, WRITE);
+      const id = await createFolder(
+        services,
+        {
+          parent, name: params.name, description: params.description ?? '', reuseExisting: params.reuseExisting,
+          ...(params.public !== undefined ? { public: params.public } : {}),
+          ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
+          creatorId: principal.user!._id,
+        },
+        meta,
+      );
+      // A reused folder is returned without an access check on it (Girder's findOne).
+      return currentView(services, id, principal.viewer);
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: ':id',
+    summary: 'Update a folder or move it into a new parent.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [
+      param.string('name', { strip: true, description: 'Name of the folder.' }),
+      param.string('description', { strip: true, description: 'Description for the folder.' }),
+      param.enum('parentType', PARENT_TYPES, { strip: true, description: "Type of the folder's parent" }),
+      param.string('parentId', { description: 'Parent ID for the new parent of this folder.' }),
+      param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
+    ],
+    async handler({ params, path, services, principal, meta }) {
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      await updateFolder(
+        services,
+        {
+          folderId: folder._id,
+          viewer: principal.viewer,
+          ...(params.name !== undefined ? { name: params.name } : {}),
+          ...(params.description !== undefined ? { description: params.description } : {}),
+          ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
+          ...(params.parentType && params.parentId ? { move: { parentType: params.parentType, parentId: params.parentId } } : {}),
+        },
+        meta,
+      );
+      return currentView(services, folder._id, principal.viewer);
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: ':id/metadata',
+    summary: 'Set metadata fields on a folder.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [
+      param.jsonBody('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
+      param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
+    ],
+    async handler({ params, path, services, principal, meta }) {
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      await setFolderMetadata(services, folder._id, params.metadata as Metadata, params.allowNull, meta);
+      return currentView(services, folder._id, principal.viewer);
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: ':id/metadata',
+    summary: 'Delete metadata fields on a folder.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [
+      param.jsonBody('fields', {
+        description: 'A JSON list containing the metadata fields to delete',
+        validate: (value) => parseStringList('fields', value),
+      }),
+    ],
+    async handler({ params, path, services, principal, meta }) {
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      await deleteFolderMetadata(services, folder._id, params.fields as string[], meta);
+      return currentView(services, folder._id, principal.viewer);
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: ':id/access',
+    summary: 'Update the access control list for a folder.',
+    access: 'user',
+    scope: [Scope.DATA_OWN],
+    params: [
+      param.json('access', { shape: 'object', required: true, description: 'The JSON-encoded access control list.' }),
+      param.json('publicFlags', { shape: 'array', description: 'JSON list of public access flags.' }),
+      param.bool('public', { description: 'Whether the folder should be publicly visible.' }),
+      param.flag('recurse', false, { description: 'Whether the policies should be applied to all subfolders under this folder as well.' }),
+      param.flag('progress', false, { description: 'If recurse is set to True, this controls whether progress notifications will be sent.' }),
+    ],
+    async handler({ params, path, services, principal, meta }) {
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, ADMIN);
+      const access = parseAccessList(params.access);
+      const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
+      await setFolderAccess(
+        services,
+        folder._id,
+        { access, ...(params.public !== undefined ? { public: params.public } : {}), ...(publicFlags !== undefined ? { publicFlags } : {}) },
+        meta,
+      );
+      return currentView(services, folder._id, principal.viewer, (doc) => ({ access: doc.access }));
+    },
+  }),
+];

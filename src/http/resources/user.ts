@@ -1,5 +1,5 @@
 import type { Resource } from '../routeTable';
-import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { Scope, route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { isObjectId } from '../../domain/ids';
@@ -7,16 +7,29 @@ import { hasAccess } from '../../domain/access';
 import { registerUser, issueToken, revokeToken } from '../../commands/userCommands';
 import { verifyPassword } from '../../commands/password';
 import { userView } from '../../queries/views';
-import { viewerOf } from '../auth';
+import { presentedToken, viewerOf } from '../auth';
 import { setTokenCookie, clearTokenCookie } from '../cookies';
 
-/** Decodes `Authorization: Basic …` (fallback `Girder-Authorization`) with Girder's messages. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Decodes `Authorization: Basic …` (fallback `Girder-Authorization`) as Girder does with Python's `b64decode` and
+ * a strict UTF-8 decode: characters outside the base64 alphabet are skipped, wrong padding or bytes that are not
+ * UTF-8 make the header invalid, and the credentials split on the first colon.
+ */
 function basicCredentials(header: string | undefined): { login: string; password: string } {
   if (!header || !header.startsWith('Basic ')) throw new RestError('Use HTTP Basic Authentication', 401);
-  const encoded = header.slice('Basic '.length).trim();
-  const decoded = /^[A-Za-z0-9+/]*={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64').toString('utf8') : '';
-  const colon = decoded.indexOf(':');
-  if (colon < 0) throw new RestError('Invalid HTTP Authorization header', 401);
+  const encoded = header.slice('Basic '.length).replace(/[^A-Za-z0-9+/=]/g, '');
+  let decoded: string | null = null;
+  if (BASE64.test(encoded) && encoded.length % 4 === 0) {
+    try {
+      decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(encoded, 'base64'));
+    } catch {
+      decoded = null;
+    }
+  }
+  const colon = decoded === null ? -1 : decoded.indexOf(':');
+  if (decoded === null || colon < 0) throw new RestError('Invalid HTTP Authorization header', 401);
   return { login: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
@@ -38,18 +51,20 @@ export const userResource: Resource = {
       summary: 'Log in to the system (HTTP Basic) and receive a token.',
       access: 'public',
       params: [],
-      async handler({ req, res, services, principal, meta }) {
+      async handler({ req, res, services, principal, meta, rawParams }) {
         if (principal.user && principal.token) {
+          // Already logged in with a valid token: that token is returned as is, no new one and no cookie.
           return {
             user: userView(principal.user, principal.viewer),
-            authToken: { token: req.get('Service-Token') || req.get('Girder-Token') || '', expires: principal.token.expires, scope: principal.token.scope },
+            authToken: { token: presentedToken(req, rawParams, false), expires: principal.token.expires, scope: principal.token.scope },
+            message: 'Login succeeded.',
           };
         }
-        const { login, password } = basicCredentials(req.get('Authorization') ?? req.get('Girder-Authorization'));
+        const { login, password } = basicCredentials(req.get('Authorization') || req.get('Girder-Authorization'));
         const name = login.toLowerCase().trim();
         const user = name.includes('@') ? await services.readModel.users.getByEmail(name) : await services.readModel.users.getByLogin(name);
         if (!user || !(await verifyPassword(password, user.passwordHash))) throw new AccessDeniedError('Login failed.');
-        if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.');
+        if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.', 'disabled');
         const token = await issueToken(services.commands, { userId: user._id, days: services.config.tokenLifetimeDays }, { ...meta, userId: user._id });
         setTokenCookie(res, token.token, token.expires, req.secure);
         return {
@@ -63,7 +78,7 @@ export const userResource: Resource = {
       method: 'DELETE',
       path: 'authentication',
       summary: 'Log out of the system (revokes the current token).',
-      access: 'public',
+      access: 'user',
       params: [],
       async handler({ res, services, principal, meta }) {
         if (principal.token) await revokeToken(services.commands, principal.token.hash, meta);
@@ -120,7 +135,8 @@ export const userResource: Resource = {
           meta,
         );
         const user = (await services.readModel.users.get(userId))!;
-        const view = userView(user, viewerOf(user));
+        // Filtered for the caller, as Girder's filtermodel; an anonymous registrant becomes the caller (self view).
+        const view = userView(user, principal.user ? principal.viewer : viewerOf(user));
         if (!principal.user) {
           const token = await issueToken(services.commands, { userId, days: services.config.tokenLifetimeDays }, { ...meta, userId });
           setTokenCookie(res, token.token, token.expires, req.secure);
@@ -131,4 +147,3 @@ export const userResource: Resource = {
     }),
   ],
 };
-void RESPONSE_SENT;

@@ -5,6 +5,7 @@ import type {
 import type { Paging } from '../../../http/params';
 import { pagingSql } from './sqlHelpers';
 import { AclRows } from './aclRows';
+import { addUserSize } from './sizes';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_users (
@@ -56,6 +57,10 @@ export class SqliteUsers implements UserQueries, UserWrites {
       .prepare('INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.login, doc.email.toLowerCase(), `${doc.lastName} ${doc.firstName}`.toLowerCase(), doc.created, JSON.stringify(doc));
     this.acl.replace(doc._id, doc.access);
+  }
+  /** Adds `delta` to the user's recursive size (files under the user's folders). */
+  addSize(id: string, delta: number): void {
+    addUserSize(this.db, id, delta);
   }
 }
 

@@ -4,6 +4,7 @@ import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../http/params';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
+import { addCollectionSize } from './sizes';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_collections (
@@ -54,9 +55,18 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
     this.db.prepare('INSERT INTO rm_collections_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
     this.acl.replace(doc._id, doc.access);
   }
+  update(id: string, fields: Partial<Omit<CollectionDoc, '_id'>>): void {
+    const row = this.db.prepare('SELECT doc FROM rm_collections WHERE id = ?').get(id) as { doc: string } | undefined;
+    if (!row) throw new Error(`Projection: collection ${id} is not in the read model.`);
+    this.put({ ...(JSON.parse(row.doc) as CollectionDoc), ...fields, _id: id });
+  }
   delete(id: string): void {
     this.db.prepare('DELETE FROM rm_collections WHERE id = ?').run(id);
     this.db.prepare('DELETE FROM rm_collections_fts WHERE id = ?').run(id);
     this.acl.remove(id);
+  }
+  /** Adds `delta` to the collection's recursive size (files under its folders). */
+  addSize(id: string, delta: number): void {
+    addCollectionSize(this.db, id, delta);
   }
 }

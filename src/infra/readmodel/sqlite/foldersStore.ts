@@ -4,6 +4,7 @@ import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../http/params';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
+import { addFolderSize, followFolderMove } from './sizes';
 
 /**
  * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; ancestry is a
@@ -28,6 +29,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS rm_folders_fts USING fts5(id UNINDEXED, name,
 const COLUMNS = {
   lowerName: 'lower_name', name: 'name', created: 'created', updated: 'updated', size: 'size', _id: 'id',
   parentId: 'parent_id', parentCollection: 'parent_type', baseParentId: 'base_parent_id', public: 'public',
+  baseParentType: 'base_parent_type',
 };
 
 interface FolderRow {
@@ -117,6 +119,20 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     ).n;
   }
 
+  /** Items directly in the folder: rows of `rm_items` with that `folder_id`, or 0 while no items table exists. */
+  async childNamed(parentType: ParentType, parentId: string, name: string) {
+    const row = this.db.prepare(`${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(parentId, parentType, name) as
+      | FolderRow
+      | undefined;
+    return row ? toDoc(row) : null;
+  }
+
+  async itemCount(folderId: string) {
+    const hasItems = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_items'").get();
+    if (!hasItems) return 0;
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
+  }
+
   async ancestorIds(id: string) {
     const rows = this.db
       .prepare('SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = ? ORDER BY depth DESC')
@@ -183,6 +199,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   move(id: string, parentType: ParentType, parentId: string, updated: string): void {
     const subtree = `SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id`;
+    const previousBase = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(id) as
+      | { type: RootType; id: string }
+      | undefined;
     // Forget every ancestor above the moved folder, for the folder and its whole subtree…
     this.db
       .prepare(
@@ -213,6 +232,13 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     this.db
       .prepare(`UPDATE rm_folders SET base_parent_type = @type, base_parent_id = @base WHERE id IN (${subtree})`)
       .run({ id, type: base.type, base: base.id });
+    // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
+    followFolderMove(this.db, subtree, id, previousBase, base);
+  }
+
+  /** Adds `delta` to the folder's size (items directly in it). */
+  addSize(id: string, delta: number): void {
+    addFolderSize(this.db, id, delta);
   }
 
   delete(id: string): void {
@@ -220,5 +246,13 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     this.db.prepare('DELETE FROM rm_folders_fts WHERE id = ?').run(id);
     this.db.prepare('DELETE FROM rm_folder_ancestors WHERE folder_id = ? OR ancestor_id = ?').run(id, id);
     this.acl.remove(id);
+  }
+
+  deleteUnderRoot(rootId: string): void {
+    const under = 'SELECT id FROM rm_folders WHERE base_parent_id = ?';
+    this.db.prepare(`DELETE FROM rm_acl WHERE resource_id IN (${under})`).run(rootId);
+    this.db.prepare(`DELETE FROM rm_folder_ancestors WHERE folder_id IN (${under})`).run(rootId);
+    this.db.prepare(`DELETE FROM rm_folders_fts WHERE id IN (${under})`).run(rootId);
+    this.db.prepare('DELETE FROM rm_folders WHERE base_parent_id = ?').run(rootId);
   }
 }

@@ -3,6 +3,7 @@ import type { ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
 import { SqliteFolders } from './foldersStore';
+import { SqliteFiles, SqliteItems } from './itemsStore';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -15,6 +16,8 @@ export class SqliteReadModel implements ReadModel {
   readonly apiKeys: SqliteApiKeys;
   readonly collections: SqliteCollections;
   readonly folders: SqliteFolders;
+  readonly items: SqliteItems;
+  readonly files: SqliteFiles;
   private readonly tx: ReadModelTx;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -24,7 +27,12 @@ export class SqliteReadModel implements ReadModel {
     this.apiKeys = new SqliteApiKeys(db);
     this.collections = new SqliteCollections(db);
     this.folders = new SqliteFolders(db);
-    this.tx = { users: this.users, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders };
+    this.items = new SqliteItems(db, { folders: this.folders, users: this.users, collections: this.collections });
+    this.files = new SqliteFiles(db);
+    this.tx = {
+      users: this.users, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
+      items: this.items, files: this.files,
+    };
   }
 
   async checkpoint(projection: string): Promise<bigint> {

@@ -1,0 +1,74 @@
+import type { CommandRunner } from './commandContext';
+import { toNewEvents } from './commandContext';
+import type { RequestMeta } from './requestMeta';
+import { apiKeyDecider, apiKeyStream, type ApiKeyCommand, type KeyChanges } from '../domain/apiKey';
+import { ValidationError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { girderTime } from '../domain/time';
+import { generateToken } from './password';
+import { prepareToken } from './userCommands';
+
+/** Loads a key's stream, decides, and appends the result with the stream's expected revision. */
+async function runOnKey(commands: CommandRunner, apiKeyId: string, command: () => ApiKeyCommand, meta: RequestMeta): Promise<void> {
+  await commands.run(async () => {
+    const stream = await commands.load(apiKeyStream(apiKeyId), apiKeyDecider);
+    const events = apiKeyDecider.decide(command(), stream.state);
+    return { appends: [{ streamId: apiKeyStream(apiKeyId), expectedState: stream.expected, events: toNewEvents(events, meta) }], result: undefined };
+  });
+}
+
+export async function createApiKey(
+  commands: CommandRunner,
+  input: { userId: string; ownerIsAdmin: boolean; name: string; scope: unknown[] | null; tokenDuration: number | null; active: boolean },
+  meta: RequestMeta,
+): Promise<string> {
+  const apiKeyId = newId();
+  const key = generateToken(40);
+  const created = girderTime();
+  await runOnKey(commands, apiKeyId, () => ({ type: 'CreateApiKey', apiKeyId, key, created, ...input }), meta);
+  return apiKeyId;
+}
+
+export async function updateApiKey(
+  commands: CommandRunner,
+  apiKeyId: string,
+  input: { ownerIsAdmin: boolean; changes: KeyChanges },
+  meta: RequestMeta,
+): Promise<void> {
+  await runOnKey(commands, apiKeyId, () => ({ type: 'UpdateApiKey', ...input }), meta);
+}
+
+/** Deletes a key; the projection also drops every token it issued. */
+export async function deleteApiKey(commands: CommandRunner, apiKeyId: string, meta: RequestMeta): Promise<void> {
+  await runOnKey(commands, apiKeyId, () => ({ type: 'DeleteApiKey' }), meta);
+}
+
+/**
+ * Issues a token from an API key (Girder's ApiKey.createToken): the lifetime is the requested number of days capped
+ * by the key's `tokenDuration` (or the login token lifetime), the scope is the key's. Marking the key used and
+ * issuing the token are one append guarded by the key's revision, so a key deactivated or deleted meanwhile issues
+ * nothing.
+ */
+export async function tokenFromApiKey(
+  commands: CommandRunner,
+  input: { apiKeyId: string | null; days: number | undefined; defaultDays: number },
+  meta: RequestMeta,
+): Promise<{ userId: string; token: string; expires: string; scope: string[] }> {
+  const { apiKeyId } = input;
+  if (!apiKeyId) throw new ValidationError('Invalid API key.');
+  return commands.run(async () => {
+    const stream = await commands.load(apiKeyStream(apiKeyId), apiKeyDecider);
+    const at = girderTime();
+    const events = apiKeyDecider.decide({ type: 'UseApiKey', at }, stream.state);
+    if (stream.state.status !== 'active') throw new ValidationError('Invalid API key.');
+    const key = stream.state.key;
+    const cap = key.tokenDuration || input.defaultDays;
+    const days = Math.min(input.days || cap, cap);
+    const eventMeta = { ...meta, userId: meta.userId ?? key.userId };
+    const token = prepareToken({ userId: key.userId, scope: key.scope, days, apiKeyId }, eventMeta);
+    return {
+      appends: [{ streamId: apiKeyStream(apiKeyId), expectedState: stream.expected, events: toNewEvents(events, eventMeta) }, token.append],
+      result: { userId: key.userId, token: token.token, expires: token.expires, scope: token.scope },
+    };
+  });
+}

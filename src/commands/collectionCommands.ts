@@ -1,0 +1,110 @@
+import type { StreamAppend } from '../ports/eventStore';
+import type { CommandRunner } from './commandContext';
+import { toNewEvents } from './commandContext';
+import type { RequestMeta } from './requestMeta';
+import type { AccessList } from '../domain/access';
+import { collectionDecider, collectionStream, type CollectionCommand } from '../domain/collection';
+import { claim, collectionNameStream, release, reservationDecider } from '../domain/uniqueName';
+import { RestError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { girderTime } from '../domain/time';
+
+const invalidId = (id: string) => new RestError(`Invalid collection id (${id}).`);
+
+/**
+ * Creates a collection. Its name is claimed on the `collectionname-<hash>` reservation stream in the same atomic
+ * append as the CollectionCreated event, so concurrent creations with one name yield exactly one collection.
+ */
+export async function createCollection(
+  commands: CommandRunner,
+  input: { name: string; description: string; public: boolean; creatorId: string | null },
+  meta: RequestMeta,
+): Promise<string> {
+  const collectionId = newId();
+  const created = girderTime();
+  const name = input.name.trim();
+  return commands.run(async () => {
+    const reservation = await commands.load(collectionNameStream(name), reservationDecider);
+    const events = collectionDecider.decide(
+      { type: 'CreateCollection', collectionId, ...input, created, nameOwner: reservation.state.owner?.id ?? null },
+      collectionDecider.initialState(),
+    );
+    return {
+      appends: [
+        { streamId: collectionStream(collectionId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
+        { streamId: collectionNameStream(name), expectedState: reservation.expected, events: toNewEvents([claim(name, 'collection', collectionId)], meta) },
+      ],
+      result: collectionId,
+    };
+  });
+}
+
+/** Renames and/or re-describes a collection; a rename claims the new name and releases the old one atomically. */
+export async function updateCollection(
+  commands: CommandRunner,
+  collectionId: string,
+  input: { name?: string; description?: string },
+  meta: RequestMeta,
+): Promise<void> {
+  await commands.run(async () => {
+    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
+    if (stream.state.status !== 'active') throw invalidId(collectionId);
+    const oldName = stream.state.name;
+    const newName = input.name?.trim();
+    const renamed = newName !== undefined && newName !== oldName;
+    const reservation = renamed ? await commands.load(collectionNameStream(newName), reservationDecider) : null;
+    const command: CollectionCommand = {
+      type: 'UpdateCollection', ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null,
+    };
+    const events = collectionDecider.decide(command, stream.state);
+    const appends: StreamAppend[] = [
+      { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
+    ];
+    if (renamed && reservation) {
+      const previous = await commands.load(collectionNameStream(oldName), reservationDecider);
+      appends.push(
+        { streamId: collectionNameStream(newName), expectedState: reservation.expected, events: toNewEvents([claim(newName, 'collection', collectionId)], meta) },
+        { streamId: collectionNameStream(oldName), expectedState: previous.expected, events: toNewEvents([release(collectionId)], meta) },
+      );
+    }
+    return { appends, result: undefined };
+  });
+}
+
+/** Replaces the ACL (and optionally `public` and `publicFlags`) of a collection. */
+export async function setCollectionAccess(
+  commands: CommandRunner,
+  collectionId: string,
+  input: { access: AccessList; public?: boolean; publicFlags?: string[] },
+  meta: RequestMeta,
+): Promise<void> {
+  await commands.run(async () => {
+    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
+    if (stream.state.status !== 'active') throw invalidId(collectionId);
+    const events = collectionDecider.decide({ type: 'SetCollectionAccess', ...input }, stream.state);
+    return {
+      appends: [{ streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
+      result: undefined,
+    };
+  });
+}
+
+/**
+ * Deletes a collection and releases its name. The read model also drops the folders rooted in it; their own
+ * streams do not record the deletion yet (subtree operations are a later issue).
+ */
+export async function deleteCollection(commands: CommandRunner, collectionId: string, meta: RequestMeta): Promise<void> {
+  await commands.run(async () => {
+    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
+    if (stream.state.status !== 'active') throw invalidId(collectionId);
+    const events = collectionDecider.decide({ type: 'DeleteCollection' }, stream.state);
+    const name = await commands.load(collectionNameStream(stream.state.name), reservationDecider);
+    return {
+      appends: [
+        { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
+        { streamId: collectionNameStream(stream.state.name), expectedState: name.expected, events: toNewEvents([release(collectionId)], meta) },
+      ],
+      result: undefined,
+    };
+  });
+}

@@ -1,0 +1,224 @@
+import type { Services } from '../services';
+import type { StreamAppend } from '../ports/eventStore';
+import { StreamNotFoundError } from '../ports/eventStore';
+import type { ParentType } from '../ports/readModel';
+import type { RequestMeta } from './requestMeta';
+import { toNewEvents } from './commandContext';
+import {
+  FOLDER_TREE_STREAM,
+  FolderTreeChangedSchema,
+  assertFolderEvent,
+  folderDecider,
+  folderStateFor,
+  folderStream,
+  type FolderCommand,
+  type FolderEvent,
+  refuseTakenSiblingName,
+  type FolderState,
+} from '../domain/folder';
+import { emptyAccess, withUserAccess, type AccessList, type Viewer } from '../domain/access';
+import type { Metadata } from '../domain/metadata';
+import { newId } from '../domain/ids';
+import { girderTime } from '../domain/time';
+import { loadParent, type ParentDoc } from '../queries/loaders';
+import { guardSiblingName, type SiblingLookup } from './siblingNames';
+
+/**
+ * Folder writes: each loads the folder stream (and the reservation stream of a name it gives), runs the pure decider
+ * and appends everything in one atomic multi-stream append with expected revisions; a conflict re-runs the whole
+ * attempt against the new state, so concurrent writers neither lose updates nor share a sibling name.
+ */
+
+const WRITE = 1;
+
+function decideOn(state: FolderState, command: FolderCommand): { events: FolderEvent[]; state: FolderState } {
+  const events = folderDecider.decide(command, state).map(assertFolderEvent);
+  return { events, state: events.reduce(folderDecider.evolve, state) };
+}
+
+async function loadFolder(services: Services, folderId: string) {
+  const loaded = await services.commands.load(folderStream(folderId), folderDecider);
+  return { ...loaded, state: loaded.exists ? loaded.state : folderStateFor(folderId) };
+}
+
+/**
+ * ACL of a new folder (Girder's createFolder): a folder or collection parent passes on its `public` (default false) and
+ * a copy of its access list (not its publicFlags); a user parent passes on nothing (no `public` field at all). The
+ * creator then gets ADMIN, and an explicit `public` wins.
+ */
+export function inheritedAcl(parent: ParentDoc, creatorId: string | null, explicitPublic?: boolean): { public?: boolean; access: AccessList } {
+  let isPublic: boolean | undefined;
+  let access = emptyAccess();
+  if (parent.type === 'folder' || parent.type === 'collection') {
+    isPublic = parent.doc.public ?? false;
+    access = structuredClone(parent.doc.access);
+  }
+  if (creatorId) access = withUserAccess(access, creatorId, 2);
+  if (explicitPublic !== undefined) isPublic = explicitPublic;
+  return { ...(isPublic !== undefined ? { public: isPublic } : {}), access };
+}
+
+/** What holds a name among a parent's children in the read model: a folder, an item (folder parents only) or nothing. */
+export function siblingLookup(services: Services): SiblingLookup {
+  return async (parentType, parentId, name) => {
+    if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
+    if (parentType === 'folder') {
+      const items = await services.readModel.items.listInFolder({ folderId: parentId, name, paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 } });
+      if (items.total > 0) return 'item';
+    }
+    return null;
+  };
+}
+
+export interface CreateFolderInput {
+  parent: ParentDoc;
+  name: string;
+  description: string;
+  reuseExisting: boolean;
+  public?: boolean;
+  metadata?: Metadata;
+  creatorId: string | null;
+}
+
+/**
+ * Creates a folder (or, with `reuseExisting`, returns the sibling folder of that exact name, merging `metadata` into
+ * it). Resolves with the folder's id once the read models show it.
+ *
+ * Unlike Girder, which saves the folder and then fails on invalid metadata keys, the metadata is validated as part of
+ * the creation decision and recorded in FolderCreated: on any error nothing is saved.
+ */
+export async function createFolder(services: Services, input: CreateFolderInput, meta: RequestMeta): Promise<string> {
+  const { commands } = services;
+  const parentId = input.parent.doc._id;
+  const parentType: ParentType = input.parent.type;
+  const folderId = newId();
+  const created = girderTime();
+  const acl = inheritedAcl(input.parent, input.creatorId, input.public);
+  const hasMetadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0;
+  return commands.run(async () => {
+    const guard = await guardSiblingName(commands, siblingLookup(services), parentType, parentId, input.name);
+    if (input.reuseExisting && guard.takenBy === 'folder') {
+      const existing = await services.readModel.folders.childNamed(parentType, parentId, input.name);
+      if (existing) {
+        if (!hasMetadata) return { appends: [], result: existing._id };
+        const folder = await loadFolder(services, existing._id);
+        const { events } = decideOn(folder.state, { type: 'SetFolderMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
+        return { appends: [{ streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: existing._id };
+      }
+    }
+    // Girder's order: the sibling check (on save), then the name, then the metadata keys.
+    refuseTakenSiblingName(guard.takenBy);
+    const { events } = decideOn(folderStateFor(folderId), {
+      type: 'CreateFolder',
+      data: {
+        folderId, name: input.name, description: input.description, parentType, parentId, creatorId: input.creatorId, created, ...acl,
+        ...(hasMetadata ? { metadata: input.metadata } : {}),
+      },
+    });
+    const appends: StreamAppend[] = [
+      guard.claimAppend('folder', folderId, meta),
+      { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
+    ];
+    return { appends, result: folderId };
+  });
+}
+
+/** The last event of a stream (revision and position), or null when the stream is empty. */
+async function lastEventOf(services: Services, streamId: string): Promise<{ revision: bigint; position: bigint } | null> {
+  try {
+    for await (const event of services.eventStore.readStream(streamId, { direction: 'backwards', maxCount: 1 })) {
+      return { revision: event.revision, position: event.position };
+    }
+  } catch (error) {
+    if (!(error instanceof StreamNotFoundError)) throw error;
+  }
+  return null;
+}
+
+export interface UpdateFolderInput {
+  folderId: string;
+  viewer: Viewer | null;
+  name?: string;
+  description?: string;
+  metadata?: Metadata;
+  /** Given only when both `parentType` and `parentId` were passed. */
+  move?: { parentType: ParentType; parentId: string };
+}
+
+/**
+ * `PUT /folder/:id`: name/description (`updated` always advances), metadata merge, and a move when a different parent
+ * is given, decided together and appended atomically. Girder saves the rename and metadata before attempting the move
+ * and keeps them when the move fails; here nothing is saved when any part fails. Sibling-name uniqueness is checked
+ * for the folder's final name under its final parent when either changed (a move into a parent that already holds
+ * that name is refused), with the name's reservation stream appended to in the same atomic write.
+ */
+export async function updateFolder(services: Services, input: UpdateFolderInput, meta: RequestMeta): Promise<void> {
+  const { commands } = services;
+  await commands.run(async () => {
+    const now = girderTime();
+    const folder = await loadFolder(services, input.folderId);
+    const before = folder.state;
+    const update = decideOn(before, {
+      type: 'UpdateFolder',
+      data: {
+        ...(input.name !== undefined ? { name: input.name } : {}), ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.metadata !== undefined ? { metadata: input.metadata } : {}), now,
+      },
+    });
+    const events = [...update.events];
+    let after = update.state;
+    const appends: StreamAppend[] = [];
+
+    if (input.move) {
+      const parent = await loadParent(services, input.move.parentType, input.move.parentId, input.viewer, WRITE);
+      if (parent.type !== after.parentType || parent.doc._id !== after.parentId) {
+        // Serialise with every other move, and check against a read model that reflects all of them.
+        const tree = await lastEventOf(services, FOLDER_TREE_STREAM);
+        if (tree) await services.projector.waitFor(tree.position);
+        const targetPath = parent.type === 'folder' ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id] : [];
+        const moved = decideOn(after, { type: 'MoveFolder', data: { parentType: parent.type, parentId: parent.doc._id, targetPath, now } });
+        events.push(...moved.events);
+        after = moved.state;
+        const marker = { type: 'FolderTreeChanged', data: FolderTreeChangedSchema.parse({ folderId: input.folderId, parentType: parent.type, parentId: parent.doc._id }) };
+        appends.push({ streamId: FOLDER_TREE_STREAM, expectedState: tree ? tree.revision : 'no_stream', events: toNewEvents([marker], meta) });
+      }
+    }
+
+    if (after.parentId !== before.parentId || after.name !== before.name) {
+      const guard = await guardSiblingName(commands, siblingLookup(services), after.parentType, after.parentId, after.name);
+      refuseTakenSiblingName(guard.takenBy);
+      appends.push(guard.claimAppend('folder', input.folderId, meta));
+    }
+    appends.push({ streamId: folderStream(input.folderId), expectedState: folder.expected, events: toNewEvents(events, meta) });
+    return { appends, result: undefined };
+  });
+}
+
+/** Runs one decider command on a folder stream (load → decide → append, retried on conflict). */
+async function decideFolder(services: Services, folderId: string, command: (now: string) => FolderCommand, meta: RequestMeta): Promise<void> {
+  await services.commands.run(async () => {
+    const folder = await loadFolder(services, folderId);
+    const { events } = decideOn(folder.state, command(girderTime()));
+    return { appends: [{ streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: undefined };
+  });
+}
+
+/** `PUT /folder/:id/metadata`: merge (nulls delete keys unless `allowNull`), then every top-level key is validated. */
+export function setFolderMetadata(services: Services, folderId: string, metadata: Metadata, allowNull: boolean, meta: RequestMeta): Promise<void> {
+  return decideFolder(services, folderId, (now) => ({ type: 'SetFolderMetadata', data: { metadata, allowNull, now } }), meta);
+}
+
+/** `DELETE /folder/:id/metadata`: the names are validated, then removed (absent ones ignored). */
+export function deleteFolderMetadata(services: Services, folderId: string, fields: string[], meta: RequestMeta): Promise<void> {
+  return decideFolder(services, folderId, (now) => ({ type: 'DeleteFolderMetadata', data: { fields, now } }), meta);
+}
+
+/** `PUT /folder/:id/access` on one folder: replaces the ACL, and `public`/`publicFlags` when given; `updated` is kept. */
+export function setFolderAccess(
+  services: Services,
+  folderId: string,
+  change: { access: AccessList; public?: boolean; publicFlags?: string[] },
+  meta: RequestMeta,
+): Promise<void> {
+  return decideFolder(services, folderId, () => ({ type: 'SetFolderAccess', data: change }), meta);
+}

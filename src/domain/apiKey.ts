@@ -1,0 +1,121 @@
+import type { Decider, DomainEvent } from './decider';
+import { ValidationError } from './errors';
+
+export const apiKeyStream = (id: string): string => `apikey-${id}`;
+
+/**
+ * Scopes an API key may carry (Girder's `TokenScope.scopeIds(admin)`): the registered user scopes, plus the
+ * registered admin scopes when the key's owner is a site administrator. `core.user_auth` is not among them: a key
+ * with no scope list (null) is what grants full access.
+ */
+export const USER_KEY_SCOPES: readonly string[] = ['core.user_info.read', 'core.data.read', 'core.data.write', 'core.data.own'];
+export const ADMIN_KEY_SCOPES: readonly string[] = [
+  'core.plugins.read', 'core.setting.read', 'core.assetstore.read', 'core.partial_upload.read', 'core.partial_upload.clean',
+];
+
+/** The whole key as it stands after an event: every event carries it, so the read model never has to merge. */
+export interface ApiKeySnapshot {
+  apiKeyId: string;
+  userId: string;
+  name: string;
+  /** 40 random characters, shown to the owner like Girder does. */
+  key: string;
+  /** null = tokens get `core.user_auth` (full access). */
+  scope: string[] | null;
+  /** Maximum lifetime in days of the tokens it issues; null = the login token lifetime. */
+  tokenDuration: number | null;
+  active: boolean;
+  created: string;
+  lastUse: string | null;
+}
+
+export type ApiKeyEvent =
+  | DomainEvent<'ApiKeyCreated', ApiKeySnapshot>
+  | DomainEvent<'ApiKeyUpdated', ApiKeySnapshot>
+  | DomainEvent<'ApiKeyDeleted', { apiKeyId: string; userId: string }>;
+
+export type ApiKeyState = { status: 'none' } | { status: 'active' | 'deleted'; key: ApiKeySnapshot };
+
+export interface KeyChanges {
+  name?: string;
+  scope?: unknown[];
+  tokenDuration?: number;
+  active?: boolean;
+}
+
+export type ApiKeyCommand =
+  | {
+      type: 'CreateApiKey';
+      apiKeyId: string;
+      userId: string;
+      ownerIsAdmin: boolean;
+      key: string;
+      created: string;
+      name: string;
+      scope: unknown[] | null;
+      tokenDuration: number | null;
+      active: boolean;
+    }
+  | { type: 'UpdateApiKey'; ownerIsAdmin: boolean; changes: KeyChanges }
+  /** Marks the key used (`lastUse`) when it issues a token: refused when the key is unknown or inactive. */
+  | { type: 'UseApiKey'; at: string }
+  | { type: 'DeleteApiKey' };
+
+/** Girder's ApiKey.validate: a scope list must be non-empty and only hold scopes the owner may grant. */
+function validScope(scope: unknown[] | null, ownerIsAdmin: boolean): string[] | null {
+  if (scope === null) return null;
+  if (scope.length === 0) throw new ValidationError('Custom scope list must not be empty.');
+  const allowed = new Set([...USER_KEY_SCOPES, ...(ownerIsAdmin ? ADMIN_KEY_SCOPES : [])]);
+  const unknown = [...new Set(scope.filter((s) => typeof s !== 'string' || !allowed.has(s)).map(String))];
+  if (unknown.length > 0) throw new ValidationError(`Invalid scopes: ${unknown.join(',')}.`);
+  return scope as string[];
+}
+
+/** Girder stores `float(tokenDuration)` when truthy and None otherwise, so 0 means "no cap of its own". */
+const validDuration = (days: number | null | undefined): number | null => (days ? days : null);
+
+export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
+  initialState: () => ({ status: 'none' }),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'ApiKeyCreated':
+      case 'ApiKeyUpdated':
+        return { status: 'active', key: event.data };
+      case 'ApiKeyDeleted':
+        return state.status === 'none' ? state : { status: 'deleted', key: state.key };
+      default:
+        return state;
+    }
+  },
+  decide: (command, state) => {
+    switch (command.type) {
+      case 'CreateApiKey': {
+        if (state.status !== 'none') throw new Error(`API key ${command.apiKeyId} already exists.`);
+        const key: ApiKeySnapshot = {
+          apiKeyId: command.apiKeyId, userId: command.userId, name: command.name.trim(), key: command.key,
+          scope: validScope(command.scope, command.ownerIsAdmin), tokenDuration: validDuration(command.tokenDuration),
+          active: command.active, created: command.created, lastUse: null,
+        };
+        return [{ type: 'ApiKeyCreated', data: key }];
+      }
+      case 'UpdateApiKey': {
+        if (state.status !== 'active') throw new ValidationError('Invalid API key.');
+        const { changes } = command;
+        const key: ApiKeySnapshot = {
+          ...state.key,
+          ...(changes.active !== undefined ? { active: changes.active } : {}),
+          ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
+          ...(changes.tokenDuration !== undefined ? { tokenDuration: validDuration(changes.tokenDuration) } : {}),
+          scope: changes.scope !== undefined ? validScope(changes.scope, command.ownerIsAdmin) : state.key.scope,
+        };
+        return [{ type: 'ApiKeyUpdated', data: key }];
+      }
+      case 'UseApiKey':
+        if (state.status !== 'active' || !state.key.active) throw new ValidationError('Invalid API key.');
+        return [{ type: 'ApiKeyUpdated', data: { ...state.key, lastUse: command.at } }];
+      case 'DeleteApiKey':
+        if (state.status !== 'active') return [];
+        return [{ type: 'ApiKeyDeleted', data: { apiKeyId: state.key.apiKeyId, userId: state.key.userId } }];
+    }
+  },
+};

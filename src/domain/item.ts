@@ -1,0 +1,356 @@
+import { z } from 'zod';
+import type { Decider, DomainEvent } from './decider';
+import { RestError, ValidationError } from './errors';
+import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
+
+/**
+ * Items and their files. One stream per item (`item-<id>`) holds the item's events and its files' events: the item
+ * owns the invariants that span its files (an item's size is the sum of its files' sizes, a file belongs to one live
+ * item), and a file command conflicts with a concurrent delete of its item on that one stream.
+ */
+export const itemStream = (id: string): string => `item-${id}`;
+
+// ---- events: the zod schemas are the published contract for subscribers ----
+
+const metadataSchema = z.record(z.string(), z.unknown());
+
+/** An item came into being in a folder (its name already made unique among the folder's children). */
+export const ItemCreatedSchema = z.object({
+  itemId: z.string(),
+  folderId: z.string(),
+  name: z.string(),
+  description: z.string(),
+  creatorId: z.string().nullable(),
+  created: z.string(),
+  meta: metadataSchema,
+  /** The item this one is a copy of. */
+  copyOfItem: z.string().optional(),
+});
+
+/** Name and/or description replaced (when given); `updated` always advances. */
+export const ItemUpdatedSchema = z.object({
+  itemId: z.string(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  updated: z.string(),
+});
+
+/** The item now lives in another folder, under `name` (renamed when the name was taken there). */
+export const ItemMovedSchema = z.object({
+  itemId: z.string(),
+  fromFolderId: z.string(),
+  folderId: z.string(),
+  name: z.string(),
+  updated: z.string(),
+});
+
+/** The item's metadata after a change: the complete resulting object. */
+export const ItemMetadataChangedSchema = z.object({ itemId: z.string(), meta: metadataSchema, updated: z.string() });
+
+/** A copy of the item was made (recorded on the source so that a concurrent delete of the source conflicts with it). */
+export const ItemCopiedSchema = z.object({ itemId: z.string(), copyItemId: z.string() });
+
+/** The item and all its files are gone; `files` names the blobs they referenced. */
+export const ItemDeletedSchema = z.object({
+  itemId: z.string(),
+  folderId: z.string(),
+  name: z.string(),
+  files: z.array(z.object({ fileId: z.string(), blobId: z.string(), size: z.number().int().nonnegative() })),
+});
+
+const fileRecordSchema = z.object({
+  fileId: z.string(),
+  name: z.string(),
+  mimeType: z.string(),
+  size: z.number().int().nonnegative(),
+  /** SHA-256 of the bytes: the BlobStore id. */
+  blobId: z.string(),
+  creatorId: z.string().nullable(),
+  created: z.string(),
+  /** Lower-cased extensions after the first dot of the name (`a.tar.gz` → `["tar", "gz"]`). */
+  exts: z.array(z.string()),
+  /** Set on copies: the copied file and who copied it, when. */
+  copyOfFile: z.string().optional(),
+  copierId: z.string().optional(),
+  copied: z.string().optional(),
+});
+export type FileRecord = z.infer<typeof fileRecordSchema>;
+
+/** A file was added to the item (a finished upload or a copy). */
+export const FileCreatedSchema = fileRecordSchema.extend({ itemId: z.string() });
+
+/** A file's bytes were replaced by a finished upload (`PUT /file/:id/contents`). */
+export const FileContentsReplacedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  blobId: z.string(),
+  size: z.number().int().nonnegative(),
+  previousBlobId: z.string(),
+  previousSize: z.number().int().nonnegative(),
+  creatorId: z.string().nullable(),
+  created: z.string(),
+});
+
+export const FileDeletedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  blobId: z.string(),
+  size: z.number().int().nonnegative(),
+});
+
+export const itemEventSchemas = {
+  ItemCreated: ItemCreatedSchema,
+  ItemUpdated: ItemUpdatedSchema,
+  ItemMoved: ItemMovedSchema,
+  ItemMetadataChanged: ItemMetadataChangedSchema,
+  ItemCopied: ItemCopiedSchema,
+  ItemDeleted: ItemDeletedSchema,
+  FileCreated: FileCreatedSchema,
+  FileContentsReplaced: FileContentsReplacedSchema,
+  FileDeleted: FileDeletedSchema,
+} as const;
+
+export type ItemCreatedData = z.infer<typeof ItemCreatedSchema>;
+export type ItemUpdatedData = z.infer<typeof ItemUpdatedSchema>;
+export type ItemMovedData = z.infer<typeof ItemMovedSchema>;
+export type ItemMetadataChangedData = z.infer<typeof ItemMetadataChangedSchema>;
+export type ItemCopiedData = z.infer<typeof ItemCopiedSchema>;
+export type ItemDeletedData = z.infer<typeof ItemDeletedSchema>;
+export type FileCreatedData = z.infer<typeof FileCreatedSchema>;
+export type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
+export type FileDeletedData = z.infer<typeof FileDeletedSchema>;
+
+export type ItemEvent =
+  | DomainEvent<'ItemCreated', ItemCreatedData>
+  | DomainEvent<'ItemUpdated', ItemUpdatedData>
+  | DomainEvent<'ItemMoved', ItemMovedData>
+  | DomainEvent<'ItemMetadataChanged', ItemMetadataChangedData>
+  | DomainEvent<'ItemCopied', ItemCopiedData>
+  | DomainEvent<'ItemDeleted', ItemDeletedData>
+  | DomainEvent<'FileCreated', FileCreatedData>
+  | DomainEvent<'FileContentsReplaced', FileContentsReplacedData>
+  | DomainEvent<'FileDeleted', FileDeletedData>;
+
+/** Checks an event against its published schema (commands do this before appending). */
+export function assertItemEvent(event: ItemEvent): ItemEvent {
+  itemEventSchemas[event.type].parse(event.data);
+  return event;
+}
+
+// ---- rules ----
+
+/** Girder's File.validate: `exts` are the lower-cased parts of the name after its first dot. */
+export const extensionsOf = (name: string): string[] => name.split('.').slice(1).map((ext) => ext.toLowerCase());
+
+/** Girder's Item.validate: the stripped name must not be empty. */
+export function checkItemName(name: string): string {
+  const stripped = name.trim();
+  if (!stripped) throw new ValidationError('Item name must not be empty.', 'name');
+  return stripped;
+}
+
+/** Girder's item auto-rename: `name`, then `name (1)`, `name (2)`, … */
+export const renamedCandidate = (name: string, n: number): string => (n === 0 ? name : `${name} (${n})`);
+
+// ---- state ----
+
+export interface ItemState {
+  exists: boolean;
+  itemId: string;
+  folderId: string;
+  name: string;
+  description: string;
+  meta: Metadata;
+  size: number;
+  creatorId: string | null;
+  created: string;
+  updated: string;
+  /** The item's files by id, in creation order. */
+  files: Record<string, FileRecord>;
+}
+
+const initialState = (): ItemState => ({
+  exists: false, itemId: '', folderId: '', name: '', description: '', meta: {}, size: 0, creatorId: null, created: '', updated: '', files: {},
+});
+
+/** The decider's initial state for a known id, so refusals name the item (`Invalid item id (<id>).`). */
+export const itemStateFor = (itemId: string): ItemState => ({ ...initialState(), itemId });
+
+const withoutFile = (files: Record<string, FileRecord>, fileId: string) =>
+  Object.fromEntries(Object.entries(files).filter(([id]) => id !== fileId));
+
+function evolve(state: ItemState, event: ItemEvent): ItemState {
+  switch (event.type) {
+    case 'ItemCreated': {
+      const d = event.data;
+      return {
+        exists: true, itemId: d.itemId, folderId: d.folderId, name: d.name, description: d.description, meta: d.meta, size: 0,
+        creatorId: d.creatorId, created: d.created, updated: d.created, files: {},
+      };
+    }
+    case 'ItemUpdated': {
+      const d = event.data;
+      return { ...state, ...(d.name !== undefined ? { name: d.name } : {}), ...(d.description !== undefined ? { description: d.description } : {}), updated: d.updated };
+    }
+    case 'ItemMoved':
+      return { ...state, folderId: event.data.folderId, name: event.data.name, updated: event.data.updated };
+    case 'ItemMetadataChanged':
+      return { ...state, meta: event.data.meta, updated: event.data.updated };
+    case 'ItemCopied':
+      return state;
+    case 'ItemDeleted':
+      return { ...initialState(), itemId: state.itemId };
+    case 'FileCreated': {
+      const { itemId, ...file } = event.data;
+      void itemId;
+      return { ...state, size: state.size + file.size, files: { ...state.files, [file.fileId]: file } };
+    }
+    case 'FileContentsReplaced': {
+      const d = event.data;
+      const file = state.files[d.fileId];
+      if (!file) return state;
+      return {
+        ...state,
+        size: state.size - file.size + d.size,
+        files: { ...state.files, [d.fileId]: { ...file, blobId: d.blobId, size: d.size, creatorId: d.creatorId, created: d.created } },
+      };
+    }
+    case 'FileDeleted': {
+      const file = state.files[event.data.fileId];
+      if (!file) return state;
+      return { ...state, size: state.size - file.size, files: withoutFile(state.files, event.data.fileId) };
+    }
+    default:
+      return state;
+  }
+}
+
+// ---- commands ----
+
+export type ItemCommand =
+  | {
+      type: 'CreateItem';
+      data: {
+        itemId: string;
+        folderId: string;
+        /** The name to record: already stripped and made unique among the folder's children by the command handler. */
+        name: string;
+        description: string;
+        creatorId: string | null;
+        created: string;
+        /** Metadata given at creation, merged into `{}` as `setMetadata` would (nulls dropped), then validated. */
+        metadata?: Metadata;
+        /** Metadata copied verbatim (copies). */
+        meta?: Metadata;
+        copyOfItem?: string;
+      };
+    }
+  | { type: 'UpdateItem'; data: { name?: string; description?: string; now: string } }
+  | { type: 'MoveItem'; data: { folderId: string; name: string; now: string } }
+  | { type: 'SetItemMetadata'; data: { metadata: Metadata; allowNull: boolean; now: string } }
+  | { type: 'DeleteItemMetadata'; data: { fields: string[]; now: string } }
+  | { type: 'RecordCopy'; data: { copyItemId: string } }
+  | { type: 'DeleteItem'; data: Record<string, never> }
+  | { type: 'AddFile'; data: { file: FileRecord } }
+  | { type: 'ReplaceFileContents'; data: { fileId: string; blobId: string; size: number; creatorId: string | null; created: string } }
+  | { type: 'DeleteFile'; data: { fileId: string } };
+
+function requireExisting(state: ItemState): void {
+  if (!state.exists) throw new RestError(`Invalid item id (${state.itemId}).`);
+}
+
+function requireFile(state: ItemState, fileId: string): FileRecord {
+  requireExisting(state);
+  const file = state.files[fileId];
+  if (!file) throw new RestError(`Invalid file id (${fileId}).`);
+  return file;
+}
+
+function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
+  switch (command.type) {
+    case 'CreateItem': {
+      const d = command.data;
+      if (state.exists) throw new Error(`Item ${d.itemId} already exists.`);
+      const name = checkItemName(d.name);
+      const meta = d.meta ? structuredClone(d.meta) : d.metadata && Object.keys(d.metadata).length > 0 ? mergeMetadata({}, d.metadata, false) : {};
+      return [
+        {
+          type: 'ItemCreated',
+          data: {
+            itemId: d.itemId, folderId: d.folderId, name, description: d.description.trim(), creatorId: d.creatorId, created: d.created, meta,
+            ...(d.copyOfItem !== undefined ? { copyOfItem: d.copyOfItem } : {}),
+          },
+        },
+      ];
+    }
+    case 'UpdateItem': {
+      requireExisting(state);
+      const d = command.data;
+      return [
+        {
+          type: 'ItemUpdated',
+          data: {
+            itemId: state.itemId, ...(d.name !== undefined ? { name: checkItemName(d.name) } : {}),
+            ...(d.description !== undefined ? { description: d.description } : {}), updated: d.now,
+          },
+        },
+      ];
+    }
+    case 'MoveItem': {
+      requireExisting(state);
+      const d = command.data;
+      if (d.folderId === state.folderId) return [];
+      return [{ type: 'ItemMoved', data: { itemId: state.itemId, fromFolderId: state.folderId, folderId: d.folderId, name: checkItemName(d.name), updated: d.now } }];
+    }
+    case 'SetItemMetadata': {
+      requireExisting(state);
+      const d = command.data;
+      return [{ type: 'ItemMetadataChanged', data: { itemId: state.itemId, meta: mergeMetadata(state.meta, d.metadata, d.allowNull), updated: d.now } }];
+    }
+    case 'DeleteItemMetadata': {
+      requireExisting(state);
+      const d = command.data;
+      return [{ type: 'ItemMetadataChanged', data: { itemId: state.itemId, meta: removeMetadataKeys(state.meta, d.fields), updated: d.now } }];
+    }
+    case 'RecordCopy':
+      requireExisting(state);
+      return [{ type: 'ItemCopied', data: { itemId: state.itemId, copyItemId: command.data.copyItemId } }];
+    case 'DeleteItem':
+      requireExisting(state);
+      return [
+        {
+          type: 'ItemDeleted',
+          data: {
+            itemId: state.itemId, folderId: state.folderId, name: state.name,
+            files: Object.values(state.files).map((f) => ({ fileId: f.fileId, blobId: f.blobId, size: f.size })),
+          },
+        },
+      ];
+    case 'AddFile': {
+      requireExisting(state);
+      const file = command.data.file;
+      if (state.files[file.fileId]) throw new Error(`File ${file.fileId} already exists.`);
+      if (!file.name) throw new ValidationError('File name must not be empty.', 'name');
+      return [{ type: 'FileCreated', data: { ...file, exts: extensionsOf(file.name), itemId: state.itemId } }];
+    }
+    case 'ReplaceFileContents': {
+      const d = command.data;
+      const file = requireFile(state, d.fileId);
+      return [
+        {
+          type: 'FileContentsReplaced',
+          data: {
+            itemId: state.itemId, fileId: d.fileId, blobId: d.blobId, size: d.size, previousBlobId: file.blobId, previousSize: file.size,
+            creatorId: d.creatorId, created: d.created,
+          },
+        },
+      ];
+    }
+    case 'DeleteFile': {
+      const file = requireFile(state, command.data.fileId);
+      return [{ type: 'FileDeleted', data: { itemId: state.itemId, fileId: file.fileId, blobId: file.blobId, size: file.size } }];
+    }
+  }
+}
+
+export const itemDecider: Decider<ItemState, ItemCommand, ItemEvent> = { initialState, evolve, decide };

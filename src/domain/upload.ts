@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import type { Decider, DomainEvent } from './decider';
+import { AccessDeniedError, RestError, ValidationError } from './errors';
+
+/**
+ * Upload sessions are event-sourced on `upload-<id>` rather than kept in a side table: the session is shared state
+ * that every API process must see (scaled out, chunks of one upload may reach different processes), the stream's
+ * expected revision serialises chunks (two chunks sent at the same offset cannot both be accepted), and the log says
+ * who uploaded what, when. The bytes themselves never enter the log: a session's partial bytes live in
+ * DATA_DIR/uploads/<uploadId> and the finished bytes in the BlobStore. Finishing appends UploadCompleted in the same
+ * atomic write as the file's own events, so a file exists exactly when its upload completed.
+ */
+export const uploadStream = (id: string): string => `upload-${id}`;
+
+export const UploadStartedSchema = z.object({
+  uploadId: z.string(),
+  userId: z.string(),
+  name: z.string(),
+  size: z.number().int().nonnegative(),
+  mimeType: z.string(),
+  created: z.string(),
+  /** A new file: where it goes (a folder: an item named after the file is created there). */
+  parentType: z.enum(['folder', 'item']).optional(),
+  parentId: z.string().optional(),
+  /** Replacing an existing file's contents. */
+  fileId: z.string().optional(),
+  reference: z.string().optional(),
+});
+
+/** `length` bytes arrived at `offset` (they are durable in the partial file). */
+export const UploadChunkReceivedSchema = z.object({
+  uploadId: z.string(),
+  offset: z.number().int().nonnegative(),
+  length: z.number().int().nonnegative(),
+  updated: z.string(),
+});
+
+export const UploadCompletedSchema = z.object({ uploadId: z.string(), fileId: z.string(), itemId: z.string(), blobId: z.string() });
+export const UploadCancelledSchema = z.object({ uploadId: z.string() });
+
+export const uploadEventSchemas = {
+  UploadStarted: UploadStartedSchema,
+  UploadChunkReceived: UploadChunkReceivedSchema,
+  UploadCompleted: UploadCompletedSchema,
+  UploadCancelled: UploadCancelledSchema,
+} as const;
+
+export type UploadStartedData = z.infer<typeof UploadStartedSchema>;
+export type UploadEvent =
+  | DomainEvent<'UploadStarted', UploadStartedData>
+  | DomainEvent<'UploadChunkReceived', z.infer<typeof UploadChunkReceivedSchema>>
+  | DomainEvent<'UploadCompleted', z.infer<typeof UploadCompletedSchema>>
+  | DomainEvent<'UploadCancelled', z.infer<typeof UploadCancelledSchema>>;
+
+export function assertUploadEvent(event: UploadEvent): UploadEvent {
+  uploadEventSchemas[event.type].parse(event.data);
+  return event;
+}
+
+export interface UploadState {
+  status: 'none' | 'active' | 'completed' | 'cancelled';
+  uploadId: string;
+  started: UploadStartedData | null;
+  received: number;
+  updated: string;
+}
+
+const initialState = (): UploadState => ({ status: 'none', uploadId: '', started: null, received: 0, updated: '' });
+export const uploadStateFor = (uploadId: string): UploadState => ({ ...initialState(), uploadId });
+
+function evolve(state: UploadState, event: UploadEvent): UploadState {
+  switch (event.type) {
+    case 'UploadStarted':
+      return { status: 'active', uploadId: event.data.uploadId, started: event.data, received: 0, updated: event.data.created };
+    case 'UploadChunkReceived':
+      return { ...state, received: event.data.offset + event.data.length, updated: event.data.updated };
+    case 'UploadCompleted':
+      return { ...state, status: 'completed' };
+    case 'UploadCancelled':
+      return { ...state, status: 'cancelled' };
+    default:
+      return state;
+  }
+}
+
+export type UploadCommand =
+  | { type: 'StartUpload'; data: UploadStartedData }
+  | { type: 'ReceiveChunk'; data: { userId: string; offset: number; length: number; now: string } }
+  | { type: 'CompleteUpload'; data: { fileId: string; itemId: string; blobId: string } }
+  | { type: 'CancelUpload'; data: { userId: string; admin: boolean } };
+
+/** A finished or cancelled upload is gone, as Girder deletes its upload document. */
+function requireActive(state: UploadState): UploadStartedData {
+  if (state.status !== 'active' || !state.started) throw new RestError(`Invalid upload id (${state.uploadId}).`);
+  return state.started;
+}
+
+/**
+ * Girder's readChunk checks, in its order: the upload exists, the caller initiated it, the offset is what the server
+ * has received. Run before any byte of the chunk is read, and again (by `decide`) when recording it.
+ */
+export function checkChunk(state: UploadState, userId: string, offset: number): UploadStartedData {
+  const started = requireActive(state);
+  if (started.userId !== userId) throw new AccessDeniedError('You did not initiate this upload.');
+  if (state.received !== offset) throw new RestError(`Server has received ${state.received} bytes, but client sent offset ${offset}.`);
+  return started;
+}
+
+/** Bytes the upload may still take. */
+export const remainingBytes = (state: UploadState): number => (state.started ? state.started.size - state.received : 0);
+
+function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
+  switch (command.type) {
+    case 'StartUpload': {
+      if (state.status !== 'none') throw new Error(`Upload ${command.data.uploadId} already exists.`);
+      if (command.data.size < 0) throw new ValidationError('File size must not be negative.');
+      return [{ type: 'UploadStarted', data: command.data }];
+    }
+    case 'ReceiveChunk': {
+      const d = command.data;
+      const started = checkChunk(state, d.userId, d.offset);
+      if (state.received + d.length > started.size) throw new ValidationError('Received too many bytes.');
+      return [{ type: 'UploadChunkReceived', data: { uploadId: state.uploadId, offset: d.offset, length: d.length, updated: d.now } }];
+    }
+    case 'CompleteUpload': {
+      const started = requireActive(state);
+      if (state.received !== started.size) throw new Error(`Upload ${state.uploadId} is not complete.`);
+      return [{ type: 'UploadCompleted', data: { uploadId: state.uploadId, ...command.data } }];
+    }
+    case 'CancelUpload': {
+      const started = requireActive(state);
+      if (started.userId !== command.data.userId && !command.data.admin) throw new AccessDeniedError('You did not initiate this upload.');
+      return [{ type: 'UploadCancelled', data: { uploadId: state.uploadId } }];
+    }
+  }
+}
+
+export const uploadDecider: Decider<UploadState, UploadCommand, UploadEvent> = { initialState, evolve, decide };

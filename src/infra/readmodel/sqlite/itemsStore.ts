@@ -1,0 +1,280 @@
+import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import type {
+  FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page, RootType,
+} from '../../../ports/readModel';
+import type { Viewer } from '../../../domain/access';
+import type { Paging } from '../../../http/params';
+import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
+
+/**
+ * Items and files. Items keep their position (folder, base parent) and size in columns and the rest in a JSON
+ * document; text search is an FTS5 index with the porter stemmer. Files keep everything in the JSON document, with
+ * the columns the queries need (item, name, blob) beside it. `rm_files.blob_id` is the blob reference count: a blob
+ * may be deleted once no row names it.
+ *
+ * Sizes are maintained here, never read by projections: a file's size is added to its item, the item's folder
+ * (`size` = items directly in the folder) and the item's root user or collection (`size` = everything under it).
+ */
+const DDL = `
+CREATE TABLE IF NOT EXISTS rm_items (
+  id TEXT PRIMARY KEY, folder_id TEXT NOT NULL, name TEXT NOT NULL, lower_name TEXT NOT NULL,
+  base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
+  size INTEGER NOT NULL, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rm_items_folder_lower ON rm_items (folder_id, lower_name);
+CREATE INDEX IF NOT EXISTS rm_items_folder_name ON rm_items (folder_id, name);
+CREATE INDEX IF NOT EXISTS rm_items_base ON rm_items (base_parent_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS rm_items_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
+CREATE TABLE IF NOT EXISTS rm_files (
+  id TEXT PRIMARY KEY, item_id TEXT NOT NULL, name TEXT NOT NULL, blob_id TEXT NOT NULL, size INTEGER NOT NULL,
+  created TEXT NOT NULL, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rm_files_item ON rm_files (item_id, name);
+CREATE INDEX IF NOT EXISTS rm_files_blob ON rm_files (blob_id);
+`;
+
+const ITEM_COLUMNS = {
+  lowerName: 'lower_name', name: 'name', created: 'created', updated: 'updated', size: 'size', _id: 'id', folderId: 'folder_id',
+  baseParentType: 'base_parent_type', baseParentId: 'base_parent_id',
+};
+const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
+
+interface ItemRow {
+  id: string;
+  folder_id: string;
+  base_parent_type: RootType;
+  base_parent_id: string;
+  size: number;
+  doc: string;
+}
+
+const ITEM_SELECT = 'SELECT i.id, i.folder_id, i.base_parent_type, i.base_parent_id, i.size, i.doc FROM rm_items i';
+
+function toItem(row: ItemRow): ItemDoc {
+  return {
+    ...(JSON.parse(row.doc) as ItemDoc),
+    folderId: row.folder_id,
+    baseParentType: row.base_parent_type,
+    baseParentId: row.base_parent_id,
+    size: row.size,
+  };
+}
+
+/** What the JSON column of an item holds: everything but the fields kept in columns. */
+function itemJson(doc: Partial<ItemDoc>): Record<string, unknown> {
+  const { folderId, baseParentType, baseParentId, size, ...rest } = doc;
+  void folderId, baseParentType, baseParentId, size;
+  return rest;
+}
+
+/** The size write operations of the containers items live in. */
+export interface SizeTargets {
+  folders: { addSize(id: string, delta: number): void };
+  users: { addSize(id: string, delta: number): void };
+  collections: { addSize(id: string, delta: number): void };
+}
+
+export class SqliteItems implements ItemQueries, ItemWrites {
+  constructor(private readonly db: SqliteDatabase, private readonly sizes: SizeTargets) {
+    db.exec(DDL);
+  }
+
+  async get(id: string) {
+    const row = this.db.prepare(`${ITEM_SELECT} WHERE i.id = ?`).get(id) as ItemRow | undefined;
+    return row ? toItem(row) : null;
+  }
+
+  async listInFolder(o: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>> {
+    const clauses = ['i.folder_id = ?'];
+    const args: unknown[] = [o.folderId];
+    if (o.name !== undefined) {
+      clauses.push('i.name = ?');
+      args.push(o.name);
+    }
+    if (o.text !== undefined) {
+      const query = ftsQuery(o.text);
+      if (query === null) return { rows: [], total: 0 };
+      clauses.push('i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)');
+      args.push(query);
+    }
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
+  }
+
+  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+    const query = ftsQuery(o.text);
+    if (query === null) return { rows: [], total: 0 };
+    const readable = readableSql('f', o.viewer);
+    const where = `JOIN rm_folders f ON f.id = i.folder_id
+      WHERE i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?) AND ${readable.sql}`;
+    return this.page(where, [query, ...readable.args], o.paging);
+  }
+
+  async countInFolder(folderId: string) {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
+  }
+
+  private page(where: string, args: unknown[], paging: Paging): Page<ItemDoc> {
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_items i ${where}`).get(...args) as { n: number }).n;
+    const page = pagingSql(paging, ITEM_COLUMNS, 'i');
+    const rows = this.db.prepare(`${ITEM_SELECT} ${where}${page.sql}`).all(...args, ...page.args) as ItemRow[];
+    return { rows: rows.map(toItem), total };
+  }
+
+  // ---- projection writes (synchronous, inside the adapter's transaction) ----
+
+  insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void {
+    const folder = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.folderId) as
+      | { type: RootType; id: string }
+      | undefined;
+    // The folder was deleted before this item was created (in log order): the item never becomes visible.
+    if (!folder) return;
+    const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
+    this.db
+      .prepare(
+        `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+      )
+      .run(doc._id, doc.folderId, doc.name, doc.name.toLowerCase(), folder.type, folder.id, doc.created, doc.updated, JSON.stringify(json));
+    this.db.prepare('INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+  }
+
+  update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void {
+    const row = this.db.prepare('SELECT doc FROM rm_items WHERE id = ?').get(id) as { doc: string } | undefined;
+    if (!row) return;
+    const doc = { ...(JSON.parse(row.doc) as ItemDoc), ...fields } as ItemDoc;
+    doc.lowerName = doc.name.toLowerCase();
+    this.db
+      .prepare('UPDATE rm_items SET name = ?, lower_name = ?, updated = ?, doc = ? WHERE id = ?')
+      .run(doc.name, doc.lowerName, doc.updated, JSON.stringify(itemJson(doc)), id);
+    if (fields.name !== undefined || fields.description !== undefined) this.reindex(id, doc.name, doc.description);
+  }
+
+  move(id: string, folderId: string, name: string, updated: string): void {
+    const row = this.position(id);
+    if (!row) return;
+    const target = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(folderId) as
+      | { type: RootType; id: string }
+      | undefined;
+    if (!target) {
+      // Moved into a folder deleted before the move (in log order): it went with that folder.
+      this.delete(id);
+      return;
+    }
+    this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
+    this.propagate(folderId, target.type, target.id, row.size);
+    const doc = { ...(JSON.parse(row.doc) as ItemDoc), name, lowerName: name.toLowerCase(), updated };
+    this.db
+      .prepare(
+        `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?, name = ?, lower_name = ?, updated = ?, doc = ?
+         WHERE id = ?`,
+      )
+      .run(folderId, target.type, target.id, name, doc.lowerName, updated, JSON.stringify(itemJson(doc)), id);
+    this.reindex(id, name, doc.description);
+  }
+
+  delete(id: string): void {
+    const row = this.position(id);
+    if (!row) return;
+    this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
+    this.db.prepare('DELETE FROM rm_files WHERE item_id = ?').run(id);
+    this.db.prepare('DELETE FROM rm_items WHERE id = ?').run(id);
+    this.db.prepare('DELETE FROM rm_items_fts WHERE id = ?').run(id);
+  }
+
+  deleteInFolder(folderId: string): void {
+    const ids = this.db.prepare('SELECT id FROM rm_items WHERE folder_id = ?').all(folderId) as { id: string }[];
+    for (const { id } of ids) this.delete(id);
+  }
+
+  deleteUnderRoot(rootId: string): void {
+    const under = 'SELECT id FROM rm_items WHERE base_parent_id = ?';
+    this.db.prepare(`DELETE FROM rm_files WHERE item_id IN (${under})`).run(rootId);
+    this.db.prepare(`DELETE FROM rm_items_fts WHERE id IN (${under})`).run(rootId);
+    this.db.prepare('DELETE FROM rm_items WHERE base_parent_id = ?').run(rootId);
+  }
+
+  addSize(id: string, delta: number): void {
+    const row = this.position(id);
+    if (!row || delta === 0) return;
+    this.db.prepare('UPDATE rm_items SET size = size + ? WHERE id = ?').run(delta, id);
+    this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, delta);
+  }
+
+  private position(id: string) {
+    return this.db.prepare('SELECT folder_id, base_parent_type, base_parent_id, size, doc FROM rm_items WHERE id = ?').get(id) as
+      | { folder_id: string; base_parent_type: RootType; base_parent_id: string; size: number; doc: string }
+      | undefined;
+  }
+
+  private propagate(folderId: string, rootType: RootType, rootId: string, delta: number): void {
+    if (delta === 0) return;
+    this.sizes.folders.addSize(folderId, delta);
+    (rootType === 'user' ? this.sizes.users : this.sizes.collections).addSize(rootId, delta);
+  }
+
+  private reindex(id: string, name: string, description: string): void {
+    this.db.prepare('DELETE FROM rm_items_fts WHERE id = ?').run(id);
+    this.db.prepare('INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(id, name, description);
+  }
+}
+
+export class SqliteFiles implements FileQueries, FileWrites {
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(DDL);
+  }
+
+  async get(id: string) {
+    const row = this.db.prepare('SELECT doc FROM rm_files WHERE id = ?').get(id) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as FileDoc) : null;
+  }
+
+  async listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>> {
+    const total = (this.db.prepare('SELECT COUNT(*) AS n FROM rm_files WHERE item_id = ?').get(itemId) as { n: number }).n;
+    const page = pagingSql(paging, FILE_COLUMNS, 'rm_files');
+    const rows = this.db.prepare(`SELECT doc FROM rm_files WHERE item_id = ?${page.sql}`).all(itemId, ...page.args) as { doc: string }[];
+    return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
+  }
+
+  async isBlobReferenced(blobId: string) {
+    return this.db.prepare('SELECT 1 FROM rm_files WHERE blob_id = ? LIMIT 1').get(blobId) !== undefined;
+  }
+
+  async blobIdsInFolders(folderIds: string[]) {
+    const rows = this.db
+      .prepare(
+        `SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id
+         WHERE i.folder_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(folderIds)) as { blob_id: string }[];
+    return rows.map((r) => r.blob_id);
+  }
+
+  async blobIdsUnderRoot(rootId: string) {
+    const rows = this.db
+      .prepare('SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id WHERE i.base_parent_id = ?')
+      .all(rootId) as { blob_id: string }[];
+    return rows.map((r) => r.blob_id);
+  }
+
+  // ---- projection writes ----
+
+  insert(doc: FileDoc): void {
+    // The item is gone (deleted, or never visible because its folder went first): so is the file.
+    if (!this.db.prepare('SELECT 1 FROM rm_items WHERE id = ?').get(doc.itemId)) return;
+    this.db
+      .prepare('INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(doc._id, doc.itemId, doc.name, doc.blobId, doc.size, doc.created, JSON.stringify(doc));
+  }
+
+  update(id: string, fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>): void {
+    const row = this.db.prepare('SELECT doc FROM rm_files WHERE id = ?').get(id) as { doc: string } | undefined;
+    if (!row) return;
+    const doc = { ...(JSON.parse(row.doc) as FileDoc), ...fields };
+    if (fields.name !== undefined) doc.exts = doc.name.split('.').slice(1).map((e) => e.toLowerCase());
+    this.db
+      .prepare('UPDATE rm_files SET name = ?, blob_id = ?, size = ?, created = ?, doc = ? WHERE id = ?')
+      .run(doc.name, doc.blobId, doc.size, doc.created, JSON.stringify(doc), id);
+  }
+
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM rm_files WHERE id = ?').run(id);
+  }
+}

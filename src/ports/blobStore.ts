@@ -1,0 +1,62 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * The BlobStore port: immutable, content-addressed byte blobs. A blob's id is the SHA-256 of its bytes (64 lower-case
+ * hex digits), so identical bytes are stored once however many files use them. Which files reference a blob is
+ * recorded by the read model (`FileQueries.isBlobReferenced`), not here: a blob is deleted only after the last file
+ * using it is gone (see src/commands/blobReclaim.ts), and a startup sweep removes what nothing references.
+ *
+ * Deleting a blob races with storing the same bytes again (a new upload, a copy). The store closes that race with
+ * holds and deletion tickets, all in process:
+ *  - `put` (and `hold`) hold a blob until `release`: a held blob is never deleted;
+ *  - `deletionTicket(id)` is taken *before* the caller checks the read model for references; `delete(id, ticket)`
+ *    refuses when the blob was put or held again after the ticket was issued, since that writer's reference may not be
+ *    visible to the check the caller just made.
+ */
+export interface StoredBlob {
+  /** SHA-256 of the bytes, hex. */
+  blobId: string;
+  size: number;
+}
+
+/** A byte range: `start` inclusive, `end` exclusive (`end` ≤ size). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export type DeletionTicket = number;
+
+export interface SweepReport {
+  /** Blobs removed because no file referenced them. */
+  removedBlobs: number;
+  /** Leftovers of interrupted puts (temporary files). */
+  removedTemporary: number;
+}
+
+export interface BlobStore {
+  /**
+   * Stores the bytes of `source` (streamed, never buffered whole) and resolves once they are durable. Identical bytes
+   * already stored are not stored twice. The blob is held until `release(blobId)`. When `source` fails (a client
+   * disconnect, a size limit) nothing is left behind and the promise rejects with that error.
+   */
+  put(source: Readable): Promise<StoredBlob>;
+  /** Holds an existing blob (e.g. while a copy that references it is being committed). */
+  hold(blobId: string): void;
+  /** Ends one hold taken by `put` or `hold`. */
+  release(blobId: string): void;
+  /** A read stream of the blob's bytes, or of `range`. Rejects when the blob does not exist. */
+  get(blobId: string, range?: ByteRange): Promise<Readable>;
+  exists(blobId: string): Promise<boolean>;
+  deletionTicket(blobId: string): DeletionTicket;
+  /**
+   * Deletes the blob unless it is held or (with a ticket) was put or held since the ticket was issued. Resolves true
+   * when the blob is gone afterwards because of this call.
+   */
+  delete(blobId: string, ticket?: DeletionTicket): Promise<boolean>;
+  /**
+   * Removes leftovers of interrupted puts and every blob for which `isReferenced` resolves false (held blobs are
+   * kept). Meant for startup, after the read models have caught up and before requests are served.
+   */
+  sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport>;
+}

@@ -1,0 +1,130 @@
+import type { Services } from '../services';
+import type { FolderDoc, ParentType } from '../ports/readModel';
+import type { Paging } from '../http/params';
+import { accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
+import { AccessDeniedError, RestError } from '../domain/errors';
+import { loadModel, loadParent } from './loaders';
+import { collectionView, folderView, userView } from './views';
+
+/** Read-side functions of the folder routes: they load at the right level, query the read model and return views. */
+
+type View = Record<string, unknown>;
+
+/**
+ * Folder responses call Girder's `meta` field `metadata`, but the stored document keeps `meta`: a sort on
+ * `metadata` or `metadata.<key>` is the same sort as on `meta` / `meta.<key>`.
+ */
+export function folderSortField(sort: string): string {
+  if (sort === 'metadata') return 'meta';
+  if (sort.startsWith('metadata.')) return `meta.${sort.slice('metadata.'.length)}`;
+  return sort;
+}
+
+export interface FindFoldersInput {
+  parentType?: ParentType;
+  parentId?: string;
+  text?: string;
+  name?: string;
+  paging: Paging;
+}
+
+/**
+ * `GET /folder` (Girder's Folder.find): with both parentType and parentId, the children of that parent (loaded at
+ * READ) that the caller may read, optionally by exact name and text; else with text, a global text search whose
+ * results carry `_textScore` and are ordered by the requested sort; else `Invalid search mode.`. Empty strings
+ * count as absent, as Girder's truthiness tests do. `total` ignores limit and offset.
+ */
+export async function findFolders(services: Services, viewer: Viewer | null, input: FindFoldersInput): Promise<{ rows: View[]; total: number }> {
+  const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
+  const folders = services.readModel.folders;
+  if (input.parentType && input.parentId) {
+    const parent = await loadParent(services, input.parentType, input.parentId, viewer, 0);
+    const page = await folders.listChildren({
+      parentType: input.parentType,
+      parentId: parent.doc._id,
+      viewer,
+      ...(input.name ? { name: input.name } : {}),
+      ...(input.text ? { text: input.text } : {}),
+      paging,
+    });
+    return { rows: page.rows.map((f) => folderView(f, viewer)), total: page.total };
+  }
+  if (input.text) {
+    const page = await folders.search({ text: input.text, viewer, paging });
+    return { rows: page.rows.map(({ _textScore, ...f }) => folderView(f, viewer, { _textScore })), total: page.total };
+  }
+  throw new RestError('Invalid search mode.');
+}
+
+/** `GET /folder/:id`. */
+export async function getFolder(services: Services, viewer: Viewer | null, id: string): Promise<View> {
+  return folderView(await loadModel(services, 'folder', id, viewer, 0), viewer);
+}
+
+/**
+ * `GET /folder/:id/details`: `nItems` counts every item directly in the folder (items carry no ACL of their own, so
+ * there is nothing to filter), `nFolders` the direct subfolders the caller may read.
+ */
+export async function folderDetails(services: Services, viewer: Viewer | null, id: string): Promise<{ nItems: number; nFolders: number }> {
+  const folder = await loadModel(services, 'folder', id, viewer, 0);
+  const folders = services.readModel.folders;
+  const [nItems, nFolders] = await Promise.all([
+    folders.itemCount(folder._id),
+    folders.countChildren({ parentType: 'folder', parentId: folder._id, viewer }),
+  ]);
+  return { nItems, nFolders };
+}
+
+export interface RootPathEntry {
+  type: 'user' | 'collection' | 'folder';
+  object: View;
+}
+
+/**
+ * `GET /folder/:id/rootpath` (Girder's parentsToRoot): the root user or collection, then every ancestor folder down
+ * to the parent; the folder itself is not included. Each ancestor must be readable by the caller; they are checked
+ * from the parent upwards, so the nearest unreadable one is the one reported.
+ */
+export async function folderRootPath(services: Services, viewer: Viewer | null, id: string): Promise<RootPathEntry[]> {
+  const folder = await loadModel(services, 'folder', id, viewer, 0);
+  const rm = services.readModel;
+  const ancestorIds = await rm.folders.ancestorIds(folder._id);
+  const ancestors = await rm.folders.getMany(ancestorIds);
+  if (ancestors.length !== ancestorIds.length) {
+    const missing = ancestorIds.find((ancestorId) => !ancestors.some((a) => a._id === ancestorId));
+    throw new RestError(`Invalid folder id (${missing}).`);
+  }
+  for (const ancestor of [...ancestors].reverse()) {
+    if (!hasAccess(ancestor, viewer, 0)) throw new AccessDeniedError(accessDeniedMessage(0, 'folder', ancestor._id, viewer));
+  }
+  const rootEntry: RootPathEntry =
+    folder.baseParentType === 'user'
+      ? { type: 'user', object: userView(await loadModel(services, 'user', folder.baseParentId, viewer, 0), viewer) }
+      : { type: 'collection', object: collectionView(await loadModel(services, 'collection', folder.baseParentId, viewer, 0), viewer) };
+  return [rootEntry, ...ancestors.map((a): RootPathEntry => ({ type: 'folder', object: folderView(a, viewer) }))];
+}
+
+export interface FullAccessList {
+  users: { id: string; level: number; flags: string[]; login: string; name: string }[];
+  groups: { id: string; level: number; flags: string[]; name: string; description: string }[];
+}
+
+/**
+ * `GET /folder/:id/access` (Girder's getFullAccessList) at ADMIN: user entries gain `login` and `name`
+ * (`<first> <last>`); entries whose principal no longer exists are left out. This service has no groups read model,
+ * so no group entry can be resolved to a name and description: like Girder with a deleted group, they are left out.
+ */
+export async function folderAccessList(services: Services, viewer: Viewer | null, id: string): Promise<FullAccessList> {
+  const folder = await loadModel(services, 'folder', id, viewer, 2);
+  return fullAccessList(services, folder);
+}
+
+export async function fullAccessList(services: Services, folder: FolderDoc): Promise<FullAccessList> {
+  const users: FullAccessList['users'] = [];
+  for (const entry of folder.access.users) {
+    const user = await services.readModel.users.get(entry.id);
+    if (!user) continue;
+    users.push({ id: entry.id, level: entry.level, flags: entry.flags, login: user.login, name: `${user.firstName} ${user.lastName}` });
+  }
+  return { users, groups: [] };
+}

@@ -1,0 +1,114 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import request from 'supertest';
+import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { rebuild } from '../../src/projections/rebuild';
+import { READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(TSX, ['src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 20_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A mixed workload through the HTTP API: users, logins and logouts, API keys, collections, folders. */
+async function workload(server: TestServer): Promise<void> {
+  const api = () => request(server.app);
+  const ok = (res: request.Response, what: string) => {
+    if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  const admin = await server.createUser('admin');
+  const users: TestUser[] = [];
+  for (const login of ['alice', 'bobby', 'carol']) users.push(await server.createUser(login));
+  for (const user of users) {
+    const login = ok(await api().get('/api/v1/user/authentication').auth(user.login, 'password1'), 'login');
+    ok(await api().delete('/api/v1/user/authentication').set('Service-Token', login.authToken.token), 'logout');
+  }
+  const key = ok(await api().post('/api/v1/api_key').set('Service-Token', users[0].token).type('form').send({ name: 'ci' }), 'api key');
+  ok(await api().post('/api/v1/api_key/token').type('form').send({ key: key.key }), 'api key token');
+  const collection = ok(
+    await api().post('/api/v1/collection').set('Service-Token', admin.token).type('form').send({ name: 'Shared', description: 'd', public: 'true' }),
+    'collection',
+  );
+  ok(await api().put(`/api/v1/collection/${collection._id}`).set('Service-Token', admin.token).type('form').send({ description: 'changed' }), 'collection update');
+  const top = ok(
+    await api().post('/api/v1/folder').set('Service-Token', admin.token).type('form').send({ parentType: 'collection', parentId: collection._id, name: 'Top' }),
+    'folder',
+  );
+  const sub = ok(
+    await api().post('/api/v1/folder').set('Service-Token', admin.token).type('form').send({ parentType: 'folder', parentId: top._id, name: 'Sub', description: 'x' }),
+    'subfolder',
+  );
+  ok(await api().put(`/api/v1/folder/${sub._id}`).set('Service-Token', admin.token).type('form').send({ name: 'Renamed' }), 'folder rename');
+  ok(
+    await api().put(`/api/v1/folder/${sub._id}/metadata`).set('Service-Token', admin.token).set('Content-Type', 'application/json').send('{"k": 1, "deep": {"a": [1]}}'),
+    'metadata',
+  );
+  const me = ok(await api().get('/api/v1/user/me').set('Service-Token', users[1].token), 'me');
+  ok(
+    await api().post('/api/v1/folder').set('Service-Token', users[1].token).type('form').send({ parentType: 'user', parentId: me._id, name: 'Mine' }),
+    'user folder',
+  );
+}
+
+describe('read-model rebuild', () => {
+  let server: TestServer;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rebuild-test-'));
+    server = await startTestServer({}, { dataDir });
+    await workload(server);
+  });
+  afterAll(async () => {
+    await server?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('rebuilds exactly the live read models from the log', async () => {
+    const { readModel, eventStore } = server.runtime.services;
+    const live = await readModel.dump();
+    expect(Object.values(live).some((rows) => rows.length > 0)).toBe(true);
+    const head = await eventStore.headPosition();
+    const reports: number[] = [];
+    const result = await rebuild(eventStore, readModel, { onProgress: (p) => reports.push(p.events), progressIntervalMs: 0 });
+    expect(result.events).toBe(Number(head));
+    expect(result.position).toBe(head);
+    expect(result.eventsPerSecond).toBeGreaterThan(0);
+    expect(reports.length).toBeGreaterThan(0);
+    expect(reports).toEqual([...reports].sort((a, b) => a - b));
+    expect(await readModel.dump()).toEqual(live);
+    expect(await readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(head);
+    // The service still answers from the rebuilt models.
+    const login = await request(server.app).get('/api/v1/user/authentication').auth('alice', 'password1');
+    expect(login.status).toBe(200);
+  });
+
+  it('rebuilds through the CLI verb, printing progress with events/s', async () => {
+    const live = await server.runtime.services.readModel.dump();
+    const head = await server.runtime.services.eventStore.headPosition();
+    await server.close();
+    const { code, stdout, stderr } = await runCli(['rebuild'], { DATA_DIR: dataDir, NODE_ENV: 'test' });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain(`Rebuilding the read models in ${dataDir} (event log head at position ${head})`);
+    expect(stdout).toMatch(new RegExp(`Rebuild complete: replayed ${head} events in \\d+\\.\\d s \\(\\d+ events/s\\), read models at position ${head}\\.`));
+    server = await startTestServer({}, { dataDir });
+    expect(await server.runtime.services.readModel.dump()).toEqual(live);
+  });
+
+  it('fails with a message when DATA_DIR holds no data', async () => {
+    const empty = path.join(dataDir, 'nothing-here');
+    const { code, stderr } = await runCli(['rebuild'], { DATA_DIR: empty, NODE_ENV: 'test' });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(`No data to rebuild: ${path.join(empty, 'folder-service.sqlite')} does not exist (set DATA_DIR).`);
+  });
+});

@@ -1,0 +1,55 @@
+import { collectionDecider, type CollectionCommand, type CollectionEvent } from '../../src/domain/collection';
+import { foldEvents } from '../../src/domain/decider';
+
+const given = (events: CollectionEvent[]) => ({
+  when: (command: CollectionCommand) => ({
+    then: (expected: CollectionEvent[]) => expect(collectionDecider.decide(command, foldEvents(collectionDecider, events))).toEqual(expected),
+    thenRefuses: (message: string) => expect(() => collectionDecider.decide(command, foldEvents(collectionDecider, events))).toThrow(message),
+  }),
+});
+
+const created: CollectionEvent = {
+  type: 'CollectionCreated',
+  data: {
+    collectionId: 'c1', name: 'Data', description: 'd', public: false, creatorId: 'u1', created: 't0',
+    access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] },
+  },
+};
+const create = (name: string, nameOwner: string | null = null): CollectionCommand => ({
+  type: 'CreateCollection', collectionId: 'c1', name, description: ' d ', public: false, creatorId: 'u1', created: 't0', nameOwner,
+});
+
+describe('collection decider', () => {
+  it('creates with stripped name and description, the creator holding ADMIN', () => {
+    given([]).when(create('  Data ')).then([created]);
+  });
+
+  it('refuses an empty name, then a name reserved by another collection', () => {
+    given([]).when(create('  ', 'c9')).thenRefuses('Collection name must not be empty.');
+    given([]).when(create('Data', 'c9')).thenRefuses('A collection with that name already exists.');
+  });
+
+  it('renames unless the name belongs to another collection; keeping its own name is fine', () => {
+    given([created]).when({ type: 'UpdateCollection', name: ' New ', updated: 't1', nameOwner: null })
+      .then([{ type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'New', updated: 't1' } }]);
+    given([created]).when({ type: 'UpdateCollection', name: 'Data', updated: 't1', nameOwner: 'c1' })
+      .then([{ type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'Data', updated: 't1' } }]);
+    given([created]).when({ type: 'UpdateCollection', name: 'Taken', updated: 't1', nameOwner: 'c2' })
+      .thenRefuses('A collection with that name already exists.');
+  });
+
+  it('replaces the access list, with public and publicFlags only when given', () => {
+    const access = { users: [], groups: [] };
+    given([created]).when({ type: 'SetCollectionAccess', access })
+      .then([{ type: 'CollectionAccessChanged', data: { collectionId: 'c1', access } }]);
+    given([created]).when({ type: 'SetCollectionAccess', access, public: true, publicFlags: [] })
+      .then([{ type: 'CollectionAccessChanged', data: { collectionId: 'c1', access, public: true, publicFlags: [] } }]);
+  });
+
+  it('deletes once, with the name it had', () => {
+    const renamed: CollectionEvent = { type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'Renamed', updated: 't1' } };
+    given([created, renamed]).when({ type: 'DeleteCollection' })
+      .then([{ type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Renamed' } }]);
+    given([created, { type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Data' } }]).when({ type: 'DeleteCollection' }).then([]);
+  });
+});

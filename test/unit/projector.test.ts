@@ -1,0 +1,241 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventStore';
+import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
+import { Projector, ProjectionLagError, READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
+import type { Projection } from '../../src/projections/projection';
+import type { NewEvent, RecordedEvent } from '../../src/ports/eventStore';
+import { errorResponse } from '../../src/http/errorMapping';
+import { startTestServer } from '../support/testServer';
+
+const meta = { userId: null, requestId: null, correlationId: null, causationId: null, at: '2024-01-01T00:00:00.000Z' };
+const tick = (n: number): NewEvent => ({ type: 'Tick', data: { n }, metadata: meta });
+
+/** A projection that records what it was handed (inside the read-model transaction). */
+function recorder(): Projection & { seen: bigint[] } {
+  const seen: bigint[] = [];
+  return { seen, handlers: { Tick: (event: RecordedEvent) => void seen.push(event.position) } };
+}
+
+interface Stores {
+  db: SqliteDatabase;
+  store: SqliteEventStore;
+  readModel: SqliteReadModel;
+  close(): Promise<void>;
+}
+
+function openStores(file: string): Stores {
+  const db = openDatabase(file);
+  const store = new SqliteEventStore(db);
+  const readModel = new SqliteReadModel(db);
+  return {
+    db,
+    store,
+    readModel,
+    async close() {
+      await store.dispose();
+      db.close();
+    },
+  };
+}
+
+describe('Projector', () => {
+  let dir: string;
+  let file: string;
+  let stores: Stores;
+  const projectors: Projector[] = [];
+  const projector = (projection: Projection, s: Stores = stores) => {
+    const p = new Projector(s.store, s.readModel, projection);
+    projectors.push(p);
+    return p;
+  };
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'projector-test-'));
+    file = path.join(dir, 'folder-service.sqlite');
+    stores = openStores(file);
+  });
+  afterEach(async () => {
+    for (const p of projectors.splice(0)) await p.stop();
+    await stores.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('applies every event exactly once, strictly in $all order, through catch-up and live', async () => {
+    for (let i = 0; i < 20; i++) await stores.store.appendToStream(`tick-${i % 5}`, [tick(i)], { expectedState: 'any' });
+    const projection = recorder();
+    const p = projector(projection);
+    await p.start();
+    expect(projection.seen).toEqual(Array.from({ length: 20 }, (_, i) => BigInt(i + 1)));
+    // Live: concurrent appends to many streams, several events per append.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stores.store.appendToStream(`live-${i % 7}`, [tick(i), tick(i)], { expectedState: 'any' })),
+    );
+    const head = await stores.store.headPosition();
+    await p.waitFor(head);
+    expect(head).toBe(60n);
+    expect(projection.seen).toEqual(Array.from({ length: 60 }, (_, i) => BigInt(i + 1)));
+    expect(await stores.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(60n);
+    expect(p.position$.value).toBe(60n);
+  });
+
+  it('treats replaying an already-applied event as a no-op', async () => {
+    await stores.store.appendToStream('tick-a', [tick(1), tick(2)], { expectedState: 'no_stream' });
+    const projection = recorder();
+    const p = projector(projection);
+    await p.start();
+    const events: RecordedEvent[] = [];
+    for await (const event of stores.store.readAll()) events.push(event);
+    for (const event of events) expect(await p.applyEvent(event)).toBe(false);
+    expect(projection.seen).toEqual([1n, 2n]);
+  });
+
+  it('applies an event and its checkpoint atomically: a failing handler leaves both untouched', async () => {
+    const p = projector({
+      handlers: {
+        Tick: (event, tx) => {
+          tx.tokens.put({ hash: `h${String(event.position)}`, userId: 'u', scope: [], created: 'c', expires: 'e' });
+          if ((event.data as { n: number }).n === 2) throw new Error('projection bug');
+        },
+      },
+    });
+    await stores.store.appendToStream('tick-a', [tick(1)], { expectedState: 'no_stream' });
+    await p.start();
+    const before = await stores.readModel.dump();
+    const [, failing] = await (async () => {
+      await stores.store.appendToStream('tick-a', [tick(2)], { expectedState: 0n });
+      const all: RecordedEvent[] = [];
+      for await (const event of stores.store.readAll()) all.push(event);
+      return all;
+    })();
+    await expect(p.waitFor(failing.position, 5000)).rejects.toThrow('projection bug');
+    expect(await stores.readModel.dump()).toEqual(before);
+    expect(await stores.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(1n);
+  });
+
+  it('fails waiting writers at once when a projection throws, and refuses to start on such a log', async () => {
+    const failing: Projection = {
+      handlers: {
+        Tick: () => {
+          throw new Error('cannot project');
+        },
+      },
+    };
+    const p = projector(failing);
+    await p.start();
+    const { position } = await stores.store.appendToStreams([{ streamId: 'tick-x', expectedState: 'any', events: [tick(1)] }]);
+    const started = Date.now();
+    await expect(p.waitFor(position, 5000)).rejects.toThrow('cannot project');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(p.failed?.message).toBe('cannot project');
+    await expect(projector(failing).start()).rejects.toThrow('cannot project');
+  });
+
+  it('gives up waiting with ProjectionLagError, which the API reports as 503', async () => {
+    const p = projector(recorder());
+    await p.start();
+    await expect(p.waitFor(1000n, 50)).rejects.toBeInstanceOf(ProjectionLagError);
+    expect(errorResponse(new ProjectionLagError(1000n), { loggedIn: false, production: false, requestId: 'r' })).toEqual({
+      status: 503,
+      body: { message: 'The service is catching up; retry shortly.', type: 'rest' },
+    });
+  });
+
+  it('keeps its checkpoint across a restart: nothing is applied twice', async () => {
+    for (let i = 0; i < 10; i++) await stores.store.appendToStream('tick-r', [tick(i)], { expectedState: 'any' });
+    const first = recorder();
+    const p1 = projector(first);
+    await p1.start();
+    expect(first.seen).toHaveLength(10);
+    await p1.stop();
+    projectors.splice(projectors.indexOf(p1), 1);
+    await stores.close();
+
+    stores = openStores(file);
+    expect(await stores.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(10n);
+    const second = recorder();
+    const p2 = projector(second);
+    await p2.start();
+    expect(second.seen).toEqual([]);
+    expect(p2.position$.value).toBe(10n);
+    await stores.store.appendToStream('tick-r', [tick(10)], { expectedState: 9n });
+    await p2.waitFor(11n);
+    expect(second.seen).toEqual([11n]);
+  });
+});
+
+describe('Projector in the service', () => {
+  it('bootstraps twice on the same DATA_DIR without applying anything twice', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'projector-restart-'));
+    try {
+      const first = await startTestServer({}, { dataDir });
+      await first.createUser('admin');
+      await first.createUser('alice');
+      const dump = await first.runtime.services.readModel.dump();
+      const head = await first.runtime.services.eventStore.headPosition();
+      expect(await first.runtime.services.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(head);
+      await first.close();
+
+      const second = await startTestServer({}, { dataDir });
+      try {
+        const { readModel, eventStore, projector } = second.runtime.services;
+        expect(await eventStore.headPosition()).toBe(head);
+        expect(await readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(head);
+        expect(projector.position$.value).toBe(head);
+        expect(await readModel.dump()).toEqual(dump);
+        // Replaying the whole log by hand is a no-op too.
+        for await (const event of eventStore.readAll()) expect(await projector.applyEvent(event)).toBe(false);
+        expect(await readModel.dump()).toEqual(dump);
+        const login = await request(second.app).get('/api/v1/user/authentication').auth('alice', 'password1');
+        expect(login.status).toBe(200);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a write only once its projection is visible (read-your-writes)', async () => {
+    const server = await startTestServer();
+    try {
+      const admin = await server.createUser('admin');
+      const api = () => request(server.app);
+      // Sequential: each GET right after its POST.
+      for (let i = 0; i < 15; i++) {
+        const login = `user${i}`;
+        const created = await api()
+          .post('/api/v1/user')
+          .type('form')
+          .send({ login, email: `${login}@example.com`, firstName: 'F', lastName: 'L', password: 'password1' });
+        expect(created.status).toBe(200);
+        const read = await api().get(`/api/v1/user/${created.body._id}`).set('Service-Token', admin.token);
+        expect(read.status).toBe(200);
+        expect(read.body.login).toBe(login);
+        const me = await api().get('/api/v1/user/me').set('Service-Token', created.body.authToken.token);
+        expect(me.body.login).toBe(login);
+      }
+      // Concurrent: many writers, each reading its own write at once.
+      await Promise.all(
+        Array.from({ length: 10 }, async (_, i) => {
+          const login = `para${i}`;
+          const created = await api()
+            .post('/api/v1/user')
+            .type('form')
+            .send({ login, email: `${login}@example.com`, firstName: 'F', lastName: 'L', password: 'password1' })
+            .set('Service-Token', admin.token);
+          expect(created.status).toBe(200);
+          const read = await api().get(`/api/v1/user/${created.body._id}`).set('Service-Token', admin.token);
+          expect(read.status).toBe(200);
+        }),
+      );
+      const list = await api().get('/api/v1/user?limit=1').set('Service-Token', admin.token);
+      expect(list.headers['girder-total-count']).toBe('26');
+    } finally {
+      await server.close();
+    }
+  });
+});
