@@ -10,6 +10,9 @@ import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
 import { CommandRunner } from './commands/commandContext';
+import { FsBlobStore } from './infra/blobs/fs/fsBlobStore';
+import { PartialUploads } from './infra/blobs/fs/partialUploads';
+import { sweepStorage } from './commands/storageSweep';
 import { Notifications } from './bus/notifications';
 import { ProgressService } from './bus/progress';
 import { SqliteNotificationStore } from './infra/readmodel/sqlite/notificationsStore';
@@ -44,7 +47,11 @@ export async function bootstrap(config: Config): Promise<Runtime> {
     hooks: new HookBus(),
     notifications,
     progress: new ProgressService(notifications),
+    blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')),
+    partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
   };
+  // The read models are caught up and no request is served yet: drop unreferenced blobs and stale upload bytes.
+  await sweepStorage(services);
   return {
     services,
     db,

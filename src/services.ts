@@ -7,6 +7,7 @@ import type { Projector } from './projections/projector';
 import type { CommandRunner } from './commands/commandContext';
 import type { Notifications } from './bus/notifications';
 import type { ProgressService } from './bus/progress';
+import type { BlobStore, PartialUploadStore } from './ports/blobStore';
 
 /** Everything a route handler may use; built once by the composition root (src/bootstrap.ts). */
 export interface Services {
@@ -22,4 +23,8 @@ export interface Services {
   notifications: Notifications;
   /** `progress.start({ on, userId, title, message })` → ProgressContext; see src/bus/progress.ts (withProgress). */
   progress: ProgressService;
+  /** File bytes: content-addressed, reference-counted through the read model (src/ports/blobStore.ts). */
+  blobs: BlobStore;
+  /** Bytes of chunked uploads in progress (DATA_DIR/uploads/<uploadId>). */
+  partialUploads: PartialUploadStore;
 }

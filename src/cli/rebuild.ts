@@ -7,6 +7,8 @@ import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
 import { rebuild, type RebuildProgress } from '../projections/rebuild';
 
 const DB_FILE = 'folder-service.sqlite';
+/** Events per durable commit while replaying. */
+const BATCH_SIZE = 2000;
 
 const describe = (p: RebuildProgress) =>
   `replayed ${p.events} events in ${p.seconds.toFixed(1)} s (${Math.round(p.eventsPerSecond)} events/s)`;
@@ -25,6 +27,12 @@ export async function rebuildReadModels(config: Config, _args: string[], out: No
     out.write(`Rebuilding the read models in ${config.dataDir} (event log head at position ${await store.headPosition()})\n`);
     let overwriting = false;
     const done = await rebuild(store, readModel, {
+      batching: {
+        size: BATCH_SIZE,
+        begin: () => db.exec('BEGIN IMMEDIATE'),
+        commit: () => db.exec('COMMIT'),
+        rollback: () => db.exec('ROLLBACK'),
+      },
       onProgress: (p) => {
         // On a terminal the progress line rewrites itself; in a log each report is its own line.
         out.write(out.isTTY ? `\r${describe(p)}` : `${describe(p)}\n`);

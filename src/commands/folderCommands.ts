@@ -11,9 +11,9 @@ import {
   folderDecider,
   folderStateFor,
   folderStream,
+  refuseTakenSiblingName,
   type FolderCommand,
   type FolderEvent,
-  refuseTakenSiblingName,
   type FolderState,
 } from '../domain/folder';
 import { emptyAccess, withUserAccess, type AccessList, type Viewer } from '../domain/access';
@@ -106,7 +106,7 @@ export async function createFolder(services: Services, input: CreateFolderInput,
         return { appends: [{ streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: existing._id };
       }
     }
-    // Girder's order: the sibling check (on save), then the name, then the metadata keys.
+    // Girder's order: name and sibling checks (on save) before the metadata keys (an empty name is never taken).
     refuseTakenSiblingName(guard.takenBy);
     const { events } = decideOn(folderStateFor(folderId), {
       type: 'CreateFolder',
@@ -213,11 +213,15 @@ export function deleteFolderMetadata(services: Services, folderId: string, field
   return decideFolder(services, folderId, (now) => ({ type: 'DeleteFolderMetadata', data: { fields, now } }), meta);
 }
 
-/** `PUT /folder/:id/access` on one folder: replaces the ACL, and `public`/`publicFlags` when given; `updated` is kept. */
+/**
+ * `PUT /folder/:id/access`: replaces the ACL, and `public`/`publicFlags` when given; `updated` is kept. With `recurse`
+ * one event on this folder's stream carries the change and the actor, and the projection applies it to the reachable
+ * subtree in one read-model transaction (docs/subtree-operations.md).
+ */
 export function setFolderAccess(
   services: Services,
   folderId: string,
-  change: { access: AccessList; public?: boolean; publicFlags?: string[] },
+  change: { access: AccessList; public?: boolean; publicFlags?: string[]; recurse?: { actor: Viewer } },
   meta: RequestMeta,
 ): Promise<void> {
   return decideFolder(services, folderId, () => ({ type: 'SetFolderAccess', data: change }), meta);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Decider, DomainEvent } from './decider';
-import type { AccessList } from './access';
+import type { AccessList, Viewer } from './access';
 import { RestError, ValidationError } from './errors';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 import type { ParentType } from '../ports/readModel';
@@ -65,12 +65,21 @@ export const FolderMovedSchema = z.object({
   updated: z.string(),
 });
 
-/** The folder's ACL was replaced; `public`/`publicFlags` are present when they were set too. `updated` is unchanged. */
+/** Who acted, as far as access rules go (recorded so that applying an event never depends on later state). */
+export const actorSchema = z.object({ id: z.string(), admin: z.boolean(), groups: z.array(z.string()) });
+
+/**
+ * The folder's ACL was replaced; `public`/`publicFlags` are present when they were set too. `updated` is unchanged.
+ * With `recurse`, the same policy also applies to every descendant folder reachable through folders on which `actor`
+ * holds ADMIN (others and their subtrees are skipped), as the read model stands when the event is applied.
+ */
 export const FolderAccessChangedSchema = z.object({
   folderId: z.string(),
   access: accessListSchema,
   public: z.boolean().optional(),
   publicFlags: z.array(z.string()).optional(),
+  recurse: z.literal(true).optional(),
+  actor: actorSchema.optional(),
 });
 
 /** The marker appended to {@link FOLDER_TREE_STREAM} by every move. */
@@ -190,7 +199,11 @@ export type FolderCommand =
     }
   | { type: 'SetFolderMetadata'; data: { metadata: Metadata; allowNull: boolean; now: string } }
   | { type: 'DeleteFolderMetadata'; data: { fields: string[]; now: string } }
-  | { type: 'SetFolderAccess'; data: { access: AccessList; public?: boolean; publicFlags?: string[] } };
+  | {
+      type: 'SetFolderAccess';
+      /** `recurse`: the caller (`actor`) applies the policy to the subtree as well. */
+      data: { access: AccessList; public?: boolean; publicFlags?: string[]; recurse?: { actor: Viewer } };
+    };
 
 const checkName = (name: string): string => {
   const stripped = name.trim();
@@ -270,6 +283,7 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
           data: {
             folderId: state.folderId, access: d.access, ...(d.public !== undefined ? { public: d.public } : {}),
             ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+            ...(d.recurse ? { recurse: true as const, actor: { id: d.recurse.actor.id, admin: d.recurse.actor.admin, groups: [...d.recurse.actor.groups] } } : {}),
           },
         },
       ];

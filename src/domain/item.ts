@@ -291,7 +291,7 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
           type: 'ItemUpdated',
           data: {
             itemId: state.itemId, ...(d.name !== undefined ? { name: checkItemName(d.name) } : {}),
-            ...(d.description !== undefined ? { description: d.description } : {}), updated: d.now,
+            ...(d.description !== undefined ? { description: d.description.trim() } : {}), updated: d.now,
           },
         },
       ];

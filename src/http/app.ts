@@ -142,7 +142,9 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
       if (!match) throw new RestError(`No matching route for "${method} ${rest.join('/')}"`);
       const { route } = match;
 
-      const body = !route.rawBody && hasProcessableBody(req) ? await readBody(req, BODY_LIMIT) : undefined;
+      // A raw-body route (uploads) still gets its parameters from a urlencoded form body, as CherryPy would parse it.
+      const formOnRawRoute = route.rawBody === true && req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+      const body = (!route.rawBody || formOnRawRoute) && hasProcessableBody(req) ? await readBody(req, BODY_LIMIT) : undefined;
       const { raw, bodyText } = collectParams(req, body);
       principal = await resolvePrincipal(services, req, route, raw);
       const eventName = routeEventName(method, match.resource.name, route.path);

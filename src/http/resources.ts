@@ -5,6 +5,10 @@ import { apiKeyResource } from './resources/apiKey';
 import { collectionResource } from './resources/collection';
 import { folderResource } from './resources/folder';
 import { notificationResource } from './resources/notification';
+import { itemResource } from './resources/item';
+import { fileResource } from './resources/file';
 
 /** Every resource mounted under /api/v1. */
-export const apiResources: Resource[] = [systemResource, userResource, apiKeyResource, collectionResource, folderResource, notificationResource];
+export const apiResources: Resource[] = [
+  systemResource, userResource, apiKeyResource, collectionResource, folderResource, notificationResource, itemResource, fileResource,
+];

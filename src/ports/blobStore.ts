@@ -60,3 +60,28 @@ export interface BlobStore {
    */
   sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport>;
 }
+
+/** Raised by `PartialUploadStore.write` when the source carries more bytes than allowed. */
+export class TooManyBytesError extends Error {
+  constructor() {
+    super('Received too many bytes.');
+    this.name = 'TooManyBytesError';
+  }
+}
+
+/**
+ * The bytes of chunked uploads in progress, one growing file per upload. Only what the upload's record says was
+ * received counts: `write` first cuts off anything beyond `offset` (what an interrupted chunk left), and cuts back to
+ * `offset` again when the chunk fails.
+ */
+export interface PartialUploadStore {
+  /** Streams `source` in at `offset`; TooManyBytesError past `maxBytes`. Resolves with the byte count once durable. */
+  write(uploadId: string, offset: number, source: Readable, maxBytes: number): Promise<number>;
+  /** The bytes received so far. */
+  read(uploadId: string): Readable;
+  truncate(uploadId: string, length: number): Promise<void>;
+  remove(uploadId: string): Promise<void>;
+  /** Upload ids with bytes here, and `stray` entries that belong to no upload. */
+  list(): Promise<{ uploads: string[]; stray: string[] }>;
+  removeStray(name: string): Promise<void>;
+}

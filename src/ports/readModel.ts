@@ -176,6 +176,11 @@ export interface FolderQueries {
   ancestorIds(id: string): Promise<string[]>;
   /** Whether `candidateId` is `folderId` itself or lies underneath it. */
   isSelfOrDescendant(folderId: string, candidateId: string): Promise<boolean>;
+  /**
+   * How many folders a recursive access update of `folderId` by `actor` reaches: the folder itself plus every
+   * descendant reachable through folders on which the actor holds ADMIN (Girder's ADMIN-filtered subtreeCount).
+   */
+  countAccessTargets(folderId: string, actor: Viewer): Promise<number>;
 }
 
 export interface ItemQueries {
@@ -230,6 +235,12 @@ export interface FolderWrites {
   delete(id: string): void;
   /** Removes every folder whose base parent (root user or collection) is `rootId`, with its ancestry and ACL rows. */
   deleteUnderRoot(rootId: string): void;
+  /**
+   * Recursive `PUT /folder/:id/access`: gives the folder and every descendant reachable through folders on which
+   * `actor` holds ADMIN (judged on the ACLs as stored before this write) the access list, and `public`/`publicFlags`
+   * when given. `updated` is not changed.
+   */
+  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): void;
   /** Adds `delta` to the folder's `size` (the sizes of the items directly in it); the root is not touched. */
   addSize(id: string, delta: number): void;
 }

@@ -35,11 +35,13 @@ export const foldersProjection: Projection = {
     },
     FolderAccessChanged: (event, tx) => {
       const d = event.data as FolderAccessChangedData;
-      tx.folders.update(d.folderId, {
+      const change = {
         access: d.access,
         ...(d.public !== undefined ? { public: d.public } : {}),
         ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-      });
+      };
+      if (d.recurse && d.actor) tx.folders.setAccessRecursive(d.folderId, change, d.actor);
+      else tx.folders.update(d.folderId, change);
     },
   },
 };

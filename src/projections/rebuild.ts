@@ -14,10 +14,23 @@ export interface RebuildProgress {
   eventsPerSecond: number;
 }
 
+/**
+ * Groups the per-event read-model transactions of a replay into larger commits (the SQLite adapter's per-event
+ * transactions become savepoints inside it), so a rebuild pays one durable commit per batch instead of per event.
+ * Only for an exclusive replay (the CLI): work of other requests on the same connection would join the batch.
+ */
+export interface ReplayBatching {
+  size: number;
+  begin(): void;
+  commit(): void;
+  rollback(): void;
+}
+
 export interface RebuildOptions {
   /** Called about every `progressIntervalMs` (default 1 s) while replaying; the final figures are the return value. */
   onProgress?: (progress: RebuildProgress) => void;
   progressIntervalMs?: number;
+  batching?: ReplayBatching;
 }
 
 /**
@@ -36,14 +49,28 @@ export async function rebuild(store: EventStore, readModel: ReadModel, options: 
     const seconds = (performance.now() - started) / 1000;
     return { events, position, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0 };
   };
-  for await (const event of store.readAll()) {
-    await projector.applyEvent(event);
-    events++;
-    position = event.position;
-    if (options.onProgress && performance.now() - lastReport >= interval) {
-      lastReport = performance.now();
-      options.onProgress(progress());
+  const batching = options.batching;
+  let open = 0;
+  try {
+    for await (const event of store.readAll()) {
+      if (batching && open === 0) batching.begin();
+      await projector.applyEvent(event);
+      events++;
+      position = event.position;
+      if (batching && ++open >= batching.size) {
+        batching.commit();
+        open = 0;
+      }
+      if (options.onProgress && performance.now() - lastReport >= interval) {
+        lastReport = performance.now();
+        options.onProgress(progress());
+      }
     }
+    if (batching && open > 0) batching.commit();
+  } catch (error) {
+    // What was committed stays: the checkpoint says where a later start (or rebuild) picks up.
+    if (batching && open > 0) batching.rollback();
+    throw error;
   }
   return progress();
 }

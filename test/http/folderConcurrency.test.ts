@@ -8,8 +8,9 @@ import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '
  * a cycle; and the read models rebuilt from the log equal the live ones.
  *
  * The embedded store answers reads without yielding to other requests, so in-process requests would hardly ever
- * overlap between load and append. Every stream read here answers 2 ms late (as a networked KurrentDB read
- * would), so concurrent commands really interleave, and the tests check that appends did conflict and were retried.
+ * overlap between load and append. Here every stream read answers 2 ms late and every append is sent 2 ms late (as
+ * with a networked KurrentDB), so concurrent commands really interleave; the tests check that appends did conflict
+ * and were retried.
  */
 
 let server: TestServer;
@@ -34,6 +35,7 @@ function injectLatency(store: EventStore): void {
     })();
   const appendToStreams = store.appendToStreams.bind(store);
   store.appendToStreams = async (appends) => {
+    await new Promise((resolve) => setTimeout(resolve, 2));
     try {
       return await appendToStreams(appends);
     } catch (error) {

@@ -4,9 +4,10 @@ import { issueToken } from '../../src/commands/userCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
 import { toNewEvents } from '../../src/commands/commandContext';
 import { Scope } from '../../src/http/routeTable';
-import { claim, siblingNameStream } from '../../src/domain/uniqueName';
+import { itemStream } from '../../src/domain/item';
 import { folderStream } from '../../src/domain/folder';
 import type { FolderDoc } from '../../src/ports/readModel';
+import { rebuild } from '../../src/projections/rebuild';
 
 /** POST /folder, PUT /folder/:id (rename, metadata, move), PUT/DELETE /folder/:id/metadata, PUT /folder/:id/access. */
 
@@ -192,12 +193,15 @@ describe('POST /folder', () => {
 
   it('refuses a name an item holds in that folder', async () => {
     const parent = await create(alicePrivate, alice.token);
+    // No item route yet: record the item's creation directly (the event is the items' published contract).
     const itemId = '65f0000000000000000000ff';
-    await server.runtime.services.eventStore.appendToStream(
-      siblingNameStream(parent, 'report.txt'),
-      toNewEvents([claim('report.txt', 'item', itemId)], systemMeta('test-item')),
+    const { eventStore, projector } = server.runtime.services;
+    const appended = await eventStore.appendToStream(
+      itemStream(itemId),
+      toNewEvents([{ type: 'ItemCreated', data: { itemId, folderId: parent, name: 'report.txt', description: '', creatorId: alice._id, created: '2024-01-01T00:00:00+00:00', meta: {} } }], systemMeta('test-item')),
       { expectedState: 'no_stream' },
     );
+    await projector.waitFor(appended.position);
     const res = await post({ parentId: parent, name: 'report.txt' }, alice.token);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message: 'An item with that name already exists here.', type: 'validation', field: 'name' });
@@ -617,4 +621,70 @@ describe('PUT /folder/:id/access', () => {
     // Alice lost her own access: she now gets a 403 on the folder.
     expect((await putAccess(id, { access: acl }, alice.token)).status).toBe(403);
   });
+
+  describe('recurse', () => {
+    /** R ─ C1 ─ G1, R ─ C2 ─ G2, all alice's; C2 then given to bobby alone (alice loses ADMIN there). */
+    async function tree() {
+      const r = await create(alicePrivate, alice.token);
+      const c1 = await create(r, alice.token);
+      const g1 = await create(c1, alice.token);
+      const c2 = await create(r, alice.token);
+      const g2 = await create(c2, alice.token);
+      const bobOnly = { users: [{ id: bob._id, level: 2, flags: [] }], groups: [] };
+      expect((await putAccess(c2, { access: JSON.stringify(bobOnly) }, admin.token)).status).toBe(200);
+      return { r, c1, g1, c2, g2, bobOnly };
+    }
+    const progressRecords = async (user: TestUser) =>
+      (await server.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter((n) => n.data.title === 'Updating permissions');
+
+    it('applies the policy to descendants reachable through folders where the caller has ADMIN, with progress', async () => {
+      const { r, c1, g1, c2, g2, bobOnly } = await tree();
+      const before = await Promise.all([r, c1, g1, c2, g2].map(folder));
+      const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
+      const res = await putAccess(r, { access: JSON.stringify(access), public: 'true', recurse: 'true', progress: 'true' }, alice.token);
+      expect(res.status).toBe(200);
+      const expected = { users: [{ id: alice._id, level: 2, flags: [] }, { id: bob._id, level: 0, flags: [] }], groups: [] };
+      expect(res.body.access).toEqual(expected);
+      for (const id of [r, c1, g1]) expect(await folder(id)).toMatchObject({ access: expected, public: true });
+      expect(await folder(c2)).toMatchObject({ access: bobOnly, public: false });
+      expect(await folder(g2)).toMatchObject({ access: before[4].access, public: false });
+      const after = await Promise.all([r, c1, g1, c2, g2].map(folder));
+      expect(after.map((f) => f.updated)).toEqual(before.map((f) => f.updated));
+      // The ACL rows follow the documents: bobby may now read C1's child.
+      const bobView = { id: bob._id, admin: false, groups: [] };
+      const paging = { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 as const };
+      const listed = await server.runtime.services.readModel.folders.listChildren({ parentType: 'folder', parentId: c1, viewer: bobView, paging });
+      expect(listed.rows.map((f) => f._id)).toEqual([g1]);
+      const [record] = await progressRecords(alice);
+      expect(record.data).toMatchObject({ title: 'Updating permissions', total: 3, current: 3, state: 'success', message: 'Done' });
+    });
+
+    it('reaches the whole subtree for a site admin', async () => {
+      const { r, c1, g1, c2, g2 } = await tree();
+      const access = { users: [{ id: admin._id, level: 2 }], groups: [] };
+      const res = await putAccess(r, { access: JSON.stringify(access), publicFlags: '[]', recurse: 'yes' }, admin.token);
+      expect(res.status).toBe(200);
+      for (const id of [r, c1, g1, c2, g2]) {
+        expect(await folder(id)).toMatchObject({ access: { users: [{ id: admin._id, level: 2, flags: [] }], groups: [] }, publicFlags: [] });
+      }
+      expect(await progressRecords(admin)).toEqual([]);
+    });
+
+    it('records no progress without recurse, and touches only the folder', async () => {
+      const { r, c1 } = await tree();
+      const c1Before = await folder(c1);
+      const acl = JSON.stringify({ users: [{ id: alice._id, level: 2 }] });
+      const before = (await progressRecords(alice)).length;
+      expect((await putAccess(r, { access: acl, public: 'true', progress: 'true' }, alice.token)).status).toBe(200);
+      expect(await progressRecords(alice)).toHaveLength(before);
+      expect(await folder(c1)).toEqual(c1Before);
+    });
+  });
+});
+
+it('rebuilding the read models from the log gives exactly the live state', async () => {
+  const { eventStore, readModel } = server.runtime.services;
+  const live = await readModel.dump();
+  await rebuild(eventStore, readModel);
+  expect(await readModel.dump()).toEqual(live);
 });

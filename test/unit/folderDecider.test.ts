@@ -1,6 +1,6 @@
 import { deciderSpec } from '../support/givenWhenThen';
 import {
-  decideSiblingClaim,
+  refuseTakenSiblingName,
   folderDecider,
   folderEventSchemas,
   folderStateFor,
@@ -8,7 +8,6 @@ import {
   type FolderEvent,
 } from '../../src/domain/folder';
 import { RestError, ValidationError } from '../../src/domain/errors';
-import { claim, reservationDecider, release, type ReservationEvent } from '../../src/domain/uniqueName';
 import { foldEvents } from '../../src/domain/decider';
 import { parseStringList } from '../../src/domain/metadata';
 
@@ -198,6 +197,17 @@ describe('folder decider', () => {
         .when({ type: 'SetFolderAccess', data: { access, public: true, publicFlags: [] } })
         .then([{ type: 'FolderAccessChanged', data: { folderId: ID, access, public: true, publicFlags: [] } }]);
     });
+
+    it('records the actor of a recursive change', () => {
+      const actor = { id: USER, admin: false, groups: ['65f0000000000000000000bb'] };
+      given([created()])
+        .when({ type: 'SetFolderAccess', data: { access: ACL, recurse: { actor } } })
+        .then([{ type: 'FolderAccessChanged', data: { folderId: ID, access: ACL, recurse: true, actor } }]);
+    });
+
+    it('refuses a folder that does not exist', () => {
+      given([]).when({ type: 'SetFolderAccess', data: { access: ACL } }).thenThrows(new RestError(`Invalid folder id (${ID}).`));
+    });
   });
 
   it('evolves every event into the state the next decision sees', () => {
@@ -222,23 +232,16 @@ describe('folder decider', () => {
   });
 });
 
-describe('sibling-name claims', () => {
-  const state = (events: ReservationEvent[]) => foldEvents(reservationDecider, events);
-
-  it('claims a free name', () => {
-    expect(decideSiblingClaim(state([]), 'Data', ID)).toEqual([claim('Data', 'folder', ID)]);
-    expect(decideSiblingClaim(state([claim('Data', 'folder', OTHER), release(OTHER)]), 'Data', ID)).toEqual([claim('Data', 'folder', ID)]);
+describe('sibling names', () => {
+  it('accepts a free name', () => {
+    expect(() => refuseTakenSiblingName(null)).not.toThrow();
   });
 
-  it('keeps a name the folder already holds', () => {
-    expect(decideSiblingClaim(state([claim('Data', 'folder', ID)]), 'Data', ID)).toEqual([]);
-  });
-
-  it('refuses a name held by another folder or by an item', () => {
-    expect(() => decideSiblingClaim(state([claim('Data', 'folder', OTHER)]), 'Data', ID)).toThrow(
-      expect.objectContaining({ message: 'A folder with that name already exists here.', field: 'name' }),
+  it('refuses a name held by a folder or by an item', () => {
+    expect(() => refuseTakenSiblingName('folder')).toThrow(
+      expect.objectContaining({ constructor: ValidationError, message: 'A folder with that name already exists here.', field: 'name' }),
     );
-    expect(() => decideSiblingClaim(state([claim('Data', 'item', OTHER)]), 'Data', ID)).toThrow(
+    expect(() => refuseTakenSiblingName('item')).toThrow(
       expect.objectContaining({ message: 'An item with that name already exists here.', field: 'name' }),
     );
   });

@@ -10,6 +10,7 @@ import { parseStringList, type Metadata } from '../../domain/metadata';
 import { createFolder, deleteFolderMetadata, setFolderAccess, setFolderMetadata, updateFolder } from '../../commands/folderCommands';
 import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
+import { withProgress } from '../../bus/progress';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 const WRITE = 1;
@@ -144,11 +145,24 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, ADMIN);
       const access = parseAccessList(params.access);
       const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
-      await setFolderAccess(
+      const viewer = principal.viewer!;
+      const change = {
+        access,
+        ...(params.public !== undefined ? { public: params.public } : {}),
+        ...(publicFlags !== undefined ? { publicFlags } : {}),
+        ...(params.recurse ? { recurse: { actor: viewer } } : {}),
+      };
+      // Girder counts (ADMIN-filtered subfolders) and reports only when both progress and recurse are set. The
+      // subtree is updated in one read-model transaction, so the count jumps to the total when it commits.
+      await withProgress(
         services,
-        folder._id,
-        { access, ...(params.public !== undefined ? { public: params.public } : {}), ...(publicFlags !== undefined ? { publicFlags } : {}) },
-        meta,
+        { on: params.progress && params.recurse, userId: viewer.id, title: 'Updating permissions', message: 'Calculating progress...' },
+        async (progress) => {
+          const total = progress.on ? await services.readModel.folders.countAccessTargets(folder._id, viewer) : 0;
+          await progress.update({ total });
+          await setFolderAccess(services, folder._id, change, meta);
+          await progress.update({ current: total, force: true });
+        },
       );
       return currentView(services, folder._id, principal.viewer, (doc) => ({ access: doc.access }));
     },

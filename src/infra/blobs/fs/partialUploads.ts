@@ -3,15 +3,9 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-const UPLOAD_ID = /^[0-9a-f]{24}$/;
+import { TooManyBytesError, type PartialUploadStore } from '../../../ports/blobStore';
 
-/** Raised by `write` when the source carries more bytes than allowed; the caller maps it to its message. */
-export class TooManyBytesError extends Error {
-  constructor() {
-    super('Received too many bytes.');
-    this.name = 'TooManyBytesError';
-  }
-}
+const UPLOAD_ID = /^[0-9a-f]{24}$/;
 
 /**
  * The bytes of chunked uploads in progress, one file per upload: DATA_DIR/uploads/<uploadId>. Only what the upload's
@@ -19,7 +13,7 @@ export class TooManyBytesError extends Error {
  * leftovers of an interrupted chunk) and fsynced before the record advances; a chunk that fails (client disconnect,
  * too many bytes) is cut off again at once.
  */
-export class PartialUploads {
+export class PartialUploads implements PartialUploadStore {
   constructor(readonly dir: string) {
     fs.mkdirSync(dir, { recursive: true });
   }

@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page, ParentType, RootType } from '../../../ports/readModel';
-import type { Viewer } from '../../../domain/access';
+import type { AccessList, Viewer } from '../../../domain/access';
 import type { Paging } from '../../../http/params';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
@@ -145,6 +145,32 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return !!this.db.prepare('SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(folderId, candidateId);
   }
 
+  async countAccessTargets(folderId: string, actor: Viewer) {
+    return this.accessTargets(folderId, actor).length;
+  }
+
+  /**
+   * The folder and the descendants whose path below it crosses only folders where the actor holds ADMIN: a
+   * descendant is skipped when it, or any folder between it and `folderId`, denies the actor ADMIN.
+   */
+  private accessTargets(folderId: string, actor: Viewer): string[] {
+    if (!this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return [];
+    const sub = 'SELECT folder_id AS id FROM rm_folder_ancestors WHERE ancestor_id = @root';
+    const rows = actor.admin
+      ? (this.db.prepare(sub).all({ root: folderId }) as { id: string }[])
+      : (this.db
+          .prepare(
+            `WITH sub AS (${sub}),
+             denied AS (SELECT s.id FROM sub s WHERE NOT EXISTS (SELECT 1 FROM rm_acl a WHERE a.resource_id = s.id AND a.level >= 2 AND
+               ((a.principal_type = 'user' AND a.principal_id = @user) OR (a.principal_type = 'group' AND a.principal_id IN (SELECT value FROM json_each(@groups))))))
+             SELECT s.id FROM sub s WHERE NOT EXISTS
+               (SELECT 1 FROM rm_folder_ancestors p JOIN denied d ON d.id = p.ancestor_id WHERE p.folder_id = s.id)
+               AND s.id NOT IN (SELECT id FROM denied)`,
+          )
+          .all({ root: folderId, user: actor.id, groups: JSON.stringify(actor.groups) }) as { id: string }[]);
+    return [folderId, ...rows.map((r) => r.id)];
+  }
+
   private page(where: string, args: unknown[], paging: Paging): Page<FolderDoc> {
     const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, COLUMNS, 'f');
@@ -246,6 +272,32 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     this.db.prepare('DELETE FROM rm_folders_fts WHERE id = ?').run(id);
     this.db.prepare('DELETE FROM rm_folder_ancestors WHERE folder_id = ? OR ancestor_id = ?').run(id, id);
     this.acl.remove(id);
+  }
+
+  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): void {
+    const targets = JSON.stringify(this.accessTargets(id, actor));
+    const inTargets = 'IN (SELECT value FROM json_each(@targets))';
+    let doc = "json_set(doc, '$.access', json(@access))";
+    const args: Record<string, unknown> = { targets, access: JSON.stringify(change.access) };
+    let publicColumn = '';
+    if (change.public !== undefined) {
+      doc = `json_set(${doc}, '$.public', json(@public))`;
+      publicColumn = ', public = @publicBit';
+      Object.assign(args, { public: JSON.stringify(change.public), publicBit: toBit(change.public) });
+    }
+    if (change.publicFlags !== undefined) {
+      doc = `json_set(${doc}, '$.publicFlags', json(@publicFlags))`;
+      args.publicFlags = JSON.stringify(change.publicFlags);
+    }
+    this.db.prepare(`UPDATE rm_folders SET doc = ${doc}${publicColumn} WHERE id ${inTargets}`).run(args);
+    this.db.prepare(`DELETE FROM rm_acl WHERE resource_id ${inTargets}`).run({ targets });
+    const insert = this.db.prepare(
+      `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
+       SELECT t.value, @type, json_extract(e.value, '$.id'), json_extract(e.value, '$.level')
+       FROM json_each(@targets) t, json_each(@entries) e`,
+    );
+    insert.run({ targets, type: 'user', entries: JSON.stringify(change.access.users) });
+    insert.run({ targets, type: 'group', entries: JSON.stringify(change.access.groups) });
   }
 
   deleteUnderRoot(rootId: string): void {

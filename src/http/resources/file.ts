@@ -1,0 +1,301 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Request, Response } from 'express';
+import type { Resource, RouteContext } from '../routeTable';
+import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { param } from '../params';
+import type { Services } from '../../services';
+import type { FileDoc } from '../../ports/readModel';
+import { RestError } from '../../domain/errors';
+import { cancelUpload, loadUpload, receiveChunk, startContentsUpload, startUpload, type UploadOutcome, type UploadParent } from '../../commands/fileCommands';
+import { deleteFile } from '../../commands/fileCommands';
+import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
+import { loadParent } from '../../queries/loaders';
+import { contentDisposition } from '../contentDisposition';
+
+const READ = 0;
+const WRITE = 1;
+const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/**
+ * The request body as upload bytes (Girder's RequestBodyStream): present when the request announces a body
+ * (Content-Length > 0, or chunked transfer without a length) that is not a form (forms carry parameters).
+ */
+function rawBody(req: Request): { stream: Readable; length: number | undefined } | undefined {
+  const header = req.headers['content-length'];
+  const length = header !== undefined ? Number(header) : undefined;
+  const announced = length !== undefined ? length > 0 : req.headers['transfer-encoding'] !== undefined;
+  if (!announced) return undefined;
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (FORM_TYPES.includes(type)) return undefined;
+  return { stream: req, length };
+}
+
+/** The response to an upload step: the upload record, or the finished file (after the `data.process` event). */
+async function outcomeView(services: Services, outcome: UploadOutcome, ctx: Pick<RouteContext, 'principal'>, reference?: string) {
+  if (outcome.kind === 'upload') return uploadView(outcome.state);
+  const file = await services.readModel.files.get(outcome.fileId);
+  if (!file) throw new RestError(`Invalid file id (${outcome.fileId}).`);
+  const view = fileView(file);
+  await services.hooks.trigger('data.process', { file: view, userId: ctx.principal.user?._id ?? null, ...(reference !== undefined ? { reference } : {}) });
+  return view;
+}
+
+/**
+ * cherrypy's get_ranges: the byte ranges of a `Range: bytes=…` header as [start, end) pairs. `null` when the header
+ * is to be ignored (not bytes, malformed), `[]` when no range is satisfiable.
+ */
+export function parseRange(header: string, size: number): [number, number][] | null {
+  const match = /^\s*bytes\s*=\s*(.*)$/i.exec(header);
+  if (!match) return null;
+  const ranges: [number, number][] = [];
+  for (const spec of match[1].split(',')) {
+    const part = /^\s*(\d*)\s*-\s*(\d*)\s*$/.exec(spec);
+    if (!part) return null;
+    const [, first, last] = part;
+    if (first) {
+      const start = Number(first);
+      const stop = last ? Number(last) : size - 1;
+      if (start >= size) continue;
+      if (stop < start) return null;
+      ranges.push([start, Math.min(stop + 1, size)]);
+    } else {
+      if (!last) return null;
+      const suffix = Number(last);
+      if (suffix === 0) continue;
+      ranges.push([Math.max(size - suffix, 0), size]);
+    }
+  }
+  return ranges;
+}
+
+/**
+ * Streams a file (Girder's File.download with the filesystem adapter's headers): `offset`/`endByte` (exclusive) or a
+ * `Range` header (which wins; first range only) select bytes; a partial answer is 206 with Content-Range.
+ */
+async function sendFile(
+  services: Services,
+  req: Request,
+  res: Response,
+  file: FileDoc,
+  opts: { offset: number; endByte?: number; disposition: 'attachment' | 'inline' },
+): Promise<typeof RESPONSE_SENT> {
+  const size = file.size;
+  let start = Math.max(opts.offset, 0);
+  let end = opts.endByte === undefined || opts.endByte > size ? size : opts.endByte;
+  const rangeHeader = req.get('Range');
+  let ranged = false;
+  if (rangeHeader && size > 0) {
+    const ranges = parseRange(rangeHeader, size);
+    if (ranges && ranges.length === 0) {
+      res.setHeader('Content-Range', `bytes */${size}`);
+      throw new RestError('Requested range not satisfiable.', 416);
+    }
+    if (ranges) {
+      [start, end] = ranges[0];
+      ranged = true;
+    }
+  }
+  const length = Math.max(end - start, 0);
+  const disposition = contentDisposition(file.name, opts.disposition);
+  const body = length > 0 && req.method !== 'HEAD' ? await services.blobs.get(file.blobId, { start, end }) : Readable.from([]);
+  res.setHeader('Accept-Ranges', 'bytes');
+  res.setHeader('Content-Type', file.mimeType || 'application/octet-stream');
+  res.setHeader('Content-Disposition', disposition);
+  res.setHeader('Content-Length', String(length));
+  if ((start > 0 || end < size || ranged) && size > 0) {
+    res.setHeader('Content-Range', `bytes ${start}-${end - 1}/${size}`);
+    res.status(206);
+  } else {
+    res.status(200);
+  }
+  try {
+    await pipeline(body, res);
+  } catch (error) {
+    // The client went away mid-download: nothing to answer any more.
+    if (!res.writableEnded && (res.destroyed || req.destroyed)) return RESPONSE_SENT;
+    throw error;
+  }
+  return RESPONSE_SENT;
+}
+
+const downloadParams = [
+  param.int('offset', { default: 0, description: 'Start downloading at this offset in bytes within the file.' }),
+  param.int('endByte', {
+    description: 'If you only wish to download part of the file, pass this as the index of the last byte to download. Unlike the HTTP Range header, the endByte parameter is non-inclusive.',
+  }),
+  param.enum('contentDisposition', ['inline', 'attachment'] as const, {
+    default: 'attachment' as const,
+    description: 'Specify the Content-Disposition response header disposition-type value.',
+  }),
+  param.string('extraParameters', { description: 'Arbitrary data to send along with the download request.' }),
+] as const;
+
+/**
+ * Files (Girder's api/v1/file.py): the upload protocol girder_client speaks (`POST /file`, `POST /file/chunk`,
+ * `PUT /file/:id/contents`, `DELETE /file/upload/:id`), file records and downloads. Access is the folder's of the
+ * file's item. Girder's 5 MiB minimum chunk size is not enforced: it exists for S3 multipart uploads, while chunks
+ * here are appended to one file whatever their size; girder_client sends 64 MiB chunks and a shorter last one, which
+ * passes either way, and smaller chunks from other clients are simply accepted.
+ */
+export const fileResource: Resource = {
+  name: 'file',
+  description: 'Files: the bytes of items, their uploads and downloads.',
+  routes: [
+    route({
+      method: 'POST',
+      path: '',
+      summary: 'Start a new upload or create an empty file.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      rawBody: true,
+      params: [
+        param.enum('parentType', ['folder', 'item'] as const, { required: true, description: 'Type being uploaded into.' }),
+        param.requiredString('parentId', { description: 'The ID of the parent.' }),
+        param.requiredString('name', { description: 'Name of the file being created.' }),
+        param.int('size', { required: true, description: 'Size in bytes of the file.' }),
+        param.string('mimeType', { default: 'application/octet-stream', description: 'The MIME type of the file.' }),
+        param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
+      ],
+      async handler(ctx) {
+        const { params, services, principal, meta, req } = ctx;
+        let parent: UploadParent;
+        if (params.parentType === 'item') {
+          parent = { type: 'item', item: (await loadParentItem(services, params.parentId, principal.viewer, WRITE)).item };
+        } else {
+          const found = await loadParent(services, 'folder', params.parentId, principal.viewer, WRITE);
+          if (found.type !== 'folder') throw new RestError(`Invalid folder id (${params.parentId}).`);
+          parent = { type: 'folder', folder: found.doc };
+        }
+        const outcome = await startUpload(
+          services,
+          {
+            parent, name: params.name, size: params.size!, mimeType: params.mimeType ?? 'application/octet-stream', userId: principal.user!._id,
+            ...(params.reference !== undefined ? { reference: params.reference } : {}),
+          },
+          rawBody(req),
+          meta,
+        );
+        return outcomeView(services, outcome, ctx, params.reference);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: 'chunk',
+      summary: 'Upload a chunk of a file (the raw request body).',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      rawBody: true,
+      params: [
+        param.requiredString('uploadId', { description: 'The ID of the upload record.' }),
+        param.int('offset', { required: true, description: 'Offset of the chunk in the file.' }),
+      ],
+      async handler(ctx) {
+        const { params, services, principal, meta, req } = ctx;
+        if (req.is('multipart/form-data')) throw new RestError('Send the chunk as the raw request body, not as multipart form data.');
+        const body = rawBody(req) ?? { stream: Readable.from([]), length: 0 };
+        const outcome = await receiveChunk(services, { uploadId: params.uploadId, offset: params.offset!, userId: principal.user!._id }, body, meta);
+        const reference = outcome.kind === 'file' ? (await loadUpload(services, params.uploadId)).state.started?.reference : undefined;
+        return outcomeView(services, outcome, ctx, reference);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: 'offset',
+      summary: 'Request the offset at which to resume an interrupted upload.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [param.requiredString('uploadId', { description: 'The ID of the upload record.' })],
+      async handler({ params, services }) {
+        const { state } = await loadUpload(services, params.uploadId);
+        if (state.status !== 'active') throw new RestError(`Invalid upload id (${params.uploadId}).`);
+        return { offset: state.received };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: 'upload/:id',
+      summary: 'Cancel a partially completed upload.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [],
+      async handler({ path, services, principal, meta }) {
+        await cancelUpload(services, { uploadId: path.id, userId: principal.user!._id, admin: principal.user!.admin }, meta);
+        return { message: 'Upload canceled.' };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id',
+      summary: 'Get a file by ID.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [],
+      async handler({ path, services, principal }) {
+        return fileView((await loadFile(services, path.id, principal.viewer, READ)).file);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/download',
+      summary: 'Download a file (accepts the HTTP Range header).',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      cookie: true,
+      produces: 'application/octet-stream',
+      params: downloadParams,
+      async handler({ path, params, services, principal, req, res }) {
+        const { file } = await loadFile(services, path.id, principal.viewer, READ);
+        return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/download/:name',
+      summary: 'Download a file; the name in the path is ignored (for clients that name downloads after the URL).',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      cookie: true,
+      produces: 'application/octet-stream',
+      params: downloadParams,
+      async handler({ path, params, services, principal, req, res }) {
+        const { file } = await loadFile(services, path.id, principal.viewer, READ);
+        return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: ':id/contents',
+      summary: 'Change the contents of an existing file (send the chunks as for a new upload).',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.int('size', { required: true, description: 'Size in bytes of the new file.' }),
+        param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
+      ],
+      async handler(ctx) {
+        const { path, params, services, principal, meta } = ctx;
+        const { file } = await loadFile(services, path.id, principal.viewer, WRITE);
+        const outcome = await startContentsUpload(
+          services,
+          { file, size: params.size!, userId: principal.user!._id, ...(params.reference !== undefined ? { reference: params.reference } : {}) },
+          meta,
+        );
+        return outcomeView(services, outcome, ctx, params.reference);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: ':id',
+      summary: 'Delete a file by ID.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [],
+      async handler({ path, services, principal, meta }) {
+        const { file } = await loadFile(services, path.id, principal.viewer, WRITE);
+        await deleteFile(services, file, meta);
+        return null;
+      },
+    }),
+  ],
+};

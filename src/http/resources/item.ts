@@ -1,0 +1,216 @@
+import type { Resource } from '../routeTable';
+import { Scope, route } from '../routeTable';
+import { pagingOf, pagingParams, param } from '../params';
+import type { Services } from '../../services';
+import { RestError } from '../../domain/errors';
+import { parseStringList, type Metadata } from '../../domain/metadata';
+import {
+  copyItem, createItem, deleteItem, deleteItemMetadata, setItemMetadata, updateItem,
+} from '../../commands/itemCommands';
+import { fileView, findItems, itemView, loadFolderParam, loadItem } from '../../queries/itemQueries';
+
+const READ = 0;
+const WRITE = 1;
+
+/** The item as the read model now shows it (the command waited for the projection). */
+async function currentView(services: Services, id: string) {
+  const doc = await services.readModel.items.get(id);
+  if (!doc) throw new RestError(`Invalid item id (${id}).`);
+  return itemView(doc);
+}
+
+const metadataParam = () => param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' });
+
+/**
+ * Items (Girder's api/v1/item.py): leaves of the hierarchy holding files and metadata. Access is the folder's: READ
+ * on the item's folder to see it, WRITE to change it; `folderId` parameters are loaded as model parameters
+ * (`Invalid folder id (<id>).`). Responses carry `metadata` (Girder's `meta`) and no `_accessLevel`.
+ */
+export const itemResource: Resource = {
+  name: 'item',
+  description: 'Items: the leaves of the hierarchy, holding files and metadata.',
+  routes: [
+    route({
+      method: 'GET',
+      path: '',
+      summary: 'List or search for items.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [
+        param.string('folderId', { description: 'Pass this to list all items in a folder.' }),
+        param.string('text', { description: 'Pass this to perform a full text search for items.' }),
+        param.string('name', { description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.' }),
+        ...pagingParams('lowerName'),
+      ],
+      async handler({ params, services, principal, setTotalCount }) {
+        const { rows, total } = await findItems(services, principal.viewer, {
+          ...(params.folderId !== undefined ? { folderId: params.folderId } : {}),
+          ...(params.text !== undefined ? { text: params.text } : {}),
+          ...(params.name !== undefined ? { name: params.name } : {}),
+          paging: pagingOf(params),
+        });
+        setTotalCount(total);
+        return rows;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id',
+      summary: 'Get an item by ID.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [],
+      async handler({ path, services, principal }) {
+        return itemView((await loadItem(services, path.id, principal.viewer, READ)).item);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '',
+      summary: 'Create a new item.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.requiredString('folderId', { description: 'The ID of the parent folder.' }),
+        param.requiredString('name', { strip: true, description: 'Name for the item.' }),
+        param.string('description', { default: '', strip: true, description: 'Description for the item.' }),
+        param.flag('reuseExisting', false, { description: 'Return existing item (by name) if it exists.' }),
+        metadataParam(),
+      ],
+      async handler({ params, services, principal, meta }) {
+        const folder = await loadFolderParam(services, params.folderId, principal.viewer, WRITE);
+        const id = await createItem(
+          services,
+          {
+            folder, name: params.name, description: params.description ?? '', reuseExisting: params.reuseExisting,
+            ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
+            creatorId: principal.user!._id,
+          },
+          meta,
+        );
+        return currentView(services, id);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: ':id',
+      summary: 'Edit an item or move it to another folder.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.string('name', { strip: true, description: 'Name for the item.' }),
+        param.string('description', { description: 'Description for the item.' }),
+        param.string('folderId', { description: 'Pass this to move the item to a new folder.' }),
+        metadataParam(),
+      ],
+      async handler({ params, path, services, principal, meta }) {
+        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
+        const folder = params.folderId !== undefined ? await loadFolderParam(services, params.folderId, principal.viewer, WRITE) : undefined;
+        await updateItem(
+          services,
+          {
+            itemId: item._id,
+            ...(params.name !== undefined ? { name: params.name } : {}),
+            ...(params.description !== undefined ? { description: params.description } : {}),
+            ...(folder ? { folder } : {}),
+          },
+          meta,
+        );
+        // Girder sets the metadata after saving the rename and the move (those stay saved if the metadata fails).
+        if (params.metadata !== undefined && Object.keys(params.metadata as object).length > 0) {
+          await setItemMetadata(services, item._id, params.metadata as Metadata, false, meta);
+        }
+        return currentView(services, item._id);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: ':id',
+      summary: 'Delete an item by ID.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [],
+      async handler({ path, services, principal, meta }) {
+        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
+        const name = await deleteItem(services, item._id, meta);
+        return { message: `Deleted item ${name}.` };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/files',
+      summary: 'Get the files within an item.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      // girder_client also sends `id=<itemId>` as a query parameter: undeclared parameters are ignored.
+      params: [...pagingParams('name')],
+      async handler({ params, path, services, principal, setTotalCount }) {
+        const { item } = await loadItem(services, path.id, principal.viewer, READ);
+        const page = await services.readModel.files.listForItem(item._id, pagingOf(params));
+        setTotalCount(page.total);
+        return page.rows.map(fileView);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: ':id/metadata',
+      summary: 'Set metadata fields on an item.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.jsonBody('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
+        param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
+      ],
+      async handler({ params, path, services, principal, meta }) {
+        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
+        await setItemMetadata(services, item._id, params.metadata as Metadata, params.allowNull, meta);
+        return currentView(services, item._id);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: ':id/metadata',
+      summary: 'Delete metadata fields on an item.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.jsonBody('fields', {
+          description: 'A JSON list containing the metadata fields to delete',
+          validate: (value) => parseStringList('fields', value),
+        }),
+      ],
+      async handler({ params, path, services, principal, meta }) {
+        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
+        await deleteItemMetadata(services, item._id, params.fields as string[], meta);
+        return currentView(services, item._id);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: ':id/copy',
+      summary: 'Copy an item.',
+      access: 'user',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.string('folderId', { description: 'The ID of the parent folder.' }),
+        param.string('name', { strip: true, description: 'Name for the new item.' }),
+        param.string('description', { strip: true, description: 'Description for the new item.' }),
+      ],
+      async handler({ params, path, services, principal, meta }) {
+        const { item } = await loadItem(services, path.id, principal.viewer, READ);
+        // Without folderId the copy lands next to the original, which needs WRITE there.
+        const folder = await loadFolderParam(services, params.folderId ?? item.folderId, principal.viewer, WRITE);
+        const id = await copyItem(
+          services,
+          {
+            sourceId: item._id, folder, creatorId: principal.user!._id,
+            ...(params.name !== undefined ? { name: params.name } : {}),
+            ...(params.description !== undefined ? { description: params.description } : {}),
+          },
+          meta,
+        );
+        return currentView(services, id);
+      },
+    }),
+  ],
+};
