@@ -5,7 +5,7 @@ import type { Config } from './config';
 import type { Services } from './services';
 import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
 import { SqliteEventStore } from './infra/eventstore/sqlite/sqliteEventStore';
-import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
+import { createReadModel as openReadModel } from './infra/readmodel/createReadModel';
 import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
@@ -16,6 +16,11 @@ import { sweepStorage } from './commands/storageSweep';
 import { Notifications } from './bus/notifications';
 import { ProgressService } from './bus/progress';
 import { SqliteNotificationStore } from './infra/readmodel/sqlite/notificationsStore';
+import type { EventStore } from './ports/eventStore';
+import type { ReadModel } from './ports/readModel';
+import type { BlobStore } from './ports/blobStore';
+import { KurrentDbEventStore } from './infra/eventstore/kurrentdb/kurrentdbEventStore';
+import { SERVICE_STREAM_PREFIXES } from './infra/eventstore/kurrentdb/streamPrefixes';
 
 export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -30,8 +35,8 @@ export async function bootstrap(config: Config): Promise<Runtime> {
   const logger = pino({ level: config.logLevel });
   fs.mkdirSync(config.dataDir, { recursive: true });
   const db = openDatabase(path.join(config.dataDir, 'folder-service.sqlite'));
-  const eventStore = new SqliteEventStore(db);
-  const readModel = new SqliteReadModel(db);
+  const eventStore = await createEventStore(config, db, logger);
+  const readModel = await createReadModel(config, db);
   const projector = new Projector(eventStore, readModel, readModelProjection, logger);
   await projector.start();
   // Progress notifications: operational state in `ops_notifications` of the same file, never in the event log.
@@ -47,7 +52,7 @@ export async function bootstrap(config: Config): Promise<Runtime> {
     hooks: new HookBus(),
     notifications,
     progress: new ProgressService(notifications),
-    blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')),
+    blobs: await createBlobStore(config),
     partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
   };
   // The read models are caught up and no request is served yet: drop unreferenced blobs and stale upload bytes.
@@ -63,4 +68,41 @@ export async function bootstrap(config: Config): Promise<Runtime> {
       db.close();
     },
   };
+}
+
+// ---- adapter selection (configuration only: EVENT_STORE, READ_MODEL, BLOB_STORE) ---------------------------------
+
+/** The configured event store: the embedded SQLite log, or KurrentDB (probed within the connect timeout). */
+export async function createEventStore(config: Config, db: SqliteDatabase, logger?: pino.Logger): Promise<EventStore> {
+  switch (config.eventStore) {
+    case 'sqlite':
+      return new SqliteEventStore(db);
+    case 'kurrentdb':
+      return KurrentDbEventStore.connect(config.kurrentdbUrl!, {
+        timeoutMs: config.kurrentdbConnectTimeoutMs,
+        streamPrefixes: SERVICE_STREAM_PREFIXES,
+        logger,
+      });
+  }
+}
+
+/**
+ * The configured read model: SQLite, or MongoDB (READ_MODEL=mongodb, MONGODB_URL); see
+ * src/infra/readmodel/createReadModel.ts (which also lets test runs put the MongoDB adapter over the driver stand-in).
+ */
+export async function createReadModel(config: Config, db: SqliteDatabase): Promise<ReadModel> {
+  return openReadModel(config, db);
+}
+
+/**
+ * The configured blob store. GRIDFS SWITCH: the GridFS store (BLOB_STORE=gridfs, MONGODB_URL) plugs in here, like
+ * the MongoDB read model above; until it does, BLOB_STORE=gridfs stops startup with this message.
+ */
+export async function createBlobStore(config: Config): Promise<BlobStore> {
+  switch (config.blobStore) {
+    case 'fs':
+      return new FsBlobStore(path.join(config.dataDir, 'blobs'));
+    case 'gridfs':
+      throw new Error('BLOB_STORE=gridfs: the GridFS blob store is not part of this build yet; use BLOB_STORE=fs.');
+  }
 }

@@ -1,4 +1,16 @@
 import path from 'node:path';
+import { z } from 'zod';
+
+export const EVENT_STORES = ['sqlite', 'kurrentdb'] as const;
+export const READ_MODELS = ['sqlite', 'mongodb'] as const;
+export const BLOB_STORES = ['fs', 'gridfs'] as const;
+/** Connection-string schemes `@kurrent/kurrentdb-client` accepts (esdb is its deprecated alias). */
+export const KURRENTDB_URL_SCHEMES = ['kurrentdb', 'kurrent', 'kdb', 'esdb'].flatMap((s) => [s, `${s}+discover`]);
+export const MONGODB_URL_SCHEMES = ['mongodb', 'mongodb+srv'];
+
+export type EventStoreKind = (typeof EVENT_STORES)[number];
+export type ReadModelKind = (typeof READ_MODELS)[number];
+export type BlobStoreKind = (typeof BLOB_STORES)[number];
 
 export interface Config {
   port: number;
@@ -7,16 +19,96 @@ export interface Config {
   /** Lifetime of login tokens and the token cookie, in days (Girder's core.cookie_lifetime). */
   tokenLifetimeDays: number;
   logLevel: string;
+  /** Where events live: the embedded SQLite file, or a KurrentDB server (`kurrentdbUrl`). */
+  eventStore: EventStoreKind;
+  kurrentdbUrl: string | undefined;
+  /** How long startup may wait for KurrentDB to answer before giving up. */
+  kurrentdbConnectTimeoutMs: number;
+  /** Where read models live: the embedded SQLite file, or MongoDB (`mongodbUrl`). */
+  readModel: ReadModelKind;
+  mongodbUrl: string | undefined;
+  /** Where file bytes live: under DATA_DIR, or GridFS in MongoDB (`mongodbUrl`). */
+  blobStore: BlobStoreKind;
 }
 
+/** A configuration mistake, worded for a one-line startup error. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const KURRENTDB_EXAMPLE = 'kurrentdb://localhost:2113?tls=false';
+const MONGODB_EXAMPLE = 'mongodb://localhost:27017/folder-service?replicaSet=rs0';
+
+const oneOf = (name: string, values: readonly string[]) =>
+  z.enum(values as [string, ...string[]], {
+    error: (issue) => `${name} must be one of ${values.join(', ')}, got "${String(issue.input)}".`,
+  });
+
+const urlWithScheme = (name: string, schemes: string[], example: string) =>
+  z.string().refine(
+    (value) => {
+      const match = /^([a-z][a-z0-9+.-]*):\/\/[^/?#\s]+/i.exec(value.trim());
+      return match !== null && schemes.includes(match[1]!.toLowerCase());
+    },
+    { error: (issue) => `${name} must be a ${schemes[0]}:// URL such as ${example}, got "${String(issue.input)}".` },
+  );
+
+const positiveInteger = (name: string) =>
+  z.coerce.number({ error: () => `${name} must be a positive integer.` }).int(`${name} must be a positive integer.`).positive(`${name} must be a positive integer.`);
+
+const schema = z
+  .object({
+    PORT: z.string().optional(),
+    DATA_DIR: z.string().optional(),
+    NODE_ENV: z.string().optional(),
+    TOKEN_LIFETIME_DAYS: z.string().optional(),
+    LOG_LEVEL: z.string().optional(),
+    EVENT_STORE: oneOf('EVENT_STORE', EVENT_STORES).default('sqlite'),
+    KURRENTDB_URL: urlWithScheme('KURRENTDB_URL', KURRENTDB_URL_SCHEMES, KURRENTDB_EXAMPLE).optional(),
+    KURRENTDB_CONNECT_TIMEOUT_MS: positiveInteger('KURRENTDB_CONNECT_TIMEOUT_MS').default(10_000),
+    READ_MODEL: oneOf('READ_MODEL', READ_MODELS).default('sqlite'),
+    MONGODB_URL: urlWithScheme('MONGODB_URL', MONGODB_URL_SCHEMES, MONGODB_EXAMPLE).optional(),
+    BLOB_STORE: oneOf('BLOB_STORE', BLOB_STORES).default('fs'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
+      ctx.addIssue({ code: 'custom', message: `EVENT_STORE=kurrentdb needs KURRENTDB_URL (e.g. ${KURRENTDB_EXAMPLE}).` });
+    }
+    if (env.READ_MODEL === 'mongodb' && !env.MONGODB_URL) {
+      ctx.addIssue({ code: 'custom', message: `READ_MODEL=mongodb needs MONGODB_URL (e.g. ${MONGODB_EXAMPLE}).` });
+    }
+    if (env.BLOB_STORE === 'gridfs' && !env.MONGODB_URL) {
+      ctx.addIssue({ code: 'custom', message: `BLOB_STORE=gridfs needs MONGODB_URL (e.g. ${MONGODB_EXAMPLE}).` });
+    }
+  });
+
+/** Every environment variable the service reads. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
+/** Reads the settings from the environment; throws one {@link ConfigError} naming every mistake. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${env.PORT}".`);
+  // Empty variables count as unset (compose files and shells often pass `VAR=`).
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => issue.message).join(' '));
+  const vars = parsed.data;
+
+  const port = Number(vars.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}".`);
   return {
     port,
-    dataDir: path.resolve(env.DATA_DIR ?? './data'),
-    production: env.NODE_ENV === 'production',
-    tokenLifetimeDays: Number(env.TOKEN_LIFETIME_DAYS ?? 180),
-    logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
+    dataDir: path.resolve(vars.DATA_DIR ?? './data'),
+    production: vars.NODE_ENV === 'production',
+    tokenLifetimeDays: Number(vars.TOKEN_LIFETIME_DAYS ?? 180),
+    logLevel: vars.LOG_LEVEL ?? (vars.NODE_ENV === 'test' ? 'silent' : 'info'),
+    eventStore: vars.EVENT_STORE as EventStoreKind,
+    kurrentdbUrl: vars.KURRENTDB_URL?.trim(),
+    kurrentdbConnectTimeoutMs: vars.KURRENTDB_CONNECT_TIMEOUT_MS,
+    readModel: vars.READ_MODEL as ReadModelKind,
+    mongodbUrl: vars.MONGODB_URL?.trim(),
+    blobStore: vars.BLOB_STORE as BlobStoreKind,
   };
 }

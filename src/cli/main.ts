@@ -8,7 +8,10 @@ async function serve(): Promise<void> {
   const runtime = await bootstrap(config);
   const app = createApp(runtime.services);
   const server = app.listen(config.port, () => {
-    runtime.services.logger.info(`Folder Service listening on http://localhost:${config.port}/api/v1 (data in ${config.dataDir})`);
+    // The bound port (PORT=0 picks a free one; tests read it from this line).
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    runtime.services.logger.info(`Folder Service listening on http://localhost:${port}/api/v1 (data in ${config.dataDir})`);
   });
   const shutdown = () => {
     server.close(() => void runtime.close().then(() => process.exit(0)));
@@ -33,6 +36,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  // One line and exit code 1: configuration and connection errors (ConfigError, KurrentDbConnectError) are worded
+  // for the operator, and a stack trace would bury them.
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(message.replace(/\s*\n\s*/g, ' ').trim());
   process.exit(1);
 });

@@ -10,6 +10,7 @@ import {
   assertFolderEvent,
   folderDecider,
   folderStateFor,
+  folderStateFromDoc,
   folderStream,
   refuseTakenSiblingName,
   type FolderCommand,
@@ -36,9 +37,17 @@ function decideOn(state: FolderState, command: FolderCommand): { events: FolderE
   return { events, state: events.reduce(folderDecider.evolve, state) };
 }
 
-async function loadFolder(services: Services, folderId: string) {
+/**
+ * A folder's decider state from its stream. A folder whose stream holds no creation event was created by a subtree
+ * copy (FolderCopied on its copy root's stream, docs/subtree-operations.md): its state is the read model's document,
+ * taken once the read model reflects everything appended so far (this stream included).
+ */
+export async function loadFolder(services: Services, folderId: string) {
   const loaded = await services.commands.load(folderStream(folderId), folderDecider);
-  return { ...loaded, state: loaded.exists ? loaded.state : folderStateFor(folderId) };
+  if (loaded.state.exists || loaded.state.deleted) return loaded;
+  await services.projector.waitFor(await services.eventStore.headPosition());
+  const doc = await services.readModel.folders.get(folderId);
+  return { ...loaded, state: doc ? folderStateFromDoc(doc) : folderStateFor(folderId) };
 }
 
 /**

@@ -34,7 +34,24 @@ export function decideOn(state: ItemState, command: ItemCommand): { events: Item
 
 export async function loadItemStream(services: Services, itemId: string) {
   const loaded = await services.commands.load(itemStream(itemId), itemDecider);
-  return { ...loaded, state: loaded.exists ? loaded.state : itemStateFor(itemId) };
+  if (loaded.state.exists) return loaded;
+  // No creation event on its own stream: an item created by a folder copy (FolderCopied, docs/subtree-operations.md).
+  // Its state is the read model's, once the read model reflects everything appended so far (this stream included).
+  await services.projector.waitFor(await services.eventStore.headPosition());
+  const item = await services.readModel.items.get(itemId);
+  if (!item) return { ...loaded, state: loaded.exists ? loaded.state : itemStateFor(itemId) };
+  const files = await services.readModel.files.listForItem(itemId, { limit: 0, offset: 0, sort: 'created', sortdir: 1 });
+  const state: ItemState = {
+    exists: true, itemId, folderId: item.folderId, name: item.name, description: item.description, meta: item.meta ?? {}, size: item.size,
+    creatorId: item.creatorId, created: item.created, updated: item.updated,
+    files: Object.fromEntries(
+      files.rows.map(({ _id, itemId: _item, ...file }) => {
+        void _item;
+        return [_id, { ...file, fileId: _id }];
+      }),
+    ),
+  };
+  return { ...loaded, state };
 }
 
 /**

@@ -82,6 +82,54 @@ export const FolderAccessChangedSchema = z.object({
   actor: actorSchema.optional(),
 });
 
+/**
+ * `DELETE /folder/:id`: the folder and its whole subtree (every descendant folder, not permission filtered, with their
+ * items and files) are gone. One event for the whole subtree: the projection removes it set-wise in one read-model
+ * transaction (docs/subtree-operations.md). `opId` names the operation (history index, logs).
+ */
+export const FolderDeletedSchema = z.object({
+  folderId: z.string(),
+  parentType: parentTypeSchema,
+  parentId: z.string(),
+  name: z.string(),
+  opId: z.string(),
+});
+
+/**
+ * `DELETE /folder/:id/contents`: every item and subfolder under the folder is gone (set-wise, as for a delete); the
+ * folder stays, with size 0 and its `updated` unchanged.
+ */
+export const FolderContentsClearedSchema = z.object({
+  folderId: z.string(),
+  opId: z.string(),
+});
+
+/**
+ * `POST /folder/:id/copy`, on the stream of the **new** folder: everything the new root folder is (its name already
+ * made unique among its new siblings, ACL inherited from the new parent plus the copier's ADMIN, the source's metadata
+ * and publicFlags). The projection copies the rest set-wise in the same transaction, judged on the read model as it
+ * stands when the event is applied: every item of each copied folder (files reference the same blobs), and the
+ * subfolders `copier` may READ, recursively; each copied subfolder inherits `public ?? false` and `access` from the new
+ * root. Ids of the copies are derived from `opId` and the source ids, so a rebuild produces the same ids.
+ */
+export const FolderCopiedSchema = z.object({
+  opId: z.string(),
+  sourceId: z.string(),
+  folderId: z.string(),
+  parentType: parentTypeSchema,
+  parentId: z.string(),
+  name: z.string(),
+  description: z.string(),
+  /** Absent when the copy lands under a user with no explicit `public` and the source has none. */
+  public: z.boolean().optional(),
+  publicFlags: z.array(z.string()).optional(),
+  access: accessListSchema,
+  creatorId: z.string(),
+  created: z.string(),
+  meta: metadataSchema,
+  copier: actorSchema,
+});
+
 /** The marker appended to {@link FOLDER_TREE_STREAM} by every move. */
 export const FolderTreeChangedSchema = z.object({
   folderId: z.string(),
@@ -95,6 +143,9 @@ export const folderEventSchemas = {
   FolderMetadataChanged: FolderMetadataChangedSchema,
   FolderMoved: FolderMovedSchema,
   FolderAccessChanged: FolderAccessChangedSchema,
+  FolderDeleted: FolderDeletedSchema,
+  FolderContentsCleared: FolderContentsClearedSchema,
+  FolderCopied: FolderCopiedSchema,
 } as const;
 
 export type FolderCreatedData = z.infer<typeof FolderCreatedSchema>;
@@ -103,13 +154,19 @@ export type FolderMetadataChangedData = z.infer<typeof FolderMetadataChangedSche
 export type FolderMovedData = z.infer<typeof FolderMovedSchema>;
 export type FolderAccessChangedData = z.infer<typeof FolderAccessChangedSchema>;
 export type FolderTreeChangedData = z.infer<typeof FolderTreeChangedSchema>;
+export type FolderDeletedData = z.infer<typeof FolderDeletedSchema>;
+export type FolderContentsClearedData = z.infer<typeof FolderContentsClearedSchema>;
+export type FolderCopiedData = z.infer<typeof FolderCopiedSchema>;
 
 export type FolderEvent =
   | DomainEvent<'FolderCreated', FolderCreatedData>
   | DomainEvent<'FolderUpdated', FolderUpdatedData>
   | DomainEvent<'FolderMetadataChanged', FolderMetadataChangedData>
   | DomainEvent<'FolderMoved', FolderMovedData>
-  | DomainEvent<'FolderAccessChanged', FolderAccessChangedData>;
+  | DomainEvent<'FolderAccessChanged', FolderAccessChangedData>
+  | DomainEvent<'FolderDeleted', FolderDeletedData>
+  | DomainEvent<'FolderContentsCleared', FolderContentsClearedData>
+  | DomainEvent<'FolderCopied', FolderCopiedData>;
 
 /** Checks an event against its published schema (commands do this before appending). */
 export function assertFolderEvent(event: FolderEvent): FolderEvent {
@@ -121,6 +178,8 @@ export function assertFolderEvent(event: FolderEvent): FolderEvent {
 
 export interface FolderState {
   exists: boolean;
+  /** The folder was deleted (FolderDeleted on its own stream): every command refuses it, as for an unknown id. */
+  deleted?: boolean;
   folderId: string;
   name: string;
   description: string;
@@ -160,6 +219,18 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
       return {
         ...state, access: d.access, ...(d.public !== undefined ? { public: d.public } : {}),
         ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+      };
+    }
+    case 'FolderDeleted':
+      return { ...initialState(), folderId: state.folderId || event.data.folderId, deleted: true };
+    case 'FolderContentsCleared':
+      return state;
+    case 'FolderCopied': {
+      const d = event.data;
+      return {
+        exists: true, folderId: d.folderId, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
+        ...(d.public !== undefined ? { public: d.public } : {}), ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+        access: d.access, meta: d.meta, updated: d.created,
       };
     }
     default:
@@ -203,13 +274,43 @@ export type FolderCommand =
       type: 'SetFolderAccess';
       /** `recurse`: the caller (`actor`) applies the policy to the subtree as well. */
       data: { access: AccessList; public?: boolean; publicFlags?: string[]; recurse?: { actor: Viewer } };
+    }
+  | { type: 'DeleteFolder'; data: { opId: string } }
+  | { type: 'ClearFolderContents'; data: { opId: string } }
+  | {
+      type: 'CopyFolder';
+      /**
+       * Creates this (new) folder as a copy of `sourceId`; `name` is the final name (already made unique among the new
+       * siblings by the command handler), `access`/`public` already inherited, `meta`/`publicFlags` the source's.
+       */
+      data: {
+        opId: string;
+        sourceId: string;
+        folderId: string;
+        parentType: ParentType;
+        parentId: string;
+        name: string;
+        description: string;
+        public?: boolean;
+        publicFlags?: string[];
+        access: AccessList;
+        creatorId: string;
+        created: string;
+        meta: Metadata;
+        copier: Viewer;
+      };
     };
 
-const checkName = (name: string): string => {
+/** Girder's Folder.validate: the stripped name must not be empty. */
+export const checkFolderName = (name: string): string => {
   const stripped = name.trim();
   if (!stripped) throw new ValidationError('Folder name must not be empty.', 'name');
   return stripped;
 };
+const checkName = checkFolderName;
+
+/** Girder's rename on collision (`createFolder(..., allowRename=True)`, used by copies): `name`, `name (1)`, `name (2)`, … */
+export const folderNameCandidate = (name: string, n: number): string => (n === 0 ? name : `${name} (${n})`);
 
 function requireExisting(state: FolderState): void {
   if (!state.exists) throw new RestError(`Invalid folder id (${state.folderId}).`);
@@ -219,7 +320,7 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
   switch (command.type) {
     case 'CreateFolder': {
       const d = command.data;
-      if (state.exists) throw new Error(`Folder ${d.folderId} already exists.`);
+      if (state.exists || state.deleted) throw new Error(`Folder ${d.folderId} already exists.`);
       const name = checkName(d.name);
       const meta = d.metadata && Object.keys(d.metadata).length > 0 ? mergeMetadata({}, d.metadata, false) : {};
       return [
@@ -288,7 +389,51 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
         },
       ];
     }
+    case 'DeleteFolder':
+      requireExisting(state);
+      return [
+        {
+          type: 'FolderDeleted',
+          data: { folderId: state.folderId, parentType: state.parentType, parentId: state.parentId, name: state.name, opId: command.data.opId },
+        },
+      ];
+    case 'ClearFolderContents':
+      requireExisting(state);
+      return [{ type: 'FolderContentsCleared', data: { folderId: state.folderId, opId: command.data.opId } }];
+    case 'CopyFolder': {
+      const d = command.data;
+      if (state.exists || state.deleted) throw new Error(`Folder ${d.folderId} already exists.`);
+      if (d.sourceId === d.folderId) throw new Error('A folder copy needs a new id.');
+      return [
+        {
+          type: 'FolderCopied',
+          data: {
+            opId: d.opId, sourceId: d.sourceId, folderId: d.folderId, parentType: d.parentType, parentId: d.parentId,
+            name: checkName(d.name), description: d.description.trim(), ...(d.public !== undefined ? { public: d.public } : {}),
+            ...(d.publicFlags !== undefined ? { publicFlags: [...d.publicFlags] } : {}), access: structuredClone(d.access),
+            creatorId: d.creatorId, created: d.created, meta: structuredClone(d.meta),
+            copier: { id: d.copier.id, admin: d.copier.admin, groups: [...d.copier.groups] },
+          },
+        },
+      ];
+    }
   }
+}
+
+/**
+ * The state of a folder that has no creation event of its own: a descendant created by a subtree copy (FolderCopied
+ * on the new root's stream) exists only in the read model until its own stream records something. Its state is the
+ * read model's document, taken once the read model reflects the folder's stream (see src/commands/folderCommands.ts).
+ */
+export function folderStateFromDoc(doc: {
+  _id: string; name: string; description: string; parentCollection: ParentType; parentId: string; public?: boolean; publicFlags?: string[];
+  access: AccessList; meta: Metadata; updated: string;
+}): FolderState {
+  return {
+    exists: true, folderId: doc._id, name: doc.name, description: doc.description, parentType: doc.parentCollection, parentId: doc.parentId,
+    ...(doc.public !== undefined ? { public: doc.public } : {}), ...(doc.publicFlags !== undefined ? { publicFlags: [...doc.publicFlags] } : {}),
+    access: structuredClone(doc.access), meta: structuredClone(doc.meta ?? {}), updated: doc.updated,
+  };
 }
 
 export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = { initialState, evolve, decide };

@@ -14,6 +14,7 @@ import { RESPONSE_SENT, routeEventName, type HttpMethod, type Resource, type Rou
 import { openApiDocument } from './openapi';
 import { apiResources } from './resources';
 import type { ListenerInfo } from '../bus/hooks';
+import { healthRoutes } from './health';
 
 export const API_ROOT = '/api/v1';
 const METHODS = new Set<string>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -84,6 +85,8 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // /healthz and /readyz: outside /api/v1 and before the request log, so probes neither route nor flood the logs.
+  app.use(healthRoutes(services));
   const router = new Router(resources);
   const { hooks } = services;
 

@@ -7,8 +7,10 @@ import { folderResource } from './resources/folder';
 import { notificationResource } from './resources/notification';
 import { itemResource } from './resources/item';
 import { fileResource } from './resources/file';
+import { resourceResource } from './resources/resource';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
   systemResource, userResource, apiKeyResource, collectionResource, folderResource, notificationResource, itemResource, fileResource,
+  resourceResource,
 ];

@@ -203,6 +203,73 @@ export interface FileQueries {
   blobIdsUnderRoot(rootId: string): Promise<string[]>;
 }
 
+/**
+ * What a subtree operation did to a folder (the history index): `deleted` (removed by a delete of itself or of an
+ * ancestor, or by emptying an ancestor), `cleared` (the folder that was emptied), `copied` (a folder created by a copy),
+ * `copiedFrom` (a folder that was copied), `accessChanged` (reached by a recursive access update).
+ */
+export type SubtreeOperation = 'deleted' | 'cleared' | 'copied' | 'copiedFrom' | 'accessChanged';
+
+/** One row of the history index: operation `operation` recorded at log `position` on the stream of folder `rootId`. */
+export interface SubtreeOp {
+  folderId: string;
+  position: bigint;
+  operation: SubtreeOperation;
+  /** The folder whose stream holds the event: the folder in the request (for a copy, the new root folder). */
+  rootId: string;
+}
+
+/** Reads over whole subtrees, none permission filtered. */
+export interface SubtreeQueries {
+  /** Girder's subtreeCount: 1 + every descendant folder + every item in the folder and its descendants; 0 when unknown. */
+  subtreeCount(folderId: string): Promise<number>;
+  /** Blob ids of every file in the folder and its descendants (to reclaim after deleting or emptying it). */
+  blobIdsInSubtree(folderId: string): Promise<string[]>;
+  /** The history index rows of a folder, in log order. */
+  subtreeOpsFor(folderId: string): Promise<SubtreeOp[]>;
+}
+
+/** What the projection of FolderCopied hands to the adapter (the event's data). */
+export interface FolderCopyWrite {
+  opId: string;
+  sourceId: string;
+  folderId: string;
+  parentType: ParentType;
+  parentId: string;
+  name: string;
+  description: string;
+  public?: boolean;
+  publicFlags?: string[];
+  access: AccessList;
+  creatorId: string;
+  created: string;
+  meta: Record<string, unknown>;
+  copier: Viewer;
+}
+
+/**
+ * Subtree operations, each applied set-wise inside the event's read-model transaction (docs/subtree-operations.md),
+ * each recording its history index rows at `position`. An operation whose folder (or, for a copy, whose source or
+ * destination) is no longer in the read model is skipped: it was deleted earlier in log order.
+ */
+export interface SubtreeWrites {
+  /**
+   * Removes the folder, every descendant folder, their items and files, ACL, ancestry and search rows; the root
+   * user's/collection's size loses the subtree's recursive size (the parent folder's size is unchanged).
+   */
+  deleteFolder(folderId: string, position: bigint): void;
+  /** Removes everything under the folder as `deleteFolder` does; the folder stays with size 0 and `updated` unchanged. */
+  clearContents(folderId: string, position: bigint): void;
+  /**
+   * Inserts the new root folder and copies, with ids `derive_id(opId, sourceId)`: every item (and file, referencing
+   * the same blob) of each copied folder, and the subfolders `copier` may READ, recursively, as the read model stands
+   * before this write (so a copy landing inside its source is never copied again). Sizes follow.
+   */
+  copyFolder(copy: FolderCopyWrite, position: bigint): void;
+  /** Records history index rows for folders another write changed (e.g. a recursive access update). */
+  recordOps(folderIds: string[], position: bigint, operation: SubtreeOperation, rootId: string): void;
+}
+
 export interface UserWrites {
   put(doc: UserDoc): void;
   /** Adds `delta` to the user's `size` (the recursive size of everything under the user). */
@@ -226,11 +293,17 @@ export interface CollectionWrites {
   addSize(id: string, delta: number): void;
 }
 export interface FolderWrites {
-  /** Inserts a folder; the adapter derives its ancestry and `baseParentType/Id` from the parent as stored now. */
+  /**
+   * Inserts a folder; the adapter derives its ancestry and `baseParentType/Id` from the parent as stored now. Skipped
+   * when the parent folder is gone (a subtree delete removed it earlier in log order).
+   */
   insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void;
-  /** Replaces the mutable fields of a folder (not its position in the tree). */
+  /** Replaces the mutable fields of a folder (not its position in the tree); skipped when the folder is gone. */
   update(id: string, fields: Partial<Omit<FolderDoc, '_id' | 'parentId' | 'parentCollection' | 'baseParentType' | 'baseParentId'>>): void;
-  /** Moves a folder under a new parent; the adapter rewrites ancestry and base parent of the whole subtree. */
+  /**
+   * Moves a folder under a new parent; the adapter rewrites ancestry and base parent of the whole subtree. Skipped when
+   * the folder is gone; when the new parent folder is gone the moved subtree is removed with it (as by a delete).
+   */
   move(id: string, parentType: ParentType, parentId: string, updated: string): void;
   delete(id: string): void;
   /** Removes every folder whose base parent (root user or collection) is `rootId`, with its ancestry and ACL rows. */
@@ -238,9 +311,9 @@ export interface FolderWrites {
   /**
    * Recursive `PUT /folder/:id/access`: gives the folder and every descendant reachable through folders on which
    * `actor` holds ADMIN (judged on the ACLs as stored before this write) the access list, and `public`/`publicFlags`
-   * when given. `updated` is not changed.
+   * when given. `updated` is not changed. Returns the ids of the folders it changed.
    */
-  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): void;
+  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): string[];
   /** Adds `delta` to the folder's `size` (the sizes of the items directly in it); the root is not touched. */
   addSize(id: string, delta: number): void;
 }
@@ -280,6 +353,7 @@ export interface ReadModelTx {
   folders: FolderWrites;
   items: ItemWrites;
   files: FileWrites;
+  subtree: SubtreeWrites;
 }
 
 export interface ReadModel {
@@ -290,6 +364,7 @@ export interface ReadModel {
   folders: FolderQueries;
   items: ItemQueries;
   files: FileQueries;
+  subtree: SubtreeQueries;
   /** Position of the last event the named projection applied (0n when none). */
   checkpoint(projection: string): Promise<bigint>;
   /**

@@ -1,12 +1,20 @@
 import type { Projection } from './projection';
 import type {
   FolderAccessChangedData,
+  FolderContentsClearedData,
+  FolderCopiedData,
   FolderCreatedData,
+  FolderDeletedData,
   FolderMetadataChangedData,
   FolderMovedData,
   FolderUpdatedData,
 } from '../domain/folder';
 
+/**
+ * Folders. Subtree operations (delete, empty, copy, recursive access) are one event each, applied set-wise by the
+ * adapter in the event's transaction, which also fills the history index (docs/subtree-operations.md). A write that
+ * names a folder a subtree delete already removed (it raced the delete of an ancestor) is skipped by the adapter.
+ */
 export const foldersProjection: Projection = {
   handlers: {
     FolderCreated: (event, tx) => {
@@ -40,8 +48,22 @@ export const foldersProjection: Projection = {
         ...(d.public !== undefined ? { public: d.public } : {}),
         ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
       };
-      if (d.recurse && d.actor) tx.folders.setAccessRecursive(d.folderId, change, d.actor);
-      else tx.folders.update(d.folderId, change);
+      if (d.recurse && d.actor) {
+        const reached = tx.folders.setAccessRecursive(d.folderId, change, d.actor);
+        tx.subtree.recordOps(reached, event.position, 'accessChanged', d.folderId);
+      } else tx.folders.update(d.folderId, change);
+    },
+    FolderDeleted: (event, tx) => {
+      const d = event.data as FolderDeletedData;
+      tx.subtree.deleteFolder(d.folderId, event.position);
+    },
+    FolderContentsCleared: (event, tx) => {
+      const d = event.data as FolderContentsClearedData;
+      tx.subtree.clearContents(d.folderId, event.position);
+    },
+    FolderCopied: (event, tx) => {
+      const d = event.data as FolderCopiedData;
+      tx.subtree.copyFolder(d, event.position);
     },
   },
 };

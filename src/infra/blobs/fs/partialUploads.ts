@@ -30,26 +30,33 @@ export class PartialUploads implements PartialUploadStore {
   async write(uploadId: string, offset: number, source: Readable, maxBytes: number): Promise<number> {
     const file = this.pathOf(uploadId);
     const handle = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT);
-    let written = 0;
     try {
       const { size } = await handle.stat();
       if (size < offset) throw new Error(`Partial upload ${uploadId} holds ${size} bytes, fewer than the ${offset} recorded as received.`);
       if (size > offset) await handle.truncate(offset);
-      const limiter = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          written += chunk.length;
-          if (written > maxBytes) callback(new TooManyBytesError());
-          else callback(null, chunk);
-        },
-      });
-      await pipeline(source, limiter, handle.createWriteStream({ start: offset, autoClose: false }));
-      await handle.sync();
-      return written;
-    } catch (error) {
-      await handle.truncate(offset).catch(() => undefined);
-      throw error;
     } finally {
       await handle.close();
+    }
+    let written = 0;
+    const limiter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        written += chunk.length;
+        if (written > maxBytes) callback(new TooManyBytesError());
+        else callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(source, limiter, fs.createWriteStream(file, { flags: 'r+', start: offset }));
+      const synced = await fs.promises.open(file, 'r+');
+      try {
+        await synced.sync();
+      } finally {
+        await synced.close();
+      }
+      return written;
+    } catch (error) {
+      await fs.promises.truncate(file, offset).catch(() => undefined);
+      throw error;
     }
   }
 

@@ -5,6 +5,7 @@ import type { Paging } from '../../../http/params';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
+import { removeSubtree } from './subtreeStore';
 
 /**
  * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; ancestry is a
@@ -186,7 +187,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       const parent = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.parentId) as
         | { type: RootType; id: string }
         | undefined;
-      if (!parent) throw new Error(`Projection: parent folder ${doc.parentId} of ${doc._id} is not in the read model.`);
+      // The parent was removed by a subtree delete earlier in log order (the creation raced the delete of an ancestor):
+      // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
+      if (!parent) return;
       base = parent;
       this.db
         .prepare(
@@ -210,7 +213,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   update(id: string, fields: Partial<FolderDoc>): void {
     const row = this.db.prepare('SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
-    if (!row) throw new Error(`Projection: folder ${id} is not in the read model.`);
+    // Removed by a subtree delete earlier in log order (the change raced the delete of an ancestor): it went with it.
+    if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) } as FolderDoc;
     for (const [key, value] of Object.entries(fields)) if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
     this.db
@@ -228,6 +232,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const previousBase = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(id) as
       | { type: RootType; id: string }
       | undefined;
+    // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
+    if (!previousBase) return;
+    if (parentType === 'folder' && !this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(parentId)) {
+      // Moved into a folder that a subtree delete removed earlier in log order: the moved subtree is treated as
+      // deleted along with its new ancestor (as an item moved into a deleted folder is), instead of stopping the projector.
+      removeSubtree(this.db, id, false);
+      return;
+    }
     // Forget every ancestor above the moved folder, for the folder and its whole subtree…
     this.db
       .prepare(
@@ -240,7 +252,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       const parent = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
         | { type: RootType; id: string }
         | undefined;
-      if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`);
+      if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`); // checked above
       base = parent;
       // …then hang the subtree under the new parent and the new parent's ancestors.
       this.db
@@ -274,8 +286,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     this.acl.remove(id);
   }
 
-  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): void {
-    const targets = JSON.stringify(this.accessTargets(id, actor));
+  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): string[] {
+    const targetIds = this.accessTargets(id, actor);
+    const targets = JSON.stringify(targetIds);
     const inTargets = 'IN (SELECT value FROM json_each(@targets))';
     let doc = "json_set(doc, '$.access', json(@access))";
     const args: Record<string, unknown> = { targets, access: JSON.stringify(change.access) };
@@ -298,6 +311,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     );
     insert.run({ targets, type: 'user', entries: JSON.stringify(change.access.users) });
     insert.run({ targets, type: 'group', entries: JSON.stringify(change.access.groups) });
+    return targetIds;
   }
 
   deleteUnderRoot(rootId: string): void {

@@ -4,6 +4,7 @@ import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
 import { SqliteFolders } from './foldersStore';
 import { SqliteFiles, SqliteItems } from './itemsStore';
+import { SqliteSubtree } from './subtreeStore';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -18,6 +19,7 @@ export class SqliteReadModel implements ReadModel {
   readonly folders: SqliteFolders;
   readonly items: SqliteItems;
   readonly files: SqliteFiles;
+  readonly subtree: SqliteSubtree;
   private readonly tx: ReadModelTx;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -29,9 +31,10 @@ export class SqliteReadModel implements ReadModel {
     this.folders = new SqliteFolders(db);
     this.items = new SqliteItems(db, { folders: this.folders, users: this.users, collections: this.collections });
     this.files = new SqliteFiles(db);
+    this.subtree = new SqliteSubtree(db);
     this.tx = {
       users: this.users, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
-      items: this.items, files: this.files,
+      items: this.items, files: this.files, subtree: this.subtree,
     };
   }
 

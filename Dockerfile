@@ -1,0 +1,26 @@
+# The Folder Service API process (see docker-compose.yml for the scaled-out deployment around it).
+FROM node:20
+
+WORKDIR /app
+ENV NODE_ENV=production
+
+# Dependencies first, so that source edits reuse this layer. The full node:20 image has the compilers
+# better-sqlite3 falls back to when no prebuilt binary fits; KurrentDB's native bridge ships in a registry package.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+COPY tsconfig.json ./
+COPY src ./src
+
+# DATA_DIR keeps the process's local state (the embedded SQLite file for progress notifications and chunked
+# uploads in progress); events, read models and file bytes live in KurrentDB and MongoDB when configured so.
+ENV PORT=8080 DATA_DIR=/data
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+USER node
+EXPOSE 8080
+
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+
+CMD ["npm", "start"]

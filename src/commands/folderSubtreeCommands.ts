@@ -1,0 +1,143 @@
+import type { Services } from '../services';
+import type { StreamAppend } from '../ports/eventStore';
+import type { RequestMeta } from './requestMeta';
+import { toNewEvents } from './commandContext';
+import { reclaimBlobs } from './blobReclaim';
+import { guardSiblingName, type NameGuard } from './siblingNames';
+import { inheritedAcl, loadFolder, siblingLookup } from './folderCommands';
+import {
+  assertFolderEvent,
+  checkFolderName,
+  folderDecider,
+  folderNameCandidate,
+  folderStateFor,
+  folderStream,
+  type FolderCommand,
+  type FolderEvent,
+  type FolderState,
+} from '../domain/folder';
+import type { Viewer } from '../domain/access';
+import { RestError, ValidationError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { girderTime } from '../domain/time';
+import type { ParentDoc } from '../queries/loaders';
+
+/**
+ * Subtree operations: delete a folder, empty it, copy it. Each is ONE event (docs/subtree-operations.md) decided on
+ * one folder stream and appended atomically; the projection applies it to the whole subtree in one read-model
+ * transaction. The event is the commit point: before it nothing changed, after it the result is complete (a crash in
+ * between is caught up by the projector on restart). Bytes are the only thing outside: blobs that no file references
+ * any more are reclaimed after the commit, and the startup sweep removes what a crash left unreclaimed.
+ */
+
+function decideOn(state: FolderState, command: FolderCommand): FolderEvent[] {
+  return folderDecider.decide(command, state).map(assertFolderEvent);
+}
+
+/** Waits until the read models reflect everything appended so far (so that subtree reads see the latest files). */
+async function catchUp(services: Services): Promise<void> {
+  await services.projector.waitFor(await services.eventStore.headPosition());
+}
+
+/** Refuses a folder the read model no longer has (deleted along with an ancestor): `Invalid folder id (<id>).` */
+async function requireInReadModel(services: Services, folderId: string): Promise<void> {
+  if (!(await services.readModel.folders.get(folderId))) throw new RestError(`Invalid folder id (${folderId}).`);
+}
+
+/**
+ * Appends `command`'s event to the folder's stream, together with the blob ids of every file in the subtree as the
+ * read model stood right before (what may become unreferenced), and reclaims those blobs after the commit.
+ */
+async function removeUnder(services: Services, folderId: string, command: (opId: string) => FolderCommand, meta: RequestMeta): Promise<void> {
+  const blobIds = await services.commands.run(async () => {
+    const folder = await loadFolder(services, folderId);
+    const events = decideOn(folder.state, command(newId()));
+    await catchUp(services);
+    await requireInReadModel(services, folderId);
+    const appends: StreamAppend[] = [{ streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) }];
+    return { appends, result: await services.readModel.subtree.blobIdsInSubtree(folderId) };
+  });
+  // Bytes of a file added to the subtree between the read above and the commit are left to the startup sweep.
+  await reclaimBlobs(services, blobIds);
+}
+
+/**
+ * `DELETE /folder/:id`: the folder, every descendant folder (all of them, not permission filtered), their items and
+ * files, in one FolderDeleted event; then the bytes nothing references any more.
+ */
+export function deleteFolder(services: Services, folderId: string, meta: RequestMeta): Promise<void> {
+  return removeUnder(services, folderId, (opId) => ({ type: 'DeleteFolder', data: { opId } }), meta);
+}
+
+/** `DELETE /folder/:id/contents`: everything under the folder (FolderContentsCleared); the folder stays. */
+export function clearFolderContents(services: Services, folderId: string, meta: RequestMeta): Promise<void> {
+  return removeUnder(services, folderId, (opId) => ({ type: 'ClearFolderContents', data: { opId } }), meta);
+}
+
+export interface CopyFolderInput {
+  sourceId: string;
+  /** The new parent (loaded by the route: with WRITE when given, else the source's own parent without a check). */
+  parent: ParentDoc;
+  /** Absent or empty: the source's name. */
+  name?: string;
+  /** Absent: the source's description. */
+  description?: string;
+  /** `true`/`false`: explicit; `original`: the source's value; absent: inherited as on creation. */
+  public?: 'true' | 'false' | 'original';
+  copier: Viewer;
+}
+
+/** Finds the first free name among `name`, `name (1)`, … under the parent and returns it with its guard. */
+async function freeName(services: Services, parentType: ParentDoc['type'], parentId: string, name: string): Promise<{ name: string; guard: NameGuard }> {
+  const lookup = siblingLookup(services);
+  for (let n = 0; ; n++) {
+    const candidate = folderNameCandidate(name, n);
+    const guard = await guardSiblingName(services.commands, lookup, parentType, parentId, candidate);
+    if (guard.takenBy === null) return { name: candidate, guard };
+  }
+}
+
+/**
+ * `POST /folder/:id/copy` (Girder's copyFolder): a new folder under `parent` (name defaulting to the source's and
+ * renamed `<name> (n)` on a collision with a sibling folder or item; description defaulting to the source's; `public`
+ * as asked, else inherited, else the source's; the new parent's ACL plus the copier's ADMIN; the source's metadata and
+ * publicFlags), and set-wise copies of its items and readable subfolders, all in one FolderCopied event on the new
+ * folder's stream with the final name's claim. Resolves with the new folder's id once the read models show it.
+ */
+export async function copyFolder(services: Services, input: CopyFolderInput, meta: RequestMeta): Promise<string> {
+  const { commands } = services;
+  const folderId = newId();
+  const parentType = input.parent.type;
+  const parentId = input.parent.doc._id;
+  await commands.run(async () => {
+    const source = await loadFolder(services, input.sourceId);
+    const s = source.state;
+    if (!s.exists) throw new RestError(`Invalid folder id (${input.sourceId}).`);
+    const wanted = input.name ? checkFolderName(input.name) : s.name;
+    const explicit = input.public === 'true' ? true : input.public === 'false' ? false : input.public === 'original' ? s.public : undefined;
+    const acl = inheritedAcl(input.parent, input.copier.id, explicit);
+    // Girder copies every source field the new document lacks: a copy under a user without `public` takes the source's.
+    const isPublic = acl.public ?? s.public;
+    const { name, guard } = await freeName(services, parentType, parentId, wanted);
+    await requireInReadModel(services, input.sourceId);
+    const events = decideOn(folderStateFor(folderId), {
+      type: 'CopyFolder',
+      data: {
+        opId: newId(), sourceId: s.folderId, folderId, parentType, parentId, name, description: input.description ?? s.description,
+        ...(isPublic !== undefined ? { public: isPublic } : {}), ...(s.publicFlags !== undefined ? { publicFlags: s.publicFlags } : {}),
+        access: acl.access, creatorId: input.copier.id, created: girderTime(), meta: s.meta, copier: input.copier,
+      },
+    });
+    const appends: StreamAppend[] = [
+      guard.claimAppend('folder', folderId, meta),
+      { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
+    ];
+    return { appends, result: undefined };
+  });
+  if (!(await services.readModel.folders.get(folderId))) {
+    // The projection skipped the copy: the source or the destination was deleted concurrently, before it in the log.
+    if (!(await services.readModel.folders.get(input.sourceId))) throw new RestError(`Invalid folder id (${input.sourceId}).`);
+    throw new ValidationError(`No such ${parentType}: ${parentId}`, 'id');
+  }
+  return folderId;
+}

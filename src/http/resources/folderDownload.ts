@@ -1,0 +1,115 @@
+import { once } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import archiver from 'archiver';
+import type { BlobStore } from '../../ports/blobStore';
+import type { RouteDef, AnyParams } from '../routeTable';
+import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { param } from '../params';
+import { contentDisposition } from '../contentDisposition';
+import { loadModel } from '../../queries/loaders';
+import { needsZip64, summarizeLayout, zipLayout, type ZipEntry } from '../../queries/zipLayout';
+
+const READ = 0;
+
+/** Why writeZip stopped when the reader of the archive went away. */
+class ReaderGoneError extends Error {
+  constructor() {
+    super('The client closed the connection.');
+    this.name = 'ReaderGoneError';
+  }
+}
+
+/**
+ * Streams `entries` into a zip archive on `out` (STORE, data descriptors, zip64 records when `forceZip64`, timestamps
+ * in server local time) and resolves with true once `out` has taken the whole archive. Entries are added one at a
+ * time: a blob is opened only when the previous entry is complete, and backpressure from `out` pauses the blob being
+ * read, so memory stays constant whatever the archive's size. When `out` closes early (the client went away), the
+ * blob being read is destroyed, nothing more is read and the promise resolves with false. Any other failure (a
+ * missing blob, a read error) detaches the archive from `out` without ending it and rejects: the caller destroys
+ * `out`, so that a truncated archive never looks complete.
+ */
+export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStore, out: Writable, options: { forceZip64: boolean }): Promise<boolean> {
+  const archive = archiver('zip', { store: true, forceZip64: options.forceZip64, forceLocalTime: true });
+  const stop = new AbortController();
+  // Set from event handlers as well as from the loop (an object, so that the checks below are not narrowed away).
+  const state: { failure: Error | null; current: Readable | null } = { failure: null, current: null };
+  const fail = (error: Error) => {
+    if (state.failure) return;
+    state.failure = error;
+    archive.unpipe(out);
+    // Destroyed with the error, so that the zip writer ends the entry and the archive shuts down.
+    state.current?.destroy(error);
+    archive.abort();
+    stop.abort(error);
+  };
+  if (out.destroyed) return false;
+  archive.on('error', fail);
+  // Warnings concern filesystem sources (a vanished path), which this archive never has: treat them as failures.
+  archive.on('warning', fail);
+  out.once('close', () => {
+    if (!out.writableFinished) fail(new ReaderGoneError());
+  });
+  archive.pipe(out);
+
+  try {
+    for await (const { entryPath, file } of entries) {
+      if (state.failure) break;
+      const source: Readable | Buffer = file.size === 0 ? Buffer.alloc(0) : await blobs.get(file.blobId);
+      if (!Buffer.isBuffer(source)) {
+        if (state.failure) {
+          source.destroy();
+          break;
+        }
+        // The zip writer listens for errors only once it starts reading the source; until then this keeps a
+        // destroyed source from raising an unhandled error.
+        source.on('error', () => undefined);
+        state.current = source;
+      }
+      const appended = once(archive, 'entry', { signal: stop.signal });
+      archive.append(source, { name: entryPath });
+      await appended;
+      state.current = null;
+    }
+    if (!state.failure) {
+      const flushed = once(out, 'finish', { signal: stop.signal });
+      archive.finalize().catch(fail);
+      await flushed;
+    }
+  } catch (error) {
+    // An abort rejects the wait with an AbortError: the reason is `failure`. Anything else is a failure of its own.
+    if (!state.failure) fail(error as Error);
+  }
+  if (state.failure instanceof ReaderGoneError) return false;
+  if (state.failure) throw state.failure;
+  return true;
+}
+
+/** `GET /folder/:id/download`: the folder's files (as the caller may read them) as a streamed zip archive. */
+export const folderDownloadRoutes: RouteDef<AnyParams>[] = [
+  route({
+    method: 'GET',
+    path: ':id/download',
+    summary: 'Download an entire folder as a zip archive.',
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    cookie: true,
+    produces: 'application/zip',
+    params: [param.json('mimeFilter', { shape: 'array', description: 'JSON list of MIME types to include.' })],
+    async handler({ path, params, services, principal, req, res }) {
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, READ);
+      const mimeFilter = params.mimeFilter as unknown[] | undefined;
+      const layout = () => zipLayout(services.readModel, folder, principal.viewer, mimeFilter ? { mimeFilter } : {});
+      // A walk without reading any file first decides whether zip64 records are needed: they must be chosen up front.
+      const forceZip64 = needsZip64(await summarizeLayout(layout()));
+      res.status(200);
+      res.setHeader('Content-Type', 'application/zip');
+      res.setHeader('Content-Disposition', contentDisposition(`${folder.name}.zip`));
+      if (req.method === 'HEAD') {
+        res.end();
+        return RESPONSE_SENT;
+      }
+      await writeZip(layout(), services.blobs, res, { forceZip64 });
+      return RESPONSE_SENT;
+    },
+  }),
+];

@@ -1,0 +1,130 @@
+import type { RouteDef, AnyParams } from '../routeTable';
+import { Scope, route } from '../routeTable';
+import { param } from '../params';
+import type { Services } from '../../services';
+import type { ParentType } from '../../ports/readModel';
+import { RestError, ValidationError } from '../../domain/errors';
+import { clearFolderContents, copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
+import { loadModel, loadParent, type ParentDoc } from '../../queries/loaders';
+import { folderView } from '../../queries/views';
+import { withProgress } from '../../bus/progress';
+
+const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
+const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
+const READ = 0;
+const WRITE = 1;
+const ADMIN = 2;
+
+/** The source's own parent for a copy without `parentId`: loaded without an access check (Girder's `force=True`). */
+async function loadParentUnchecked(services: Services, type: ParentType, id: string): Promise<ParentDoc> {
+  const rm = services.readModel;
+  const found: ParentDoc | null =
+    type === 'folder'
+      ? ((doc) => doc && { type: 'folder' as const, doc })(await rm.folders.get(id))
+      : type === 'user'
+        ? ((doc) => doc && { type: 'user' as const, doc })(await rm.users.get(id))
+        : ((doc) => doc && { type: 'collection' as const, doc })(await rm.collections.get(id));
+  if (!found) throw new ValidationError(`No such ${type}: ${id}`, 'id');
+  return found;
+}
+
+/**
+ * The subtree routes: delete a folder, empty it, copy it. Each runs one command (src/commands/folderSubtreeCommands.ts)
+ * whose single event the projection applies to the whole subtree in one transaction; progress (when asked for) counts
+ * the subtree first, then jumps to the total when that transaction has committed, and ends with `Done`.
+ */
+export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
+  route({
+    method: 'DELETE',
+    path: ':id',
+    summary: 'Delete a folder by ID.',
+    access: 'user',
+    scope: [Scope.DATA_OWN],
+    params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
+    async handler({ params, path, services, principal, meta }) {
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, ADMIN);
+      await withProgress(
+        services,
+        { on: params.progress, userId: principal.user!._id, title: `Deleting folder ${folder.name}`, message: 'Calculating folder size...' },
+        async (progress) => {
+          const total = progress.on ? await services.readModel.subtree.subtreeCount(folder._id) : 0;
+          await progress.update({ total });
+          await deleteFolder(services, folder._id, meta);
+          await progress.update({ current: total, force: true });
+        },
+      );
+      return { message: `Deleted folder ${folder.name}.` };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: ':id/contents',
+    summary: 'Remove all contents from a folder.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
+    async handler({ params, path, services, principal, meta }) {
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      await withProgress(
+        services,
+        { on: params.progress, userId: principal.user!._id, title: `Clearing folder ${folder.name}`, message: 'Calculating folder size...' },
+        async (progress) => {
+          const total = progress.on ? (await services.readModel.subtree.subtreeCount(folder._id)) - 1 : 0;
+          await progress.update({ total });
+          await clearFolderContents(services, folder._id, meta);
+          await progress.update({ current: total, force: true });
+        },
+      );
+      return { message: `Cleaned folder ${folder.name}.` };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: ':id/copy',
+    summary: 'Copy a folder.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [
+      param.enum('parentType', PARENT_TYPES, { description: "Type of the new folder's parent" }),
+      param.string('parentId', { description: 'The ID of the parent document.' }),
+      param.string('name', { description: 'Name for the new folder.' }),
+      param.string('description', { description: 'Description for the new folder.' }),
+      param.enum('public', PUBLIC_VALUES, {
+        description:
+          "Whether the folder should be publicly visible. By default, inherits the value from parent folder, or in the case of user or collection parentType, defaults to False. If 'original', use the value of the original folder.",
+      }),
+      param.flag('progress', false, { description: 'Whether to record progress on this task.' }),
+    ],
+    async handler({ params, path, services, principal, meta }) {
+      const viewer = principal.viewer!;
+      const source = await loadModel(services, 'folder', path.id, viewer, READ);
+      const parentType = params.parentType ?? source.parentCollection;
+      const parent = params.parentId
+        ? await loadParent(services, parentType, params.parentId, viewer, WRITE)
+        : await loadParentUnchecked(services, parentType, source.parentId);
+      const id = await withProgress(
+        services,
+        { on: params.progress, userId: principal.user!._id, title: `Copying folder ${source.name}`, message: 'Calculating folder size...' },
+        async (progress) => {
+          const total = progress.on ? await services.readModel.subtree.subtreeCount(source._id) : 0;
+          await progress.update({ total });
+          const copied = await copyFolder(
+            services,
+            {
+              sourceId: source._id, parent, copier: viewer,
+              ...(params.name !== undefined ? { name: params.name } : {}),
+              ...(params.description !== undefined ? { description: params.description } : {}),
+              ...(params.public !== undefined ? { public: params.public } : {}),
+            },
+            meta,
+          );
+          await progress.update({ current: total, force: true });
+          return copied;
+        },
+      );
+      const doc = await services.readModel.folders.get(id);
+      if (!doc) throw new RestError(`Invalid folder id (${id}).`);
+      return folderView(doc, viewer);
+    },
+  }),
+];

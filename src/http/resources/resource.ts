@@ -1,0 +1,40 @@
+import type { Resource } from '../routeTable';
+import { Scope, route } from '../routeTable';
+import { param } from '../params';
+import { lookUpPath, resourcePath } from '../../queries/resourcePaths';
+
+/**
+ * Routes across resource types (Girder's api/v1/resource.py) that girder_client uses: look a resource up by its path
+ * (uploads to `/user/<login>/…` parents) and the path of a resource (`--parent-type auto` probing).
+ */
+export const resourceResource: Resource = {
+  name: 'resource',
+  description: 'Operations across resource types: paths in the data hierarchy.',
+  routes: [
+    route({
+      method: 'GET',
+      path: 'lookup',
+      summary: 'Look up a resource in the data hierarchy by path.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [
+        param.requiredString('path', {
+          description:
+            'The path of the resource. The path must be an absolute Unix path starting with either "/user/[user name]", for a ' +
+            'user\'s resources or "/collection/[collection name]", for resources under a collection.',
+        }),
+        param.flag('test', false, { description: "Specify whether to return None instead of throwing an exception when path doesn't exist." }),
+      ],
+      handler: ({ params, services, principal }) => lookUpPath(services, params.path, principal.viewer, params.test),
+    }),
+    route({
+      method: 'GET',
+      path: ':id/path',
+      summary: 'Get path of a resource.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [param.requiredString('type', { description: 'The type of the resource (folder, collection, user, item or file).' })],
+      handler: ({ path, params, services, principal }) => resourcePath(services, params.type, path.id, principal.viewer),
+    }),
+  ],
+};

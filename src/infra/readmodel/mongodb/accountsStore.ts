@@ -1,0 +1,110 @@
+import type { Document } from 'mongodb';
+import type {
+  ApiKeyDoc, ApiKeyQueries, ApiKeyWrites, Page, TokenDoc, TokenQueries, TokenWrites, UserDoc, UserQueries, UserWrites,
+} from '../../../ports/readModel';
+import type { Paging } from '../../../http/params';
+import type { ReadSource } from './generations';
+import type { OperationLog } from './writes';
+import { defined, escapeRegex, hidden, sortOf, windowOf } from './queryHelpers';
+
+/**
+ * Users, tokens and API keys. Users carry `_lowerName` ("last first", lower-cased) for the user list's sort and
+ * search, as the SQLite adapter's `lower_name` column; tokens are keyed by their hash (`_id` = `hash`).
+ */
+const USER_OUT = hidden('_lowerName');
+const TOKEN_OUT = hidden('_id');
+const KEY_OUT = hidden();
+
+export class MongoUsers implements UserQueries {
+  constructor(private readonly source: ReadSource) {}
+
+  private async one(filter: Document): Promise<UserDoc | null> {
+    return (await (await this.source.get('users')).findOne(filter, { projection: USER_OUT })) as UserDoc | null;
+  }
+  get(id: string) {
+    return this.one({ _id: id });
+  }
+  getByLogin(login: string) {
+    return this.one({ login });
+  }
+  getByEmail(email: string) {
+    return this.one({ email: email.toLowerCase() });
+  }
+  async list({ text, paging }: { text?: string; paging: Paging }): Promise<Page<UserDoc>> {
+    const users = await this.source.get('users');
+    const like = text ? { $regex: escapeRegex(text.toLowerCase()), $options: 'i' } : null;
+    const filter = like ? { $or: [{ login: like }, { _lowerName: like }, { email: like }] } : {};
+    const [rows, total] = await Promise.all([
+      users.find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) }).toArray(),
+      users.countDocuments(filter),
+    ]);
+    return { rows: rows as unknown as UserDoc[], total };
+  }
+  async count() {
+    return (await this.source.get('users')).countDocuments({});
+  }
+}
+
+export function userWrites(log: OperationLog): UserWrites {
+  return {
+    put(doc) {
+      const stored = { ...defined(doc), _lowerName: `${doc.lastName} ${doc.firstName}`.toLowerCase() };
+      log.record(async (w) => w.put('users', stored));
+    },
+    addSize(id, delta) {
+      log.record(async (w) => w.increment('users', id, 'size', delta));
+    },
+  };
+}
+
+export class MongoTokens implements TokenQueries {
+  constructor(private readonly source: ReadSource) {}
+  async get(hash: string) {
+    return (await (await this.source.get('tokens')).findOne({ _id: hash }, { projection: TOKEN_OUT })) as TokenDoc | null;
+  }
+}
+
+export function tokenWrites(log: OperationLog): TokenWrites {
+  return {
+    put(doc) {
+      const stored = { _id: doc.hash, ...defined(doc) };
+      log.record(async (w) => w.put('tokens', stored));
+    },
+    delete(hash) {
+      log.record(async (w) => w.remove('tokens', { _id: hash }));
+    },
+    deleteForApiKey(apiKeyId) {
+      log.record(async (w) => w.remove('tokens', { apiKeyId }, true));
+    },
+  };
+}
+
+export class MongoApiKeys implements ApiKeyQueries {
+  constructor(private readonly source: ReadSource) {}
+  async get(id: string) {
+    return (await (await this.source.get('apiKeys')).findOne({ _id: id }, { projection: KEY_OUT })) as ApiKeyDoc | null;
+  }
+  async getByKey(key: string) {
+    return (await (await this.source.get('apiKeys')).findOne({ key }, { projection: KEY_OUT })) as ApiKeyDoc | null;
+  }
+  async listForUser(userId: string, paging: Paging): Promise<Page<ApiKeyDoc>> {
+    const keys = await this.source.get('apiKeys');
+    const [rows, total] = await Promise.all([
+      keys.find({ userId }, { projection: KEY_OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),
+      keys.countDocuments({ userId }),
+    ]);
+    return { rows: rows as unknown as ApiKeyDoc[], total };
+  }
+}
+
+export function apiKeyWrites(log: OperationLog): ApiKeyWrites {
+  return {
+    put(doc) {
+      const stored = defined(doc);
+      log.record(async (w) => w.put('apiKeys', stored));
+    },
+    delete(id) {
+      log.record(async (w) => w.remove('apiKeys', { _id: id }));
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import type { Collection, Db, Document, IndexDescription } from 'mongodb';
+
+/**
+ * The read-model collections. Each generation of the read models (see generations.ts) has its own set, named
+ * `rm_<name>_g<generation>` (e.g. `rm_folders_g3`); `rm_meta` (outside any generation) says which one readers use.
+ */
+export const COLLECTIONS = {
+  users: 'users',
+  tokens: 'tokens',
+  apiKeys: 'api_keys',
+  collections: 'collections',
+  folders: 'folders',
+  items: 'items',
+  files: 'files',
+  subtreeOps: 'subtree_ops',
+  checkpoints: 'checkpoints',
+} as const;
+
+export type CollectionName = keyof typeof COLLECTIONS;
+
+/** Every read-model document has a string `_id` (the service's ids, a token's hash, a checkpoint's projection). */
+export interface StoredDoc extends Document {
+  _id: string;
+}
+
+export const META_COLLECTION = 'rm_meta';
+
+export function physicalName(name: CollectionName, generation: number): string {
+  return `rm_${COLLECTIONS[name]}_g${generation}`;
+}
+
+/** The collections of one generation, resolved from a Db. */
+export class GenerationCollections {
+  constructor(private readonly db: Db, readonly generation: number) {}
+
+  get(name: CollectionName): Collection<StoredDoc> {
+    return this.db.collection<StoredDoc>(physicalName(name, this.generation));
+  }
+
+  async createIndexes(): Promise<void> {
+    for (const [name, indexes] of Object.entries(INDEXES) as [CollectionName, IndexDescription[]][]) {
+      if (indexes.length) await this.get(name).createIndexes(indexes);
+    }
+  }
+
+  async drop(): Promise<void> {
+    for (const name of Object.keys(COLLECTIONS) as CollectionName[]) await this.db.dropCollection(physicalName(name, this.generation));
+  }
+}
+
+/** Permission filters look up ACL entries by principal; these make them index scans. */
+const aclIndexes: IndexDescription[] = [
+  { key: { 'access.users.id': 1 }, name: 'access_users' },
+  { key: { 'access.groups.id': 1 }, name: 'access_groups' },
+];
+
+/**
+ * Indexes per collection, created when a generation is created (and ensured at start). Text indexes weigh the name
+ * ten times the description, as Girder's do.
+ */
+export const INDEXES: Record<CollectionName, IndexDescription[]> = {
+  users: [
+    { key: { login: 1 }, name: 'login', unique: true },
+    { key: { email: 1 }, name: 'email', unique: true },
+    { key: { _lowerName: 1 }, name: 'lower_name' },
+  ],
+  tokens: [
+    { key: { apiKeyId: 1 }, name: 'api_key' },
+    { key: { userId: 1 }, name: 'user' },
+  ],
+  apiKeys: [
+    { key: { key: 1 }, name: 'key', unique: true },
+    { key: { userId: 1, name: 1 }, name: 'user_name' },
+  ],
+  collections: [
+    { key: { name: 1 }, name: 'name', unique: true },
+    { key: { name: 'text', description: 'text' }, name: 'text', weights: { name: 10, description: 1 }, default_language: 'english' },
+    ...aclIndexes,
+  ],
+  folders: [
+    { key: { parentId: 1, lowerName: 1 }, name: 'parent_lower_name' },
+    { key: { parentId: 1, parentCollection: 1, name: 1 }, name: 'parent_name' },
+    { key: { ancestors: 1 }, name: 'ancestors' },
+    { key: { baseParentId: 1 }, name: 'base_parent' },
+    { key: { name: 'text', description: 'text' }, name: 'text', weights: { name: 10, description: 1 }, default_language: 'english' },
+    ...aclIndexes,
+  ],
+  items: [
+    { key: { folderId: 1, lowerName: 1 }, name: 'folder_lower_name' },
+    { key: { folderId: 1, name: 1 }, name: 'folder_name' },
+    { key: { baseParentId: 1 }, name: 'base_parent' },
+    { key: { name: 'text', description: 'text' }, name: 'text', weights: { name: 10, description: 1 }, default_language: 'english' },
+  ],
+  files: [
+    { key: { itemId: 1, name: 1 }, name: 'item_name' },
+    { key: { blobId: 1 }, name: 'blob' },
+  ],
+  subtreeOps: [{ key: { folderId: 1, stamp: 1 }, name: 'folder_position' }],
+  checkpoints: [],
+};

@@ -1,0 +1,61 @@
+import type { Document } from 'mongodb';
+import type { GenerationCollections } from './collections';
+
+/**
+ * A canonical dump of one generation, for comparing a rebuild with the live state: one entry per collection under
+ * the same names as the SQLite adapter's tables (`rm_users`, `rm_folders`, …), each row a JSON string with sorted
+ * keys and without the adapter's write stamps (`_rev`), rows sorted. The ACL entries and the folder ancestry, which
+ * live inside the documents here, are also listed the way the SQLite adapter stores them (`rm_acl`,
+ * `rm_folder_ancestors`), so that both adapters' dumps cover the same facts.
+ */
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  }
+  return value;
+}
+
+const row = (value: unknown) => JSON.stringify(sortKeys(value));
+
+interface AccessEntry {
+  id: string;
+  level: number;
+}
+
+function aclRows(docs: Document[]): string[] {
+  const rows: string[] = [];
+  for (const doc of docs) {
+    const access = doc.access as { users?: AccessEntry[]; groups?: AccessEntry[] } | undefined;
+    for (const [type, entries] of [['user', access?.users ?? []], ['group', access?.groups ?? []]] as const) {
+      for (const entry of entries) rows.push(row({ resource_id: doc._id, principal_type: type, principal_id: entry.id, level: entry.level }));
+    }
+  }
+  return rows;
+}
+
+export async function dumpGeneration(collections: GenerationCollections): Promise<Record<string, unknown[]>> {
+  const all = async (name: Parameters<GenerationCollections['get']>[0]) =>
+    collections.get(name).find({}, { projection: { _rev: 0 } }).toArray();
+  const [users, tokens, apiKeys, collectionDocs, folders, items, files] = await Promise.all([
+    all('users'), all('tokens'), all('apiKeys'), all('collections'), all('folders'), all('items'), all('files'),
+  ]);
+  const ancestors: string[] = [];
+  for (const folder of folders) {
+    const list = (folder.ancestors as string[] | undefined) ?? [];
+    list.forEach((ancestor, i) => ancestors.push(row({ folder_id: folder._id, ancestor_id: ancestor, depth: list.length - i })));
+  }
+  const out: Record<string, string[]> = {
+    rm_acl: aclRows([...users, ...collectionDocs, ...folders]),
+    rm_api_keys: apiKeys.map(row),
+    rm_collections: collectionDocs.map(row),
+    rm_files: files.map(row),
+    rm_folder_ancestors: ancestors,
+    rm_folders: folders.map(row),
+    rm_items: items.map(row),
+    rm_tokens: tokens.map(row),
+    rm_users: users.map(row),
+  };
+  for (const rows of Object.values(out)) rows.sort();
+  return out;
+}

@@ -1,0 +1,262 @@
+import type { StoredDoc } from './collections';
+import type { Document, Filter } from 'mongodb';
+import type { FolderDoc, FolderQueries, FolderWrites, Page, ParentType, RootType } from '../../../ports/readModel';
+import type { Viewer } from '../../../domain/access';
+import type { Paging } from '../../../http/params';
+import type { ReadSource } from './generations';
+import type { OperationLog, WriteScope } from './writes';
+import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
+import { addRootSize } from './sizes';
+import { removeSubtree } from './subtreeStore';
+
+/**
+ * Folders, shaped like Girder's folder documents: `ancestors` lists the ids of the folders above, root-most first,
+ * so a subtree is `{ancestors: id}` (one indexed query) and a move rewrites the subtree with one pipeline update.
+ * `ancestors` is kept out of the documents the port returns (FolderDoc does not carry it).
+ */
+const OUT = hidden('ancestors');
+
+/** Folder ids under `folderId` (not itself). */
+const under = (folderId: string): Filter<StoredDoc> => ({ ancestors: folderId });
+/** The folder and everything under it. */
+const subtree = (folderId: string): Filter<StoredDoc> => ({ $or: [{ _id: folderId }, { ancestors: folderId }] });
+
+/**
+ * The folder and the descendants whose path below it crosses only folders where the actor holds ADMIN (a
+ * descendant is skipped when it, or any folder between it and `folderId`, denies the actor ADMIN), each with its
+ * depth (the length of its `ancestors`). Empty when the folder does not exist.
+ */
+export async function accessTargets(
+  read: { find(filter: Filter<StoredDoc>, projection: Document): Promise<Document[]> },
+  folderId: string,
+  actor: Viewer,
+): Promise<{ id: string; depth: number }[]> {
+  const [root] = await read.find({ _id: folderId }, { ancestors: 1 });
+  if (!root) return [];
+  const self = { id: folderId, depth: (root.ancestors as string[]).length };
+  let filter: Filter<StoredDoc> = under(folderId);
+  if (!actor.admin) {
+    const denied = (await read.find(and(under(folderId), { $nor: [readableFilter(actor, 2)] }), { _id: 1 })).map((d) => d._id as string);
+    if (denied.length) filter = and(under(folderId), { _id: { $nin: denied } }, { ancestors: { $nin: denied } });
+  }
+  const rows = await read.find(filter, { ancestors: 1 });
+  return [self, ...rows.map((d) => ({ id: d._id as string, depth: (d.ancestors as string[]).length }))];
+}
+
+export class MongoFolders implements FolderQueries {
+  constructor(private readonly source: ReadSource) {}
+
+  private folders() {
+    return this.source.get('folders');
+  }
+
+  async get(id: string) {
+    return (await (await this.folders()).findOne({ _id: id }, { projection: OUT })) as FolderDoc | null;
+  }
+
+  async getMany(ids: string[]) {
+    const rows = (await (await this.folders()).find({ _id: { $in: ids } }, { projection: OUT }).toArray()) as unknown as FolderDoc[];
+    const byId = new Map(rows.map((r) => [r._id, r]));
+    return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
+  }
+
+  async listChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null; name?: string; text?: string; paging: Paging }) {
+    let search: string | null = null;
+    if (o.text !== undefined) {
+      search = textSearch(o.text);
+      if (search === null) return { rows: [], total: 0 };
+    }
+    const filter = and(
+      { parentId: o.parentId, parentCollection: o.parentType },
+      o.name !== undefined ? { name: o.name } : {},
+      readableFilter(o.viewer),
+      search !== null ? { $text: { $search: search } } : {},
+    );
+    return this.page(filter, o.paging);
+  }
+
+  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
+    const search = textSearch(o.text);
+    if (search === null) return { rows: [], total: 0 };
+    const filter = and({ $text: { $search: search } }, readableFilter(o.viewer));
+    const folders = await this.folders();
+    const [rows, total] = await Promise.all([
+      folders
+        .find(filter, { projection: { ...OUT, _textScore: { $meta: 'textScore' } }, sort: sortOf(o.paging), ...windowOf(o.paging) })
+        .toArray(),
+      folders.countDocuments(filter),
+    ]);
+    return { rows: rows as unknown as (FolderDoc & { _textScore: number })[], total };
+  }
+
+  async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
+    return (await this.folders()).countDocuments(and({ parentId: o.parentId, parentCollection: o.parentType }, readableFilter(o.viewer)));
+  }
+
+  async childNamed(parentType: ParentType, parentId: string, name: string) {
+    return (await (await this.folders()).findOne({ parentId, parentCollection: parentType, name }, { projection: OUT })) as FolderDoc | null;
+  }
+
+  async itemCount(folderId: string) {
+    return (await this.source.get('items')).countDocuments({ folderId });
+  }
+
+  async ancestorIds(id: string) {
+    const doc = await (await this.folders()).findOne({ _id: id }, { projection: { ancestors: 1 } });
+    return (doc?.ancestors as string[] | undefined) ?? [];
+  }
+
+  async isSelfOrDescendant(folderId: string, candidateId: string) {
+    if (folderId === candidateId) return true;
+    return (await (await this.folders()).countDocuments({ _id: candidateId, ancestors: folderId }, { limit: 1 })) > 0;
+  }
+
+  async countAccessTargets(folderId: string, actor: Viewer) {
+    const folders = await this.folders();
+    return (await accessTargets({ find: (filter, projection) => folders.find(filter, { projection }).toArray() }, folderId, actor)).length;
+  }
+
+  private async page(filter: Filter<StoredDoc>, paging: Paging): Promise<Page<FolderDoc>> {
+    const folders = await this.folders();
+    const [rows, total] = await Promise.all([
+      folders.find(filter, { projection: OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),
+      folders.countDocuments(filter),
+    ]);
+    return { rows: rows as unknown as FolderDoc[], total };
+  }
+}
+
+interface Position {
+  ancestors: string[];
+  baseParentType: RootType;
+  baseParentId: string;
+}
+
+/**
+ * Where a folder under `parentType/parentId` sits: its ancestry and base parent, read from the parent as stored; null
+ * when the parent folder is gone (a subtree delete removed it earlier in log order).
+ */
+async function positionUnder(w: WriteScope, parentType: ParentType, parentId: string): Promise<Position | null> {
+  if (parentType !== 'folder') return { ancestors: [], baseParentType: parentType, baseParentId: parentId };
+  const parent = await w.findOne('folders', { _id: parentId }, { projection: { ancestors: 1, baseParentType: 1, baseParentId: 1 } });
+  if (!parent) return null;
+  return {
+    ancestors: [...(parent.ancestors as string[]), parentId],
+    baseParentType: parent.baseParentType as RootType,
+    baseParentId: parent.baseParentId as string,
+  };
+}
+
+export function folderWrites(log: OperationLog): FolderWrites {
+  return {
+    insert(doc) {
+      const fields = defined(doc);
+      log.record(async (w) => {
+        const position = await positionUnder(w, doc.parentCollection, doc.parentId);
+        // The parent was removed by a subtree delete earlier in log order (the creation raced the delete of an
+        // ancestor): the new folder is treated as deleted along with that ancestor.
+        if (!position) return;
+        w.put('folders', { ...fields, lowerName: doc.name.toLowerCase(), ...position });
+      });
+    },
+
+    update(id, fields) {
+      const { _id, ...rest } = fields as Partial<FolderDoc>;
+      void _id;
+      const changes: Record<string, unknown> = { ...rest };
+      if (typeof rest.name === 'string') changes.lowerName = rest.name.toLowerCase();
+      const update = setFields(changes);
+      if (Object.keys(update).length) log.record(async (w) => w.update('folders', { _id: id }, update));
+    },
+
+    move(id, parentType, parentId, updated) {
+      log.record(async (w) => {
+        const folder = await w.findOne('folders', { _id: id }, { projection: { _rev: 1, baseParentType: 1, baseParentId: 1 } });
+        // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
+        if (!folder || w.wroteAlready(folder)) return;
+        const to = await positionUnder(w, parentType, parentId);
+        if (!to) {
+          // Moved into a folder that a subtree delete removed earlier in log order: the moved subtree goes with it.
+          await removeSubtree(w, id, false);
+          return;
+        }
+        const prefix = [...to.ancestors, id];
+        // The subtree below: its ancestry becomes the new prefix plus what lies between the moved folder and it.
+        w.update(
+          'folders',
+          under(id),
+          [
+            {
+              $set: {
+                ancestors: { $concatArrays: [prefix, { $slice: ['$ancestors', { $add: [{ $indexOfArray: ['$ancestors', id] }, 1] }, { $size: '$ancestors' }] }] },
+                baseParentType: to.baseParentType,
+                baseParentId: to.baseParentId,
+              },
+            },
+          ],
+          true,
+        );
+        const from = { type: folder.baseParentType as RootType, id: folder.baseParentId as string };
+        const ids = (await w.find('folders', subtree(id), { projection: { _id: 1 } })).map((d) => d._id as string);
+        // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
+        w.update('items', { folderId: { $in: ids } }, { $set: { baseParentType: to.baseParentType, baseParentId: to.baseParentId } }, true);
+        if (from.type !== to.baseParentType || from.id !== to.baseParentId) {
+          const [sum] = await w.aggregate('folders', [{ $match: subtree(id) }, { $group: { _id: null, total: { $sum: '$size' } } }]);
+          const total = (sum?.total as number | undefined) ?? 0;
+          addRootSize(w, from.type, from.id, -total);
+          addRootSize(w, to.baseParentType, to.baseParentId, total);
+        }
+        // The moved folder itself last: once it is written, the whole move was (see writes.ts).
+        w.update('folders', { _id: id }, {
+          $set: { parentCollection: parentType, parentId, updated, ancestors: to.ancestors, baseParentType: to.baseParentType, baseParentId: to.baseParentId },
+        });
+      });
+    },
+
+    addSize(id, delta) {
+      log.record(async (w) => w.increment('folders', id, 'size', delta));
+    },
+
+    delete(id) {
+      log.record(async (w) => {
+        // As the SQLite adapter's closure rows: folders below forget the deleted folder as an ancestor.
+        w.update('folders', under(id), { $pull: { ancestors: id } }, true);
+        w.remove('folders', { _id: id });
+      });
+    },
+
+    deleteUnderRoot(rootId) {
+      log.record(async (w) => w.remove('folders', { baseParentId: rootId }, true));
+    },
+
+    /**
+     * The returned array is filled when the event's operations run, before any operation recorded after this one
+     * runs: handing it to `subtree.recordOps` (as the projection does) records exactly the folders changed here.
+     * Nothing can read it synchronously, which a projection never does.
+     */
+    setAccessRecursive(id, change, actor) {
+      const reached: string[] = [];
+      const set = defined({ access: change.access, public: change.public, publicFlags: change.publicFlags });
+      log.record(async (w) => {
+        const root = await w.findOne('folders', { _id: id }, { projection: { _rev: 1 } });
+        if (!root) return;
+        if (w.wroteAlready(root)) {
+          // Applied before an interruption: what it changed is what carries its stamp (a replay never re-judges ACLs).
+          reached.push(...(await w.find('folders', { _rev: w.stamp }, { projection: { _id: 1 } })).map((d) => d._id));
+          return;
+        }
+        const targets = await accessTargets({ find: (filter, projection) => w.find('folders', filter, { projection }) }, id, actor);
+        reached.push(...targets.map((t) => t.id));
+        // Deepest first and the folder itself last: should the writes be interrupted, the folders not yet written
+        // still see unchanged ACLs on every folder above them, so a replay selects the same targets.
+        const byDepth = new Map<number, string[]>();
+        for (const t of targets) if (t.id !== id) byDepth.set(t.depth, [...(byDepth.get(t.depth) ?? []), t.id]);
+        for (const depth of [...byDepth.keys()].sort((a, b) => b - a)) {
+          w.update('folders', { _id: { $in: byDepth.get(depth)! } }, { $set: set }, true);
+        }
+        w.update('folders', { _id: id }, { $set: set });
+      });
+      return reached;
+    },
+  };
+}

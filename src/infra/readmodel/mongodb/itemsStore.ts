@@ -1,0 +1,255 @@
+import type { Document, Filter } from 'mongodb';
+import type { FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page, RootType } from '../../../ports/readModel';
+import type { Viewer } from '../../../domain/access';
+import type { Paging } from '../../../http/params';
+import type { ReadSource } from './generations';
+import type { OperationLog, WriteScope } from './writes';
+import { physicalName, type StoredDoc } from './collections';
+import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
+import { addRootSize, moveSize } from './sizes';
+
+/**
+ * Items and files, shaped like Girder's documents. An item has no ACL of its own: its folder's applies, so the item
+ * search joins the folder (`$lookup`) and filters on its ACL inside the pipeline. Sizes are maintained here: a
+ * file's size is added to its item, the item's folder and the item's root user or collection.
+ */
+const OUT = hidden();
+
+export class MongoItems implements ItemQueries {
+  constructor(private readonly source: ReadSource, private readonly generation: () => Promise<number>) {}
+
+  async get(id: string) {
+    return (await (await this.source.get('items')).findOne({ _id: id }, { projection: OUT })) as ItemDoc | null;
+  }
+
+  async listInFolder(o: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>> {
+    let search: string | null = null;
+    if (o.text !== undefined) {
+      search = textSearch(o.text);
+      if (search === null) return { rows: [], total: 0 };
+    }
+    const filter = and(
+      { folderId: o.folderId },
+      o.name !== undefined ? { name: o.name } : {},
+      search !== null ? { $text: { $search: search } } : {},
+    );
+    const items = await this.source.get('items');
+    const [rows, total] = await Promise.all([
+      items.find(filter, { projection: OUT, sort: sortOf(o.paging), ...windowOf(o.paging) }).toArray(),
+      items.countDocuments(filter),
+    ]);
+    return { rows: rows as unknown as ItemDoc[], total };
+  }
+
+  /** `$text` over items, then their folder joined and its READ permission checked, in one pipeline. */
+  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+    const search = textSearch(o.text);
+    if (search === null) return { rows: [], total: 0 };
+    const generation = await this.generation();
+    const items = await this.source.get('items');
+    const window = windowOf(o.paging);
+    const [result] = await items
+      .aggregate([
+        { $match: { $text: { $search: search } } },
+        { $lookup: { from: physicalName('folders', generation), localField: 'folderId', foreignField: '_id', as: '_folder' } },
+        { $unwind: '$_folder' },
+        { $match: readableFilter(o.viewer, 0, '_folder.') },
+        {
+          $facet: {
+            rows: [
+              { $sort: sortOf(o.paging) },
+              ...(window.skip ? [{ $skip: window.skip }] : []),
+              ...(window.limit ? [{ $limit: window.limit }] : []),
+              { $project: { ...OUT, _folder: 0 } },
+            ],
+            total: [{ $count: 'n' }],
+          },
+        },
+      ])
+      .toArray();
+    const total = (result?.total as { n: number }[] | undefined)?.[0]?.n ?? 0;
+    return { rows: ((result?.rows as Document[] | undefined) ?? []) as unknown as ItemDoc[], total };
+  }
+
+  async countInFolder(folderId: string) {
+    return (await this.source.get('items')).countDocuments({ folderId });
+  }
+}
+
+export class MongoFiles implements FileQueries {
+  constructor(private readonly source: ReadSource) {}
+
+  async get(id: string) {
+    return (await (await this.source.get('files')).findOne({ _id: id }, { projection: OUT })) as FileDoc | null;
+  }
+
+  async listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>> {
+    const files = await this.source.get('files');
+    const [rows, total] = await Promise.all([
+      files.find({ itemId }, { projection: OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),
+      files.countDocuments({ itemId }),
+    ]);
+    return { rows: rows as unknown as FileDoc[], total };
+  }
+
+  async isBlobReferenced(blobId: string) {
+    return (await (await this.source.get('files')).findOne({ blobId }, { projection: { _id: 1 } })) !== null;
+  }
+
+  async blobIdsInFolders(folderIds: string[]) {
+    return this.blobIdsOfItems({ folderId: { $in: folderIds } });
+  }
+
+  async blobIdsUnderRoot(rootId: string) {
+    return this.blobIdsOfItems({ baseParentId: rootId });
+  }
+
+  private async blobIdsOfItems(itemFilter: Filter<StoredDoc>): Promise<string[]> {
+    const itemIds = (await (await this.source.get('items')).find(itemFilter, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    if (itemIds.length === 0) return [];
+    const groups = await (await this.source.get('files'))
+      .aggregate([{ $match: { itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }])
+      .toArray();
+    return groups.map((g) => g._id as string);
+  }
+}
+
+interface ItemPosition {
+  _id: string;
+  _rev?: string;
+  folderId: string;
+  baseParentType: RootType;
+  baseParentId: string;
+  size: number;
+}
+
+const POSITION = { projection: { _rev: 1, folderId: 1, baseParentType: 1, baseParentId: 1, size: 1 } };
+
+async function itemPosition(w: WriteScope, id: string): Promise<ItemPosition | null> {
+  return (await w.findOne('items', { _id: id }, POSITION)) as ItemPosition | null;
+}
+
+async function folderBase(w: WriteScope, folderId: string): Promise<{ type: RootType; id: string } | null> {
+  const folder = await w.findOne('folders', { _id: folderId }, { projection: { baseParentType: 1, baseParentId: 1 } });
+  return folder ? { type: folder.baseParentType as RootType, id: folder.baseParentId as string } : null;
+}
+
+/** Deletes the given items with their files; their sizes leave their folders and roots (one write per container). */
+function deleteItems(w: WriteScope, items: ItemPosition[]): void {
+  const folders = new Map<string, number>();
+  const roots = new Map<string, { type: RootType; id: string; size: number }>();
+  for (const item of items) {
+    folders.set(item.folderId, (folders.get(item.folderId) ?? 0) + item.size);
+    const key = `${item.baseParentType}:${item.baseParentId}`;
+    const root = roots.get(key) ?? { type: item.baseParentType, id: item.baseParentId, size: 0 };
+    root.size += item.size;
+    roots.set(key, root);
+  }
+  for (const [folderId, size] of folders) w.increment('folders', folderId, 'size', -size);
+  for (const root of roots.values()) addRootSize(w, root.type, root.id, -root.size);
+  const ids = items.map((i) => i._id);
+  w.remove('files', { itemId: { $in: ids } }, true);
+  // The items last: a replay after an interruption finds the ones not deleted yet, with their sizes still counted.
+  w.remove('items', { _id: { $in: ids } }, true);
+}
+
+export function itemWrites(log: OperationLog): ItemWrites {
+  return {
+    insert(doc) {
+      const fields = defined(doc);
+      log.record(async (w) => {
+        const base = await folderBase(w, doc.folderId);
+        // The folder was deleted before this item was created (in log order): the item never becomes visible.
+        if (!base) return;
+        w.put('items', { ...fields, lowerName: doc.name.toLowerCase(), baseParentType: base.type, baseParentId: base.id, size: 0 });
+      });
+    },
+
+    update(id, fields) {
+      const changes: Record<string, unknown> = { ...fields };
+      if (typeof fields.name === 'string') changes.lowerName = fields.name.toLowerCase();
+      const update = setFields(changes);
+      if (Object.keys(update).length) log.record(async (w) => w.update('items', { _id: id }, update));
+    },
+
+    move(id, folderId, name, updated) {
+      log.record(async (w) => {
+        const item = await itemPosition(w, id);
+        if (!item || w.wroteAlready(item)) return;
+        const target = await folderBase(w, folderId);
+        if (!target) {
+          // Moved into a folder deleted before the move (in log order): it went with that folder.
+          deleteItems(w, [item]);
+          return;
+        }
+        moveSize(
+          w,
+          { folderId: item.folderId, rootType: item.baseParentType, rootId: item.baseParentId },
+          { folderId, rootType: target.type, rootId: target.id },
+          item.size,
+        );
+        w.update('items', { _id: id }, {
+          $set: { folderId, baseParentType: target.type, baseParentId: target.id, name, lowerName: name.toLowerCase(), updated },
+        });
+      });
+    },
+
+    delete(id) {
+      log.record(async (w) => {
+        const item = await itemPosition(w, id);
+        if (item) deleteItems(w, [item]);
+      });
+    },
+
+    deleteInFolder(folderId) {
+      log.record(async (w) => {
+        const items = (await w.find('items', { folderId }, POSITION)) as unknown as ItemPosition[];
+        if (items.length) deleteItems(w, items);
+      });
+    },
+
+    deleteUnderRoot(rootId) {
+      log.record(async (w) => {
+        const ids = (await w.find('items', { baseParentId: rootId }, { projection: { _id: 1 } })).map((d) => d._id);
+        if (ids.length === 0) return;
+        w.remove('files', { itemId: { $in: ids } }, true);
+        w.remove('items', { _id: { $in: ids } }, true);
+      });
+    },
+
+    addSize(id, delta) {
+      if (delta === 0) return;
+      log.record(async (w) => {
+        const item = await itemPosition(w, id);
+        if (!item || w.wroteAlready(item)) return;
+        w.increment('folders', item.folderId, 'size', delta);
+        addRootSize(w, item.baseParentType, item.baseParentId, delta);
+        w.increment('items', id, 'size', delta);
+      });
+    },
+  };
+}
+
+export function fileWrites(log: OperationLog): FileWrites {
+  return {
+    insert(doc) {
+      const stored = defined(doc);
+      log.record(async (w) => {
+        // The item is gone (deleted, or never visible because its folder went first): so is the file.
+        if (!(await w.findOne('items', { _id: doc.itemId }, { projection: { _id: 1 } }))) return;
+        w.put('files', stored);
+      });
+    },
+
+    update(id, fields) {
+      const changes: Record<string, unknown> = { ...fields };
+      if (typeof fields.name === 'string') changes.exts = fields.name.split('.').slice(1).map((e) => e.toLowerCase());
+      const update = setFields(changes);
+      if (Object.keys(update).length) log.record(async (w) => w.update('files', { _id: id }, update));
+    },
+
+    delete(id) {
+      log.record(async (w) => w.remove('files', { _id: id }));
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import type { ClientSession, Db, MongoClient } from 'mongodb';
+import type { ReadModel, ReadModelTx } from '../../../ports/readModel';
+import { MongoApiKeys, MongoTokens, MongoUsers, apiKeyWrites, tokenWrites, userWrites } from './accountsStore';
+import { MongoCollections, collectionWrites } from './collectionsStore';
+import { MongoFolders, folderWrites } from './foldersStore';
+import { MongoFiles, MongoItems, fileWrites, itemWrites } from './itemsStore';
+import { MongoSubtree, subtreeWrites } from './subtreeStore';
+import { Generations } from './generations';
+import type { GenerationCollections } from './collections';
+import { OperationLog, positionStamp, runOperations } from './writes';
+import { dumpGeneration } from './dump';
+
+export interface MongoReadModelOptions {
+  /**
+   * Apply each event in a transaction: `'auto'` (default) when the deployment supports them (a replica-set member
+   * or mongos answers `hello` with `setName` / `msg: 'isdbgrid'`), else the idempotent non-transactional path.
+   */
+  transactions?: 'auto' | boolean;
+  /** How long readers may use the current generation before re-reading the alias (ms, default 1000). */
+  aliasCacheMs?: number;
+  /** Called by dispose() (e.g. to close a client the read model owns). */
+  onDispose?: () => Promise<void>;
+}
+
+/**
+ * The read models in MongoDB (official driver), as documents shaped like Girder's. See docs/mongodb-read-model.md.
+ *
+ * - Queries filter permissions and text inside the query (`$or` of public / user / group ACL entries, `$text`).
+ * - Projection writes are recorded synchronously and run by `apply` (writes.ts): every write is guarded by a
+ *   per-document stamp and the checkpoint document moves last, so replaying an event changes nothing even without a
+ *   transaction; when the deployment supports transactions, each event's writes and checkpoint commit atomically.
+ * - `reset()` starts a blue/green rebuild (generations.ts): the replay fills a new generation of collections while
+ *   readers keep the current one, and the alias switches once the new one has caught up.
+ */
+export class MongoReadModel implements ReadModel {
+  readonly users: MongoUsers;
+  readonly tokens: MongoTokens;
+  readonly apiKeys: MongoApiKeys;
+  readonly collections: MongoCollections;
+  readonly folders: MongoFolders;
+  readonly items: MongoItems;
+  readonly files: MongoFiles;
+  readonly subtree: MongoSubtree;
+  private readonly generations: Generations;
+  /** The generation this instance's `reset()` is filling, until it becomes current. */
+  private building: number | null = null;
+
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+    readonly transactional: boolean,
+    private readonly options: MongoReadModelOptions,
+  ) {
+    this.generations = new Generations(db, options.aliasCacheMs ?? 1000);
+    const source = this.generations;
+    this.users = new MongoUsers(source);
+    this.tokens = new MongoTokens(source);
+    this.apiKeys = new MongoApiKeys(source);
+    this.collections = new MongoCollections(source);
+    this.folders = new MongoFolders(source);
+    this.items = new MongoItems(source, () => this.generations.readable());
+    this.files = new MongoFiles(source);
+    this.subtree = new MongoSubtree(source);
+  }
+
+  /** Opens the read models in `db` (creating the alias and the first generation's indexes on a fresh database). */
+  static async open(client: MongoClient, db: Db, options: MongoReadModelOptions = {}): Promise<MongoReadModel> {
+    const wanted = options.transactions ?? 'auto';
+    const transactional = wanted === 'auto' ? await supportsTransactions(db) : wanted;
+    const model = new MongoReadModel(client, db, transactional, options);
+    await model.generations.init();
+    return model;
+  }
+
+  /** The generation writes go to: the one being built by this instance, else the current one (re-read). */
+  private async writeGeneration(session?: ClientSession): Promise<GenerationCollections> {
+    return this.generations.collections(this.building ?? (await this.generations.current(session)));
+  }
+
+  private async readCheckpoint(collections: GenerationCollections, projection: string, session?: ClientSession): Promise<bigint> {
+    const doc = await collections.get('checkpoints').findOne({ _id: projection }, session ? { session } : {});
+    return doc ? BigInt(doc.position as string) : 0n;
+  }
+
+  async checkpoint(projection: string): Promise<bigint> {
+    return this.readCheckpoint(await this.writeGeneration(), projection);
+  }
+
+  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void): Promise<boolean> {
+    const log = new OperationLog();
+    write(transactionOf(log));
+    let applied = false;
+    const attempt = async (session?: ClientSession) => {
+      applied = false;
+      const collections = await this.writeGeneration(session);
+      if ((await this.readCheckpoint(collections, projection, session)) >= position) return;
+      await runOperations(log.operations, { collections, session, transactional: this.transactional, position });
+      // The checkpoint moves last (outside a transaction: only once every write of the event is in).
+      const stamp = positionStamp(position);
+      try {
+        await collections
+          .get('checkpoints')
+          .updateOne(
+            { _id: projection, stamp: { $lt: stamp } },
+            { $set: { position: position.toString(), stamp } },
+            { upsert: true, ...(session ? { session } : {}) },
+          );
+      } catch (error) {
+        // Without a transaction, a checkpoint already at or past this position collides on `_id`: nothing to do.
+        if (session || (error as { code?: number }).code !== 11000) throw error;
+      }
+      applied = true;
+    };
+    await this.withSession(attempt);
+    if (applied && this.building !== null) await this.switchWhenCaughtUp();
+    return applied;
+  }
+
+  /** Runs `work` in a transaction when the deployment supports them, else directly. */
+  private async withSession(work: (session?: ClientSession) => Promise<void>): Promise<void> {
+    if (!this.transactional) return work();
+    const session = this.client.startSession();
+    try {
+      await session.withTransaction(() => work(session));
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  /**
+   * Starts a blue/green rebuild: the following `apply` calls of this instance fill a new, empty generation, while
+   * readers keep the current one until the new one has caught up (see generations.ts).
+   */
+  async reset(): Promise<void> {
+    this.building = await this.generations.beginBuild();
+    await this.switchWhenCaughtUp();
+  }
+
+  /** Makes the generation being built current once every checkpoint of the current one is matched. */
+  private async switchWhenCaughtUp(): Promise<void> {
+    const building = this.building;
+    if (building === null) return;
+    let switched = false;
+    await this.withSession(async (session) => {
+      switched = false;
+      const current = this.generations.collections(await this.generations.current(session));
+      const next = this.generations.collections(building);
+      const options = session ? { session } : {};
+      const live = await current.get('checkpoints').find({}, options).toArray();
+      for (const checkpoint of live) {
+        if ((await this.readCheckpoint(next, String(checkpoint._id), session)) < BigInt(checkpoint.position as string)) return;
+      }
+      switched = await this.generations.switchTo(building, session);
+    });
+    if (switched) {
+      this.building = null;
+      await this.generations.current();
+    }
+  }
+
+  async dump(): Promise<Record<string, unknown[]>> {
+    return dumpGeneration(this.generations.collections(await this.generations.current()));
+  }
+
+  async dispose(): Promise<void> {
+    await this.options.onDispose?.();
+  }
+}
+
+/** A fresh write side recording into `log` (what projections call, synchronously). */
+function transactionOf(log: OperationLog): ReadModelTx {
+  return {
+    users: userWrites(log),
+    tokens: tokenWrites(log),
+    apiKeys: apiKeyWrites(log),
+    collections: collectionWrites(log),
+    folders: folderWrites(log),
+    items: itemWrites(log),
+    files: fileWrites(log),
+    subtree: subtreeWrites(log),
+  };
+}
+
+/** Transactions need a replica-set member or a mongos. */
+async function supportsTransactions(db: Db): Promise<boolean> {
+  const hello = await db.command({ hello: 1 });
+  return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+}

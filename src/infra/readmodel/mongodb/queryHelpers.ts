@@ -1,0 +1,115 @@
+import type { StoredDoc } from './collections';
+import type { Document, Filter, Sort } from 'mongodb';
+import type { Viewer } from '../../../domain/access';
+import type { Paging } from '../../../http/params';
+
+/**
+ * Fields the adapter keeps on documents for its own use and never returns: `_rev` (the stamp of the last projection
+ * write, see writes.ts) and, per collection, what `extra` names.
+ */
+export function hidden(...extra: string[]): Document {
+  const projection: Document = { _rev: 0 };
+  for (const field of extra) projection[field] = 0;
+  return projection;
+}
+
+/** A filter that matches nothing. */
+export const NOTHING: Filter<StoredDoc> = { _id: { $in: [] } };
+
+/** `$and` of the given clauses, leaving out empty ones. */
+export function and(...clauses: Filter<StoredDoc>[]): Filter<StoredDoc> {
+  const kept = clauses.filter((c) => Object.keys(c).length > 0);
+  if (kept.length === 0) return {};
+  return kept.length === 1 ? kept[0] : { $and: kept };
+}
+
+/**
+ * The permission filter of a resource collection, inside the query (Girder's `permissionClauses`): admins see
+ * everything; otherwise `public` (for READ only), a user entry, or a group entry at `level` or above. `prefix`
+ * addresses a joined document (e.g. `_folder.` after a `$lookup`).
+ */
+export function readableFilter(viewer: Viewer | null, level = 0, prefix = ''): Filter<StoredDoc> {
+  if (viewer?.admin) return {};
+  const clauses: Filter<StoredDoc>[] = [];
+  if (level === 0) clauses.push({ [`${prefix}public`]: true });
+  if (viewer) {
+    clauses.push({ [`${prefix}access.users`]: { $elemMatch: { id: viewer.id, level: { $gte: level } } } });
+    if (viewer.groups.length) {
+      clauses.push({ [`${prefix}access.groups`]: { $elemMatch: { id: { $in: viewer.groups }, level: { $gte: level } } } });
+    }
+  }
+  if (clauses.length === 0) return NOTHING;
+  return clauses.length === 1 ? clauses[0] : { $or: clauses };
+}
+
+/** Whether a sort key is a field path MongoDB accepts (anything else sorts like a missing field: by id only). */
+function sortablePath(field: string): boolean {
+  return field.length > 0 && !field.includes('\0') && field.split('.').every((part) => part.length > 0 && !part.startsWith('$'));
+}
+
+/**
+ * The sort of a Girder paging spec: the requested field (through `fields`, for the few whose stored name differs),
+ * ties broken by `_id` in the same direction so pages are stable, as the SQLite adapter orders them.
+ */
+export function sortOf(paging: Paging, fields: Record<string, string> = {}): Sort {
+  const dir = paging.sortdir === -1 ? -1 : 1;
+  const field = fields[paging.sort] ?? paging.sort;
+  if (field === '_id' || !sortablePath(field)) return { _id: dir };
+  return { [field]: dir, _id: dir };
+}
+
+/** skip/limit of a paging spec (limit 0 means no limit, as in Girder). */
+export function windowOf(paging: Paging): { skip?: number; limit?: number } {
+  return {
+    ...(paging.offset > 0 ? { skip: paging.offset } : {}),
+    ...(paging.limit > 0 ? { limit: paging.limit } : {}),
+  };
+}
+
+/**
+ * User search text as a `$text` `$search` string with the same meaning as the SQLite adapter's FTS query: any of
+ * the words matches, a quoted phrase must match as a phrase, a word prefixed with `-` excludes. Every term is reduced
+ * to letters, digits and underscores, so that text-search syntax in user input is inert. Null when nothing
+ * searchable remains (then nothing matches, without asking the server).
+ */
+export function textSearch(text: string): string | null {
+  const phrases: string[] = [];
+  const excluded: string[] = [];
+  const words: string[] = [];
+  const clean = (s: string) => s.replace(/[^\p{L}\p{N}_]+/gu, ' ').trim();
+  const rest = text.replace(/"([^"]*)"/g, (_, phrase: string) => {
+    const cleaned = clean(phrase).replace(/\s+/g, ' ');
+    if (cleaned) phrases.push(cleaned);
+    return ' ';
+  });
+  for (const token of rest.split(/\s+/).filter(Boolean)) {
+    const cleaned = clean(token.replace(/^-+/, ''));
+    if (!cleaned) continue;
+    for (const part of cleaned.split(/\s+/)) (token.startsWith('-') ? excluded : words).push(part);
+  }
+  if (phrases.length === 0 && words.length === 0) return null;
+  return [...phrases.map((p) => `"${p}"`), ...words, ...excluded.map((w) => `-${w}`)].join(' ');
+}
+
+/** Escapes a string for use inside a regular expression. */
+export function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A copy of `doc` without the keys whose value is `undefined` (the driver would store them as null). */
+export function defined<T extends object>(doc: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) if (value !== undefined) out[key] = value;
+  return out as T;
+}
+
+/** `$set` of the defined fields and `$unset` of the ones given as `undefined` (an update's field semantics). */
+export function setFields(fields: Record<string, unknown>): Document {
+  const set: Document = {};
+  const unset: Document = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) unset[key] = '';
+    else set[key] = value;
+  }
+  return { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) };
+}

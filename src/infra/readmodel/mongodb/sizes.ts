@@ -1,0 +1,38 @@
+import type { RootType } from '../../../ports/readModel';
+import type { CollectionName } from './collections';
+import type { WriteScope } from './writes';
+
+/**
+ * Size bookkeeping (Girder §0), as in the SQLite adapter: a folder's `size` is the sum of the items directly in it,
+ * an item's the sum of its files, a root user's or collection's the sum of everything under it. Sizes travel as
+ * `$inc` deltas, each guarded by the operation's stamp like every other write.
+ */
+export function rootCollection(type: RootType): CollectionName {
+  return type === 'user' ? 'users' : 'collections';
+}
+
+/** Adds `delta` to a root user's or collection's size. */
+export function addRootSize(w: WriteScope, type: RootType, id: string, delta: number): void {
+  w.increment(rootCollection(type), id, 'size', delta);
+}
+
+/**
+ * Moves `delta` of size from one (folder, root) position to another, writing each document once: nothing when the
+ * positions are the same, one write per changed container otherwise.
+ */
+export function moveSize(
+  w: WriteScope,
+  from: { folderId: string; rootType: RootType; rootId: string },
+  to: { folderId: string; rootType: RootType; rootId: string },
+  delta: number,
+): void {
+  if (delta === 0) return;
+  if (from.folderId !== to.folderId) {
+    w.increment('folders', from.folderId, 'size', -delta);
+    w.increment('folders', to.folderId, 'size', delta);
+  }
+  if (from.rootType !== to.rootType || from.rootId !== to.rootId) {
+    addRootSize(w, from.rootType, from.rootId, -delta);
+    addRootSize(w, to.rootType, to.rootId, delta);
+  }
+}

@@ -1,0 +1,190 @@
+import type { AnyBulkWriteOperation, ClientSession, Document, Filter, FindOptions } from 'mongodb';
+import type { CollectionName, GenerationCollections, StoredDoc } from './collections';
+
+/**
+ * How projection writes reach MongoDB.
+ *
+ * Projection handlers call synchronous write methods and never read (src/projections/projection.ts). Here each such
+ * call only RECORDS an operation (an async function); `MongoReadModel.apply` then runs the recorded operations in
+ * order, and an operation may read what it needs (a parent's ancestry, an item's folder) before it writes.
+ *
+ * Every write is stamped and guarded, so that an event can be applied again without changing anything, even
+ * without a transaction:
+ *  - the stamp of an operation is `<position, 20 digits>:<operation index in the event, 6 digits>`, so stamps sort
+ *    like (position, index);
+ *  - each document stores the stamp of the last operation that wrote it in `_rev`, and every update or replace
+ *    filters on `_rev < stamp` (inserts are guarded upserts), so an operation never applies twice to a document;
+ *  - an operation writes each document at most once, and writes the document it derived its other writes from (its
+ *    "subject", e.g. the moved item) last: when a crash interrupts an event, the replay either finds the subject
+ *    written (the operation finished: it is skipped) or re-derives the same writes from unchanged inputs.
+ * Deletes need no guard: deleting again deletes nothing.
+ *
+ * Writes are buffered and sent as ordered `bulkWrite`s (one per run of writes to the same collection); the buffer is
+ * flushed before every read and at the end of the event, so an operation always reads the writes of the ones before.
+ */
+
+const pad = (value: bigint | number, width: number) => value.toString().padStart(width, '0');
+
+/** The stamp of an event position (what the checkpoint stores). */
+export function positionStamp(position: bigint): string {
+  return pad(position, 20);
+}
+
+export function operationStamp(position: bigint, index: number): string {
+  return `${positionStamp(position)}:${pad(index, 6)}`;
+}
+
+/** What an operation may do: read (after the earlier writes are flushed) and queue guarded writes. */
+export interface WriteScope {
+  /** This operation's stamp. */
+  readonly stamp: string;
+  /** Whether `doc` was already written by this operation (or a later one): the operation finished before. */
+  wroteAlready(doc: Document | null): boolean;
+  find(name: CollectionName, filter: Filter<StoredDoc>, options?: FindOptions): Promise<StoredDoc[]>;
+  findOne(name: CollectionName, filter: Filter<StoredDoc>, options?: FindOptions): Promise<StoredDoc | null>;
+  aggregate(name: CollectionName, pipeline: Document[]): Promise<Document[]>;
+  /** Inserts or replaces the whole document (guarded upsert). */
+  put(name: CollectionName, doc: StoredDoc): void;
+  /** An update (operators or a pipeline) of the matching document(s), guarded per document. */
+  update(name: CollectionName, filter: Filter<StoredDoc>, update: Document | Document[], many?: boolean): void;
+  /** Adds `delta` to a numeric field of one document (nothing when the delta is 0). */
+  increment(name: CollectionName, id: string, field: string, delta: number): void;
+  remove(name: CollectionName, filter: Filter<StoredDoc>, many?: boolean): void;
+}
+
+export type Operation = (scope: WriteScope) => Promise<void>;
+
+/** Collects the operations of one event (the synchronous side the projections see). */
+export class OperationLog {
+  readonly operations: Operation[] = [];
+  record(operation: Operation): void {
+    this.operations.push(operation);
+  }
+}
+
+interface Statement {
+  name: CollectionName;
+  operation: AnyBulkWriteOperation<StoredDoc>;
+  /** A guarded upsert: outside a transaction, its duplicate-key error means "already applied". */
+  guardedUpsert: boolean;
+}
+
+const DUPLICATE_KEY = 11000;
+
+/** The writes of one event, queued until the next read or the end of the event. */
+class WriteBuffer {
+  private statements: Statement[] = [];
+  constructor(
+    private readonly collections: GenerationCollections,
+    private readonly session: ClientSession | undefined,
+    private readonly transactional: boolean,
+  ) {}
+
+  push(statement: Statement): void {
+    this.statements.push(statement);
+  }
+
+  async flush(): Promise<void> {
+    while (this.statements.length) {
+      const name = this.statements[0].name;
+      let run = 0;
+      while (run < this.statements.length && this.statements[run].name === name) run++;
+      const batch = this.statements.slice(0, run);
+      this.statements = this.statements.slice(run);
+      await this.write(name, batch);
+    }
+  }
+
+  private async write(name: CollectionName, batch: Statement[]): Promise<void> {
+    let rest = batch;
+    while (rest.length) {
+      try {
+        await this.collections.get(name).bulkWrite(
+          rest.map((s) => s.operation),
+          { ordered: true, ...(this.session ? { session: this.session } : {}) },
+        );
+        return;
+      } catch (error) {
+        // Outside a transaction, a replayed guarded upsert of a document already at a later stamp collides with
+        // it on `_id`: that statement was applied before, go on after it. Anything else is a real failure.
+        const failed = (error as { writeErrors?: { index: number; code: number }[] }).writeErrors?.[0];
+        if (this.transactional || !failed || failed.code !== DUPLICATE_KEY || !rest[failed.index]?.guardedUpsert) throw error;
+        rest = rest.slice(failed.index + 1);
+      }
+    }
+  }
+}
+
+class Scope implements WriteScope {
+  constructor(
+    readonly stamp: string,
+    private readonly collections: GenerationCollections,
+    private readonly buffer: WriteBuffer,
+    private readonly session: ClientSession | undefined,
+  ) {}
+
+  private get options() {
+    return this.session ? { session: this.session } : {};
+  }
+
+  wroteAlready(doc: Document | null): boolean {
+    return typeof doc?._rev === 'string' && doc._rev >= this.stamp;
+  }
+
+  async find(name: CollectionName, filter: Filter<StoredDoc>, options: FindOptions = {}): Promise<StoredDoc[]> {
+    await this.buffer.flush();
+    return this.collections.get(name).find(filter, { ...options, ...this.options }).toArray();
+  }
+
+  async findOne(name: CollectionName, filter: Filter<StoredDoc>, options: FindOptions = {}): Promise<StoredDoc | null> {
+    await this.buffer.flush();
+    return this.collections.get(name).findOne(filter, { ...options, ...this.options });
+  }
+
+  async aggregate(name: CollectionName, pipeline: Document[]): Promise<Document[]> {
+    await this.buffer.flush();
+    return this.collections.get(name).aggregate(pipeline, this.options).toArray();
+  }
+
+  put(name: CollectionName, doc: StoredDoc): void {
+    this.buffer.push({
+      name,
+      guardedUpsert: true,
+      operation: {
+        replaceOne: { filter: { _id: doc._id, _rev: { $lt: this.stamp } }, replacement: { ...doc, _rev: this.stamp }, upsert: true },
+      },
+    });
+  }
+
+  update(name: CollectionName, filter: Filter<StoredDoc>, update: Document | Document[], many = false): void {
+    const guarded = { ...filter, _rev: { $lt: this.stamp } };
+    const stamped = Array.isArray(update)
+      ? [...update, { $set: { _rev: this.stamp } }]
+      : { ...update, $set: { ...(update.$set as Document | undefined), _rev: this.stamp } };
+    this.buffer.push({
+      name,
+      guardedUpsert: false,
+      operation: many ? { updateMany: { filter: guarded, update: stamped } } : { updateOne: { filter: guarded, update: stamped } },
+    });
+  }
+
+  increment(name: CollectionName, id: string, field: string, delta: number): void {
+    if (delta !== 0) this.update(name, { _id: id }, { $inc: { [field]: delta } });
+  }
+
+  remove(name: CollectionName, filter: Filter<StoredDoc>, many = false): void {
+    this.buffer.push({ name, guardedUpsert: false, operation: many ? { deleteMany: { filter } } : { deleteOne: { filter } } });
+  }
+}
+
+/** Runs one event's recorded operations against a generation's collections and flushes their writes. */
+export async function runOperations(
+  operations: Operation[],
+  target: { collections: GenerationCollections; session?: ClientSession; transactional: boolean; position: bigint },
+): Promise<void> {
+  const buffer = new WriteBuffer(target.collections, target.session, target.transactional);
+  for (const [index, operation] of operations.entries()) {
+    await operation(new Scope(operationStamp(target.position, index), target.collections, buffer, target.session));
+  }
+  await buffer.flush();
+}

@@ -1,0 +1,324 @@
+import crypto from 'node:crypto';
+import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import type {
+  FolderCopyWrite, ParentType, RootType, SubtreeOp, SubtreeOperation, SubtreeQueries, SubtreeWrites,
+} from '../../../ports/readModel';
+import { addRootSize } from './sizes';
+import { toBit } from './sqlHelpers';
+
+/**
+ * Subtree operations (docs/subtree-operations.md): one event deletes, empties or copies a whole subtree, and this
+ * store applies it as a handful of set-based statements inside that event's read-model transaction, driven by the
+ * closure table `rm_folder_ancestors(folder_id, ancestor_id, depth)`. Working sets live in TEMP tables of this
+ * connection (emptied before and after each operation; their writes roll back with the transaction).
+ *
+ * Copies get ids `derive_id(opId, sourceId)` (a SQL function registered here, see {@link deriveId}), so replaying the
+ * log produces the very same ids.
+ *
+ * `rm_subtree_ops` is the history index: one row per folder an operation touched, with the event's log position and
+ * the folder whose stream holds the event.
+ */
+const DDL = `
+CREATE TABLE IF NOT EXISTS rm_subtree_ops (
+  folder_id TEXT NOT NULL, position INTEGER NOT NULL, operation TEXT NOT NULL, root_id TEXT NOT NULL,
+  PRIMARY KEY (folder_id, position, operation)) WITHOUT ROWID;
+`;
+
+const TEMP_DDL = `
+CREATE TEMP TABLE IF NOT EXISTS subtree_folders (id TEXT PRIMARY KEY, remove INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS subtree_items (id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS copy_map (src TEXT PRIMARY KEY, dst TEXT NOT NULL, depth INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS copy_denied (id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT NULL, folder_dst TEXT NOT NULL) WITHOUT ROWID;
+`;
+
+const TEMP_TABLES = ['subtree_folders', 'subtree_items', 'copy_map', 'copy_denied', 'copy_items'];
+
+/**
+ * The id of the copy of `sourceId` made by operation `opId` (what `derive_id` computes in SQL): like an ObjectId, it
+ * starts with the 4-byte timestamp (the operation's, taken from `opId`), followed by 8 bytes of SHA-256 of
+ * `<opId>:<sourceId>`. Sharing the operation's prefix keeps a copy's rows together in every id-keyed index, which is
+ * what makes inserting 100,000 of them in one transaction fast.
+ */
+export function deriveId(opId: string, sourceId: string): string {
+  return opId.slice(0, 8) + crypto.createHash('sha256').update(`${opId}:${sourceId}`).digest('hex').slice(0, 16);
+}
+
+const prepared = new WeakSet<SqliteDatabase>();
+
+/** Creates the working tables and the `derive_id` function on a connection, once per connection. */
+export function ensureSubtreeSql(db: SqliteDatabase): void {
+  if (prepared.has(db)) return;
+  db.exec(TEMP_DDL);
+  db.function('derive_id', { deterministic: true }, (opId: unknown, sourceId: unknown) => deriveId(String(opId), String(sourceId)));
+  prepared.add(db);
+}
+
+function clearTemp(db: SqliteDatabase): void {
+  for (const table of TEMP_TABLES) db.prepare(`DELETE FROM temp.${table}`).run();
+}
+
+/** The items of every folder in `subtree_folders`, and the folders it marks `remove`, leave every table. */
+function removeCollected(db: SqliteDatabase, root: { type: RootType; id: string }): void {
+  db.prepare(
+    `INSERT INTO temp.subtree_items (id)
+     SELECT i.id FROM temp.subtree_folders s JOIN rm_items i ON i.folder_id = s.id`,
+  ).run();
+  // The root user/collection holds the recursive size: it loses the sizes of every folder losing its items.
+  const { total } = db
+    .prepare('SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.subtree_folders s JOIN rm_folders f ON f.id = s.id')
+    .get() as { total: number };
+  addRootSize(db, root.type, root.id, -total);
+  db.prepare('DELETE FROM rm_files WHERE item_id IN (SELECT id FROM temp.subtree_items)').run();
+  db.prepare('DELETE FROM rm_items_fts WHERE id IN (SELECT id FROM temp.subtree_items)').run();
+  db.prepare('DELETE FROM rm_items WHERE id IN (SELECT id FROM temp.subtree_items)').run();
+  const removed = 'SELECT id FROM temp.subtree_folders WHERE remove = 1';
+  db.prepare(`DELETE FROM rm_acl WHERE resource_id IN (${removed})`).run();
+  db.prepare(`DELETE FROM rm_folders_fts WHERE id IN (${removed})`).run();
+  // Every ancestry row of a removed folder has the folder itself as `folder_id` (its descendants are removed too).
+  db.prepare(`DELETE FROM rm_folder_ancestors WHERE folder_id IN (${removed})`).run();
+  db.prepare(`DELETE FROM rm_folders WHERE id IN (${removed})`).run();
+}
+
+/** Where a subtree operation is recorded in the history index: the event's position and the folder in the request. */
+interface HistoryAt {
+  position: bigint;
+  rootId: string;
+}
+
+/**
+ * Removes a folder's subtree (with `keepRoot`, only what is under it: its items and descendants), sizes adjusted, and
+ * records `deleted` history rows for the removed folders when `history` is given. Returns false when the folder is
+ * not in the read model. Also used by the folder store for a folder moved into a parent that a subtree delete removed
+ * earlier in log order.
+ */
+export function removeSubtree(db: SqliteDatabase, folderId: string, keepRoot: boolean, history?: HistoryAt): boolean {
+  const folder = db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(folderId) as
+    | { type: RootType; id: string }
+    | undefined;
+  if (!folder) return false;
+  ensureSubtreeSql(db);
+  clearTemp(db);
+  db.prepare(
+    `INSERT INTO temp.subtree_folders (id, remove)
+     SELECT folder_id, 1 FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, @self`,
+  ).run({ id: folderId, self: keepRoot ? 0 : 1 });
+  if (history) {
+    db.prepare(
+      `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
+       SELECT id, @position, CASE remove WHEN 1 THEN 'deleted' ELSE 'cleared' END, @root FROM temp.subtree_folders`,
+    ).run({ position: history.position, root: history.rootId });
+  }
+  removeCollected(db, folder);
+  if (keepRoot) db.prepare("UPDATE rm_folders SET size = 0, doc = json_set(doc, '$.size', 0) WHERE id = ?").run(folderId);
+  clearTemp(db);
+  return true;
+}
+
+export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(DDL);
+    ensureSubtreeSql(db);
+  }
+
+  // ---- queries ----
+
+  async subtreeCount(folderId: string): Promise<number> {
+    if (!this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return 0;
+    const row = this.db
+      .prepare(
+        `SELECT (SELECT COUNT(*) FROM rm_folder_ancestors WHERE ancestor_id = @id) + 1
+              + (SELECT COUNT(*) FROM rm_items WHERE folder_id IN (SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id)) AS n`,
+      )
+      .get({ id: folderId }) as { n: number };
+    return row.n;
+  }
+
+  async blobIdsInSubtree(folderId: string): Promise<string[]> {
+    return this.db
+      .prepare(
+        `SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id
+         WHERE i.folder_id IN (SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id)`,
+      )
+      .pluck()
+      .all({ id: folderId }) as string[];
+  }
+
+  async subtreeOpsFor(folderId: string): Promise<SubtreeOp[]> {
+    const rows = this.db
+      .prepare('SELECT folder_id, position, operation, root_id FROM rm_subtree_ops WHERE folder_id = ? ORDER BY position, operation')
+      .safeIntegers(true)
+      .all(folderId) as { folder_id: string; position: bigint; operation: SubtreeOperation; root_id: string }[];
+    return rows.map((r) => ({ folderId: r.folder_id, position: r.position, operation: r.operation, rootId: r.root_id }));
+  }
+
+  // ---- projection writes (synchronous, inside the adapter's transaction) ----
+
+  deleteFolder(folderId: string, position: bigint): void {
+    // A folder no longer in the read model was deleted earlier in log order (with an ancestor): nothing to do.
+    removeSubtree(this.db, folderId, false, { position, rootId: folderId });
+  }
+
+  clearContents(folderId: string, position: bigint): void {
+    removeSubtree(this.db, folderId, true, { position, rootId: folderId });
+  }
+
+  copyFolder(c: FolderCopyWrite, position: bigint): void {
+    const db = this.db;
+    const source = db.prepare('SELECT size FROM rm_folders WHERE id = ?').get(c.sourceId) as { size: number } | undefined;
+    const base = this.baseOf(c.parentType, c.parentId);
+    // The source or the destination was deleted earlier in log order (a concurrent delete won): nothing is copied,
+    // and the new folder never appears (its later events are skipped like those of any folder deleted with an ancestor).
+    if (!source || !base) return;
+    if (db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(c.folderId)) throw new Error(`Projection: folder ${c.folderId} already exists.`);
+    clearTemp(db);
+
+    // 1. What is copied, decided before anything is inserted (so a copy landing inside its source is never copied):
+    //    the source, and each descendant the copier may READ whose path below the source is all readable.
+    db.prepare('INSERT INTO temp.copy_map (src, dst, depth) VALUES (?, ?, 0)').run(c.sourceId, c.folderId);
+    const under = 'SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @src';
+    if (c.copier.admin) {
+      db.prepare(`INSERT INTO temp.copy_map (src, dst, depth) SELECT folder_id, derive_id(@op, folder_id), depth FROM (${under})`).run({
+        src: c.sourceId, op: c.opId,
+      });
+    } else {
+      db.prepare(
+        `INSERT INTO temp.copy_denied (id)
+         SELECT a.folder_id FROM rm_folder_ancestors a JOIN rm_folders f ON f.id = a.folder_id
+         WHERE a.ancestor_id = @src AND f.public = 0 AND NOT EXISTS (
+           SELECT 1 FROM rm_acl x WHERE x.resource_id = f.id AND x.level >= 0 AND
+             ((x.principal_type = 'user' AND x.principal_id = @user) OR
+              (x.principal_type = 'group' AND x.principal_id IN (SELECT value FROM json_each(@groups)))))`,
+      ).run({ src: c.sourceId, user: c.copier.id, groups: JSON.stringify(c.copier.groups) });
+      db.prepare(
+        `INSERT INTO temp.copy_map (src, dst, depth)
+         SELECT a.folder_id, derive_id(@op, a.folder_id), a.depth FROM rm_folder_ancestors a
+         WHERE a.ancestor_id = @src
+           AND NOT EXISTS (SELECT 1 FROM temp.copy_denied d WHERE d.id = a.folder_id)
+           AND NOT EXISTS (SELECT 1 FROM rm_folder_ancestors p JOIN temp.copy_denied d ON d.id = p.ancestor_id WHERE p.folder_id = a.folder_id)`,
+      ).run({ src: c.sourceId, op: c.opId });
+    }
+    db.prepare(
+      'INSERT INTO temp.copy_items (src, dst, folder_dst) SELECT i.id, derive_id(@op, i.id), m.dst FROM temp.copy_map m JOIN rm_items i ON i.folder_id = m.src',
+    ).run({ op: c.opId });
+
+    // 2. Folders: the new root from the event, the copied descendants from their sources. Descendants inherit from
+    //    their new parent as on creation (public, or false; its ACL, which already gives the copier ADMIN), and keep
+    //    their source's name, description, metadata, publicFlags and size (all items are copied).
+    const rootDoc = {
+      _id: c.folderId, name: c.name, lowerName: c.name.toLowerCase(), description: c.description, creatorId: c.creatorId, created: c.created,
+      updated: c.created, size: source.size, ...(c.public !== undefined ? { public: c.public } : {}),
+      ...(c.publicFlags !== undefined ? { publicFlags: c.publicFlags } : {}), access: c.access, meta: c.meta,
+    };
+    db.prepare(
+      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(c.folderId, c.parentType, c.parentId, c.name, c.name.toLowerCase(), base.type, base.id, toBit(c.public), c.created, c.created,
+      source.size, JSON.stringify(rootDoc));
+    const inherited = c.public ?? false;
+    const args = {
+      baseType: base.type, baseId: base.id, publicBit: toBit(inherited), publicJson: JSON.stringify(inherited), created: c.created,
+      creator: c.creatorId, access: JSON.stringify(c.access),
+    };
+    const docOf = (flags: boolean) =>
+      `json_object('_id', m.dst, 'name', f.name, 'lowerName', f.lower_name, 'description', f.doc ->> '$.description',
+        'creatorId', @creator, 'created', @created, 'updated', @created, 'size', f.size, 'public', json(@publicJson),
+        ${flags ? "'publicFlags', json(f.doc -> '$.publicFlags'), " : ''}'access', json(@access),
+        'meta', json(COALESCE(f.doc -> '$.meta', '{}')))`;
+    db.prepare(
+      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
+       SELECT m.dst, 'folder', pm.dst, f.name, f.lower_name, @baseType, @baseId, @publicBit, @created, @created, f.size,
+         CASE WHEN json_type(f.doc, '$.publicFlags') IS NULL THEN ${docOf(false)} ELSE ${docOf(true)} END
+       FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src JOIN temp.copy_map pm ON pm.src = f.parent_id
+       WHERE m.depth > 0`,
+    ).run(args);
+
+    // 3. Ancestry: each copy's ancestors inside the copy mirror its source's, then the whole copy hangs under the
+    //    new parent and the new parent's ancestors.
+    db.prepare(
+      `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
+       SELECT m.dst, am.dst, a.depth FROM temp.copy_map am CROSS JOIN rm_folder_ancestors a ON a.ancestor_id = am.src
+       CROSS JOIN temp.copy_map m ON m.src = a.folder_id`,
+    ).run();
+    if (c.parentType === 'folder') {
+      db.prepare(
+        `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
+         SELECT m.dst, sup.ancestor_id, m.depth + sup.depth + 1 FROM temp.copy_map m,
+           (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
+      ).run({ parent: c.parentId });
+    }
+
+    // 4. Search rows and ACL rows.
+    db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(c.folderId, c.name, c.description);
+    db.prepare(
+      `INSERT INTO rm_folders_fts (id, name, description)
+       SELECT m.dst, f.name, f.doc ->> '$.description' FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src WHERE m.depth > 0`,
+    ).run();
+    const acl = db.prepare(
+      `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
+       SELECT m.dst, @type, e.value ->> '$.id', e.value ->> '$.level' FROM temp.copy_map m, json_each(@entries) e`,
+    );
+    acl.run({ type: 'user', entries: JSON.stringify(c.access.users) });
+    acl.run({ type: 'group', entries: JSON.stringify(c.access.groups) });
+
+    // 5. Items and files: every item of every copied folder; each file references the same blob (its reference count
+    //    goes up, no bytes are copied). A blob referenced here is referenced by its source file in this same
+    //    transaction, so a copy never brings an unreferenced (possibly reclaimed) blob back.
+    db.prepare(
+      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
+       SELECT ci.dst, ci.folder_dst, i.name, i.lower_name, @baseType, @baseId, @created, @created, i.size,
+         json_set(i.doc, '$._id', ci.dst, '$.creatorId', @creator, '$.created', @created, '$.updated', @created, '$.copyOfItem', i.id)
+       FROM temp.copy_items ci JOIN rm_items i ON i.id = ci.src`,
+    ).run({ baseType: base.type, baseId: base.id, created: c.created, creator: c.creatorId });
+    db.prepare(
+      `INSERT INTO rm_items_fts (id, name, description)
+       SELECT ci.dst, i.name, i.doc ->> '$.description' FROM temp.copy_items ci JOIN rm_items i ON i.id = ci.src`,
+    ).run();
+    db.prepare(
+      `WITH copies AS MATERIALIZED (
+         SELECT derive_id(@op, fl.id) AS id, ci.dst AS item_id, fl.id AS src FROM temp.copy_items ci JOIN rm_files fl ON fl.item_id = ci.src)
+       INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc)
+       SELECT c.id, c.item_id, fl.name, fl.blob_id, fl.size, fl.created,
+         json_set(fl.doc, '$._id', c.id, '$.itemId', c.item_id, '$.copyOfFile', fl.id, '$.copierId', @creator, '$.copied', @created)
+       FROM copies c JOIN rm_files fl ON fl.id = c.src`,
+    ).run({ op: c.opId, creator: c.creatorId, created: c.created });
+
+    // 6. Sizes: each copy has its source's size (its direct items); the root gains the copy's recursive size.
+    const { total } = db
+      .prepare('SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src')
+      .get() as { total: number };
+    addRootSize(db, base.type, base.id, total);
+
+    // 7. History index.
+    const history = db.prepare(
+      'INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id) SELECT dst, @position, @op, @root FROM temp.copy_map',
+    );
+    history.run({ position, op: 'copied', root: c.folderId });
+    db.prepare(
+      'INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id) SELECT src, @position, @op, @root FROM temp.copy_map',
+    ).run({ position, op: 'copiedFrom', root: c.folderId });
+    clearTemp(db);
+  }
+
+  recordOps(folderIds: string[], position: bigint, operation: SubtreeOperation, rootId: string): void {
+    if (folderIds.length === 0) return;
+    this.db
+      .prepare(
+        `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
+         SELECT value, @position, @operation, @root FROM json_each(@ids)`,
+      )
+      .run({ ids: JSON.stringify(folderIds), position, operation, root: rootId });
+  }
+
+  /** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is gone. */
+  private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
+    if (parentType === 'folder') {
+      const row = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
+        | { type: RootType; id: string }
+        | undefined;
+      return row ?? null;
+    }
+    const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
+    return this.db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
+  }
+}

@@ -1,0 +1,583 @@
+import type { AccessList, Viewer } from '../../src/domain/access';
+import type {
+  ApiKeyDoc, CollectionDoc, FileDoc, FolderDoc, ItemDoc, ReadModel, ReadModelTx, UserDoc,
+} from '../../src/ports/readModel';
+import { pagingOf } from '../../src/http/params';
+import { deriveId } from '../../src/infra/readmodel/sqlite/subtreeStore';
+
+/**
+ * The ReadModel contract, run against every adapter (SQLite, MongoDB over the driver stand-in, a real MongoDB when
+ * MONGODB_URL is set). It drives the port directly: `apply(projection, position, tx => …)` with the write calls a
+ * projection makes, then the queries the routes call. `make` returns a fresh, empty read model.
+ */
+export interface ReadModelFixture {
+  readModel: ReadModel;
+  dispose(): Promise<void>;
+}
+
+const P = 'contract';
+const T0 = '2024-01-01T00:00:00.000Z';
+const T1 = '2024-02-01T00:00:00.000Z';
+
+const acl = (users: [string, 0 | 1 | 2][] = [], groups: [string, 0 | 1 | 2][] = []): AccessList => ({
+  users: users.map(([id, level]) => ({ id, level, flags: [] })),
+  groups: groups.map(([id, level]) => ({ id, level, flags: [] })),
+});
+
+export function user(id: string, login: string, extra: Partial<UserDoc> = {}): UserDoc {
+  return {
+    _id: id, login, email: `${login}@example.com`, firstName: 'First', lastName: login.toUpperCase(), admin: false, public: true,
+    created: T0, size: 0, groups: [], groupInvites: [], status: 'enabled', emailVerified: true, access: acl([[id, 2]]),
+    passwordHash: 'scrypt$x', ...extra,
+  };
+}
+
+export function collection(id: string, name: string, extra: Partial<CollectionDoc> = {}): CollectionDoc {
+  return { _id: id, name, description: '', public: false, access: acl(), created: T0, updated: T0, size: 0, meta: {}, creatorId: null, ...extra };
+}
+
+export function folder(
+  id: string,
+  name: string,
+  parent: { type: 'folder' | 'user' | 'collection'; id: string },
+  extra: Partial<FolderDoc> = {},
+): Omit<FolderDoc, 'baseParentType' | 'baseParentId'> {
+  return {
+    _id: id, name, lowerName: name.toLowerCase(), description: '', parentCollection: parent.type, parentId: parent.id, creatorId: null,
+    created: T0, updated: T0, size: 0, public: false, access: acl(), meta: {}, ...extra,
+  };
+}
+
+export function item(id: string, name: string, folderId: string, extra: Partial<ItemDoc> = {}): Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'> {
+  return { _id: id, name, description: '', folderId, creatorId: null, created: T0, updated: T0, meta: {}, ...extra };
+}
+
+export function file(id: string, itemId: string, size: number, blobId: string, extra: Partial<FileDoc> = {}): FileDoc {
+  return { _id: id, itemId, name: `${id}.bin`, mimeType: 'application/octet-stream', size, blobId, creatorId: null, created: T0, exts: ['bin'], ...extra };
+}
+
+const paging = (o: Parameters<typeof pagingOf>[0] = {}) => pagingOf({ limit: 0, ...o });
+const ids = (rows: { _id: string }[]) => rows.map((r) => r._id);
+const viewer = (id: string, groups: string[] = [], admin = false): Viewer => ({ id, groups, admin });
+const ADMIN = viewer('admin', [], true);
+
+export function readModelContract(name: string, make: () => Promise<ReadModelFixture>): void {
+  describe(`ReadModel contract: ${name}`, () => {
+    let fixture: ReadModelFixture;
+    let rm: ReadModel;
+    let position = 0n;
+    /** Applies one "event": the writes `write` makes, at the next position. */
+    const apply = (write: (tx: ReadModelTx) => void) => rm.apply(P, ++position, write);
+
+    beforeEach(async () => {
+      fixture = await make();
+      rm = fixture.readModel;
+      position = 0n;
+    });
+    afterEach(() => fixture.dispose());
+
+    describe('checkpoints', () => {
+      it('starts at 0, moves with each applied event and skips replays', async () => {
+        expect(await rm.checkpoint(P)).toBe(0n);
+        expect(await rm.apply(P, 5n, (tx) => tx.users.put(user('u1', 'alice')))).toBe(true);
+        expect(await rm.checkpoint(P)).toBe(5n);
+        expect(await rm.checkpoint('other')).toBe(0n);
+        expect(await rm.apply(P, 5n, (tx) => tx.users.put(user('u1', 'changed')))).toBe(false);
+        expect(await rm.apply(P, 3n, (tx) => tx.users.put(user('u1', 'changed')))).toBe(false);
+        expect((await rm.users.get('u1'))?.login).toBe('alice');
+        expect(await rm.apply(P, 6n, (tx) => tx.users.addSize('u1', 10))).toBe(true);
+        expect((await rm.users.get('u1'))?.size).toBe(10);
+      });
+
+      it('handles positions beyond 2^53', async () => {
+        const big = 2n ** 60n + 7n;
+        expect(await rm.apply(P, big, (tx) => tx.users.put(user('u1', 'alice')))).toBe(true);
+        expect(await rm.checkpoint(P)).toBe(big);
+        expect(await rm.apply(P, big - 1n, (tx) => tx.users.addSize('u1', 1))).toBe(false);
+        expect(await rm.apply(P, big + 1n, (tx) => tx.users.addSize('u1', 1))).toBe(true);
+        expect((await rm.users.get('u1'))?.size).toBe(1);
+      });
+
+      it('reset empties the read models and checkpoints; replaying gives the same dump', async () => {
+        const events: ((tx: ReadModelTx) => void)[] = [
+          (tx) => tx.users.put(user('u1', 'alice')),
+          (tx) => tx.collections.put(collection('c1', 'Shared', { public: true })),
+          (tx) => tx.folders.insert(folder('f1', 'Top', { type: 'collection', id: 'c1' })),
+          (tx) => tx.folders.insert(folder('f2', 'Sub', { type: 'folder', id: 'f1' })),
+          (tx) => tx.items.insert(item('i1', 'Item', 'f2')),
+          (tx) => {
+            tx.files.insert(file('x1', 'i1', 7, 'b'.repeat(64)));
+            tx.items.addSize('i1', 7);
+          },
+        ];
+        for (const e of events) await apply(e);
+        const live = await rm.dump();
+        await rm.reset();
+        expect(await rm.checkpoint(P)).toBe(0n);
+        for (const [i, e] of events.entries()) await rm.apply(P, BigInt(i + 1), e);
+        expect(await rm.dump()).toEqual(live);
+        expect(await rm.checkpoint(P)).toBe(BigInt(events.length));
+        expect((await rm.collections.get('c1'))?.size).toBe(7);
+      });
+    });
+
+    describe('users, tokens and API keys', () => {
+      beforeEach(async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice', { firstName: 'Alice', lastName: 'Cooper' }));
+          tx.users.put(user('u2', 'bobby', { firstName: 'Bob', lastName: 'Barker', email: 'bob@example.com' }));
+          tx.users.put(user('u3', 'carol', { firstName: 'Carol', lastName: 'Atkins' }));
+        });
+      });
+
+      it('finds users by id, login and email (case-insensitively)', async () => {
+        expect((await rm.users.get('u1'))?.login).toBe('alice');
+        expect(await rm.users.get('nope')).toBeNull();
+        expect((await rm.users.getByLogin('bobby'))?._id).toBe('u2');
+        expect((await rm.users.getByEmail('BOB@Example.com'))?._id).toBe('u2');
+        expect(await rm.users.count()).toBe(3);
+        expect(await rm.users.get('u1')).toEqual(user('u1', 'alice', { firstName: 'Alice', lastName: 'Cooper' }));
+      });
+
+      it('lists users sorted by last name, searched by login, name or email, paged with a total', async () => {
+        const all = await rm.users.list({ paging: paging({ sort: 'lastName' }) });
+        expect(ids(all.rows)).toEqual(['u3', 'u2', 'u1']);
+        expect(all.total).toBe(3);
+        expect(ids((await rm.users.list({ text: 'BOB', paging: paging({ sort: 'lastName' }) })).rows)).toEqual(['u2']);
+        expect(ids((await rm.users.list({ text: 'cooper', paging: paging({ sort: 'lastName' }) })).rows)).toEqual(['u1']);
+        expect(ids((await rm.users.list({ text: '%', paging: paging() })).rows)).toEqual([]);
+        const page = await rm.users.list({ paging: paging({ sort: 'login', sortdir: -1, limit: 1, offset: 1 }) });
+        expect(ids(page.rows)).toEqual(['u2']);
+        expect(page.total).toBe(3);
+      });
+
+      it('replaces a user on put and adds sizes', async () => {
+        await apply((tx) => {
+          tx.users.addSize('u1', 5);
+          tx.users.addSize('u1', 2);
+        });
+        expect((await rm.users.get('u1'))?.size).toBe(7);
+        await apply((tx) => tx.users.put(user('u1', 'alice', { admin: true })));
+        expect((await rm.users.get('u1'))?.admin).toBe(true);
+      });
+
+      it('stores, finds and deletes tokens, also by API key', async () => {
+        await apply((tx) => {
+          tx.tokens.put({ hash: 'h1', userId: 'u1', scope: ['core.user_auth'], created: T0, expires: T1 });
+          tx.tokens.put({ hash: 'h2', userId: 'u1', scope: [], created: T0, expires: T1, apiKeyId: 'k1' });
+          tx.tokens.put({ hash: 'h3', userId: 'u2', scope: [], created: T0, expires: T1, apiKeyId: 'k1' });
+        });
+        expect(await rm.tokens.get('h1')).toEqual({ hash: 'h1', userId: 'u1', scope: ['core.user_auth'], created: T0, expires: T1 });
+        await apply((tx) => tx.tokens.deleteForApiKey('k1'));
+        expect(await rm.tokens.get('h2')).toBeNull();
+        expect(await rm.tokens.get('h3')).toBeNull();
+        await apply((tx) => tx.tokens.delete('h1'));
+        expect(await rm.tokens.get('h1')).toBeNull();
+      });
+
+      it('stores, lists and deletes API keys', async () => {
+        const key = (id: string, name: string, userId = 'u1'): ApiKeyDoc => ({
+          _id: id, userId, name, key: `key-${id}`, scope: null, tokenDuration: null, active: true, created: T0, lastUse: null,
+        });
+        await apply((tx) => {
+          tx.apiKeys.put(key('k2', 'beta'));
+          tx.apiKeys.put(key('k1', 'alpha'));
+          tx.apiKeys.put(key('k3', 'gamma', 'u2'));
+        });
+        expect(await rm.apiKeys.get('k1')).toEqual(key('k1', 'alpha'));
+        expect((await rm.apiKeys.getByKey('key-k2'))?._id).toBe('k2');
+        const listed = await rm.apiKeys.listForUser('u1', paging({ sort: 'name' }));
+        expect(ids(listed.rows)).toEqual(['k1', 'k2']);
+        expect(listed.total).toBe(2);
+        await apply((tx) => tx.apiKeys.delete('k1'));
+        expect(await rm.apiKeys.get('k1')).toBeNull();
+      });
+    });
+
+    describe('collections', () => {
+      beforeEach(async () => {
+        await apply((tx) => {
+          tx.collections.put(collection('c1', 'Public things', { public: true, description: 'open to all' }));
+          tx.collections.put(collection('c2', 'Private things', { access: acl([['u1', 0]]) }));
+          tx.collections.put(collection('c3', 'Group things', { access: acl([], [['g1', 1]]), description: 'for the group' }));
+        });
+      });
+
+      it('lists what the viewer may read, inside the query', async () => {
+        const list = async (v: Viewer | null) => ids((await rm.collections.list({ viewer: v, paging: paging({ sort: 'name' }) })).rows);
+        expect(await list(null)).toEqual(['c1']);
+        expect(await list(viewer('u1'))).toEqual(['c2', 'c1']);
+        expect(await list(viewer('u2', ['g1']))).toEqual(['c3', 'c1']);
+        expect(await list(ADMIN)).toEqual(['c3', 'c2', 'c1']);
+        const total = await rm.collections.list({ viewer: ADMIN, paging: paging({ limit: 1 }) });
+        expect(total.rows).toHaveLength(1);
+        expect(total.total).toBe(3);
+      });
+
+      it('searches names and descriptions', async () => {
+        const search = async (text: string, v: Viewer | null = ADMIN) =>
+          ids((await rm.collections.list({ viewer: v, text, paging: paging({ sort: 'name' }) })).rows);
+        expect(await search('things')).toEqual(['c3', 'c2', 'c1']);
+        expect(await search('group')).toEqual(['c3']);
+        expect(await search('group', null)).toEqual([]);
+        expect(await search('"open to"')).toEqual(['c1']);
+        expect(await search('things -private -group')).toEqual(['c1']);
+        expect(await search('!!!')).toEqual([]);
+      });
+
+      it('updates fields keeping the size, and deletes', async () => {
+        await apply((tx) => tx.collections.addSize('c1', 42));
+        await apply((tx) => tx.collections.update('c1', { name: 'Renamed', updated: T1 }));
+        const c1 = await rm.collections.get('c1');
+        expect(c1).toMatchObject({ name: 'Renamed', updated: T1, size: 42, description: 'open to all', public: true });
+        expect((await rm.collections.getByName('Renamed'))?._id).toBe('c1');
+        expect(await rm.collections.getByName('Public things')).toBeNull();
+        await apply((tx) => tx.collections.delete('c1'));
+        expect(await rm.collections.get('c1')).toBeNull();
+      });
+    });
+
+    describe('folders', () => {
+      beforeEach(async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice'));
+          tx.collections.put(collection('c1', 'Col', { public: true }));
+          tx.collections.put(collection('c2', 'Other'));
+        });
+        await apply((tx) => tx.folders.insert(folder('a', 'Alpha', { type: 'collection', id: 'c1' }, { public: true, description: 'first letter' })));
+        await apply((tx) => tx.folders.insert(folder('b', 'Beta', { type: 'folder', id: 'a' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) => tx.folders.insert(folder('c', 'Gamma', { type: 'folder', id: 'b' }, { access: acl([['u1', 0]], [['g1', 2]]) })));
+        await apply((tx) => tx.folders.insert(folder('d', 'Delta', { type: 'folder', id: 'c' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) => tx.folders.insert(folder('e', 'Epsilon', { type: 'folder', id: 'b' }, { access: acl([['u1', 2]]), public: true })));
+      });
+
+      it('derives the base parent and ancestry from the parent', async () => {
+        const d = await rm.folders.get('d');
+        expect(d).toMatchObject({ _id: 'd', parentCollection: 'folder', parentId: 'c', baseParentType: 'collection', baseParentId: 'c1', lowerName: 'delta' });
+        expect(d).not.toHaveProperty('ancestors');
+        expect(await rm.folders.ancestorIds('d')).toEqual(['a', 'b', 'c']);
+        expect(await rm.folders.ancestorIds('a')).toEqual([]);
+        expect(await rm.folders.isSelfOrDescendant('a', 'd')).toBe(true);
+        expect(await rm.folders.isSelfOrDescendant('d', 'd')).toBe(true);
+        expect(await rm.folders.isSelfOrDescendant('d', 'a')).toBe(false);
+        expect(ids(await rm.folders.getMany(['e', 'nope', 'a']))).toEqual(['e', 'a']);
+      });
+
+      it('lists permitted children with name and text filters, and counts them', async () => {
+        const children = async (v: Viewer | null, o: { name?: string; text?: string } = {}) =>
+          ids((await rm.folders.listChildren({ parentType: 'folder', parentId: 'b', viewer: v, paging: paging(), ...o })).rows);
+        expect(await children(null)).toEqual(['e']);
+        expect(await children(viewer('u1'))).toEqual(['e', 'c']);
+        expect(await children(viewer('u2', ['g1']))).toEqual(['e', 'c']);
+        expect(await children(viewer('u2'))).toEqual(['e']);
+        expect(await children(ADMIN, { name: 'Gamma' })).toEqual(['c']);
+        expect(await children(ADMIN, { name: 'gamma' })).toEqual([]);
+        expect(await children(ADMIN, { text: 'epsilon' })).toEqual(['e']);
+        expect(await rm.folders.countChildren({ parentType: 'folder', parentId: 'b', viewer: null })).toBe(1);
+        expect(await rm.folders.countChildren({ parentType: 'folder', parentId: 'b', viewer: ADMIN })).toBe(2);
+        expect((await rm.folders.childNamed('folder', 'b', 'Gamma'))?._id).toBe('c');
+        expect(await rm.folders.childNamed('folder', 'b', 'gamma')).toBeNull();
+        expect(await rm.folders.childNamed('collection', 'b', 'Gamma')).toBeNull();
+      });
+
+      it('sorts on any field, missing values first, ties by id', async () => {
+        await apply((tx) => tx.folders.update('c', { meta: { rank: 2 } }));
+        await apply((tx) => tx.folders.update('e', { meta: { rank: 1 } }));
+        const sorted = async (sort: string, sortdir: 1 | -1 = 1) =>
+          ids((await rm.folders.listChildren({ parentType: 'folder', parentId: 'b', viewer: ADMIN, paging: paging({ sort, sortdir }) })).rows);
+        expect(await sorted('meta.rank')).toEqual(['e', 'c']);
+        expect(await sorted('meta.rank', -1)).toEqual(['c', 'e']);
+        expect(await sorted('no.such.field')).toEqual(['c', 'e']);
+        expect(await sorted('_id', -1)).toEqual(['e', 'c']);
+      });
+
+      it('searches globally with scores, permission filtered', async () => {
+        await apply((tx) => tx.folders.insert(folder('x', 'Letters', { type: 'collection', id: 'c1' }, { public: true, description: 'alpha beta' })));
+        const res = await rm.folders.search({ text: 'alpha', viewer: null, paging: paging({ sort: 'name' }) });
+        expect(ids(res.rows)).toEqual(['a', 'x']);
+        expect(res.total).toBe(2);
+        const [alpha, letters] = res.rows;
+        expect(alpha._textScore).toBeGreaterThan(letters._textScore);
+        expect(letters._textScore).toBeGreaterThan(0);
+        expect(ids((await rm.folders.search({ text: 'gamma', viewer: null, paging: paging() })).rows)).toEqual([]);
+        expect(ids((await rm.folders.search({ text: 'gamma', viewer: viewer('u1'), paging: paging() })).rows)).toEqual(['c']);
+        expect(ids((await rm.folders.search({ text: 'LETTER', viewer: null, paging: paging() })).rows)).toEqual(['a', 'x']);
+        const paged = await rm.folders.search({ text: 'alpha', viewer: null, paging: paging({ sort: 'name', limit: 1, offset: 1 }) });
+        expect(ids(paged.rows)).toEqual(['x']);
+        expect(paged.total).toBe(2);
+      });
+
+      it('updates fields (a rename changes lowerName and the search)', async () => {
+        await apply((tx) => tx.folders.update('e', { name: 'Zeta', lowerName: 'zeta', description: 'last', updated: T1 }));
+        expect(await rm.folders.get('e')).toMatchObject({ name: 'Zeta', lowerName: 'zeta', description: 'last', updated: T1 });
+        expect(ids((await rm.folders.search({ text: 'epsilon', viewer: ADMIN, paging: paging() })).rows)).toEqual([]);
+        expect(ids((await rm.folders.search({ text: 'zeta', viewer: ADMIN, paging: paging() })).rows)).toEqual(['e']);
+      });
+
+      it('moves a subtree to another root, carrying ancestry, base parents, items and sizes', async () => {
+        await apply((tx) => tx.items.insert(item('i1', 'Thing', 'd')));
+        await apply((tx) => {
+          tx.files.insert(file('x1', 'i1', 100, 'a'.repeat(64)));
+          tx.items.addSize('i1', 100);
+        });
+        expect((await rm.collections.get('c1'))?.size).toBe(100);
+        await apply((tx) => tx.folders.move('b', 'collection', 'c2', T1));
+        expect(await rm.folders.get('b')).toMatchObject({ parentCollection: 'collection', parentId: 'c2', baseParentId: 'c2', updated: T1 });
+        expect(await rm.folders.ancestorIds('d')).toEqual(['b', 'c']);
+        expect((await rm.folders.get('d'))?.baseParentId).toBe('c2');
+        expect((await rm.items.get('i1'))?.baseParentId).toBe('c2');
+        expect((await rm.collections.get('c1'))?.size).toBe(0);
+        expect((await rm.collections.get('c2'))?.size).toBe(100);
+        expect(await rm.folders.isSelfOrDescendant('a', 'd')).toBe(false);
+        // And back under a folder of the first collection.
+        await apply((tx) => tx.folders.move('c', 'folder', 'a', T1));
+        expect(await rm.folders.ancestorIds('d')).toEqual(['a', 'c']);
+        expect((await rm.collections.get('c1'))?.size).toBe(100);
+        expect((await rm.collections.get('c2'))?.size).toBe(0);
+      });
+
+      it('applies access recursively where the actor holds ADMIN, and reports the folders reached', async () => {
+        const actor = viewer('u1');
+        expect(await rm.folders.countAccessTargets('b', actor)).toBe(2); // b and e; c denies ADMIN, so d is cut off
+        expect(await rm.folders.countAccessTargets('b', ADMIN)).toBe(4);
+        expect(await rm.folders.countAccessTargets('nope', ADMIN)).toBe(0);
+        const access = acl([['u1', 2], ['u9', 0]]);
+        let reached: string[] = [];
+        await apply((tx) => {
+          reached = tx.folders.setAccessRecursive('b', { access, public: true }, actor);
+          tx.subtree.recordOps(reached, position, 'accessChanged', 'b');
+        });
+        expect([...reached].sort()).toEqual(['b', 'e']);
+        expect(await rm.folders.get('b')).toMatchObject({ access, public: true });
+        expect(await rm.folders.get('e')).toMatchObject({ access, public: true });
+        expect((await rm.folders.get('c'))?.access).toEqual(acl([['u1', 0]], [['g1', 2]]));
+        expect(await rm.folders.get('d')).toMatchObject({ access: acl([['u1', 2]]), public: false });
+        expect((await rm.subtree.subtreeOpsFor('e')).map((o) => [o.operation, o.rootId])).toEqual([['accessChanged', 'b']]);
+        expect(await rm.subtree.subtreeOpsFor('d')).toEqual([]);
+        expect(ids((await rm.folders.listChildren({ parentType: 'folder', parentId: 'b', viewer: viewer('u9'), paging: paging() })).rows)).toEqual(['e']);
+      });
+
+      it('deletes single folders and everything under a root', async () => {
+        await apply((tx) => tx.folders.delete('e'));
+        expect(await rm.folders.get('e')).toBeNull();
+        await apply((tx) => tx.folders.insert(folder('z', 'Other root', { type: 'collection', id: 'c2' })));
+        await apply((tx) => tx.folders.deleteUnderRoot('c1'));
+        expect(await rm.folders.getMany(['a', 'b', 'c', 'd', 'z'])).toHaveLength(1);
+      });
+
+      it('skips writes naming folders a subtree delete removed earlier', async () => {
+        await apply((tx) => tx.subtree.deleteFolder('c', position));
+        expect(await rm.folders.get('c')).toBeNull();
+        expect(await rm.folders.get('d')).toBeNull();
+        await apply((tx) => tx.folders.insert(folder('late', 'Late', { type: 'folder', id: 'c' })));
+        await apply((tx) => tx.folders.update('d', { name: 'Ghost' }));
+        expect(await rm.folders.get('late')).toBeNull();
+        expect(await rm.folders.get('d')).toBeNull();
+        await apply((tx) => tx.folders.move('e', 'folder', 'c', T1));
+        expect(await rm.folders.get('e')).toBeNull();
+      });
+    });
+
+    describe('items and files', () => {
+      beforeEach(async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice'));
+          tx.collections.put(collection('c1', 'Col'));
+        });
+        await apply((tx) => tx.folders.insert(folder('pub', 'Public', { type: 'collection', id: 'c1' }, { public: true })));
+        await apply((tx) => tx.folders.insert(folder('priv', 'Private', { type: 'user', id: 'u1' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) => {
+          tx.items.insert(item('i1', 'Apple pie', 'pub', { description: 'baked apples' }));
+          tx.items.insert(item('i2', 'Banana', 'pub'));
+          tx.items.insert(item('i3', 'Apple secret', 'priv'));
+          tx.items.insert(item('ghost', 'Ghost', 'no-such-folder'));
+        });
+        await apply((tx) => {
+          tx.files.insert(file('f1', 'i1', 10, '1'.repeat(64)));
+          tx.items.addSize('i1', 10);
+          tx.files.insert(file('f2', 'i1', 5, '2'.repeat(64)));
+          tx.items.addSize('i1', 5);
+          tx.files.insert(file('f3', 'i3', 20, '1'.repeat(64)));
+          tx.items.addSize('i3', 20);
+          tx.files.insert(file('f4', 'ghost', 1, '3'.repeat(64)));
+        });
+      });
+
+      it('derives base parents, skips orphans and keeps sizes on items, folders and roots', async () => {
+        expect(await rm.items.get('i1')).toMatchObject({ folderId: 'pub', baseParentType: 'collection', baseParentId: 'c1', size: 15, lowerName: 'apple pie' });
+        expect(await rm.items.get('ghost')).toBeNull();
+        expect(await rm.files.get('f4')).toBeNull();
+        expect((await rm.folders.get('pub'))?.size).toBe(15);
+        expect((await rm.folders.get('priv'))?.size).toBe(20);
+        expect((await rm.collections.get('c1'))?.size).toBe(15);
+        expect((await rm.users.get('u1'))?.size).toBe(20);
+        expect(await rm.items.countInFolder('pub')).toBe(2);
+        expect(await rm.folders.itemCount('pub')).toBe(2);
+        expect(await rm.files.get('f1')).toEqual(file('f1', 'i1', 10, '1'.repeat(64)));
+      });
+
+      it('lists items of a folder by name and text, and searches where the folder is readable', async () => {
+        expect(ids((await rm.items.listInFolder({ folderId: 'pub', paging: paging() })).rows)).toEqual(['i1', 'i2']);
+        expect(ids((await rm.items.listInFolder({ folderId: 'pub', name: 'Banana', paging: paging() })).rows)).toEqual(['i2']);
+        expect(ids((await rm.items.listInFolder({ folderId: 'pub', text: 'apples', paging: paging() })).rows)).toEqual(['i1']);
+        const search = async (v: Viewer | null) => ids((await rm.items.search({ text: 'apple', viewer: v, paging: paging() })).rows);
+        expect(await search(null)).toEqual(['i1']);
+        expect(await search(viewer('u1'))).toEqual(['i1', 'i3']);
+        expect(await search(viewer('u2'))).toEqual(['i1']);
+        const paged = await rm.items.search({ text: 'apple', viewer: ADMIN, paging: paging({ limit: 1, sortdir: -1 }) });
+        expect(ids(paged.rows)).toEqual(['i3']);
+        expect(paged.total).toBe(2);
+      });
+
+      it('moves items (sizes follow), renames, updates and deletes them', async () => {
+        await apply((tx) => tx.items.move('i1', 'priv', 'Moved pie', T1));
+        expect(await rm.items.get('i1')).toMatchObject({ folderId: 'priv', name: 'Moved pie', lowerName: 'moved pie', baseParentType: 'user', updated: T1 });
+        expect((await rm.folders.get('pub'))?.size).toBe(0);
+        expect((await rm.folders.get('priv'))?.size).toBe(35);
+        expect((await rm.collections.get('c1'))?.size).toBe(0);
+        expect((await rm.users.get('u1'))?.size).toBe(35);
+        await apply((tx) => tx.items.update('i1', { description: 'new', meta: { a: 1 }, updated: T1 }));
+        expect(await rm.items.get('i1')).toMatchObject({ description: 'new', meta: { a: 1 } });
+        await apply((tx) => tx.items.delete('i1'));
+        expect(await rm.items.get('i1')).toBeNull();
+        expect(await rm.files.get('f1')).toBeNull();
+        expect((await rm.users.get('u1'))?.size).toBe(20);
+        expect((await rm.folders.get('priv'))?.size).toBe(20);
+      });
+
+      it('deletes the items of a folder and under a root', async () => {
+        await apply((tx) => tx.items.deleteInFolder('pub'));
+        expect(await rm.items.countInFolder('pub')).toBe(0);
+        expect((await rm.folders.get('pub'))?.size).toBe(0);
+        expect((await rm.collections.get('c1'))?.size).toBe(0);
+        expect(await rm.files.isBlobReferenced('2'.repeat(64))).toBe(false);
+        expect(await rm.files.isBlobReferenced('1'.repeat(64))).toBe(true);
+        await apply((tx) => tx.items.deleteUnderRoot('u1'));
+        expect(await rm.items.get('i3')).toBeNull();
+        expect(await rm.files.isBlobReferenced('1'.repeat(64))).toBe(false);
+      });
+
+      it('updates and deletes files, and reports the blobs they reference', async () => {
+        await apply((tx) => {
+          tx.files.update('f2', { name: 'notes.TAR.GZ', blobId: '4'.repeat(64), size: 8 });
+          tx.items.addSize('i1', 3);
+        });
+        expect(await rm.files.get('f2')).toMatchObject({ name: 'notes.TAR.GZ', exts: ['tar', 'gz'], size: 8, blobId: '4'.repeat(64) });
+        expect((await rm.items.get('i1'))?.size).toBe(18);
+        const listed = await rm.files.listForItem('i1', paging({ sort: 'name' }));
+        expect(ids(listed.rows)).toEqual(['f1', 'f2']);
+        expect((await rm.files.blobIdsInFolders(['pub'])).sort()).toEqual(['1'.repeat(64), '4'.repeat(64)]);
+        expect(await rm.files.blobIdsUnderRoot('u1')).toEqual(['1'.repeat(64)]);
+        await apply((tx) => tx.files.delete('f2'));
+        expect(await rm.files.get('f2')).toBeNull();
+        expect(await rm.files.isBlobReferenced('4'.repeat(64))).toBe(false);
+      });
+    });
+
+    describe('subtree operations', () => {
+      beforeEach(async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice'));
+          tx.collections.put(collection('c1', 'Col'));
+        });
+        await apply((tx) => tx.folders.insert(folder('r', 'Root', { type: 'collection', id: 'c1' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) => tx.folders.insert(folder('s', 'Seen', { type: 'folder', id: 'r' }, { access: acl([['u1', 0]]), publicFlags: ['x'] })));
+        await apply((tx) => tx.folders.insert(folder('h', 'Hidden', { type: 'folder', id: 'r' }, { meta: { k: 1 } })));
+        await apply((tx) => tx.folders.insert(folder('hs', 'Under hidden', { type: 'folder', id: 'h' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) => {
+          tx.items.insert(item('ir', 'At root', 'r'));
+          tx.items.insert(item('is', 'In seen', 's'));
+          tx.items.insert(item('ih', 'In hidden', 'h'));
+        });
+        await apply((tx) => {
+          tx.files.insert(file('fr', 'ir', 1, 'a'.repeat(64)));
+          tx.items.addSize('ir', 1);
+          tx.files.insert(file('fs', 'is', 2, 'b'.repeat(64)));
+          tx.items.addSize('is', 2);
+          tx.files.insert(file('fh', 'ih', 4, 'c'.repeat(64)));
+          tx.items.addSize('ih', 4);
+        });
+      });
+
+      it('counts subtrees and lists their blobs', async () => {
+        expect(await rm.subtree.subtreeCount('r')).toBe(4 + 3);
+        expect(await rm.subtree.subtreeCount('h')).toBe(2 + 1);
+        expect(await rm.subtree.subtreeCount('nope')).toBe(0);
+        expect((await rm.subtree.blobIdsInSubtree('r')).sort()).toEqual(['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64)]);
+        expect(await rm.subtree.blobIdsInSubtree('s')).toEqual(['b'.repeat(64)]);
+      });
+
+      it('deletes a subtree with its items and files, the root losing its size', async () => {
+        expect((await rm.collections.get('c1'))?.size).toBe(7);
+        let at = 0n;
+        await apply((tx) => tx.subtree.deleteFolder('h', (at = position)));
+        expect(await rm.folders.getMany(['h', 'hs'])).toEqual([]);
+        expect(await rm.items.get('ih')).toBeNull();
+        expect(await rm.files.get('fh')).toBeNull();
+        expect((await rm.collections.get('c1'))?.size).toBe(3);
+        expect((await rm.folders.get('r'))?.size).toBe(1);
+        expect(await rm.subtree.subtreeOpsFor('hs')).toEqual([{ folderId: 'hs', position: at, operation: 'deleted', rootId: 'h' }]);
+        expect(await rm.subtree.subtreeOpsFor('h')).toEqual([{ folderId: 'h', position: at, operation: 'deleted', rootId: 'h' }]);
+      });
+
+      it('empties a folder, which stays with size 0', async () => {
+        let at = 0n;
+        await apply((tx) => tx.subtree.clearContents('r', (at = position)));
+        expect(await rm.folders.get('r')).toMatchObject({ size: 0, updated: T0 });
+        expect(await rm.folders.getMany(['s', 'h', 'hs'])).toEqual([]);
+        expect(await rm.items.get('ir')).toBeNull();
+        expect((await rm.collections.get('c1'))?.size).toBe(0);
+        expect(await rm.subtree.subtreeOpsFor('r')).toEqual([{ folderId: 'r', position: at, operation: 'cleared', rootId: 'r' }]);
+        expect(await rm.subtree.subtreeCount('r')).toBe(1);
+      });
+
+      it('copies what the copier may read, with derived ids, shared blobs, sizes and history', async () => {
+        const copier = viewer('u1');
+        let at = 0n;
+        await apply((tx) => tx.folders.insert(folder('dest', 'Dest', { type: 'user', id: 'u1' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) =>
+          tx.subtree.copyFolder(
+            {
+              opId: '65a0000000000000000000aa', sourceId: 'r', folderId: 'copy', parentType: 'folder', parentId: 'dest', name: 'Copy',
+              description: 'copied', access: acl([['u1', 2]]), creatorId: 'u1', created: T1, meta: { m: 1 }, copier,
+            },
+            (at = position),
+          ),
+        );
+        const op = '65a0000000000000000000aa';
+        const sCopy = deriveId(op, 's');
+        expect(await rm.folders.get('copy')).toMatchObject({
+          name: 'Copy', description: 'copied', parentId: 'dest', baseParentType: 'user', baseParentId: 'u1', size: 1, created: T1, meta: { m: 1 },
+        });
+        expect(await rm.folders.get(sCopy)).toMatchObject({
+          name: 'Seen', parentId: 'copy', size: 2, public: false, publicFlags: ['x'], access: acl([['u1', 2]]), creatorId: 'u1', created: T1,
+        });
+        expect(await rm.folders.ancestorIds(sCopy)).toEqual(['dest', 'copy']);
+        expect(await rm.folders.get(deriveId(op, 'h'))).toBeNull();
+        expect(await rm.folders.get(deriveId(op, 'hs'))).toBeNull();
+        const copiedItem = await rm.items.get(deriveId(op, 'is'));
+        expect(copiedItem).toMatchObject({ folderId: sCopy, copyOfItem: 'is', size: 2, baseParentId: 'u1', creatorId: 'u1', created: T1 });
+        expect(await rm.files.get(deriveId(op, 'fs'))).toMatchObject({ itemId: deriveId(op, 'is'), blobId: 'b'.repeat(64), copyOfFile: 'fs', copierId: 'u1', copied: T1 });
+        expect((await rm.users.get('u1'))?.size).toBe(3);
+        expect((await rm.collections.get('c1'))?.size).toBe(7);
+        expect(await rm.subtree.subtreeOpsFor('s')).toEqual([{ folderId: 's', position: at, operation: 'copiedFrom', rootId: 'copy' }]);
+        expect(await rm.subtree.subtreeOpsFor(sCopy)).toEqual([{ folderId: sCopy, position: at, operation: 'copied', rootId: 'copy' }]);
+      });
+
+      it('copies a folder into itself without copying the copy', async () => {
+        await apply((tx) =>
+          tx.subtree.copyFolder(
+            {
+              opId: '65a0000000000000000000bb', sourceId: 'r', folderId: 'inner', parentType: 'folder', parentId: 's', name: 'Inner',
+              description: '', access: acl([['u1', 2]]), creatorId: 'u1', created: T1, meta: {}, copier: ADMIN,
+            },
+            position,
+          ),
+        );
+        expect(await rm.subtree.subtreeCount('inner')).toBe(4 + 3);
+        expect(await rm.folders.ancestorIds(deriveId('65a0000000000000000000bb', 'hs'))).toEqual(['r', 's', 'inner', deriveId('65a0000000000000000000bb', 'h')]);
+        expect((await rm.collections.get('c1'))?.size).toBe(14);
+      });
+    });
+  });
+}
