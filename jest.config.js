@@ -1,10 +1,24 @@
 /** @type {import('jest').Config} */
-module.exports = {
+const common = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   // Type checking is `npm run typecheck`; tests transpile only, which keeps the suite fast.
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   testTimeout: 30000,
+};
+
+module.exports = {
+  testTimeout: 30000,
   maxWorkers: 2,
+  projects: [
+    { ...common, displayName: 'default', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/http-mongo/'] },
+    // The whole HTTP suite again, unchanged, with the read models on the MongoDB adapter over the driver stand-in
+    // (test/http-mongo/setup.ts); `npm run test:mongo` runs this project alone.
+    {
+      ...common,
+      displayName: 'http-mongo',
+      testMatch: ['<rootDir>/test/http/**/*.test.ts', '<rootDir>/test/http-mongo/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/http-mongo/setup.ts'],
+    },
+  ],
 };

@@ -5,7 +5,8 @@ import type { Config } from './config';
 import type { Services } from './services';
 import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
 import { SqliteEventStore } from './infra/eventstore/sqlite/sqliteEventStore';
-import { createReadModel as openReadModel } from './infra/readmodel/createReadModel';
+import { createReadModel as openReadModel, databaseName } from './infra/readmodel/createReadModel';
+import { GridFsBlobStore } from './infra/blobs/gridfs/gridfsBlobStore';
 import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
@@ -13,6 +14,8 @@ import { CommandRunner } from './commands/commandContext';
 import { FsBlobStore } from './infra/blobs/fs/fsBlobStore';
 import { PartialUploads } from './infra/blobs/fs/partialUploads';
 import { sweepStorage } from './commands/storageSweep';
+import { startRetentionPurge } from './commands/blobReclaim';
+import { DomainEvents } from './bus/domainEvents';
 import { Notifications } from './bus/notifications';
 import { ProgressService } from './bus/progress';
 import { SqliteNotificationStore } from './infra/readmodel/sqlite/notificationsStore';
@@ -37,7 +40,8 @@ export async function bootstrap(config: Config): Promise<Runtime> {
   const db = openDatabase(path.join(config.dataDir, 'folder-service.sqlite'));
   const eventStore = await createEventStore(config, db, logger);
   const readModel = await createReadModel(config, db);
-  const projector = new Projector(eventStore, readModel, readModelProjection, logger);
+  const domainEvents = new DomainEvents();
+  const projector = new Projector(eventStore, readModel, readModelProjection, logger, domainEvents);
   await projector.start();
   // Progress notifications: operational state in `ops_notifications` of the same file, never in the event log.
   const notifications = new Notifications(new SqliteNotificationStore(db));
@@ -54,17 +58,23 @@ export async function bootstrap(config: Config): Promise<Runtime> {
     progress: new ProgressService(notifications),
     blobs: await createBlobStore(config),
     partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
+    domainEvents,
   };
   // The read models are caught up and no request is served yet: drop unreferenced blobs and stale upload bytes.
   await sweepStorage(services);
+  // From now on, bytes of removed files whose retention ends are purged periodically (the sweep did the past).
+  const stopRetentionPurge = startRetentionPurge(services);
   return {
     services,
     db,
     async close() {
+      stopRetentionPurge();
+      domainEvents.complete();
       notifications.dispose();
       await projector.stop();
       await eventStore.dispose();
       await readModel.dispose();
+      if (services.blobs instanceof GridFsBlobStore) await services.blobs.dispose();
       db.close();
     },
   };
@@ -94,15 +104,12 @@ export async function createReadModel(config: Config, db: SqliteDatabase): Promi
   return openReadModel(config, db);
 }
 
-/**
- * The configured blob store. GRIDFS SWITCH: the GridFS store (BLOB_STORE=gridfs, MONGODB_URL) plugs in here, like
- * the MongoDB read model above; until it does, BLOB_STORE=gridfs stops startup with this message.
- */
+/** The configured blob store: files under DATA_DIR/blobs, or GridFS (BLOB_STORE=gridfs) in MONGODB_URL's database. */
 export async function createBlobStore(config: Config): Promise<BlobStore> {
   switch (config.blobStore) {
     case 'fs':
       return new FsBlobStore(path.join(config.dataDir, 'blobs'));
     case 'gridfs':
-      throw new Error('BLOB_STORE=gridfs: the GridFS blob store is not part of this build yet; use BLOB_STORE=fs.');
+      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!));
   }
 }

@@ -29,6 +29,11 @@ export interface Config {
   mongodbUrl: string | undefined;
   /** Where file bytes live: under DATA_DIR, or GridFS in MongoDB (`mongodbUrl`). */
   blobStore: BlobStoreKind;
+  /**
+   * How long the bytes of files removed by a folder delete or clear are kept (so the folder can be restored), in days;
+   * the blob reclaimer purges them after that. 0 purges at once.
+   */
+  blobRetentionDays: number;
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
@@ -72,6 +77,10 @@ const schema = z
     READ_MODEL: oneOf('READ_MODEL', READ_MODELS).default('sqlite'),
     MONGODB_URL: urlWithScheme('MONGODB_URL', MONGODB_URL_SCHEMES, MONGODB_EXAMPLE).optional(),
     BLOB_STORE: oneOf('BLOB_STORE', BLOB_STORES).default('fs'),
+    BLOB_RETENTION_DAYS: z.coerce
+      .number({ error: () => 'BLOB_RETENTION_DAYS must be a non-negative number of days.' })
+      .nonnegative('BLOB_RETENTION_DAYS must be a non-negative number of days.')
+      .default(7),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
@@ -110,5 +119,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readModel: vars.READ_MODEL as ReadModelKind,
     mongodbUrl: vars.MONGODB_URL?.trim(),
     blobStore: vars.BLOB_STORE as BlobStoreKind,
+    blobRetentionDays: vars.BLOB_RETENTION_DAYS,
   };
 }

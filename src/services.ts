@@ -8,6 +8,7 @@ import type { CommandRunner } from './commands/commandContext';
 import type { Notifications } from './bus/notifications';
 import type { ProgressService } from './bus/progress';
 import type { BlobStore, PartialUploadStore } from './ports/blobStore';
+import type { DomainEvents } from './bus/domainEvents';
 
 /** Everything a route handler may use; built once by the composition root (src/bootstrap.ts). */
 export interface Services {
@@ -27,4 +28,6 @@ export interface Services {
   blobs: BlobStore;
   /** Bytes of chunked uploads in progress (DATA_DIR/uploads/<uploadId>). */
   partialUploads: PartialUploadStore;
+  /** Every event once the read models applied it (catch-up + live SSE streams, src/bus/domainEvents.ts). */
+  domainEvents: DomainEvents;
 }

@@ -10,10 +10,60 @@ export async function reclaimBlobs(services: Services, blobIds: Iterable<string>
   for (const blobId of new Set(blobIds)) {
     try {
       const ticket = services.blobs.deletionTicket(blobId);
-      if (await services.readModel.files.isBlobReferenced(blobId)) continue;
+      if (await isBlobInUse(services, blobId)) continue;
       await services.blobs.delete(blobId, ticket);
     } catch (error) {
       services.logger.warn({ err: error, blobId }, 'could not reclaim blob; the startup sweep will');
     }
   }
+}
+
+/**
+ * Start of the retention window: files removed by a folder delete or clear at or after this time keep their bytes
+ * (BLOB_RETENTION_DAYS), so that the folder can still be restored.
+ */
+export function retentionStart(services: Services, now = Date.now()): string {
+  return new Date(now - services.config.blobRetentionDays * 86_400_000).toISOString();
+}
+
+/** Whether a live file references the bytes, or a file removed with a folder within the retention window does. */
+export async function isBlobInUse(services: Services, blobId: string, now = Date.now()): Promise<boolean> {
+  if (await services.readModel.files.isBlobReferenced(blobId)) return true;
+  return (await services.readModel.history?.isBlobRetained(blobId, retentionStart(services, now))) ?? false;
+}
+
+/**
+ * The purge of retained bytes: reclaims the blobs of files removed by folder deletes or clears whose retention ended
+ * in [from, to) (the window since the last purge), unless something else still uses them. Returns where the next
+ * purge starts. Run periodically by {@link startRetentionPurge}; the startup sweep covers everything before.
+ */
+export async function purgeExpiredBlobs(services: Services, from: string, now = Date.now()): Promise<string> {
+  const history = services.readModel.history;
+  const to = retentionStart(services, now);
+  if (!history || to <= from) return from;
+  await reclaimBlobs(services, await history.blobIdsRemovedBetween(from, to));
+  return to;
+}
+
+/** How often the retention purge runs. */
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+/** Purges expired retained bytes every hour from now on (the startup sweep did everything up to now); returns a stop. */
+export function startRetentionPurge(services: Services, intervalMs = PURGE_INTERVAL_MS): () => void {
+  let from = retentionStart(services);
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    purgeExpiredBlobs(services, from)
+      .then((next) => {
+        from = next;
+      })
+      .catch((error: unknown) => services.logger.warn({ err: error }, 'retention purge failed; it runs again later'))
+      .finally(() => {
+        running = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

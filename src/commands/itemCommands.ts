@@ -296,15 +296,19 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
         },
         meta,
         () =>
-          Object.values(s.files).map((file) => ({
-            type: 'AddFile' as const,
-            data: {
-              file: {
-                ...file, fileId: newId(), copyOfFile: file.fileId, copied: now,
-                ...(input.creatorId !== null ? { copierId: input.creatorId } : {}),
+          Object.values(s.files).map(({ copyOfFile, copierId, copied, ...file }) => {
+            void copyOfFile, copierId, copied;
+            // Girder's copyFile: the source's record (creator, created) plus who copied it, when.
+            return {
+              type: 'AddFile' as const,
+              data: {
+                file: {
+                  ...file, fileId: newId(), copyOfFile: file.fileId, copied: now,
+                  ...(input.creatorId !== null ? { copierId: input.creatorId } : {}),
+                },
               },
-            },
-          })),
+            };
+          }),
       );
       appends.push({ streamId: itemStream(s.itemId), expectedState: source.expected, events: toNewEvents(recorded.events, meta) });
       return { appends, result: itemId };

@@ -1,5 +1,6 @@
 import type { Services } from '../services';
 import { loadUpload } from './fileCommands';
+import { isBlobInUse } from './blobReclaim';
 
 export interface StorageSweepReport {
   removedBlobs: number;
@@ -18,7 +19,8 @@ export interface StorageSweepReport {
  *    off), so the client can resume at `GET /file/offset`.
  */
 export async function sweepStorage(services: Services): Promise<StorageSweepReport> {
-  const blobs = await services.blobs.sweep((blobId) => services.readModel.files.isBlobReferenced(blobId));
+  // Bytes of files removed with a folder stay for the retention period (restore); expired ones go here too.
+  const blobs = await services.blobs.sweep((blobId) => isBlobInUse(services, blobId));
   const { uploads, stray } = await services.partialUploads.list();
   let removedPartialUploads = 0;
   let trimmedPartialUploads = 0;

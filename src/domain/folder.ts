@@ -130,6 +130,31 @@ export const FolderCopiedSchema = z.object({
   copier: actorSchema,
 });
 
+/**
+ * `POST /folder/:id/restore`: a folder removed by a subtree operation (its own FolderDeleted, a delete of an ancestor
+ * or the clearing of an ancestor, recorded at log position `deletedPosition`) is back, with everything that operation
+ * removed below it, under `parentType/parentId` and named `name` (renamed `name (n)` on a collision there). The rest
+ * is the folder as it was when it was removed, so that the event alone restores the decider state. The projection
+ * moves the removed rows back set-wise from where it kept them (docs/events.md).
+ */
+export const FolderRestoredSchema = z.object({
+  folderId: z.string(),
+  opId: z.string(),
+  /** Log position (decimal) of the operation that removed the folder. */
+  deletedPosition: z.string().regex(/^\d+$/),
+  parentType: parentTypeSchema,
+  parentId: z.string(),
+  name: z.string(),
+  description: z.string(),
+  public: z.boolean().optional(),
+  publicFlags: z.array(z.string()).optional(),
+  access: accessListSchema,
+  meta: metadataSchema,
+  creatorId: z.string().nullable(),
+  created: z.string(),
+  updated: z.string(),
+});
+
 /** The marker appended to {@link FOLDER_TREE_STREAM} by every move. */
 export const FolderTreeChangedSchema = z.object({
   folderId: z.string(),
@@ -146,6 +171,7 @@ export const folderEventSchemas = {
   FolderDeleted: FolderDeletedSchema,
   FolderContentsCleared: FolderContentsClearedSchema,
   FolderCopied: FolderCopiedSchema,
+  FolderRestored: FolderRestoredSchema,
 } as const;
 
 export type FolderCreatedData = z.infer<typeof FolderCreatedSchema>;
@@ -157,6 +183,7 @@ export type FolderTreeChangedData = z.infer<typeof FolderTreeChangedSchema>;
 export type FolderDeletedData = z.infer<typeof FolderDeletedSchema>;
 export type FolderContentsClearedData = z.infer<typeof FolderContentsClearedSchema>;
 export type FolderCopiedData = z.infer<typeof FolderCopiedSchema>;
+export type FolderRestoredData = z.infer<typeof FolderRestoredSchema>;
 
 export type FolderEvent =
   | DomainEvent<'FolderCreated', FolderCreatedData>
@@ -166,7 +193,8 @@ export type FolderEvent =
   | DomainEvent<'FolderAccessChanged', FolderAccessChangedData>
   | DomainEvent<'FolderDeleted', FolderDeletedData>
   | DomainEvent<'FolderContentsCleared', FolderContentsClearedData>
-  | DomainEvent<'FolderCopied', FolderCopiedData>;
+  | DomainEvent<'FolderCopied', FolderCopiedData>
+  | DomainEvent<'FolderRestored', FolderRestoredData>;
 
 /** Checks an event against its published schema (commands do this before appending). */
 export function assertFolderEvent(event: FolderEvent): FolderEvent {
@@ -231,6 +259,14 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
         exists: true, folderId: d.folderId, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
         ...(d.public !== undefined ? { public: d.public } : {}), ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
         access: d.access, meta: d.meta, updated: d.created,
+      };
+    }
+    case 'FolderRestored': {
+      const d = event.data;
+      return {
+        exists: true, folderId: d.folderId, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
+        ...(d.public !== undefined ? { public: d.public } : {}), ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+        access: d.access, meta: d.meta, updated: d.updated,
       };
     }
     default:
@@ -298,6 +334,26 @@ export type FolderCommand =
         created: string;
         meta: Metadata;
         copier: Viewer;
+      };
+    }
+  | {
+      type: 'RestoreFolder';
+      /**
+       * Brings the folder back as it was when the operation at `deletedPosition` removed it (`snapshot`, as kept by the
+       * read model), under the given parent with the given (already unique) name. `removedWithAncestor`: the command
+       * handler found it removed by an operation on an ancestor, which its own stream does not record.
+       */
+      data: {
+        opId: string;
+        deletedPosition: bigint;
+        removedWithAncestor: boolean;
+        parentType: ParentType;
+        parentId: string;
+        name: string;
+        snapshot: {
+          description: string; public?: boolean; publicFlags?: string[]; access: AccessList; meta: Metadata; creatorId: string | null;
+          created: string; updated: string;
+        };
       };
     };
 
@@ -413,6 +469,22 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
             ...(d.publicFlags !== undefined ? { publicFlags: [...d.publicFlags] } : {}), access: structuredClone(d.access),
             creatorId: d.creatorId, created: d.created, meta: structuredClone(d.meta),
             copier: { id: d.copier.id, admin: d.copier.admin, groups: [...d.copier.groups] },
+          },
+        },
+      ];
+    }
+    case 'RestoreFolder': {
+      const d = command.data;
+      if (!state.deleted && !d.removedWithAncestor) throw new RestError('The folder is not deleted.');
+      const s = d.snapshot;
+      return [
+        {
+          type: 'FolderRestored',
+          data: {
+            folderId: state.folderId, opId: d.opId, deletedPosition: d.deletedPosition.toString(), parentType: d.parentType, parentId: d.parentId,
+            name: checkName(d.name), description: s.description, ...(s.public !== undefined ? { public: s.public } : {}),
+            ...(s.publicFlags !== undefined ? { publicFlags: [...s.publicFlags] } : {}), access: structuredClone(s.access),
+            meta: structuredClone(s.meta), creatorId: s.creatorId, created: s.created, updated: s.updated,
           },
         },
       ];

@@ -208,7 +208,7 @@ export interface FileQueries {
  * ancestor, or by emptying an ancestor), `cleared` (the folder that was emptied), `copied` (a folder created by a copy),
  * `copiedFrom` (a folder that was copied), `accessChanged` (reached by a recursive access update).
  */
-export type SubtreeOperation = 'deleted' | 'cleared' | 'copied' | 'copiedFrom' | 'accessChanged';
+export type SubtreeOperation = 'deleted' | 'cleared' | 'copied' | 'copiedFrom' | 'accessChanged' | 'restored';
 
 /** One row of the history index: operation `operation` recorded at log `position` on the stream of folder `rootId`. */
 export interface SubtreeOp {
@@ -268,6 +268,79 @@ export interface SubtreeWrites {
   copyFolder(copy: FolderCopyWrite, position: bigint): void;
   /** Records history index rows for folders another write changed (e.g. a recursive access update). */
   recordOps(folderIds: string[], position: bigint, operation: SubtreeOperation, rootId: string): void;
+}
+
+/**
+ * History support (audit, point-in-time reads, restore; docs/events.md). Optional: a read model without it answers
+ * those routes with a refusal instead of a guess.
+ */
+export interface RemovedFolder {
+  /** The folder as it was when removed. */
+  doc: FolderDoc;
+  /** Log position of the removing operation, the folder in whose request it happened, which operation, and when. */
+  position: bigint;
+  rootId: string;
+  operation: 'deleted' | 'cleared';
+  at: string;
+}
+
+export interface RemovedItem {
+  doc: ItemDoc;
+  position: bigint;
+  at: string;
+}
+
+/** Where a folder sat in the tree during [from, to) (to null: still there). */
+export interface FolderPlacement {
+  folderId: string;
+  parentType: ParentType;
+  parentId: string;
+  baseParentType: RootType;
+  baseParentId: string;
+  from: bigint;
+  to: bigint | null;
+}
+
+export interface HistoryQueries {
+  /** The latest removal of a folder that is not in the read model now, or null. */
+  removedFolder(id: string): Promise<RemovedFolder | null>;
+  /** The latest removal (by a folder delete or clear) of an item that is not in the read model now, or null. */
+  removedItem(id: string): Promise<RemovedItem | null>;
+  /** What restoring `folderId` from its removal at `position` brings back: the folders, and the blobs of their files. */
+  restorable(folderId: string, position: bigint): Promise<{ folderIds: string[]; blobIds: string[] }>;
+  /** Whether a file removed by a folder delete or clear at or after `since` (ISO time) has these bytes. */
+  isBlobRetained(blobId: string, since: string): Promise<boolean>;
+  /** Blob ids of files removed by folder deletes or clears in [from, to) (ISO times). */
+  blobIdsRemovedBetween(from: string, to: string): Promise<string[]>;
+  /** Where the folder was once the event at `position` had been applied; null when it did not exist then. */
+  placementAt(folderId: string, position: bigint): Promise<FolderPlacement | null>;
+  /** Ids of the folders directly under the parent once the event at `position` had been applied. */
+  childrenAt(parentType: ParentType, parentId: string, position: bigint): Promise<string[]>;
+  /** The folder's size (items directly in it) once the event at `position` had been applied. */
+  sizeAt(folderId: string, position: bigint): Promise<number>;
+}
+
+export interface FolderRestoreWrite {
+  folderId: string;
+  /** Position of the operation that removed it (which kept rows to restore). */
+  deletedPosition: bigint;
+  parentType: ParentType;
+  parentId: string;
+  name: string;
+}
+
+export interface HistoryWrites {
+  /**
+   * Before a folder delete (`keepRoot` false) or clear (`keepRoot` true) removes a subtree: keeps the rows it is about
+   * to remove (folders, their ancestry inside the subtree, items and files), stamped with the operation's position
+   * and time, so that the folders can be restored and the bytes kept for the retention period.
+   */
+  keepRemoved(folderId: string, keepRoot: boolean, position: bigint, at: string): void;
+  /**
+   * Moves the kept rows of the folder and everything removed with it below it back, under the new parent and name;
+   * records `restored` history rows. Skipped when nothing is kept, the folder is live, or the parent is gone.
+   */
+  restoreFolder(restore: FolderRestoreWrite, position: bigint): void;
 }
 
 export interface UserWrites {
@@ -354,6 +427,8 @@ export interface ReadModelTx {
   items: ItemWrites;
   files: FileWrites;
   subtree: SubtreeWrites;
+  /** Absent when the adapter keeps no history (see {@link HistoryQueries}). */
+  history?: HistoryWrites;
 }
 
 export interface ReadModel {
@@ -365,6 +440,8 @@ export interface ReadModel {
   items: ItemQueries;
   files: FileQueries;
   subtree: SubtreeQueries;
+  /** Absent when the adapter keeps no history: history, point-in-time reads and restore are then refused. */
+  history?: HistoryQueries;
   /** Position of the last event the named projection applied (0n when none). */
   checkpoint(projection: string): Promise<bigint>;
   /**

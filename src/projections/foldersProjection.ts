@@ -7,6 +7,7 @@ import type {
   FolderDeletedData,
   FolderMetadataChangedData,
   FolderMovedData,
+  FolderRestoredData,
   FolderUpdatedData,
 } from '../domain/folder';
 
@@ -55,15 +56,27 @@ export const foldersProjection: Projection = {
     },
     FolderDeleted: (event, tx) => {
       const d = event.data as FolderDeletedData;
+      // Keep what goes, for restore and the bytes' retention (src/infra/readmodel/sqlite/historyStore.ts).
+      tx.history?.keepRemoved(d.folderId, false, event.position, event.metadata.at);
       tx.subtree.deleteFolder(d.folderId, event.position);
     },
     FolderContentsCleared: (event, tx) => {
       const d = event.data as FolderContentsClearedData;
+      tx.history?.keepRemoved(d.folderId, true, event.position, event.metadata.at);
       tx.subtree.clearContents(d.folderId, event.position);
     },
     FolderCopied: (event, tx) => {
       const d = event.data as FolderCopiedData;
       tx.subtree.copyFolder(d, event.position);
+    },
+    FolderRestored: (event, tx) => {
+      const d = event.data as FolderRestoredData;
+      // Restore moves back rows only a history-keeping read model has; the command refuses without one.
+      if (!tx.history) throw new Error('FolderRestored needs a read model that keeps history (READ_MODEL=sqlite).');
+      tx.history.restoreFolder(
+        { folderId: d.folderId, deletedPosition: BigInt(d.deletedPosition), parentType: d.parentType, parentId: d.parentId, name: d.name },
+        event.position,
+      );
     },
   },
 };

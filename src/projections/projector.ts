@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
 import type { ReadModel } from '../ports/readModel';
 import type { Projection } from './projection';
+import type { DomainEvents } from '../bus/domainEvents';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 
@@ -31,6 +32,8 @@ export class Projector {
     private readonly readModel: ReadModel,
     private readonly projection: Projection,
     private readonly logger?: Logger,
+    /** Receives every event once its read-model transaction committed (SSE subscribers, src/bus/domainEvents.ts). */
+    private readonly domainEvents?: DomainEvents,
   ) {
     this.position$ = new BehaviorSubject<bigint>(0n);
   }
@@ -62,6 +65,7 @@ export class Projector {
         }
         await this.applyEvent(item.event);
         this.position$.next(item.event.position);
+        this.domainEvents?.publish(item.event);
       }
     } catch (error) {
       this.failure = error as Error;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { listen } from '../support/rawHttp';
-import { bootstrap } from '../../src/bootstrap';
+import { bootstrap, type Runtime } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 
@@ -407,35 +407,51 @@ describe('files and uploads', () => {
     });
 
     it('sweeps at startup: unreferenced blobs, temporary files and bytes of finished uploads go', async () => {
-      const folder = await newFolder(alice, privateId, 'sweep');
-      const kept = await uploadToFolder(alice, folder, 'kept.bin', Buffer.from('keep me'));
-      const active = await startUpload(alice, { parentType: 'folder', parentId: folder, name: 'later.bin', size: 10 });
-      await chunk(alice, active._id, 0, Buffer.from('12345')).expect(200);
+      // On a server of its own, restarted on the same DATA_DIR.
+      const main = { server, alice };
+      const other = await startTestServer();
+      let restarted: Runtime | undefined;
+      try {
+        server = other;
+        await other.createUser('admin');
+        alice = await other.createUser('alice');
+        const own = await as(alice).get(`/folder?parentType=user&parentId=${alice._id}&name=Private`);
+        const folder = await newFolder(alice, own.body[0]._id, 'sweep');
+        const kept = await uploadToFolder(alice, folder, 'kept.bin', Buffer.from('keep me'));
+        const active = await startUpload(alice, { parentType: 'folder', parentId: folder, name: 'later.bin', size: 10 });
+        await chunk(alice, active._id, 0, Buffer.from('12345')).expect(200);
+        const finished = await startUpload(alice, { parentType: 'folder', parentId: folder, name: 'done.bin', size: 2 });
+        await chunk(alice, finished._id, 0, Buffer.from('ok')).expect(200);
 
-      const blobs = path.join(server.dataDir, 'blobs');
-      const orphan = Buffer.from('nobody references me');
-      const orphanPath = path.join(blobs, sha256(orphan).slice(0, 2), sha256(orphan));
-      fs.mkdirSync(path.dirname(orphanPath), { recursive: true });
-      fs.writeFileSync(orphanPath, orphan);
-      fs.writeFileSync(path.join(blobs, 'tmp', 'interrupted-put'), 'half');
-      fs.appendFileSync(path.join(server.dataDir, 'uploads', active._id), 'tail of a cut chunk');
-      fs.writeFileSync(path.join(server.dataDir, 'uploads', '0123456789abcdef01234567'), 'bytes of an upload that never was');
+        const blobs = path.join(other.dataDir, 'blobs');
+        const uploads = path.join(other.dataDir, 'uploads');
+        const orphan = Buffer.from('nobody references me');
+        const orphanPath = path.join(blobs, sha256(orphan).slice(0, 2), sha256(orphan));
+        fs.mkdirSync(path.dirname(orphanPath), { recursive: true });
+        fs.writeFileSync(orphanPath, orphan);
+        fs.writeFileSync(path.join(blobs, 'tmp', 'interrupted-put'), 'half');
+        fs.appendFileSync(path.join(uploads, active._id), 'tail of a cut chunk');
+        fs.writeFileSync(path.join(uploads, finished._id), 'left behind by a crash after completion');
+        fs.writeFileSync(path.join(uploads, '0123456789abcdef01234567'), 'bytes of an upload that never was');
 
-      // Restart on the same DATA_DIR.
-      await server.runtime.close();
-      const runtime = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: server.dataDir }));
-      server.runtime = runtime;
-      server.app = createApp(runtime.services);
+        await other.runtime.close();
+        restarted = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: other.dataDir }));
+        server = { ...other, runtime: restarted, app: createApp(restarted.services) };
 
-      expect(fs.existsSync(orphanPath)).toBe(false);
-      expect(filesUnder(path.join(blobs, 'tmp'))).toEqual([]);
-      expect(partialFiles()).toEqual([active._id]);
-      expect(fs.readFileSync(path.join(server.dataDir, 'uploads', active._id)).toString()).toBe('12345');
-      expect((await download(alice, kept._id)).body.toString()).toBe('keep me');
-      // The active upload resumes where its record says.
-      const done = await chunk(alice, active._id, 5, Buffer.from('67890'));
-      expect(done.body).toMatchObject({ _modelType: 'file', size: 10 });
-      expect((await download(alice, done.body._id)).body.toString()).toBe('1234567890');
+        expect(fs.existsSync(orphanPath)).toBe(false);
+        expect(filesUnder(path.join(blobs, 'tmp'))).toEqual([]);
+        expect(filesUnder(uploads)).toEqual([active._id]);
+        expect(fs.readFileSync(path.join(uploads, active._id)).toString()).toBe('12345');
+        expect((await download(alice, kept._id)).body.toString()).toBe('keep me');
+        // The active upload resumes where its record says.
+        const done = await chunk(alice, active._id, 5, Buffer.from('67890'));
+        expect(done.body).toMatchObject({ _modelType: 'file', size: 10 });
+        expect((await download(alice, done.body._id)).body.toString()).toBe('1234567890');
+      } finally {
+        ({ server, alice } = main);
+        await restarted?.close();
+        fs.rmSync(other.dataDir, { recursive: true, force: true });
+      }
     });
   });
 });

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { rebuild } from '../../src/projections/rebuild';
 
 const api = '/api/v1';
 
@@ -371,5 +372,12 @@ describe('items', () => {
       await as(carol).delete(`/item/${inA._id}`).expect(200);
       expect([await sizeOf('folder', a), await sizeOf('collection', collection.body._id)]).toEqual([0, 0]);
     });
+  });
+
+  it('rebuilds exactly the live items, files and sizes from the log', async () => {
+    const { readModel, eventStore } = server.runtime.services;
+    const live = await readModel.dump();
+    await rebuild(eventStore, readModel);
+    expect(await readModel.dump()).toEqual(live);
   });
 });

@@ -7,8 +7,9 @@ import { param } from '../params';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
-import { cancelUpload, loadUpload, receiveChunk, startContentsUpload, startUpload, type UploadOutcome, type UploadParent } from '../../commands/fileCommands';
-import { deleteFile } from '../../commands/fileCommands';
+import {
+  cancelUpload, deleteFile, loadUpload, receiveChunk, startContentsUpload, startUpload, type UploadOutcome, type UploadParent,
+} from '../../commands/fileCommands';
 import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
 import { loadParent } from '../../queries/loaders';
 import { contentDisposition } from '../contentDisposition';

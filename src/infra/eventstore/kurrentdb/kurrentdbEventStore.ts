@@ -27,7 +27,6 @@ import {
   type SubscriptionItem,
 } from '../../../ports/eventStore';
 import {
-  KurrentDbUnsupportedError,
   checkAppendSize,
   commitPositionOf,
   fromClientCurrentState,
@@ -358,9 +357,11 @@ export class KurrentDbEventStore implements EventStore {
     let target: CatchUpTarget | undefined;
     let caughtUp = false;
     let failures = 0;
-    const marker = (serverPosition?: bigint): SubscriptionItem => {
+    // The marker's position: at least the head seen at the start, and never past an event still to come. Always an
+    // event's position (or the caller's), never the server's own caught-up position, which need not be one.
+    const marker = (): SubscriptionItem => {
       caughtUp = true;
-      return { kind: 'caughtUp', position: max(last, target?.head ?? 0n, serverPosition ?? 0n) };
+      return { kind: 'caughtUp', position: max(last, target?.head ?? 0n) };
     };
     try {
       while (!state.closed) {
@@ -383,7 +384,7 @@ export class KurrentDbEventStore implements EventStore {
             failures = 0;
             if (item.kind === 'caughtUp') {
               if (!caughtUp) {
-                yield marker(item.position);
+                yield marker();
                 if (state.closed) return;
               }
               continue;
@@ -560,5 +561,3 @@ function oneLine(error: unknown): string {
     .replace(/\s*Resolution note:\s*$/, '')
     .trim();
 }
-
-export { KurrentDbUnsupportedError };

@@ -1,4 +1,4 @@
-import type { AllStreamResolvedEvent, CaughtUp } from '@kurrent/kurrentdb-client';
+import type { AllStreamResolvedEvent } from '@kurrent/kurrentdb-client';
 
 /**
  * What the reader needs of the client's `$all` subscription (`AllStreamSubscription`, an object-mode Readable that
@@ -9,7 +9,7 @@ export interface SubscriptionSource {
   readonly readableLength: number;
   on(event: 'readable' | 'end' | 'close', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'caughtUp', listener: (info: CaughtUp) => void): unknown;
+  on(event: 'caughtUp', listener: () => void): unknown;
   unsubscribe(): Promise<void>;
   destroy(): unknown;
 }
@@ -17,7 +17,7 @@ export interface SubscriptionSource {
 export type ReaderItem =
   | { kind: 'event'; resolved: AllStreamResolvedEvent }
   /** The server's CaughtUp, in its place among the events (servers from EventStoreDB 23.10 on send it). */
-  | { kind: 'caughtUp'; position: bigint | undefined }
+  | { kind: 'caughtUp' }
   /** The server ended the subscription without an error (counts as a drop). */
   | { kind: 'end' }
   /** {@link SubscriptionReader.close} was called. */
@@ -35,7 +35,6 @@ export type ReaderItem =
 export class SubscriptionReader {
   private taken = 0;
   private caughtUpAfter: number | undefined;
-  private caughtUpPosition: bigint | undefined;
   private caughtUpDelivered = false;
   private failure: Error | undefined;
   private ended = false;
@@ -61,11 +60,8 @@ export class SubscriptionReader {
       this.failure ??= error;
       notify();
     });
-    source.on('caughtUp', (info: CaughtUp) => {
-      if (this.caughtUpAfter === undefined) {
-        this.caughtUpAfter = this.taken + source.readableLength;
-        this.caughtUpPosition = info.position?.commit;
-      }
+    source.on('caughtUp', () => {
+      this.caughtUpAfter ??= this.taken + source.readableLength;
       notify();
     });
   }
@@ -76,7 +72,7 @@ export class SubscriptionReader {
       if (this.closed) return { kind: 'closed' };
       if (!this.caughtUpDelivered && this.caughtUpAfter !== undefined && this.taken >= this.caughtUpAfter) {
         this.caughtUpDelivered = true;
-        return { kind: 'caughtUp', position: this.caughtUpPosition };
+        return { kind: 'caughtUp' };
       }
       const resolved = this.source.read();
       if (resolved !== null) {

@@ -37,8 +37,8 @@ function aclRows(docs: Document[]): string[] {
 export async function dumpGeneration(collections: GenerationCollections): Promise<Record<string, unknown[]>> {
   const all = async (name: Parameters<GenerationCollections['get']>[0]) =>
     collections.get(name).find({}, { projection: { _rev: 0 } }).toArray();
-  const [users, tokens, apiKeys, collectionDocs, folders, items, files] = await Promise.all([
-    all('users'), all('tokens'), all('apiKeys'), all('collections'), all('folders'), all('items'), all('files'),
+  const [users, tokens, apiKeys, collectionDocs, folders, items, files, subtreeOps] = await Promise.all([
+    all('users'), all('tokens'), all('apiKeys'), all('collections'), all('folders'), all('items'), all('files'), all('subtreeOps'),
   ]);
   const ancestors: string[] = [];
   for (const folder of folders) {
@@ -53,6 +53,7 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     rm_folder_ancestors: ancestors,
     rm_folders: folders.map(row),
     rm_items: items.map(row),
+    rm_subtree_ops: subtreeOps.map(row),
     rm_tokens: tokens.map(row),
     rm_users: users.map(row),
   };

@@ -23,7 +23,8 @@ export interface MongoReadModelOptions {
 }
 
 /**
- * The read models in MongoDB (official driver), as documents shaped like Girder's. See docs/mongodb-read-model.md.
+ * The read models in MongoDB (official driver), as documents shaped like Girder's (collections.ts lists them and
+ * their indexes).
  *
  * - Queries filter permissions and text inside the query (`$or` of public / user / group ACL entries, `$text`).
  * - Projection writes are recorded synchronously and run by `apply` (writes.ts): every write is guarded by a

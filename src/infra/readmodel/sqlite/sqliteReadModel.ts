@@ -5,6 +5,7 @@ import { SqliteCollections } from './collectionsStore';
 import { SqliteFolders } from './foldersStore';
 import { SqliteFiles, SqliteItems } from './itemsStore';
 import { SqliteSubtree } from './subtreeStore';
+import { SqliteHistory } from './historyStore';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -20,6 +21,7 @@ export class SqliteReadModel implements ReadModel {
   readonly items: SqliteItems;
   readonly files: SqliteFiles;
   readonly subtree: SqliteSubtree;
+  readonly history: SqliteHistory;
   private readonly tx: ReadModelTx;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -32,9 +34,10 @@ export class SqliteReadModel implements ReadModel {
     this.items = new SqliteItems(db, { folders: this.folders, users: this.users, collections: this.collections });
     this.files = new SqliteFiles(db);
     this.subtree = new SqliteSubtree(db);
+    this.history = new SqliteHistory(db);
     this.tx = {
       users: this.users, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
-      items: this.items, files: this.files, subtree: this.subtree,
+      items: this.items, files: this.files, subtree: this.subtree, history: this.history,
     };
   }
 
@@ -53,7 +56,8 @@ export class SqliteReadModel implements ReadModel {
   async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void): Promise<boolean> {
     return this.db.transaction(() => {
       if (this.readCheckpoint(projection) >= position) return false;
-      write(this.tx);
+      // The event's position is visible to the history index triggers while its writes run (historyStore.ts).
+      this.history.during(position, () => write(this.tx));
       this.db
         .prepare('INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE SET position = excluded.position')
         .run(projection, position);

@@ -1,0 +1,235 @@
+import crypto from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db } from 'mongodb';
+import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
+import { Holds } from './holds';
+
+const BLOB_ID = /^[0-9a-f]{64}$/;
+const TEMPORARY_PREFIX = 'tmp/';
+
+export interface GridFsBlobStoreOptions {
+  /** GridFS bucket name (collections `<bucket>.files` / `<bucket>.chunks`); default `blobs`. */
+  bucketName?: string;
+  /** Chunk size of new blobs; default GridFS's 255 KiB. */
+  chunkSizeBytes?: number;
+  /**
+   * A put that started longer ago than this and never finished is a leftover the sweep removes (default one hour).
+   * Younger ones may belong to another process still uploading, and are kept.
+   */
+  leftoverAfterMs?: number;
+  /** Called by dispose() (e.g. to close a client the store owns). */
+  onDispose?: () => Promise<void>;
+}
+
+interface FilesDoc {
+  _id: ObjectId;
+  filename: string;
+  length: number;
+}
+
+interface PendingDoc {
+  _id: ObjectId;
+  started: Date;
+}
+
+const isDuplicateKey = (error: unknown) => (error as { code?: number })?.code === 11000;
+
+/** Resolves once `done()` holds (polled), or after `timeoutMs` at the latest. */
+async function settled(done: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/**
+ * Blobs in GridFS (the driver's `GridFSBucket`), content-addressed like the filesystem store: a blob's GridFS
+ * filename is the SHA-256 of its bytes, unique (a unique index on `filename`), so identical bytes are stored once.
+ *
+ * A put streams the bytes into a GridFS file named `tmp/<id>` while hashing them (never buffering more than a chunk),
+ * then renames that file to its hash, or drops it when those bytes are already stored (or when a concurrent put of
+ * the same bytes won the rename: the unique index decides). Each put first records itself in `<bucket>.pending`, so
+ * that the bytes of a put cut short by a crash are found and removed by the sweep. Reads stream chunk by chunk,
+ * byte ranges through `openDownloadStream`'s `start`/`end`.
+ *
+ * Holds and deletion tickets (see the port) live in this process, as in the filesystem store; a delete and a put of
+ * the same bytes in this process are serialized so that a put never dedupes onto a blob being deleted.
+ */
+export class GridFsBlobStore implements BlobStore {
+  private readonly bucket: GridFSBucket;
+  private readonly files: Collection<FilesDoc>;
+  private readonly chunks: Collection;
+  private readonly pending: Collection<PendingDoc>;
+  private readonly holds = new Holds();
+  /** Deletes in progress, by blob id: a put of the same bytes waits for them before it looks for an existing blob. */
+  private readonly deleting = new Map<string, Promise<unknown>>();
+  /** Temporary files of puts in progress in this process (never swept). */
+  private readonly inFlight = new Set<string>();
+
+  private constructor(db: Db, private readonly options: GridFsBlobStoreOptions) {
+    const bucketName = options.bucketName ?? 'blobs';
+    this.bucket = new GridFSBucket(db, { bucketName, ...(options.chunkSizeBytes ? { chunkSizeBytes: options.chunkSizeBytes } : {}) });
+    this.files = db.collection<FilesDoc>(`${bucketName}.files`);
+    this.chunks = db.collection(`${bucketName}.chunks`);
+    this.pending = db.collection<PendingDoc>(`${bucketName}.pending`);
+  }
+
+  /** Opens the store in `db`, creating its indexes (GridFS's own ones are created by the driver on the first put). */
+  static async open(db: Db, options: GridFsBlobStoreOptions = {}): Promise<GridFsBlobStore> {
+    const store = new GridFsBlobStore(db, options);
+    await store.files.createIndexes([
+      { key: { filename: 1 }, name: 'filename_unique', unique: true },
+      { key: { filename: 1, uploadDate: 1 }, name: 'filename_1_uploadDate_1' },
+    ]);
+    await store.chunks.createIndexes([{ key: { files_id: 1, n: 1 }, name: 'files_id_1_n_1', unique: true }]);
+    await store.pending.createIndexes([{ key: { started: 1 }, name: 'started' }]);
+    return store;
+  }
+
+  /** Connects to `url` and opens the store in the URL's database; the store owns (and on dispose closes) the client. */
+  static async connect(url: string, database: string, options: GridFsBlobStoreOptions = {}): Promise<GridFsBlobStore> {
+    const client = await new MongoClient(url).connect();
+    try {
+      return await GridFsBlobStore.open(client.db(database), { ...options, onDispose: () => client.close() });
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.options.onDispose?.();
+  }
+
+  private static check(blobId: string): void {
+    if (!BLOB_ID.test(blobId)) throw new Error(`Invalid blob id: ${blobId}`);
+  }
+
+  async put(source: Readable): Promise<StoredBlob> {
+    const tmpId = new ObjectId();
+    const key = tmpId.toHexString();
+    this.inFlight.add(key);
+    try {
+      await this.pending.insertOne({ _id: tmpId, started: new Date() });
+      const hash = crypto.createHash('sha256');
+      let size = 0;
+      const tap = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          hash.update(chunk);
+          size += chunk.length;
+          callback(null, chunk);
+        },
+      });
+      const upload = this.bucket.openUploadStreamWithId(tmpId, `${TEMPORARY_PREFIX}${key}`);
+      try {
+        await pipeline(source, tap, upload);
+      } catch (error) {
+        // A chunk write may still be in flight after the pipeline gave up: let it land, then remove everything.
+        await settled(() => upload.state.outstandingRequests === 0);
+        await this.removeTemporary(tmpId);
+        throw error;
+      }
+      const blobId = hash.digest('hex');
+      // Held before the bytes appear under their id: a concurrent delete of the same id now refuses.
+      this.holds.hold(blobId);
+      try {
+        await this.deleting.get(blobId);
+        if (await this.exists(blobId)) {
+          await this.removeTemporary(tmpId);
+        } else {
+          try {
+            await this.bucket.rename(tmpId, blobId);
+            await this.pending.deleteOne({ _id: tmpId });
+          } catch (error) {
+            // A concurrent put of the same bytes renamed its file first: keep that one.
+            if (!isDuplicateKey(error)) throw error;
+            await this.removeTemporary(tmpId);
+          }
+        }
+      } catch (error) {
+        this.holds.release(blobId);
+        await this.removeTemporary(tmpId);
+        throw error;
+      }
+      return { blobId, size };
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  /** Removes a temporary file (its files document, its chunks) and its pending record. */
+  private async removeTemporary(id: ObjectId): Promise<void> {
+    await this.files.deleteOne({ _id: id, filename: { $regex: `^${TEMPORARY_PREFIX}` } });
+    await this.chunks.deleteMany({ files_id: id });
+    await this.pending.deleteOne({ _id: id });
+  }
+
+  hold(blobId: string): void {
+    this.holds.hold(blobId);
+  }
+
+  release(blobId: string): void {
+    this.holds.release(blobId);
+  }
+
+  async get(blobId: string, range?: ByteRange): Promise<Readable> {
+    GridFsBlobStore.check(blobId);
+    const file = await this.files.findOne({ filename: blobId }, { projection: { _id: 1, length: 1 } });
+    if (!file) throw Object.assign(new Error(`Blob not found: ${blobId}`), { code: 'ENOENT' });
+    if (range && range.end <= range.start) return Readable.from([]);
+    return this.bucket.openDownloadStream(file._id, range ? { start: range.start, end: range.end } : {});
+  }
+
+  async exists(blobId: string): Promise<boolean> {
+    GridFsBlobStore.check(blobId);
+    return (await this.files.findOne({ filename: blobId }, { projection: { _id: 1 } })) !== null;
+  }
+
+  deletionTicket(): DeletionTicket {
+    return this.holds.ticket();
+  }
+
+  async delete(blobId: string, ticket?: DeletionTicket): Promise<boolean> {
+    GridFsBlobStore.check(blobId);
+    if (!this.holds.mayDelete(blobId, ticket)) return false;
+    // Registered synchronously after the checks: a put of these bytes from now on waits for this delete to finish.
+    const deletion = this.deleteFile(blobId);
+    const marker = deletion.catch(() => undefined);
+    this.deleting.set(blobId, marker);
+    try {
+      return await deletion;
+    } finally {
+      if (this.deleting.get(blobId) === marker) this.deleting.delete(blobId);
+    }
+  }
+
+  private async deleteFile(blobId: string): Promise<boolean> {
+    const file = await this.files.findOne({ filename: blobId }, { projection: { _id: 1 } });
+    if (!file) return false;
+    const { deletedCount } = await this.files.deleteOne({ _id: file._id });
+    await this.chunks.deleteMany({ files_id: file._id });
+    return deletedCount === 1;
+  }
+
+  async sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport> {
+    let removedTemporary = 0;
+    const before = new Date(Date.now() - (this.options.leftoverAfterMs ?? 60 * 60 * 1000));
+    for await (const pending of this.pending.find({ started: { $lt: before } })) {
+      if (this.inFlight.has(pending._id.toHexString())) continue;
+      const file = await this.files.findOne({ _id: pending._id }, { projection: { filename: 1 } });
+      if (file && BLOB_ID.test(file.filename)) {
+        // Renamed into place just before a crash: a real blob, only its record was left.
+        await this.pending.deleteOne({ _id: pending._id });
+        continue;
+      }
+      await this.removeTemporary(pending._id);
+      removedTemporary += 1;
+    }
+    let removedBlobs = 0;
+    for await (const file of this.files.find({ filename: { $regex: '^[0-9a-f]{64}$' } }, { projection: { filename: 1 } })) {
+      const ticket = this.deletionTicket();
+      if (await isReferenced(file.filename)) continue;
+      if (await this.delete(file.filename, ticket)) removedBlobs += 1;
+    }
+    return { removedBlobs, removedTemporary };
+  }
+}

@@ -1,0 +1,405 @@
+import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import type {
+  FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, ParentType, RemovedFolder, RemovedItem, RootType,
+} from '../../../ports/readModel';
+import { addRootSize } from './sizes';
+
+/**
+ * History support of the embedded read models (docs/events.md): what audit, point-in-time reads and restore need
+ * beyond the live tables, maintained inside each event's read-model transaction like every other table, so a rebuild
+ * produces exactly the same rows (the `verify` CLI compares them too).
+ *
+ * 1. Removed rows. A folder delete or clear removes a whole subtree set-wise (docs/subtree-operations.md); just before,
+ *    `keepRemoved` copies the rows it is about to remove into `rm_deleted_folders`, `rm_deleted_folder_ancestors`
+ *    (ancestry inside the removed set), `rm_deleted_items` and `rm_deleted_files`, keyed by the operation's log position
+ *    and stamped with its time. `restoreFolder` moves a folder's part of them back (FolderRestored), and the blob
+ *    reclaimer keeps the bytes those files reference for BLOB_RETENTION_DAYS.
+ *
+ * 2. Tree placement over time, for point-in-time listings: `rm_folder_tree(folder_id, from_position, to_position,
+ *    parent…, base parent…)` holds one row per interval during which a folder sat under one parent (and root). The
+ *    alternative, reading `$all` up to `at` and replaying every folder event in memory, costs the whole log per request
+ *    and would have to re-implement the set-wise rules of copies (which descendants the copier could read then) and
+ *    subtree deletes. An index maintained from the read model's own changes is correct for every way a folder enters
+ *    or leaves a parent (create, move, copy, delete, clear, the delete races, restore) by construction: it is written
+ *    by TEMP triggers on `rm_folders` that fire on any insert, delete, or change of the positional columns, so no
+ *    writer has to remember it. `rm_folder_sizes(folder_id, position, size)` records a folder's size (the items directly
+ *    in it, a sum over other aggregates' streams that the folder's own events do not carry) the same way.
+ *
+ * The triggers are TEMP (per connection) and only fire inside `apply` (the event's position is known then through the
+ * `rm_event_position()` SQL function): connections that do not project, and `reset()`, leave the index alone.
+ */
+const DDL = `
+CREATE TABLE IF NOT EXISTS rm_deleted_folders (
+  position INTEGER NOT NULL, id TEXT NOT NULL, root_id TEXT NOT NULL, operation TEXT NOT NULL, deleted_at TEXT NOT NULL,
+  parent_type TEXT NOT NULL, parent_id TEXT NOT NULL, name TEXT NOT NULL, lower_name TEXT NOT NULL, base_parent_type TEXT NOT NULL,
+  base_parent_id TEXT NOT NULL, public INTEGER NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL,
+  PRIMARY KEY (position, id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rm_deleted_folders_id ON rm_deleted_folders (id, position);
+CREATE TABLE IF NOT EXISTS rm_deleted_folder_ancestors (
+  position INTEGER NOT NULL, folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
+  PRIMARY KEY (position, ancestor_id, folder_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rm_deleted_items (
+  position INTEGER NOT NULL, id TEXT NOT NULL, deleted_at TEXT NOT NULL, folder_id TEXT NOT NULL, name TEXT NOT NULL, lower_name TEXT NOT NULL,
+  base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL,
+  doc TEXT NOT NULL, PRIMARY KEY (position, id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rm_deleted_items_folder ON rm_deleted_items (position, folder_id);
+CREATE INDEX IF NOT EXISTS rm_deleted_items_id ON rm_deleted_items (id, position);
+CREATE TABLE IF NOT EXISTS rm_deleted_files (
+  position INTEGER NOT NULL, id TEXT NOT NULL, deleted_at TEXT NOT NULL, item_id TEXT NOT NULL, name TEXT NOT NULL, blob_id TEXT NOT NULL,
+  size INTEGER NOT NULL, created TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (position, id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rm_deleted_files_item ON rm_deleted_files (position, item_id);
+CREATE INDEX IF NOT EXISTS rm_deleted_files_blob ON rm_deleted_files (blob_id, deleted_at);
+CREATE INDEX IF NOT EXISTS rm_deleted_files_at ON rm_deleted_files (deleted_at);
+CREATE TABLE IF NOT EXISTS rm_folder_tree (
+  folder_id TEXT NOT NULL, from_position INTEGER NOT NULL, to_position INTEGER, parent_type TEXT NOT NULL, parent_id TEXT NOT NULL,
+  base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, PRIMARY KEY (folder_id, from_position)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rm_folder_tree_parent ON rm_folder_tree (parent_id, from_position);
+CREATE TABLE IF NOT EXISTS rm_folder_sizes (
+  folder_id TEXT NOT NULL, position INTEGER NOT NULL, size INTEGER NOT NULL, PRIMARY KEY (folder_id, position)) WITHOUT ROWID;
+`;
+
+const close = (table: string) => `
+  UPDATE main.${table} SET to_position = rm_event_position() WHERE folder_id = old.id AND to_position IS NULL;`;
+const place = `
+  INSERT OR REPLACE INTO main.rm_folder_tree (folder_id, from_position, to_position, parent_type, parent_id, base_parent_type, base_parent_id)
+  VALUES (new.id, rm_event_position(), NULL, new.parent_type, new.parent_id, new.base_parent_type, new.base_parent_id);`;
+const sized = `
+  INSERT OR REPLACE INTO main.rm_folder_sizes (folder_id, position, size) VALUES (new.id, rm_event_position(), new.size);`;
+
+const TRIGGERS = `
+CREATE TEMP TRIGGER IF NOT EXISTS rm_history_folder_inserted AFTER INSERT ON main.rm_folders
+WHEN rm_event_position() IS NOT NULL BEGIN ${place} ${sized} END;
+CREATE TEMP TRIGGER IF NOT EXISTS rm_history_folder_placed AFTER UPDATE OF parent_type, parent_id, base_parent_type, base_parent_id ON main.rm_folders
+WHEN rm_event_position() IS NOT NULL AND (old.parent_type IS NOT new.parent_type OR old.parent_id IS NOT new.parent_id
+  OR old.base_parent_type IS NOT new.base_parent_type OR old.base_parent_id IS NOT new.base_parent_id)
+BEGIN ${close('rm_folder_tree')} ${place} END;
+CREATE TEMP TRIGGER IF NOT EXISTS rm_history_folder_sized AFTER UPDATE OF size ON main.rm_folders
+WHEN rm_event_position() IS NOT NULL AND old.size IS NOT new.size BEGIN ${sized} END;
+CREATE TEMP TRIGGER IF NOT EXISTS rm_history_folder_deleted AFTER DELETE ON main.rm_folders
+WHEN rm_event_position() IS NOT NULL BEGIN ${close('rm_folder_tree')} END;
+`;
+
+const TEMP_DDL = `
+CREATE TEMP TABLE IF NOT EXISTS history_set (id TEXT PRIMARY KEY, depth INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS history_items (id TEXT PRIMARY KEY) WITHOUT ROWID;
+`;
+
+/** Per connection: the position of the event being applied (null outside `apply`), read by `rm_event_position()`. */
+interface ConnectionState {
+  position: bigint | null;
+}
+const connections = new WeakMap<SqliteDatabase, ConnectionState>();
+
+function connectionState(db: SqliteDatabase): ConnectionState {
+  let state = connections.get(db);
+  if (!state) {
+    const created: ConnectionState = { position: null };
+    state = created;
+    connections.set(db, created);
+    db.function('rm_event_position', () => created.position);
+    db.exec(TEMP_DDL);
+    db.exec(TRIGGERS);
+  }
+  return state;
+}
+
+const FOLDER_COLUMNS = 'parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc';
+const ITEM_COLUMNS = 'folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc';
+const FILE_COLUMNS = 'item_id, name, blob_id, size, created, doc';
+
+interface FolderRow {
+  id: string;
+  parent_type: ParentType;
+  parent_id: string;
+  base_parent_type: RootType;
+  base_parent_id: string;
+  doc: string;
+}
+
+function folderDoc(row: FolderRow): FolderDoc {
+  return {
+    ...(JSON.parse(row.doc) as FolderDoc),
+    parentCollection: row.parent_type,
+    parentId: row.parent_id,
+    baseParentType: row.base_parent_type,
+    baseParentId: row.base_parent_id,
+  };
+}
+
+export class SqliteHistory implements HistoryQueries, HistoryWrites {
+  private readonly state: ConnectionState;
+
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(DDL);
+    this.state = connectionState(db);
+  }
+
+  /** Runs one event's projection writes with its position visible to the history triggers. */
+  during<T>(position: bigint, write: () => T): T {
+    const previous = this.state.position;
+    this.state.position = position;
+    try {
+      return write();
+    } finally {
+      this.state.position = previous;
+    }
+  }
+
+  // ---- queries ----
+
+  async removedFolder(id: string): Promise<RemovedFolder | null> {
+    if (this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(id)) return null;
+    const row = this.db
+      .prepare(
+        `SELECT position, root_id, operation, deleted_at, id, parent_type, parent_id, base_parent_type, base_parent_id, doc
+         FROM rm_deleted_folders WHERE id = ? ORDER BY position DESC LIMIT 1`,
+      )
+      .safeIntegers(true)
+      .get(id) as (FolderRow & { position: bigint; root_id: string; operation: 'deleted' | 'cleared'; deleted_at: string }) | undefined;
+    if (!row) return null;
+    return { doc: folderDoc(row), position: row.position, rootId: row.root_id, operation: row.operation, at: row.deleted_at };
+  }
+
+  async removedItem(id: string): Promise<RemovedItem | null> {
+    if (this.db.prepare('SELECT 1 FROM rm_items WHERE id = ?').get(id)) return null;
+    const row = this.db
+      .prepare(
+        `SELECT position, deleted_at, id, folder_id, base_parent_type, base_parent_id, size, doc
+         FROM rm_deleted_items WHERE id = ? ORDER BY position DESC LIMIT 1`,
+      )
+      .safeIntegers(true)
+      .get(id) as
+      | { position: bigint; deleted_at: string; id: string; folder_id: string; base_parent_type: RootType; base_parent_id: string; size: bigint; doc: string }
+      | undefined;
+    if (!row) return null;
+    const doc: ItemDoc = {
+      ...(JSON.parse(row.doc) as ItemDoc), folderId: row.folder_id, baseParentType: row.base_parent_type, baseParentId: row.base_parent_id,
+      size: Number(row.size),
+    };
+    return { doc, position: row.position, at: row.deleted_at };
+  }
+
+  async restorable(folderId: string, position: bigint): Promise<{ folderIds: string[]; blobIds: string[] }> {
+    const folderIds = this.db
+      .prepare(
+        `SELECT id FROM rm_deleted_folders WHERE position = @position AND id = @id
+         UNION ALL SELECT folder_id FROM rm_deleted_folder_ancestors WHERE position = @position AND ancestor_id = @id`,
+      )
+      .pluck()
+      .all({ position, id: folderId }) as string[];
+    if (folderIds.length === 0) return { folderIds, blobIds: [] };
+    const blobIds = this.db
+      .prepare(
+        `SELECT DISTINCT fl.blob_id FROM rm_deleted_files fl JOIN rm_deleted_items i ON i.position = fl.position AND i.id = fl.item_id
+         WHERE fl.position = @position AND i.folder_id IN (SELECT value FROM json_each(@ids))`,
+      )
+      .pluck()
+      .all({ position, ids: JSON.stringify(folderIds) }) as string[];
+    return { folderIds, blobIds };
+  }
+
+  async isBlobRetained(blobId: string, since: string): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM rm_deleted_files WHERE blob_id = ? AND deleted_at >= ? LIMIT 1').get(blobId, since) !== undefined;
+  }
+
+  async blobIdsRemovedBetween(from: string, to: string): Promise<string[]> {
+    return this.db
+      .prepare('SELECT DISTINCT blob_id FROM rm_deleted_files WHERE deleted_at >= ? AND deleted_at < ?')
+      .pluck()
+      .all(from, to) as string[];
+  }
+
+  async placementAt(folderId: string, position: bigint): Promise<FolderPlacement | null> {
+    const row = this.db
+      .prepare(
+        `SELECT folder_id, parent_type, parent_id, base_parent_type, base_parent_id, from_position, to_position FROM rm_folder_tree
+         WHERE folder_id = @id AND from_position <= @at AND (to_position IS NULL OR to_position > @at)
+         ORDER BY from_position DESC LIMIT 1`,
+      )
+      .safeIntegers(true)
+      .get({ id: folderId, at: position }) as
+      | {
+          folder_id: string; parent_type: ParentType; parent_id: string; base_parent_type: RootType; base_parent_id: string;
+          from_position: bigint; to_position: bigint | null;
+        }
+      | undefined;
+    if (!row) return null;
+    return {
+      folderId: row.folder_id, parentType: row.parent_type, parentId: row.parent_id, baseParentType: row.base_parent_type,
+      baseParentId: row.base_parent_id, from: row.from_position, to: row.to_position,
+    };
+  }
+
+  async childrenAt(parentType: ParentType, parentId: string, position: bigint): Promise<string[]> {
+    return this.db
+      .prepare(
+        `SELECT DISTINCT folder_id FROM rm_folder_tree
+         WHERE parent_id = @parent AND parent_type = @type AND from_position <= @at AND (to_position IS NULL OR to_position > @at)`,
+      )
+      .pluck()
+      .all({ parent: parentId, type: parentType, at: position }) as string[];
+  }
+
+  async sizeAt(folderId: string, position: bigint): Promise<number> {
+    const size = this.db
+      .prepare('SELECT size FROM rm_folder_sizes WHERE folder_id = ? AND position <= ? ORDER BY position DESC LIMIT 1')
+      .pluck()
+      .get(folderId, position) as number | undefined;
+    return size ?? 0;
+  }
+
+  // ---- projection writes (synchronous, inside the event's transaction) ----
+
+  keepRemoved(folderId: string, keepRoot: boolean, position: bigint, at: string): void {
+    const db = this.db;
+    if (!db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return;
+    this.clearTemp();
+    // The removed folders: every descendant, and the folder itself unless only its contents go. (The items directly
+    // in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong to none.)
+    db.prepare(
+      `INSERT INTO temp.history_set (id, depth)
+       SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id
+       UNION ALL SELECT @id, 0 WHERE NOT @keepRoot`,
+    ).run({ id: folderId, keepRoot: keepRoot ? 1 : 0 });
+    const args = { position, root: folderId, operation: keepRoot ? 'cleared' : 'deleted', at };
+    db.prepare(
+      `INSERT OR REPLACE INTO rm_deleted_folders (position, id, root_id, operation, deleted_at, ${FOLDER_COLUMNS})
+       SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)} FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
+    ).run(args);
+    db.prepare(
+      `INSERT OR REPLACE INTO rm_deleted_folder_ancestors (position, folder_id, ancestor_id, depth)
+       SELECT @position, a.folder_id, a.ancestor_id, a.depth FROM temp.history_set s
+       JOIN rm_folder_ancestors a ON a.folder_id = s.id JOIN temp.history_set up ON up.id = a.ancestor_id`,
+    ).run({ position });
+    db.prepare(
+      `INSERT INTO temp.history_items (id) SELECT i.id FROM temp.history_set s JOIN rm_items i ON i.folder_id = s.id`,
+    ).run();
+    db.prepare(
+      `INSERT OR REPLACE INTO rm_deleted_items (position, id, deleted_at, ${ITEM_COLUMNS})
+       SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)} FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
+    ).run({ position, at });
+    db.prepare(
+      `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
+       SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id`,
+    ).run({ position, at });
+    this.clearTemp();
+  }
+
+  restoreFolder(r: FolderRestoreWrite, position: bigint): void {
+    const db = this.db;
+    const dp = r.deletedPosition;
+    if (db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(r.folderId)) return;
+    if (!db.prepare('SELECT 1 FROM rm_deleted_folders WHERE position = ? AND id = ?').get(dp, r.folderId)) return;
+    const base = this.baseOf(r.parentType, r.parentId);
+    // The new parent went before this event in log order (a concurrent delete won): nothing comes back.
+    if (!base) return;
+    this.clearTemp();
+    db.prepare(
+      `INSERT INTO temp.history_set (id, depth)
+       SELECT folder_id, depth FROM rm_deleted_folder_ancestors WHERE position = @dp AND ancestor_id = @id UNION ALL SELECT @id, 0`,
+    ).run({ dp, id: r.folderId });
+
+    // 1. Folders: as kept, under the new root; the restored folder itself under its new parent with its new name.
+    const lower = r.name.toLowerCase();
+    db.prepare(
+      `INSERT INTO rm_folders (id, ${FOLDER_COLUMNS})
+       SELECT d.id,
+         CASE WHEN d.id = @id THEN @parentType ELSE d.parent_type END, CASE WHEN d.id = @id THEN @parentId ELSE d.parent_id END,
+         CASE WHEN d.id = @id THEN @name ELSE d.name END, CASE WHEN d.id = @id THEN @lower ELSE d.lower_name END,
+         @baseType, @baseId, d.public, d.created, d.updated, d.size,
+         CASE WHEN d.id = @id THEN json_set(d.doc, '$.name', @name, '$.lowerName', @lower) ELSE d.doc END
+       FROM temp.history_set s JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id`,
+    ).run({ id: r.folderId, dp, parentType: r.parentType, parentId: r.parentId, name: r.name, lower, baseType: base.type, baseId: base.id });
+
+    // 2. Ancestry: inside the restored subtree as kept, then the whole subtree under the new parent's ancestry.
+    db.prepare(
+      `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
+       SELECT a.folder_id, a.ancestor_id, a.depth FROM rm_deleted_folder_ancestors a
+       JOIN temp.history_set s ON s.id = a.folder_id JOIN temp.history_set up ON up.id = a.ancestor_id
+       WHERE a.position = @dp`,
+    ).run({ dp });
+    if (r.parentType === 'folder') {
+      db.prepare(
+        `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
+         SELECT s.id, sup.ancestor_id, s.depth + sup.depth + 1 FROM temp.history_set s,
+           (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
+      ).run({ parent: r.parentId });
+    }
+
+    // 3. ACL and search rows, from the documents.
+    for (const type of ['user', 'group'] as const) {
+      db.prepare(
+        `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
+         SELECT f.id, @type, e.value ->> '$.id', e.value ->> '$.level'
+         FROM temp.history_set s JOIN rm_folders f ON f.id = s.id, json_each(f.doc, @path) e`,
+      ).run({ type, path: type === 'user' ? '$.access.users' : '$.access.groups' });
+    }
+    db.prepare(
+      `INSERT INTO rm_folders_fts (id, name, description)
+       SELECT f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
+    ).run();
+
+    // 4. Items and files, rooted under the new root.
+    db.prepare(
+      `INSERT INTO temp.history_items (id)
+       SELECT i.id FROM temp.history_set s JOIN rm_deleted_items i ON i.position = @dp AND i.folder_id = s.id`,
+    ).run({ dp });
+    db.prepare(
+      `INSERT INTO rm_items (id, ${ITEM_COLUMNS})
+       SELECT i.id, i.folder_id, i.name, i.lower_name, @baseType, @baseId, i.created, i.updated, i.size, i.doc
+       FROM temp.history_items h JOIN rm_deleted_items i ON i.position = @dp AND i.id = h.id`,
+    ).run({ dp, baseType: base.type, baseId: base.id });
+    db.prepare(
+      `INSERT INTO rm_items_fts (id, name, description)
+       SELECT i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
+    ).run();
+    db.prepare(
+      `INSERT INTO rm_files (id, ${FILE_COLUMNS})
+       SELECT fl.id, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_deleted_files fl ON fl.position = @dp AND fl.item_id = h.id`,
+    ).run({ dp });
+
+    // 5. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).
+    const total = db
+      .prepare('SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s JOIN rm_folders f ON f.id = s.id')
+      .pluck()
+      .get() as number;
+    addRootSize(db, base.type, base.id, total);
+
+    // 6. What was kept for the restored part is no longer kept; the history index records the restore.
+    db.prepare(
+      'DELETE FROM rm_deleted_files WHERE position = @dp AND item_id IN (SELECT id FROM temp.history_items)',
+    ).run({ dp });
+    db.prepare('DELETE FROM rm_deleted_items WHERE position = @dp AND id IN (SELECT id FROM temp.history_items)').run({ dp });
+    db.prepare(
+      'DELETE FROM rm_deleted_folder_ancestors WHERE position = @dp AND folder_id IN (SELECT id FROM temp.history_set)',
+    ).run({ dp });
+    db.prepare('DELETE FROM rm_deleted_folders WHERE position = @dp AND id IN (SELECT id FROM temp.history_set)').run({ dp });
+    db.prepare(
+      `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
+       SELECT id, @position, 'restored', @root FROM temp.history_set`,
+    ).run({ position, root: r.folderId });
+    this.clearTemp();
+  }
+
+  private clearTemp(): void {
+    this.db.prepare('DELETE FROM temp.history_set').run();
+    this.db.prepare('DELETE FROM temp.history_items').run();
+  }
+
+  /** Where a child of the parent is rooted, or null when the parent is not in the read model. */
+  private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
+    if (parentType === 'folder') {
+      const row = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
+        | { type: RootType; id: string }
+        | undefined;
+      return row ?? null;
+    }
+    const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
+    return this.db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
+  }
+}
+
+/** `a, b` → `t.a, t.b`. */
+function prefixed(table: string, columns: string): string {
+  return columns.split(',').map((c) => `${table}.${c.trim()}`).join(', ');
+}

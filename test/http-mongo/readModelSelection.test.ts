@@ -1,0 +1,24 @@
+import request from 'supertest';
+import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel';
+import { startTestServer, type TestServer } from '../support/testServer';
+
+/** The `http-mongo` project really serves from the MongoDB adapter (over the stand-in), not from SQLite. */
+describe('http-mongo project', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server?.close());
+
+  it('runs the service on the MongoDB read model over the driver stand-in, with transactions', async () => {
+    const readModel = server.runtime.services.readModel;
+    expect(readModel).toBeInstanceOf(MongoReadModel);
+    expect((readModel as MongoReadModel).transactional).toBe(true);
+    const hasSqliteReadModel = server.runtime.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'rm_folders'").get();
+    expect(hasSqliteReadModel).toBeUndefined();
+    const admin = await server.createUser('admin');
+    const me = await request(server.app).get('/api/v1/user/me').set('Service-Token', admin.token);
+    expect(me.body.login).toBe('admin');
+    expect((await readModel.users.getByLogin('admin'))?._id).toBe(admin._id);
+  });
+});
