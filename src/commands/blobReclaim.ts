@@ -1,16 +1,17 @@
 import type { Services } from '../services';
 
 /**
- * Deletes the blobs among `blobIds` that no file references any more. Call it after the command that dropped the
+ * Deletes the blobs among `blobIds` that no file references any more (nor a file removed with a folder less than
+ * BLOB_RETENTION_DAYS ago, see {@link isBlobInUse}). Call it after the command that dropped the
  * references has committed and the read models show it (`commands.run` resolved): the ticket is taken before the
  * reference check, so a blob stored or copied again meanwhile is kept (see src/ports/blobStore.ts). A failure here
  * only leaves an unreferenced blob behind, which the startup sweep removes; it never fails the request.
  */
-export async function reclaimBlobs(services: Services, blobIds: Iterable<string>): Promise<void> {
+export async function reclaimBlobs(services: Services, blobIds: Iterable<string>, now = Date.now()): Promise<void> {
   for (const blobId of new Set(blobIds)) {
     try {
       const ticket = services.blobs.deletionTicket(blobId);
-      if (await isBlobInUse(services, blobId)) continue;
+      if (await isBlobInUse(services, blobId, now)) continue;
       await services.blobs.delete(blobId, ticket);
     } catch (error) {
       services.logger.warn({ err: error, blobId }, 'could not reclaim blob; the startup sweep will');
@@ -41,7 +42,7 @@ export async function purgeExpiredBlobs(services: Services, from: string, now = 
   const history = services.readModel.history;
   const to = retentionStart(services, now);
   if (!history || to <= from) return from;
-  await reclaimBlobs(services, await history.blobIdsRemovedBetween(from, to));
+  await reclaimBlobs(services, await history.blobIdsRemovedBetween(from, to), now);
   return to;
 }
 

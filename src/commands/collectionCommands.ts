@@ -1,7 +1,9 @@
+import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
+import { reclaimBlobs } from './blobReclaim';
 import type { AccessList } from '../domain/access';
 import { collectionDecider, collectionStream, type CollectionCommand } from '../domain/collection';
 import { claim, collectionNameStream, release, reservationDecider } from '../domain/uniqueName';
@@ -90,21 +92,28 @@ export async function setCollectionAccess(
 }
 
 /**
- * Deletes a collection and releases its name. The read model also drops the folders rooted in it; their own
- * streams do not record the deletion yet (subtree operations are a later issue).
+ * `DELETE /collection/:id`: the collection and everything under it (every folder, item and file) go in one
+ * CollectionDeleted event, applied set-wise by the projection in one read-model transaction like a folder delete
+ * (docs/subtree-operations.md), and its name is released in the same atomic append. The blob ids of every file under
+ * the collection, as the read model stood right before, are collected in the attempt and the bytes nothing references
+ * any more are reclaimed after the commit (a file added between that read and the commit is left to the startup sweep).
  */
-export async function deleteCollection(commands: CommandRunner, collectionId: string, meta: RequestMeta): Promise<void> {
-  await commands.run(async () => {
+export async function deleteCollection(services: Services, collectionId: string, meta: RequestMeta): Promise<void> {
+  const { commands } = services;
+  const blobIds = await commands.run(async () => {
     const stream = await commands.load(collectionStream(collectionId), collectionDecider);
     if (stream.state.status !== 'active') throw invalidId(collectionId);
     const events = collectionDecider.decide({ type: 'DeleteCollection' }, stream.state);
     const name = await commands.load(collectionNameStream(stream.state.name), reservationDecider);
+    // The read models reflect everything appended so far, so the files read below are the latest.
+    await services.projector.waitFor(await services.eventStore.headPosition());
     return {
       appends: [
         { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
         { streamId: collectionNameStream(stream.state.name), expectedState: name.expected, events: toNewEvents([release(collectionId)], meta) },
       ],
-      result: undefined,
+      result: await services.readModel.files.blobIdsUnderRoot(collectionId),
     };
   });
+  await reclaimBlobs(services, blobIds);
 }

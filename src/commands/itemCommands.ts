@@ -15,7 +15,7 @@ import {
   type ItemEvent,
   type ItemState,
 } from '../domain/item';
-import { claim, release, reservationDecider, siblingNameStream } from '../domain/uniqueName';
+import { guardSiblingName, type NameGuard, type SiblingLookup } from './siblingNames';
 import type { Metadata } from '../domain/metadata';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
@@ -23,8 +23,10 @@ import { girderTime } from '../domain/time';
 /**
  * Item writes: each loads the item stream (and the reservation streams of the names it touches), runs the pure
  * decider and appends everything in one atomic multi-stream append with expected revisions; a conflict re-runs the
- * whole attempt. Items share one name space with the folders of their parent folder (`siblingname-<folderId>-…`,
- * claimed with owner type `item`); a taken name is not an error for items: Girder renames to `name (1)`, `name (2)`, …
+ * whole attempt. Items share one name space with the folders of their parent folder, under the same rule
+ * (src/commands/siblingNames.ts): the read model, caught up to the head, says whether a name is taken, and the name's
+ * reservation stream (`siblingname-<folderId>-…`, claimed with owner type `item`) only serialises writers. A taken
+ * name is not an error for items: Girder renames to `name (1)`, `name (2)`, …
  */
 
 export function decideOn(state: ItemState, command: ItemCommand): { events: ItemEvent[]; state: ItemState } {
@@ -55,9 +57,47 @@ export async function loadItemStream(services: Services, itemId: string) {
 }
 
 /**
- * Finds the first free name among `name`, `name (1)`, … in a folder (a name the item itself holds counts as free)
- * and returns it with the claim to append (none when the item already holds it). Claims carry the reservation
- * stream's expected revision, so a concurrent claim of the same name makes the attempt run again.
+ * What holds `name` among the children of a folder in the read model, for the item `itemId`: a sibling folder, another
+ * item (the item itself does not count: renaming an item to a name it already holds keeps it), or nothing.
+ */
+function itemSiblingLookup(services: Services, itemId: string): SiblingLookup {
+  return async (parentType, parentId, name) => {
+    if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
+    if (parentType !== 'folder') return null;
+    const items = await services.readModel.items.listInFolder({ folderId: parentId, name, paging: { limit: 2, offset: 0, sort: '_id', sortdir: 1 } });
+    return items.rows.some((item) => item._id !== itemId) ? 'item' : null;
+  };
+}
+
+/** The guard of one name in a folder for the item `itemId` (the read model, caught up to the head, decides). */
+function guardItemName(services: Services, folderId: string, name: string, itemId: string): Promise<NameGuard> {
+  return guardSiblingName(services.commands, itemSiblingLookup(services, itemId), 'folder', folderId, name);
+}
+
+/**
+ * Girder's item auto-rename: the first of `name`, `name (1)`, … that no sibling folder or other item in the folder
+ * holds, each candidate checked on the read model caught up to the head (src/commands/siblingNames.ts), with its
+ * guard. `first`, when given, is the guard of `name` itself, already taken in this attempt.
+ */
+async function freeItemName(
+  services: Services,
+  folderId: string,
+  name: string,
+  itemId: string,
+  first?: NameGuard,
+): Promise<{ name: string; guard: NameGuard }> {
+  for (let n = 0; ; n++) {
+    const candidate = renamedCandidate(name, n);
+    const guard = n === 0 && first ? first : await guardItemName(services, folderId, candidate, itemId);
+    if (guard.takenBy === null) return { name: candidate, guard };
+  }
+}
+
+/**
+ * Gives the item the first free name among `name`, `name (1)`, … in a folder (see {@link freeItemName}) and returns
+ * it with the claim to append in the same atomic write. The claim carries the name's reservation stream's expected
+ * revision, so of two writers giving a child that name one conflicts and, on its retry, sees the winner and moves on
+ * to the next candidate. Nothing is released when an item leaves a name: the read model is the truth.
  */
 export async function claimItemName(
   services: Services,
@@ -65,34 +105,16 @@ export async function claimItemName(
   name: string,
   itemId: string,
   meta: RequestMeta,
+  first?: NameGuard,
 ): Promise<{ name: string; appends: StreamAppend[] }> {
-  for (let n = 0; ; n++) {
-    const candidate = renamedCandidate(name, n);
-    const streamId = siblingNameStream(folderId, candidate);
-    const reservation = await services.commands.load(streamId, reservationDecider);
-    const owner = reservation.state.owner;
-    if (owner?.id === itemId) return { name: candidate, appends: [] };
-    if (!owner) {
-      return { name: candidate, appends: [{ streamId, expectedState: reservation.expected, events: toNewEvents([claim(candidate, 'item', itemId)], meta) }] };
-    }
-  }
+  const free = await freeItemName(services, folderId, name, itemId, first);
+  return { name: free.name, appends: [free.guard.claimAppend('item', itemId, meta)] };
 }
 
-/** What Girder's validate would rename to, without claiming (the intermediate name of a rename followed by a move). */
-async function freeNameIn(services: Services, folderId: string, name: string, itemId: string): Promise<string> {
-  for (let n = 0; ; n++) {
-    const candidate = renamedCandidate(name, n);
-    const { state } = await services.commands.load(siblingNameStream(folderId, candidate), reservationDecider);
-    if (!state.owner || state.owner.id === itemId) return candidate;
-  }
-}
-
-/** Releases the item's claim on a name in a folder (nothing when it does not hold it). */
-export async function releaseItemName(services: Services, folderId: string, name: string, itemId: string, meta: RequestMeta): Promise<StreamAppend[]> {
-  const streamId = siblingNameStream(folderId, name);
-  const held = await services.commands.load(streamId, reservationDecider);
-  if (held.state.owner?.id !== itemId) return [];
-  return [{ streamId, expectedState: held.expected, events: toNewEvents([release(itemId)], meta) }];
+/** The item of exactly this name in a folder (the first by id), as the read model stands. */
+async function itemNamed(services: Services, folderId: string, name: string): Promise<string | null> {
+  const items = await services.readModel.items.listInFolder({ folderId, name, paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 } });
+  return items.rows[0]?._id ?? null;
 }
 
 export interface NewItemInput {
@@ -109,15 +131,17 @@ export interface NewItemInput {
 
 /**
  * The appends that create an item (its name claimed, auto-renamed) plus the events `more` derives from the new
- * item's state (files), for use inside a `commands.run` attempt.
+ * item's state (files), for use inside a `commands.run` attempt. `nameGuard`, when given, is the guard of the wanted
+ * name already taken in this attempt (see {@link claimItemName}).
  */
 export async function newItemAppends(
   services: Services,
   input: NewItemInput,
   meta: RequestMeta,
   more: (state: ItemState) => ItemCommand[] = () => [],
+  nameGuard?: NameGuard,
 ): Promise<{ appends: StreamAppend[]; name: string }> {
-  const claimed = await claimItemName(services, input.folderId, checkItemName(input.name), input.itemId, meta);
+  const claimed = await claimItemName(services, input.folderId, checkItemName(input.name), input.itemId, meta, nameGuard);
   const created = decideOn(itemStateFor(input.itemId), { type: 'CreateItem', data: { ...input, name: claimed.name } });
   let state = created.state;
   const events = [...created.events];
@@ -146,30 +170,37 @@ export interface CreateItemInput {
  * (with `metadata` merged into it); otherwise a new item, renamed `name (n)` when a sibling folder or item holds the
  * name. Metadata keys are validated as part of the decision, so an invalid key saves nothing (Girder saves the item
  * first and then fails). Resolves with the item id once the read models show it.
+ *
+ * With `reuseExisting` the name's guard is taken before looking for the item and its claim goes with a new item, so
+ * of two such requests racing for one name the second conflicts, retries, and returns the first one's item.
  */
 export async function createItem(services: Services, input: CreateItemInput, meta: RequestMeta): Promise<string> {
   const { commands } = services;
   const name = checkItemName(input.name);
+  const folderId = input.folder._id;
   const hasMetadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0;
   return commands.run(async () => {
+    const itemId = newId();
+    let nameGuard: NameGuard | undefined;
     if (input.reuseExisting) {
-      const { state } = await commands.load(siblingNameStream(input.folder._id, name), reservationDecider);
-      if (state.owner?.type === 'item') {
-        const existingId = state.owner.id;
+      nameGuard = await guardItemName(services, folderId, name, itemId);
+      const existingId = await itemNamed(services, folderId, name);
+      if (existingId) {
         if (!hasMetadata) return { appends: [], result: existingId };
         const existing = await loadItemStream(services, existingId);
         const { events } = decideOn(existing.state, { type: 'SetItemMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
         return { appends: [{ streamId: itemStream(existingId), expectedState: existing.expected, events: toNewEvents(events, meta) }], result: existingId };
       }
     }
-    const itemId = newId();
     const { appends } = await newItemAppends(
       services,
       {
-        itemId, folderId: input.folder._id, name, description: input.description, creatorId: input.creatorId, created: girderTime(),
+        itemId, folderId, name, description: input.description, creatorId: input.creatorId, created: girderTime(),
         ...(hasMetadata ? { metadata: input.metadata } : {}),
       },
       meta,
+      undefined,
+      nameGuard,
     );
     return { appends, result: itemId };
   });
@@ -195,10 +226,13 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     const loaded = await loadItemStream(services, itemId);
     const before = loaded.state;
     const moving = input.folder !== undefined && input.folder._id !== before.folderId && before.exists;
+    // The name in the item's own folder (Girder's validate on save; only the intermediate name of a rename and move).
     let name: string | undefined;
+    let renamed: { name: string; guard: NameGuard } | undefined;
     if (input.name !== undefined) {
       const wanted = checkItemName(input.name);
-      name = wanted === before.name ? wanted : await freeNameIn(services, before.folderId, wanted, itemId);
+      if (wanted !== before.name) renamed = await freeItemName(services, before.folderId, wanted, itemId);
+      name = renamed?.name ?? wanted;
     }
     const updated = decideOn(before, {
       type: 'UpdateItem',
@@ -212,10 +246,9 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
       const moved = decideOn(state, { type: 'MoveItem', data: { folderId: input.folder!._id, name: claimed.name, now } });
       events.push(...moved.events);
       state = moved.state;
-      appends.push(...claimed.appends, ...(await releaseItemName(services, before.folderId, before.name, itemId, meta)));
-    } else if (state.name !== before.name) {
-      const claimed = await claimItemName(services, before.folderId, state.name, itemId, meta);
-      appends.push(...claimed.appends, ...(await releaseItemName(services, before.folderId, before.name, itemId, meta)));
+      appends.push(...claimed.appends);
+    } else if (renamed && state.name !== before.name) {
+      appends.push(renamed.guard.claimAppend('item', itemId, meta));
     }
     appends.push({ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) });
     return { appends, result: undefined };
@@ -241,17 +274,14 @@ export function deleteItemMetadata(services: Services, itemId: string, fields: s
 }
 
 /**
- * `DELETE /item/:id`: the item and its files go in one event, its name is released, and afterwards the blobs no
- * other file references are deleted. Resolves with the deleted item's name.
+ * `DELETE /item/:id`: the item and its files go in one event (its name is free once the read model drops it), and
+ * afterwards the blobs no other file references are deleted. Resolves with the deleted item's name.
  */
 export async function deleteItem(services: Services, itemId: string, meta: RequestMeta): Promise<string> {
   const { name, blobIds } = await services.commands.run(async () => {
     const loaded = await loadItemStream(services, itemId);
     const { events } = decideOn(loaded.state, { type: 'DeleteItem', data: {} });
-    const appends: StreamAppend[] = [
-      ...(await releaseItemName(services, loaded.state.folderId, loaded.state.name, itemId, meta)),
-      { streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-    ];
+    const appends: StreamAppend[] = [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
     return { appends, result: { name: loaded.state.name, blobIds: Object.values(loaded.state.files).map((f) => f.blobId) } };
   });
   await reclaimBlobs(services, blobIds);

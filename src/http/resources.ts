@@ -8,9 +8,10 @@ import { notificationResource } from './resources/notification';
 import { itemResource } from './resources/item';
 import { fileResource } from './resources/file';
 import { resourceResource } from './resources/resource';
+import { eventsResource } from './resources/events';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
   systemResource, userResource, apiKeyResource, collectionResource, folderResource, notificationResource, itemResource, fileResource,
-  resourceResource,
+  resourceResource, eventsResource,
 ];

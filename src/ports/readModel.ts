@@ -210,12 +210,18 @@ export interface FileQueries {
  */
 export type SubtreeOperation = 'deleted' | 'cleared' | 'copied' | 'copiedFrom' | 'accessChanged' | 'restored';
 
-/** One row of the history index: operation `operation` recorded at log `position` on the stream of folder `rootId`. */
+/**
+ * One row of the history index: operation `operation` recorded at log `position` on the stream of folder `rootId`
+ * (of collection `rootId` for the folders a collection delete removed).
+ */
 export interface SubtreeOp {
   folderId: string;
   position: bigint;
   operation: SubtreeOperation;
-  /** The folder whose stream holds the event: the folder in the request (for a copy, the new root folder). */
+  /**
+   * The folder whose stream holds the event: the folder in the request (for a copy, the new root folder); for a
+   * collection delete (CollectionDeleted on `collection-<id>`), the collection.
+   */
   rootId: string;
 }
 
@@ -260,6 +266,13 @@ export interface SubtreeWrites {
   deleteFolder(folderId: string, position: bigint): void;
   /** Removes everything under the folder as `deleteFolder` does; the folder stays with size 0 and `updated` unchanged. */
   clearContents(folderId: string, position: bigint): void;
+  /**
+   * Removes everything under a root user or collection that is going away (`DELETE /collection/:id`): every folder
+   * whose base parent it is, their items and files, ACL, ancestry and search rows, as `deleteFolder` does for a
+   * folder, and records `deleted` history rows (root `rootId`) for the folders it removed. The root's own row is the
+   * caller's to remove.
+   */
+  deleteUnderRoot(rootType: RootType, rootId: string, position: bigint): void;
   /**
    * Inserts the new root folder and copies, with ids `derive_id(opId, sourceId)`: every item (and file, referencing
    * the same blob) of each copied folder, and the subfolders `copier` may READ, recursively, as the read model stands
@@ -368,14 +381,16 @@ export interface CollectionWrites {
 export interface FolderWrites {
   /**
    * Inserts a folder; the adapter derives its ancestry and `baseParentType/Id` from the parent as stored now. Skipped
-   * when the parent folder is gone (a subtree delete removed it earlier in log order).
+   * when the parent folder is gone (a subtree delete removed it earlier in log order), or the parent collection (a
+   * collection delete earlier in log order removed everything under it).
    */
   insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void;
   /** Replaces the mutable fields of a folder (not its position in the tree); skipped when the folder is gone. */
   update(id: string, fields: Partial<Omit<FolderDoc, '_id' | 'parentId' | 'parentCollection' | 'baseParentType' | 'baseParentId'>>): void;
   /**
    * Moves a folder under a new parent; the adapter rewrites ancestry and base parent of the whole subtree. Skipped when
-   * the folder is gone; when the new parent folder is gone the moved subtree is removed with it (as by a delete).
+   * the folder is gone; when the new parent folder or collection is gone the moved subtree is removed with it (as by a
+   * delete).
    */
   move(id: string, parentType: ParentType, parentId: string, updated: string): void;
   delete(id: string): void;

@@ -28,8 +28,10 @@ export const collectionsProjection: Projection = {
     },
     CollectionDeleted: (event, tx) => {
       const { collectionId } = event.data as { collectionId: string };
-      // The folders rooted in the collection leave the read model with it (their streams do not record it yet).
-      tx.folders.deleteUnderRoot(collectionId);
+      // Everything under the collection goes with it, set-wise in this one transaction, as a folder delete removes its
+      // subtree; the folders it removes get `deleted` history rows with the collection as root. Their bytes are
+      // reclaimed after the commit (deleteCollection in src/commands/collectionCommands.ts).
+      tx.subtree.deleteUnderRoot('collection', collectionId, event.position);
       tx.collections.delete(collectionId);
     },
   },

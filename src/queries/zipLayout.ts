@@ -57,26 +57,25 @@ export function sanitizeRoot(name: string): string {
   return sanitizeSegment(name.replace(/:/g, '_'));
 }
 
-/** Every row of a paged listing, one page in memory at a time (offset paging, sorted by `_id`). */
-async function* paged<T>(fetch: (paging: Paging) => Promise<Page<T>>, pageSize: number): AsyncGenerator<T> {
-  for (let offset = 0; ; offset += pageSize) {
+/** Every row of a paged listing from `start` on, one page in memory at a time (offset paging, sorted by `_id`). */
+async function* paged<T>(fetch: (paging: Paging) => Promise<Page<T>>, pageSize: number, start = 0): AsyncGenerator<T> {
+  for (let offset = start; ; offset += pageSize) {
     const page = await fetch({ limit: pageSize, offset, sort: '_id', sortdir: 1 });
     yield* page.rows;
     if (page.rows.length < pageSize) return;
   }
 }
 
-function mimeAccepts(mimeFilter: readonly unknown[] | undefined, file: FileDoc): boolean {
-  return !mimeFilter || mimeFilter.length === 0 || mimeFilter.includes(file.mimeType);
+function mimeAccepts(mimeFilter: readonly unknown[], file: FileDoc): boolean {
+  return mimeFilter.length === 0 || mimeFilter.includes(file.mimeType);
 }
 
 async function* itemEntries(source: LayoutSource, item: ItemDoc, dir: string, options: Required<LayoutOptions>): AsyncGenerator<ZipEntry> {
-  const first = await source.files.listForItem(item._id, { limit: options.pageSize, offset: 0, sort: '_id', sortdir: 1 });
+  const fetch = (paging: Paging) => source.files.listForItem(item._id, paging);
+  const first = await fetch({ limit: options.pageSize, offset: 0, sort: '_id', sortdir: 1 });
   const single = first.total === 1 && first.rows[0]?.name === item.name;
   const base = single ? dir : `${dir}/${sanitizeSegment(item.name)}`;
-  const rest = first.rows.length < options.pageSize
-    ? []
-    : paged((paging) => source.files.listForItem(item._id, { ...paging, offset: paging.offset + options.pageSize }), options.pageSize);
+  const rest = first.rows.length < options.pageSize ? [] : paged(fetch, options.pageSize, options.pageSize);
   for (const files of [first.rows, rest]) {
     for await (const file of files) {
       if (mimeAccepts(options.mimeFilter, file)) yield { entryPath: `${base}/${sanitizeSegment(file.name)}`, file };

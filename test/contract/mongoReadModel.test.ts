@@ -97,8 +97,17 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
       position,
     ),
   (tx) => tx.items.deleteInFolder('d'),
-  (tx, position) => tx.subtree.deleteFolder('b', position),
-  (tx, position) => tx.subtree.clearContents('copy', position),
+  (tx, position) => {
+    tx.history!.keepRemoved('b', false, position, '2024-03-03T00:00:00.000Z');
+    tx.subtree.deleteFolder('b', position);
+  },
+  (tx, position) => {
+    tx.history!.keepRemoved('copy', true, position, '2024-03-04T00:00:00.000Z');
+    tx.subtree.clearContents('copy', position);
+  },
+  // Restores what the delete two events before took (position 14), under another root.
+  (tx, position) => tx.history!.restoreFolder({ folderId: 'b', deletedPosition: 14n, parentType: 'user', parentId: 'u1', name: 'B again' }, position),
+  (tx) => tx.items.addSize('i2', 1),
 ];
 
 async function applyAll(readModel: MongoReadModel, events = EVENTS): Promise<void> {
@@ -127,6 +136,10 @@ describe('MongoReadModel: replays after an interruption (no transactions)', () =
     const { readModel } = await overStandIn(true);
     await applyAll(readModel);
     expect(await readModel.dump()).toEqual(expected);
+    // The history at work: the restore brought the deleted subtree back.
+    expect(await readModel.folders.get('b')).toMatchObject({ name: 'B again', parentId: 'u1', baseParentId: 'u1' });
+    expect(await readModel.folders.ancestorIds('d')).toEqual(['b']);
+    expect(await readModel.history.removedFolder('b')).toBeNull();
   });
 
   it('ends in the same state whatever write an event was interrupted after', async () => {

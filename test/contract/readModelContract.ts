@@ -579,5 +579,122 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect((await rm.collections.get('c1'))?.size).toBe(14);
       });
     });
+
+    describe('history (adapters that keep it)', () => {
+      const T2 = '2024-03-01T00:00:00.000Z';
+      beforeEach(async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice'));
+          tx.collections.put(collection('c1', 'Col'));
+        });
+        await apply((tx) => tx.folders.insert(folder('r', 'Root', { type: 'collection', id: 'c1' })));
+        await apply((tx) => tx.folders.insert(folder('s', 'Sub', { type: 'folder', id: 'r' })));
+        await apply((tx) => tx.folders.insert(folder('t', 'Deep', { type: 'folder', id: 's' })));
+        await apply((tx) => tx.folders.insert(folder('home', 'Home', { type: 'user', id: 'u1' })));
+        await apply((tx) => {
+          tx.items.insert(item('is', 'In sub', 's'));
+          tx.items.insert(item('it', 'In deep', 't'));
+          tx.items.insert(item('ir', 'In root', 'r'));
+        });
+        await apply((tx) => {
+          tx.files.insert(file('fs', 'is', 2, 'b'.repeat(64)));
+          tx.items.addSize('is', 2);
+          tx.files.insert(file('ft', 'it', 4, 'c'.repeat(64)));
+          tx.items.addSize('it', 4);
+          tx.files.insert(file('fr', 'ir', 1, 'a'.repeat(64)));
+          tx.items.addSize('ir', 1);
+        });
+      });
+      const history = () => rm.history!;
+      const skipWithout = () => rm.history === undefined;
+
+      it('keeps what a delete removes, and restores it under a new parent and name', async () => {
+        if (skipWithout()) return;
+        const removedAt = position + 1n;
+        await apply((tx) => {
+          tx.history!.keepRemoved('s', false, removedAt, T1);
+          tx.subtree.deleteFolder('s', removedAt);
+        });
+        expect(await rm.folders.get('s')).toBeNull();
+        const removed = await history().removedFolder('s');
+        expect(removed).toMatchObject({ position: removedAt, rootId: 's', operation: 'deleted', at: T1 });
+        expect(removed?.doc).toMatchObject({ _id: 's', name: 'Sub', parentId: 'r', baseParentId: 'c1', size: 2 });
+        expect(removed?.doc).not.toHaveProperty('ancestors');
+        expect(await history().removedFolder('r')).toBeNull();
+        expect((await history().removedItem('it'))?.doc).toMatchObject({ _id: 'it', folderId: 't', size: 4 });
+        expect(await history().removedItem('ir')).toBeNull();
+        const restorable = await history().restorable('s', removedAt);
+        expect(restorable.folderIds.sort()).toEqual(['s', 't']);
+        expect(restorable.blobIds.sort()).toEqual(['b'.repeat(64), 'c'.repeat(64)]);
+        expect((await history().restorable('t', removedAt)).folderIds).toEqual(['t']);
+        expect(await history().isBlobRetained('c'.repeat(64), T0)).toBe(true);
+        expect(await history().isBlobRetained('c'.repeat(64), T2)).toBe(false);
+        expect(await history().isBlobRetained('a'.repeat(64), T0)).toBe(false);
+        expect((await history().blobIdsRemovedBetween(T0, T2)).sort()).toEqual(['b'.repeat(64), 'c'.repeat(64)]);
+        expect(await history().blobIdsRemovedBetween(T2, '2025-01-01T00:00:00.000Z')).toEqual([]);
+        expect((await rm.collections.get('c1'))?.size).toBe(1);
+
+        const restoredAt = position + 1n;
+        await apply((tx) =>
+          tx.history!.restoreFolder({ folderId: 's', deletedPosition: removedAt, parentType: 'folder', parentId: 'home', name: 'Back' }, restoredAt),
+        );
+        expect(await rm.folders.get('s')).toMatchObject({ name: 'Back', lowerName: 'back', parentId: 'home', baseParentType: 'user', baseParentId: 'u1', size: 2 });
+        expect(await rm.folders.ancestorIds('t')).toEqual(['home', 's']);
+        expect(await rm.items.get('it')).toMatchObject({ folderId: 't', baseParentId: 'u1', size: 4 });
+        expect(await rm.files.get('ft')).toMatchObject({ itemId: 'it', blobId: 'c'.repeat(64) });
+        expect((await rm.users.get('u1'))?.size).toBe(6);
+        expect((await rm.subtree.subtreeOpsFor('t')).map((o) => [o.operation, o.rootId])).toEqual([['deleted', 's'], ['restored', 's']]);
+        expect(await history().removedFolder('s')).toBeNull();
+        expect(await history().restorable('s', removedAt)).toEqual({ folderIds: [], blobIds: [] });
+        // Restoring again (the folder is live) changes nothing.
+        const before = await rm.dump();
+        await apply((tx) =>
+          tx.history!.restoreFolder({ folderId: 's', deletedPosition: removedAt, parentType: 'collection', parentId: 'c1', name: 'Again' }, position + 1n),
+        );
+        expect(await rm.folders.get('s')).toMatchObject({ name: 'Back' });
+        expect((await rm.dump()).rm_folders).toEqual(before.rm_folders);
+      });
+
+      it('keeps what emptying a folder removes (not the items directly in it)', async () => {
+        if (skipWithout()) return;
+        const at = position + 1n;
+        await apply((tx) => {
+          tx.history!.keepRemoved('r', true, at, T1);
+          tx.subtree.clearContents('r', at);
+        });
+        expect(await history().removedFolder('s')).toMatchObject({ rootId: 'r', operation: 'cleared' });
+        expect(await history().removedFolder('r')).toBeNull();
+        expect(await history().removedItem('ir')).toBeNull();
+        expect((await history().restorable('r', at)).folderIds).toEqual([]);
+      });
+
+      it('answers where a folder was, what a parent held and how big a folder was at a position', async () => {
+        if (skipWithout()) return;
+        const created = position - 4n; // 's' was the third of beforeEach's seven events
+        const beforeMove = position;
+        await apply((tx) => tx.folders.move('s', 'folder', 'home', T1));
+        const moved = position;
+        await apply((tx) => tx.items.addSize('is', 10));
+        expect(await history().placementAt('s', beforeMove)).toEqual({
+          folderId: 's', parentType: 'folder', parentId: 'r', baseParentType: 'collection', baseParentId: 'c1', from: created, to: moved,
+        });
+        expect(await history().placementAt('s', moved)).toEqual({
+          folderId: 's', parentType: 'folder', parentId: 'home', baseParentType: 'user', baseParentId: 'u1', from: moved, to: null,
+        });
+        expect(await history().placementAt('s', created - 1n)).toBeNull();
+        expect((await history().placementAt('t', moved))?.baseParentId).toBe('u1');
+        expect((await history().placementAt('t', beforeMove))?.baseParentId).toBe('c1');
+        expect(await history().childrenAt('folder', 'r', beforeMove)).toEqual(['s']);
+        expect(await history().childrenAt('folder', 'r', moved)).toEqual([]);
+        expect(await history().childrenAt('folder', 'home', moved)).toEqual(['s']);
+        expect(await history().sizeAt('s', beforeMove)).toBe(2);
+        expect(await history().sizeAt('s', position)).toBe(12);
+        expect(await history().sizeAt('s', created)).toBe(0);
+        const deletedAt = position + 1n;
+        await apply((tx) => tx.subtree.deleteFolder('home', deletedAt));
+        expect(await history().placementAt('s', deletedAt)).toBeNull();
+        expect((await history().placementAt('s', deletedAt - 1n))?.to).toBe(deletedAt);
+      });
+    });
   });
 }

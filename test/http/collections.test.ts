@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { rebuild } from '../../src/projections/rebuild';
@@ -294,6 +296,83 @@ describe('collections', () => {
       const recreated = await api('post', 'collection', admin.token, { name: 'D Target' });
       expect(recreated.status).toBe(200);
       expect(recreated.body._id).not.toBe(c._id);
+    });
+
+    it('removes every folder, item and file under the collection and reclaims the bytes nothing else references', async () => {
+      const c = await create('D Whole');
+      const folder = async (parentType: string, parentId: string, name: string) => {
+        const res = await api('post', 'folder', admin.token, { parentType, parentId, name });
+        expect(res.status).toBe(200);
+        return res.body._id as string;
+      };
+      const item = async (folderId: string, name: string) => {
+        const res = await api('post', 'item', admin.token, { folderId, name });
+        expect(res.status).toBe(200);
+        return res.body._id as string;
+      };
+      const upload = async (parentType: 'folder' | 'item', parentId: string, name: string, bytes: Buffer) => {
+        const res = await request(server.app)
+          .post('/api/v1/file')
+          .query({ parentType, parentId, name, size: bytes.length })
+          .set('Service-Token', admin.token)
+          .set('Content-Type', 'application/octet-stream')
+          .send(bytes);
+        expect(res.status).toBe(200);
+        return res.body as { _id: string; itemId: string };
+      };
+      const rm = server.runtime.services.readModel;
+      const blobOf = async (fileId: string) => (await rm.files.get(fileId))!.blobId;
+      const blobFile = (blobId: string) => path.join(server.dataDir, 'blobs', blobId.slice(0, 2), blobId);
+
+      const top = await folder('collection', c._id, 'Top');
+      const sub = await folder('folder', top, 'Sub');
+      const deep = await folder('folder', sub, 'Deep');
+      const other = await folder('collection', c._id, 'Other');
+      const folderIds = [top, sub, deep, other];
+      const topItem = await item(top, 'top item');
+      const deepItem = await item(deep, 'deep item');
+      const files = [
+        await upload('item', topItem, 'a.bin', Buffer.from('collection delete: bytes of a')),
+        await upload('item', deepItem, 'b.bin', Buffer.from('collection delete: bytes of b')),
+        await upload('folder', sub, 'uploaded.txt', Buffer.from('collection delete: an upload into a folder')),
+        await upload('folder', other, 'shared.bin', Buffer.from('collection delete: bytes also outside')),
+      ];
+      const itemIds = [topItem, deepItem, files[2].itemId, files[3].itemId];
+      // The same bytes in a folder outside the collection: that blob stays.
+      const adminFolders = await api('get', `folder?parentType=user&parentId=${admin._id}`, admin.token);
+      const outside = await upload('folder', adminFolders.body[0]._id, 'shared.bin', Buffer.from('collection delete: bytes also outside'));
+      const blobs = await Promise.all(files.map((f) => blobOf(f._id)));
+      expect(await blobOf(outside._id)).toBe(blobs[3]);
+      for (const blobId of blobs) expect(fs.existsSync(blobFile(blobId))).toBe(true);
+      expect((await api('get', `collection/${c._id}`, admin.token)).body.size).toBeGreaterThan(0);
+
+      const res = await api('delete', `collection/${c._id}`, admin.token);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ message: 'Deleted collection D Whole.' });
+
+      for (const id of folderIds) {
+        const gone = await api('get', `folder/${id}`, admin.token);
+        expect([gone.status, gone.body]).toEqual([400, { message: `Invalid folder id (${id}).`, type: 'rest' }]);
+      }
+      for (const id of itemIds) {
+        const gone = await api('get', `item/${id}`, admin.token);
+        expect([gone.status, gone.body]).toEqual([400, { message: `Invalid item id (${id}).`, type: 'rest' }]);
+      }
+      for (const { _id: id } of files) {
+        const gone = await api('get', `file/${id}`, admin.token);
+        expect([gone.status, gone.body]).toEqual([400, { message: `Invalid file id (${id}).`, type: 'rest' }]);
+      }
+      expect(blobs.slice(0, 3).map((b) => fs.existsSync(blobFile(b)))).toEqual([false, false, false]);
+      expect(fs.existsSync(blobFile(blobs[3]))).toBe(true);
+      expect((await api('get', `file/${outside._id}/download`, admin.token)).status).toBe(200);
+      // History index: each removed folder was deleted along with the collection.
+      for (const id of folderIds) {
+        expect((await rm.subtree.subtreeOpsFor(id)).map((op) => [op.operation, op.rootId])).toEqual([['deleted', c._id]]);
+      }
+
+      const live = await rm.dump();
+      await rebuild(server.runtime.services.eventStore, rm);
+      expect(await rm.dump()).toEqual(live);
     });
   });
 

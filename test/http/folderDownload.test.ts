@@ -25,24 +25,29 @@ interface ZipFileEntry {
   flags: number;
 }
 
-/** Every entry of a zip, read with yauzl (which refuses absolute paths, `..` segments and backslashes). */
-function readZip(buffer: Buffer): Promise<ZipFileEntry[]> {
+/**
+ * Every entry of a zip, read with yauzl (which refuses absolute paths, `..` segments and backslashes); with
+ * `data: false` only the central directory is read (names and sizes, `data` left empty).
+ */
+function readZip(buffer: Buffer, options: { data: boolean } = { data: true }): Promise<ZipFileEntry[]> {
   return new Promise((resolve, reject) => {
     yauzl.fromBuffer(buffer, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true }, (error, zip) => {
       if (error || !zip) return reject(error ?? new Error('no zip'));
       const entries: ZipFileEntry[] = [];
+      const add = (entry: yauzl.Entry, data: Buffer) => {
+        entries.push({ name: entry.fileName, data, compressionMethod: entry.compressionMethod, flags: entry.generalPurposeBitFlag });
+        zip.readEntry();
+      };
       zip.on('error', reject);
       zip.on('end', () => resolve(entries));
       zip.on('entry', (entry: yauzl.Entry) => {
+        if (!options.data) return add(entry, Buffer.alloc(0));
         zip.openReadStream(entry, (streamError, stream) => {
           if (streamError || !stream) return reject(streamError ?? new Error('no stream'));
           const chunks: Buffer[] = [];
           stream.on('data', (c: Buffer) => chunks.push(c));
           stream.on('error', reject);
-          stream.on('end', () => {
-            entries.push({ name: entry.fileName, data: Buffer.concat(chunks), compressionMethod: entry.compressionMethod, flags: entry.generalPurposeBitFlag });
-            zip.readEntry();
-          });
+          stream.on('end', () => add(entry, Buffer.concat(chunks)));
         });
       });
       zip.readEntry();
@@ -321,6 +326,30 @@ describe('streaming', () => {
     }
   });
 
+  it('answers a failure before any byte is sent with a JSON error, and cuts the connection after', async () => {
+    const folder = await createFolder(alice, alicePublic, 'Failing');
+    await upload(alice, 'folder', folder, 'one.bin', crypto.randomBytes(10));
+    await upload(alice, 'folder', folder, 'two.bin', crypto.randomBytes(10));
+    const blobs = server.runtime.services.blobs;
+    const first = jest.spyOn(blobs, 'get').mockRejectedValueOnce(new Error('the disk is gone'));
+    try {
+      const res = await download(folder, alice);
+      expect(res.status).toBe(500);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['content-disposition']).toBeUndefined();
+      expect(jsonOf(res.body)).toMatchObject({ type: 'internal' });
+    } finally {
+      first.mockRestore();
+    }
+    const original = blobs.get.bind(blobs);
+    const second = jest.spyOn(blobs, 'get').mockImplementationOnce(original).mockRejectedValueOnce(new Error('the disk is gone'));
+    try {
+      await expect(download(folder, alice)).rejects.toThrow();
+    } finally {
+      second.mockRestore();
+    }
+  });
+
   it('writes zip64 records from 65535 entries, so that readers find them all', async () => {
     const count = 65535;
     expect(needsZip64({ entries: count, bytes: count, nameBytes: count * 12 })).toBe(true);
@@ -337,7 +366,7 @@ describe('streaming', () => {
     // The zip64 end of central directory record and its locator.
     expect(archive.includes(Buffer.from([0x50, 0x4b, 0x06, 0x06]))).toBe(true);
     expect(archive.includes(Buffer.from([0x50, 0x4b, 0x06, 0x07]))).toBe(true);
-    const zip = await readZip(archive);
+    const zip = await readZip(archive, { data: false });
     expect(zip).toHaveLength(count);
     expect(zip[count - 1].name).toBe(`R/${count - 1}`);
   }, 120_000);

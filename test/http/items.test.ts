@@ -374,6 +374,63 @@ describe('items', () => {
     });
   });
 
+  describe('item names and subtree operations (the read model decides whether a name is taken)', () => {
+    it('gives an item the plain name again once DELETE /folder/:id/contents removed its holder', async () => {
+      const folder = await newFolder(alice, privateId, 'cleared names');
+      expect((await newItem(alice, folder, 'report')).name).toBe('report');
+      expect((await newItem(alice, folder, 'report')).name).toBe('report (1)');
+      const sub = await newFolder(alice, folder, 'sub');
+      expect((await newItem(alice, sub, 'deep')).name).toBe('deep');
+      expect((await as(alice).delete(`/folder/${folder}/contents`)).status).toBe(200);
+      expect((await newItem(alice, folder, 'report')).name).toBe('report');
+      // The name of a removed subfolder is free for an item too.
+      expect((await newItem(alice, folder, 'sub')).name).toBe('sub');
+      // And a subtree delete frees the names of what it removed in the folder's parent.
+      const gone = await newFolder(alice, folder, 'gone');
+      expect((await as(alice).delete(`/folder/${gone}`)).status).toBe(200);
+      expect((await newItem(alice, folder, 'gone')).name).toBe('gone');
+    });
+
+    it('renames a new item whose name an item created by a folder copy holds', async () => {
+      const source = await newFolder(alice, privateId, 'copy source');
+      const original = await newItem(alice, source, 'doc');
+      const copy = await as(alice).post(`/folder/${source}/copy`);
+      expect(copy.status).toBe(200);
+      const copied = await as(alice).get('/item').query({ folderId: copy.body._id });
+      expect(copied.body.map((i: { name: string }) => i.name)).toEqual(['doc']);
+      const copiedId = copied.body[0]._id as string;
+      expect(copiedId).not.toBe(original._id);
+      expect((await newItem(alice, copy.body._id, 'doc')).name).toBe('doc (1)');
+      // reuseExisting finds the copied item.
+      expect((await newItem(alice, copy.body._id, 'doc', { reuseExisting: 'true' }))._id).toBe(copiedId);
+      // Renaming another item onto the copied item's name is renamed as well.
+      const other = await newItem(alice, copy.body._id, 'other');
+      const renamed = await as(alice).put(`/item/${other._id}`).query({ name: 'doc' });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body.name).toBe('doc (2)');
+    });
+
+    it('gives 30 parallel POST /item with one name 30 distinct names: n, n (1) … n (29)', async () => {
+      const folder = await newFolder(alice, privateId, 'parallel');
+      const responses = await Promise.all(Array.from({ length: 30 }, () => as(alice).post('/item').query({ folderId: folder, name: 'n' })));
+      expect(responses.map((r) => r.status)).toEqual(Array(30).fill(200));
+      const expected = ['n', ...Array.from({ length: 29 }, (_, i) => `n (${i + 1})`)];
+      expect(responses.map((r) => r.body.name).sort()).toEqual([...expected].sort());
+      const listed = await as(alice).get('/item').query({ folderId: folder, limit: 100 });
+      expect(listed.body.map((i: { name: string }) => i.name).sort()).toEqual([...expected].sort());
+    });
+
+    it('lets parallel reuseExisting requests for one name share one item', async () => {
+      const folder = await newFolder(alice, privateId, 'parallel reuse');
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, () => as(alice).post('/item').query({ folderId: folder, name: 'shared', reuseExisting: 'true' })),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(new Set(responses.map((r) => r.body._id)).size).toBe(1);
+      expect((await as(alice).get('/item').query({ folderId: folder })).body).toHaveLength(1);
+    });
+  });
+
   it('rebuilds exactly the live items, files and sizes from the log', async () => {
     const { readModel, eventStore } = server.runtime.services;
     const live = await readModel.dump();

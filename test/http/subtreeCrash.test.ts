@@ -24,7 +24,8 @@ interface Service {
 function startService(dataDir: string): Promise<Service> {
   const proc = spawn(process.execPath, ['-r', 'tsx/cjs', 'src/cli/main.ts', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'development' },
+    // BLOB_RETENTION_DAYS=0: deleted bytes are not kept for restore, so the sweep must leave none unreferenced.
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'development', BLOB_RETENTION_DAYS: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));

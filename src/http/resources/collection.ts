@@ -109,7 +109,7 @@ export const collectionResource: Resource = {
       params: [],
       async handler({ path, services, principal, meta }) {
         const collection = await loadModel(services, 'collection', path.id, principal.viewer, 2);
-        await deleteCollection(services.commands, collection._id, meta);
+        await deleteCollection(services, collection._id, meta);
         return { message: `Deleted collection ${collection.name}.` };
       },
     }),

@@ -108,7 +108,13 @@ export const folderDownloadRoutes: RouteDef<AnyParams>[] = [
         res.end();
         return RESPONSE_SENT;
       }
-      await writeZip(layout(), services.blobs, res, { forceZip64 });
+      try {
+        await writeZip(layout(), services.blobs, res, { forceZip64 });
+      } catch (error) {
+        // Nothing written yet (the first blob failed): the error goes out as JSON, not as an attachment.
+        if (!res.headersSent) res.removeHeader('Content-Disposition');
+        throw error;
+      }
       return RESPONSE_SENT;
     },
   }),

@@ -2,6 +2,11 @@ import type { RouteDef, AnyParams } from '../routeTable';
 import { Scope, route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { findFolders, folderAccessList, folderDetails, folderRootPath, getFolder } from '../../queries/folderQueries';
+import { getFolderAt, listFoldersAt } from '../../queries/pointInTime';
+import { RestError } from '../../domain/errors';
+
+const atParam = () =>
+  param.string('at', { description: 'Read as it was then: an ISO 8601 time or a log position (ADMIN on the folder or parent now).' });
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
@@ -21,8 +26,19 @@ export const folderReadRoutes: RouteDef<AnyParams>[] = [
         description: 'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
       }),
       ...pagingParams('lowerName'),
+      atParam(),
     ],
     async handler({ params, services, principal, setTotalCount }) {
+      if (params.at !== undefined) {
+        if (!params.parentType || !params.parentId) throw new RestError('The at parameter needs parentType and parentId.');
+        if (params.text) throw new RestError('The at parameter cannot be combined with text.');
+        const past = await listFoldersAt(services, principal.viewer, {
+          parentType: params.parentType, parentId: params.parentId, at: params.at, ...(params.name ? { name: params.name } : {}),
+          paging: pagingOf(params),
+        });
+        setTotalCount(past.total);
+        return past.rows;
+      }
       const page = await findFolders(services, principal.viewer, {
         parentType: params.parentType,
         parentId: params.parentId,
@@ -40,8 +56,9 @@ export const folderReadRoutes: RouteDef<AnyParams>[] = [
     summary: 'Get a folder by ID.',
     access: 'public',
     scope: [Scope.DATA_READ],
-    params: [],
-    handler: ({ path, services, principal }) => getFolder(services, principal.viewer, path.id),
+    params: [atParam()],
+    handler: ({ path, params, services, principal }) =>
+      params.at !== undefined ? getFolderAt(services, principal.viewer, path.id, params.at) : getFolder(services, principal.viewer, path.id),
   }),
   route({
     method: 'GET',

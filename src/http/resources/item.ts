@@ -8,6 +8,7 @@ import {
   copyItem, createItem, deleteItem, deleteItemMetadata, setItemMetadata, updateItem,
 } from '../../commands/itemCommands';
 import { fileView, findItems, itemView, loadFolderParam, loadItem } from '../../queries/itemQueries';
+import { itemHistoryRoutes } from './itemHistory';
 
 const READ = 0;
 const WRITE = 1;
@@ -212,5 +213,6 @@ export const itemResource: Resource = {
         return currentView(services, id);
       },
     }),
+    ...itemHistoryRoutes,
   ],
 };

@@ -13,6 +13,11 @@ export const COLLECTIONS = {
   items: 'items',
   files: 'files',
   subtreeOps: 'subtree_ops',
+  deletedFolders: 'deleted_folders',
+  deletedItems: 'deleted_items',
+  deletedFiles: 'deleted_files',
+  folderTree: 'folder_tree',
+  folderSizes: 'folder_sizes',
   checkpoints: 'checkpoints',
 } as const;
 
@@ -96,5 +101,24 @@ export const INDEXES: Record<CollectionName, IndexDescription[]> = {
     { key: { blobId: 1 }, name: 'blob' },
   ],
   subtreeOps: [{ key: { folderId: 1, stamp: 1 }, name: 'folder_position' }],
+  deletedFolders: [
+    { key: { id: 1, stamp: -1 }, name: 'id_position' },
+    { key: { stamp: 1, 'doc.ancestors': 1 }, name: 'position_ancestors' },
+  ],
+  deletedItems: [
+    { key: { id: 1, stamp: -1 }, name: 'id_position' },
+    { key: { stamp: 1, folderId: 1 }, name: 'position_folder' },
+  ],
+  deletedFiles: [
+    { key: { stamp: 1, itemId: 1 }, name: 'position_item' },
+    { key: { blobId: 1, deletedAt: 1 }, name: 'blob_time' },
+    { key: { deletedAt: 1 }, name: 'time' },
+  ],
+  folderTree: [
+    { key: { folderId: 1, from: 1 }, name: 'folder_from' },
+    { key: { parentId: 1, from: 1 }, name: 'parent_from' },
+    { key: { baseParentId: 1, to: 1 }, name: 'base_open' },
+  ],
+  folderSizes: [{ key: { folderId: 1, position: -1 }, name: 'folder_position' }],
   checkpoints: [],
 };

@@ -37,9 +37,11 @@ function aclRows(docs: Document[]): string[] {
 export async function dumpGeneration(collections: GenerationCollections): Promise<Record<string, unknown[]>> {
   const all = async (name: Parameters<GenerationCollections['get']>[0]) =>
     collections.get(name).find({}, { projection: { _rev: 0 } }).toArray();
-  const [users, tokens, apiKeys, collectionDocs, folders, items, files, subtreeOps] = await Promise.all([
-    all('users'), all('tokens'), all('apiKeys'), all('collections'), all('folders'), all('items'), all('files'), all('subtreeOps'),
-  ]);
+  const [users, tokens, apiKeys, collectionDocs, folders, items, files, subtreeOps, deletedFolders, deletedItems, deletedFiles, tree, sizes] =
+    await Promise.all([
+      all('users'), all('tokens'), all('apiKeys'), all('collections'), all('folders'), all('items'), all('files'), all('subtreeOps'),
+      all('deletedFolders'), all('deletedItems'), all('deletedFiles'), all('folderTree'), all('folderSizes'),
+    ]);
   const ancestors: string[] = [];
   for (const folder of folders) {
     const list = (folder.ancestors as string[] | undefined) ?? [];
@@ -49,8 +51,13 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     rm_acl: aclRows([...users, ...collectionDocs, ...folders]),
     rm_api_keys: apiKeys.map(row),
     rm_collections: collectionDocs.map(row),
+    rm_deleted_files: deletedFiles.map(row),
+    rm_deleted_folders: deletedFolders.map(row),
+    rm_deleted_items: deletedItems.map(row),
     rm_files: files.map(row),
     rm_folder_ancestors: ancestors,
+    rm_folder_sizes: sizes.map(row),
+    rm_folder_tree: tree.map(row),
     rm_folders: folders.map(row),
     rm_items: items.map(row),
     rm_subtree_ops: subtreeOps.map(row),

@@ -6,8 +6,9 @@ import type { Paging } from '../../../http/params';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
-import { addRootSize } from './sizes';
+import { addFolderSize, addRootSize } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import { closePlacement, openPlacement, recordSizeChange } from './historyStore';
 
 /**
  * Folders, shaped like Girder's folder documents: `ancestors` lists the ids of the folders above, root-most first,
@@ -134,9 +135,11 @@ interface Position {
 
 /**
  * Where a folder under `parentType/parentId` sits: its ancestry and base parent, read from the parent as stored; null
- * when the parent folder is gone (a subtree delete removed it earlier in log order).
+ * when the parent folder is gone (a subtree delete removed it earlier in log order), or the parent collection (a
+ * collection delete removed everything under it).
  */
 async function positionUnder(w: WriteScope, parentType: ParentType, parentId: string): Promise<Position | null> {
+  if (parentType === 'collection' && !(await w.findOne('collections', { _id: parentId }, { projection: { _id: 1 } }))) return null;
   if (parentType !== 'folder') return { ancestors: [], baseParentType: parentType, baseParentId: parentId };
   const parent = await w.findOne('folders', { _id: parentId }, { projection: { ancestors: 1, baseParentType: 1, baseParentId: 1 } });
   if (!parent) return null;
@@ -153,10 +156,13 @@ export function folderWrites(log: OperationLog): FolderWrites {
       const fields = defined(doc);
       log.record(async (w) => {
         const position = await positionUnder(w, doc.parentCollection, doc.parentId);
-        // The parent was removed by a subtree delete earlier in log order (the creation raced the delete of an
-        // ancestor): the new folder is treated as deleted along with that ancestor.
+        // The parent was removed by a subtree or collection delete earlier in log order (the creation raced the
+        // delete of an ancestor): the new folder is treated as deleted along with that ancestor.
         if (!position) return;
-        w.put('folders', { ...fields, lowerName: doc.name.toLowerCase(), ...position });
+        const stored = { ...fields, lowerName: doc.name.toLowerCase(), ...position };
+        openPlacement(w, [stored]);
+        recordSizeChange(w, doc._id, doc.size);
+        w.put('folders', stored);
       });
     },
 
@@ -171,12 +177,12 @@ export function folderWrites(log: OperationLog): FolderWrites {
 
     move(id, parentType, parentId, updated) {
       log.record(async (w) => {
-        const folder = await w.findOne('folders', { _id: id }, { projection: { _rev: 1, baseParentType: 1, baseParentId: 1 } });
+        const folder = await w.findOne('folders', { _id: id }, { projection: { _rev: 1, parentCollection: 1, parentId: 1, baseParentType: 1, baseParentId: 1 } });
         // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
         if (!folder || w.wroteAlready(folder)) return;
         const to = await positionUnder(w, parentType, parentId);
         if (!to) {
-          // Moved into a folder that a subtree delete removed earlier in log order: the moved subtree goes with it.
+          // Moved into a folder (or collection) deleted earlier in log order: the moved subtree goes with it.
           await removeSubtree(w, id, false);
           return;
         }
@@ -197,10 +203,22 @@ export function folderWrites(log: OperationLog): FolderWrites {
           true,
         );
         const from = { type: folder.baseParentType as RootType, id: folder.baseParentId as string };
-        const ids = (await w.find('folders', subtree(id), { projection: { _id: 1 } })).map((d) => d._id as string);
+        const below = await w.find('folders', under(id), { projection: { parentCollection: 1, parentId: 1 } });
+        const ids = [id, ...below.map((d) => d._id)];
         // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
         w.update('items', { folderId: { $in: ids } }, { $set: { baseParentType: to.baseParentType, baseParentId: to.baseParentId } }, true);
-        if (from.type !== to.baseParentType || from.id !== to.baseParentId) {
+        // History: the folder is placed anew, and so is every folder below when the root changes.
+        const rootChanged = from.type !== to.baseParentType || from.id !== to.baseParentId;
+        const base = { baseParentType: to.baseParentType, baseParentId: to.baseParentId };
+        const placed: Parameters<typeof openPlacement>[1] = [];
+        if (rootChanged || folder.parentCollection !== parentType || folder.parentId !== parentId) {
+          placed.push({ _id: id, parentCollection: parentType, parentId, ...base });
+        }
+        if (rootChanged) {
+          for (const d of below) placed.push({ _id: d._id, parentCollection: d.parentCollection as ParentType, parentId: d.parentId as string, ...base });
+        }
+        openPlacement(w, placed);
+        if (rootChanged) {
           const [sum] = await w.aggregate('folders', [{ $match: subtree(id) }, { $group: { _id: null, total: { $sum: '$size' } } }]);
           const total = (sum?.total as number | undefined) ?? 0;
           addRootSize(w, from.type, from.id, -total);
@@ -214,19 +232,23 @@ export function folderWrites(log: OperationLog): FolderWrites {
     },
 
     addSize(id, delta) {
-      log.record(async (w) => w.increment('folders', id, 'size', delta));
+      log.record(async (w) => addFolderSize(w, id, delta));
     },
 
     delete(id) {
       log.record(async (w) => {
         // As the SQLite adapter's closure rows: folders below forget the deleted folder as an ancestor.
         w.update('folders', under(id), { $pull: { ancestors: id } }, true);
+        closePlacement(w, { folderId: id });
         w.remove('folders', { _id: id });
       });
     },
 
     deleteUnderRoot(rootId) {
-      log.record(async (w) => w.remove('folders', { baseParentId: rootId }, true));
+      log.record(async (w) => {
+        closePlacement(w, { baseParentId: rootId });
+        w.remove('folders', { baseParentId: rootId }, true);
+      });
     },
 
     /**

@@ -6,7 +6,7 @@ import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { physicalName, type StoredDoc } from './collections';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
-import { addRootSize, moveSize } from './sizes';
+import { addFolderSize, addRootSize, moveSize } from './sizes';
 
 /**
  * Items and files, shaped like Girder's documents. An item has no ACL of its own: its folder's applies, so the item
@@ -145,7 +145,7 @@ function deleteItems(w: WriteScope, items: ItemPosition[]): void {
     root.size += item.size;
     roots.set(key, root);
   }
-  for (const [folderId, size] of folders) w.increment('folders', folderId, 'size', -size);
+  for (const [folderId, size] of folders) addFolderSize(w, folderId, -size);
   for (const root of roots.values()) addRootSize(w, root.type, root.id, -root.size);
   const ids = items.map((i) => i._id);
   w.remove('files', { itemId: { $in: ids } }, true);
@@ -222,7 +222,7 @@ export function itemWrites(log: OperationLog): ItemWrites {
       log.record(async (w) => {
         const item = await itemPosition(w, id);
         if (!item || w.wroteAlready(item)) return;
-        w.increment('folders', item.folderId, 'size', delta);
+        addFolderSize(w, item.folderId, delta);
         addRootSize(w, item.baseParentType, item.baseParentId, delta);
         w.increment('items', id, 'size', delta);
       });

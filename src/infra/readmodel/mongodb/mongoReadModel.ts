@@ -5,6 +5,7 @@ import { MongoCollections, collectionWrites } from './collectionsStore';
 import { MongoFolders, folderWrites } from './foldersStore';
 import { MongoFiles, MongoItems, fileWrites, itemWrites } from './itemsStore';
 import { MongoSubtree, subtreeWrites } from './subtreeStore';
+import { MongoHistory, historyWrites } from './historyStore';
 import { Generations } from './generations';
 import type { GenerationCollections } from './collections';
 import { OperationLog, positionStamp, runOperations } from './writes';
@@ -31,7 +32,14 @@ export interface MongoReadModelOptions {
  *   per-document stamp and the checkpoint document moves last, so replaying an event changes nothing even without a
  *   transaction; when the deployment supports transactions, each event's writes and checkpoint commit atomically.
  * - `reset()` starts a blue/green rebuild (generations.ts): the replay fills a new generation of collections while
- *   readers keep the current one, and the alias switches once the new one has caught up.
+ *   readers keep the current one, and the alias switches once the new one has caught up. Run a rebuild from its own
+ *   process (or while this instance's projector is idle): after `reset()`, every `apply` of this instance goes to the
+ *   generation being built.
+ * - Subtree operations are set-wise over `ancestors` (subtreeStore.ts); history (removed documents, placement and
+ *   sizes over time, restore) is kept like the SQLite adapter keeps it (historyStore.ts).
+ * - Each event's writes go out as ordered `bulkWrite`s (one per run of writes to the same collection, flushed before
+ *   each read); events are not batched together, since every event's writes derive from the state the previous one
+ *   left and its checkpoint must move with them.
  */
 export class MongoReadModel implements ReadModel {
   readonly users: MongoUsers;
@@ -42,6 +50,7 @@ export class MongoReadModel implements ReadModel {
   readonly items: MongoItems;
   readonly files: MongoFiles;
   readonly subtree: MongoSubtree;
+  readonly history: MongoHistory;
   private readonly generations: Generations;
   /** The generation this instance's `reset()` is filling, until it becomes current. */
   private building: number | null = null;
@@ -62,6 +71,7 @@ export class MongoReadModel implements ReadModel {
     this.items = new MongoItems(source, () => this.generations.readable());
     this.files = new MongoFiles(source);
     this.subtree = new MongoSubtree(source);
+    this.history = new MongoHistory(source);
   }
 
   /** Opens the read models in `db` (creating the alias and the first generation's indexes on a fresh database). */
@@ -179,6 +189,7 @@ function transactionOf(log: OperationLog): ReadModelTx {
     items: itemWrites(log),
     files: fileWrites(log),
     subtree: subtreeWrites(log),
+    history: historyWrites(log),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { RootType } from '../../../ports/readModel';
 import type { CollectionName } from './collections';
 import type { WriteScope } from './writes';
+import { recordSizeChange } from './historyStore';
 
 /**
  * Size bookkeeping (Girder §0), as in the SQLite adapter: a folder's `size` is the sum of the items directly in it,
@@ -9,6 +10,13 @@ import type { WriteScope } from './writes';
  */
 export function rootCollection(type: RootType): CollectionName {
   return type === 'user' ? 'users' : 'collections';
+}
+
+/** Adds `delta` to a folder's size (its direct items), and records the change for the history. */
+export function addFolderSize(w: WriteScope, id: string, delta: number): void {
+  if (delta === 0) return;
+  w.increment('folders', id, 'size', delta);
+  recordSizeChange(w, id, delta);
 }
 
 /** Adds `delta` to a root user's or collection's size. */
@@ -28,8 +36,8 @@ export function moveSize(
 ): void {
   if (delta === 0) return;
   if (from.folderId !== to.folderId) {
-    w.increment('folders', from.folderId, 'size', -delta);
-    w.increment('folders', to.folderId, 'size', delta);
+    addFolderSize(w, from.folderId, -delta);
+    addFolderSize(w, to.folderId, delta);
   }
   if (from.rootType !== to.rootType || from.rootId !== to.rootId) {
     addRootSize(w, from.rootType, from.rootId, -delta);

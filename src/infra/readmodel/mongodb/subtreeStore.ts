@@ -8,6 +8,7 @@ import type { OperationLog, WriteScope } from './writes';
 import { deriveId } from '../sqlite/subtreeStore';
 import { and, defined, readableFilter } from './queryHelpers';
 import { addRootSize } from './sizes';
+import { closePlacement, openPlacement, recordSizeChange } from './historyStore';
 
 /**
  * Subtree operations (docs/subtree-operations.md), applied set-wise over `ancestors`: a delete is `deleteMany` of the
@@ -59,6 +60,10 @@ export async function removeSubtree(
     w.remove('files', { itemId: { $in: itemIds } }, true);
     w.remove('items', { _id: { $in: itemIds } }, true);
   }
+  closePlacement(w, { folderId: { $in: keepRoot ? folderIds.slice(1) : folderIds } });
+  // History: each removed folder's size drops to 0 (a restore adds it back), as does an emptied folder's.
+  recordSizeChange(w, folderId, -rootSize);
+  for (const d of descendants) recordSizeChange(w, d._id, -(d.size as number));
   w.remove('folders', under(folderId), true);
   // The folder itself last: once it is gone (or emptied), the whole operation was applied.
   if (keepRoot) w.update('folders', { _id: folderId }, { $set: { size: 0 } });
@@ -105,14 +110,21 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   // 2. Folders: descendants inherit from their new parent as on creation (public, or false; its ACL), and keep their
   //    source's name, description, metadata, publicFlags and size (all items are copied).
   const inherited = c.public ?? false;
+  const placed: Parameters<typeof openPlacement>[1] = [];
+  const copies: StoredDoc[] = [];
   for (const f of folders) {
     const inside = (f.ancestors as string[]).slice(sourceDepth).map((id) => map.get(id)!);
-    w.put('folders', defined({
+    copies.push(defined({
       _id: map.get(f._id)!, name: f.name, lowerName: f.lowerName, description: f.description, creatorId: c.creatorId,
       created: c.created, updated: c.created, size: f.size, public: inherited, publicFlags: f.publicFlags, access: c.access,
       meta: f.meta ?? {}, parentCollection: 'folder', parentId: map.get(f.parentId as string)!, baseParentType: base.type,
       baseParentId: base.id, ancestors: [...base.ancestors, ...inside],
     }));
+  }
+  for (const copy of copies) {
+    placed.push({ _id: copy._id, parentCollection: 'folder', parentId: copy.parentId as string, baseParentType: base.type, baseParentId: base.id });
+    recordSizeChange(w, copy._id, copy.size as number);
+    w.put('folders', copy);
   }
 
   // 3. Items and files: every item of every copied folder; each file references the same blob (no bytes copied).
@@ -141,11 +153,33 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   // 5. History index, then the new root folder last.
   recordHistory(w, [...map.values()], position, 'copied', c.folderId);
   recordHistory(w, [...map.keys()], position, 'copiedFrom', c.folderId);
+  openPlacement(w, [...placed, { _id: c.folderId, parentCollection: c.parentType, parentId: c.parentId, baseParentType: base.type, baseParentId: base.id }]);
+  recordSizeChange(w, c.folderId, source.size as number);
   w.put('folders', defined({
     _id: c.folderId, name: c.name, lowerName: c.name.toLowerCase(), description: c.description, creatorId: c.creatorId, created: c.created,
     updated: c.created, size: source.size, public: c.public, publicFlags: c.publicFlags, access: c.access, meta: c.meta,
     parentCollection: c.parentType, parentId: c.parentId, baseParentType: base.type, baseParentId: base.id, ancestors: base.ancestors,
   }));
+}
+
+/**
+ * Removes every folder rooted under a user or collection that is going away, with their items and files, the root's
+ * size adjusted and `deleted` history rows (root `rootId`) recorded; the root's own document is the caller's.
+ */
+async function deleteUnderRoot(w: WriteScope, rootType: RootType, rootId: string, position: bigint): Promise<void> {
+  const folders = await w.find('folders', { baseParentId: rootId, baseParentType: rootType }, { projection: { size: 1 } });
+  if (folders.length === 0) return;
+  const ids = folders.map((f) => f._id);
+  addRootSize(w, rootType, rootId, -folders.reduce((sum, f) => sum + (f.size as number), 0));
+  recordHistory(w, ids, position, 'deleted', rootId);
+  for (const f of folders) recordSizeChange(w, f._id, -(f.size as number));
+  closePlacement(w, { folderId: { $in: ids } });
+  const itemIds = (await w.find('items', { folderId: { $in: ids } }, { projection: { _id: 1 } })).map((d) => d._id);
+  if (itemIds.length) {
+    w.remove('files', { itemId: { $in: itemIds } }, true);
+    w.remove('items', { _id: { $in: itemIds } }, true);
+  }
+  w.remove('folders', { _id: { $in: ids } }, true);
 }
 
 export class MongoSubtree implements SubtreeQueries {
@@ -187,6 +221,9 @@ export function subtreeWrites(log: OperationLog): SubtreeWrites {
     },
     clearContents(folderId, position) {
       log.record(async (w) => void (await removeSubtree(w, folderId, true, { position, rootId: folderId })));
+    },
+    deleteUnderRoot(rootType, rootId, position) {
+      log.record((w) => deleteUnderRoot(w, rootType, rootId, position));
     },
     copyFolder(copy, position) {
       log.record((w) => copyFolder(w, copy, position));

@@ -36,6 +36,8 @@ export function operationStamp(position: bigint, index: number): string {
 
 /** What an operation may do: read (after the earlier writes are flushed) and queue guarded writes. */
 export interface WriteScope {
+  /** The log position of the event being applied. */
+  readonly position: bigint;
   /** This operation's stamp. */
   readonly stamp: string;
   /** Whether `doc` was already written by this operation (or a later one): the operation finished before. */
@@ -50,6 +52,8 @@ export interface WriteScope {
   /** Adds `delta` to a numeric field of one document (nothing when the delta is 0). */
   increment(name: CollectionName, id: string, field: string, delta: number): void;
   remove(name: CollectionName, filter: Filter<StoredDoc>, many?: boolean): void;
+  /** Adds `inc` to the numeric fields of a document, creating it with `set` when missing (guarded upsert). */
+  accumulate(name: CollectionName, id: string, set: Record<string, unknown>, inc: Record<string, number>): void;
 }
 
 export type Operation = (scope: WriteScope) => Promise<void>;
@@ -117,6 +121,7 @@ class WriteBuffer {
 
 class Scope implements WriteScope {
   constructor(
+    readonly position: bigint,
     readonly stamp: string,
     private readonly collections: GenerationCollections,
     private readonly buffer: WriteBuffer,
@@ -172,6 +177,16 @@ class Scope implements WriteScope {
     if (delta !== 0) this.update(name, { _id: id }, { $inc: { [field]: delta } });
   }
 
+  accumulate(name: CollectionName, id: string, set: Record<string, unknown>, inc: Record<string, number>): void {
+    this.buffer.push({
+      name,
+      guardedUpsert: true,
+      operation: {
+        updateOne: { filter: { _id: id, _rev: { $lt: this.stamp } }, update: { $set: { ...set, _rev: this.stamp }, $inc: inc }, upsert: true },
+      },
+    });
+  }
+
   remove(name: CollectionName, filter: Filter<StoredDoc>, many = false): void {
     this.buffer.push({ name, guardedUpsert: false, operation: many ? { deleteMany: { filter } } : { deleteOne: { filter } } });
   }
@@ -184,7 +199,7 @@ export async function runOperations(
 ): Promise<void> {
   const buffer = new WriteBuffer(target.collections, target.session, target.transactional);
   for (const [index, operation] of operations.entries()) {
-    await operation(new Scope(operationStamp(target.position, index), target.collections, buffer, target.session));
+    await operation(new Scope(target.position, operationStamp(target.position, index), target.collections, buffer, target.session));
   }
   await buffer.flush();
 }

@@ -198,6 +198,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         )
         .run(doc._id, doc.parentId, doc._id, doc.parentId);
     } else {
+      // The root collection was deleted earlier in log order (the creation raced DELETE /collection/:id): the new
+      // folder went with everything else under it.
+      if (doc.parentCollection === 'collection' && !this.collectionExists(doc.parentId)) return;
       base = { type: doc.parentCollection, id: doc.parentId };
     }
     this.db
@@ -234,9 +237,12 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       | undefined;
     // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
     if (!previousBase) return;
-    if (parentType === 'folder' && !this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(parentId)) {
-      // Moved into a folder that a subtree delete removed earlier in log order: the moved subtree is treated as
-      // deleted along with its new ancestor (as an item moved into a deleted folder is), instead of stopping the projector.
+    const parentGone =
+      parentType === 'folder' ? !this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(parentId) : parentType === 'collection' && !this.collectionExists(parentId);
+    if (parentGone) {
+      // Moved into a folder that a subtree delete removed (or a collection deleted) earlier in log order: the moved
+      // subtree is treated as deleted along with its new ancestor (as an item moved into a deleted folder is), instead
+      // of stopping the projector.
       removeSubtree(this.db, id, false);
       return;
     }
@@ -312,6 +318,11 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     insert.run({ targets, type: 'user', entries: JSON.stringify(change.access.users) });
     insert.run({ targets, type: 'group', entries: JSON.stringify(change.access.groups) });
     return targetIds;
+  }
+
+  /** Whether the collection is in the read model (not deleted earlier in log order). */
+  private collectionExists(id: string): boolean {
+    return this.db.prepare('SELECT 1 FROM rm_collections WHERE id = ?').get(id) !== undefined;
   }
 
   deleteUnderRoot(rootId: string): void {

@@ -16,7 +16,7 @@ import { toBit } from './sqlHelpers';
  * log produces the very same ids.
  *
  * `rm_subtree_ops` is the history index: one row per folder an operation touched, with the event's log position and
- * the folder whose stream holds the event.
+ * the folder whose stream holds the event (the collection, for the folders a collection delete removed).
  */
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_subtree_ops (
@@ -161,6 +161,22 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
 
   clearContents(folderId: string, position: bigint): void {
     removeSubtree(this.db, folderId, true, { position, rootId: folderId });
+  }
+
+  deleteUnderRoot(rootType: RootType, rootId: string, position: bigint): void {
+    const db = this.db;
+    ensureSubtreeSql(db);
+    clearTemp(db);
+    // Every folder rooted there (each one's base parent is the root, however deep): the whole forest goes at once.
+    db.prepare('INSERT INTO temp.subtree_folders (id, remove) SELECT id, 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = ?').run(
+      rootId, rootType,
+    );
+    db.prepare(
+      `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
+       SELECT id, @position, 'deleted', @root FROM temp.subtree_folders`,
+    ).run({ position, root: rootId });
+    removeCollected(db, { type: rootType, id: rootId });
+    clearTemp(db);
   }
 
   copyFolder(c: FolderCopyWrite, position: bigint): void {

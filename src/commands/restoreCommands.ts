@@ -1,0 +1,126 @@
+import type { Services } from '../services';
+import type { StreamAppend } from '../ports/eventStore';
+import type { ParentType } from '../ports/readModel';
+import type { RequestMeta } from './requestMeta';
+import { toNewEvents } from './commandContext';
+import { guardSiblingName, type NameGuard } from './siblingNames';
+import { loadFolder, siblingLookup } from './folderCommands';
+import { retentionStart } from './blobReclaim';
+import { assertFolderEvent, folderDecider, folderNameCandidate, folderStream } from '../domain/folder';
+import { accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
+import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
+import { isObjectId, newId } from '../domain/ids';
+import { loadParent, type ParentDoc } from '../queries/loaders';
+import { historyOf } from '../queries/history';
+
+/**
+ * `POST /folder/:id/restore`: brings back a folder a subtree operation removed (its own delete, a delete of an
+ * ancestor, the emptying of an ancestor) with everything that operation removed below it: subfolders, items, files.
+ * One FolderRestored event on the folder's stream; the projection moves the rows the read model kept at the removal
+ * back set-wise (src/infra/readmodel/sqlite/historyStore.ts). The bytes are there for BLOB_RETENTION_DAYS after the
+ * removal; the blobs are held while the restore commits, so the retention purge cannot take them meanwhile.
+ */
+
+const WRITE = 1;
+const ADMIN = 2;
+
+export interface RestoreFolderInput {
+  folderId: string;
+  viewer: Viewer;
+  /** Where to restore it: given, or (absent) the parent it had when removed. */
+  parent?: { type: ParentType; id: string };
+}
+
+export const PURGED_MESSAGE = "The folder's files were purged; it can no longer be restored.";
+
+/** The first free name among `name`, `name (1)`, … under the parent, with the guard whose claim takes it. */
+async function freeName(services: Services, parentType: ParentType, parentId: string, name: string): Promise<{ name: string; guard: NameGuard }> {
+  const lookup = siblingLookup(services);
+  for (let n = 0; ; n++) {
+    const candidate = folderNameCandidate(name, n);
+    const guard = await guardSiblingName(services.commands, lookup, parentType, parentId, candidate);
+    if (guard.takenBy === null) return { name: candidate, guard };
+  }
+}
+
+/** The parent the folder had when removed, if it still exists. */
+async function originalParent(services: Services, type: ParentType, id: string): Promise<ParentDoc | null> {
+  const rm = services.readModel;
+  if (type === 'folder') {
+    const doc = await rm.folders.get(id);
+    return doc && { type, doc };
+  }
+  if (type === 'user') {
+    const doc = await rm.users.get(id);
+    return doc && { type, doc };
+  }
+  const doc = await rm.collections.get(id);
+  return doc && { type, doc };
+}
+
+/**
+ * Restores the folder; resolves with its id once the read models show it. Allowed to site admins and to whoever had
+ * ADMIN on the folder when it was removed. The name is kept unless a sibling took it meanwhile (`name (1)`, …).
+ */
+export async function restoreFolder(services: Services, input: RestoreFolderInput, meta: RequestMeta): Promise<string> {
+  const history = historyOf(services);
+  const { folderId, viewer } = input;
+  if (!isObjectId(folderId)) throw new RestError(`Invalid folder id (${folderId}).`);
+  await services.projector.waitFor(await services.eventStore.headPosition());
+  if (await services.readModel.folders.get(folderId)) throw new RestError('The folder is not deleted.');
+  const removed = await history.removedFolder(folderId);
+  if (!removed) throw new RestError(`Invalid folder id (${folderId}).`);
+  if (!viewer.admin && !hasAccess(removed.doc, viewer, ADMIN)) throw new AccessDeniedError(accessDeniedMessage(ADMIN, 'folder', folderId, viewer));
+
+  const parent = input.parent
+    ? await loadParent(services, input.parent.type, input.parent.id, viewer, WRITE)
+    : await originalParent(services, removed.doc.parentCollection, removed.doc.parentId);
+  if (!parent) throw new ValidationError('The original parent no longer exists; pass parentId.', 'parentId');
+
+  const { blobIds } = await history.restorable(folderId, removed.position);
+  for (const blobId of blobIds) services.blobs.hold(blobId);
+  try {
+    // Past the retention period the bytes may be gone at any moment (and are, once the purge ran).
+    if (removed.at < retentionStart(services)) throw new RestError(PURGED_MESSAGE);
+    for (const blobId of blobIds) if (!(await services.blobs.exists(blobId))) throw new RestError(PURGED_MESSAGE);
+
+    await services.commands.run(async () => {
+      const folder = await loadFolder(services, folderId);
+      await services.projector.waitFor(await services.eventStore.headPosition());
+      if (await services.readModel.folders.get(folderId)) throw new RestError('The folder is not deleted.');
+      const current = await history.removedFolder(folderId);
+      if (!current || current.position !== removed.position) throw new RestError(`Invalid folder id (${folderId}).`);
+      const { name, guard } = await freeName(services, parent.type, parent.doc._id, removed.doc.name);
+      const d = removed.doc;
+      const events = folderDecider
+        .decide(
+          {
+            type: 'RestoreFolder',
+            data: {
+              opId: newId(), deletedPosition: removed.position, removedWithAncestor: !folder.state.deleted, parentType: parent.type,
+              parentId: parent.doc._id, name,
+              snapshot: {
+                description: d.description, ...(d.public !== undefined ? { public: d.public } : {}),
+                ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta ?? {},
+                creatorId: d.creatorId, created: d.created, updated: d.updated,
+              },
+            },
+          },
+          { ...folder.state, folderId },
+        )
+        .map(assertFolderEvent);
+      const appends: StreamAppend[] = [
+        guard.claimAppend('folder', folderId, meta),
+        { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
+      ];
+      return { appends, result: undefined };
+    });
+  } finally {
+    for (const blobId of blobIds) services.blobs.release(blobId);
+  }
+  if (!(await services.readModel.folders.get(folderId))) {
+    // The projection skipped the restore: the new parent was deleted concurrently, before it in the log.
+    throw new ValidationError(`No such ${parent.type}: ${parent.doc._id}`, 'id');
+  }
+  return folderId;
+}

@@ -1,0 +1,23 @@
+import type { RouteDef, AnyParams } from '../routeTable';
+import { Scope, route } from '../routeTable';
+import { itemHistory } from '../../queries/history';
+import { historyParams } from './folderHistory';
+
+/** An item's audit history (docs/events.md). */
+export const itemHistoryRoutes: RouteDef<AnyParams>[] = [
+  route({
+    method: 'GET',
+    path: ':id/history',
+    summary: "List an item's events (and its files'), oldest first, with what operations on its folders did to it.",
+    access: 'user',
+    scope: [Scope.DATA_OWN],
+    params: historyParams(),
+    async handler({ path, params, services, principal, setTotalCount }) {
+      const page = await itemHistory(services, principal.viewer, path.id, {
+        limit: params.limit ?? 50, offset: params.offset ?? 0, ...(params.after !== undefined ? { after: params.after } : {}),
+      });
+      setTotalCount(page.total);
+      return page.rows;
+    },
+  }),
+];

@@ -1,0 +1,308 @@
+import type { Services } from '../services';
+import type { FolderCopiedData, FolderCreatedData, FolderRestoredData } from '../domain/folder';
+import type { FolderDoc, ParentType } from '../ports/readModel';
+import type { Paging } from '../http/params';
+import { hasAccess, type AccessList, type Viewer } from '../domain/access';
+import { RestError } from '../domain/errors';
+import { isObjectId } from '../domain/ids';
+import { deriveId } from '../infra/readmodel/sqlite/subtreeStore';
+import { loadModel, loadParent } from './loaders';
+import { folderView } from './views';
+import { folderSortField } from './folderQueries';
+import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './history';
+
+/**
+ * Point-in-time reads: `GET /folder/:id?at=…` and `GET /folder?parentType=…&parentId=…&at=…`.
+ *
+ * A folder as it was is rebuilt from its events, not from the read model: its timeline (own stream plus the subtree
+ * operations of other folders that touched it, src/queries/history.ts) folded up to the position `at` resolves to.
+ * A folder a copy created below the copied one has no events of its own until it changes: it starts as its source was
+ * just before the copy (found through the copy's derived ids), with the ACL the copy gave it. Two things the folder's
+ * events do not carry come from read-model indexes the projection keeps (src/infra/readmodel/sqlite/historyStore.ts):
+ * which folders were under a parent then (candidates for the listing) and the folder's root and size (the size is a
+ * sum over its items' streams).
+ */
+
+const ADMIN = 2;
+const READ = 0;
+
+/** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
+export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
+
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** `at` as given: digits are a position, else an ISO 8601 date or date-time (UTC without an offset). */
+export function parseAt(raw: string): AtValue {
+  const text = raw.trim();
+  if (/^\d+$/.test(text)) return { raw, position: BigInt(text) };
+  const match = ISO_TIME.exec(text);
+  if (match) {
+    const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = match;
+    const ms = frac ? `.${frac.padEnd(3, '0').slice(0, 3)}` : '';
+    const offset = !zone || zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+    const time = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${ms}${offset}`);
+    if (!Number.isNaN(time)) return { raw, time };
+  }
+  throw new RestError(`Invalid value for at: "${raw}". Expected an ISO 8601 time or a position.`);
+}
+
+/**
+ * The log position an `at` stands for: itself, or for a time the last event recorded at or before it (0 when none).
+ * Event times grow with positions, so a binary search over positions finds it in O(log n) single-event reads.
+ */
+export async function positionOf(services: Services, at: AtValue): Promise<bigint> {
+  if ('position' in at) return at.position;
+  const store = services.eventStore;
+  const firstFrom = async (position: bigint) => {
+    for await (const event of store.readAll({ fromPosition: position > 0n ? position - 1n : 0n, maxCount: 1 })) return event;
+    return null;
+  };
+  let lo = 0n;
+  let hi = (await store.headPosition()) + 1n;
+  while (hi - lo > 1n) {
+    const mid = (lo + hi) / 2n;
+    const event = await firstFrom(mid);
+    if (event && event.position < hi && Date.parse(event.metadata.at) <= at.time) lo = event.position;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A folder as its events say it was (`exists` false once removed). */
+interface FolderAt {
+  exists: boolean;
+  name: string;
+  description: string;
+  parentType: ParentType;
+  parentId: string;
+  public?: boolean;
+  publicFlags?: string[];
+  access: AccessList;
+  meta: Record<string, unknown>;
+  creatorId: string | null;
+  created: string;
+  updated: string;
+}
+
+type Snapshot = FolderCreatedData | FolderCopiedData | FolderRestoredData;
+
+function fromSnapshot(d: Snapshot, created: string, updated: string): FolderAt {
+  return {
+    exists: true, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
+    ...(d.public !== undefined ? { public: d.public } : {}), ...('publicFlags' in d && d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+    access: d.access, meta: d.meta, creatorId: d.creatorId, created, updated,
+  };
+}
+
+/** Folds timelines up to a position; memoised per (folder, position) within one request. */
+class TimeMachine {
+  private readonly cache: StreamCache;
+  private readonly states = new Map<string, Promise<FolderAt | null>>();
+
+  constructor(private readonly services: Services) {
+    this.cache = new StreamCache(services);
+  }
+
+  stateAt(folderId: string, position: bigint): Promise<FolderAt | null> {
+    const key = `${folderId}@${position}`;
+    let state = this.states.get(key);
+    if (!state) {
+      state = this.fold(folderId, position);
+      this.states.set(key, state);
+    }
+    return state;
+  }
+
+  private async fold(folderId: string, position: bigint): Promise<FolderAt | null> {
+    const timeline = await folderTimeline(this.services, folderId, this.cache);
+    let state: FolderAt | null = null;
+    for (const entry of timeline) {
+      if (entry.event.position > position) break;
+      state = await this.apply(folderId, state, entry);
+    }
+    return state?.exists ? state : null;
+  }
+
+  private async apply(folderId: string, state: FolderAt | null, { event, via }: TimelineEntry): Promise<FolderAt | null> {
+    const d = event.data as Record<string, unknown>;
+    if (via) {
+      switch (via.operation) {
+        case 'deleted':
+          return state && { ...state, exists: false };
+        case 'restored':
+          return state && { ...state, exists: true };
+        case 'accessChanged':
+          return state && { ...state, ...aclChange(d) };
+        case 'copied':
+          return this.copiedDescendant(folderId, event.data as FolderCopiedData, event.position);
+        default:
+          return state;
+      }
+    }
+    switch (event.type) {
+      case 'FolderCreated': {
+        const c = event.data as FolderCreatedData;
+        return fromSnapshot(c, c.created, c.created);
+      }
+      case 'FolderCopied': {
+        const c = event.data as FolderCopiedData;
+        return fromSnapshot(c, c.created, c.created);
+      }
+      case 'FolderRestored': {
+        const r = event.data as FolderRestoredData;
+        return fromSnapshot(r, r.created, r.updated);
+      }
+      case 'FolderUpdated':
+        return state && {
+          ...state, ...(typeof d.name === 'string' ? { name: d.name } : {}),
+          ...(typeof d.description === 'string' ? { description: d.description } : {}), updated: d.updated as string,
+        };
+      case 'FolderMetadataChanged':
+        return state && { ...state, meta: d.meta as Record<string, unknown>, updated: d.updated as string };
+      case 'FolderMoved':
+        return state && { ...state, parentType: d.parentType as ParentType, parentId: d.parentId as string, updated: d.updated as string };
+      case 'FolderAccessChanged':
+        return state && { ...state, ...aclChange(d) };
+      case 'FolderDeleted':
+        return state && { ...state, exists: false };
+      default:
+        return state;
+    }
+  }
+
+  /**
+   * A folder a copy created below the copied one (FolderCopied at `position` on the new root's stream): its source is
+   * the child of its parent's source whose derived id it is; it starts as that source was just before the copy, with
+   * the copy's creator, time and ACL (`public` or false) — what the projection gave it.
+   */
+  private async copiedDescendant(folderId: string, copy: FolderCopiedData, position: bigint): Promise<FolderAt | null> {
+    const source = await this.sourceOf(folderId, copy, position);
+    const before = source && (await this.stateAt(source, position - 1n));
+    if (!before) return null;
+    const placement = await historyOf(this.services).placementAt(folderId, position);
+    return {
+      exists: true, name: before.name, description: before.description, parentType: 'folder',
+      parentId: placement?.parentId ?? (before.parentId === copy.sourceId ? copy.folderId : deriveId(copy.opId, before.parentId)),
+      public: copy.public ?? false, ...(before.publicFlags !== undefined ? { publicFlags: before.publicFlags } : {}), access: copy.access,
+      meta: before.meta, creatorId: copy.creatorId, created: copy.created, updated: copy.created,
+    };
+  }
+
+  private async sourceOf(folderId: string, copy: FolderCopiedData, position: bigint): Promise<string | null> {
+    if (folderId === copy.folderId) return copy.sourceId;
+    const history = historyOf(this.services);
+    const placement = await history.placementAt(folderId, position);
+    if (!placement || placement.parentType !== 'folder') return null;
+    const parentSource = await this.sourceOf(placement.parentId, copy, position);
+    if (!parentSource) return null;
+    const candidates = await history.childrenAt('folder', parentSource, position - 1n);
+    return candidates.find((candidate) => deriveId(copy.opId, candidate) === folderId) ?? null;
+  }
+
+  /** The folder document as it was (read-model shape, so that it renders as the normal GET does). */
+  async docAt(folderId: string, position: bigint): Promise<FolderDoc | null> {
+    const state = await this.stateAt(folderId, position);
+    if (!state) return null;
+    const history = historyOf(this.services);
+    const placement = await history.placementAt(folderId, position);
+    return {
+      _id: folderId, name: state.name, lowerName: state.name.toLowerCase(), description: state.description, parentCollection: state.parentType,
+      parentId: state.parentId, baseParentType: placement?.baseParentType ?? (state.parentType === 'folder' ? 'user' : state.parentType),
+      baseParentId: placement?.baseParentId ?? state.parentId, creatorId: state.creatorId, created: state.created, updated: state.updated,
+      size: await history.sizeAt(folderId, position), ...(state.public !== undefined ? { public: state.public } : {}),
+      ...(state.publicFlags !== undefined ? { publicFlags: state.publicFlags } : {}), access: state.access, meta: state.meta,
+    };
+  }
+}
+
+function aclChange(d: Record<string, unknown>): Partial<FolderAt> {
+  return {
+    access: d.access as AccessList,
+    ...(typeof d.public === 'boolean' ? { public: d.public } : {}),
+    ...(Array.isArray(d.publicFlags) ? { publicFlags: d.publicFlags as string[] } : {}),
+  };
+}
+
+const didNotExist = (at: AtValue) => new RestError(`The folder did not exist at ${at.raw}.`);
+
+/**
+ * `GET /folder/:id?at=…`: ADMIN on the folder now (a site admin may also look at a folder that no longer exists);
+ * the same view fields as the normal GET, `_accessLevel` judged on the ACL it had then.
+ */
+export async function getFolderAt(services: Services, viewer: Viewer | null, folderId: string, atRaw: string): Promise<Record<string, unknown>> {
+  historyOf(services);
+  const at = parseAt(atRaw);
+  await requireAdminNow(services, viewer, folderId);
+  const position = await positionOf(services, at);
+  const doc = await new TimeMachine(services).docAt(folderId, position);
+  if (!doc) throw didNotExist(at);
+  return folderView(doc, viewer);
+}
+
+async function requireAdminNow(services: Services, viewer: Viewer | null, folderId: string): Promise<void> {
+  const live = isObjectId(folderId) ? await services.readModel.folders.get(folderId) : null;
+  if (!live) {
+    if (viewer?.admin && isObjectId(folderId) && (await folderTimeline(services, folderId)).length > 0) return;
+    throw new RestError(`Invalid folder id (${folderId}).`);
+  }
+  await loadModel(services, 'folder', folderId, viewer, ADMIN);
+}
+
+export interface ChildrenAtInput {
+  parentType: ParentType;
+  parentId: string;
+  at: string;
+  name?: string;
+  paging: Paging;
+}
+
+/**
+ * `GET /folder?parentType=…&parentId=…&at=…`: the folders under the parent then (candidates from the placement index,
+ * each rebuilt from its events), those the caller could READ then, optionally by exact name; sorted and paged as the
+ * normal listing. ADMIN on the parent now (site admins pass).
+ */
+export async function listFoldersAt(services: Services, viewer: Viewer | null, input: ChildrenAtInput): Promise<{ rows: Record<string, unknown>[]; total: number }> {
+  const history = historyOf(services);
+  const at = parseAt(input.at);
+  const parent = await loadParent(services, input.parentType, input.parentId, viewer, ADMIN);
+  const position = await positionOf(services, at);
+  const machine = new TimeMachine(services);
+  if (parent.type === 'folder' && !(await machine.stateAt(parent.doc._id, position))) throw didNotExist(at);
+  const ids = await history.childrenAt(parent.type, parent.doc._id, position);
+  const docs: FolderDoc[] = [];
+  for (const id of ids) {
+    const doc = await machine.docAt(id, position);
+    if (!doc || doc.parentId !== parent.doc._id) continue;
+    if (!hasAccess(doc, viewer, READ)) continue;
+    if (input.name && doc.name !== input.name) continue;
+    docs.push(doc);
+  }
+  const sort = folderSortField(input.paging.sort);
+  const direction = input.paging.sortdir === -1 ? -1 : 1;
+  docs.sort((a, b) => direction * (compare(valueAt(a, sort), valueAt(b, sort)) || compare(a._id, b._id)));
+  const start = Math.max(0, input.paging.offset);
+  const rows = input.paging.limit > 0 ? docs.slice(start, start + input.paging.limit) : docs.slice(start);
+  return { rows: rows.map((doc) => folderView(doc, viewer)), total: docs.length };
+}
+
+function valueAt(doc: FolderDoc, field: string): unknown {
+  let value: unknown = doc;
+  for (const part of field.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/** Ascending order of mixed values: absent first, then numbers, then strings (binary), then anything else as JSON. */
+function compare(a: unknown, b: unknown): number {
+  const rank = (v: unknown) => (v === undefined || v === null ? 0 : typeof v === 'number' || typeof v === 'boolean' ? 1 : typeof v === 'string' ? 2 : 3);
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (ra === 0) return 0;
+  if (ra === 1) return Number(a) - Number(b);
+  const sa = ra === 2 ? (a as string) : JSON.stringify(a);
+  const sb = rb === 2 ? (b as string) : JSON.stringify(b);
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
