@@ -73,9 +73,10 @@ export function catchUpThenLive(o: CatchUpThenLiveOptions): LiveFeed {
     });
   };
 
+  const fromSource = sourceFilter(o.source);
   const subscription: Subscription = o.events.applied$.subscribe({
     next: (event) => {
-      if (stopped) return;
+      if (stopped || !fromSource(event)) return;
       queue.push(event);
       if (live) pump();
     },
@@ -102,6 +103,14 @@ export function catchUpThenLive(o: CatchUpThenLiveOptions): LiveFeed {
       subscription.unsubscribe();
     },
   };
+}
+
+/** Whether a live event belongs to the source (what the catch-up read selects in the store). */
+function sourceFilter(source: CatchUpSource): (event: RecordedEvent) => boolean {
+  if ('streamId' in source) return (event) => event.streamId === source.streamId;
+  const prefixes = source.streamPrefixes;
+  if (!prefixes) return () => true;
+  return (event) => prefixes.some((prefix) => event.streamId.startsWith(prefix));
 }
 
 async function* readSource(store: EventStore, source: CatchUpSource, since: bigint): AsyncIterable<RecordedEvent> {

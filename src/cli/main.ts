@@ -2,6 +2,7 @@ import { loadConfig } from '../config';
 import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
 import { rebuildReadModels } from './rebuild';
+import { verifyReadModels } from './verify';
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -29,8 +30,12 @@ async function main(argv: string[]): Promise<void> {
     case 'rebuild':
       await rebuildReadModels(loadConfig(), rest);
       return;
+    case 'verify':
+      // Exit code 1 when the live read models differ from a replay of the log (every difference is printed).
+      process.exit(await verifyReadModels(loadConfig(), rest));
+      return;
     default:
-      console.error(`Unknown command "${verb}". Commands: serve, rebuild.`);
+      console.error(`Unknown command "${verb}". Commands: serve, rebuild, verify.`);
       process.exit(2);
   }
 }

@@ -108,6 +108,11 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
   // Restores what the delete two events before took (position 14), under another root.
   (tx, position) => tx.history!.restoreFolder({ folderId: 'b', deletedPosition: 14n, parentType: 'user', parentId: 'u1', name: 'B again' }, position),
   (tx) => tx.items.addSize('i2', 1),
+  (tx) => tx.folders.insert(folder('e', 'E', { type: 'collection', id: 'c1' })),
+  (tx, position) => {
+    tx.subtree.deleteUnderRoot('collection', 'c1', position);
+    tx.collections.delete('c1');
+  },
 ];
 
 async function applyAll(readModel: MongoReadModel, events = EVENTS): Promise<void> {
@@ -189,7 +194,7 @@ describe('MongoReadModel: blue/green rebuilds', () => {
     for (const [i, event] of EVENTS.entries()) {
       const position = BigInt(i + 1);
       expect((await reader.dump()).rm_folders).toEqual(live.rm_folders);
-      expect((await reader.collections.get('c1'))?.name).toBe('Col');
+      expect((await reader.collections.get('c2'))?.name).toBe('Other');
       await readModel.apply('rm', position, (tx) => event(tx, position));
     }
     expect(await meta.findOne({ _id: 'alias' })).toMatchObject({ current: 2, building: null, retired: [1] });

@@ -564,6 +564,37 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.subtree.subtreeOpsFor(sCopy)).toEqual([{ folderId: sCopy, position: at, operation: 'copied', rootId: 'copy' }]);
       });
 
+      it('deletes everything rooted under a collection that goes away, and whatever lands there later', async () => {
+        await apply((tx) => {
+          tx.collections.put(collection('c2', 'Kept'));
+          tx.folders.insert(folder('k', 'K', { type: 'collection', id: 'c2' }));
+        });
+        await apply((tx) => {
+          tx.items.insert(item('ik', 'in k', 'k'));
+          tx.files.insert(file('fk', 'ik', 8, 'b'.repeat(64)));
+          tx.items.addSize('ik', 8);
+        });
+        const at = position + 1n;
+        await apply((tx) => {
+          tx.subtree.deleteUnderRoot('collection', 'c1', at);
+          tx.collections.delete('c1');
+        });
+        expect(await rm.folders.getMany(['r', 's', 'h', 'hs', 'k'])).toHaveLength(1);
+        expect([await rm.items.get('ir'), await rm.items.get('is'), await rm.files.get('fs')]).toEqual([null, null, null]);
+        expect(await rm.files.isBlobReferenced('a'.repeat(64))).toBe(false);
+        expect(await rm.files.isBlobReferenced('b'.repeat(64))).toBe(true);
+        expect(await rm.files.blobIdsUnderRoot('c1')).toEqual([]);
+        for (const id of ['r', 'hs']) expect(await rm.subtree.subtreeOpsFor(id)).toEqual([{ folderId: id, position: at, operation: 'deleted', rootId: 'c1' }]);
+        expect(await rm.subtree.subtreeOpsFor('k')).toEqual([]);
+        // Created or moved under the collection after its delete (in log order): gone with it.
+        await apply((tx) => tx.folders.insert(folder('late', 'Late', { type: 'collection', id: 'c1' })));
+        expect(await rm.folders.get('late')).toBeNull();
+        await apply((tx) => tx.folders.move('k', 'collection', 'c1', T1));
+        expect(await rm.folders.get('k')).toBeNull();
+        expect(await rm.items.get('ik')).toBeNull();
+        expect((await rm.collections.get('c2'))?.size).toBe(0);
+      });
+
       it('copies a folder into itself without copying the copy', async () => {
         await apply((tx) =>
           tx.subtree.copyFolder(

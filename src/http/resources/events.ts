@@ -28,10 +28,16 @@ import { LoginCache, folderAclNowOrLast, publicStreamId, redactEventData } from 
  */
 
 const READ = 0;
-/** Idle streams send a comment line this often, so proxies keep them open. */
-const HEARTBEAT_MS = 15_000;
-/** During catch-up a client that does not read for this long is cut off (live, the writer's buffer bound does it). */
-const CATCH_UP_DRAIN_TIMEOUT_MS = 30_000;
+
+/** Stream limits (tests shorten them). */
+export const eventStreamLimits = {
+  /** Idle streams send a comment line this often, so proxies keep them open. */
+  heartbeatMs: 15_000,
+  /** Bytes a client may leave unread before the stream ends with the overflow event (SseWriter's bound). */
+  maxBufferedBytes: 1024 * 1024,
+  /** During catch-up a client that does not read for this long is cut off (live, the buffer bound does it). */
+  catchUpDrainTimeoutMs: 30_000,
+};
 
 const sinceParam = () => param.string('since', { description: 'Resume after this log position (what Last-Event-ID carries).' });
 const typesParam = () => param.string('types', { description: 'Comma-separated event types to stream (default: all).' });
@@ -76,7 +82,7 @@ async function streamEvents(
   res: Response,
   options: { source: CatchUpSource; since: bigint; eligible: (event: RecordedEvent) => Promise<boolean> },
 ): Promise<typeof RESPONSE_SENT> {
-  const sse = SseWriter.open(res, { heartbeatMs: HEARTBEAT_MS });
+  const sse = SseWriter.open(res, { heartbeatMs: eventStreamLimits.heartbeatMs, maxBufferedBytes: eventStreamLimits.maxBufferedBytes });
   if (req.method === 'HEAD') {
     sse.close();
     return RESPONSE_SENT;
@@ -97,7 +103,7 @@ async function streamEvents(
       if (catchingUp && !sse.closed && res.writableNeedDrain) {
         const drained = await Promise.race([
           once(res, 'drain').then(() => true, () => false),
-          new Promise<boolean>((resolve) => setTimeout(resolve, CATCH_UP_DRAIN_TIMEOUT_MS, false).unref()),
+          new Promise<boolean>((resolve) => setTimeout(resolve, eventStreamLimits.catchUpDrainTimeoutMs, false).unref()),
         ]);
         if (!drained) sse.close(DEFAULT_OVERFLOW_EVENT);
       }

@@ -1,0 +1,157 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Config } from '../config';
+import { openDatabase, type SqliteDatabase } from '../infra/sqlite/openDatabase';
+import { SqliteEventStore } from '../infra/eventstore/sqlite/sqliteEventStore';
+import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
+import { Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
+import { readModelProjection } from '../projections';
+
+const DB_FILE = 'folder-service.sqlite';
+/** Events per commit while replaying into the scratch copy. */
+const BATCH_SIZE = 2000;
+/** Longest value printed in a difference. */
+const MAX_VALUE = 200;
+
+export interface VerifyResult {
+  /** Every difference found, one line each (empty: the read models match). */
+  differences: string[];
+  events: number;
+  position: bigint;
+}
+
+/**
+ * `npm run cli -- verify`: checks that the live read models are exactly what replaying the event log produces,
+ * without touching the live database (the service may keep running):
+ *  1. a consistent snapshot of DATA_DIR's SQLite file (log and read models together) goes to a scratch file, through
+ *     SQLite's online backup from a read-only connection;
+ *  2. the snapshot's read models are dumped (`readModel.dump()`): that is the live state;
+ *  3. the snapshot's read models are emptied and the log is replayed into them up to the position they had reached
+ *     (a projector that lagged behind the log at snapshot time is not a difference);
+ *  4. the two dumps are compared table by table and row by row (rows paired by primary key).
+ * Prints every difference and returns exit code 1 when there is any, 0 when the read models match.
+ */
+export async function verifyReadModels(
+  config: Config,
+  args: string[],
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
+  if (args.length > 0) throw new Error(`verify takes no arguments, got: ${args.join(' ')}.`);
+  if (config.eventStore !== 'sqlite' || config.readModel !== 'sqlite') {
+    throw new Error('verify checks the embedded deployment (EVENT_STORE=sqlite, READ_MODEL=sqlite).');
+  }
+  const file = path.join(config.dataDir, DB_FILE);
+  if (!fs.existsSync(file)) throw new Error(`No data to verify: ${file} does not exist (set DATA_DIR).`);
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-verify-'));
+  try {
+    const snapshotFile = path.join(scratch, DB_FILE);
+    const live = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      await live.backup(snapshotFile);
+    } finally {
+      live.close();
+    }
+    const db = openDatabase(snapshotFile);
+    try {
+      const result = await compareWithReplay(db);
+      out.write(`Verified the read models in ${config.dataDir} against a replay of ${result.events} events (up to position ${result.position}).\n`);
+      for (const line of result.differences) out.write(`${line}\n`);
+      if (result.differences.length === 0) {
+        out.write('The read models match the event log.\n');
+        return 0;
+      }
+      out.write(`${result.differences.length} difference${result.differences.length === 1 ? '' : 's'} between the live read models and the replay.\n`);
+      return 1;
+    } finally {
+      db.close();
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Dumps the read models of `db`, replays its log into them up to their checkpoint, and compares the two dumps. */
+export async function compareWithReplay(db: SqliteDatabase): Promise<VerifyResult> {
+  const store = new SqliteEventStore(db);
+  const readModel = new SqliteReadModel(db);
+  try {
+    const live = await readModel.dump();
+    const upTo = await readModel.checkpoint(READ_MODELS_CHECKPOINT);
+    await readModel.reset();
+    const projector = new Projector(store, readModel, readModelProjection);
+    let events = 0;
+    let open = 0;
+    for await (const event of store.readAll()) {
+      if (event.position > upTo) break;
+      if (open === 0) db.exec('BEGIN IMMEDIATE');
+      await projector.applyEvent(event);
+      events++;
+      if (++open >= BATCH_SIZE) {
+        db.exec('COMMIT');
+        open = 0;
+      }
+    }
+    if (open > 0) db.exec('COMMIT');
+    const replayed = await readModel.dump();
+    return { differences: diffDumps(db, live, replayed), events, position: upTo };
+  } finally {
+    await store.dispose();
+    await readModel.dispose();
+  }
+}
+
+type Row = Record<string, unknown>;
+
+/** Primary-key columns of a table, in key order (none for a table without one, e.g. a full-text index). */
+function keyColumns(db: SqliteDatabase, table: string): string[] {
+  const info = db.prepare(`PRAGMA table_info("${table.replace(/"/g, '""')}")`).all() as { name: string; pk: number }[];
+  return info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+}
+
+const show = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? 'undefined';
+  return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE)}…` : text;
+};
+
+/** One line per difference: a row only one side has, or the columns in which a row (same key) differs. */
+export function diffDumps(db: SqliteDatabase, live: Record<string, unknown[]>, replayed: Record<string, unknown[]>): string[] {
+  const lines: string[] = [];
+  const tables = [...new Set([...Object.keys(live), ...Object.keys(replayed)])].sort();
+  for (const table of tables) {
+    const key = keyColumns(db, table);
+    const parse = (rows: unknown[] | undefined) => (rows ?? []).map((r) => (typeof r === 'string' ? (JSON.parse(r) as Row) : (r as Row)));
+    const keyOf = (row: Row) => (key.length ? key.map((c) => `${c}=${String(row[c])}`).join(', ') : JSON.stringify(row));
+    const index = (rows: Row[]) => {
+      const map = new Map<string, Row[]>();
+      for (const row of rows) map.set(keyOf(row), [...(map.get(keyOf(row)) ?? []), row]);
+      return map;
+    };
+    const a = index(parse(live[table]));
+    const b = index(parse(replayed[table]));
+    for (const k of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+      const left = a.get(k) ?? [];
+      const right = b.get(k) ?? [];
+      if (left.length === 1 && right.length === 1) {
+        const columns = [...new Set([...Object.keys(left[0]), ...Object.keys(right[0])])];
+        const changed = columns.filter((c) => JSON.stringify(left[0][c]) !== JSON.stringify(right[0][c]));
+        if (changed.length) {
+          lines.push(`${table} row ${k} differs: ${changed.map((c) => `${c}: live ${show(left[0][c])}, replayed ${show(right[0][c])}`).join('; ')}`);
+        }
+        continue;
+      }
+      // Unmatched rows (or a key held by several rows, which a primary key rules out): compare as whole rows.
+      const rightLeft = right.map((r) => JSON.stringify(r));
+      const leftOnly = left.filter((r) => {
+        const i = rightLeft.indexOf(JSON.stringify(r));
+        if (i < 0) return true;
+        rightLeft.splice(i, 1);
+        return false;
+      });
+      for (const row of leftOnly) lines.push(`${table} row ${key.length ? k : ''}${key.length ? ' ' : ''}only in the live read models: ${show(row)}`);
+      for (const text of rightLeft) lines.push(`${table} row ${key.length ? k : ''}${key.length ? ' ' : ''}missing from the live read models: ${show(JSON.parse(text))}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,220 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { client, defaultFolder } from '../support/historyApi';
+
+jest.setTimeout(240_000);
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(TSX, ['src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A small deterministic PRNG (mulberry32), so that a failing workload can be replayed. */
+function random(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(items: T[]): T | undefined => (items.length ? items[Math.floor(next() * items.length)] : undefined),
+  };
+}
+
+const SEED = 20240601;
+const OPERATIONS = 2000;
+
+/**
+ * 2,000 random operations through the API: folders created, renamed, moved, re-permissioned (sometimes recursively),
+ * given metadata, copied, deleted, emptied and restored; items created, renamed, moved, copied and deleted; files
+ * uploaded and deleted. Refusals (400/403) are part of the mix; a 5xx fails the workload.
+ */
+async function workload(server: TestServer, users: TestUser[], roots: string[]): Promise<Record<string, number>> {
+  const rng = random(SEED);
+  const db = server.runtime.db;
+  const ids = (sql: string) => db.prepare(sql).pluck().all() as string[];
+  let folders: string[] = [...roots];
+  let items: string[] = [];
+  let files: string[] = [];
+  let deleted: string[] = [];
+  const refresh = () => {
+    folders = ids('SELECT id FROM rm_folders');
+    items = ids('SELECT id FROM rm_items');
+    files = ids('SELECT id FROM rm_files');
+    deleted = ids('SELECT DISTINCT id FROM rm_deleted_folders WHERE id NOT IN (SELECT id FROM rm_folders)');
+  };
+  const counts: Record<string, number> = {};
+  for (let n = 0; n < OPERATIONS; n++) {
+    if (n % 25 === 0) refresh();
+    const user = users[rng.int(users.length)]!;
+    const as = client(server, rng.next() < 0.7 ? users[0]! : user);
+    const folder = rng.pick(folders) ?? roots[0]!;
+    const other = rng.pick(folders) ?? roots[0]!;
+    const item = rng.pick(items);
+    const word = `w${rng.int(40)}`;
+    const kinds = [
+      'createFolder', 'createFolder', 'createFolder', 'rename', 'move', 'metadata', 'access', 'createItem', 'createItem', 'upload', 'upload',
+      'renameItem', 'moveItem', 'copyItem', 'deleteItem', 'deleteFile', 'copyFolder', 'deleteFolder', 'clear', 'restore',
+    ];
+    const kind = kinds[rng.int(kinds.length)]!;
+    let res;
+    switch (kind) {
+      case 'createFolder':
+        res = await as.post('/folder').type('form').send({ parentType: 'folder', parentId: folder, name: `${word} ${rng.int(5)}` });
+        break;
+      case 'rename':
+        res = await as.put(`/folder/${folder}`).type('form').send({ name: `${word} renamed`, description: `d${n}` });
+        break;
+      case 'move':
+        res = await as.put(`/folder/${folder}`).type('form').send({ parentType: 'folder', parentId: other });
+        break;
+      case 'metadata':
+        res = await as.put(`/folder/${folder}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ [word]: n, nested: { n } }));
+        break;
+      case 'access': {
+        const level = rng.int(3);
+        const access = { users: [{ id: users[0]!._id, level: 2 }, { id: users[1 + rng.int(users.length - 1)]!._id, level }], groups: [] };
+        res = await as.put(`/folder/${folder}/access`).type('form').send({
+          access: JSON.stringify(access), public: String(rng.next() < 0.5), ...(rng.next() < 0.3 ? { recurse: 'true' } : {}),
+        });
+        break;
+      }
+      case 'createItem':
+        res = await as.post('/item').query({ folderId: folder, name: `${word} item` });
+        break;
+      case 'upload': {
+        if (!item) continue;
+        const bytes = Buffer.from(`${word}-${rng.int(1000)}-`.repeat(1 + rng.int(20)));
+        res = await as.post('/file').query({ parentType: 'item', parentId: item, name: `${word}.txt`, size: bytes.length })
+          .set('Content-Type', 'application/octet-stream').send(bytes);
+        break;
+      }
+      case 'renameItem':
+        if (!item) continue;
+        res = await as.put(`/item/${item}`).type('form').send({ name: `${word} item renamed` });
+        break;
+      case 'moveItem':
+        if (!item) continue;
+        res = await as.put(`/item/${item}`).type('form').send({ folderId: other });
+        break;
+      case 'copyItem':
+        if (!item) continue;
+        res = await as.post(`/item/${item}/copy`).type('form').send({ folderId: other });
+        break;
+      case 'deleteItem':
+        if (!item) continue;
+        res = await as.delete(`/item/${item}`);
+        break;
+      case 'deleteFile': {
+        const file = rng.pick(files);
+        if (!file) continue;
+        res = await as.delete(`/file/${file}`);
+        break;
+      }
+      case 'copyFolder':
+        res = await as.post(`/folder/${folder}/copy`).type('form').send({ parentType: 'folder', parentId: other });
+        break;
+      case 'deleteFolder':
+        if (roots.includes(folder)) continue;
+        res = await as.delete(`/folder/${folder}`);
+        break;
+      case 'clear':
+        if (roots.includes(folder) || rng.next() < 0.5) continue;
+        res = await as.delete(`/folder/${folder}/contents`);
+        break;
+      case 'restore': {
+        const gone = rng.pick(deleted);
+        if (!gone) continue;
+        res = await as.post(`/folder/${gone}/restore`).query(rng.next() < 0.5 ? { parentId: other } : {});
+        break;
+      }
+    }
+    if (!res) continue;
+    if (res.status >= 500) throw new Error(`operation ${n} (${kind}): ${res.status} ${JSON.stringify(res.body)}`);
+    const key = `${kind} ${res.status}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+describe('npm run cli -- verify', () => {
+  let server: TestServer;
+  let dataDir: string;
+  const env = () => ({ DATA_DIR: dataDir, NODE_ENV: 'test' });
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'verify-test-'));
+    server = await startTestServer({}, { dataDir });
+  });
+  afterAll(async () => {
+    await server?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('finds the read models equal to a replay after 2,000 random operations, and names a corrupted row', async () => {
+    const admin = await server.createUser('admin');
+    const alice = await server.createUser('alice');
+    const bob = await server.createUser('bobby');
+    const roots = [await defaultFolder(server, admin, 'Private'), await defaultFolder(server, admin, 'Public')];
+    const counts = await workload(server, [admin, alice, bob], roots);
+    const succeeded = (kind: string) => counts[`${kind} 200`] ?? 0;
+    if (process.env.SHOW_WORKLOAD) console.log(counts);
+    for (const kind of ['createFolder', 'rename', 'move', 'metadata', 'access', 'createItem', 'upload', 'copyFolder', 'deleteFolder', 'clear', 'restore', 'moveItem', 'copyItem', 'deleteItem', 'deleteFile']) {
+      expect([kind, succeeded(kind) > 0]).toEqual([kind, true]);
+    }
+
+    // While the service runs (the verify reads a snapshot).
+    const clean = await runCli(['verify'], env());
+    expect(clean.stderr).toBe('');
+    expect(clean.stdout).toContain('The read models match the event log.');
+    expect(clean.stdout).toMatch(new RegExp(`Verified the read models in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} against a replay of \\d+ events`));
+    expect(clean.code).toBe(0);
+
+    // Corrupt one live row behind the service's back: verify names it and fails.
+    const file = path.join(dataDir, 'folder-service.sqlite');
+    const raw = new Database(file);
+    const victim = raw.prepare("SELECT id, name FROM rm_folders WHERE parent_type = 'folder' ORDER BY id LIMIT 1").get() as { id: string; name: string };
+    raw.prepare('UPDATE rm_folders SET name = ? WHERE id = ?').run('corrupted', victim.id);
+    raw.close();
+    const corrupt = await runCli(['verify'], env());
+    expect(corrupt.code).toBe(1);
+    expect(corrupt.stdout).toContain(`rm_folders row id=${victim.id} differs: name: live "corrupted", replayed ${JSON.stringify(victim.name)}`);
+    expect(corrupt.stdout).toContain('1 difference between the live read models and the replay.');
+
+    // A missing row is named too.
+    const raw2 = new Database(file);
+    const item = raw2.prepare('SELECT id FROM rm_items ORDER BY id LIMIT 1').pluck().get() as string;
+    raw2.prepare('DELETE FROM rm_items WHERE id = ?').run(item);
+    raw2.close();
+    const missing = await runCli(['verify'], env());
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain(`rm_items row id=${item} missing from the live read models:`);
+    expect(missing.stdout).toContain('2 differences between the live read models and the replay.');
+  });
+
+  it('refuses arguments and a DATA_DIR without data; rebuild accepts only the one projection', async () => {
+    expect((await runCli(['verify', '--fast'], env())).stderr.trim()).toBe('verify takes no arguments, got: --fast.');
+    const empty = path.join(dataDir, 'nothing-here');
+    const none = await runCli(['verify'], { DATA_DIR: empty, NODE_ENV: 'test' });
+    expect(none.code).toBe(1);
+    expect(none.stderr.trim()).toBe(`No data to verify: ${path.join(empty, 'folder-service.sqlite')} does not exist (set DATA_DIR).`);
+    const other = await runCli(['rebuild', '--projection', 'folders'], env());
+    expect(other.code).toBe(1);
+    expect(other.stderr.trim()).toBe('Unknown projection "folders". The read models are one projection, "read-models" (one checkpoint): rebuild rebuilds them all.');
+  });
+});
