@@ -68,9 +68,18 @@ export function catchUpThenLive(o: CatchUpThenLiveOptions): LiveFeed {
     await o.deliver(event);
   };
   const pump = () => {
-    draining = draining.then(async () => {
-      while (queue.length && !stopped) await deliverInOrder(queue.shift()!);
-    });
+    draining = draining
+      .then(async () => {
+        while (queue.length && !stopped) await deliverInOrder(queue.shift()!);
+      })
+      .catch((error: unknown) => {
+        // A delivery that fails ends the feed (the caller closes its stream); later events are not skipped silently.
+        if (stopped) return;
+        stopped = true;
+        queue.length = 0;
+        subscription.unsubscribe();
+        o.onEnd?.(error);
+      });
   };
 
   const fromSource = sourceFilter(o.source);

@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { client, defaultFolder } from '../support/historyApi';
+import { mongoStandInMode } from '../../src/infra/readmodel/createReadModel';
 
 jest.setTimeout(240_000);
 
@@ -152,7 +153,14 @@ async function workload(server: TestServer, users: TestUser[], roots: string[]):
   return counts;
 }
 
-describe('npm run cli -- verify', () => {
+/**
+ * `verify` checks the embedded deployment's SQLite file (read models and log side by side); in the http-mongo project
+ * the read models live in this test process's MongoDB stand-in, which no CLI process can open, so the suite is skipped
+ * there (the MongoDB adapter's rebuild equality is covered by test/http/rebuild.test.ts and the contract suite).
+ */
+const describeEmbedded = mongoStandInMode() !== null ? describe.skip : describe;
+
+describeEmbedded('npm run cli -- verify', () => {
   let server: TestServer;
   let dataDir: string;
   const env = () => ({ DATA_DIR: dataDir, NODE_ENV: 'test' });
@@ -173,7 +181,6 @@ describe('npm run cli -- verify', () => {
     const roots = [await defaultFolder(server, admin, 'Private'), await defaultFolder(server, admin, 'Public')];
     const counts = await workload(server, [admin, alice, bob], roots);
     const succeeded = (kind: string) => counts[`${kind} 200`] ?? 0;
-    if (process.env.SHOW_WORKLOAD) console.log(counts);
     for (const kind of ['createFolder', 'rename', 'move', 'metadata', 'access', 'createItem', 'upload', 'copyFolder', 'deleteFolder', 'clear', 'restore', 'moveItem', 'copyItem', 'deleteItem', 'deleteFile']) {
       expect([kind, succeeded(kind) > 0]).toEqual([kind, true]);
     }
