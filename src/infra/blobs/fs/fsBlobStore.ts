@@ -4,18 +4,9 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
+import { Holds } from '../holds';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
-/** Touch records of blobs that are not held are forgotten after this long (see `prune`). */
-const TOUCH_MEMORY_MS = 60_000;
-const PRUNE_ABOVE = 4096;
-
-interface Touch {
-  holds: number;
-  /** Value of the store's touch counter at the last put/hold of this blob. */
-  touched: number;
-  at: number;
-}
 
 /** fsyncs a file or a directory (a directory fsync makes a rename in it durable; not supported everywhere). */
 async function fsyncPath(target: string, directory = false): Promise<void> {
@@ -41,10 +32,7 @@ const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code ===
  */
 export class FsBlobStore implements BlobStore {
   private readonly tmpDir: string;
-  private readonly touches = new Map<string, Touch>();
-  private counter = 0;
-  /** Every forgotten touch had `touched` ≤ this: a ticket older than it can no longer be trusted. */
-  private prunedThrough = 0;
+  private readonly holds = new Holds();
 
   constructor(readonly root: string) {
     this.tmpDir = path.join(root, 'tmp');
@@ -96,19 +84,11 @@ export class FsBlobStore implements BlobStore {
   }
 
   hold(blobId: string): void {
-    const touch = this.touches.get(blobId) ?? { holds: 0, touched: 0, at: 0 };
-    touch.holds += 1;
-    touch.touched = ++this.counter;
-    touch.at = Date.now();
-    this.touches.set(blobId, touch);
+    this.holds.hold(blobId);
   }
 
   release(blobId: string): void {
-    const touch = this.touches.get(blobId);
-    if (!touch || touch.holds === 0) return;
-    touch.holds -= 1;
-    touch.at = Date.now();
-    this.prune();
+    this.holds.release(blobId);
   }
 
   async get(blobId: string, range?: ByteRange): Promise<Readable> {
@@ -129,14 +109,12 @@ export class FsBlobStore implements BlobStore {
   }
 
   deletionTicket(): DeletionTicket {
-    return this.counter;
+    return this.holds.ticket();
   }
 
   async delete(blobId: string, ticket?: DeletionTicket): Promise<boolean> {
     const file = this.pathOf(blobId);
-    const touch = this.touches.get(blobId);
-    if (touch && touch.holds > 0) return false;
-    if (ticket !== undefined && (ticket < this.prunedThrough || (touch !== undefined && touch.touched > ticket))) return false;
+    if (!this.holds.mayDelete(blobId, ticket)) return false;
     // Synchronous from the checks above to the unlink: no put or hold of this id can slip in between.
     try {
       fs.unlinkSync(file);
@@ -164,17 +142,5 @@ export class FsBlobStore implements BlobStore {
       }
     }
     return { removedBlobs, removedTemporary };
-  }
-
-  /** Forgets touches of unheld blobs older than TOUCH_MEMORY_MS, so the map does not grow with every blob ever put. */
-  private prune(): void {
-    if (this.touches.size <= PRUNE_ABOVE) return;
-    const before = Date.now() - TOUCH_MEMORY_MS;
-    for (const [blobId, touch] of this.touches) {
-      if (touch.holds === 0 && touch.at < before) {
-        this.prunedThrough = Math.max(this.prunedThrough, touch.touched);
-        this.touches.delete(blobId);
-      }
-    }
   }
 }

@@ -3,7 +3,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db } from 'mongodb';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
-import { Holds } from './holds';
+import { Holds } from '../holds';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 const TEMPORARY_PREFIX = 'tmp/';

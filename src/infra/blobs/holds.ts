@@ -1,4 +1,4 @@
-import type { DeletionTicket } from '../../../ports/blobStore';
+import type { DeletionTicket } from '../../ports/blobStore';
 
 /** Touch records of blobs that are not held are forgotten after this long (see `prune`). */
 const TOUCH_MEMORY_MS = 60_000;
