@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { newId } from '../../src/domain/ids';
+import { folderApi, type Caller } from '../support/folderApi';
 
 /** The read routes of one folder: GET /folder/:id, details, rootpath and access. */
 
@@ -12,47 +13,7 @@ let bob: TestUser;
 let alicePublic: string;
 let alicePrivate: string;
 
-type Caller = TestUser | null;
-
-function get(path: string, caller: Caller, query: Record<string, string | number> = {}) {
-  const req = request(server.app).get(`/api/v1${path}`).query(query);
-  return caller ? req.set('Service-Token', caller.token) : req;
-}
-
-interface AccessInput {
-  users: { id: string; level: number }[];
-  groups: { id: string; level: number }[];
-}
-
-interface FolderOptions {
-  public?: boolean;
-  description?: string;
-  metadata?: Record<string, unknown>;
-  /** Replaces the inherited ACL (PUT /folder/:id/access) right after creation. */
-  access?: AccessInput;
-}
-
-/** Creates a folder through POST /folder (and PUT /folder/:id/access when an ACL is given); returns its id. */
-async function createFolder(owner: TestUser, parentType: 'folder' | 'user' | 'collection', parentId: string, name: string, o: FolderOptions = {}) {
-  const form: Record<string, string> = { parentType, parentId, name };
-  if (o.public !== undefined) form.public = String(o.public);
-  if (o.description !== undefined) form.description = o.description;
-  if (o.metadata !== undefined) form.metadata = JSON.stringify(o.metadata);
-  const created = await request(server.app).post('/api/v1/folder').set('Service-Token', owner.token).type('form').send(form);
-  if (created.status !== 200) throw new Error(`POST /folder ${name}: ${created.status} ${JSON.stringify(created.body)}`);
-  if (o.access) {
-    const set = await request(server.app)
-      .put(`/api/v1/folder/${created.body._id}/access`)
-      .set('Service-Token', owner.token)
-      .type('form')
-      .send({ access: JSON.stringify(o.access) });
-    if (set.status !== 200) throw new Error(`PUT /folder/:id/access ${name}: ${set.status} ${JSON.stringify(set.body)}`);
-  }
-  return created.body._id as string;
-}
-
-/** A subfolder, public unless told otherwise. */
-const sub = (parentId: string, name: string, owner: TestUser, o: FolderOptions = {}) => createFolder(owner, 'folder', parentId, name, { public: true, ...o });
+const { get, createFolder, sub } = folderApi(() => server);
 
 /** A collection created by the site admin through POST /collection. */
 async function createCollection(name: string, isPublic: boolean): Promise<string> {
