@@ -41,7 +41,12 @@ export async function bootstrap(config: Config): Promise<Runtime> {
   const eventStore = await createEventStore(config, db, logger);
   const readModel = await createReadModel(config, db);
   const domainEvents = new DomainEvents();
-  const projector = new Projector(eventStore, readModel, readModelProjection, logger, domainEvents);
+  // One projector per read model across every process sharing it: the lease holder projects, others stand by.
+  const projector = new Projector(eventStore, readModel, readModelProjection, {
+    logger,
+    domainEvents,
+    lease: { ttlMs: config.projectorLeaseTtlMs },
+  });
   await projector.start();
   // Progress notifications: operational state in `ops_notifications` of the same file, never in the event log.
   const notifications = new Notifications(new SqliteNotificationStore(db));
@@ -60,8 +65,10 @@ export async function bootstrap(config: Config): Promise<Runtime> {
     partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
     domainEvents,
   };
-  // The read models are caught up and no request is served yet: drop unreferenced blobs and stale upload bytes.
-  await sweepStorage(services);
+  // The read models are caught up and no request is served yet: drop unreferenced blobs and stale upload bytes. Only
+  // the lease holder knows its read models are caught up; a standby leaves the sweep to it (see README "Scaling out").
+  if (projector.role === 'holder') await sweepStorage(services);
+  else logger.info('storage sweep skipped: this process is a projector standby');
   // From now on, bytes of removed files whose retention ends are purged periodically (the sweep did the past).
   const stopRetentionPurge = startRetentionPurge(services);
   return {
@@ -83,9 +90,10 @@ export async function bootstrap(config: Config): Promise<Runtime> {
 // ---- adapter selection (configuration only: EVENT_STORE, READ_MODEL, BLOB_STORE) ---------------------------------
 
 /** The configured event store: the embedded SQLite log, or KurrentDB (probed within the connect timeout). */
-export async function createEventStore(config: Config, db: SqliteDatabase, logger?: pino.Logger): Promise<EventStore> {
+export async function createEventStore(config: Config, db: SqliteDatabase | null, logger?: pino.Logger): Promise<EventStore> {
   switch (config.eventStore) {
     case 'sqlite':
+      if (!db) throw new Error('EVENT_STORE=sqlite needs the SQLite file under DATA_DIR.');
       return new SqliteEventStore(db);
     case 'kurrentdb':
       return KurrentDbEventStore.connect(config.kurrentdbUrl!, {

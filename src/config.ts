@@ -34,6 +34,12 @@ export interface Config {
    * the blob reclaimer purges them after that. 0 purges at once.
    */
   blobRetentionDays: number;
+  /**
+   * Time to live of the projector lease (one projector per read model across the processes that share it), in ms:
+   * the holder renews it every third of this, a standby asks for it as often, and a holder that dies without freeing
+   * it is replaced after at most this long.
+   */
+  projectorLeaseTtlMs: number;
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
@@ -81,6 +87,9 @@ const schema = z
       .number({ error: () => 'BLOB_RETENTION_DAYS must be a non-negative number of days.' })
       .nonnegative('BLOB_RETENTION_DAYS must be a non-negative number of days.')
       .default(7),
+    PROJECTOR_LEASE_TTL_MS: positiveInteger('PROJECTOR_LEASE_TTL_MS')
+      .min(100, 'PROJECTOR_LEASE_TTL_MS must be at least 100 (milliseconds).')
+      .default(15_000),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
@@ -120,5 +129,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongodbUrl: vars.MONGODB_URL?.trim(),
     blobStore: vars.BLOB_STORE as BlobStoreKind,
     blobRetentionDays: vars.BLOB_RETENTION_DAYS,
+    projectorLeaseTtlMs: vars.PROJECTOR_LEASE_TTL_MS,
   };
 }

@@ -3,6 +3,7 @@ import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
 import { rebuildReadModels } from './rebuild';
 import { verifyReadModels } from './verify';
+import { STANDIN_VARIABLE, mongoStandInMode } from '../infra/readmodel/createReadModel';
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -22,8 +23,16 @@ async function serve(): Promise<void> {
   process.on('SIGTERM', shutdown);
 }
 
+/** The test-only MongoDB stand-in lives inside one process: a command in a process of its own would see an empty one. */
+function refuseStandIn(verb: string): void {
+  if (mongoStandInMode()) {
+    throw new Error(`${STANDIN_VARIABLE} selects an in-memory MongoDB stand-in that only exists inside a test process; "${verb}" cannot reach it. Unset ${STANDIN_VARIABLE}.`);
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [verb = 'serve', ...rest] = argv;
+  if (verb === 'rebuild' || verb === 'verify') refuseStandIn(verb);
   switch (verb) {
     case 'serve':
       return serve();

@@ -1,15 +1,18 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Config } from '../config';
-import { openDatabase } from '../infra/sqlite/openDatabase';
-import { SqliteEventStore } from '../infra/eventstore/sqlite/sqliteEventStore';
-import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
+import type { EventStore } from '../ports/eventStore';
+import type { ReadModel } from '../ports/readModel';
+import type { SqliteDatabase } from '../infra/sqlite/openDatabase';
+import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
 import { rebuild, type RebuildProgress } from '../projections/rebuild';
-import { READ_MODELS_CHECKPOINT } from '../projections/projector';
+import { PROJECTOR_LEASE, Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
+import { readModelProjection } from '../projections';
+import { holderStarted, holderStopped, newHolderId, takeLease } from '../projections/leaseHolder';
+import { openCommandStores } from './stores';
 
-const DB_FILE = 'folder-service.sqlite';
-/** Events per durable commit while replaying. */
+/** Events per durable commit while replaying into SQLite. */
 const BATCH_SIZE = 2000;
+/** Pause before looking again for events when a MongoDB rebuild waits for the live projector's position. */
+const CATCH_UP_PAUSE_MS = 100;
 
 const describe = (p: RebuildProgress) =>
   `replayed ${p.events} events in ${p.seconds.toFixed(1)} s (${Math.round(p.eventsPerSecond)} events/s)`;
@@ -37,38 +40,129 @@ function checkRebuildArgs(args: string[]): void {
 }
 
 /**
- * `npm run cli -- rebuild [--projection read-models]`: empties the read models of DATA_DIR and replays the whole event
- * log into them, printing progress (events and events/s) about once a second. Run it with the service stopped.
+ * `npm run cli -- rebuild [--projection read-models]`: replays the whole event log into the configured read models
+ * (EVENT_STORE, READ_MODEL), printing progress (events and events/s) about once a second.
+ *  - SQLite read models are emptied and refilled in place, so no service may project into them meanwhile: the
+ *    command holds the projector lease while it runs, and refuses to start while a live service holds it.
+ *  - MongoDB read models are rebuilt blue/green (src/infra/readmodel/mongodb/generations.ts) and the service may keep
+ *    running: the replay fills a new generation while readers and the live projector (the lease holder) keep the
+ *    current one; once the new generation has caught up with the live one, the alias switches to it and the live
+ *    projector goes on there. On a MongoDB without transactions (standalone) the command holds the lease instead,
+ *    as for SQLite.
  */
 export async function rebuildReadModels(config: Config, args: string[], out: NodeJS.WriteStream = process.stdout): Promise<RebuildProgress> {
   checkRebuildArgs(args);
-  const file = path.join(config.dataDir, DB_FILE);
-  if (!fs.existsSync(file)) throw new Error(`No data to rebuild: ${file} does not exist (set DATA_DIR).`);
-  const db = openDatabase(file);
-  const store = new SqliteEventStore(db);
-  const readModel = new SqliteReadModel(db);
+  const stores = await openCommandStores(config, 'rebuild');
   try {
-    out.write(`Rebuilding the read models in ${config.dataDir} (event log head at position ${await store.headPosition()})\n`);
+    const { eventStore, readModel, db } = stores;
     let overwriting = false;
-    const done = await rebuild(store, readModel, {
-      batching: {
-        size: BATCH_SIZE,
-        begin: () => db.exec('BEGIN IMMEDIATE'),
-        commit: () => db.exec('COMMIT'),
-        rollback: () => db.exec('ROLLBACK'),
-      },
-      onProgress: (p) => {
-        // On a terminal the progress line rewrites itself; in a log each report is its own line.
-        out.write(out.isTTY ? `\r${describe(p)}` : `${describe(p)}\n`);
-        overwriting = out.isTTY === true;
-      },
-    });
+    const onProgress = (p: RebuildProgress) => {
+      // On a terminal the progress line rewrites itself; in a log each report is its own line.
+      out.write(out.isTTY ? `\r${describe(p)}` : `${describe(p)}\n`);
+      overwriting = out.isTTY === true;
+    };
+    const head = await eventStore.headPosition();
+    let done: RebuildProgress;
+    if (readModel instanceof MongoReadModel) {
+      out.write(
+        `Rebuilding the read models in ${stores.describe()} (event log head at position ${head}) into a new generation; ` +
+          `readers keep generation ${await readModel.currentGeneration()} until it has caught up\n`,
+      );
+      const replay = () => rebuildBlueGreen(eventStore, readModel, onProgress);
+      // Without transactions (a standalone server) the switch cannot fence off a live projector's last write to the
+      // old generation, so the rebuild then keeps the projectors out with the lease instead.
+      done = readModel.transactional ? await replay() : await withProjectorLease(readModel, config, stores.describe(), replay);
+    } else {
+      out.write(`Rebuilding the read models in ${stores.describe()} (event log head at position ${head})\n`);
+      done = await withProjectorLease(readModel, config, stores.describe(), () =>
+        rebuild(eventStore, readModel, { batching: db ? sqliteBatching(db) : undefined, onProgress }),
+      );
+    }
     if (overwriting) out.write('\n');
-    out.write(`Rebuild complete: ${describe(done)}, read models at position ${done.position}.\n`);
+    const generation = readModel instanceof MongoReadModel ? `, generation ${await readModel.currentGeneration()} current` : '';
+    out.write(`Rebuild complete: ${describe(done)}, read models at position ${done.position}${generation}.\n`);
     return done;
   } finally {
-    await store.dispose();
-    await readModel.dispose();
-    db.close();
+    await stores.close();
+  }
+}
+
+function sqliteBatching(db: SqliteDatabase) {
+  return {
+    size: BATCH_SIZE,
+    begin: () => db.exec('BEGIN IMMEDIATE'),
+    commit: () => db.exec('COMMIT'),
+    rollback: () => db.exec('ROLLBACK'),
+  };
+}
+
+/**
+ * Holds the projector lease while `work` runs (renewed every third of its time to live), so that no service projects
+ * into read models being emptied and refilled; a service started meanwhile stands by and takes over afterwards.
+ */
+async function withProjectorLease<T>(readModel: ReadModel, config: Config, where: string, work: () => Promise<T>): Promise<T> {
+  const ttlMs = config.projectorLeaseTtlMs;
+  const holder = newHolderId();
+  holderStarted(holder);
+  try {
+    if (!(await takeLease(readModel.leases, PROJECTOR_LEASE, holder, ttlMs))) {
+      const current = await readModel.leases.get(PROJECTOR_LEASE);
+      const seconds = current ? Math.max(0, Math.ceil((current.expiresAt.getTime() - Date.now()) / 1000)) : 0;
+      throw new Error(
+        `A service is running on ${where}: ${current?.holder ?? 'another process'} holds the projector lease. ` +
+          `Stop it before rebuilding the read models there; if it is already stopped, its lease expires within ${seconds} s.`,
+      );
+    }
+    const timer = setInterval(() => {
+      readModel.leases.renew(PROJECTOR_LEASE, holder, ttlMs).catch(() => undefined);
+    }, Math.max(1, Math.floor(ttlMs / 3)));
+    timer.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+      await readModel.leases.release(PROJECTOR_LEASE, holder);
+    }
+  } finally {
+    holderStopped(holder);
+  }
+}
+
+/**
+ * The MongoDB rebuild: `reset()` starts a new generation, the log is replayed into it, and the alias switches once it
+ * has caught up with the current generation's checkpoint (MongoReadModel.apply checks after every event). The live
+ * projector may move on meanwhile, so the replay goes on past the head it first saw until the switch; after the
+ * switch it stops, leaving the new generation to the live projector (or to the next service start).
+ */
+async function rebuildBlueGreen(
+  store: EventStore,
+  readModel: MongoReadModel,
+  onProgress: (progress: RebuildProgress) => void,
+): Promise<RebuildProgress> {
+  const projector = new Projector(store, readModel, readModelProjection);
+  const started = performance.now();
+  let lastReport = started;
+  let events = 0;
+  let position = 0n;
+  const progress = (): RebuildProgress => {
+    const seconds = (performance.now() - started) / 1000;
+    return { events, position, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0 };
+  };
+  await readModel.reset();
+  for (;;) {
+    for await (const event of store.readAll({ fromPosition: position })) {
+      if (readModel.rebuildGeneration === null) break;
+      await projector.applyEvent(event);
+      events++;
+      position = event.position;
+      if (performance.now() - lastReport >= 1000) {
+        lastReport = performance.now();
+        onProgress(progress());
+      }
+    }
+    const state = await readModel.completeRebuild();
+    if (state === 'switched') return progress();
+    if (state === 'superseded') throw new Error('Another rebuild started while this one ran; its generation was abandoned.');
+    await new Promise((resolve) => setTimeout(resolve, CATCH_UP_PAUSE_MS));
   }
 }

@@ -1,19 +1,26 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Config } from '../config';
+import type { EventStore } from '../ports/eventStore';
 import { openDatabase, type SqliteDatabase } from '../infra/sqlite/openDatabase';
 import { SqliteEventStore } from '../infra/eventstore/sqlite/sqliteEventStore';
 import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
+import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
+import { mongoStandInMode } from '../infra/readmodel/createReadModel';
 import { Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
 import { readModelProjection } from '../projections';
+import { createEventStore } from '../bootstrap';
+import { DB_FILE, openCommandStores } from './stores';
 
-const DB_FILE = 'folder-service.sqlite';
 /** Events per commit while replaying into the scratch copy. */
 const BATCH_SIZE = 2000;
 /** Longest value printed in a difference. */
 const MAX_VALUE = 200;
+/** How often verify reads the live MongoDB read models again when the projector moved while it read them. */
+const QUIET_ATTEMPTS = 20;
 
 export interface VerifyResult {
   /** Every difference found, one line each (empty: the read models match). */
@@ -23,14 +30,22 @@ export interface VerifyResult {
 }
 
 /**
- * `npm run cli -- verify`: checks that the live read models are exactly what replaying the event log produces,
- * without touching the live database (the service may keep running):
+ * `npm run cli -- verify`: checks that the live read models of the configured deployment (EVENT_STORE, READ_MODEL)
+ * are exactly what replaying the event log produces, without touching them (the service may keep running).
+ *
+ * SQLite read models:
  *  1. a consistent snapshot of DATA_DIR's SQLite file (log and read models together) goes to a scratch file, through
  *     SQLite's online backup from a read-only connection;
  *  2. the snapshot's read models are dumped (`readModel.dump()`): that is the live state;
- *  3. the snapshot's read models are emptied and the log is replayed into them up to the position they had reached
- *     (a projector that lagged behind the log at snapshot time is not a difference);
+ *  3. the snapshot's read models are emptied and the log (the snapshot's, or KurrentDB's) is replayed into them up to
+ *     the position they had reached (a projector that lagged behind the log at snapshot time is not a difference);
  *  4. the two dumps are compared table by table and row by row (rows paired by primary key).
+ * MongoDB read models:
+ *  1. the current generation is dumped, with its checkpoint read before and after (again while they differ: the live
+ *     projector applied an event meanwhile);
+ *  2. the log is replayed up to that checkpoint into a scratch database next to the live one (`<db>_verify_<random>`,
+ *     dropped afterwards), which is dumped;
+ *  3. the dumps are compared as above (documents paired by `_id`).
  * Prints every difference and returns exit code 1 when there is any, 0 when the read models match.
  */
 export async function verifyReadModels(
@@ -39,9 +54,18 @@ export async function verifyReadModels(
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
   if (args.length > 0) throw new Error(`verify takes no arguments, got: ${args.join(' ')}.`);
-  if (config.eventStore !== 'sqlite' || config.readModel !== 'sqlite') {
-    throw new Error('verify checks the embedded deployment (EVENT_STORE=sqlite, READ_MODEL=sqlite).');
+  const { result, where } = config.readModel === 'sqlite' && mongoStandInMode() === null ? await verifySqlite(config) : await verifyMongo(config);
+  out.write(`Verified the read models in ${where} against a replay of ${result.events} events (up to position ${result.position}).\n`);
+  for (const line of result.differences) out.write(`${line}\n`);
+  if (result.differences.length === 0) {
+    out.write('The read models match the event log.\n');
+    return 0;
   }
+  out.write(`${result.differences.length} difference${result.differences.length === 1 ? '' : 's'} between the live read models and the replay.\n`);
+  return 1;
+}
+
+async function verifySqlite(config: Config): Promise<{ result: VerifyResult; where: string }> {
   const file = path.join(config.dataDir, DB_FILE);
   if (!fs.existsSync(file)) throw new Error(`No data to verify: ${file} does not exist (set DATA_DIR).`);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-verify-'));
@@ -55,15 +79,9 @@ export async function verifyReadModels(
     }
     const db = openDatabase(snapshotFile);
     try {
-      const result = await compareWithReplay(db);
-      out.write(`Verified the read models in ${config.dataDir} against a replay of ${result.events} events (up to position ${result.position}).\n`);
-      for (const line of result.differences) out.write(`${line}\n`);
-      if (result.differences.length === 0) {
-        out.write('The read models match the event log.\n');
-        return 0;
-      }
-      out.write(`${result.differences.length} difference${result.differences.length === 1 ? '' : 's'} between the live read models and the replay.\n`);
-      return 1;
+      // The log: the snapshot's own (taken together with the read models), or KurrentDB's.
+      const store = config.eventStore === 'sqlite' ? new SqliteEventStore(db) : await createEventStore(config, null);
+      return { result: await compareWithReplay(db, store), where: config.dataDir };
     } finally {
       db.close();
     }
@@ -72,9 +90,8 @@ export async function verifyReadModels(
   }
 }
 
-/** Dumps the read models of `db`, replays its log into them up to their checkpoint, and compares the two dumps. */
-export async function compareWithReplay(db: SqliteDatabase): Promise<VerifyResult> {
-  const store = new SqliteEventStore(db);
+/** Dumps the read models of `db`, replays the log into them up to their checkpoint, and compares the two dumps. */
+export async function compareWithReplay(db: SqliteDatabase, store: EventStore = new SqliteEventStore(db)): Promise<VerifyResult> {
   const readModel = new SqliteReadModel(db);
   try {
     const live = await readModel.dump();
@@ -95,19 +112,65 @@ export async function compareWithReplay(db: SqliteDatabase): Promise<VerifyResul
     }
     if (open > 0) db.exec('COMMIT');
     const replayed = await readModel.dump();
-    return { differences: diffDumps(db, live, replayed), events, position: upTo };
+    return { differences: diffDumps((table) => sqliteKeyColumns(db, table), live, replayed), events, position: upTo };
   } finally {
     await store.dispose();
     await readModel.dispose();
   }
 }
 
+async function verifyMongo(config: Config): Promise<{ result: VerifyResult; where: string }> {
+  const stores = await openCommandStores(config, 'verify');
+  try {
+    const { eventStore, readModel } = stores;
+    if (!(readModel instanceof MongoReadModel)) throw new Error('verify: the configured read model is not MongoDB.');
+    return { result: await compareMongoWithReplay(eventStore, readModel), where: stores.describe() };
+  } finally {
+    await stores.close();
+  }
+}
+
+/** Dumps the live MongoDB read models at a quiet moment, replays the log into a scratch database, compares. */
+export async function compareMongoWithReplay(store: EventStore, readModel: MongoReadModel): Promise<VerifyResult> {
+  let live: Record<string, unknown[]> | null = null;
+  let upTo = 0n;
+  for (let attempt = 1; live === null; attempt++) {
+    const before = await readModel.checkpoint(READ_MODELS_CHECKPOINT);
+    const dump = await readModel.dump();
+    upTo = await readModel.checkpoint(READ_MODELS_CHECKPOINT);
+    if (upTo === before) live = dump;
+    else if (attempt >= QUIET_ATTEMPTS) {
+      throw new Error(`The read models kept changing while verify read them (${QUIET_ATTEMPTS} attempts); run it again when writes are quieter.`);
+    } else await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const scratch = await readModel.openScratch(`${readModel.databaseName}_verify_${randomBytes(4).toString('hex')}`);
+  try {
+    const projector = new Projector(store, scratch, readModelProjection);
+    let events = 0;
+    for await (const event of store.readAll()) {
+      if (event.position > upTo) break;
+      await projector.applyEvent(event);
+      events++;
+    }
+    const replayed = await scratch.dump();
+    return { differences: diffDumps((table) => mongoKeyColumns([live!, replayed], table), live, replayed), events, position: upTo };
+  } finally {
+    await scratch.dispose();
+  }
+}
+
 type Row = Record<string, unknown>;
 
 /** Primary-key columns of a table, in key order (none for a table without one, e.g. a full-text index). */
-function keyColumns(db: SqliteDatabase, table: string): string[] {
+function sqliteKeyColumns(db: SqliteDatabase, table: string): string[] {
   const info = db.prepare(`PRAGMA table_info("${table.replace(/"/g, '""')}")`).all() as { name: string; pk: number }[];
   return info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+}
+
+/** Documents pair by `_id`; the rows the MongoDB dump derives (ACL entries, ancestry) have none and pair whole. */
+function mongoKeyColumns(dumps: Record<string, unknown[]>[], table: string): string[] {
+  const first = dumps.map((dump) => dump[table]?.[0]).find((row) => row !== undefined);
+  return typeof first === 'string' && '_id' in (JSON.parse(first) as Row) ? ['_id'] : [];
 }
 
 const show = (value: unknown): string => {
@@ -116,11 +179,15 @@ const show = (value: unknown): string => {
 };
 
 /** One line per difference: a row only one side has, or the columns in which a row (same key) differs. */
-export function diffDumps(db: SqliteDatabase, live: Record<string, unknown[]>, replayed: Record<string, unknown[]>): string[] {
+export function diffDumps(
+  keyColumns: (table: string) => string[],
+  live: Record<string, unknown[]>,
+  replayed: Record<string, unknown[]>,
+): string[] {
   const lines: string[] = [];
   const tables = [...new Set([...Object.keys(live), ...Object.keys(replayed)])].sort();
   for (const table of tables) {
-    const key = keyColumns(db, table);
+    const key = keyColumns(table);
     const parse = (rows: unknown[] | undefined) => (rows ?? []).map((r) => (typeof r === 'string' ? (JSON.parse(r) as Row) : (r as Row)));
     const keyOf = (row: Row) => (key.length ? key.map((c) => `${c}=${String(row[c])}`).join(', ') : JSON.stringify(row));
     const index = (rows: Row[]) => {

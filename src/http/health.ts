@@ -6,7 +6,9 @@ import { READ_MODELS_CHECKPOINT } from '../projections/projector';
  * Probes for orchestrators and load balancers, outside /api/v1 and outside the request log:
  *  - `GET /healthz`: the process is up and serving HTTP (liveness) — always 200 `{"status":"ok"}`;
  *  - `GET /readyz`: the stores answer and the read models are current enough to serve (readiness) — 200, or 503
- *    with `failed` naming the checks that did not pass and `checks` saying why.
+ *    with `failed` naming the checks that did not pass and `checks` saying why. The projector check says whether
+ *    this process holds the projector lease (`lease: "held"`) or stands by (`"standby"`): a standby is ready when
+ *    the shared read model, projected by the holder, is caught up.
  */
 
 export interface HealthOptions {
@@ -16,7 +18,10 @@ export interface HealthOptions {
   maxLagEvents?: number;
 }
 
-type Check = { status: 'ok'; [detail: string]: unknown } | { status: 'failed' | 'skipped'; error: string };
+type Check = { status: 'ok'; [detail: string]: unknown } | { status: 'failed' | 'skipped'; error: string; [detail: string]: unknown };
+
+/** What /readyz says about this process and the projector lease. */
+const LEASE_STATES = { holder: 'held', standby: 'standby', stopped: 'stopped' } as const;
 
 export interface ReadinessReport {
   status: 'ok' | 'unavailable';
@@ -45,7 +50,7 @@ export function healthRoutes(services: Services, options: HealthOptions = {}): e
 /**
  * Readiness at the time of the call: the event store's head (`headPosition()` within the timeout), the read
  * model's checkpoint (within the timeout), and the projector — not stopped on a failure, and at the head or fewer
- * than `maxLagEvents` events behind it.
+ * than `maxLagEvents` events behind it (the holder: its own position; a standby: the read model's checkpoint).
  */
 export async function readiness(services: Services, options: HealthOptions = {}): Promise<ReadinessReport> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -56,27 +61,33 @@ export async function readiness(services: Services, options: HealthOptions = {})
     within(eventStore.headPosition(), timeoutMs, 'event store'),
     within(readModel.checkpoint(READ_MODELS_CHECKPOINT), timeoutMs, 'read model'),
   ]);
+  const lease = LEASE_STATES[projector.role];
   const checks: ReadinessReport['checks'] = {
     eventStore: head.status === 'fulfilled' ? { status: 'ok', headPosition: head.value.toString() } : failed(head.reason),
     readModel: checkpoint.status === 'fulfilled' ? { status: 'ok', checkpoint: checkpoint.value.toString() } : failed(checkpoint.reason),
-    projector: { status: 'skipped', error: 'needs the event store head' },
+    projector: { status: 'skipped', lease, error: 'needs the event store head' },
   };
 
-  const position = projector.position$.value;
+  // A standby's own position trails the checkpoint a little (it follows it); the checkpoint is what it serves.
+  const standby = projector.role === 'standby';
+  const position = standby && checkpoint.status === 'fulfilled' ? checkpoint.value : projector.position$.value;
   if (projector.failed) {
-    checks.projector = { status: 'failed', error: `stopped: ${projector.failed.message}` };
+    checks.projector = { status: 'failed', lease, error: `stopped: ${projector.failed.message}` };
+  } else if (standby && checkpoint.status !== 'fulfilled') {
+    checks.projector = { status: 'skipped', lease, error: 'needs the read model checkpoint' };
   } else if (head.status === 'fulfilled') {
     try {
       const lag = position >= head.value ? 0 : await within(countAfter(services, position, maxLag), timeoutMs, 'event store');
       checks.projector =
         lag < maxLag
-          ? { status: 'ok', position: position.toString(), lagEvents: lag }
+          ? { status: 'ok', lease, position: position.toString(), lagEvents: lag }
           : {
               status: 'failed',
+              lease,
               error: `${maxLag} or more events behind the head (projector at ${position}, head at ${head.value})`,
             };
     } catch (error) {
-      checks.projector = failed(error);
+      checks.projector = { ...failed(error), lease };
     }
   }
 

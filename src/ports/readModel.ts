@@ -446,6 +446,31 @@ export interface ReadModelTx {
   history?: HistoryWrites;
 }
 
+/** Who holds a lease and until when (by the clock of whatever grants it: the SQLite host, the MongoDB server). */
+export interface LeaseRecord {
+  holder: string;
+  expiresAt: Date;
+}
+
+/**
+ * Named leases stored next to the read models (SQLite: a row in the same file; MongoDB: a document in `rm_leases`),
+ * so that every process sharing a read model agrees on who holds one. The projector lease
+ * (src/projections/projectorLease.ts) keeps a single projector per read model. Leases are not reset by `reset()`.
+ */
+export interface Leases {
+  /**
+   * Takes lease `name` for `holder` until `ttlMs` from now when it is free, expired, already `holder`'s, or held by
+   * `replacing` (a holder known to be gone); resolves with whether `holder` has it now.
+   */
+  acquire(name: string, holder: string, ttlMs: number, replacing?: string): Promise<boolean>;
+  /** Moves the expiry of `holder`'s lease to `ttlMs` from now; false when the lease is no longer `holder`'s. */
+  renew(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Frees the lease if `holder` has it (a no-op otherwise). */
+  release(name: string, holder: string): Promise<void>;
+  /** The lease's holder and expiry, expired or not; null when nobody has taken it or it was released. */
+  get(name: string): Promise<LeaseRecord | null>;
+}
+
 export interface ReadModel {
   users: UserQueries;
   tokens: TokenQueries;
@@ -457,6 +482,8 @@ export interface ReadModel {
   subtree: SubtreeQueries;
   /** Absent when the adapter keeps no history: history, point-in-time reads and restore are then refused. */
   history?: HistoryQueries;
+  /** Leases shared by every process on this read model (the single-projector lease). */
+  leases: Leases;
   /** Position of the last event the named projection applied (0n when none). */
   checkpoint(projection: string): Promise<bigint>;
   /**

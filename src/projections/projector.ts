@@ -4,8 +4,12 @@ import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStor
 import type { ReadModel } from '../ports/readModel';
 import type { Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
+import { CheckpointWatcher } from './checkpointWatcher';
+import { holderStarted, holderStopped, newHolderId, takeLease } from './leaseHolder';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
+/** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
+export const PROJECTOR_LEASE = `projector:${READ_MODELS_CHECKPOINT}`;
 
 export class ProjectionLagError extends Error {
   constructor(readonly position: bigint) {
@@ -15,65 +19,160 @@ export class ProjectionLagError extends Error {
 }
 
 /**
+ * The single-projector lease (`readModel.leases`): only the process holding it runs the projections. It is renewed
+ * every `renewEveryMs`; a standby tries to take it every `retryEveryMs`.
+ */
+export interface ProjectorLeaseSettings {
+  ttlMs: number;
+  /** Default: a fresh id naming this host and process (src/projections/leaseHolder.ts). */
+  holderId?: string;
+  /** Default: a third of the time to live. */
+  renewEveryMs?: number;
+  /** Default: a third of the time to live. */
+  retryEveryMs?: number;
+  /** Default: {@link PROJECTOR_LEASE}. */
+  name?: string;
+}
+
+export interface ProjectorOptions {
+  logger?: Logger;
+  /** Receives every event once the read models reflect it (SSE subscribers, src/bus/domainEvents.ts). */
+  domainEvents?: DomainEvents;
+  /** Without a lease the projector always projects (tests, tools); the service always runs with one. */
+  lease?: ProjectorLeaseSettings;
+}
+
+/** `holder`: this process runs the projections; `standby`: another process does, this one follows the checkpoint. */
+export type ProjectorRole = 'holder' | 'standby' | 'stopped';
+
+/** Longest pause between attempts to take the lease back after the projections failed in this process. */
+const MAX_FAILURE_BACKOFF_MS = 60_000;
+
+interface ActiveLoop {
+  subscription: Subscription;
+  loop: Promise<void>;
+  /** Aborts a follower's wait for the checkpoint. */
+  abort?: AbortController;
+}
+
+/**
  * Runs the projections over an `$all` subscription from the stored checkpoint: strictly in order, one event per
- * read-model transaction. `position$` is the last position the read models reflect; writers wait on it
- * (read-your-writes) before they respond.
+ * read-model transaction. `position$` is the last position the read models reflect as far as this process has seen;
+ * writers wait for their position (read-your-writes) before they respond, through {@link waitFor}.
+ *
+ * With a lease (the service), several processes may share one read model and only the lease holder projects:
+ *  - holder: projects and renews the lease; `waitFor` resolves in-process as `position$` passes the position. When a
+ *    renewal says the lease is someone else's, or renewals fail until too little of the lease would be left, it stops
+ *    projecting (before the lease could expire) and becomes a standby. When a projection fails it steps down too,
+ *    frees the lease, and tries again after a growing pause (the failure stays reported meanwhile).
+ *  - standby: does not project. It tails the log and publishes each event to `domainEvents` once the read model's
+ *    checkpoint has passed it, so that `position$` and SSE subscribers keep following; `waitFor` polls the checkpoint
+ *    (src/projections/checkpointWatcher.ts). It tries to take the lease every `retryEveryMs` and, once it has it,
+ *    projects on from where it had followed (events the old holder already applied are no-ops).
  */
 export class Projector {
   readonly position$: BehaviorSubject<bigint>;
-  private subscription: Subscription | null = null;
-  private loop: Promise<void> | null = null;
-  private failure: Error | null = null;
-  /** Errors (never emits) when the projector stops on a failure, so that waiting writers fail at once. */
-  private readonly failed$ = new Subject<never>();
+  private currentRole: ProjectorRole = 'stopped';
+  private active: ActiveLoop | null = null;
+  private failure: { error: Error; position: bigint } | null = null;
+  /** Errors (never emits) when the projections fail, so that waiting writers fail at once; replaced after that. */
+  private failed$ = new Subject<never>();
+  private readonly logger?: Logger;
+  private readonly domainEvents?: DomainEvents;
+  private readonly lease?: Required<ProjectorLeaseSettings>;
+  private readonly watcher: CheckpointWatcher;
+  /** Lease work (renew, retry, take over, step down) runs one piece at a time, in this chain. */
+  private transitions: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  /** Until when the lease is ours for sure: the start of the last successful take or renewal, plus the TTL. */
+  private validUntil = 0;
+  private failuresInARow = 0;
 
   constructor(
     private readonly store: EventStore,
     private readonly readModel: ReadModel,
     private readonly projection: Projection,
-    private readonly logger?: Logger,
-    /** Receives every event once its read-model transaction committed (SSE subscribers, src/bus/domainEvents.ts). */
-    private readonly domainEvents?: DomainEvents,
+    options: ProjectorOptions = {},
   ) {
     this.position$ = new BehaviorSubject<bigint>(0n);
+    this.logger = options.logger;
+    this.domainEvents = options.domainEvents;
+    if (options.lease) {
+      const { ttlMs } = options.lease;
+      this.lease = {
+        ttlMs,
+        holderId: options.lease.holderId ?? newHolderId(),
+        renewEveryMs: options.lease.renewEveryMs ?? Math.max(1, Math.floor(ttlMs / 3)),
+        retryEveryMs: options.lease.retryEveryMs ?? Math.max(1, Math.floor(ttlMs / 3)),
+        name: options.lease.name ?? PROJECTOR_LEASE,
+      };
+    }
+    this.watcher = new CheckpointWatcher(() => this.readModel.checkpoint(READ_MODELS_CHECKPOINT), {
+      onAdvance: (checkpoint) => {
+        // Another process got past the event that failed here: this process's failure no longer holds writers up.
+        if (this.failure && this.currentRole !== 'holder' && checkpoint >= this.failure.position) this.clearFailure();
+      },
+    });
   }
 
+  /**
+   * Starts from the read model's checkpoint. Without a lease, or with the lease taken, resolves once the projections
+   * have caught up with the log (and rejects if one fails meanwhile: the service must not start on stale read
+   * models). Without the lease, resolves at once as a standby.
+   */
   async start(): Promise<void> {
     const from = await this.readModel.checkpoint(READ_MODELS_CHECKPOINT);
     this.position$.next(from);
-    this.subscription = this.store.subscribeToAll({ fromPosition: from });
-    const caughtUp = new Promise<void>((resolve) => {
-      this.loop = this.run(this.subscription!, resolve);
-    });
-    await caughtUp;
-    // A projection that fails during catch-up must stop the service from starting on stale read models.
-    if (this.failure) throw this.failure;
-  }
-
-  /** The error that stopped the projector, if it stopped on one. */
-  get failed(): Error | null {
-    return this.failure;
-  }
-
-  private async run(subscription: Subscription, onCaughtUp: () => void): Promise<void> {
-    try {
-      for await (const item of subscription) {
-        if (item.kind === 'caughtUp') {
-          if (item.position > this.position$.value) this.position$.next(item.position);
-          onCaughtUp();
-          continue;
-        }
-        await this.applyEvent(item.event);
-        this.position$.next(item.event.position);
-        this.domainEvents?.publish(item.event);
-      }
-    } catch (error) {
-      this.failure = error as Error;
-      this.logger?.fatal({ err: error }, 'projector stopped: the read models no longer advance');
-      this.failed$.error(error);
-    } finally {
-      onCaughtUp();
+    const lease = this.lease;
+    if (!lease) {
+      this.currentRole = 'holder';
+      await this.project(from);
+      return;
     }
+    holderStarted(lease.holderId);
+    const attempt = Date.now();
+    let acquired: boolean;
+    try {
+      acquired = await this.tryAcquire();
+    } catch (error) {
+      holderStopped(lease.holderId);
+      throw error;
+    }
+    if (!acquired) {
+      this.logger?.info({ holder: (await this.readModel.leases.get(lease.name))?.holder }, 'projector on standby: another process holds the lease');
+      this.becomeStandby(lease.retryEveryMs);
+      return;
+    }
+    this.currentRole = 'holder';
+    this.validUntil = attempt + lease.ttlMs;
+    try {
+      await this.project(from);
+    } catch (error) {
+      this.currentRole = 'stopped';
+      await this.releaseLease();
+      holderStopped(lease.holderId);
+      throw error;
+    }
+    this.schedule(lease.renewEveryMs);
+  }
+
+  /**
+   * The error that stopped the projections in this process, until the read model gets past the event that failed
+   * (projected here on a retry, or by another process).
+   */
+  get failed(): Error | null {
+    return this.failure?.error ?? null;
+  }
+
+  /** Whether this process runs the projections (`holder`), follows another process (`standby`), or neither. */
+  get role(): ProjectorRole {
+    return this.currentRole;
+  }
+
+  /** This process's lease holder id (undefined without a lease). */
+  get holderId(): string | undefined {
+    return this.lease?.holderId;
   }
 
   /** Applies one event (a no-op when the checkpoint is already past it). */
@@ -84,21 +183,276 @@ export class Projector {
 
   /**
    * Resolves once the read models reflect `position`; rejects with {@link ProjectionLagError} after `timeoutMs`, or
-   * at once with the projector's failure if it stopped on one.
+   * at once with the projections' failure in this process if they stopped on one. The holder waits in-process; a
+   * standby polls the shared checkpoint.
    */
   async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {
     if (this.position$.value >= position) return;
-    if (this.failure) throw this.failure;
+    if (this.failure) throw this.failure.error;
+    if (this.lease && this.currentRole === 'standby') {
+      try {
+        await this.watcher.until(position, { timeoutMs, timeoutError: () => new ProjectionLagError(position) });
+      } catch (error) {
+        throw this.failed ?? (error instanceof ProjectionLagError ? error : new ProjectionLagError(position));
+      }
+      return;
+    }
     try {
       await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
     } catch {
-      throw this.failure ?? new ProjectionLagError(position);
+      throw this.failed ?? new ProjectionLagError(position);
     }
   }
 
+  /** Stops projecting or following, and frees the lease if this process holds it. Safe to call twice. */
   async stop(): Promise<void> {
-    await this.subscription?.unsubscribe();
-    await this.loop;
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    // Ends a catch-up a transition may be waiting for, then lets that transition finish.
+    await this.stopActive();
+    await this.transitions;
+    await this.stopActive();
+    if (this.lease && this.currentRole === 'holder') await this.releaseLease();
+    if (this.lease) holderStopped(this.lease.holderId);
+    this.currentRole = 'stopped';
+    this.watcher.close();
     this.position$.complete();
   }
+
+  // ---- projecting -------------------------------------------------------------------------------------------------
+
+  /**
+   * Subscribes from `from` and applies every event; resolves once caught up with the log, rejects when the
+   * projections fail before that. A failure after that is handled by {@link onLiveFailure}.
+   */
+  private project(from: bigint): Promise<void> {
+    const subscription = this.store.subscribeToAll({ fromPosition: from });
+    let caughtUp = false;
+    return new Promise<void>((resolve, reject) => {
+      const loop = (async () => {
+        let current: bigint | null = null;
+        try {
+          for await (const item of subscription) {
+            if (item.kind === 'caughtUp') {
+              if (item.position > this.position$.value) this.position$.next(item.position);
+              if (!caughtUp) {
+                caughtUp = true;
+                this.caughtUp();
+                resolve();
+              }
+              continue;
+            }
+            current = item.event.position;
+            await this.applyEvent(item.event);
+            this.position$.next(item.event.position);
+            this.domainEvents?.publish(item.event);
+          }
+        } catch (error) {
+          this.recordFailure(error as Error, current ?? this.position$.value + 1n);
+          await subscription.unsubscribe().catch(() => undefined);
+          if (!caughtUp) reject(error);
+          else this.onLiveFailure();
+        } finally {
+          // Unsubscribed (stop, step down) before catching up.
+          resolve();
+        }
+      })();
+      this.active = { subscription, loop };
+    });
+  }
+
+  private caughtUp(): void {
+    if (this.failure) this.clearFailure();
+    this.failuresInARow = 0;
+  }
+
+  private recordFailure(error: Error, position: bigint): void {
+    this.failure = { error, position };
+    this.logger?.fatal({ err: error, position: position.toString() }, 'projector stopped: the read models no longer advance');
+    const failed$ = this.failed$;
+    this.failed$ = new Subject<never>();
+    failed$.error(error);
+  }
+
+  private clearFailure(): void {
+    this.logger?.info('the read models advance again');
+    this.failure = null;
+  }
+
+  /** A projection failed while live: with a lease, step down and free it, and try again after a pause. */
+  private onLiveFailure(): void {
+    if (!this.lease || this.stopping) return;
+    this.enqueue(async () => {
+      if (this.currentRole !== 'holder' || this.stopping) return;
+      this.failuresInARow += 1;
+      await this.stepDown(this.failureBackoff());
+    });
+  }
+
+  private failureBackoff(): number {
+    return Math.min(this.lease!.retryEveryMs * 2 ** Math.max(0, this.failuresInARow - 1), MAX_FAILURE_BACKOFF_MS);
+  }
+
+  // ---- following (standby) ----------------------------------------------------------------------------------------
+
+  /** Tails the log from `position$` and publishes each event once the shared checkpoint has passed it. */
+  private follow(): void {
+    const subscription = this.store.subscribeToAll({ fromPosition: this.position$.value });
+    const abort = new AbortController();
+    const loop = (async () => {
+      try {
+        for await (const item of subscription) {
+          if (item.kind === 'caughtUp') continue;
+          await this.watcher.until(item.event.position, { signal: abort.signal });
+          this.position$.next(item.event.position);
+          this.domainEvents?.publish(item.event);
+        }
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        await subscription.unsubscribe().catch(() => undefined);
+        // The next retry tick follows again (retryAcquire).
+        if (this.active?.subscription === subscription) this.active = null;
+        this.logger?.error({ err: error }, 'projector standby: following the log failed; following again shortly');
+      }
+    })();
+    this.active = { subscription, loop, abort };
+  }
+
+  private becomeStandby(retryInMs: number): void {
+    this.currentRole = 'standby';
+    this.follow();
+    this.schedule(retryInMs);
+  }
+
+  // ---- the lease --------------------------------------------------------------------------------------------------
+
+  /** Takes the lease if it is free, expired or ours, or if its holder is known to be gone. */
+  private async tryAcquire(): Promise<boolean> {
+    const { name, holderId, ttlMs } = this.lease!;
+    return takeLease(this.readModel.leases, name, holderId, ttlMs, (holder) =>
+      this.logger?.warn({ holder }, 'the projector lease holder is gone; taking the lease over'),
+    );
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.enqueue(() => this.tick());
+    }, ms);
+    this.timer.unref();
+  }
+
+  private enqueue(work: () => Promise<void>): void {
+    const run = async () => {
+      if (!this.stopping) await work();
+    };
+    this.transitions = this.transitions.then(run).catch((error: unknown) => {
+      this.logger?.error({ err: error }, 'projector lease: unexpected error');
+    });
+  }
+
+  private async tick(): Promise<void> {
+    if (this.currentRole === 'holder') await this.renew();
+    else if (this.currentRole === 'standby') await this.retryAcquire();
+  }
+
+  private async renew(): Promise<void> {
+    const { name, holderId, ttlMs, renewEveryMs } = this.lease!;
+    const callTimeoutMs = Math.max(1, Math.floor(renewEveryMs / 2));
+    // Too little of the lease left to risk another attempt: stop before it could expire under a live projector.
+    if (Date.now() + 2 * callTimeoutMs >= this.validUntil) {
+      this.logger?.error('could not renew the projector lease in time; stopping the projections');
+      return this.stepDown(this.lease!.retryEveryMs);
+    }
+    const attempt = Date.now();
+    let renewed: boolean;
+    try {
+      renewed = await within(this.readModel.leases.renew(name, holderId, ttlMs), callTimeoutMs, 'the lease renewal');
+    } catch (error) {
+      this.logger?.warn({ err: error }, 'could not renew the projector lease; trying again');
+      return this.schedule(callTimeoutMs);
+    }
+    if (this.stopping) return;
+    if (!renewed) {
+      this.logger?.warn('the projector lease passed to another process; stopping the projections');
+      return this.stepDown(this.lease!.retryEveryMs);
+    }
+    this.validUntil = attempt + ttlMs;
+    this.schedule(renewEveryMs);
+  }
+
+  private async retryAcquire(): Promise<void> {
+    const lease = this.lease!;
+    const attempt = Date.now();
+    let acquired: boolean;
+    try {
+      acquired = await this.tryAcquire();
+    } catch (error) {
+      this.logger?.warn({ err: error }, 'could not ask for the projector lease; trying again');
+      return this.schedule(lease.retryEveryMs);
+    }
+    if (this.stopping) {
+      if (acquired) await this.releaseLease();
+      return;
+    }
+    if (!acquired) {
+      if (!this.active) this.follow();
+      return this.schedule(lease.retryEveryMs);
+    }
+    // Taking over: stop following, then project from where this process had followed to.
+    await this.stopActive();
+    if (this.stopping) return this.releaseLease();
+    this.currentRole = 'holder';
+    this.validUntil = attempt + lease.ttlMs;
+    this.logger?.info({ from: this.position$.value.toString() }, 'took the projector lease; projecting');
+    try {
+      await this.project(this.position$.value);
+    } catch {
+      this.failuresInARow += 1;
+      return this.stepDown(this.failureBackoff());
+    }
+    if (this.stopping) return;
+    this.schedule(lease.renewEveryMs);
+  }
+
+  /** Stops projecting, frees the lease (best effort) and follows as a standby; retries after `retryInMs`. */
+  private async stepDown(retryInMs: number): Promise<void> {
+    await this.stopActive();
+    await this.releaseLease();
+    if (this.stopping) return;
+    this.becomeStandby(retryInMs);
+  }
+
+  private async releaseLease(): Promise<void> {
+    const { name, holderId, renewEveryMs } = this.lease!;
+    try {
+      await within(this.readModel.leases.release(name, holderId), renewEveryMs, 'the lease release');
+    } catch (error) {
+      // It expires by itself.
+      this.logger?.warn({ err: error }, 'could not release the projector lease');
+    }
+  }
+
+  private async stopActive(): Promise<void> {
+    const active = this.active;
+    if (!active) return;
+    this.active = null;
+    active.abort?.abort();
+    await active.subscription.unsubscribe();
+    await active.loop;
+  }
+}
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

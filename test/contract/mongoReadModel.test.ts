@@ -4,6 +4,7 @@ import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel
 import type { ReadModelTx } from '../../src/ports/readModel';
 import { MongoStandIn, StandInCrash } from '../support/mongoStandIn';
 import { collection, file, folder, item, readModelContract, user } from './readModelContract';
+import { leaseContract } from './leaseContract';
 
 /**
  * The MongoDB read model: the ReadModel contract over the driver stand-in (with and without transactions) and, when
@@ -29,6 +30,15 @@ readModelContract('MongoReadModel over the driver stand-in (standalone: no trans
   return { readModel, dispose: () => readModel.dispose() };
 });
 
+for (const transactions of [true, false]) {
+  leaseContract(`MongoReadModel over the driver stand-in (${transactions ? 'transactions' : 'standalone'}, two read models on one database)`, async () => {
+    const standIn = new MongoStandIn({ transactions });
+    const open = () => MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb());
+    const [first, second] = [await open(), await open()];
+    return { first, second, dispose: async () => undefined };
+  });
+}
+
 const MONGODB_URL = process.env.MONGODB_URL;
 if (MONGODB_URL) {
   let client: MongoClient;
@@ -40,6 +50,11 @@ if (MONGODB_URL) {
     const db = client.db(`rm_contract_${randomUUID().slice(0, 8)}`);
     const readModel = await MongoReadModel.open(client, db);
     return { readModel, dispose: () => db.dropDatabase().then(() => undefined) };
+  });
+  leaseContract(`MongoReadModel on ${MONGODB_URL.replace(/\/\/[^@]*@/, '//')} (two read models on one database)`, async () => {
+    const db = client.db(`rm_lease_${randomUUID().slice(0, 8)}`);
+    const [first, second] = [await MongoReadModel.open(client, db), await MongoReadModel.open(client, db)];
+    return { first, second, dispose: () => db.dropDatabase().then(() => undefined) };
   });
 } else {
   describe('ReadModel contract: MongoReadModel on a real server', () => {

@@ -5,6 +5,7 @@ import { openDatabase } from '../../src/infra/sqlite/openDatabase';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import type { ReadModelTx } from '../../src/ports/readModel';
 import { collection, file, folder, item, readModelContract } from './readModelContract';
+import { leaseContract } from './leaseContract';
 
 readModelContract('SqliteReadModel (temp file)', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-rm-'));
@@ -15,6 +16,20 @@ readModelContract('SqliteReadModel (temp file)', async () => {
     async dispose() {
       await readModel.dispose();
       db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+leaseContract('SqliteReadModel (two connections to one file)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-lease-'));
+  const file = path.join(dir, 'rm.sqlite');
+  const dbs = [openDatabase(file), openDatabase(file)];
+  return {
+    first: new SqliteReadModel(dbs[0]),
+    second: new SqliteReadModel(dbs[1]),
+    async dispose() {
+      for (const db of dbs) db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -38,7 +38,7 @@ describe('GET /healthz and /readyz (embedded default)', () => {
       checks: {
         eventStore: { status: 'ok', headPosition: head.toString() },
         readModel: { status: 'ok', checkpoint: head.toString() },
-        projector: { status: 'ok', position: head.toString(), lagEvents: 0 },
+        projector: { status: 'ok', lease: 'held', position: head.toString(), lagEvents: 0 },
       },
     });
   });
@@ -49,7 +49,7 @@ describe('GET /healthz and /readyz (embedded default)', () => {
     await eventStore.appendToStream('healthprobe-1', [1, 2, 3].map(ev), { expectedState: 'no_stream' });
     const res = await request(server.app).get('/readyz');
     expect(res.status).toBe(200);
-    expect(res.body.checks.projector).toEqual({ status: 'ok', position: expect.any(String), lagEvents: 3 });
+    expect(res.body.checks.projector).toEqual({ status: 'ok', lease: 'stopped', position: expect.any(String), lagEvents: 3 });
   });
 
   it('/readyz answers 503 naming the projector when it lags by the allowed events or more', async () => {
@@ -63,6 +63,7 @@ describe('GET /healthz and /readyz (embedded default)', () => {
     expect(res.body.checks.eventStore.status).toBe('ok');
     expect(res.body.checks.projector).toEqual({
       status: 'failed',
+      lease: 'stopped',
       error: expect.stringMatching(/^100 or more events behind the head \(projector at \d+, head at \d+\)$/),
     });
   });
@@ -73,7 +74,7 @@ describe('GET /healthz and /readyz (embedded default)', () => {
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['eventStore']);
     expect(res.body.checks.eventStore).toEqual({ status: 'failed', error: 'connection refused' });
-    expect(res.body.checks.projector).toEqual({ status: 'skipped', error: 'needs the event store head' });
+    expect(res.body.checks.projector).toEqual({ status: 'skipped', lease: 'held', error: 'needs the event store head' });
     expect(res.body.checks.readModel.status).toBe('ok');
   });
 
@@ -95,6 +96,6 @@ describe('GET /healthz and /readyz (embedded default)', () => {
     const res = await request(server.app).get('/readyz');
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['projector']);
-    expect(res.body.checks.projector).toEqual({ status: 'failed', error: 'stopped: projection crashed' });
+    expect(res.body.checks.projector).toEqual({ status: 'failed', lease: 'held', error: 'stopped: projection crashed' });
   });
 });

@@ -6,13 +6,21 @@ import request from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { rebuild } from '../../src/projections/rebuild';
 import { READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
+import { loadConfig } from '../../src/config';
+import { rebuildReadModels } from '../../src/cli/rebuild';
+import { compareMongoWithReplay } from '../../src/cli/verify';
+import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
+/**
+ * The CLI in a process of its own, on the configured adapters (READ_MODEL=sqlite here): without the test-only MongoDB
+ * stand-in of the http-mongo project, which lives in this process and which a command process could not reach.
+ */
 function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(TSX, ['src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(TSX, ['src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, TEST_READ_MODEL: '', ...env }, timeout: 20_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -94,6 +102,41 @@ describe('read-model rebuild', () => {
     // The service still answers from the rebuilt models.
     const login = await request(server.app).get('/api/v1/user/authentication').auth('alice', 'password1');
     expect(login.status).toBe(200);
+  });
+
+  it('rebuilds with the configured read model while the service runs: blue/green on MongoDB, refused on SQLite', async () => {
+    const { readModel, eventStore, projector } = server.runtime.services;
+    const output: string[] = [];
+    const out = { isTTY: false, write: (chunk: string) => output.push(chunk) > 0 } as unknown as NodeJS.WriteStream;
+    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir });
+    const live = await readModel.dump();
+    if (!(readModel instanceof MongoReadModel)) {
+      // SQLite read models are emptied and refilled in place: not under a running projector.
+      await expect(rebuildReadModels(config, [], out)).rejects.toThrow(
+        `A service is running on ${dataDir}: ${projector.holderId} holds the projector lease. Stop it before rebuilding the read models there;`,
+      );
+      expect(await readModel.dump()).toEqual(live);
+      expect(projector.role).toBe('holder');
+      return;
+    }
+    // MongoDB: a new generation fills while the service keeps serving and writing; the alias switches once it caught up.
+    const before = await readModel.currentGeneration();
+    const admin = (await request(server.app).get('/api/v1/user/authentication').auth('admin', 'password1')).body.authToken.token as string;
+    const writes = Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        request(server.app).post('/api/v1/collection').set('Service-Token', admin).type('form').send({ name: `During rebuild ${i}` }),
+      ),
+    );
+    const done = await rebuildReadModels(config, [], out);
+    expect((await writes).map((res) => res.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await readModel.currentGeneration()).toBe(before + 1);
+    expect(output.join('')).toContain(`Rebuilding the read models in MongoDB database ${readModel.databaseName} (event log head at position`);
+    expect(output.join('')).toContain(`, generation ${before + 1} current.`);
+    expect(done.events).toBeGreaterThan(0);
+    // The live projector went on in the new generation: it holds every write, and equals a replay of the log.
+    await projector.waitFor(await eventStore.headPosition());
+    for (let i = 0; i < 5; i++) expect((await readModel.collections.getByName(`During rebuild ${i}`))?.name).toBe(`During rebuild ${i}`);
+    expect((await compareMongoWithReplay(eventStore, readModel)).differences).toEqual([]);
   });
 
   it('rebuilds through the CLI verb, printing progress with events/s', async () => {

@@ -154,9 +154,9 @@ async function workload(server: TestServer, users: TestUser[], roots: string[]):
 }
 
 /**
- * `verify` checks the embedded deployment's SQLite file (read models and log side by side); in the http-mongo project
- * the read models live in this test process's MongoDB stand-in, which no CLI process can open, so the suite is skipped
- * there (the MongoDB adapter's rebuild equality is covered by test/http/rebuild.test.ts and the contract suite).
+ * `verify` as a command process on the embedded deployment's SQLite file (read models and log side by side); in the
+ * http-mongo project the read models live in this test process's MongoDB stand-in, which no command process can reach,
+ * so the suite is skipped there: verify on MongoDB runs in-process next to the service in test/http-mongo/commands.test.ts.
  */
 const describeEmbedded = mongoStandInMode() !== null ? describe.skip : describe;
 

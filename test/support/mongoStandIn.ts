@@ -15,7 +15,7 @@ import { parseSearch, textScore, type TextWeights } from './mingoText';
  * `GridFSBucket` over this Db) call:
  *
  *   client: db, startSession, close                 session: withTransaction, inTransaction, endSession
- *   db:     collection, command({hello}), dropCollection
+ *   db:     collection, command({hello}), dropCollection, dropDatabase
  *   collection: find (filter, projection, sort, skip, limit; toArray, next, async iteration, close), findOne,
  *     countDocuments, aggregate, insertOne, insertMany, updateOne, updateMany, replaceOne, findOneAndUpdate,
  *     deleteOne, deleteMany, bulkWrite, createIndex, createIndexes, listIndexes, indexes, drop
@@ -30,6 +30,8 @@ import { parseSearch, textScore, type TextWeights } from './mingoText';
  *    inside a transaction was sent without its session).
  *  - Indexes are only enforced (unique) or used for `$text`; queries scan. Multikey unique indexes compare the
  *    whole array value, not each element.
+ *  - Upserts refuse `$expr` in their filter, as a server does (error 224); other query-feature restrictions of
+ *    upserts are not checked.
  *  - Values are stored as the driver's BSON serializer would leave them: `undefined` becomes `null`, a `bigint`
  *    becomes a number, buffers are copied; returned documents are fresh copies.
  *
@@ -159,6 +161,17 @@ function splitText(filter: Filter): { search: string | null; rest: Filter } {
     }
   }
   return { search: null, rest: filter };
+}
+
+/** Whether a filter uses `$expr` anywhere (a server refuses that in the filter of an upsert). */
+function usesExpr(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(usesExpr);
+  if (!isPlainObject(value)) return false;
+  return Object.entries(value).some(([key, inner]) => key === '$expr' || usesExpr(inner));
+}
+
+function refuseExprInUpsert(filter: Filter): void {
+  if (usesExpr(filter)) throw serverError(224, '$expr is not allowed in the query predicate for an upsert', { codeName: 'QueryFeatureNotAllowed' });
 }
 
 /** Equality fields of a filter (what an upsert copies into the new document). */
@@ -389,6 +402,12 @@ export class StandInDb {
 
   async dropCollection(name: string, options: SessionOptions = {}): Promise<boolean> {
     return this.collection(name).drop(options);
+  }
+
+  /** Drops every collection of the database (the database then no longer exists, as on a server). */
+  async dropDatabase(options: SessionOptions = {}): Promise<boolean> {
+    for (const collection of this.collections.values()) if (collection.exists()) await collection.drop(options);
+    return true;
   }
 
   /** Names of the collections that hold documents or indexes. */
@@ -771,6 +790,7 @@ export class StandInCollection {
   }
 
   private updateNow(filter: Filter, update: Doc | Doc[], options: { upsert?: boolean; many: boolean }, session: StandInSession | undefined) {
+    if (options.upsert) refuseExprInUpsert(filter);
     const { docs } = this.matching(filter);
     const targets = options.many ? docs : docs.slice(0, 1);
     let modifiedCount = 0;
@@ -791,6 +811,7 @@ export class StandInCollection {
   }
 
   private replaceNow(filter: Filter, replacement: Doc, upsert: boolean | undefined, session: StandInSession | undefined) {
+    if (upsert) refuseExprInUpsert(filter);
     if (Object.keys(replacement).some((k) => k.startsWith('$'))) throw serverError(2, 'Replacement document must not contain atomic operators', { codeName: 'BadValue' });
     const [doc] = this.matching(filter).docs;
     if (doc) {

@@ -5,7 +5,9 @@ import request from 'supertest';
 import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventStore';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
-import { Projector, ProjectionLagError, READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
+import { spawnSync } from 'node:child_process';
+import { PROJECTOR_LEASE, Projector, ProjectionLagError, READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
+import { DomainEvents } from '../../src/bus/domainEvents';
 import type { Projection } from '../../src/projections/projection';
 import type { NewEvent, RecordedEvent } from '../../src/ports/eventStore';
 import { errorResponse } from '../../src/http/errorMapping';
@@ -237,5 +239,154 @@ describe('Projector in the service', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('Projector with a lease (two processes on one read model)', () => {
+  let dir: string;
+  let file: string;
+  const opened: Stores[] = [];
+  const running: Projector[] = [];
+  const TTL = 600;
+  const open = () => {
+    const s = openStores(file);
+    opened.push(s);
+    return s;
+  };
+  const leased = (s: Stores, projection: Projection, options: { domainEvents?: DomainEvents; ttlMs?: number } = {}) => {
+    const p = new Projector(s.store, s.readModel, projection, { domainEvents: options.domainEvents, lease: { ttlMs: options.ttlMs ?? TTL } });
+    running.push(p);
+    return p;
+  };
+  const until = async (condition: () => boolean | Promise<boolean>, ms = 5000) => {
+    const deadline = Date.now() + ms;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'projector-lease-'));
+    file = path.join(dir, 'folder-service.sqlite');
+  });
+  afterEach(async () => {
+    for (const p of running.splice(0)) await p.stop();
+    for (const s of opened.splice(0)) await s.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('projects in one process only; the standby waits on the checkpoint and publishes what the holder applied', async () => {
+    const [one, two] = [open(), open()];
+    const [seenByOne, seenByTwo] = [recorder(), recorder()];
+    const events = new DomainEvents();
+    const published: bigint[] = [];
+    events.applied$.subscribe((event) => published.push(event.position));
+    const holder = leased(one, seenByOne);
+    await holder.start();
+    const standby = leased(two, seenByTwo, { domainEvents: events });
+    await standby.start();
+    expect([holder.role, standby.role]).toEqual(['holder', 'standby']);
+    expect((await two.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(holder.holderId);
+
+    // Writes through the standby's store: its waitFor resolves once the holder's projection is in the read model.
+    // (Another connection's commits reach the holder's subscription through the store's poll, within 250 ms.)
+    for (let i = 1; i <= 4; i++) {
+      const { position } = await two.store.appendToStreams([{ streamId: 'tick-s', expectedState: 'any', events: [tick(i)] }]);
+      await standby.waitFor(position, 5000);
+      expect(await two.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBeGreaterThanOrEqual(position);
+    }
+    expect(seenByOne.seen).toHaveLength(4);
+    expect(seenByTwo.seen).toEqual([]);
+    await until(() => published.length === 4);
+    expect(published).toEqual(seenByOne.seen);
+    expect(standby.position$.value).toBe(4n);
+    // The lease is renewed: well past its time to live, nothing changed hands.
+    await new Promise((resolve) => setTimeout(resolve, TTL * 1.5));
+    expect([holder.role, standby.role]).toEqual(['holder', 'standby']);
+  });
+
+  it('hands over when the holder stops: the standby projects on from the checkpoint', async () => {
+    const [one, two] = [open(), open()];
+    const [seenByOne, seenByTwo] = [recorder(), recorder()];
+    const holder = leased(one, seenByOne);
+    await holder.start();
+    const standby = leased(two, seenByTwo);
+    await standby.start();
+    await one.store.appendToStream('tick-h', [tick(1), tick(2)], { expectedState: 'any' });
+    await holder.waitFor(2n);
+    await holder.stop();
+    expect(await two.readModel.leases.get(PROJECTOR_LEASE)).toBeNull();
+    await until(() => standby.role === 'holder', TTL);
+    const { position } = await two.store.appendToStreams([{ streamId: 'tick-h', expectedState: 'any', events: [tick(3)] }]);
+    await standby.waitFor(position, 2000);
+    expect(seenByOne.seen).toEqual([1n, 2n]);
+    expect(seenByTwo.seen).toEqual([3n]);
+  });
+
+  it('stops projecting when the lease passes to someone else, and takes it back once it is free', async () => {
+    const s = open();
+    const seen = recorder();
+    const p = leased(s, seen);
+    await p.start();
+    // Another process takes the lease over (as if this one had been declared gone).
+    expect(await s.readModel.leases.acquire(PROJECTOR_LEASE, 'intruder', 60_000, p.holderId)).toBe(true);
+    await until(() => p.role === 'standby', TTL);
+    await s.store.appendToStream('tick-i', [tick(1)], { expectedState: 'any' });
+    await expect(p.waitFor(1n, 300)).rejects.toBeInstanceOf(ProjectionLagError);
+    expect(seen.seen).toEqual([]);
+    await s.readModel.leases.release(PROJECTOR_LEASE, 'intruder');
+    await p.waitFor(1n, 2000);
+    expect(p.role).toBe('holder');
+    expect(seen.seen).toEqual([1n]);
+  });
+
+  it('stops projecting before its lease could expire when renewals keep failing', async () => {
+    const s = open();
+    const p = leased(s, recorder());
+    await p.start();
+    const taken = Date.now();
+    const renew = jest.spyOn(s.readModel.leases, 'renew').mockRejectedValue(new Error('read model unreachable'));
+    const release = jest.spyOn(s.readModel.leases, 'release');
+    await until(() => p.role === 'standby', TTL * 2);
+    expect(Date.now() - taken).toBeLessThan(TTL);
+    expect(renew).toHaveBeenCalled();
+    expect(release).toHaveBeenCalled();
+    renew.mockRestore();
+    await until(() => p.role === 'holder', TTL * 2);
+  });
+
+  it('steps down on a projection failure, frees the lease, and resumes once the projection works', async () => {
+    const s = open();
+    let broken = true;
+    const seen: bigint[] = [];
+    const p = leased(s, {
+      handlers: {
+        Tick: (event) => {
+          if (broken) throw new Error('projection bug');
+          seen.push(event.position);
+        },
+      },
+    }, { ttlMs: 300 });
+    await p.start();
+    await s.store.appendToStream('tick-f', [tick(1)], { expectedState: 'any' });
+    await expect(p.waitFor(1n, 2000)).rejects.toThrow('projection bug');
+    await until(() => p.role === 'standby');
+    expect(p.failed?.message).toBe('projection bug');
+    await expect(p.waitFor(1n, 2000)).rejects.toThrow('projection bug');
+    broken = false;
+    await until(() => p.role === 'holder' && p.failed === null, 3000);
+    await p.waitFor(1n, 1000);
+    expect(seen).toEqual([1n]);
+  });
+
+  it('takes the lease of a holder whose process is gone at once', async () => {
+    const s = open();
+    const ended = spawnSync(process.execPath, ['-e', '']).pid!;
+    const gone = new Projector(s.store, s.readModel, recorder(), { lease: { ttlMs: 60_000 } }).holderId!.replace(/^(.+?):\d+:/, `$1:${ended}:`);
+    expect(await s.readModel.leases.acquire(PROJECTOR_LEASE, gone, 60_000)).toBe(true);
+    const p = leased(s, recorder(), { ttlMs: 60_000 });
+    await p.start();
+    expect(p.role).toBe(/:\d+:\d+:[0-9a-f]+$/.test(gone) ? 'holder' : 'standby');
   });
 });

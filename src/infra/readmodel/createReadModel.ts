@@ -11,13 +11,19 @@ import { MongoReadModel } from './mongodb/mongoReadModel';
  *  - `mongodb`: the MongoDB adapter on `MONGODB_URL` (database from the URL's path, else `folder_service`);
  *  - test runs only: with `TEST_READ_MODEL=mongodb-standin` (or `mongodb-standin-standalone`, without transactions)
  *    in the environment and NODE_ENV=test (ignored otherwise), the MongoDB adapter over the in-memory driver
- *    stand-in of test/support/mongoStandIn.ts (a fresh one per call), whatever READ_MODEL says. It is how the HTTP suite runs on the MongoDB adapter where no mongod can run
- *    (`npm run test:mongo`, jest project `http-mongo`). It is a separate variable so that READ_MODEL keeps its
- *    production values (and processes the tests spawn, which load the configuration, never meet a stand-in value).
+ *    stand-in of test/support/mongoStandIn.ts, whatever READ_MODEL says. It is how the HTTP suite runs on the MongoDB
+ *    adapter where no mongod can run (`npm run test:mongo`, jest project `http-mongo`). It is a separate variable so
+ *    that READ_MODEL keeps its production values (and processes the tests spawn, which load the configuration, never
+ *    meet a stand-in value). Each call gets a fresh stand-in, except that read models opened for the same DATA_DIR
+ *    while another one for it is still open share it, as processes sharing one MONGODB_URL share a server (two
+ *    service instances on one DATA_DIR, or the rebuild and verify commands run in-process next to a service); the
+ *    stand-in goes away with the last of them.
  */
 export interface ReadModelSettings {
   readModel: 'sqlite' | 'mongodb';
   mongodbUrl: string | undefined;
+  /** Only used to share a test stand-in between read models opened for the same DATA_DIR (see above). */
+  dataDir?: string;
 }
 
 export const STANDIN_VARIABLE = 'TEST_READ_MODEL';
@@ -37,11 +43,12 @@ export function mongoStandInMode(env: NodeJS.ProcessEnv = process.env): { transa
   return { transactions: STANDIN_VALUES[wanted as keyof typeof STANDIN_VALUES] };
 }
 
-export async function createReadModel(settings: ReadModelSettings, sqlite: SqliteDatabase, env: NodeJS.ProcessEnv = process.env): Promise<ReadModel> {
+export async function createReadModel(settings: ReadModelSettings, sqlite: SqliteDatabase | null, env: NodeJS.ProcessEnv = process.env): Promise<ReadModel> {
   const standIn = mongoStandInMode(env);
-  if (standIn) return openOverStandIn(standIn.transactions);
+  if (standIn) return openOverStandIn(standIn.transactions, settings.dataDir);
   switch (settings.readModel) {
     case 'sqlite':
+      if (!sqlite) throw new Error('READ_MODEL=sqlite needs the SQLite file under DATA_DIR.');
       return new SqliteReadModel(sqlite);
     case 'mongodb':
       if (!settings.mongodbUrl) throw new Error('READ_MODEL=mongodb needs MONGODB_URL.');
@@ -52,7 +59,12 @@ export async function createReadModel(settings: ReadModelSettings, sqlite: Sqlit
 /** Connects to MongoDB and opens the read models there; the read model owns (and on dispose closes) the client. */
 export async function openMongoReadModel(url: string): Promise<MongoReadModel> {
   const client = new MongoClient(url);
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw new Error(`Cannot reach MongoDB at ${maskCredentials(url)}: ${error instanceof Error ? error.message : String(error)}`);
+  }
   try {
     return await MongoReadModel.open(client, client.db(databaseName(url)), { onDispose: () => client.close() });
   } catch (error) {
@@ -66,15 +78,40 @@ interface StandInModule {
   MongoStandIn: new (options: { transactions: boolean }) => { db(name: string): { asDb(): Db }; asClient(): MongoClient };
 }
 
-async function openOverStandIn(transactions: boolean): Promise<MongoReadModel> {
+type StandIn = InstanceType<StandInModule['MongoStandIn']>;
+
+/** Stand-ins in use, by DATA_DIR, with how many open read models use each. */
+const sharedStandIns = new Map<string, { standIn: StandIn; transactions: boolean; users: number }>();
+
+async function openOverStandIn(transactions: boolean, shareKey: string | undefined): Promise<MongoReadModel> {
   // Loaded from the test tree at run time, so that production builds (src only) never contain it.
   const { MongoStandIn } = require(path.join(__dirname, '..', '..', '..', 'test', 'support', 'mongoStandIn')) as StandInModule;
-  const standIn = new MongoStandIn({ transactions });
-  return MongoReadModel.open(standIn.asClient(), standIn.db('folder_service').asDb());
+  let shared = shareKey !== undefined ? sharedStandIns.get(shareKey) : undefined;
+  if (!shared || shared.transactions !== transactions) {
+    shared = { standIn: new MongoStandIn({ transactions }), transactions, users: 0 };
+    if (shareKey !== undefined) sharedStandIns.set(shareKey, shared);
+  }
+  const entry = shared;
+  entry.users += 1;
+  const release = async () => {
+    entry.users -= 1;
+    if (entry.users === 0 && shareKey !== undefined && sharedStandIns.get(shareKey) === entry) sharedStandIns.delete(shareKey);
+  };
+  try {
+    return await MongoReadModel.open(entry.standIn.asClient(), entry.standIn.db('folder_service').asDb(), { onDispose: release });
+  } catch (error) {
+    await release();
+    throw error;
+  }
 }
 
 /** The database named in a MongoDB URL's path, else `folder_service`. */
 export function databaseName(url: string): string {
   const match = /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?]+)/.exec(url.trim());
   return match ? decodeURIComponent(match[1]) : 'folder_service';
+}
+
+/** A MongoDB URL with any user and password replaced by `***`. */
+export function maskCredentials(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
 }

@@ -10,6 +10,7 @@ import { Generations } from './generations';
 import type { GenerationCollections } from './collections';
 import { OperationLog, positionStamp, runOperations } from './writes';
 import { dumpGeneration } from './dump';
+import { MongoLeases } from './leasesStore';
 
 export interface MongoReadModelOptions {
   /**
@@ -51,6 +52,7 @@ export class MongoReadModel implements ReadModel {
   readonly files: MongoFiles;
   readonly subtree: MongoSubtree;
   readonly history: MongoHistory;
+  readonly leases: MongoLeases;
   private readonly generations: Generations;
   /** The generation this instance's `reset()` is filling, until it becomes current. */
   private building: number | null = null;
@@ -72,6 +74,7 @@ export class MongoReadModel implements ReadModel {
     this.files = new MongoFiles(source);
     this.subtree = new MongoSubtree(source);
     this.history = new MongoHistory(source);
+    this.leases = new MongoLeases(db);
   }
 
   /** Opens the read models in `db` (creating the alias and the first generation's indexes on a fresh database). */
@@ -167,6 +170,51 @@ export class MongoReadModel implements ReadModel {
       this.building = null;
       await this.generations.current();
     }
+  }
+
+  /** The database the read models live in. */
+  get databaseName(): string {
+    return this.db.databaseName;
+  }
+
+  /** The generation readers use now. */
+  async currentGeneration(): Promise<number> {
+    return this.generations.current();
+  }
+
+  /** The generation this instance's `reset()` is filling, until it becomes current (null: none). */
+  get rebuildGeneration(): number | null {
+    return this.building;
+  }
+
+  /**
+   * For a rebuild that has replayed everything it read: makes the generation being built current if it has caught
+   * up (`switched`), or says it has not yet (`waiting`: the live projector got further meanwhile; replay on), or that
+   * another rebuild started since and this one's generation was abandoned (`superseded`).
+   */
+  async completeRebuild(): Promise<'switched' | 'waiting' | 'superseded'> {
+    const building = this.building;
+    if (building === null) return 'switched';
+    if ((await this.generations.alias()).building !== building) {
+      this.building = null;
+      return 'superseded';
+    }
+    await this.switchWhenCaughtUp();
+    return this.building === null ? 'switched' : 'waiting';
+  }
+
+  /**
+   * A read model in another, empty database of the same deployment (same client), dropped when it is disposed: where
+   * `verify` replays the log without touching the live read models.
+   */
+  async openScratch(databaseName: string): Promise<MongoReadModel> {
+    const db = this.client.db(databaseName);
+    return MongoReadModel.open(this.client, db, {
+      transactions: this.transactional,
+      onDispose: async () => {
+        await db.dropDatabase();
+      },
+    });
   }
 
   async dump(): Promise<Record<string, unknown[]>> {

@@ -6,6 +6,7 @@ import { SqliteFolders } from './foldersStore';
 import { SqliteFiles, SqliteItems } from './itemsStore';
 import { SqliteSubtree } from './subtreeStore';
 import { SqliteHistory } from './historyStore';
+import { SqliteLeases } from './leasesStore';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -22,6 +23,7 @@ export class SqliteReadModel implements ReadModel {
   readonly files: SqliteFiles;
   readonly subtree: SqliteSubtree;
   readonly history: SqliteHistory;
+  readonly leases: SqliteLeases;
   private readonly tx: ReadModelTx;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -35,6 +37,7 @@ export class SqliteReadModel implements ReadModel {
     this.files = new SqliteFiles(db);
     this.subtree = new SqliteSubtree(db);
     this.history = new SqliteHistory(db);
+    this.leases = new SqliteLeases(db);
     this.tx = {
       users: this.users, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
       items: this.items, files: this.files, subtree: this.subtree, history: this.history,

@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config';
+import type { EventStore } from '../ports/eventStore';
+import type { ReadModel } from '../ports/readModel';
+import { openDatabase, type SqliteDatabase } from '../infra/sqlite/openDatabase';
+import { createEventStore } from '../bootstrap';
+import { createReadModel, mongoStandInMode } from '../infra/readmodel/createReadModel';
+import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
+
+export const DB_FILE = 'folder-service.sqlite';
+
+/** The stores of the configured deployment, as the service opens them (EVENT_STORE, READ_MODEL), for a command. */
+export interface CommandStores {
+  eventStore: EventStore;
+  readModel: ReadModel;
+  /** The SQLite file under DATA_DIR, when the event store or the read model lives in it. */
+  db: SqliteDatabase | null;
+  /** Where the data is, for messages: DATA_DIR, or the MongoDB database. */
+  describe(): string;
+  close(): Promise<void>;
+}
+
+/** Whether the configured deployment keeps anything in DATA_DIR's SQLite file. */
+export function usesSqliteFile(config: Config): boolean {
+  return config.eventStore === 'sqlite' || (config.readModel === 'sqlite' && mongoStandInMode() === null);
+}
+
+/**
+ * Opens the configured event store and read model. `verb` words the error when DATA_DIR holds no SQLite file that
+ * the configuration needs ("No data to rebuild: …").
+ */
+export async function openCommandStores(config: Config, verb: string): Promise<CommandStores> {
+  let db: SqliteDatabase | null = null;
+  if (usesSqliteFile(config)) {
+    const file = path.join(config.dataDir, DB_FILE);
+    if (!fs.existsSync(file)) throw new Error(`No data to ${verb}: ${file} does not exist (set DATA_DIR).`);
+    db = openDatabase(file);
+  }
+  let eventStore: EventStore | null = null;
+  try {
+    eventStore = await createEventStore(config, db);
+    const readModel = await createReadModel(config, db);
+    const store = eventStore;
+    return {
+      eventStore: store,
+      readModel,
+      db,
+      describe: () => (readModel instanceof MongoReadModel ? `MongoDB database ${readModel.databaseName}` : config.dataDir),
+      async close() {
+        await store.dispose();
+        await readModel.dispose();
+        db?.close();
+      },
+    };
+  } catch (error) {
+    await eventStore?.dispose();
+    db?.close();
+    throw error;
+  }
+}
