@@ -319,22 +319,7 @@ export type FolderCommand =
        * Creates this (new) folder as a copy of `sourceId`; `name` is the final name (already made unique among the new
        * siblings by the command handler), `access`/`public` already inherited, `meta`/`publicFlags` the source's.
        */
-      data: {
-        opId: string;
-        sourceId: string;
-        folderId: string;
-        parentType: ParentType;
-        parentId: string;
-        name: string;
-        description: string;
-        public?: boolean;
-        publicFlags?: string[];
-        access: AccessList;
-        creatorId: string;
-        created: string;
-        meta: Metadata;
-        copier: Viewer;
-      };
+      data: FolderCopiedData;
     }
   | {
       type: 'RestoreFolder';

@@ -1,4 +1,4 @@
-import request from 'supertest';
+import { apiClient } from '../support/apiClient';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { rebuild } from '../../src/projections/rebuild';
 import { createFolder, setFolderMetadata } from '../../src/commands/folderCommands';
@@ -8,46 +8,16 @@ import { toNewEvents } from '../../src/commands/commandContext';
 import { folderStream } from '../../src/domain/folder';
 import type { FolderDoc } from '../../src/ports/readModel';
 
-const api = '/api/v1';
-
 let server: TestServer;
+const { as, newItem, addFile } = apiClient(() => server);
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
 let alicePrivate: string;
 
-const as = (user: TestUser | null) => {
-  const agent = request(server.app);
-  const wrap = <T extends { set(h: string, v: string): T }>(r: T) => (user ? r.set('Service-Token', user.token) : r);
-  return {
-    get: (url: string) => wrap(agent.get(`${api}${url}`)),
-    post: (url: string) => wrap(agent.post(`${api}${url}`)),
-    put: (url: string) => wrap(agent.put(`${api}${url}`)),
-    delete: (url: string) => wrap(agent.delete(`${api}${url}`)),
-  };
-};
-
 async function newFolder(user: TestUser, parentId: string, name: string, parentType = 'folder'): Promise<string> {
   const res = await as(user).post('/folder').type('form').send({ parentType, parentId, name });
   if (res.status !== 200) throw new Error(`POST /folder: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body._id;
-}
-
-async function newItem(user: TestUser, folderId: string, name: string): Promise<string> {
-  const res = await as(user).post('/item').query({ folderId, name });
-  if (res.status !== 200) throw new Error(`POST /item: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body._id;
-}
-
-/** Adds a file with `content` to an item; returns the file id. */
-async function addFile(user: TestUser, itemId: string, content: string, name = 'data.txt'): Promise<string> {
-  const bytes = Buffer.from(content);
-  const res = await as(user)
-    .post('/file')
-    .query({ parentType: 'item', parentId: itemId, name, size: bytes.length })
-    .set('Content-Type', 'application/octet-stream')
-    .send(bytes);
-  if (res.status !== 200) throw new Error(`POST /file: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body._id;
 }
 

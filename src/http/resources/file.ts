@@ -132,6 +132,12 @@ const downloadParams = [
   param.string('extraParameters', { description: 'Arbitrary data to send along with the download request.' }),
 ] as const;
 
+/** Both download routes: `:id/download` and `:id/download/:name` (the name is only for the client's benefit). */
+async function downloadHandler({ path, params, services, principal, req, res }: RouteContext<typeof downloadParams>) {
+  const { file } = await loadFile(services, path.id, principal.viewer, READ);
+  return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
+}
+
 /**
  * Files (Girder's api/v1/file.py): the upload protocol girder_client speaks (`POST /file`, `POST /file/chunk`,
  * `PUT /file/:id/contents`, `DELETE /file/upload/:id`), file records and downloads. Access is the folder's of the
@@ -245,10 +251,7 @@ export const fileResource: Resource = {
       cookie: true,
       produces: 'application/octet-stream',
       params: downloadParams,
-      async handler({ path, params, services, principal, req, res }) {
-        const { file } = await loadFile(services, path.id, principal.viewer, READ);
-        return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
-      },
+      handler: downloadHandler,
     }),
     route({
       method: 'GET',
@@ -259,10 +262,7 @@ export const fileResource: Resource = {
       cookie: true,
       produces: 'application/octet-stream',
       params: downloadParams,
-      async handler({ path, params, services, principal, req, res }) {
-        const { file } = await loadFile(services, path.id, principal.viewer, READ);
-        return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
-      },
+      handler: downloadHandler,
     }),
     route({
       method: 'PUT',
