@@ -116,8 +116,8 @@ export async function createReadModel(config: Config, db: SqliteDatabase): Promi
 export async function createBlobStore(config: Config): Promise<BlobStore> {
   switch (config.blobStore) {
     case 'fs':
-      return new FsBlobStore(path.join(config.dataDir, 'blobs'));
+      return new FsBlobStore(path.join(config.dataDir, 'blobs'), { sweepGraceMs: config.blobSweepGraceMs });
     case 'gridfs':
-      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!));
+      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!), { sweepGraceMs: config.blobSweepGraceMs });
   }
 }
