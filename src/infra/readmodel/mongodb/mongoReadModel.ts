@@ -173,7 +173,12 @@ export class MongoReadModel implements ReadModel {
     }
   }
 
-  /** The database the read models live in. */
+  /** The database the read models live in (operational state such as notifications lives there too). */
+  get database(): Db {
+    return this.db;
+  }
+
+  /** The name of the database the read models live in. */
   get databaseName(): string {
     return this.db.databaseName;
   }
