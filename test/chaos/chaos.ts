@@ -93,7 +93,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       stats.requests += 1;
       const headers: Record<string, string> = {};
       if (init.token) headers['Girder-Token'] = init.token;
-      let body: BodyInit | undefined;
+      let body: string | Uint8Array | undefined;
       if (init.form) {
         headers['Content-Type'] = 'application/x-www-form-urlencoded';
         body = new URLSearchParams(init.form).toString();
@@ -232,6 +232,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
 
     // The killer: a random process, the lease holder every other time, then restarted in its slot.
+    const restarts: Promise<void>[] = [];
     const killer = (async () => {
       const every = options.killEveryMs ?? 3000;
       while (Date.now() < deadline - 1000 && stats.kills < options.maxKills) {
@@ -241,16 +242,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const holderSlot = slots.findIndex((s) => s !== null && !s.dead && s.proc.pid === holderPid);
         const slot = stats.kills % 2 === 0 && holderSlot >= 0 ? holderSlot : Math.floor(Math.random() * count);
         const victim = slots[slot];
-        if (!victim || victim.dead) continue;
+        // One process at least stays up (a restart takes a few seconds).
+        if (!victim || victim.dead || live().length <= 1) continue;
         await kill9(victim);
         stats.kills += 1;
         if (slot === holderSlot) stats.holderKills += 1;
         slots[slot] = null;
-        await sleep(200 + Math.random() * 600);
-        slots[slot] = await startService(dataDir, env);
+        restarts.push(
+          sleep(200 + Math.random() * 600)
+            .then(() => startService(dataDir, env))
+            .then((service) => {
+              slots[slot] = service;
+            }),
+        );
       }
     })();
     await Promise.all([...clients, killer]);
+    await Promise.all(restarts);
 
     // Quiet: every process up, the read models at the head of the log, every subscriber at the head.
     for (let slot = 0; slot < count; slot++) if (!slots[slot] || slots[slot]!.dead) slots[slot] = await startService(dataDir, env);
