@@ -1,15 +1,15 @@
 import type { Services } from '../services';
 import type { FolderCopiedData, FolderCreatedData, FolderRestoredData } from '../domain/folder';
-import type { FolderDoc, ParentType } from '../ports/readModel';
-import type { Paging } from '../http/params';
-import { hasAccess, type AccessList, type Viewer } from '../domain/access';
+import type { FolderDoc } from '../ports/readModel';
+import { AccessLevel, hasAccess, type AccessList, type Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
-import { isObjectId } from '../domain/ids';
-import { deriveId } from '../infra/readmodel/sqlite/subtreeStore';
+import { isObjectId, deriveId } from '../domain/ids';
 import { loadModel, loadParent } from './loaders';
 import { folderView } from './views';
 import { folderSortField } from './folderQueries';
 import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './history';
+import type { Paging } from '../domain/paging';
+import type { ParentType } from '../domain/parents';
 
 /**
  * Point-in-time reads: `GET /folder/:id?at=…` and `GET /folder?parentType=…&parentId=…&at=…`.
@@ -23,8 +23,6 @@ import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './hi
  * sum over its items' streams).
  */
 
-const ADMIN = 2;
-const READ = 0;
 
 /** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
 export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
@@ -245,7 +243,7 @@ async function requireAdminNow(services: Services, viewer: Viewer | null, folder
     if (viewer?.admin && isObjectId(folderId) && (await folderTimeline(services, folderId)).length > 0) return;
     throw new RestError(`Invalid folder id (${folderId}).`);
   }
-  await loadModel(services, 'folder', folderId, viewer, ADMIN);
+  await loadModel(services, 'folder', folderId, viewer, AccessLevel.ADMIN);
 }
 
 export interface ChildrenAtInput {
@@ -264,7 +262,7 @@ export interface ChildrenAtInput {
 export async function listFoldersAt(services: Services, viewer: Viewer | null, input: ChildrenAtInput): Promise<{ rows: Record<string, unknown>[]; total: number }> {
   const history = historyOf(services);
   const at = parseAt(input.at);
-  const parent = await loadParent(services, input.parentType, input.parentId, viewer, ADMIN);
+  const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.ADMIN);
   const position = await positionOf(services, at);
   const machine = new TimeMachine(services);
   if (parent.type === 'folder' && !(await machine.stateAt(parent.doc._id, position))) throw didNotExist(at);
@@ -273,7 +271,7 @@ export async function listFoldersAt(services: Services, viewer: Viewer | null, i
   for (const id of ids) {
     const doc = await machine.docAt(id, position);
     if (!doc || doc.parentId !== parent.doc._id) continue;
-    if (!hasAccess(doc, viewer, READ)) continue;
+    if (!hasAccess(doc, viewer, AccessLevel.READ)) continue;
     if (input.name && doc.name !== input.name) continue;
     docs.push(doc);
   }

@@ -1,19 +1,18 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { param } from '../params';
 import type { Services } from '../../services';
-import type { ParentType } from '../../ports/readModel';
 import { RestError, ValidationError } from '../../domain/errors';
 import { clearFolderContents, copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
 import { loadModel, loadParent, type ParentDoc } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
+import type { ParentType } from '../../domain/parents';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
-const READ = 0;
-const WRITE = 1;
-const ADMIN = 2;
 
 /** The source's own parent for a copy without `parentId`: loaded without an access check (Girder's `force=True`). */
 async function loadParentUnchecked(services: Services, type: ParentType, id: string): Promise<ParentDoc> {
@@ -42,7 +41,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     scope: [Scope.DATA_OWN],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, ADMIN);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
       await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Deleting folder ${folder.name}`, message: 'Calculating folder size...' },
@@ -64,7 +63,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     scope: [Scope.DATA_WRITE],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Clearing folder ${folder.name}`, message: 'Calculating folder size...' },
@@ -97,10 +96,10 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     ],
     async handler({ params, path, services, principal, meta }) {
       const viewer = principal.viewer!;
-      const source = await loadModel(services, 'folder', path.id, viewer, READ);
+      const source = await loadModel(services, 'folder', path.id, viewer, AccessLevel.READ);
       const parentType = params.parentType ?? source.parentCollection;
       const parent = params.parentId
-        ? await loadParent(services, parentType, params.parentId, viewer, WRITE)
+        ? await loadParent(services, parentType, params.parentId, viewer, AccessLevel.WRITE)
         : await loadParentUnchecked(services, parentType, source.parentId);
       const id = await withProgress(
         services,
