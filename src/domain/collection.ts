@@ -1,4 +1,4 @@
-import type { Decider, DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import { AccessLevel, emptyAccess, withUserAccess, type AccessList } from './access';
 import { ValidationError } from './errors';
 
@@ -88,7 +88,7 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
       case 'CollectionDeleted':
         return state.status === 'none' ? state : { ...state, status: 'deleted' };
       default:
-        return state;
+        return unknownEvent(event, state);
     }
   },
   decide: (command, state) => {

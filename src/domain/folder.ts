@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Decider, DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import type { AccessList, Viewer } from './access';
 import { RestError, ValidationError } from './errors';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
@@ -270,7 +270,7 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
       };
     }
     default:
-      return state;
+      return unknownEvent(event, state);
   }
 }
 

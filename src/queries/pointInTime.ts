@@ -1,7 +1,8 @@
 import type { Services } from '../services';
-import type { FolderCopiedData, FolderCreatedData, FolderRestoredData } from '../domain/folder';
+import { folderDecider, folderStateFor, type FolderAccessChangedData, type FolderCopiedData, type FolderEvent, type FolderState } from '../domain/folder';
+import { unknownEvent } from '../domain/decider';
 import type { FolderDoc } from '../ports/readModel';
-import { AccessLevel, hasAccess, type AccessList, type Viewer } from '../domain/access';
+import { AccessLevel, hasAccess, type Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
 import { isObjectId, deriveId } from '../domain/ids';
 import { loadModel, loadParent } from './loaders';
@@ -66,30 +67,23 @@ export async function positionOf(services: Services, at: AtValue): Promise<bigin
   return lo;
 }
 
-/** A folder as its events say it was (`exists` false once removed). */
-interface FolderAt {
-  exists: boolean;
-  name: string;
-  description: string;
-  parentType: ParentType;
-  parentId: string;
-  public?: boolean;
-  publicFlags?: string[];
-  access: AccessList;
-  meta: Record<string, unknown>;
-  creatorId: string | null;
-  created: string;
-  updated: string;
-}
+/**
+ * A folder as its events say it was: the decider's state (built by the decider's own `evolve`, so a new folder event
+ * is handled here as soon as the decider handles it) plus the two creation facts the decider does not keep.
+ */
+type FolderAt = FolderState & { creatorId: string | null; created: string };
 
-type Snapshot = FolderCreatedData | FolderCopiedData | FolderRestoredData;
-
-function fromSnapshot(d: Snapshot, created: string, updated: string): FolderAt {
-  return {
-    exists: true, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
-    ...(d.public !== undefined ? { public: d.public } : {}), ...('publicFlags' in d && d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-    access: d.access, meta: d.meta, creatorId: d.creatorId, created, updated,
-  };
+/** Applies one of the folder's own events; null until an event creates it (create, copy or restore). */
+function evolveAt(folderId: string, state: FolderAt | null, event: FolderEvent): FolderAt | null {
+  const next = folderDecider.evolve(state ?? folderStateFor(folderId), event);
+  switch (event.type) {
+    case 'FolderCreated':
+    case 'FolderCopied':
+    case 'FolderRestored':
+      return { ...next, creatorId: event.data.creatorId, created: event.data.created };
+    default:
+      return state && { ...next, creatorId: state.creatorId, created: state.created };
+  }
 }
 
 /** Folds timelines up to a position; memoised per (folder, position) within one request. */
@@ -122,49 +116,26 @@ class TimeMachine {
   }
 
   private async apply(folderId: string, state: FolderAt | null, { event, via }: TimelineEntry): Promise<FolderAt | null> {
-    const d = event.data as Record<string, unknown>;
-    if (via) {
-      switch (via.operation) {
-        case 'deleted':
-          return state && { ...state, exists: false };
-        case 'restored':
-          return state && { ...state, exists: true };
-        case 'accessChanged':
-          return state && { ...state, ...aclChange(d) };
-        case 'copied':
-          return this.copiedDescendant(folderId, event.data as FolderCopiedData, event.position);
-        default:
-          return state;
-      }
-    }
-    switch (event.type) {
-      case 'FolderCreated': {
-        const c = event.data as FolderCreatedData;
-        return fromSnapshot(c, c.created, c.created);
-      }
-      case 'FolderCopied': {
-        const c = event.data as FolderCopiedData;
-        return fromSnapshot(c, c.created, c.created);
-      }
-      case 'FolderRestored': {
-        const r = event.data as FolderRestoredData;
-        return fromSnapshot(r, r.created, r.updated);
-      }
-      case 'FolderUpdated':
-        return state && {
-          ...state, ...(typeof d.name === 'string' ? { name: d.name } : {}),
-          ...(typeof d.description === 'string' ? { description: d.description } : {}), updated: d.updated as string,
-        };
-      case 'FolderMetadataChanged':
-        return state && { ...state, meta: d.meta as Record<string, unknown>, updated: d.updated as string };
-      case 'FolderMoved':
-        return state && { ...state, parentType: d.parentType as ParentType, parentId: d.parentId as string, updated: d.updated as string };
-      case 'FolderAccessChanged':
-        return state && { ...state, ...aclChange(d) };
-      case 'FolderDeleted':
+    // The folder's own events: its stream holds folder events only.
+    if (!via) return evolveAt(folderId, state, { type: event.type, data: event.data } as FolderEvent);
+    // What an operation on an ancestor (or its collection) did to this folder.
+    switch (via.operation) {
+      case 'deleted':
         return state && { ...state, exists: false };
-      default:
+      case 'restored':
+        return state && { ...state, exists: true };
+      case 'accessChanged': {
+        // A recursive FolderAccessChanged of an ancestor: the same change as one on this folder's own stream.
+        const change: FolderEvent = { type: 'FolderAccessChanged', data: event.data as FolderAccessChangedData };
+        return state && { ...folderDecider.evolve(state, change), creatorId: state.creatorId, created: state.created };
+      }
+      case 'copied':
+        return this.copiedDescendant(folderId, event.data as FolderCopiedData, event.position);
+      case 'copiedFrom':
+      case 'cleared':
         return state;
+      default:
+        return unknownEvent(via.operation, state);
     }
   }
 
@@ -179,7 +150,7 @@ class TimeMachine {
     if (!before) return null;
     const placement = await historyOf(this.services).placementAt(folderId, position);
     return {
-      exists: true, name: before.name, description: before.description, parentType: 'folder',
+      exists: true, folderId, name: before.name, description: before.description, parentType: 'folder',
       parentId: placement?.parentId ?? (before.parentId === copy.sourceId ? copy.folderId : deriveId(copy.opId, before.parentId)),
       public: copy.public ?? false, ...(before.publicFlags !== undefined ? { publicFlags: before.publicFlags } : {}), access: copy.access,
       meta: before.meta, creatorId: copy.creatorId, created: copy.created, updated: copy.created,
@@ -211,14 +182,6 @@ class TimeMachine {
       ...(state.publicFlags !== undefined ? { publicFlags: state.publicFlags } : {}), access: state.access, meta: state.meta,
     };
   }
-}
-
-function aclChange(d: Record<string, unknown>): Partial<FolderAt> {
-  return {
-    access: d.access as AccessList,
-    ...(typeof d.public === 'boolean' ? { public: d.public } : {}),
-    ...(Array.isArray(d.publicFlags) ? { publicFlags: d.publicFlags as string[] } : {}),
-  };
 }
 
 const didNotExist = (at: AtValue) => new RestError(`The folder did not exist at ${at.raw}.`);
