@@ -5,7 +5,8 @@ import { FencedOffError, type LeaseFence, type ReadModel } from '../ports/readMo
 import type { Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
 import { CheckpointWatcher } from './checkpointWatcher';
-import { holderStarted, holderStopped, newHolderId, takeLease } from './leaseHolder';
+import { takeLease } from './leaseHolder';
+import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 /** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
@@ -24,7 +25,7 @@ export class ProjectionLagError extends Error {
  */
 export interface ProjectorLeaseSettings {
   ttlMs: number;
-  /** Default: a fresh id naming this host and process (src/projections/leaseHolder.ts). */
+  /** Default: a fresh id naming this host and process (src/ports/holderIdentity.ts). */
   holderId?: string;
   /** Default: a third of the time to live. */
   renewEveryMs?: number;

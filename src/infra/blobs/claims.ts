@@ -1,4 +1,4 @@
-import { isHolderGone } from '../../projections/leaseHolder';
+import { isHolderGone } from '../../ports/holderIdentity';
 
 /**
  * "Stored, not yet referenced" records, shared by every process on one blob store (files under the blob root, or
@@ -15,8 +15,8 @@ import { isHolderGone } from '../../projections/leaseHolder';
  * missing and stores its own copy: no file ever references a blob a delete removed. Claims of this store instance
  * are not looked at: its in-process holds (holds.ts) already keep those blobs.
  *
- * A claim stops counting once its process is known to be gone (same host and pid namespace, src/projections/
- * leaseHolder.ts) or once it is older than {@link CLAIM_STALE_MS} (a process elsewhere that died); what a dead
+ * A claim stops counting once its process is known to be gone (same host and pid namespace, src/ports/
+ * holderIdentity.ts) or once it is older than {@link CLAIM_STALE_MS} (a process elsewhere that died); what a dead
  * process stored is then covered by the sweep's grace period (young blobs are never swept).
  */
 

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
 import { Holds } from '../holds';
 import { claimCounts, DEFAULT_SWEEP_GRACE_MS } from '../claims';
-import { holderStarted, newHolderId } from '../../../projections/leaseHolder';
+import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 

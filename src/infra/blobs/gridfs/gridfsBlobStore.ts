@@ -5,7 +5,7 @@ import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db } from 'm
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
 import { Holds } from '../holds';
 import { claimCounts, CLAIM_STALE_MS, DEFAULT_SWEEP_GRACE_MS } from '../claims';
-import { holderStarted, newHolderId } from '../../../projections/leaseHolder';
+import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 const TEMPORARY_PREFIX = 'tmp/';
