@@ -77,6 +77,8 @@ export function ownsRecord(owner: NotificationOwner, record: NotificationRecord)
 
 /** How often (at most) expired records are swept, piggybacking on writes. */
 const SWEEP_INTERVAL_MS = 60_000;
+/** Above this many remembered versions, those older than any poll could find again are forgotten. */
+const ANNOUNCED_PRUNE_ABOVE = 1000;
 
 export interface NotificationsOptions {
   /** Clock (epoch ms), for tests. */
@@ -189,6 +191,8 @@ export class Notifications {
     if (!written && known !== undefined && (known.updated > updated || (known.updated === updated && known.json === json))) return;
     this.announced.set(record._id, { updated, json });
     if (updated > this.newestSeen) this.newestSeen = updated;
+    // Without listeners no poll prunes: keep what a poll could still find, no more.
+    if (this.announced.size > ANNOUNCED_PRUNE_ABOVE) this.forgetOlderThan(this.newestSeen - 2 * this.pollOverlapMs);
     this.subject.next(structuredClone(record));
   }
 

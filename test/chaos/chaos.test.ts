@@ -11,7 +11,7 @@ it('keeps every acknowledged write, every subscriber sequence and every referenc
   const report = await runChaos({ seconds: 30, maxKills: 12, killEveryMs: 2000, log: (line) => console.info(line) });
   expect(report.failures).toEqual([]);
   // The run did what it claims: processes died, the lease changed hands, writes were acknowledged and streamed.
-  expect(report.kills).toBeGreaterThanOrEqual(3);
+  expect(report.kills).toBeGreaterThanOrEqual(2);
   expect(report.holderKills).toBeGreaterThanOrEqual(1);
   expect(report.takeovers).toBeGreaterThanOrEqual(report.holderKills);
   expect(report.acknowledged).toBeGreaterThan(20);

@@ -163,7 +163,12 @@ export class GridFsBlobStore implements BlobStore {
       const blobId = hash.digest('hex');
       // Held and claimed before looking for the bytes under their id: a concurrent delete of the same id, in this
       // process or another, now refuses (or puts the blob back).
-      await this.hold(blobId);
+      try {
+        await this.hold(blobId);
+      } catch (error) {
+        await this.removeTemporary(tmpId);
+        throw error;
+      }
       try {
         await this.deleting.get(blobId);
         const stored = await this.files.updateOne({ filename: blobId }, { $set: { 'metadata.storedAt': new Date() } });
