@@ -4,7 +4,7 @@ export class Api {
   constructor(readonly base: string) {}
 
   async call<T = any>(method: string, url: string, form: Record<string, string | number> = {}): Promise<{ status: number; body: T; headers: Headers }> {
-    const query = new URLSearchParams(Object.entries(form).map(([k, v]) => [k, String(v)])).toString();
+    const query = new URLSearchParams(Object.entries(form).map(([k, v]): [string, string] => [k, String(v)])).toString();
     const res = await fetch(`${this.base}${url}${query ? `?${query}` : ''}`, { method, headers: this.token ? { 'Girder-Token': this.token } : {} });
     return { status: res.status, body: (await res.json()) as T, headers: res.headers };
   }

@@ -32,7 +32,7 @@ export async function scenario(server: ServerProcess): Promise<Scenario> {
  */
 export async function folderWithChildren(s: Scenario, dataDir: string, name: string, count: number): Promise<string> {
   const folder = await s.admin.ok('POST', '/folder', { parentType: 'user', parentId: s.adminId, name, public: 'false' });
-  const access = { users: [{ id: s.adminId, level: 2, flags: [] }, { id: s.userId, level: 0, flags: [] }], groups: [] };
+  const access = { users: [{ id: s.adminId, level: 2 as const, flags: [] }, { id: s.userId, level: 0 as const, flags: [] }], groups: [] };
   await s.admin.ok('PUT', `/folder/${folder._id}/access`, { access: JSON.stringify(access), public: 'false' });
   await seedChildFolders(dataDir, { id: folder._id, access, public: false, creatorId: s.adminId }, count);
   await waitForCount(s.admin, folder._id as string, count);

@@ -21,3 +21,4 @@ app.get('/api/v1/folder', (_req, res) => {
 });
 const server = app.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port }));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('disconnect', () => process.exit(1));

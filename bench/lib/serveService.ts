@@ -14,6 +14,8 @@ async function main(): Promise<void> {
     process.send?.({ port: (server.address() as AddressInfo).port });
   });
   process.on('SIGTERM', () => server.close(() => void runtime.close().then(() => process.exit(0))));
+  // The benchmark that started this process died (killed by the runner's time limit): do not outlive it.
+  process.on('disconnect', () => process.exit(1));
 }
 
 main().catch((error: unknown) => {

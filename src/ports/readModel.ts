@@ -471,6 +471,12 @@ export interface Leases {
   get(name: string): Promise<LeaseRecord | null>;
 }
 
+/** One event's writes in {@link ReadModel.applyBatch}. */
+export interface BatchedWrite {
+  position: bigint;
+  write: (tx: ReadModelTx) => void;
+}
+
 export interface ReadModel {
   users: UserQueries;
   tokens: TokenQueries;
@@ -491,6 +497,14 @@ export interface ReadModel {
    * (and writes nothing) when the checkpoint is already at or past `position`: replays are no-ops.
    */
   apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void): Promise<boolean>;
+  /**
+   * Applies consecutive events (positions strictly increasing) as {@link apply} would one after the other, and as
+   * one unit where the adapter can: one transaction and one checkpoint write for the whole batch. Events at or
+   * before the checkpoint are skipped. Resolves with the number of events applied. On a failure the checkpoint
+   * never passes an event whose writes are not all in (SQLite rolls the whole batch back; MongoDB keeps the events
+   * before the failing one).
+   */
+  applyBatch(projection: string, events: BatchedWrite[]): Promise<number>;
   /** Empties every read model and checkpoint (the start of a rebuild). */
   reset(): Promise<void>;
   /** A canonical dump of every read model, for comparing a rebuild with the live state. */
