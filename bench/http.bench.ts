@@ -11,7 +11,7 @@ import { startBare, startService } from './lib/serverProcess';
 import { folderWithChildren, scenario } from './lib/scenario';
 
 const bench: Benchmark = async ({ quick }) => {
-  const seconds = quick ? 2 : 10;
+  const seconds = quick ? 1 : 10;
   const service = await startService();
   try {
     const s = await scenario(service);
@@ -33,10 +33,10 @@ const bench: Benchmark = async ({ quick }) => {
         headers: auth,
         setupRequest: (request) => ({ ...request, method: 'POST', path: `/api/v1/folder?parentType=folder&parentId=${s.publicFolderId}&name=load%20${n++}` }),
       });
-      const sequential = await sequentialLatency(quick ? 100 : 1000, async (i) => {
+      const sequential = await sequentialLatency(quick ? 30 : 1000, async (i) => {
         await s.admin.ok('POST', '/folder', { parentType: 'folder', parentId: s.publicFolderId, name: `one by one ${i}` });
       });
-      const bareSequential = await sequentialLatency(quick ? 100 : 1000, async () => {
+      const bareSequential = await sequentialLatency(quick ? 30 : 1000, async () => {
         await fetch(`${bare.api}/folder/${s.publicFolderId}`).then((r) => r.arrayBuffer());
       });
       const rows: BenchRow[] = [
@@ -57,7 +57,7 @@ const bench: Benchmark = async ({ quick }) => {
       await bare.stop();
     }
   } finally {
-    await service.stop();
+    await service.remove();
   }
 };
 

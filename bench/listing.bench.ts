@@ -46,7 +46,7 @@ const bench: Benchmark = async ({ quick }) => {
     });
     return rows;
   } finally {
-    await service.stop();
+    await service.remove();
   }
 };
 

@@ -45,14 +45,20 @@ export function startServer(entry: string, env: Record<string, string>, startTim
   });
 }
 
-/** The Folder Service on a fresh throwaway DATA_DIR (removed on stop). */
-export async function startService(extraEnv: Record<string, string> = {}): Promise<ServerProcess & { dataDir: string }> {
+/** The Folder Service on a fresh throwaway DATA_DIR: `stop()` keeps it (for a replay), `remove()` stops and deletes. */
+export async function startService(extraEnv: Record<string, string> = {}): Promise<ServerProcess & { dataDir: string; remove(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-'));
-  const server = await startServer(path.join(__dirname, 'serveService.ts'), { DATA_DIR: dataDir, ...extraEnv });
+  let server: ServerProcess;
+  try {
+    server = await startServer(path.join(__dirname, 'serveService.ts'), { DATA_DIR: dataDir, ...extraEnv });
+  } catch (error) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     ...server,
     dataDir,
-    stop: async () => {
+    remove: async () => {
       await server.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

@@ -196,9 +196,8 @@ export class Projector {
   private async applyEvents(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     if (events.length === 0) return;
     onEvent(events[0]!.position);
-    const writes = events.map((event) => ({ position: event.position, write: this.writerOf(event) }));
     try {
-      await this.readModel.applyBatch(READ_MODELS_CHECKPOINT, writes);
+      await this.applyBatch(events);
     } catch (error) {
       if (events.length === 1) throw error;
       for (const event of events) {
@@ -208,6 +207,11 @@ export class Projector {
     }
     this.position$.next(events[events.length - 1]!.position);
     for (const event of events) this.domainEvents?.publish(event);
+  }
+
+  /** Applies consecutive events as one unit where the read model can (see {@link ReadModel.applyBatch}). */
+  applyBatch(events: RecordedEvent[]): Promise<number> {
+    return this.readModel.applyBatch(READ_MODELS_CHECKPOINT, events.map((event) => ({ position: event.position, write: this.writerOf(event) })));
   }
 
   private writerOf(event: RecordedEvent): (tx: ReadModelTx) => void {

@@ -12,6 +12,11 @@ import { removeSubtree } from './subtreeStore';
  * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; ancestry is a
  * closure table (one row per folder and ancestor, with the distance), so subtree queries and moves are indexed
  * set operations; text search is an FTS5 index with the porter stemmer.
+ *
+ * `rm_folder_child_counts` holds each parent's number of child folders, kept by triggers on `rm_folders` (so every
+ * write path, set-wise subtree work included, keeps it right, and a rebuild rebuilds it): a listing that every child
+ * passes (a site admin's, without a name or text filter) reads its `Girder-Total-Count` there instead of counting
+ * the siblings.
  */
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
@@ -25,6 +30,21 @@ CREATE TABLE IF NOT EXISTS rm_folder_ancestors (
   folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
   PRIMARY KEY (ancestor_id, folder_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rm_folder_ancestors_folder ON rm_folder_ancestors (folder_id, depth);
+CREATE TABLE IF NOT EXISTS rm_folder_child_counts (
+  parent_id TEXT NOT NULL, parent_type TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (parent_id, parent_type)) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS rm_folders_count_insert AFTER INSERT ON rm_folders BEGIN
+  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
+  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+END;
+CREATE TRIGGER IF NOT EXISTS rm_folders_count_delete AFTER DELETE ON rm_folders BEGIN
+  UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
+END;
+CREATE TRIGGER IF NOT EXISTS rm_folders_count_move AFTER UPDATE OF parent_id, parent_type ON rm_folders
+WHEN old.parent_id IS NOT new.parent_id OR old.parent_type IS NOT new.parent_type BEGIN
+  UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
+  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
+  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+END;
 CREATE VIRTUAL TABLE IF NOT EXISTS rm_folders_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
 `;
 
@@ -65,7 +85,12 @@ function jsonPart(doc: Partial<FolderDoc>): Record<string, unknown> {
 export class SqliteFolders implements FolderQueries, FolderWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {
+    const countsExisted = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !== undefined;
     db.exec(DDL);
+    // A file from before the counts table: count once, the triggers keep it from here on.
+    if (!countsExisted) {
+      db.exec('INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type');
+    }
     this.acl = new AclRows(db);
   }
 
@@ -94,7 +119,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
-    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
+    // Every child passes a site admin's unfiltered listing: its total is the maintained count.
+    const total = o.viewer?.admin && o.name === undefined && o.text === undefined ? this.maintainedCount(o.parentType, o.parentId) : undefined;
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, total);
   }
 
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
@@ -112,11 +139,20 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
+    if (o.viewer?.admin) return this.maintainedCount(o.parentType, o.parentId);
     const readable = readableSql('f', o.viewer);
     return (
       prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${readable.sql}`)
         .get(o.parentId, o.parentType, ...readable.args) as { n: number }
     ).n;
+  }
+
+  /** The parent's number of child folders as the triggers keep it (every child, whoever asks). */
+  private maintainedCount(parentType: ParentType, parentId: string): number {
+    const row = prepared(this.db, 'SELECT n FROM rm_folder_child_counts WHERE parent_id = ? AND parent_type = ?').get(parentId, parentType) as
+      | { n: number }
+      | undefined;
+    return row?.n ?? 0;
   }
 
   /** Items directly in the folder: rows of `rm_items` with that `folder_id`, or 0 while no items table exists. */
@@ -169,8 +205,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return [folderId, ...rows.map((r) => r.id)];
   }
 
-  private page(where: string, args: unknown[], paging: Paging): Page<FolderDoc> {
-    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+  private page(where: string, args: unknown[], paging: Paging, knownTotal?: number): Page<FolderDoc> {
+    const total = knownTotal ?? (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, COLUMNS, 'f');
     const rows = prepared(this.db, `${SELECT} ${where}${page.sql}`).all(...args, ...page.args) as FolderRow[];
     return { rows: rows.map(toDoc), total };
