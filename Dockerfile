@@ -7,10 +7,12 @@ ENV NODE_ENV=production
 # Dependencies first, so that source edits reuse this layer. The full node:20 image has the compilers
 # better-sqlite3 falls back to when no prebuilt binary fits; KurrentDB's native bridge ships in a registry package.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+RUN npm ci --include=dev && npm cache clean --force
 
-COPY tsconfig.json ./
+# Compiled once here (TypeScript is a dev dependency), then the dev dependencies go.
+COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+RUN npm run build && npm prune --omit=dev
 
 # DATA_DIR keeps the process's local state (the embedded SQLite file for progress notifications and chunked
 # uploads in progress); events, read models and file bytes live in KurrentDB and MongoDB when configured so.
@@ -23,4 +25,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 
-CMD ["npm", "start"]
+# The compiled server directly (`npm start` would rebuild first, and the image has no TypeScript).
+CMD ["node", "dist/cli/main.js", "serve"]
