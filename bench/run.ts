@@ -5,7 +5,8 @@
  *
  * Extra arguments select benchmarks by file name (`npm run bench -- http listing`). Every benchmark targets 127.0.0.1
  * only and stops by itself; a child that outlives its time limit is killed and reported as failed. The exit code is 1
- * when a benchmark failed to run (a goal that is not met is a figure, not a failure).
+ * when a benchmark failed to run (a goal that is not met is a figure, not a failure; a file from before the contract
+ * is skipped with a warning).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,6 +23,8 @@ interface FileOutcome {
   file: string;
   rows: BenchRow[];
   error?: string;
+  /** Why the file was not run (a script from before the contract): reported, not a failure. */
+  skipped?: string;
   seconds: number;
 }
 
@@ -37,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
   for (const file of files) {
     if (!followsContract(path.join(BENCH_DIR, file))) {
       console.error(`skipped ${file}: it does not default-export a Benchmark (bench/lib/benchRow.ts)`);
-      outcomes.push({ file, rows: [], error: 'does not follow the bench contract', seconds: 0 });
+      outcomes.push({ file, rows: [], skipped: 'does not default-export a Benchmark', seconds: 0 });
       continue;
     }
     console.error(`running ${file}${quick ? ' (quick)' : ''} ...`);
@@ -49,6 +52,7 @@ async function main(argv: string[]): Promise<number> {
   console.log(formatTable(rows));
   const failed = outcomes.filter((o) => o.error);
   for (const f of failed) console.log(`FAILED ${f.file}: ${f.error}`);
+  for (const f of outcomes.filter((o) => o.skipped)) console.log(`skipped ${f.file}: ${f.skipped}`);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const out = path.join(BENCH_DIR, 'results', `${stamp}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
