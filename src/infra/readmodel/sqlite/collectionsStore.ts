@@ -47,7 +47,7 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
     return { rows: rows.map((r) => JSON.parse(r.doc) as CollectionDoc), total };
   }
   put(doc: CollectionDoc): void {
-    prepared(this.db, 
+    prepared(this.db,
         'INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(doc._id, doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.created, doc.updated, doc.size, JSON.stringify(doc));

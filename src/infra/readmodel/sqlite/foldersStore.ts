@@ -194,7 +194,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const sub = 'SELECT folder_id AS id FROM rm_folder_ancestors WHERE ancestor_id = @root';
     const rows = actor.admin
       ? (prepared(this.db, sub).all({ root: folderId }) as { id: string }[])
-      : (prepared(this.db, 
+      : (prepared(this.db,
             `WITH sub AS (${sub}),
              denied AS (SELECT s.id FROM sub s WHERE NOT EXISTS (SELECT 1 FROM rm_acl a WHERE a.resource_id = s.id AND a.level >= 2 AND
                ((a.principal_type = 'user' AND a.principal_id = @user) OR (a.principal_type = 'group' AND a.principal_id IN (SELECT value FROM json_each(@groups))))))
@@ -225,7 +225,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
       if (!parent) return;
       base = parent;
-      prepared(this.db, 
+      prepared(this.db,
           `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
            SELECT ?, ancestor_id, depth + 1 FROM rm_folder_ancestors WHERE folder_id = ? UNION ALL SELECT ?, ?, 1`,
         )
@@ -236,7 +236,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       if (doc.parentCollection === 'collection' && !this.collectionExists(doc.parentId)) return;
       base = { type: doc.parentCollection, id: doc.parentId };
     }
-    prepared(this.db, 
+    prepared(this.db,
         `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -278,7 +278,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       return;
     }
     // Forget every ancestor above the moved folder, for the folder and its whole subtree…
-    prepared(this.db, 
+    prepared(this.db,
         `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${subtree})
          AND ancestor_id IN (SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = @id)`,
       )
@@ -291,7 +291,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`); // checked above
       base = parent;
       // …then hang the subtree under the new parent and the new parent's ancestors.
-      prepared(this.db, 
+      prepared(this.db,
           `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
            SELECT sub.folder_id, sup.ancestor_id, sub.depth + sup.depth + 1
            FROM (SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, 0) sub,
@@ -337,7 +337,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     }
     prepared(this.db, `UPDATE rm_folders SET doc = ${doc}${publicColumn} WHERE id ${inTargets}`).run(args);
     prepared(this.db, `DELETE FROM rm_acl WHERE resource_id ${inTargets}`).run({ targets });
-    const insert = prepared(this.db, 
+    const insert = prepared(this.db,
       `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
        SELECT t.value, @type, json_extract(e.value, '$.id'), json_extract(e.value, '$.level')
        FROM json_each(@targets) t, json_each(@entries) e`,

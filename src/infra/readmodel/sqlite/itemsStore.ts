@@ -127,7 +127,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     // The folder was deleted before this item was created (in log order): the item never becomes visible.
     if (!folder) return;
     const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
-    prepared(this.db, 
+    prepared(this.db,
         `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
       )
@@ -159,7 +159,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
     this.propagate(folderId, target.type, target.id, row.size);
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), name, lowerName: name.toLowerCase(), updated };
-    prepared(this.db, 
+    prepared(this.db,
         `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?, name = ?, lower_name = ?, updated = ?, doc = ?
          WHERE id = ?`,
       )
@@ -235,7 +235,7 @@ export class SqliteFiles implements FileQueries, FileWrites {
   }
 
   async blobIdsInFolders(folderIds: string[]) {
-    const rows = prepared(this.db, 
+    const rows = prepared(this.db,
         `SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id
          WHERE i.folder_id IN (SELECT value FROM json_each(?))`,
       )

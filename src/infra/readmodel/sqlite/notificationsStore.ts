@@ -28,7 +28,7 @@ export class SqliteNotificationStore implements NotificationStore {
   }
 
   async save(record: NotificationRecord): Promise<void> {
-    prepared(this.db, 
+    prepared(this.db,
         `INSERT INTO ops_notifications (id, user_id, token_id, updated_ms, expires_ms, doc) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, token_id = excluded.token_id,
            updated_ms = excluded.updated_ms, expires_ms = excluded.expires_ms, doc = excluded.doc`,

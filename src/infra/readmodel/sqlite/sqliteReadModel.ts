@@ -116,7 +116,7 @@ export class SqliteReadModel implements ReadModel {
   }
 
   async dump(): Promise<Record<string, unknown[]>> {
-    const tables = prepared(this.db, 
+    const tables = prepared(this.db,
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints' ORDER BY name",
       )
       .all() as { name: string }[];
