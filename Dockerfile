@@ -9,10 +9,11 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --include=dev && npm cache clean --force
 
-# Compiled once here (TypeScript is a dev dependency), then the dev dependencies go.
+# Compiled once here (TypeScript is a dev dependency and stays, so that `npm start`'s incremental prestart build
+# finds dist/ current and goes straight on to `node dist/cli/main.js serve`).
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+RUN npm run build
 
 # DATA_DIR keeps the process's local state (the embedded SQLite file for progress notifications and chunked
 # uploads in progress); events, read models and file bytes live in KurrentDB and MongoDB when configured so.
@@ -25,5 +26,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 
-# The compiled server directly (`npm start` would rebuild first, and the image has no TypeScript).
-CMD ["node", "dist/cli/main.js", "serve"]
+CMD ["npm", "start"]

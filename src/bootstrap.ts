@@ -95,7 +95,7 @@ export async function createEventStore(config: Config, db: SqliteDatabase | null
       return new SqliteEventStore(db);
     case 'kurrentdb': {
       // Loaded only when configured: the gRPC client costs start-up time and memory the embedded default never uses.
-      const { KurrentDbEventStore } = await import('./infra/eventstore/kurrentdb/kurrentdbEventStore');
+      const { KurrentDbEventStore } = require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');
       return KurrentDbEventStore.connect(config.kurrentdbUrl!, {
         timeoutMs: config.kurrentdbConnectTimeoutMs,
         streamPrefixes: SERVICE_STREAM_PREFIXES,
@@ -119,7 +119,7 @@ export async function createBlobStore(config: Config): Promise<BlobStore> {
     case 'fs':
       return new FsBlobStore(path.join(config.dataDir, 'blobs'));
     case 'gridfs': {
-      const { GridFsBlobStore } = await import('./infra/blobs/gridfs/gridfsBlobStore');
+      const { GridFsBlobStore } = require('./infra/blobs/gridfs/gridfsBlobStore') as typeof import('./infra/blobs/gridfs/gridfsBlobStore');
       return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!));
     }
   }

@@ -37,13 +37,13 @@ async function main(argv: string[]): Promise<void> {
     // The maintenance commands (and the MongoDB adapter they may need) load only when asked for: `serve` starts
     // without them.
     case 'rebuild': {
-      const { rebuildReadModels } = await import('./rebuild');
+      const { rebuildReadModels } = require('./rebuild') as typeof import('./rebuild');
       await rebuildReadModels(loadConfig(), rest);
       return;
     }
     case 'verify': {
       // Exit code 1 when the live read models differ from a replay of the log (every difference is printed).
-      const { verifyReadModels } = await import('./verify');
+      const { verifyReadModels } = require('./verify') as typeof import('./verify');
       process.exit(await verifyReadModels(loadConfig(), rest));
       return;
     }

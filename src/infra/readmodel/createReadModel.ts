@@ -59,8 +59,8 @@ export async function createReadModel(settings: ReadModelSettings, sqlite: Sqlit
 /** Connects to MongoDB and opens the read models there; the read model owns (and on dispose closes) the client. */
 export async function openMongoReadModel(url: string): Promise<MongoReadModel> {
   // The driver and the adapter load only when configured: the embedded default starts without them.
-  const { MongoClient } = await import('mongodb');
-  const { MongoReadModel } = await import('./mongodb/mongoReadModel');
+  const { MongoClient } = require('mongodb') as typeof import('mongodb');
+  const { MongoReadModel } = require('./mongodb/mongoReadModel') as typeof import('./mongodb/mongoReadModel');
   const client = new MongoClient(url);
   try {
     await client.connect();
@@ -87,7 +87,7 @@ type StandIn = InstanceType<StandInModule['MongoStandIn']>;
 const sharedStandIns = new Map<string, { standIn: StandIn; transactions: boolean; users: number }>();
 
 async function openOverStandIn(transactions: boolean, shareKey: string | undefined): Promise<MongoReadModel> {
-  const { MongoReadModel } = await import('./mongodb/mongoReadModel');
+  const { MongoReadModel } = require('./mongodb/mongoReadModel') as typeof import('./mongodb/mongoReadModel');
   // Loaded from the test tree at run time, so that production builds (src only) never contain it.
   const { MongoStandIn } = require(path.join(__dirname, '..', '..', '..', 'test', 'support', 'mongoStandIn')) as StandInModule;
   let shared = shareKey !== undefined ? sharedStandIns.get(shareKey) : undefined;
