@@ -494,6 +494,12 @@ export interface Leases {
   get(name: string): Promise<LeaseRecord | null>;
 }
 
+/** One event's writes in {@link ReadModel.applyBatch}. */
+export interface BatchedWrite {
+  position: bigint;
+  write: (tx: ReadModelTx) => void;
+}
+
 export interface ReadModel {
   users: UserQueries;
   tokens: TokenQueries;
@@ -516,6 +522,14 @@ export interface ReadModel {
    * lease document) and the call rejects with {@link FencedOffError}, writing nothing, once it has moved on.
    */
   apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): Promise<boolean>;
+  /**
+   * Applies consecutive events (positions strictly increasing) as {@link apply} would one after the other, and as
+   * one unit where the adapter can: one transaction and one checkpoint write for the whole batch. Events at or
+   * before the checkpoint are skipped. Resolves with the number of events applied. On a failure the checkpoint
+   * never passes an event whose writes are not all in (SQLite rolls the whole batch back; MongoDB keeps the events
+   * before the failing one). The `fence` is checked as in {@link apply}, once for the batch.
+   */
+  applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number>;
   /** Empties every read model and checkpoint (the start of a rebuild). */
   reset(): Promise<void>;
   /** A canonical dump of every read model, for comparing a rebuild with the live state. */

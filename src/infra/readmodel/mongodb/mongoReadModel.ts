@@ -1,5 +1,5 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
-import type { LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type { BatchedWrite, LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { MongoApiKeys, MongoTokens, MongoUsers, apiKeyWrites, tokenWrites, userWrites } from './accountsStore';
 import { MongoCollections, collectionWrites } from './collectionsStore';
 import { MongoFolders, folderWrites } from './foldersStore';
@@ -128,6 +128,16 @@ export class MongoReadModel implements ReadModel {
     };
     await this.withSession(attempt);
     if (applied && this.building !== null) await this.switchWhenCaughtUp();
+    return applied;
+  }
+
+  /**
+   * One event after the other, each with its own checkpoint move (what {@link apply} does): correct and idempotent.
+   * Grouping a batch into one MongoDB transaction is the next step where a deployment needs the rebuild rate.
+   */
+  async applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number> {
+    let applied = 0;
+    for (const { position, write } of events) if (await this.apply(projection, position, write, fence)) applied++;
     return applied;
   }
 

@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type {
   ApiKeyDoc, ApiKeyQueries, ApiKeyWrites, Page, TokenDoc, TokenQueries, TokenWrites, UserDoc, UserQueries, UserWrites,
@@ -30,31 +31,30 @@ export class SqliteUsers implements UserQueries, UserWrites {
     this.acl = new AclRows(db);
   }
   async get(id: string) {
-    return parse<UserDoc>(this.db.prepare('SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
+    return parse<UserDoc>(prepared(this.db, 'SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
   }
   async getByLogin(login: string) {
-    return parse<UserDoc>(this.db.prepare('SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
+    return parse<UserDoc>(prepared(this.db, 'SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
   }
   async getByEmail(email: string) {
     return parse<UserDoc>(
-      this.db.prepare('SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined,
+      prepared(this.db, 'SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined,
     );
   }
   async list({ text, paging }: { text?: string; paging: Paging }): Promise<Page<UserDoc>> {
     const where = text ? `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'` : '';
     const like = text ? `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : '';
     const args = text ? [like, like, like] : [];
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' }, 'rm_users');
-    const rows = this.db.prepare(`SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as UserDoc), total };
   }
   async count() {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
+    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
   }
   put(doc: UserDoc): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
+    prepared(this.db, 'INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.login, doc.email.toLowerCase(), `${doc.lastName} ${doc.firstName}`.toLowerCase(), doc.created, JSON.stringify(doc));
     this.acl.replace(doc._id, doc.access);
   }
@@ -69,18 +69,17 @@ export class SqliteTokens implements TokenQueries, TokenWrites {
     db.exec(DDL);
   }
   async get(hash: string) {
-    return parse<TokenDoc>(this.db.prepare('SELECT doc FROM rm_tokens WHERE hash = ?').get(hash) as { doc: string } | undefined);
+    return parse<TokenDoc>(prepared(this.db, 'SELECT doc FROM rm_tokens WHERE hash = ?').get(hash) as { doc: string } | undefined);
   }
   put(doc: TokenDoc): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO rm_tokens (hash, user_id, api_key_id, expires, doc) VALUES (?, ?, ?, ?, ?)')
+    prepared(this.db, 'INSERT OR REPLACE INTO rm_tokens (hash, user_id, api_key_id, expires, doc) VALUES (?, ?, ?, ?, ?)')
       .run(doc.hash, doc.userId, doc.apiKeyId ?? null, doc.expires, JSON.stringify(doc));
   }
   delete(hash: string): void {
-    this.db.prepare('DELETE FROM rm_tokens WHERE hash = ?').run(hash);
+    prepared(this.db, 'DELETE FROM rm_tokens WHERE hash = ?').run(hash);
   }
   deleteForApiKey(apiKeyId: string): void {
-    this.db.prepare('DELETE FROM rm_tokens WHERE api_key_id = ?').run(apiKeyId);
+    prepared(this.db, 'DELETE FROM rm_tokens WHERE api_key_id = ?').run(apiKeyId);
   }
 }
 
@@ -89,25 +88,23 @@ export class SqliteApiKeys implements ApiKeyQueries, ApiKeyWrites {
     db.exec(DDL);
   }
   async get(id: string) {
-    return parse<ApiKeyDoc>(this.db.prepare('SELECT doc FROM rm_api_keys WHERE id = ?').get(id) as { doc: string } | undefined);
+    return parse<ApiKeyDoc>(prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE id = ?').get(id) as { doc: string } | undefined);
   }
   async getByKey(key: string) {
-    return parse<ApiKeyDoc>(this.db.prepare('SELECT doc FROM rm_api_keys WHERE key = ?').get(key) as { doc: string } | undefined);
+    return parse<ApiKeyDoc>(prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE key = ?').get(key) as { doc: string } | undefined);
   }
   async listForUser(userId: string, paging: Paging): Promise<Page<ApiKeyDoc>> {
-    const total = (this.db.prepare('SELECT COUNT(*) AS n FROM rm_api_keys WHERE user_id = ?').get(userId) as { n: number }).n;
+    const total = (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_api_keys WHERE user_id = ?').get(userId) as { n: number }).n;
     const page = pagingSql(paging, { name: 'name', created: 'created', _id: 'id' }, 'rm_api_keys');
-    const rows = this.db
-      .prepare(`SELECT doc FROM rm_api_keys WHERE user_id = ?${page.sql}`)
+    const rows = prepared(this.db, `SELECT doc FROM rm_api_keys WHERE user_id = ?${page.sql}`)
       .all(userId, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as ApiKeyDoc), total };
   }
   put(doc: ApiKeyDoc): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO rm_api_keys (id, user_id, key, name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
+    prepared(this.db, 'INSERT OR REPLACE INTO rm_api_keys (id, user_id, key, name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.userId, doc.key, doc.name, doc.created, JSON.stringify(doc));
   }
   delete(id: string): void {
-    this.db.prepare('DELETE FROM rm_api_keys WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_api_keys WHERE id = ?').run(id);
   }
 }
