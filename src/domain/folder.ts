@@ -196,12 +196,6 @@ export type FolderEvent =
   | DomainEvent<'FolderCopied', FolderCopiedData>
   | DomainEvent<'FolderRestored', FolderRestoredData>;
 
-/** Checks an event against its published schema (commands do this before appending). */
-export function assertFolderEvent(event: FolderEvent): FolderEvent {
-  folderEventSchemas[event.type].parse(event.data);
-  return event;
-}
-
 // ---- state ----
 
 export interface FolderState {
@@ -361,7 +355,7 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
   switch (command.type) {
     case 'CreateFolder': {
       const d = command.data;
-      if (state.exists || state.deleted) throw new Error(`Folder ${d.folderId} already exists.`);
+      if (state.exists || state.deleted) throw new RestError(`Folder ${d.folderId} already exists.`, 409);
       const name = checkName(d.name);
       const meta = d.metadata && Object.keys(d.metadata).length > 0 ? mergeMetadata({}, d.metadata, false) : {};
       return [
@@ -443,8 +437,8 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
       return [{ type: 'FolderContentsCleared', data: { folderId: state.folderId, opId: command.data.opId } }];
     case 'CopyFolder': {
       const d = command.data;
-      if (state.exists || state.deleted) throw new Error(`Folder ${d.folderId} already exists.`);
-      if (d.sourceId === d.folderId) throw new Error('A folder copy needs a new id.');
+      if (state.exists || state.deleted) throw new RestError(`Folder ${d.folderId} already exists.`, 409);
+      if (d.sourceId === d.folderId) throw new RestError('A folder copy needs a new id.');
       return [
         {
           type: 'FolderCopied',
@@ -493,7 +487,7 @@ export function folderStateFromDoc(doc: {
   };
 }
 
-export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = { initialState, evolve, decide };
+export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = { initialState, evolve, decide, eventSchemas: folderEventSchemas };
 
 /** The decider's initial state for a known id, so refusals name the folder (`Invalid folder id (<id>).`). */
 export const folderStateFor = (folderId: string): FolderState => ({ ...initialState(), folderId });
