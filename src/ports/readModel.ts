@@ -453,7 +453,7 @@ export interface LeaseRecord {
 /**
  * Named leases stored next to the read models (SQLite: a row in the same file; MongoDB: a document in `rm_leases`),
  * so that every process sharing a read model agrees on who holds one. The projector lease
- * (src/projections/projectorLease.ts) keeps a single projector per read model. Leases are not reset by `reset()`.
+ * (src/projections/leaseHolder.ts) keeps a single projector per read model. Leases are not reset by `reset()`.
  */
 export interface Leases {
   /**

@@ -121,7 +121,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     ).n;
   }
 
-  /** Items directly in the folder: rows of `rm_items` with that `folder_id`, or 0 while no items table exists. */
   async childNamed(parentType: ParentType, parentId: string, name: string) {
     const row = this.db.prepare(`${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(parentId, parentType, name) as
       | FolderRow
@@ -129,9 +128,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return row ? toDoc(row) : null;
   }
 
+  /** Items directly in the folder: rows of `rm_items` with that `folder_id`. */
   async itemCount(folderId: string) {
-    const hasItems = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_items'").get();
-    if (!hasItems) return 0;
     return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
   }
 
