@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
-import { AccessLevel, emptyAccess, withUserAccess, type AccessList } from './access';
+import { AccessLevel, accessListSchema, emptyAccess, withUserAccess, type AccessList } from './access';
 import { RestError, ValidationError } from './errors';
 
 export const collectionStream = (id: string): string => `collection-${id}`;
 
 // ---- events: zod schemas, checked before every append (the data shapes are those already in existing logs) ----
-
-const accessEntrySchema = z.object({ id: z.string(), level: z.union([z.literal(0), z.literal(1), z.literal(2)]), flags: z.array(z.string()) });
-const accessListSchema = z.object({ users: z.array(accessEntrySchema), groups: z.array(accessEntrySchema) });
 
 export const CollectionCreatedSchema = z.object({
   collectionId: z.string(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
-import type { AccessList, Viewer } from './access';
+import { accessListSchema, type AccessList, type Viewer } from './access';
 import { RestError, ValidationError } from './errors';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 import { PARENT_TYPES, type ParentType } from './parents';
@@ -17,12 +17,6 @@ export const FOLDER_TREE_STREAM = 'foldertree-moves';
 // ---- events: the zod schemas are the published contract for subscribers ----
 
 const parentTypeSchema = z.enum(PARENT_TYPES);
-const accessEntrySchema = z.object({
-  id: z.string(),
-  level: z.union([z.literal(0), z.literal(1), z.literal(2)]),
-  flags: z.array(z.string()),
-});
-export const accessListSchema = z.object({ users: z.array(accessEntrySchema), groups: z.array(accessEntrySchema) });
 export const metadataSchema = z.record(z.string(), z.unknown());
 
 /** A folder came into being under a parent, with its ACL (already inherited) and its initial metadata. */

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { unknownEvent, type Decider, type DomainEvent } from './decider';
-import { AccessLevel, emptyAccess, withUserAccess } from './access';
+import { AccessLevel, accessListSchema, emptyAccess, withUserAccess } from './access';
 import { RestError, ValidationError } from './errors';
 
 export const userStream = (id: string): string => `user-${id}`;
 /** A stream claimed (expected no_stream) by the first registration only: that user becomes site admin. */
 export const FIRST_USER_STREAM = 'siteadmin-bootstrap';
-
-const accessEntrySchema = z.object({ id: z.string(), level: z.union([z.literal(0), z.literal(1), z.literal(2)]), flags: z.array(z.string()) });
 
 /** Not published (`/events/schema`): it holds the password hash. */
 export const UserRegisteredSchema = z.object({
@@ -22,7 +20,7 @@ export const UserRegisteredSchema = z.object({
   public: z.boolean(),
   passwordHash: z.string(),
   created: z.string(),
-  access: z.object({ users: z.array(accessEntrySchema), groups: z.array(accessEntrySchema) }),
+  access: accessListSchema,
 });
 
 export const userEventSchemas = { UserRegistered: UserRegisteredSchema } as const;
