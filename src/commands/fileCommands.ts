@@ -5,16 +5,15 @@ import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandContext';
 import { reclaimBlobs } from './blobReclaim';
-import { decideOn, loadItemStream, newItemAppends } from './itemCommands';
-import { checkItemName, extensionsOf, itemStream, type FileRecord } from '../domain/item';
+import { loadItemStream, newItemAppends } from './itemCommands';
+import { decideOn } from '../domain/decider';
+import { checkItemName, extensionsOf, itemDecider, itemStream, type FileRecord } from '../domain/item';
 import {
-  assertUploadEvent,
   checkChunk,
   remainingBytes,
   uploadDecider,
   uploadStateFor,
   uploadStream,
-  type UploadCommand,
   type UploadEvent,
   type UploadState,
 } from '../domain/upload';
@@ -55,11 +54,6 @@ class KeyedLock {
   }
 }
 const uploadLocks = new KeyedLock();
-
-function decideUpload(state: UploadState, command: UploadCommand): { events: UploadEvent[]; state: UploadState } {
-  const events = uploadDecider.decide(command, state).map(assertUploadEvent);
-  return { events, state: events.reduce(uploadDecider.evolve, state) };
-}
 
 export async function loadUpload(services: Services, uploadId: string) {
   const loaded = await services.commands.load(uploadStream(uploadId), uploadDecider);
@@ -139,11 +133,11 @@ async function completionAppend(
   let state = loaded.state;
   const events: UploadEvent[] = [];
   if (upload.lastChunk) {
-    const chunk = decideUpload(state, { type: 'ReceiveChunk', data: { userId, ...upload.lastChunk, now: girderTime() } });
+    const chunk = decideOn(uploadDecider, state, { type: 'ReceiveChunk', data: { userId, ...upload.lastChunk, now: girderTime() } });
     events.push(...chunk.events);
     state = chunk.state;
   }
-  events.push(...decideUpload(state, { type: 'CompleteUpload', data: { fileId, itemId, blobId } }).events);
+  events.push(...decideOn(uploadDecider, state, { type: 'CompleteUpload', data: { fileId, itemId, blobId } }).events);
   return { streamId: uploadStream(upload.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) };
 }
 
@@ -171,7 +165,7 @@ async function commitNewFile(services: Services, spec: NewFileSpec, meta: Reques
     } else {
       itemId = spec.parent.item._id;
       const loaded = await loadItemStream(services, itemId);
-      const { events } = decideOn(loaded.state, { type: 'AddFile', data: { file } });
+      const { events } = decideOn(itemDecider, loaded.state, { type: 'AddFile', data: { file } });
       appends = [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
     }
     if (spec.upload) appends.push(await completionAppend(services, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId, meta));
@@ -193,7 +187,7 @@ async function commitNewContents(
   return services.commands.run(async () => {
     const loaded = await loadItemStream(services, file.itemId);
     const previous = loaded.state.files[fileId]?.blobId ?? '';
-    const { events } = decideOn(loaded.state, {
+    const { events } = decideOn(itemDecider, loaded.state, {
       type: 'ReplaceFileContents',
       data: { fileId, blobId: blob.blobId, size: blob.size, creatorId: userId, created: girderTime() },
     });
@@ -256,7 +250,7 @@ async function recordUploadStart(
   meta: RequestMeta,
 ): Promise<string> {
   const uploadId = newId();
-  const { events } = decideUpload(uploadStateFor(uploadId), { type: 'StartUpload', data: { uploadId, created: girderTime(), ...data } });
+  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: { uploadId, created: girderTime(), ...data } });
   await services.commands.run(async () => ({
     appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
     result: undefined,
@@ -322,7 +316,7 @@ export async function receiveChunk(
     if (state.received + length < started.size) {
       await services.commands.run(async () => {
         const loaded = await loadUpload(services, input.uploadId);
-        const { events } = decideUpload(loaded.state, { type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
+        const { events } = decideOn(uploadDecider, loaded.state, { type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
         return { appends: [{ streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
       });
       return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
@@ -372,7 +366,7 @@ export async function cancelUpload(services: Services, input: { uploadId: string
   await uploadLocks.run(input.uploadId, async () => {
     await services.commands.run(async () => {
       const loaded = await loadUpload(services, input.uploadId);
-      const { events } = decideUpload(loaded.state, { type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
+      const { events } = decideOn(uploadDecider, loaded.state, { type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
       return { appends: [{ streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
     });
     await services.partialUploads.remove(input.uploadId);
@@ -383,7 +377,7 @@ export async function cancelUpload(services: Services, input: { uploadId: string
 export async function deleteFile(services: Services, file: FileDoc, meta: RequestMeta): Promise<void> {
   const blobId = await services.commands.run(async () => {
     const loaded = await loadItemStream(services, file.itemId);
-    const { events } = decideOn(loaded.state, { type: 'DeleteFile', data: { fileId: file._id } });
+    const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteFile', data: { fileId: file._id } });
     return {
       appends: [{ streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
       result: loaded.state.files[file._id]!.blobId,

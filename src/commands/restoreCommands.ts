@@ -5,7 +5,8 @@ import { toNewEvents } from './commandContext';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { loadFolder, siblingLookup } from './folderCommands';
 import { retentionStart } from './blobReclaim';
-import { assertFolderEvent, folderDecider, folderNameCandidate, folderStream } from '../domain/folder';
+import { folderDecider, folderNameCandidate, folderStream } from '../domain/folder';
+import { decideOn } from '../domain/decider';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId, newId } from '../domain/ids';
@@ -94,23 +95,22 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
       if (!current || current.position !== removed.position) throw new RestError(`Invalid folder id (${folderId}).`);
       const { name, guard } = await freeName(services, parent.type, parent.doc._id, removed.doc.name);
       const d = removed.doc;
-      const events = folderDecider
-        .decide(
-          {
-            type: 'RestoreFolder',
-            data: {
-              opId: newId(), deletedPosition: removed.position, removedWithAncestor: !folder.state.deleted, parentType: parent.type,
-              parentId: parent.doc._id, name,
-              snapshot: {
-                description: d.description, ...(d.public !== undefined ? { public: d.public } : {}),
-                ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta ?? {},
-                creatorId: d.creatorId, created: d.created, updated: d.updated,
-              },
+      const { events } = decideOn(
+        folderDecider,
+        { ...folder.state, folderId },
+        {
+          type: 'RestoreFolder',
+          data: {
+            opId: newId(), deletedPosition: removed.position, removedWithAncestor: !folder.state.deleted, parentType: parent.type,
+            parentId: parent.doc._id, name,
+            snapshot: {
+              description: d.description, ...(d.public !== undefined ? { public: d.public } : {}),
+              ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta ?? {},
+              creatorId: d.creatorId, created: d.created, updated: d.updated,
             },
           },
-          { ...folder.state, folderId },
-        )
-        .map(assertFolderEvent);
+        },
+      );
       const appends: StreamAppend[] = [
         guard.claimAppend('folder', folderId, meta),
         { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },

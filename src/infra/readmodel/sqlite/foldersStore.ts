@@ -156,7 +156,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return row?.n ?? 0;
   }
 
-  /** Items directly in the folder: rows of `rm_items` with that `folder_id`, or 0 while no items table exists. */
   async childNamed(parentType: ParentType, parentId: string, name: string) {
     const row = prepared(this.db, `${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(parentId, parentType, name) as
       | FolderRow
@@ -164,9 +163,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return row ? toDoc(row) : null;
   }
 
+  /** Items directly in the folder: rows of `rm_items` with that `folder_id`. */
   async itemCount(folderId: string) {
-    const hasItems = prepared(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_items'").get();
-    if (!hasItems) return 0;
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
   }
 
