@@ -24,6 +24,9 @@ import type { ReadModel } from './ports/readModel';
 import type { BlobStore } from './ports/blobStore';
 import { KurrentDbEventStore } from './infra/eventstore/kurrentdb/kurrentdbEventStore';
 import { SERVICE_STREAM_PREFIXES } from './infra/eventstore/kurrentdb/streamPrefixes';
+import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
+import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
+import { WriteGate, gateWrites } from './infra/sqlite/writeGate';
 
 export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -37,19 +40,25 @@ export interface Runtime {
 export async function bootstrap(config: Config): Promise<Runtime> {
   const logger = pino({ level: config.logLevel });
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const db = openDatabase(path.join(config.dataDir, 'folder-service.sqlite'));
-  const eventStore = await createEventStore(config, db, logger);
+  const file = path.join(config.dataDir, 'folder-service.sqlite');
+  const db = openDatabase(file);
+  // Every main-thread writer to the SQLite file waits here while bulk work in a worker holds its write lock.
+  const gate = new WriteGate();
+  const eventStore = gateSqliteAppends(config, await createEventStore(config, db, logger), gate);
   const readModel = await createReadModel(config, db);
+  const background = readModel instanceof SqliteReadModel ? new SqliteBulkApply(db, { file, gate, minFolders: config.bulkWorkerMinFolders }) : undefined;
+  if (readModel instanceof SqliteReadModel) readModel.gateWrites(gate);
   const domainEvents = new DomainEvents();
   // One projector per read model across every process sharing it: the lease holder projects, others stand by.
   const projector = new Projector(eventStore, readModel, readModelProjection, {
     logger,
     domainEvents,
     lease: { ttlMs: config.projectorLeaseTtlMs },
+    ...(background ? { background } : {}),
   });
   await projector.start();
   // Progress notifications: operational state in `ops_notifications` of the same file, never in the event log.
-  const notifications = new Notifications(new SqliteNotificationStore(db));
+  const notifications = new Notifications(gateWrites(new SqliteNotificationStore(db), ['save', 'deleteExpired'], gate));
   const services: Services = {
     config,
     version: VERSION,
@@ -79,12 +88,18 @@ export async function bootstrap(config: Config): Promise<Runtime> {
       domainEvents.complete();
       notifications.dispose();
       await projector.stop();
+      await background?.close();
       await eventStore.dispose();
       await readModel.dispose();
       if (services.blobs instanceof GridFsBlobStore) await services.blobs.dispose();
       db.close();
     },
   };
+}
+
+/** The embedded event store's appends go through the write gate (they share the file with the read models). */
+function gateSqliteAppends(config: Config, store: EventStore, gate: WriteGate): EventStore {
+  return config.eventStore === 'sqlite' ? gateWrites(store, ['appendToStream', 'appendToStreams'], gate) : store;
 }
 
 // ---- adapter selection (configuration only: EVENT_STORE, READ_MODEL, BLOB_STORE) ---------------------------------

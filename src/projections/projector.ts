@@ -5,6 +5,7 @@ import type { ReadModel } from '../ports/readModel';
 import type { Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
 import { CheckpointWatcher } from './checkpointWatcher';
+import type { BackgroundApply } from './backgroundApply';
 import { holderStarted, holderStopped, newHolderId, takeLease } from './leaseHolder';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
@@ -40,6 +41,8 @@ export interface ProjectorOptions {
   domainEvents?: DomainEvents;
   /** Without a lease the projector always projects (tests, tools); the service always runs with one. */
   lease?: ProjectorLeaseSettings;
+  /** Where events touching a large subtree are applied, off the event loop (src/projections/backgroundApply.ts). */
+  background?: BackgroundApply;
 }
 
 /** `holder`: this process runs the projections; `standby`: another process does, this one follows the checkpoint. */
@@ -88,6 +91,9 @@ export class Projector {
   /** Until when the lease is ours for sure: the start of the last successful take or renewal, plus the TTL. */
   private validUntil = 0;
   private failuresInARow = 0;
+  private readonly background?: BackgroundApply;
+  /** Whether a background apply is running: it holds SQLite's write lock and renews the lease itself meanwhile. */
+  private applyingInBackground = false;
 
   constructor(
     private readonly store: EventStore,
@@ -98,6 +104,7 @@ export class Projector {
     this.position$ = new BehaviorSubject<bigint>(0n);
     this.logger = options.logger;
     this.domainEvents = options.domainEvents;
+    this.background = options.background;
     if (options.lease) {
       const { ttlMs } = options.lease;
       this.lease = {
@@ -177,8 +184,21 @@ export class Projector {
 
   /** Applies one event (a no-op when the checkpoint is already past it). */
   async applyEvent(event: RecordedEvent): Promise<boolean> {
+    if (this.background?.accepts(event)) return this.applyInBackground(this.background, event);
     const handler = this.projection.handlers[event.type];
     return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, (tx) => handler?.(event, tx));
+  }
+
+  private async applyInBackground(background: BackgroundApply, event: RecordedEvent): Promise<boolean> {
+    const lease = this.lease && this.currentRole === 'holder' ? { name: this.lease.name, holderId: this.lease.holderId, ttlMs: this.lease.ttlMs } : undefined;
+    this.applyingInBackground = true;
+    try {
+      const { applied, leaseRenewedAt } = await background.apply(READ_MODELS_CHECKPOINT, event, lease);
+      if (lease && leaseRenewedAt !== undefined) this.validUntil = Math.max(this.validUntil, leaseRenewedAt + lease.ttlMs);
+      return applied;
+    } finally {
+      this.applyingInBackground = false;
+    }
   }
 
   /**
@@ -362,6 +382,9 @@ export class Projector {
   private async renew(): Promise<void> {
     const { name, holderId, ttlMs, renewEveryMs } = this.lease!;
     const callTimeoutMs = Math.max(1, Math.floor(renewEveryMs / 2));
+    // A background apply holds the write lock, so no other process can take the lease, and it renews the lease as
+    // it commits (applyInBackground moves validUntil): a renewal now would only wait for that lock.
+    if (this.applyingInBackground) return this.schedule(renewEveryMs);
     // Too little of the lease left to risk another attempt: stop before it could expire under a live projector.
     if (Date.now() + 2 * callTimeoutMs >= this.validUntil) {
       this.logger?.error('could not renew the projector lease in time; stopping the projections');

@@ -7,6 +7,7 @@ import { SqliteFiles, SqliteItems } from './itemsStore';
 import { SqliteSubtree } from './subtreeStore';
 import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
+import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -23,7 +24,7 @@ export class SqliteReadModel implements ReadModel {
   readonly files: SqliteFiles;
   readonly subtree: SqliteSubtree;
   readonly history: SqliteHistory;
-  readonly leases: SqliteLeases;
+  leases: SqliteLeases;
   private readonly tx: ReadModelTx;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -44,6 +45,11 @@ export class SqliteReadModel implements ReadModel {
     };
   }
 
+  /** Makes lease writes wait while bulk work holds the file's write lock (src/infra/sqlite/writeGate.ts). */
+  gateWrites(gate: WriteGate): void {
+    this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], gate);
+  }
+
   async checkpoint(projection: string): Promise<bigint> {
     return this.readCheckpoint(projection);
   }
@@ -57,6 +63,15 @@ export class SqliteReadModel implements ReadModel {
   }
 
   async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void): Promise<boolean> {
+    return this.applyNow(projection, position, write);
+  }
+
+  /**
+   * `apply`, synchronously. BEGIN IMMEDIATE: the transaction takes the write lock before it reads the checkpoint, so
+   * what it decides from that read cannot be overtaken by another writer (and bulk work in a worker holds the lock,
+   * and with it the projector lease, from its first statement; see bulkApply.ts).
+   */
+  applyNow(projection: string, position: bigint, write: (tx: ReadModelTx) => void): boolean {
     return this.db.transaction(() => {
       if (this.readCheckpoint(projection) >= position) return false;
       // The event's position is visible to the history index triggers while its writes run (historyStore.ts).
@@ -65,7 +80,7 @@ export class SqliteReadModel implements ReadModel {
         .prepare('INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE SET position = excluded.position')
         .run(projection, position);
       return true;
-    })();
+    }).immediate();
   }
 
   async reset(): Promise<void> {
