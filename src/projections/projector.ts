@@ -217,10 +217,16 @@ export class Projector {
       }
       return;
     }
-    try {
-      await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
-    } catch {
-      throw this.failed ?? new ProjectionLagError(position);
+    for (;;) {
+      try {
+        await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
+        return;
+      } catch {
+        if (this.failed) throw this.failed;
+        // A large subtree event is being applied in the background: the projector is busy, not stuck. Telling the
+        // writer to retry would have it repeat an operation that is about to complete (a second copy, say).
+        if (!this.applyingInBackground) throw new ProjectionLagError(position);
+      }
     }
   }
 

@@ -13,38 +13,36 @@
  * the check and the write (bulk work takes the gate on the main thread too, before it posts to the worker).
  */
 export class WriteGate {
-  private holder: Promise<unknown> | null = null;
-  private waiting: Promise<void> = Promise.resolve();
+  /** Settles when the last bulk work taken so far ends; null when none is running or waiting. */
+  private holder: Promise<void> | null = null;
 
-  /** Whether bulk work holds the gate right now. */
+  /** Whether bulk work holds the gate (or waits for it) right now. */
   get held(): boolean {
     return this.holder !== null;
   }
 
-  /** Runs `write` once no bulk work holds the gate (at once when none does). */
+  /** Runs `write` once no bulk work holds the gate (at once, in the same synchronous step, when none does). */
   async run<T>(write: () => T | Promise<T>): Promise<T> {
-    while (this.holder) await this.holder.catch(() => undefined);
+    while (this.holder) await this.holder;
     return write();
   }
 
   /**
-   * Holds the gate while `work` runs: writers that arrive meanwhile wait. Bulk works are serialised among
-   * themselves too (one projector applies events one at a time; this keeps it true for any other caller).
+   * Holds the gate while `work` runs: writers that arrive meanwhile wait. The gate is taken at once (synchronously);
+   * bulk works are serialised among themselves, in call order.
    */
-  async hold<T>(work: () => Promise<T>): Promise<T> {
-    const previous = this.waiting;
-    let release!: () => void;
-    this.waiting = new Promise<void>((resolve) => (release = resolve));
-    await previous;
-    while (this.holder) await this.holder.catch(() => undefined);
-    const running = work();
-    this.holder = running;
-    try {
-      return await running;
-    } finally {
-      this.holder = null;
-      release();
-    }
+  hold<T>(work: () => Promise<T>): Promise<T> {
+    const result = (this.holder ?? Promise.resolve()).then(work);
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.holder = settled;
+    // Registered before any writer's wait on `settled`, so a writer woken by it sees the gate free (or the next holder).
+    void settled.then(() => {
+      if (this.holder === settled) this.holder = null;
+    });
+    return result;
   }
 }
 
