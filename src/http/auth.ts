@@ -20,7 +20,8 @@ export const viewerOf = (user: UserDoc | null): Viewer | null =>
 
 
 export function parseCookies(header: string | undefined): Record<string, string> {
-  const cookies: Record<string, string> = {};
+  // A Map, not an object indexed by the cookie's name: `__proto__` or `constructor` are names like any other.
+  const cookies = new Map<string, string>();
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
@@ -28,12 +29,12 @@ export function parseCookies(header: string | undefined): Record<string, string>
     let value = part.slice(eq + 1).trim();
     if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
     try {
-      if (!(name in cookies)) cookies[name] = decodeURIComponent(value);
+      if (!cookies.has(name)) cookies.set(name, decodeURIComponent(value));
     } catch {
       /* a malformed cookie is no token */
     }
   }
-  return cookies;
+  return Object.fromEntries(cookies);
 }
 
 /**

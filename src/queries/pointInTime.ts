@@ -5,6 +5,7 @@ import type { Paging } from '../http/params';
 import { hasAccess, type AccessList, type Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
+import { parseIsoTime } from '../domain/time';
 import { deriveId } from '../infra/readmodel/sqlite/subtreeStore';
 import { loadModel, loadParent } from './loaders';
 import { folderView } from './views';
@@ -29,19 +30,15 @@ const READ = 0;
 /** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
 export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
 
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
-
-/** `at` as given: digits are a position, else an ISO 8601 date or date-time (UTC without an offset). */
+/** `at` as given: digits are a position (at most 2^53 - 1), else an ISO 8601 date or date-time (UTC without an offset). */
 export function parseAt(raw: string): AtValue {
   const text = raw.trim();
-  if (/^\d+$/.test(text)) return { raw, position: BigInt(text) };
-  const match = ISO_TIME.exec(text);
-  if (match) {
-    const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = match;
-    const ms = frac ? `.${frac.padEnd(3, '0').slice(0, 3)}` : '';
-    const offset = !zone || zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
-    const time = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${ms}${offset}`);
-    if (!Number.isNaN(time)) return { raw, time };
+  if (/^\d+$/.test(text)) {
+    const position = BigInt(text);
+    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) return { raw, position };
+  } else {
+    const time = parseIsoTime(text);
+    if (time !== null) return { raw, time };
   }
   throw new RestError(`Invalid value for at: "${raw}". Expected an ISO 8601 time or a position.`);
 }
@@ -288,7 +285,8 @@ export async function listFoldersAt(services: Services, viewer: Viewer | null, i
 function valueAt(doc: FolderDoc, field: string): unknown {
   let value: unknown = doc;
   for (const part of field.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
+    // Own properties only: a sort on `constructor` or `toString` finds nothing, not a function of Object.prototype.
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;

@@ -1,6 +1,6 @@
 import type { HttpMethod, Resource } from '../../src/http/routeTable';
 import { Scope, route } from '../../src/http/routeTable';
-import { pagingParams, param } from '../../src/http/params';
+import { SAFE_INTEGER, pagingParams, param } from '../../src/http/params';
 import { RestError, ValidationError } from '../../src/domain/errors';
 
 /**
@@ -11,7 +11,7 @@ const echoParams = [
   param.string('text'),
   param.flag('flag', true),
   param.bool('maybe'),
-  param.int('count', { default: 7 }),
+  param.int('count', { default: 7, range: SAFE_INTEGER }),
   param.enum('color', ['red', 'green'] as const),
   param.string('padded', { strip: true }),
 ] as const;

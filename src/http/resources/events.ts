@@ -42,13 +42,20 @@ export const eventStreamLimits = {
 const sinceParam = () => param.string('since', { description: 'Resume after this log position (what Last-Event-ID carries).' });
 const typesParam = () => param.string('types', { description: 'Comma-separated event types to stream (default: all).' });
 
-/** Where the stream starts: Last-Event-ID (a reconnect), else `since`, else the head (only what happens next). */
+/**
+ * Where the stream starts: Last-Event-ID (a reconnect), else `since`, else the head (only what happens next). A
+ * position past the head of the log is refused (400).
+ */
 async function startPosition(services: Services, req: Request, since: string | undefined): Promise<bigint> {
   const header = req.get('Last-Event-ID');
   const raw = header !== undefined && header.trim() !== '' ? header.trim() : since?.trim();
   if (raw === undefined || raw === '') return services.eventStore.headPosition();
   if (!/^\d+$/.test(raw)) throw new RestError(`Invalid value for since: "${raw}". Expected a position.`);
-  return BigInt(raw);
+  // A position the log has not reached names no event this stream could resume after: refused, not waited for.
+  const position = BigInt(raw);
+  const head = await services.eventStore.headPosition();
+  if (position > head) throw new RestError(`Invalid value for since: "${raw}". The log ends at position ${head}.`);
+  return position;
 }
 
 function typeFilter(types: string | undefined): ((type: string) => boolean) | null {

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import type { Resource, RouteContext } from '../routeTable';
 import { RESPONSE_SENT, Scope, route } from '../routeTable';
-import { param } from '../params';
+import { SAFE_INTEGER, param } from '../params';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
@@ -70,6 +70,12 @@ export function parseRange(header: string, size: number): [number, number][] | n
   return ranges;
 }
 
+// 416 with `Content-Range: bytes */<size>`, as RFC 9110 asks of a range that selects no byte of the file.
+function unsatisfiable(res: Response, size: number): RestError {
+  res.setHeader('Content-Range', `bytes */${size}`);
+  return new RestError('Requested range not satisfiable.', 416);
+}
+
 /**
  * Streams a file (Girder's File.download with the filesystem adapter's headers): `offset`/`endByte` (exclusive) or a
  * `Range` header (which wins; first range only) select bytes; a partial answer is 206 with Content-Range.
@@ -85,13 +91,12 @@ async function sendFile(
   let start = Math.max(opts.offset, 0);
   let end = opts.endByte === undefined || opts.endByte > size ? size : opts.endByte;
   const rangeHeader = req.get('Range');
+  // An offset at or past the end selects nothing: HTTP's answer to an unsatisfiable range (the Range header wins).
+  if (!rangeHeader && start > 0 && start >= size) throw unsatisfiable(res, size);
   let ranged = false;
   if (rangeHeader && size > 0) {
     const ranges = parseRange(rangeHeader, size);
-    if (ranges && ranges.length === 0) {
-      res.setHeader('Content-Range', `bytes */${size}`);
-      throw new RestError('Requested range not satisfiable.', 416);
-    }
+    if (ranges && ranges.length === 0) throw unsatisfiable(res, size);
     if (ranges) {
       [start, end] = ranges[0];
       ranged = true;
@@ -160,8 +165,8 @@ export const fileResource: Resource = {
         param.enum('parentType', ['folder', 'item'] as const, { required: true, description: 'Type being uploaded into.' }),
         param.requiredString('parentId', { description: 'The ID of the parent.' }),
         param.requiredString('name', { description: 'Name of the file being created.' }),
-        param.int('size', { required: true, description: 'Size in bytes of the file.' }),
-        param.string('mimeType', { default: 'application/octet-stream', description: 'The MIME type of the file.' }),
+        param.int('size', { required: true, range: SAFE_INTEGER, description: 'Size in bytes of the file (a negative size is refused by the upload).' }),
+        param.string('mimeType', { default: 'application/octet-stream', headerSafe: true, description: 'The MIME type of the file (no control characters).' }),
         param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
       ],
       async handler(ctx) {
@@ -271,7 +276,7 @@ export const fileResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_WRITE],
       params: [
-        param.int('size', { required: true, description: 'Size in bytes of the new file.' }),
+        param.int('size', { required: true, range: SAFE_INTEGER, description: 'Size in bytes of the new file (a negative size is refused by the upload).' }),
         param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
       ],
       async handler(ctx) {

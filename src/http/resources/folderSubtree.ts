@@ -1,11 +1,9 @@
 import type { RouteDef, AnyParams } from '../routeTable';
 import { Scope, route } from '../routeTable';
 import { param } from '../params';
-import type { Services } from '../../services';
-import type { ParentType } from '../../ports/readModel';
-import { RestError, ValidationError } from '../../domain/errors';
+import { RestError } from '../../domain/errors';
 import { clearFolderContents, copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
-import { loadModel, loadParent, type ParentDoc } from '../../queries/loaders';
+import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
 
@@ -14,19 +12,6 @@ const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
 const READ = 0;
 const WRITE = 1;
 const ADMIN = 2;
-
-/** The source's own parent for a copy without `parentId`: loaded without an access check (Girder's `force=True`). */
-async function loadParentUnchecked(services: Services, type: ParentType, id: string): Promise<ParentDoc> {
-  const rm = services.readModel;
-  const found: ParentDoc | null =
-    type === 'folder'
-      ? ((doc) => doc && { type: 'folder' as const, doc })(await rm.folders.get(id))
-      : type === 'user'
-        ? ((doc) => doc && { type: 'user' as const, doc })(await rm.users.get(id))
-        : ((doc) => doc && { type: 'collection' as const, doc })(await rm.collections.get(id));
-  if (!found) throw new ValidationError(`No such ${type}: ${id}`, 'id');
-  return found;
-}
 
 /**
  * The subtree routes: delete a folder, empty it, copy it. Each runs one command (src/commands/folderSubtreeCommands.ts)
@@ -99,9 +84,9 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
       const viewer = principal.viewer!;
       const source = await loadModel(services, 'folder', path.id, viewer, READ);
       const parentType = params.parentType ?? source.parentCollection;
-      const parent = params.parentId
-        ? await loadParent(services, parentType, params.parentId, viewer, WRITE)
-        : await loadParentUnchecked(services, parentType, source.parentId);
+      // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination
+      // (stricter than Girder 3.x, which loads that parent with force; ../shared/spec/reference-behaviour.md).
+      const parent = await loadParent(services, parentType, params.parentId || source.parentId, viewer, WRITE);
       const id = await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Copying folder ${source.name}`, message: 'Calculating folder size...' },
