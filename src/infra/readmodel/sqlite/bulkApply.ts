@@ -25,13 +25,18 @@ import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../
  * starts with the first large event and stays for the next.
  */
 
-/** Event types that touch a whole subtree, and the folder (or collection) whose subtree they touch. */
-const SUBTREE_OF: Record<string, (data: any) => { folderId?: string; collectionId?: string } | null> = {
+/** What a subtree event's size is counted on: a folder's subtree, a collection's folders, or a delete's kept rows. */
+type Target = { folderId: string } | { collectionId: string } | { deletedAt: string };
+
+/** Event types that touch a whole subtree, and where their size is counted. */
+const SUBTREE_OF: Record<string, (data: any) => Target | null> = {
   FolderCopied: (d: { sourceId: string }) => ({ folderId: d.sourceId }),
   FolderDeleted: (d: { folderId: string }) => ({ folderId: d.folderId }),
   FolderContentsCleared: (d: { folderId: string }) => ({ folderId: d.folderId }),
   FolderAccessChanged: (d: { folderId: string; recurse?: boolean }) => (d.recurse ? { folderId: d.folderId } : null),
   CollectionDeleted: (d: { collectionId: string }) => ({ collectionId: d.collectionId }),
+  // A restore moves back (part of) what the delete at `deletedPosition` kept: at most that many folders.
+  FolderRestored: (d: { deletedPosition: string }) => ({ deletedAt: d.deletedPosition }),
 };
 
 /** A message to the worker. */
@@ -62,6 +67,7 @@ export class SqliteBulkApply implements BackgroundApply {
   private readonly minFolders: number;
   private readonly foldersUnder: Statement<[string, number], number>;
   private readonly foldersOfCollection: Statement<[string, number], number>;
+  private readonly foldersKeptBy: Statement<[string, number], number>;
 
   constructor(db: SqliteDatabase, private readonly options: SqliteBulkApplyOptions) {
     this.minFolders = options.minFolders;
@@ -72,14 +78,20 @@ export class SqliteBulkApply implements BackgroundApply {
     this.foldersOfCollection = db
       .prepare("SELECT COUNT(*) FROM (SELECT 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = 'collection' LIMIT ?)")
       .pluck() as Statement<[string, number], number>;
+    this.foldersKeptBy = db
+      .prepare('SELECT COUNT(*) FROM (SELECT 1 FROM rm_deleted_folders WHERE position = ? LIMIT ?)')
+      .pluck() as Statement<[string, number], number>;
   }
 
   accepts(event: RecordedEvent): boolean {
     const target = SUBTREE_OF[event.type]?.(event.data);
     if (!target) return false;
+    let folders: number;
     // (+1 counts the folder itself: a threshold of 1 sends every subtree event, even of a folder with no subfolders.)
-    if (target.folderId) return this.foldersUnder.get(target.folderId, this.minFolders)! + 1 >= this.minFolders;
-    return this.foldersOfCollection.get(target.collectionId!, this.minFolders)! >= this.minFolders;
+    if ('folderId' in target) folders = this.foldersUnder.get(target.folderId, this.minFolders)! + 1;
+    else if ('collectionId' in target) folders = this.foldersOfCollection.get(target.collectionId, this.minFolders)!;
+    else folders = this.foldersKeptBy.get(target.deletedAt, this.minFolders)!;
+    return folders >= this.minFolders;
   }
 
   apply(checkpoint: string, event: RecordedEvent, lease?: LeaseToKeep): Promise<BackgroundApplyResult> {
