@@ -167,7 +167,10 @@ const subtreeBench: Benchmark = async ({ quick }) => {
       const bytes = Buffer.from(`bytes of item ${i}`);
       await client.call('POST', '/file', { parentType: 'item', parentId: item._id, name: 'data.txt', size: String(bytes.length) }, bytes);
     }
-    for (let n = 0; n < doublings; n++) await client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: root._id });
+    const doubled = await observed(async () => {
+      for (let n = 0; n < doublings; n++) await client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: root._id });
+    });
+    console.error(`subtree bench: built by ${doublings} doublings in ${(doubled.ms / 1000).toFixed(1)} s, event-loop delay max ${doubled.loopMaxMs.toFixed(0)} ms`);
     const rm = runtime.services.readModel;
     const entries = await rm.subtree.subtreeCount(root._id);
     if (entries !== folders + items) throw new Error(`the tree holds ${entries} entries, expected ${folders + items}`);
