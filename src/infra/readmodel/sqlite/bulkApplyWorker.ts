@@ -31,7 +31,33 @@ function run(job: BulkJob): BulkReply {
     handler?.(event, tx);
     keepLease();
   });
-  return { id: job.id, ok: true, applied, leaseRenewedAt };
+  if (applied) {
+    checkpointWal();
+    // The commit and the checkpoint can take longer than the lease lives on a loaded machine: renew once more, now
+    // that they are done (an ordinary renewal: the lock is free again). Refused, the projector learns it at its next
+    // renewal and stops.
+    if (lease) {
+      const at = Date.now();
+      leaseRenewedAt = leases.renewNow(lease.name, lease.holderId, lease.ttlMs) ? at : undefined;
+    }
+  }
+  return { id: job.id, ok: true, applied, ...(leaseRenewedAt !== undefined ? { leaseRenewedAt } : {}) };
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Copies the operation's WAL frames into the database file here, on this thread. Left to SQLite's automatic
+ * checkpoint, the hundreds of megabytes a 100k-folder operation writes would be copied by whichever connection
+ * commits next once readers have let go of them: usually the main thread's, which would then stall for seconds.
+ * A reader holding an older snapshot keeps some frames from being copied; they are short, so this retries briefly.
+ */
+function checkpointWal(): void {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+    if (!result || result.checkpointed >= result.log) return;
+    Atomics.wait(pause, 0, 0, 20);
+  }
 }
 
 parentPort!.on('message', (job: BulkJob) => {
