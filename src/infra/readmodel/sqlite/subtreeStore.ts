@@ -33,7 +33,7 @@ CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT N
 `;
 
 /** Folders per chunk of a subtree-wide read: a few milliseconds of work each (see subtreeCount). */
-const SUBTREE_CHUNK = 2000;
+const SUBTREE_CHUNK = 500;
 
 const TEMP_TABLES = ['subtree_folders', 'subtree_items', 'copy_map', 'copy_denied', 'copy_items'];
 
