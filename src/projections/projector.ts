@@ -5,7 +5,7 @@ import type { ReadModel } from '../ports/readModel';
 import type { Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
 import { CheckpointWatcher } from './checkpointWatcher';
-import type { BackgroundApply } from './backgroundApply';
+import type { BackgroundApply } from '../ports/backgroundApply';
 import { holderStarted, holderStopped, newHolderId, takeLease } from './leaseHolder';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
@@ -41,7 +41,7 @@ export interface ProjectorOptions {
   domainEvents?: DomainEvents;
   /** Without a lease the projector always projects (tests, tools); the service always runs with one. */
   lease?: ProjectorLeaseSettings;
-  /** Where events touching a large subtree are applied, off the event loop (src/projections/backgroundApply.ts). */
+  /** Where events touching a large subtree are applied, off the event loop (src/ports/backgroundApply.ts). */
   background?: BackgroundApply;
 }
 

@@ -4,15 +4,15 @@ import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { WriteGate } from '../../sqlite/writeGate';
 import type { RecordedEvent } from '../../../ports/eventStore';
-import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../projections/backgroundApply';
+import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../ports/backgroundApply';
 
 /**
  * Large subtree events applied in a worker thread (the {@link BackgroundApply} of the embedded read model).
  *
  * A copy or delete of a 100k-folder subtree is a few seconds of set-wise SQL in one transaction (subtreeStore.ts).
  * Run on the event loop it froze every request, the lease renewal and keep-alive sockets for all that time. Here it
- * runs on a worker thread with its own connection to the same file, as the very same one transaction (writes plus
- * checkpoint), so nothing about atomicity, crash safety or replay changes:
+ * runs on a worker thread (src/cli/bulkApplyWorker.ts) with its own connection to the same file, as the very same
+ * one transaction (writes plus checkpoint), so nothing about atomicity, crash safety or replay changes:
  *
  * - readers on the main connection keep seeing the last committed state (WAL) until the commit makes the whole
  *   operation visible at once;
@@ -148,13 +148,14 @@ export class SqliteBulkApply implements BackgroundApply {
 }
 
 /**
- * Starts bulkApplyWorker: compiled, the .js file itself; from TypeScript sources (tsx, ts-jest), through tsx's
- * require hook, since a worker thread does not inherit the parent's module loader.
+ * Starts the worker thread's entry, src/cli/bulkApplyWorker.ts (a thread entry point wires the read model and the
+ * projections together, like main.ts does): compiled, the .js file itself; from TypeScript sources (tsx, ts-jest),
+ * through tsx's require hook, since a worker thread does not inherit the parent's module loader.
  */
 function startWorker(file: string): Worker {
-  const compiled = path.join(__dirname, 'bulkApplyWorker.js');
-  if (__filename.endsWith('.js')) return new Worker(compiled, { workerData: { file } });
-  const source = path.join(__dirname, 'bulkApplyWorker.ts');
+  const entry = path.join(__dirname, '..', '..', '..', 'cli', 'bulkApplyWorker');
+  if (__filename.endsWith('.js')) return new Worker(`${entry}.js`, { workerData: { file } });
+  const source = `${entry}.ts`;
   const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(source)});`;
   return new Worker(code, { eval: true, workerData: { file } });
 }

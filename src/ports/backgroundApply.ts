@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../ports/eventStore';
+import type { RecordedEvent } from './eventStore';
 
 /** The projector lease a background apply renews inside its own transaction (see {@link BackgroundApply}). */
 export interface LeaseToKeep {

@@ -1,13 +1,14 @@
 /**
- * Worker thread entry of {@link SqliteBulkApply} (bulkApply.ts): applies one large subtree event at a time to the
- * embedded read model on this thread's own connection, so the service's event loop never waits on it.
+ * Worker thread entry of SqliteBulkApply (src/infra/readmodel/sqlite/bulkApply.ts): applies one large subtree event
+ * at a time to the embedded read model on this thread's own connection, so the service's event loop never waits on
+ * it. It sits with the other entry points because it wires the read model and the projections together.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../sqlite/openDatabase';
-import { SqliteReadModel } from './sqliteReadModel';
-import { SqliteLeases } from './leasesStore';
-import { readModelProjection } from '../../../projections';
-import type { BulkJob, BulkReply } from './bulkApply';
+import { openDatabase } from '../infra/sqlite/openDatabase';
+import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
+import { SqliteLeases } from '../infra/readmodel/sqlite/leasesStore';
+import { readModelProjection } from '../projections';
+import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
 
 const { file } = workerData as { file: string };
 const db = openDatabase(file);
