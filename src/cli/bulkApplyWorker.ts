@@ -54,7 +54,8 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * A reader holding an older snapshot keeps some frames from being copied; they are short, so this retries briefly.
  */
 function checkpointWal(): void {
-  for (let attempt = 0; attempt < 50; attempt++) {
+  // At most ~200 ms: what is left is copied by the next automatic checkpoint, as before.
+  for (let attempt = 0; attempt < 10; attempt++) {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
     if (!result || result.checkpointed >= result.log) return;
     Atomics.wait(pause, 0, 0, 20);
