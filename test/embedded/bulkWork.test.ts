@@ -76,14 +76,14 @@ describe('a large copy, applied by the worker', () => {
     calls = [];
     probeFolderId = null;
     spyOnWorker();
-    // A lease that lives 200 ms: applied on the event loop, a copy of this size outlasted it and lost the lease.
-    server = await startTestServer({ PROJECTOR_LEASE_TTL_MS: '200' });
+    // A lease that lives 1 s: applied on the event loop, a copy of this size (seconds) outlasted it and lost the lease.
+    server = await startTestServer({ PROJECTOR_LEASE_TTL_MS: '1000' });
     admin = await server.createUser('admin');
   });
 
   it('leaves the service answering meanwhile and keeps the projector lease', async () => {
     const publicId = await defaultFolder(admin, 'Public');
-    const tree = await buildTree(await defaultFolder(admin, 'Private'), 10, 8); // 2,816 folders
+    const tree = await buildTree(await defaultFolder(admin, 'Private'), 10, 10); // 11,264 folders
     probeFolderId = publicId;
     calls = [];
 
@@ -91,7 +91,7 @@ describe('a large copy, applied by the worker', () => {
 
     expect(calls).toEqual([{ type: 'FolderCopied', answeredMeanwhile: { folder: 200, readyz: 200, lease: 'held' } }]);
     const details = await ok(await as(admin).get(`/folder/${copy._id}/details`));
-    expect(details).toEqual({ nFolders: 18, nItems: 0 }); // the 10 nodes and the 8 copies made while doubling
+    expect(details).toEqual({ nFolders: 20, nItems: 0 }); // the 10 nodes and the 10 copies made while doubling
     const { projector, readModel } = server.runtime.services;
     expect(projector.role).toBe('holder');
     expect(projector.failed).toBeNull();
