@@ -1,38 +1,56 @@
 /**
- * Subtree operations at scale: builds a subtree of about 100,000 folders (each holding one item with one file) and
- * times copying and deleting it through the HTTP API, against a baseline measured in the same run (creating 1,000
- * folders one by one through the API).
+ * Subtree operations at scale (issue 11): copy and delete of a large subtree through the HTTP API while a second
+ * client reads one folder every 10 ms, against yardsticks measured in the same run.
  *
- *   npx tsx bench/subtree.bench.ts            (FOLDERS=<n> to change the size)
+ *   full:  ≈106k folders + ≈98k items (docs/performance.md "Bulk work")
+ *   quick: ≈3.3k folders + ≈3k items (`npm run bench -- --quick`, about 20 s)
+ *   alone: npx tsx -e "import b from './bench/subtree.bench.ts'; b({quick:true}).then(console.table)"
+ *   before the worker: BULK_WORKER_MIN_FOLDERS=1000000000 runs every subtree operation on the event loop again
  *
- * The service runs in this process on a throwaway DATA_DIR, listening on 127.0.0.1 only; the script stops by itself.
- * The tree is built through the API too: `width` folders with one item each under a root, then the root copied into
- * itself until the subtree reaches the target (each copy doubles it; a copy landing in its source is never copied
- * again).
+ * Rows:
+ *  - copy / delete time vs raw better-sqlite3 inserting as many rows as the subtree holds (folders + items) in one
+ *    transaction, into a table with a primary key and one secondary index, on a file in the same directory;
+ *  - the event loop's longest stall (`perf_hooks.monitorEventLoopDelay`) during the copy and the delete, vs the same
+ *    measure while only the reader runs;
+ *  - the reader's p99 latency and failed requests during the copy, vs its p99 while nothing else runs;
+ *  - whether this process still holds the projector lease after the copy and the delete.
+ *
+ * The service runs in this process (so the loop measured is the service's) on a throwaway DATA_DIR, listening on
+ * 127.0.0.1; the tree is built through the API: `width` folders holding one item with one file each, then the root
+ * copied into itself until the target size (a copy landing in its source is never copied again). The benchmark
+ * stops by itself.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
 import { loadConfig } from '../src/config';
-import { bootstrap } from '../src/bootstrap';
+import { bootstrap, type Runtime } from '../src/bootstrap';
 import { createApp } from '../src/http/app';
+import { applyServerTimeouts } from '../src/http/serverTimeouts';
+import { PROJECTOR_LEASE } from '../src/projections/projector';
+import type { BenchRow, Benchmark } from './lib/benchRow';
 
-const TARGET = Number(process.env.FOLDERS ?? 100_000);
-const BASELINE_FOLDERS = 1000;
+const READ_EVERY_MS = 10;
 
-let base = '';
-let token = '';
+class Client {
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+  ) {}
 
-async function call(method: string, url: string, form: Record<string, string> = {}, body?: Buffer): Promise<any> {
-  const query = new URLSearchParams(form).toString();
-  const headers: Record<string, string> = { 'Service-Token': token };
-  if (body) headers['Content-Type'] = 'application/octet-stream';
-  const res = await fetch(`${base}${url}${query ? `?${query}` : ''}`, { method, headers, ...(body ? { body } : {}) });
-  const json = await res.json();
-  if (res.status !== 200) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+  async call(method: string, url: string, form: Record<string, string> = {}, body?: Buffer): Promise<any> {
+    const query = new URLSearchParams(form).toString();
+    const headers: Record<string, string> = { 'Service-Token': this.token };
+    if (body) headers['Content-Type'] = 'application/octet-stream';
+    const res = await fetch(`${this.base}${url}${query ? `?${query}` : ''}`, { method, headers, ...(body ? { body } : {}) });
+    const json = await res.json();
+    if (res.status !== 200) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
 }
 
 async function timed<T>(what: () => Promise<T>): Promise<{ ms: number; value: T }> {
@@ -41,79 +59,178 @@ async function timed<T>(what: () => Promise<T>): Promise<{ ms: number; value: T 
   return { ms: performance.now() - started, value };
 }
 
-const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+/** 200k-style yardstick: `rows` rows inserted by raw better-sqlite3 in one transaction (WAL, synchronous=FULL). */
+function rawInsertMs(dir: string, rows: number): number {
+  const db = new Database(path.join(dir, 'raw-insert.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL, name TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID');
+  db.exec('CREATE INDEX t_parent ON t (parent_id, name)');
+  const insert = db.prepare('INSERT INTO t (id, parent_id, name, doc) VALUES (?, ?, ?, ?)');
+  const started = performance.now();
+  db.transaction(() => {
+    for (let i = 0; i < rows; i++) {
+      const id = `${(i * 2654435761 % 4294967296).toString(16).padStart(8, '0')}${i.toString(16).padStart(16, '0')}`;
+      insert.run(id, `p${i >> 4}`, `node ${i}`, `{"_id":"${id}","name":"node ${i}"}`);
+    }
+  })();
+  const ms = performance.now() - started;
+  db.close();
+  return ms;
+}
 
-async function main(): Promise<void> {
+/** Reads one folder every 10 ms over a keep-alive connection until stopped; records latencies and failures. */
+function startReader(client: Client, folderId: string): { stop(): Promise<{ latencies: number[]; failures: number; firstFailure?: string }> } {
+  const latencies: number[] = [];
+  let failures = 0;
+  let firstFailure: string | undefined;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        await client.call('GET', `/folder/${folderId}`);
+        latencies.push(performance.now() - started);
+      } catch (error) {
+        failures += 1;
+        firstFailure ??= String((error as Error).cause ?? error);
+      }
+      const wait = READ_EVERY_MS - (performance.now() - started);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { latencies, failures, ...(firstFailure ? { firstFailure } : {}) };
+    },
+  };
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Runs `what` while measuring the event loop's longest delay (ms) and, with a reader, the reader's outcome. */
+async function observed<T>(what: () => Promise<T>, reader?: () => ReturnType<typeof startReader>) {
+  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  histogram.enable();
+  const r = reader?.();
+  const result = await timed(what);
+  const read = await r?.stop();
+  histogram.disable();
+  return { ...result, loopMaxMs: histogram.max / 1e6, read };
+}
+
+async function leaseKept(runtime: Runtime): Promise<boolean> {
+  const { projector, readModel } = runtime.services;
+  const lease = await readModel.leases.get(PROJECTOR_LEASE);
+  return projector.role === 'holder' && lease?.holder === projector.holderId && projector.failed === null;
+}
+
+const row = (r: BenchRow): BenchRow => r;
+
+const subtreeBench: Benchmark = async ({ quick }) => {
+  const target = quick ? 3_000 : 100_000;
+  // The tree: (1 + width)·2^doublings folders ≥ target, one item (with one file) in each but the root copies.
+  let doublings = 0;
+  while (2 ** (doublings + 1) * 8 <= target) doublings++;
+  const width = Math.ceil(target / 2 ** doublings) - 1;
+  const folders = (1 + width) * 2 ** doublings;
+  const items = width * 2 ** doublings;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'subtree-bench-'));
-  const runtime = await bootstrap(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' }));
-  const app = createApp(runtime.services);
+  // The yardstick first, before the service starts: it holds this thread for its whole transaction.
+  const rawMs = rawInsertMs(dataDir, folders + items);
+  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' };
+  if (process.env.BULK_WORKER_MIN_FOLDERS) env.BULK_WORKER_MIN_FOLDERS = process.env.BULK_WORKER_MIN_FOLDERS;
+  const runtime = await bootstrap(loadConfig(env));
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createApp(runtime.services).listen(0, '127.0.0.1', () => resolve(s));
   });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+  applyServerTimeouts(server);
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
   try {
-    const user = await call('POST', '/user', { login: 'bench', email: 'bench@example.com', firstName: 'B', lastName: 'B', password: 'password1' });
-    token = user.authToken.token;
-    const mine = (await call('GET', '/folder', { parentType: 'user', parentId: user._id })) as { name: string; _id: string }[];
+    const anonymous = new Client(base, '');
+    const user = await anonymous.call('POST', '/user', { login: 'bench', email: 'bench@example.com', firstName: 'B', lastName: 'B', password: 'password1' });
+    const client = new Client(base, user.authToken.token);
+    const mine = (await client.call('GET', '/folder', { parentType: 'user', parentId: user._id })) as { name: string; _id: string }[];
     const privateId = mine.find((f) => f.name === 'Private')!._id;
     const publicId = mine.find((f) => f.name === 'Public')!._id;
 
-    // Baseline: one folder per request.
-    const holder = await call('POST', '/folder', { parentType: 'folder', parentId: publicId, name: 'baseline' });
-    const baseline = await timed(async () => {
-      for (let i = 0; i < BASELINE_FOLDERS; i++) await call('POST', '/folder', { parentType: 'folder', parentId: holder._id, name: `f${i}` });
+    const root = await client.call('POST', '/folder', { parentType: 'folder', parentId: privateId, name: 'tree' });
+    for (let i = 0; i < width; i++) {
+      const folder = await client.call('POST', '/folder', { parentType: 'folder', parentId: root._id, name: `node ${i}` });
+      const item = await client.call('POST', '/item', { folderId: folder._id, name: `item ${i}` });
+      const bytes = Buffer.from(`bytes of item ${i}`);
+      await client.call('POST', '/file', { parentType: 'item', parentId: item._id, name: 'data.txt', size: String(bytes.length) }, bytes);
+    }
+    const doubled = await observed(async () => {
+      for (let n = 0; n < doublings; n++) await client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: root._id });
     });
-    console.log(`baseline: ${BASELINE_FOLDERS} folders created one by one: ${fmt(baseline.ms)} (${(baseline.ms / BASELINE_FOLDERS).toFixed(2)} ms each)`);
-
-    // The tree: (1 + width)·2^doublings folders ≥ TARGET.
-    let doublings = 0;
-    while (2 ** (doublings + 1) * 8 <= TARGET) doublings++;
-    const width = Math.ceil(TARGET / 2 ** doublings) - 1;
-    const root = await call('POST', '/folder', { parentType: 'folder', parentId: privateId, name: 'tree' });
-    const built = await timed(async () => {
-      for (let i = 0; i < width; i++) {
-        const folder = await call('POST', '/folder', { parentType: 'folder', parentId: root._id, name: `node ${i}` });
-        const item = await call('POST', '/item', { folderId: folder._id, name: `item ${i}` });
-        const bytes = Buffer.from(`bytes of item ${i}`);
-        await call('POST', '/file', { parentType: 'item', parentId: item._id, name: 'data.txt', size: String(bytes.length) }, bytes);
-      }
-      for (let n = 0; n < doublings; n++) {
-        const copy = await timed(() => call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: root._id }));
-        console.log(`  doubling ${n + 1}/${doublings}: copied ${((1 + width) * 2 ** n).toLocaleString('en')} folders in ${fmt(copy.ms)}`);
-      }
-    });
+    console.error(`subtree bench: built by ${doublings} doublings in ${(doubled.ms / 1000).toFixed(1)} s, event-loop delay max ${doubled.loopMaxMs.toFixed(0)} ms`);
     const rm = runtime.services.readModel;
-    const count = await rm.subtree.subtreeCount(root._id);
-    const folders = (1 + width) * 2 ** doublings;
-    console.log(`built: ${folders.toLocaleString('en')} folders, ${(count - folders).toLocaleString('en')} items (subtree count ${count.toLocaleString('en')}) in ${fmt(built.ms)}`);
+    const entries = await rm.subtree.subtreeCount(root._id);
+    if (entries !== folders + items) throw new Error(`the tree holds ${entries} entries, expected ${folders + items}`);
+    const size = `${folders.toLocaleString('en')} folders + ${items.toLocaleString('en')} items`;
 
-    // Measured: copy the whole subtree elsewhere, then delete the copy and the original.
-    const copy = await timed(() => call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: publicId }));
+    // The other yardsticks: the reader and the event loop with nothing else going on.
+    const idle = await observed(() => new Promise((resolve) => setTimeout(resolve, 1000)), () => startReader(client, publicId));
+
+    const copy = await observed(
+      () => client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: publicId, progress: 'true' }),
+      () => startReader(client, publicId),
+    );
     const copied = await rm.subtree.subtreeCount(copy.value._id);
-    if (copied !== count) throw new Error(`the copy holds ${copied} entries, the source ${count}`);
-    console.log(`copy   ${folders.toLocaleString('en')} folders + ${(count - folders).toLocaleString('en')} items over HTTP: ${fmt(copy.ms)}`);
-    const deleteCopy = await timed(() => call('DELETE', `/folder/${copy.value._id}`));
-    console.log(`delete the copy over HTTP: ${fmt(deleteCopy.ms)}`);
-    const deleteTree = await timed(() => call('DELETE', `/folder/${root._id}`, { progress: 'true' }));
-    console.log(`delete the original over HTTP (with progress, bytes reclaimed): ${fmt(deleteTree.ms)}`);
-    if ((await rm.subtree.subtreeCount(root._id)) !== 0) throw new Error('the tree is still there');
+    if (copied !== entries) throw new Error(`the copy holds ${copied} entries, the source ${entries}`);
+    const leaseAfterCopy = await leaseKept(runtime);
+    const del = await observed(() => client.call('DELETE', `/folder/${copy.value._id}`, { progress: 'true' }), () => startReader(client, publicId));
+    if ((await rm.subtree.subtreeCount(copy.value._id)) !== 0) throw new Error('the deleted copy is still there');
+    const leaseAfterDelete = await leaseKept(runtime);
 
-    const perFolder = baseline.ms / BASELINE_FOLDERS;
-    console.log('');
-    console.log(`ratio copy   / baseline(1,000 one-by-one creates): ${(copy.ms / baseline.ms).toFixed(2)}`);
-    console.log(`ratio delete / baseline(1,000 one-by-one creates): ${(deleteTree.ms / baseline.ms).toFixed(2)}`);
-    console.log(`one-by-one creation of ${folders.toLocaleString('en')} folders would take about ${fmt(perFolder * folders)}: copy is ${((perFolder * folders) / copy.ms).toFixed(0)}× faster`);
+    const copyRead = copy.read!;
+    const idleP99 = percentile(idle.read!.latencies, 99);
+    const copyP99 = percentile(copyRead.latencies, 99);
+    if (copyRead.firstFailure) console.error(`reader failure during the copy: ${copyRead.firstFailure}`);
+    const rawName = `raw better-sqlite3: ${entries.toLocaleString('en')} inserts in one transaction`;
+    return [
+      row({
+        measure: `POST /folder/:id/copy (${size})`, value: copy.ms, unit: 'ms', baselineName: rawName, baseline: rawMs,
+        ratio: copy.ms / rawMs, goal: '≤ 14× raw inserts (< 10 s at full size)', met: copy.ms / rawMs <= 14,
+      }),
+      row({
+        measure: `DELETE /folder/:id (the copy, ${size})`, value: del.ms, unit: 'ms', baselineName: rawName, baseline: rawMs,
+        ratio: del.ms / rawMs, goal: '≤ 7× raw inserts (< 5 s at full size)', met: del.ms / rawMs <= 7,
+      }),
+      row({
+        measure: 'event-loop delay max during the copy', value: copy.loopMaxMs, unit: 'ms', baselineName: 'event-loop delay max, reader alone (1 s)',
+        baseline: idle.loopMaxMs, ratio: copy.loopMaxMs / idle.loopMaxMs, goal: '≤ 50 ms', met: copy.loopMaxMs <= 50,
+      }),
+      row({
+        measure: 'event-loop delay max during the delete', value: del.loopMaxMs, unit: 'ms', baselineName: 'event-loop delay max, reader alone (1 s)',
+        baseline: idle.loopMaxMs, ratio: del.loopMaxMs / idle.loopMaxMs, goal: '≤ 50 ms', met: del.loopMaxMs <= 50,
+      }),
+      row({
+        measure: `GET /folder/:id every ${READ_EVERY_MS} ms during the copy: p99 (${copyRead.latencies.length} reads)`, value: copyP99, unit: 'ms',
+        baselineName: 'same reader, nothing else running: p99', baseline: idleP99, ratio: copyP99 / idleP99, goal: 'p99 < 100 ms', met: copyP99 < 100,
+      }),
+      row({
+        measure: 'GET /folder/:id during the copy: failed requests', value: copyRead.failures, unit: 'requests',
+        baselineName: 'requests made', baseline: copyRead.latencies.length + copyRead.failures, baselineUnit: 'requests',
+        ratio: copyRead.failures / Math.max(1, copyRead.latencies.length + copyRead.failures), goal: 'none fails', met: copyRead.failures === 0,
+      }),
+      row({
+        measure: 'projector lease kept through the copy and the delete', value: leaseAfterCopy && leaseAfterDelete ? 1 : 0, unit: 'yes=1',
+        baselineName: 'held before the copy', baseline: 1, ratio: leaseAfterCopy && leaseAfterDelete ? 1 : 0, goal: 'kept', met: leaseAfterCopy && leaseAfterDelete,
+      }),
+    ];
   } finally {
     await new Promise((resolve) => server.close(resolve));
     await runtime.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-}
+};
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+export default subtreeBench;

@@ -21,6 +21,9 @@ import type { EventStore } from './ports/eventStore';
 import type { ReadModel } from './ports/readModel';
 import type { BlobStore } from './ports/blobStore';
 import { SERVICE_STREAM_PREFIXES } from './infra/eventstore/kurrentdb/streamPrefixes';
+import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
+import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
+import { WriteGate } from './infra/sqlite/writeGate';
 
 export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -34,19 +37,25 @@ export interface Runtime {
 export async function bootstrap(config: Config): Promise<Runtime> {
   const logger = pino({ level: config.logLevel });
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const db = openDatabase(path.join(config.dataDir, 'folder-service.sqlite'));
-  const eventStore = await createEventStore(config, db, logger);
+  const file = path.join(config.dataDir, 'folder-service.sqlite');
+  const db = openDatabase(file);
+  // Every main-thread writer to the SQLite file waits here while bulk work in a worker holds its write lock.
+  const gate = new WriteGate();
+  const eventStore = await createEventStore(config, db, logger, gate);
   const readModel = await createReadModel(config, db);
+  const background = readModel instanceof SqliteReadModel ? new SqliteBulkApply(db, { file, gate, minFolders: config.bulkWorkerMinFolders }) : undefined;
+  if (readModel instanceof SqliteReadModel) readModel.gateWrites(gate);
   const domainEvents = new DomainEvents();
   // One projector per read model across every process sharing it: the lease holder projects, others stand by.
   const projector = new Projector(eventStore, readModel, readModelProjection, {
     logger,
     domainEvents,
     lease: { ttlMs: config.projectorLeaseTtlMs },
+    ...(background ? { background } : {}),
   });
   await projector.start();
   // Progress notifications: operational state next to the read models (shared by every process), never in the log.
-  const notifications = new Notifications(notificationStoreOf(readModel, db));
+  const notifications = new Notifications(notificationStoreOf(readModel, db, gate));
   const services: Services = {
     config,
     version: VERSION,
@@ -76,6 +85,7 @@ export async function bootstrap(config: Config): Promise<Runtime> {
       domainEvents.complete();
       notifications.dispose();
       await projector.stop();
+      await background?.close();
       await eventStore.dispose();
       await readModel.dispose();
       if ('dispose' in services.blobs && typeof services.blobs.dispose === 'function') await (services.blobs.dispose as () => Promise<void>)();
@@ -84,14 +94,16 @@ export async function bootstrap(config: Config): Promise<Runtime> {
   };
 }
 
+/** The embedded event store's appends go through the write gate (they share the file with the read models). */
 // ---- adapter selection (configuration only: EVENT_STORE, READ_MODEL, BLOB_STORE) ---------------------------------
 
 /** The configured event store: the embedded SQLite log, or KurrentDB (probed within the connect timeout). */
-export async function createEventStore(config: Config, db: SqliteDatabase | null, logger?: pino.Logger): Promise<EventStore> {
+export async function createEventStore(config: Config, db: SqliteDatabase | null, logger?: pino.Logger, gate?: WriteGate): Promise<EventStore> {
   switch (config.eventStore) {
     case 'sqlite':
       if (!db) throw new Error('EVENT_STORE=sqlite needs the SQLite file under DATA_DIR.');
-      return new SqliteEventStore(db);
+      // Each group commit waits its turn at the gate, at the moment it writes (not when its appends were requested).
+      return new SqliteEventStore(db, gate ? (write) => void gate.run(write) : undefined);
     case 'kurrentdb': {
       // Loaded only when configured: the gRPC client costs start-up time and memory the embedded default never uses.
       const { KurrentDbEventStore } = require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');

@@ -8,6 +8,7 @@ import { CheckpointWatcher } from './checkpointWatcher';
 import { inBatches } from './inBatches';
 import { takeLease } from './leaseHolder';
 import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
+import type { BackgroundApply } from '../ports/backgroundApply';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 /** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
@@ -42,6 +43,8 @@ export interface ProjectorOptions {
   domainEvents?: DomainEvents;
   /** Without a lease the projector always projects (tests, tools); the service always runs with one. */
   lease?: ProjectorLeaseSettings;
+  /** Where events touching a large subtree are applied, off the event loop (src/ports/backgroundApply.ts). */
+  background?: BackgroundApply;
 }
 
 /** `holder`: this process runs the projections; `standby`: another process does, this one follows the checkpoint. */
@@ -99,6 +102,9 @@ export class Projector {
   private failuresInARow = 0;
   /** The lease epoch this process projects under while it is the holder: every write carries it (fencing). */
   private fence: LeaseFence | undefined;
+  private readonly background?: BackgroundApply;
+  /** Whether a background apply is running: it holds SQLite's write lock and renews the lease itself meanwhile. */
+  private applyingInBackground = false;
 
   constructor(
     private readonly store: EventStore,
@@ -109,6 +115,7 @@ export class Projector {
     this.position$ = new BehaviorSubject<bigint>(0n);
     this.logger = options.logger;
     this.domainEvents = options.domainEvents;
+    this.background = options.background;
     if (options.lease) {
       const { ttlMs } = options.lease;
       this.lease = {
@@ -192,15 +199,36 @@ export class Projector {
    * carries the lease's epoch, and the read model refuses it ({@link FencedOffError}) once another process took over.
    */
   async applyEvent(event: RecordedEvent): Promise<boolean> {
+    if (this.background?.accepts(event)) return this.applyInBackground(this.background, event);
     return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, this.writerOf(event), this.fence);
   }
 
   /**
-   * Applies consecutive events in one read-model transaction (one checkpoint write), then moves `position$` once
-   * and publishes them. When the batch fails, applies its events one by one, so that those before the failing event
-   * are kept and the failure is reported at the event that caused it (`onEvent` is told each event tried).
+   * Applies consecutive events, then moves `position$` and publishes them. Runs of ordinary events go to the read
+   * model as one batch (one transaction, one checkpoint write); an event touching a large subtree is applied alone,
+   * in the background (off the event loop), between the runs around it.
    */
   private async applyEvents(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
+    let run: RecordedEvent[] = [];
+    for (const event of events) {
+      if (!this.background?.accepts(event)) {
+        run.push(event);
+        continue;
+      }
+      await this.applyRun(run, onEvent);
+      run = [];
+      onEvent(event.position);
+      await this.applyInBackground(this.background, event);
+      this.reached([event]);
+    }
+    await this.applyRun(run, onEvent);
+  }
+
+  /**
+   * One batch of ordinary events. When the batch fails, applies its events one by one, so that those before the
+   * failing event are kept and the failure is reported at the event that caused it (`onEvent` is told each event tried).
+   */
+  private async applyRun(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     if (events.length === 0) return;
     onEvent(events[0]!.position);
     try {
@@ -212,6 +240,11 @@ export class Projector {
         await this.applyEvent(event);
       }
     }
+    this.reached(events);
+  }
+
+  /** The read models reflect these events now: move `position$` and publish them to subscribers. */
+  private reached(events: RecordedEvent[]): void {
     this.position$.next(events[events.length - 1]!.position);
     for (const event of events) this.domainEvents?.publish(event);
   }
@@ -224,6 +257,18 @@ export class Projector {
   private writerOf(event: RecordedEvent): (tx: ReadModelTx) => void {
     const handler = this.projection.handlers[event.type];
     return (tx) => handler?.(event, tx);
+  }
+
+  private async applyInBackground(background: BackgroundApply, event: RecordedEvent): Promise<boolean> {
+    const lease = this.lease && this.currentRole === 'holder' ? { name: this.lease.name, holderId: this.lease.holderId, ttlMs: this.lease.ttlMs } : undefined;
+    this.applyingInBackground = true;
+    try {
+      const { applied, leaseRenewedAt } = await background.apply(READ_MODELS_CHECKPOINT, event, lease);
+      if (lease && leaseRenewedAt !== undefined) this.validUntil = Math.max(this.validUntil, leaseRenewedAt + lease.ttlMs);
+      return applied;
+    } finally {
+      this.applyingInBackground = false;
+    }
   }
 
   /**
@@ -242,10 +287,16 @@ export class Projector {
       }
       return;
     }
-    try {
-      await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
-    } catch {
-      throw this.failed ?? new ProjectionLagError(position);
+    for (;;) {
+      try {
+        await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
+        return;
+      } catch {
+        if (this.failed) throw this.failed;
+        // A large subtree event is being applied in the background: the projector is busy, not stuck. Telling the
+        // writer to retry would have it repeat an operation that is about to complete (a second copy, say).
+        if (!this.applyingInBackground) throw new ProjectionLagError(position);
+      }
     }
   }
 
@@ -441,6 +492,9 @@ export class Projector {
   private async renew(): Promise<void> {
     const { name, holderId, ttlMs, renewEveryMs } = this.lease!;
     const callTimeoutMs = Math.max(1, Math.floor(renewEveryMs / 2));
+    // A background apply holds the write lock, so no other process can take the lease, and it renews the lease as
+    // it commits (applyInBackground moves validUntil): a renewal now would only wait for that lock.
+    if (this.applyingInBackground) return this.schedule(renewEveryMs);
     // Too little of the lease left to risk another attempt: stop before it could expire under a live projector.
     if (Date.now() + 2 * callTimeoutMs >= this.validUntil) {
       this.logger?.error('could not renew the projector lease in time; stopping the projections');

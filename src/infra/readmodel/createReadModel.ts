@@ -5,6 +5,7 @@ import type { SqliteDatabase } from '../sqlite/openDatabase';
 import { SqliteReadModel } from './sqlite/sqliteReadModel';
 import type { MongoReadModel } from './mongodb/mongoReadModel';
 import { SqliteNotificationStore } from './sqlite/notificationsStore';
+import { gateWrites, type WriteGate } from '../sqlite/writeGate';
 import type { NotificationStore } from '../../bus/notifications';
 
 /**
@@ -62,8 +63,12 @@ export async function createReadModel(settings: ReadModelSettings, sqlite: Sqlit
  * Where progress notifications live: next to the read models, so that every process sharing them lists and streams
  * the same records (`ops_notifications` in the SQLite file, or in the MongoDB read model's database).
  */
-export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase): NotificationStore {
-  if (readModel instanceof SqliteReadModel) return new SqliteNotificationStore(sqlite);
+export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase, gate?: WriteGate): NotificationStore {
+  if (readModel instanceof SqliteReadModel) {
+    // The service's writes wait while bulk work in the worker holds the file's write lock (src/infra/sqlite/writeGate.ts).
+    const store = new SqliteNotificationStore(sqlite);
+    return gate ? gateWrites(store, ['save', 'deleteExpired'], gate) : store;
+  }
   const { MongoNotificationStore } = require('./mongodb/notificationsStore') as typeof import('./mongodb/notificationsStore');
   return new MongoNotificationStore((readModel as MongoReadModel).database);
 }

@@ -127,7 +127,15 @@ export class SqliteEventStore implements EventStore {
   private pollTimer: NodeJS.Timeout | undefined;
   private disposed = false;
 
-  constructor(private readonly db: SqliteDatabase) {
+  /**
+   * @param writeTurn runs each group commit: at once by default; the service passes its write gate
+   *   (src/infra/sqlite/writeGate.ts) so that a commit waits, without blocking the event loop, while bulk work in a
+   *   worker thread holds the file's write lock. Appends requested meanwhile join the waiting group.
+   */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly writeTurn: (write: () => void) => void = (write) => write(),
+  ) {
     db.exec(SCHEMA);
     this.streamHeadStmt = db
       .prepare<[string], StreamHeadRow>(
@@ -254,7 +262,7 @@ export class SqliteEventStore implements EventStore {
     if (size > MAX_APPEND_SIZE) throw new MaxAppendSizeExceededError(size, MAX_APPEND_SIZE);
     return new Promise<AppendOutcome>((resolve, reject) => {
       this.pendingAppends.push({ appends: prepared, resolve, reject });
-      if (this.pendingAppends.length === 1) setImmediate(() => this.commitGroup());
+      if (this.pendingAppends.length === 1) setImmediate(() => this.writeTurn(() => this.commitGroup()));
     });
   }
 

@@ -44,6 +44,11 @@ export class SqliteLeases implements Leases {
   }
 
   async renew(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.renewNow(name, holder, ttlMs);
+  }
+
+  /** `renew` as one synchronous statement, for use inside a write transaction (bulk work renews as it commits). */
+  renewNow(name: string, holder: string, ttlMs: number): boolean {
     return this.renewStmt.run(this.now() + ttlMs, name, holder).changes === 1;
   }
 

@@ -9,6 +9,7 @@ import { SqliteFiles, SqliteItems } from './itemsStore';
 import { SqliteSubtree } from './subtreeStore';
 import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
+import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -25,7 +26,7 @@ export class SqliteReadModel implements ReadModel {
   readonly files: SqliteFiles;
   readonly subtree: SqliteSubtree;
   readonly history: SqliteHistory;
-  readonly leases: SqliteLeases;
+  leases: SqliteLeases;
   private readonly tx: ReadModelTx;
   private readonly batchTx: Transaction<(projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number>;
   private readonly saveCheckpointStmt: Statement<[string, bigint]>;
@@ -58,6 +59,11 @@ export class SqliteReadModel implements ReadModel {
     };
   }
 
+  /** Makes lease writes wait while bulk work holds the file's write lock (src/infra/sqlite/writeGate.ts). */
+  gateWrites(gate: WriteGate): void {
+    this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], gate);
+  }
+
   async checkpoint(projection: string): Promise<bigint> {
     return this.readCheckpoint(projection);
   }
@@ -80,6 +86,16 @@ export class SqliteReadModel implements ReadModel {
    * other work of this process joins it.
    */
   async applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number> {
+    return this.applyBatchNow(projection, events, fence);
+  }
+
+  /** {@link apply}, synchronously: the bulk worker thread (bulkApply.ts) runs it on its own connection. */
+  applyNow(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): boolean {
+    return this.applyBatchNow(projection, [{ position, write }], fence) === 1;
+  }
+
+  /** See {@link applyBatch}. */
+  private applyBatchNow(projection: string, events: BatchedWrite[], fence?: LeaseFence): number {
     if (events.length === 0) return 0;
     // Inside an enclosing transaction (a rebuild's batch) this is a savepoint and the outer commit decides.
     if (this.db.inTransaction) return this.batchTx.immediate(projection, events, fence);

@@ -31,6 +31,9 @@ CREATE TEMP TABLE IF NOT EXISTS copy_denied (id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT NULL, folder_dst TEXT NOT NULL) WITHOUT ROWID;
 `;
 
+/** Folders per chunk of a subtree-wide read: a few milliseconds of work each (see subtreeCount). */
+const SUBTREE_CHUNK = 500;
+
 const TEMP_TABLES = ['subtree_folders', 'subtree_items', 'copy_map', 'copy_denied', 'copy_items'];
 
 const prepared = new WeakSet<SqliteDatabase>();
@@ -112,25 +115,46 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
 
   // ---- queries ----
 
+  // Subtree-wide reads run on the service's event loop (progress totals, the blob ids a delete may free): they walk
+  // the subtree a chunk of folders at a time and let the loop run between chunks, so a 100k-folder subtree never holds
+  // it. They are therefore not one snapshot: a write projected meanwhile may or may not be seen, which both callers
+  // tolerate (a progress total; blob ids that are checked again before any byte is reclaimed, and a startup sweep).
+
   async subtreeCount(folderId: string): Promise<number> {
     if (!this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return 0;
-    const row = this.db
-      .prepare(
-        `SELECT (SELECT COUNT(*) FROM rm_folder_ancestors WHERE ancestor_id = @id) + 1
-              + (SELECT COUNT(*) FROM rm_items WHERE folder_id IN (SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id)) AS n`,
-      )
-      .get({ id: folderId }) as { n: number };
-    return row.n;
+    const items = this.db.prepare('SELECT COUNT(*) FROM rm_items WHERE folder_id IN (SELECT value FROM json_each(?))').pluck();
+    let n = 0;
+    for await (const folders of this.subtreeChunks(folderId)) n += folders.length + (items.get(JSON.stringify(folders)) as number);
+    return n;
   }
 
   async blobIdsInSubtree(folderId: string): Promise<string[]> {
-    return this.db
+    const blobs = this.db
       .prepare(
-        `SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id
-         WHERE i.folder_id IN (SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id)`,
+        `SELECT DISTINCT fl.blob_id FROM rm_items i JOIN rm_files fl ON fl.item_id = i.id
+         WHERE i.folder_id IN (SELECT value FROM json_each(?))`,
       )
-      .pluck()
-      .all({ id: folderId }) as string[];
+      .pluck();
+    const found = new Set<string>();
+    for await (const folders of this.subtreeChunks(folderId)) for (const blobId of blobs.all(JSON.stringify(folders)) as string[]) found.add(blobId);
+    return [...found];
+  }
+
+  /** The folder and its descendants, {@link SUBTREE_CHUNK} folder ids at a time (keyset paging), yielding in between. */
+  private async *subtreeChunks(folderId: string): AsyncGenerator<string[]> {
+    yield [folderId];
+    const next = this.db
+      .prepare('SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id > ? ORDER BY folder_id LIMIT ?')
+      .pluck();
+    let after = '';
+    for (;;) {
+      const ids = next.all(folderId, after, SUBTREE_CHUNK) as string[];
+      if (ids.length === 0) return;
+      yield ids;
+      if (ids.length < SUBTREE_CHUNK) return;
+      after = ids[ids.length - 1]!;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   async subtreeOpsFor(folderId: string): Promise<SubtreeOp[]> {

@@ -1,0 +1,74 @@
+/**
+ * Worker thread entry of SqliteBulkApply (src/infra/readmodel/sqlite/bulkApply.ts): applies one large subtree event
+ * at a time to the embedded read model on this thread's own connection, so the service's event loop never waits on
+ * it. It sits with the other entry points because it wires the read model and the projections together.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase } from '../infra/sqlite/openDatabase';
+import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
+import { SqliteLeases } from '../infra/readmodel/sqlite/leasesStore';
+import { readModelProjection } from '../projections';
+import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
+
+const { file } = workerData as { file: string };
+const db = openDatabase(file);
+const readModel = new SqliteReadModel(db);
+const leases = new SqliteLeases(db);
+
+function run(job: BulkJob): BulkReply {
+  const { event, lease } = job;
+  const handler = readModelProjection.handlers[event.type];
+  let leaseRenewedAt: number | undefined;
+  const keepLease = () => {
+    if (!lease) return;
+    const at = Date.now();
+    if (!leases.renewNow(lease.name, lease.holderId, lease.ttlMs)) {
+      throw new Error('the projector lease passed to another process; the bulk write is rolled back');
+    }
+    leaseRenewedAt = at;
+  };
+  const applied = readModel.applyNow(job.checkpoint, event.position, (tx) => {
+    keepLease();
+    handler?.(event, tx);
+    keepLease();
+  });
+  if (applied) {
+    checkpointWal();
+    // The commit and the checkpoint can take longer than the lease lives on a loaded machine: renew once more, now
+    // that they are done (an ordinary renewal: the lock is free again). Refused, the projector learns it at its next
+    // renewal and stops.
+    if (lease) {
+      const at = Date.now();
+      leaseRenewedAt = leases.renewNow(lease.name, lease.holderId, lease.ttlMs) ? at : undefined;
+    }
+  }
+  return { id: job.id, ok: true, applied, ...(leaseRenewedAt !== undefined ? { leaseRenewedAt } : {}) };
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Copies the operation's WAL frames into the database file here, on this thread. Left to SQLite's automatic
+ * checkpoint, the hundreds of megabytes a 100k-folder operation writes would be copied by whichever connection
+ * commits next once readers have let go of them: usually the main thread's, which would then stall for seconds.
+ * A reader holding an older snapshot keeps some frames from being copied; they are short, so this retries briefly.
+ */
+function checkpointWal(): void {
+  // At most ~200 ms: what is left is copied by the next automatic checkpoint, as before.
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+    if (!result || result.checkpointed >= result.log) return;
+    Atomics.wait(pause, 0, 0, 20);
+  }
+}
+
+parentPort!.on('message', (job: BulkJob) => {
+  let reply: BulkReply;
+  try {
+    reply = run(job);
+  } catch (error) {
+    const e = error as Error;
+    reply = { id: job.id, ok: false, message: e.message, stack: e.stack };
+  }
+  parentPort!.postMessage(reply);
+});
