@@ -1,7 +1,7 @@
 import util from 'node:util';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { MaxAppendSizeExceededError } from '../ports/eventStore';
-import { ProjectionLagError } from '../projections/projector';
+import { ProjectionLagError, ProjectionStoppedError } from '../projections/projector';
 import { BodyTooLargeError } from './bodyReader';
 
 export interface ErrorBody {
@@ -36,6 +36,16 @@ export function errorResponse(
   }
   if (error instanceof MaxAppendSizeExceededError) {
     return { status: 413, body: { message: 'The change is too large to record (over 1 MiB of event data).', type: 'rest' } };
+  }
+  if (error instanceof ProjectionStoppedError) {
+    // The write is recorded (nothing is lost), but the read models cannot show it until the projection is fixed.
+    return {
+      status: 503,
+      body: {
+        message: `The change was recorded at event position ${error.position} but cannot be shown yet: ${error.message}.`,
+        type: 'rest',
+      },
+    };
   }
   if (error instanceof ProjectionLagError) {
     return { status: 503, body: { message: 'The service is catching up; retry shortly.', type: 'rest' } };

@@ -107,7 +107,7 @@ describe('numbers, dates and strings are bounded where they enter', () => {
     const folderId = await newFolder(admin, 'files');
     const big = await as(admin).post('/file').query({ parentType: 'folder', parentId: folderId, name: 'big', size: '9007199254740993' });
     expect(big.status).toBe(400);
-    expect(big.body.message).toBe(`Invalid value for integer parameter size: 9007199254740993. It must be between 0 and ${Number.MAX_SAFE_INTEGER}.`);
+    expect(big.body.message).toBe(`Invalid value for integer parameter size: 9007199254740993. It must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`);
     const crlf = await as(admin)
       .post('/file')
       .query({ parentType: 'folder', parentId: folderId, name: 'x.txt', size: 1, mimeType: 'text/plain\r\nSet-Cookie: a=b' })
