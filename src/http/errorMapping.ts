@@ -38,14 +38,11 @@ export function errorResponse(
     return { status: 413, body: { message: 'The change is too large to record (over 1 MiB of event data).', type: 'rest' } };
   }
   if (error instanceof ProjectionStoppedError) {
-    // The write is recorded (nothing is lost), but the read models cannot show it until the projection is fixed.
-    return {
-      status: 503,
-      body: {
-        message: `The change was recorded at event position ${error.position} but cannot be shown yet: ${error.message}.`,
-        type: 'rest',
-      },
-    };
+    // Appended: recorded (nothing is lost), only not visible until the projection is fixed. Else nothing was changed.
+    const message = error.appended
+      ? `The change was recorded at event position ${error.position} but cannot be shown yet: ${error.message}.`
+      : `The change was not made: the read models cannot be brought up to date (${error.message}).`;
+    return { status: 503, body: { message, type: 'rest' } };
   }
   if (error instanceof ProjectionLagError) {
     return { status: 503, body: { message: 'The service is catching up; retry shortly.', type: 'rest' } };
