@@ -21,10 +21,7 @@ export interface UserRegisteredData {
   access: AccessList;
 }
 
-export type UserEvent =
-  | DomainEvent<'UserRegistered', UserRegisteredData>
-  | DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string }>
-  | DomainEvent<'UserUpdated', { userId: string; firstName?: string; lastName?: string; email?: string; admin?: boolean; status?: 'enabled' | 'disabled' }>;
+export type UserEvent = DomainEvent<'UserRegistered', UserRegisteredData>;
 
 export interface UserState {
   registered: boolean;

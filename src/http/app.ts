@@ -9,13 +9,14 @@ import { sendResult } from './render';
 import { Router } from './router';
 import { collectParams, hasProcessableBody } from './requestParams';
 import { BODY_LIMIT, readBody } from './bodyReader';
-import { ANONYMOUS, checkAccessMode, resolvePrincipal, type Principal } from './auth';
+import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
 import { RESPONSE_SENT, routeEventName, type HttpMethod, type Resource, type RouteContext, type RouteDef } from './routeTable';
 import { openApiDocument } from './openapi';
 import { apiResources } from './resources';
 import type { ListenerInfo } from '../bus/hooks';
 import { healthRoutes } from './health';
+import { ANONYMOUS, type Principal } from './principal';
 
 export const API_ROOT = '/api/v1';
 const METHODS = new Set<string>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);

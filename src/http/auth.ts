@@ -3,17 +3,11 @@ import type { TokenDoc, UserDoc } from '../ports/readModel';
 import type { Viewer } from '../domain/access';
 import type { Services } from '../services';
 import { AccessDeniedError } from '../domain/errors';
-import { Scope, type RouteDef } from './routeTable';
+import type { RouteDef } from './routeTable';
 import { hashToken } from '../domain/token';
+import { Scope } from '../domain/scopes';
+import { ANONYMOUS, type Principal } from './principal';
 
-/** Who is calling: the user (null = anonymous) and the token they presented, if it is valid. */
-export interface Principal {
-  user: UserDoc | null;
-  token: TokenDoc | null;
-  viewer: Viewer | null;
-}
-
-export const ANONYMOUS: Principal = { user: null, token: null, viewer: null };
 
 export const viewerOf = (user: UserDoc | null): Viewer | null =>
   user ? { id: user._id, admin: user.admin, groups: user.groups } : null;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RestError } from '../domain/errors';
 import { checkUserJson } from '../domain/userJson';
 import { parseIsoTime } from '../domain/time';
+import type { Paging } from '../domain/paging';
 
 /**
  * Declared route parameters. Each spec knows how to coerce a raw string exactly as Girder's `describeRoute`
@@ -313,13 +314,6 @@ export function pagingParams(defaultSort: string) {
       { type: 'integer', enum: [1, -1] },
     ),
   ] as const;
-}
-
-export interface Paging {
-  limit: number;
-  offset: number;
-  sort: string;
-  sortdir: 1 | -1;
 }
 
 export function pagingOf(params: { limit?: number; offset?: number; sort?: string; sortdir?: 1 | -1 }): Paging {

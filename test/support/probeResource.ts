@@ -1,7 +1,8 @@
 import type { HttpMethod, Resource } from '../../src/http/routeTable';
-import { Scope, route } from '../../src/http/routeTable';
+import { route } from '../../src/http/routeTable';
 import { SAFE_INTEGER, pagingParams, param } from '../../src/http/params';
 import { RestError, ValidationError } from '../../src/domain/errors';
+import { Scope } from '../../src/domain/scopes';
 
 /**
  * A test-only resource mounted at /api/v1/probe: routes that exercise the HTTP conventions (params, method override,

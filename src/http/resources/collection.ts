@@ -1,5 +1,5 @@
 import type { Resource } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import type { Services } from '../../services';
 import type { CollectionDoc } from '../../ports/readModel';
@@ -9,6 +9,7 @@ import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { loadModel } from '../../queries/loaders';
 import { collectionView } from '../../queries/views';
 import { createCollection, deleteCollection, setCollectionAccess, updateCollection } from '../../commands/collectionCommands';
+import { Scope } from '../../domain/scopes';
 
 export interface FullAccessListView {
   users: { id: string; level: number; flags: string[]; login: string; name: string }[];

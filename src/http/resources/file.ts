@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import type { Resource, RouteContext } from '../routeTable';
-import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { RESPONSE_SENT, route } from '../routeTable';
 import { SAFE_INTEGER, param } from '../params';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
@@ -13,9 +13,9 @@ import {
 import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
 import { loadParent } from '../../queries/loaders';
 import { contentDisposition } from '../contentDisposition';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
 
-const READ = 0;
-const WRITE = 1;
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
 /**
@@ -139,7 +139,7 @@ const downloadParams = [
 
 /** Both download routes: `:id/download` and `:id/download/:name` (the name is only for the client's benefit). */
 async function downloadHandler({ path, params, services, principal, req, res }: RouteContext<typeof downloadParams>) {
-  const { file } = await loadFile(services, path.id, principal.viewer, READ);
+  const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.READ);
   return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
 }
 
@@ -173,9 +173,9 @@ export const fileResource: Resource = {
         const { params, services, principal, meta, req } = ctx;
         let parent: UploadParent;
         if (params.parentType === 'item') {
-          parent = { type: 'item', item: (await loadParentItem(services, params.parentId, principal.viewer, WRITE)).item };
+          parent = { type: 'item', item: (await loadParentItem(services, params.parentId, principal.viewer, AccessLevel.WRITE)).item };
         } else {
-          const found = await loadParent(services, 'folder', params.parentId, principal.viewer, WRITE);
+          const found = await loadParent(services, 'folder', params.parentId, principal.viewer, AccessLevel.WRITE);
           if (found.type !== 'folder') throw new RestError(`Invalid folder id (${params.parentId}).`);
           parent = { type: 'folder', folder: found.doc };
         }
@@ -244,7 +244,7 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       async handler({ path, services, principal }) {
-        return fileView((await loadFile(services, path.id, principal.viewer, READ)).file);
+        return fileView((await loadFile(services, path.id, principal.viewer, AccessLevel.READ)).file);
       },
     }),
     route({
@@ -281,7 +281,7 @@ export const fileResource: Resource = {
       ],
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
-        const { file } = await loadFile(services, path.id, principal.viewer, WRITE);
+        const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
         const outcome = await startContentsUpload(
           services,
           { file, size: params.size!, userId: principal.user!._id, ...(params.reference !== undefined ? { reference: params.reference } : {}) },
@@ -298,7 +298,7 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_WRITE],
       params: [],
       async handler({ path, services, principal, meta }) {
-        const { file } = await loadFile(services, path.id, principal.viewer, WRITE);
+        const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
         await deleteFile(services, file, meta);
         return null;
       },

@@ -1,17 +1,16 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { clearFolderContents, copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
 import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
-const READ = 0;
-const WRITE = 1;
-const ADMIN = 2;
 
 /**
  * The subtree routes: delete a folder, empty it, copy it. Each runs one command (src/commands/folderSubtreeCommands.ts)
@@ -27,7 +26,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     scope: [Scope.DATA_OWN],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, ADMIN);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
       await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Deleting folder ${folder.name}`, message: 'Calculating folder size...' },
@@ -49,7 +48,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     scope: [Scope.DATA_WRITE],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Clearing folder ${folder.name}`, message: 'Calculating folder size...' },
@@ -82,11 +81,11 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     ],
     async handler({ params, path, services, principal, meta }) {
       const viewer = principal.viewer!;
-      const source = await loadModel(services, 'folder', path.id, viewer, READ);
+      const source = await loadModel(services, 'folder', path.id, viewer, AccessLevel.READ);
       const parentType = params.parentType ?? source.parentCollection;
       // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination
       // (stricter than Girder 3.x, which loads that parent with force; ../shared/spec/reference-behaviour.md).
-      const parent = await loadParent(services, parentType, params.parentId || source.parentId, viewer, WRITE);
+      const parent = await loadParent(services, parentType, params.parentId || source.parentId, viewer, AccessLevel.WRITE);
       const id = await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Copying folder ${source.name}`, message: 'Calculating folder size...' },

@@ -1,11 +1,11 @@
 import type { Subscription } from 'rxjs';
 import type { Resource } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
-import type { Principal } from '../auth';
 import { UNIX_SECONDS, param } from '../params';
 import { sortedJson } from '../render';
 import { SseWriter } from '../sse';
 import type { NotificationOwner, NotificationRecord } from '../../bus/notifications';
+import type { Principal } from '../principal';
 
 /** Girder's DEFAULT_STREAM_TIMEOUT. */
 const DEFAULT_STREAM_TIMEOUT_S = 300;

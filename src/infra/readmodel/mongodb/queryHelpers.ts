@@ -1,7 +1,7 @@
 import type { StoredDoc } from './collections';
 import type { Document, Filter, Sort } from 'mongodb';
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
+import type { Paging } from '../../../domain/paging';
 
 /**
  * Fields the adapter keeps on documents for its own use and never returns: `_rev` (the stamp of the last projection

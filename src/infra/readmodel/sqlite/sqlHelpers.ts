@@ -1,5 +1,5 @@
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
+import type { Paging } from '../../../domain/paging';
 
 /** Columns that listings may sort on directly; any other field is read from the JSON document. */
 export type SortColumns = Record<string, string>;
