@@ -1,4 +1,5 @@
 import http from 'node:http';
+import supertest from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { apiClient } from '../support/apiClient';
 import { listen } from '../support/rawHttp';
@@ -134,10 +135,7 @@ describe('numbers, dates and strings are bounded where they enter', () => {
   });
 });
 
-function request() {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('supertest') as typeof import('supertest'))(server.app);
-}
+const request = () => supertest(server.app);
 
 describe('copy needs WRITE on its destination', () => {
   it('refuses a copy without parentId into a parent where the caller can only read', async () => {

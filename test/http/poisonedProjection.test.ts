@@ -1,13 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import request from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { combineProjections, type Projection } from '../../src/projections/projection';
 import { readModelProjection } from '../../src/projections';
-import { verifyReadModels } from '../../src/cli/verify';
-import { loadConfig } from '../../src/config';
+import { verifyOutput } from '../support/verifyOutput';
 
 /**
  * Rule 3 of issue 15: when a projection throws anyway, the service neither dies nor lies. A projection that throws
@@ -35,18 +33,6 @@ const api = () => request(server.app);
 const as = (path: string) => api().get(`/api/v1${path}`).set('Service-Token', alice.token);
 const create = (name: string) =>
   api().post('/api/v1/folder').set('Service-Token', alice.token).type('form').send({ parentType: 'folder', parentId, name });
-
-async function verifyOutput(projection?: Projection): Promise<{ code: number; text: string }> {
-  let text = '';
-  const out = new Writable({
-    write(chunk, _enc, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  const code = await verifyReadModels(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir }), [], out, projection);
-  return { code, text };
-}
 
 beforeAll(() => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-poisoned-'));
@@ -107,7 +93,7 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
   expect(newHead).toBeGreaterThan(stoppedAt);
 
   // verify compares the checkpoint with the head and names the event the projections cannot pass.
-  const verified = await verifyOutput(poisoned);
+  const verified = await verifyOutput(dataDir, poisoned);
   expect(verified.code).toBe(1);
   expect(verified.text).toContain(`projection stopped at position ${stoppedAt} of ${newHead}: Error: disk full (injected)\n`);
   expect(verified.text).not.toContain('The read models match the event log.');
@@ -128,7 +114,7 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
   expect((await as(`/folder/${before}`)).body.description).toBe('changed');
   expect((await api().get('/readyz')).status).toBe(200);
   expect((await create('fixed')).status).toBe(200);
-  const fixed = await verifyOutput();
+  const fixed = await verifyOutput(dataDir);
   expect(fixed.text).toContain('The read models match the event log.');
   expect(fixed.code).toBe(0);
 });

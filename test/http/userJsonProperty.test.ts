@@ -1,9 +1,7 @@
-import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { apiClient } from '../support/apiClient';
-import { verifyReadModels } from '../../src/cli/verify';
-import { loadConfig } from '../../src/config';
+import { verifyOutput } from '../support/verifyOutput';
 import { MAX_JSON_DEPTH } from '../../src/domain/userJson';
 
 /**
@@ -78,9 +76,7 @@ it('either refuses a command with a domain error or projects its events, and a r
   expect(projected).toBeGreaterThan(0);
   expect((await as(null).get('/system/version')).status).toBe(200);
 
-  let out = '';
-  const sink = new Writable({ write: (chunk, _enc, done) => ((out += String(chunk)), done()) });
-  const code = await verifyReadModels(loadConfig({ NODE_ENV: 'test', DATA_DIR: server.dataDir }), [], sink);
-  expect(out).toContain('The read models match the event log.');
-  expect(code).toBe(0);
+  const verified = await verifyOutput(server.dataDir);
+  expect(verified.text).toContain('The read models match the event log.');
+  expect(verified.code).toBe(0);
 }, 120_000);
