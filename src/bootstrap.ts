@@ -5,7 +5,7 @@ import type { Config } from './config';
 import type { Services } from './services';
 import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
 import { SqliteEventStore } from './infra/eventstore/sqlite/sqliteEventStore';
-import { createReadModel as openReadModel, databaseName } from './infra/readmodel/createReadModel';
+import { createReadModel as openReadModel, databaseName, notificationStoreOf } from './infra/readmodel/createReadModel';
 import { GridFsBlobStore } from './infra/blobs/gridfs/gridfsBlobStore';
 import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
@@ -19,7 +19,6 @@ import { startRetentionPurge } from './commands/blobReclaim';
 import { DomainEvents } from './bus/domainEvents';
 import { Notifications } from './bus/notifications';
 import { ProgressService } from './bus/progress';
-import { SqliteNotificationStore } from './infra/readmodel/sqlite/notificationsStore';
 import type { EventStore } from './ports/eventStore';
 import type { ReadModel } from './ports/readModel';
 import type { BlobStore } from './ports/blobStore';
@@ -57,8 +56,8 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     lease: { ttlMs: config.projectorLeaseTtlMs },
   });
   await projector.start();
-  // Progress notifications: operational state in `ops_notifications` of the same file, never in the event log.
-  const notifications = new Notifications(new SqliteNotificationStore(db));
+  // Progress notifications: operational state next to the read models (shared by every process), never in the log.
+  const notifications = new Notifications(notificationStoreOf(readModel, db));
   const services: Services = {
     config,
     version: VERSION,
@@ -125,8 +124,8 @@ export async function createReadModel(config: Config, db: SqliteDatabase): Promi
 export async function createBlobStore(config: Config): Promise<BlobStore> {
   switch (config.blobStore) {
     case 'fs':
-      return new FsBlobStore(path.join(config.dataDir, 'blobs'));
+      return new FsBlobStore(path.join(config.dataDir, 'blobs'), { sweepGraceMs: config.blobSweepGraceMs });
     case 'gridfs':
-      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!));
+      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!), { sweepGraceMs: config.blobSweepGraceMs });
   }
 }

@@ -22,6 +22,7 @@ import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { TooManyBytesError } from '../ports/blobStore';
+import { ProjectionLagError } from '../projections/projector';
 
 /**
  * Uploads and file writes. Bytes are streamed (request → hash → disk), never buffered whole:
@@ -93,17 +94,24 @@ const tooMany = (error: unknown): never => {
   throw error;
 };
 
-/** Stores bytes in the BlobStore and runs `commit` while the blob is held; reclaims the blob if the commit fails. */
+/**
+ * Stores bytes in the BlobStore and runs `commit` while the blob is held; reclaims the blob if the commit fails
+ * before appending. When it was appended but not yet projected in time (ProjectionLagError) the file will reference
+ * the blob: it is kept, and the sweep's grace period keeps it until the projection shows the reference.
+ */
 async function withStoredBlob<T>(services: Services, source: Readable, commit: (blob: { blobId: string; size: number }) => Promise<T>): Promise<T> {
   const blob = await services.blobs.put(source).catch(tooMany);
-  let committed = false;
+  let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
   try {
     const result = await commit(blob);
-    committed = true;
+    outcome = 'committed';
     return result;
+  } catch (error) {
+    if (error instanceof ProjectionLagError) outcome = 'maybe appended';
+    throw error;
   } finally {
     services.blobs.release(blob.blobId);
-    if (!committed) await reclaimBlobs(services, [blob.blobId]);
+    if (outcome === 'failed') await reclaimBlobs(services, [blob.blobId]);
   }
 }
 

@@ -313,7 +313,7 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
       const recorded = decideOn(s, { type: 'RecordCopy', data: { copyItemId: itemId } });
       for (const file of Object.values(s.files)) {
         if (!held.has(file.blobId)) {
-          services.blobs.hold(file.blobId);
+          await services.blobs.hold(file.blobId);
           held.add(file.blobId);
         }
       }

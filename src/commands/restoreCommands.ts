@@ -76,8 +76,12 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
   if (!parent) throw new ValidationError('The original parent no longer exists; pass parentId.', 'parentId');
 
   const { blobIds } = await history.restorable(folderId, removed.position);
-  for (const blobId of blobIds) services.blobs.hold(blobId);
+  const held: string[] = [];
   try {
+    for (const blobId of blobIds) {
+      await services.blobs.hold(blobId);
+      held.push(blobId);
+    }
     // Past the retention period the bytes may be gone at any moment (and are, once the purge ran).
     if (removed.at < retentionStart(services)) throw new RestError(PURGED_MESSAGE);
     for (const blobId of blobIds) if (!(await services.blobs.exists(blobId))) throw new RestError(PURGED_MESSAGE);
@@ -114,7 +118,7 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
       return { appends, result: undefined };
     });
   } finally {
-    for (const blobId of blobIds) services.blobs.release(blobId);
+    for (const blobId of held) services.blobs.release(blobId);
   }
   if (!(await services.readModel.folders.get(folderId))) {
     // The projection skipped the restore: the new parent was deleted concurrently, before it in the log.

@@ -1,11 +1,12 @@
 import { BehaviorSubject, Subject, filter, firstValueFrom, merge, timeout } from 'rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
-import type { ReadModel } from '../ports/readModel';
+import { FencedOffError, type LeaseFence, type ReadModel } from '../ports/readModel';
 import type { Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
 import { CheckpointWatcher } from './checkpointWatcher';
-import { holderStarted, holderStopped, newHolderId, takeLease } from './leaseHolder';
+import { takeLease } from './leaseHolder';
+import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 /** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
@@ -54,7 +55,7 @@ export interface ProjectionFailure {
  */
 export interface ProjectorLeaseSettings {
   ttlMs: number;
-  /** Default: a fresh id naming this host and process (src/projections/leaseHolder.ts). */
+  /** Default: a fresh id naming this host and process (src/ports/holderIdentity.ts). */
   holderId?: string;
   /** Default: a third of the time to live. */
   renewEveryMs?: number;
@@ -118,6 +119,8 @@ export class Projector {
   /** Until when the lease is ours for sure: the start of the last successful take or renewal, plus the TTL. */
   private validUntil = 0;
   private failuresInARow = 0;
+  /** The lease epoch this process projects under while it is the holder: every write carries it (fencing). */
+  private fence: LeaseFence | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -178,6 +181,7 @@ export class Projector {
     this.currentRole = 'holder';
     this.validUntil = attempt + lease.ttlMs;
     try {
+      if (!(await this.takeFence())) return this.becomeStandby(lease.retryEveryMs);
       await this.project(from);
     } catch {
       // The service still starts and serves what the read models hold; the failure is reported (readiness, 503 on
@@ -212,10 +216,13 @@ export class Projector {
     return this.lease?.holderId;
   }
 
-  /** Applies one event (a no-op when the checkpoint is already past it). */
+  /**
+   * Applies one event (a no-op when the checkpoint is already past it). While this process holds the lease the write
+   * carries the lease's epoch, and the read model refuses it ({@link FencedOffError}) once another process took over.
+   */
   async applyEvent(event: RecordedEvent): Promise<boolean> {
     const handler = this.projection.handlers[event.type];
-    return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, (tx) => handler?.(event, tx));
+    return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, (tx) => handler?.(event, tx), this.fence);
   }
 
   /**
@@ -293,8 +300,13 @@ export class Projector {
             this.domainEvents?.publish(item.event);
           }
         } catch (error) {
-          this.recordFailure(error as Error, current ?? this.position$.value + 1n);
           await subscription.unsubscribe().catch(() => undefined);
+          if (error instanceof FencedOffError) {
+            // Not a failure of the projections: another process holds the lease now and projects on.
+            this.onFencedOff(error);
+            return;
+          }
+          this.recordFailure(error as Error, current ?? this.position$.value + 1n);
           if (!caughtUp) reject(error);
           else this.onLiveFailure();
         } finally {
@@ -331,6 +343,17 @@ export class Projector {
       if (this.currentRole !== 'holder' || this.stopping) return;
       this.failuresInARow += 1;
       await this.stepDown(this.failureBackoff());
+    });
+  }
+
+  /** A write was refused because the lease moved to a newer epoch: follow as a standby, asking again later. */
+  private onFencedOff(error: FencedOffError): void {
+    this.logger?.warn({ err: error }, 'projector fenced off: another process took the lease over; standing by');
+    this.fence = undefined;
+    if (!this.lease || this.stopping) return;
+    this.enqueue(async () => {
+      if (this.currentRole !== 'holder' || this.stopping) return;
+      await this.stepDown(this.lease!.retryEveryMs);
     });
   }
 
@@ -377,6 +400,21 @@ export class Projector {
     return takeLease(this.readModel.leases, name, holderId, ttlMs, (holder) =>
       this.logger?.warn({ holder }, 'the projector lease holder is gone; taking the lease over'),
     );
+  }
+
+  /**
+   * Reads the epoch of the lease just taken, for the fence every projection write carries. False when the lease is
+   * already someone else's again (it expired and was taken in between): this process must not project.
+   */
+  private async takeFence(): Promise<boolean> {
+    const { name, holderId } = this.lease!;
+    const current = await this.readModel.leases.get(name);
+    if (current?.holder !== holderId) {
+      this.fence = undefined;
+      return false;
+    }
+    this.fence = { lease: name, epoch: current.epoch };
+    return true;
   }
 
   private schedule(ms: number): void {
@@ -451,6 +489,12 @@ export class Projector {
     if (this.stopping) return this.releaseLease();
     this.currentRole = 'holder';
     this.validUntil = attempt + lease.ttlMs;
+    try {
+      if (!(await this.takeFence())) return this.stepDown(lease.retryEveryMs);
+    } catch (error) {
+      this.logger?.warn({ err: error }, 'could not read the projector lease epoch; trying again');
+      return this.stepDown(lease.retryEveryMs);
+    }
     this.logger?.info({ from: this.position$.value.toString() }, 'took the projector lease; projecting');
     try {
       await this.project(this.position$.value);
@@ -465,6 +509,7 @@ export class Projector {
   /** Stops projecting, frees the lease (best effort) and follows as a standby; retries after `retryInMs`. */
   private async stepDown(retryInMs: number): Promise<void> {
     await this.stopActive();
+    this.fence = undefined;
     await this.releaseLease();
     if (this.stopping) return;
     this.becomeStandby(retryInMs);

@@ -4,6 +4,9 @@ import type { ReadModel } from '../../ports/readModel';
 import type { SqliteDatabase } from '../sqlite/openDatabase';
 import { SqliteReadModel } from './sqlite/sqliteReadModel';
 import { MongoReadModel } from './mongodb/mongoReadModel';
+import { MongoNotificationStore } from './mongodb/notificationsStore';
+import { SqliteNotificationStore } from './sqlite/notificationsStore';
+import type { NotificationStore } from '../../bus/notifications';
 
 /**
  * Opens the configured read model (called by src/bootstrap.ts):
@@ -54,6 +57,15 @@ export async function createReadModel(settings: ReadModelSettings, sqlite: Sqlit
       if (!settings.mongodbUrl) throw new Error('READ_MODEL=mongodb needs MONGODB_URL.');
       return openMongoReadModel(settings.mongodbUrl);
   }
+}
+
+/**
+ * Where progress notifications live: next to the read models, so that every process sharing them lists and streams
+ * the same records (`ops_notifications` in the SQLite file, or in the MongoDB read model's database).
+ */
+export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase): NotificationStore {
+  if (readModel instanceof MongoReadModel) return new MongoNotificationStore(readModel.database);
+  return new SqliteNotificationStore(sqlite);
 }
 
 /** Connects to MongoDB and opens the read models there; the read model owns (and on dispose closes) the client. */

@@ -1,5 +1,5 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
-import type { ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type { LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { MongoApiKeys, MongoTokens, MongoUsers, apiKeyWrites, tokenWrites, userWrites } from './accountsStore';
 import { MongoCollections, collectionWrites } from './collectionsStore';
 import { MongoFolders, folderWrites } from './foldersStore';
@@ -100,7 +100,7 @@ export class MongoReadModel implements ReadModel {
     return this.readCheckpoint(await this.writeGeneration(), projection);
   }
 
-  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void): Promise<boolean> {
+  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): Promise<boolean> {
     const log = new OperationLog();
     write(transactionOf(log));
     let applied = false;
@@ -108,6 +108,7 @@ export class MongoReadModel implements ReadModel {
       applied = false;
       const collections = await this.writeGeneration(session);
       if ((await this.readCheckpoint(collections, projection, session)) >= position) return;
+      if (fence) await this.leases.checkFence(fence, position, session);
       await runOperations(log.operations, { collections, session, transactional: this.transactional, position });
       // The checkpoint moves last (outside a transaction: only once every write of the event is in).
       const stamp = positionStamp(position);
@@ -172,7 +173,12 @@ export class MongoReadModel implements ReadModel {
     }
   }
 
-  /** The database the read models live in. */
+  /** The database the read models live in (operational state such as notifications lives there too). */
+  get database(): Db {
+    return this.db;
+  }
+
+  /** The name of the database the read models live in. */
   get databaseName(): string {
     return this.db.databaseName;
   }

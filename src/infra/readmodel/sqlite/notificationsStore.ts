@@ -12,6 +12,7 @@ CREATE TABLE IF NOT EXISTS ops_notifications (
 CREATE INDEX IF NOT EXISTS ops_notifications_user ON ops_notifications (user_id, updated_ms);
 CREATE INDEX IF NOT EXISTS ops_notifications_token ON ops_notifications (token_id, updated_ms);
 CREATE INDEX IF NOT EXISTS ops_notifications_expires ON ops_notifications (expires_ms);
+CREATE INDEX IF NOT EXISTS ops_notifications_updated ON ops_notifications (updated_ms);
 `;
 
 function epochMs(field: string, value: string): number {
@@ -51,6 +52,13 @@ export class SqliteNotificationStore implements NotificationStore {
     const rows = this.db
       .prepare(`SELECT doc FROM ops_notifications WHERE ${column} = ? AND expires_ms > ?${since} ORDER BY updated_ms, id`)
       .all(...args) as { doc: string }[];
+    return rows.map((row) => JSON.parse(row.doc) as NotificationRecord);
+  }
+
+  async changedSince(sinceMs: number, nowMs: number): Promise<NotificationRecord[]> {
+    const rows = this.db
+      .prepare('SELECT doc FROM ops_notifications WHERE updated_ms > ? AND expires_ms > ? ORDER BY updated_ms, id')
+      .all(sinceMs, nowMs) as { doc: string }[];
     return rows.map((row) => JSON.parse(row.doc) as NotificationRecord);
   }
 

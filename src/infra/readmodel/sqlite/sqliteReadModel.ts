@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type { LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
 import { SqliteFolders } from './foldersStore';
@@ -56,8 +56,11 @@ export class SqliteReadModel implements ReadModel {
     return row ? row.position : 0n;
   }
 
-  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void): Promise<boolean> {
+  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): Promise<boolean> {
+    // IMMEDIATE: the write lock is taken before the checks, so what they read (the checkpoint, the lease's epoch)
+    // cannot change before the transaction commits, whatever other processes on the file do.
     return this.db.transaction(() => {
+      if (fence) this.leases.checkFence(fence);
       if (this.readCheckpoint(projection) >= position) return false;
       // The event's position is visible to the history index triggers while its writes run (historyStore.ts).
       this.history.during(position, () => write(this.tx));
@@ -65,7 +68,7 @@ export class SqliteReadModel implements ReadModel {
         .prepare('INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE SET position = excluded.position')
         .run(projection, position);
       return true;
-    })();
+    }).immediate();
   }
 
   async reset(): Promise<void> {
