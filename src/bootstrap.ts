@@ -9,6 +9,7 @@ import { createReadModel as openReadModel, databaseName, notificationStoreOf } f
 import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
+import type { Projection } from './projections/projection';
 import { CommandRunner } from './commands/commandContext';
 import { FsBlobStore } from './infra/blobs/fs/fsBlobStore';
 import { PartialUploads } from './infra/blobs/fs/partialUploads';
@@ -33,8 +34,16 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+export interface BootstrapOptions {
+  /**
+   * The projections the projector runs (default: every read model's, src/projections/index.ts). Tests pass the
+   * default combined with one that fails on purpose, to see how the service reports a projection that throws.
+   */
+  projection?: Projection;
+}
+
 /** The composition root: opens the stores of the configured deployment, starts the projector, wires services. */
-export async function bootstrap(config: Config): Promise<Runtime> {
+export async function bootstrap(config: Config, options: BootstrapOptions = {}): Promise<Runtime> {
   const logger = pino({ level: config.logLevel });
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'folder-service.sqlite');
@@ -47,7 +56,7 @@ export async function bootstrap(config: Config): Promise<Runtime> {
   if (readModel instanceof SqliteReadModel) readModel.gateWrites(gate);
   const domainEvents = new DomainEvents();
   // One projector per read model across every process sharing it: the lease holder projects, others stand by.
-  const projector = new Projector(eventStore, readModel, readModelProjection, {
+  const projector = new Projector(eventStore, readModel, options.projection ?? readModelProjection, {
     logger,
     domainEvents,
     lease: { ttlMs: config.projectorLeaseTtlMs },

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Config } from '../config';
-import type { EventStore } from '../ports/eventStore';
+import type { EventStore, RecordedEvent } from '../ports/eventStore';
+import type { Projection } from '../projections/projection';
 import { openDatabase, type SqliteDatabase } from '../infra/sqlite/openDatabase';
 import { SqliteEventStore } from '../infra/eventstore/sqlite/sqliteEventStore';
 import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
@@ -27,6 +28,8 @@ export interface VerifyResult {
   differences: string[];
   events: number;
   position: bigint;
+  /** Set when the projections cannot get past an event after the checkpoint: that event's position, the head, why. */
+  stopped?: { position: bigint; head: bigint; error: Error };
 }
 
 /**
@@ -52,20 +55,46 @@ export async function verifyReadModels(
   config: Config,
   args: string[],
   out: NodeJS.WritableStream = process.stdout,
+  projection: Projection = readModelProjection,
 ): Promise<number> {
   if (args.length > 0) throw new Error(`verify takes no arguments, got: ${args.join(' ')}.`);
-  const { result, where } = config.readModel === 'sqlite' && mongoStandInMode() === null ? await verifySqlite(config) : await verifyMongo(config);
+  const { result, where } =
+    config.readModel === 'sqlite' && mongoStandInMode() === null ? await verifySqlite(config, projection) : await verifyMongo(config, projection);
   out.write(`Verified the read models in ${where} against a replay of ${result.events} events (up to position ${result.position}).\n`);
   for (const line of result.differences) out.write(`${line}\n`);
-  if (result.differences.length === 0) {
+  const { stopped } = result;
+  if (stopped) out.write(`projection stopped at position ${stopped.position} of ${stopped.head}: ${stopped.error.name}: ${stopped.error.message}\n`);
+  if (result.differences.length === 0 && !stopped) {
     out.write('The read models match the event log.\n');
     return 0;
   }
-  out.write(`${result.differences.length} difference${result.differences.length === 1 ? '' : 's'} between the live read models and the replay.\n`);
+  if (result.differences.length > 0) {
+    out.write(`${result.differences.length} difference${result.differences.length === 1 ? '' : 's'} between the live read models and the replay.\n`);
+  }
   return 1;
 }
 
-async function verifySqlite(config: Config): Promise<{ result: VerifyResult; where: string }> {
+/**
+ * Applies the events after the checkpoint `upTo`, one transaction each through `apply`, to find one the projections
+ * cannot get past: a live projector stopped there (or will). Events that apply are a projector that merely lags.
+ */
+async function firstFailureAfter(
+  store: EventStore,
+  upTo: bigint,
+  apply: (event: RecordedEvent) => Promise<unknown>,
+): Promise<VerifyResult['stopped']> {
+  const head = await store.headPosition();
+  for await (const event of store.readAll({ fromPosition: upTo })) {
+    try {
+      await apply(event);
+    } catch (error) {
+      return { position: event.position, head, error: error instanceof Error ? error : new Error(String(error)) };
+    }
+  }
+  return undefined;
+}
+
+async function verifySqlite(config: Config, projection: Projection): Promise<{ result: VerifyResult; where: string }> {
   const file = path.join(config.dataDir, DB_FILE);
   if (!fs.existsSync(file)) throw new Error(`No data to verify: ${file} does not exist (set DATA_DIR).`);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-verify-'));
@@ -81,7 +110,7 @@ async function verifySqlite(config: Config): Promise<{ result: VerifyResult; whe
     try {
       // The log: the snapshot's own (taken together with the read models), or KurrentDB's.
       const store = config.eventStore === 'sqlite' ? new SqliteEventStore(db) : await createEventStore(config, null);
-      return { result: await compareWithReplay(db, store), where: config.dataDir };
+      return { result: await compareWithReplay(db, store, projection), where: config.dataDir };
     } finally {
       db.close();
     }
@@ -91,13 +120,17 @@ async function verifySqlite(config: Config): Promise<{ result: VerifyResult; whe
 }
 
 /** Dumps the read models of `db`, replays the log into them up to their checkpoint, and compares the two dumps. */
-export async function compareWithReplay(db: SqliteDatabase, store: EventStore = new SqliteEventStore(db)): Promise<VerifyResult> {
+export async function compareWithReplay(
+  db: SqliteDatabase,
+  store: EventStore = new SqliteEventStore(db),
+  projection: Projection = readModelProjection,
+): Promise<VerifyResult> {
   const readModel = new SqliteReadModel(db);
   try {
     const live = await readModel.dump();
     const upTo = await readModel.checkpoint(READ_MODELS_CHECKPOINT);
     await readModel.reset();
-    const projector = new Projector(store, readModel, readModelProjection);
+    const projector = new Projector(store, readModel, projection);
     let events = 0;
     let open = 0;
     for await (const event of store.readAll()) {
@@ -112,26 +145,32 @@ export async function compareWithReplay(db: SqliteDatabase, store: EventStore = 
     }
     if (open > 0) db.exec('COMMIT');
     const replayed = await readModel.dump();
-    return { differences: diffDumps((table) => sqliteKeyColumns(db, table), live, replayed), events, position: upTo };
+    const differences = diffDumps((table) => sqliteKeyColumns(db, table), live, replayed);
+    const stopped = await firstFailureAfter(store, upTo, (event) => projector.applyEvent(event));
+    return { differences, events, position: upTo, ...(stopped ? { stopped } : {}) };
   } finally {
     await store.dispose();
     await readModel.dispose();
   }
 }
 
-async function verifyMongo(config: Config): Promise<{ result: VerifyResult; where: string }> {
+async function verifyMongo(config: Config, projection: Projection): Promise<{ result: VerifyResult; where: string }> {
   const stores = await openCommandStores(config, 'verify');
   try {
     const { eventStore, readModel } = stores;
     if (!(readModel instanceof MongoReadModel)) throw new Error('verify: the configured read model is not MongoDB.');
-    return { result: await compareMongoWithReplay(eventStore, readModel), where: stores.describe() };
+    return { result: await compareMongoWithReplay(eventStore, readModel, projection), where: stores.describe() };
   } finally {
     await stores.close();
   }
 }
 
 /** Dumps the live MongoDB read models at a quiet moment, replays the log into a scratch database, compares. */
-export async function compareMongoWithReplay(store: EventStore, readModel: MongoReadModel): Promise<VerifyResult> {
+export async function compareMongoWithReplay(
+  store: EventStore,
+  readModel: MongoReadModel,
+  projection: Projection = readModelProjection,
+): Promise<VerifyResult> {
   let live: Record<string, unknown[]> | null = null;
   let upTo = 0n;
   for (let attempt = 1; live === null; attempt++) {
@@ -145,7 +184,7 @@ export async function compareMongoWithReplay(store: EventStore, readModel: Mongo
   }
   const scratch = await readModel.openScratch(`${readModel.databaseName}_verify_${randomBytes(4).toString('hex')}`);
   try {
-    const projector = new Projector(store, scratch, readModelProjection);
+    const projector = new Projector(store, scratch, projection);
     let events = 0;
     for await (const event of store.readAll()) {
       if (event.position > upTo) break;
@@ -153,7 +192,9 @@ export async function compareMongoWithReplay(store: EventStore, readModel: Mongo
       events++;
     }
     const replayed = await scratch.dump();
-    return { differences: diffDumps((table) => mongoKeyColumns([live!, replayed], table), live, replayed), events, position: upTo };
+    const differences = diffDumps((table) => mongoKeyColumns([live!, replayed], table), live, replayed);
+    const stopped = await firstFailureAfter(store, upTo, (event) => projector.applyEvent(event));
+    return { differences, events, position: upTo, ...(stopped ? { stopped } : {}) };
   } finally {
     await scratch.dispose();
   }

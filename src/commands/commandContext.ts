@@ -1,7 +1,7 @@
 import type { EventStore, ExpectedState, NewEvent, RecordedEvent, StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError, WrongExpectedVersionError } from '../ports/eventStore';
 import { decideOn, type Decider, type DomainEvent } from '../domain/decider';
-import type { Projector } from '../projections/projector';
+import { ProjectionStoppedError, type Projector } from '../projections/projector';
 import type { RequestMeta } from './requestMeta';
 
 export interface LoadedStream<State> {
@@ -76,7 +76,12 @@ export class CommandRunner {
       if (nonEmpty.length === 0) return result;
       try {
         const { position } = await this.store.appendToStreams(nonEmpty);
-        await this.projector.waitFor(position);
+        try {
+          await this.projector.waitFor(position);
+        } catch (error) {
+          // Recorded, but the read models stopped before it: the answer must say the change was made.
+          throw error instanceof ProjectionStoppedError ? error.afterAppend() : error;
+        }
         return result;
       } catch (error) {
         if (!(error instanceof WrongExpectedVersionError) || n >= MAX_ATTEMPTS) throw error;

@@ -1,7 +1,7 @@
 import util from 'node:util';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { MaxAppendSizeExceededError } from '../ports/eventStore';
-import { ProjectionLagError } from '../projections/projector';
+import { ProjectionLagError, ProjectionStoppedError } from '../projections/projector';
 import { BodyTooLargeError } from './bodyReader';
 
 export interface ErrorBody {
@@ -36,6 +36,13 @@ export function errorResponse(
   }
   if (error instanceof MaxAppendSizeExceededError) {
     return { status: 413, body: { message: 'The change is too large to record (over 1 MiB of event data).', type: 'rest' } };
+  }
+  if (error instanceof ProjectionStoppedError) {
+    // Appended: recorded (nothing is lost), only not visible until the projection is fixed. Else nothing was changed.
+    const message = error.appended
+      ? `The change was recorded at event position ${error.position} but cannot be shown yet: ${error.message}.`
+      : `The change was not made: the read models cannot be brought up to date (${error.message}).`;
+    return { status: 503, body: { message, type: 'rest' } };
   }
   if (error instanceof ProjectionLagError) {
     return { status: 503, body: { message: 'The service is catching up; retry shortly.', type: 'rest' } };

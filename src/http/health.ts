@@ -49,7 +49,8 @@ export function healthRoutes(services: Services, options: HealthOptions = {}): e
 
 /**
  * Readiness at the time of the call: the event store's head (`headPosition()` within the timeout), the read
- * model's checkpoint (within the timeout), and the projector — not stopped on a failure, and at the head or fewer
+ * model's checkpoint (within the timeout), and the projector — not stopped on a failure (else `stoppedAt` and `error`
+ * say on which event and why), and at the head or fewer
  * than `maxLagEvents` events behind it (the holder: its own position; a standby: the read model's checkpoint).
  */
 export async function readiness(services: Services, options: HealthOptions = {}): Promise<ReadinessReport> {
@@ -72,7 +73,11 @@ export async function readiness(services: Services, options: HealthOptions = {})
   const standby = projector.role === 'standby';
   const position = standby && checkpoint.status === 'fulfilled' ? checkpoint.value : projector.position$.value;
   if (projector.failed) {
-    checks.projector = { status: 'failed', lease, error: `stopped: ${projector.failed.message}` };
+    // Where it stopped (the event that failed) when known: the position an operator needs to find the cause.
+    const stopped = projector.stoppedOn;
+    checks.projector = stopped
+      ? { status: 'failed', lease, stoppedAt: stopped.position.toString(), error: `projection stopped at position ${stopped.position}: ${projector.failed.message}` }
+      : { status: 'failed', lease, error: `stopped: ${projector.failed.message}` };
   } else if (standby && checkpoint.status !== 'fulfilled') {
     checks.projector = { status: 'skipped', lease, error: 'needs the read model checkpoint' };
   } else if (head.status === 'fulfilled') {

@@ -22,6 +22,36 @@ export class ProjectionLagError extends Error {
 }
 
 /**
+ * The projections stopped on the event at `stoppedAt` (it threw `cause`), so the read models cannot reflect
+ * `position` until that is fixed. `appended`: the caller's own write is at `position`, recorded and safe, only not
+ * visible yet (the command runner says so, {@link afterAppend}); otherwise a command was waiting to read the read
+ * models before deciding, and made no change.
+ */
+export class ProjectionStoppedError extends Error {
+  constructor(
+    readonly position: bigint,
+    readonly stoppedAt: bigint,
+    override readonly cause: Error,
+    readonly appended = false,
+  ) {
+    super(`projection stopped at position ${stoppedAt}: ${cause.message}`);
+    this.name = 'ProjectionStoppedError';
+  }
+
+  /** The same stop, for a write that was appended at `position`. */
+  afterAppend(): ProjectionStoppedError {
+    return new ProjectionStoppedError(this.position, this.stoppedAt, this.cause, true);
+  }
+}
+
+/** Where and why the projections stopped in this process. */
+export interface ProjectionFailure {
+  error: Error;
+  /** The position of the event that failed. */
+  position: bigint;
+}
+
+/**
  * The single-projector lease (`readModel.leases`): only the process holding it runs the projections. It is renewed
  * every `renewEveryMs`; a standby tries to take it every `retryEveryMs`.
  */
@@ -86,7 +116,7 @@ export class Projector {
   readonly position$: BehaviorSubject<bigint>;
   private currentRole: ProjectorRole = 'stopped';
   private active: ActiveLoop | null = null;
-  private failure: { error: Error; position: bigint } | null = null;
+  private failure: ProjectionFailure | null = null;
   /** Errors (never emits) when the projections fail, so that waiting writers fail at once; replaced after that. */
   private failed$ = new Subject<never>();
   private readonly logger?: Logger;
@@ -135,9 +165,10 @@ export class Projector {
   }
 
   /**
-   * Starts from the read model's checkpoint. Without a lease, or with the lease taken, resolves once the projections
-   * have caught up with the log (and rejects if one fails meanwhile: the service must not start on stale read
-   * models). Without the lease, resolves at once as a standby.
+   * Starts from the read model's checkpoint. With the lease taken, resolves once the projections have caught up with
+   * the log; if one fails meanwhile, resolves as a standby that reports the failure ({@link failure}) and retries
+   * after a pause. Without the lease, resolves at once as a standby. Without a lease setting (tools, tests), resolves
+   * once caught up and rejects on a failure.
    */
   async start(): Promise<void> {
     const from = await this.readModel.checkpoint(READ_MODELS_CHECKPOINT);
@@ -167,11 +198,12 @@ export class Projector {
     try {
       if (!(await this.takeFence())) return this.becomeStandby(lease.retryEveryMs);
       await this.project(from);
-    } catch (error) {
-      this.currentRole = 'stopped';
-      await this.releaseLease();
-      holderStopped(lease.holderId);
-      throw error;
+    } catch {
+      // The service still starts and serves what the read models hold; the failure is reported (readiness, 503 on
+      // writes, verify) and the projections are tried again after a growing pause, from where they stopped.
+      this.failuresInARow += 1;
+      await this.stepDown(this.failureBackoff());
+      return;
     }
     this.schedule(lease.renewEveryMs);
   }
@@ -182,6 +214,11 @@ export class Projector {
    */
   get failed(): Error | null {
     return this.failure?.error ?? null;
+  }
+
+  /** {@link failed} with the position of the event that failed (what /readyz and the 503 answers report). */
+  get stoppedOn(): ProjectionFailure | null {
+    return this.failure;
   }
 
   /** Whether this process runs the projections (`holder`), follows another process (`standby`), or neither. */
@@ -273,17 +310,18 @@ export class Projector {
 
   /**
    * Resolves once the read models reflect `position`; rejects with {@link ProjectionLagError} after `timeoutMs`, or
-   * at once with the projections' failure in this process if they stopped on one. The holder waits in-process; a
+   * at once with {@link ProjectionStoppedError} if the projections stopped on a failure in this process. The holder waits in-process; a
    * standby polls the shared checkpoint.
    */
   async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {
     if (this.position$.value >= position) return;
-    if (this.failure) throw this.failure.error;
+    if (this.failure) throw this.stoppedError(position);
     if (this.lease && this.currentRole === 'standby') {
       try {
         await this.watcher.until(position, { timeoutMs, timeoutError: () => new ProjectionLagError(position) });
       } catch (error) {
-        throw this.failed ?? (error instanceof ProjectionLagError ? error : new ProjectionLagError(position));
+        if (this.failure) throw this.stoppedError(position);
+        throw error instanceof ProjectionLagError ? error : new ProjectionLagError(position);
       }
       return;
     }
@@ -292,12 +330,17 @@ export class Projector {
         await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
         return;
       } catch {
-        if (this.failed) throw this.failed;
+        if (this.failure) throw this.stoppedError(position);
         // A large subtree event is being applied in the background: the projector is busy, not stuck. Telling the
         // writer to retry would have it repeat an operation that is about to complete (a second copy, say).
         if (!this.applyingInBackground) throw new ProjectionLagError(position);
       }
     }
+  }
+
+  private stoppedError(position: bigint): ProjectionStoppedError {
+    const failure = this.failure!;
+    return new ProjectionStoppedError(position, failure.position, failure.error);
   }
 
   /** Stops projecting or following, and frees the lease if this process holds it. Safe to call twice. */

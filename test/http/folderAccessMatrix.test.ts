@@ -103,8 +103,9 @@ const row = (route: string) => ROUTES.find((r) => r.route === route)!;
 /**
  * The matrix. `ok`: 200. `login`: the route needs a logged-in user (401 `You must be logged in.`). `denied`: the
  * folder level is missing (`<Level> access denied for folder <id> (user <id|None>).`, 401 anonymous, 403 logged in).
+ * `parentDenied`: WRITE is missing on the folder's parent (owner's Public), where a copy without `parentId` lands.
  */
-type Outcome = 'ok' | 'login' | 'denied';
+type Outcome = 'ok' | 'login' | 'denied' | 'parentDenied';
 const CALLERS = ['anonymous', 'READ', 'WRITE', 'ADMIN', 'site admin'] as const;
 const MATRIX: [route: string, outcomes: [Outcome, Outcome, Outcome, Outcome, Outcome]][] = [
   //                                             anonymous  READ      WRITE     ADMIN  site admin
@@ -119,7 +120,7 @@ const MATRIX: [route: string, outcomes: [Outcome, Outcome, Outcome, Outcome, Out
   ['PUT /folder/:id/access',                     ['login',  'denied', 'denied', 'ok',  'ok']],
   ['PUT /folder/:id/metadata',                   ['login',  'denied', 'ok',     'ok',  'ok']],
   ['DELETE /folder/:id/metadata',                ['login',  'denied', 'ok',     'ok',  'ok']],
-  ['POST /folder/:id/copy',                      ['login',  'ok',     'ok',     'ok',  'ok']],
+  ['POST /folder/:id/copy',                      ['login',  'parentDenied', 'parentDenied', 'parentDenied', 'ok']],
   ['DELETE /folder/:id/contents',                ['login',  'denied', 'ok',     'ok',  'ok']],
   ['DELETE /folder/:id',                         ['login',  'denied', 'denied', 'ok',  'ok']],
 ];
@@ -134,6 +135,8 @@ function expected(outcome: Outcome, level: RouteRow['level'], id: string, caller
       return { status: 200 };
     case 'login':
       return { status: 401, body: { message: 'You must be logged in.', type: 'access' } };
+    case 'parentDenied':
+      return { status: 403, body: { message: `Write access denied for folder ${ownerPublic} (user ${caller!._id}).`, type: 'access' } };
     case 'denied':
       return {
         status: caller ? 403 : 401,

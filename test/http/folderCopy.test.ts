@@ -148,11 +148,14 @@ describe('POST /folder/:id/copy', () => {
     expect(await rm().subtree.subtreeCount(res.body._id)).toBe(6); // S', A', A1' + items s, a, a1
   });
 
-  it('without parentId copies next to the source, renamed `<name> (n)`, with no WRITE needed there', async () => {
+  it('without parentId copies next to the source, renamed `<name> (n)`, with WRITE needed there as anywhere', async () => {
     const x = await tree();
     const name = (await rm().folders.get(x.s))!.name;
-    // Bob may only READ the source and cannot write to its parent (alice's Private).
-    const first = await copy(bob, x.s);
+    // Bob may only READ the source and cannot write to its parent (alice's Private): stricter than Girder on purpose.
+    const refused = await copy(bob, x.s);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ message: `Write access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access' });
+    const first = await copy(alice, x.s);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ name: `${name} (1)`, parentId: alicePrivate, baseParentId: alice._id });
     const second = await copy(alice, x.s, { name: '' });

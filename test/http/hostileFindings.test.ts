@@ -1,4 +1,5 @@
 import http from 'node:http';
+import supertest from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { apiClient } from '../support/apiClient';
 import { listen } from '../support/rawHttp';
@@ -107,7 +108,7 @@ describe('numbers, dates and strings are bounded where they enter', () => {
     const folderId = await newFolder(admin, 'files');
     const big = await as(admin).post('/file').query({ parentType: 'folder', parentId: folderId, name: 'big', size: '9007199254740993' });
     expect(big.status).toBe(400);
-    expect(big.body.message).toBe(`Invalid value for integer parameter size: 9007199254740993. It must be between 0 and ${Number.MAX_SAFE_INTEGER}.`);
+    expect(big.body.message).toBe(`Invalid value for integer parameter size: 9007199254740993. It must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`);
     const crlf = await as(admin)
       .post('/file')
       .query({ parentType: 'folder', parentId: folderId, name: 'x.txt', size: 1, mimeType: 'text/plain\r\nSet-Cookie: a=b' })
@@ -134,10 +135,7 @@ describe('numbers, dates and strings are bounded where they enter', () => {
   });
 });
 
-function request() {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('supertest') as typeof import('supertest'))(server.app);
-}
+const request = () => supertest(server.app);
 
 describe('copy needs WRITE on its destination', () => {
   it('refuses a copy without parentId into a parent where the caller can only read', async () => {
@@ -206,5 +204,46 @@ describe('downloads, streams and bodies answer with the right 4xx', () => {
     } finally {
       await close();
     }
+  });
+});
+
+describe('a missing folder is named as the reference names it, route by route', () => {
+  it('answers every folder route whose :id names no folder with the reference message', async () => {
+    const { folderResource } = await import('../../src/http/resources/folder');
+    const missing = '0123456789abcdef01234567';
+    const answers: Record<string, unknown> = {};
+    for (const route of folderResource.routes.filter((r) => r.path.startsWith(':id'))) {
+      const url = `/folder/${route.path.replace(':id', missing)}`;
+      const agent = as(admin);
+      // Well-formed required parameters, so that the id is what decides.
+      const query = route.params.some((p) => p.name === 'access' && p.required) ? { access: '{"users":[],"groups":[]}' } : {};
+      const body = route.params.find((p) => p.in === 'body')?.name === 'fields' ? '[]' : '{}';
+      const res = await (route.method === 'GET' ? agent.get(url) : route.method === 'POST' ? agent.post(url) : route.method === 'PUT' ? agent.put(url) : agent.delete(url))
+        .query(query)
+        .set('Content-Type', 'application/json')
+        .send(route.params.some((p) => p.in === 'body') ? body : '');
+      answers[`${route.method} ${route.path}`] = { status: res.status, message: res.body.message };
+    }
+    const expected = Object.fromEntries(Object.keys(answers).map((key) => [key, { status: 400, message: `Invalid folder id (${missing}).` }]));
+    expect(answers).toEqual(expected);
+    // Named by a parameter, it is `No such folder: <id>` (Girder's load with exc=True), or the model-parameter
+    // message where the reference loads `folderId` as a model parameter (items).
+    const byParam = {
+      'GET /folder?parentId': (await as(admin).get('/folder').query({ parentType: 'folder', parentId: missing })).body.message,
+      'POST /folder parentId': (await as(admin).post('/folder').query({ parentType: 'folder', parentId: missing, name: 'x' })).body.message,
+      'POST /file parentId': (await as(admin).post('/file').query({ parentType: 'folder', parentId: missing, name: 'x', size: 0 })).body.message,
+      'GET /item?folderId': (await as(admin).get('/item').query({ folderId: missing })).body.message,
+      'POST /item folderId': (await as(admin).post('/item').query({ folderId: missing, name: 'x' })).body.message,
+      'GET /resource/:id/path': (await as(admin).get(`/resource/${missing}/path`).query({ type: 'folder' })).body.message,
+    };
+    const noSuch = `No such folder: ${missing}`;
+    expect(byParam).toEqual({
+      'GET /folder?parentId': noSuch,
+      'GET /item?folderId': noSuch,
+      'POST /file parentId': noSuch,
+      'POST /folder parentId': noSuch,
+      'POST /item folderId': `Invalid folder id (${missing}).`,
+      'GET /resource/:id/path': 'Invalid resource id.',
+    });
   });
 });

@@ -8,6 +8,7 @@ import { bootstrap, type Runtime } from '../../src/bootstrap';
 import { createApp } from '../../src/http/app';
 import { apiResources } from '../../src/http/resources';
 import type { Resource } from '../../src/http/routeTable';
+import type { Projection } from '../../src/projections/projection';
 
 export interface TestUser {
   _id: string;
@@ -30,13 +31,15 @@ export interface TestServerOptions {
   resources?: Resource[];
   /** Reuse this DATA_DIR (e.g. to restart on the same data); it is then left in place by close(). */
   dataDir?: string;
+  /** The projections to run instead of the read models' own (src/bootstrap.ts, BootstrapOptions). */
+  projection?: Projection;
 }
 
 /** A fresh service on a throwaway DATA_DIR, driven in-process through supertest. */
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-test-'));
   const config: Config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, ...env }) };
-  const runtime = await bootstrap(config);
+  const runtime = await bootstrap(config, { ...(options.projection ? { projection: options.projection } : {}) });
   const app = createApp(runtime.services, [...apiResources, ...(options.resources ?? [])]);
   return {
     app,
