@@ -1,0 +1,1 @@
+// Activity panel: placeholder until written
