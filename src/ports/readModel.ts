@@ -20,12 +20,38 @@ export interface UserDoc {
   created: string;
   size: number;
   groups: string[];
-  groupInvites: unknown[];
+  groupInvites: { groupId: string; level: number }[];
   status: 'enabled' | 'disabled' | 'pending';
   emailVerified: boolean;
   access: AccessList;
   /** `scrypt$<N>$<r>$<p>$<salt b64>$<hash b64>`; never leaves the service. */
   passwordHash: string;
+}
+
+/**
+ * A group (Girder's group document). Membership lives in the group's membership rows, not here; `members`,
+ * `invites` and `requests` are filled from them when the group is read.
+ */
+export interface GroupDoc {
+  _id: string;
+  name: string;
+  description: string;
+  public: boolean;
+  addAllowed: 'default' | 'no' | 'yesmod' | 'yesadmin';
+  creatorId: string;
+  created: string;
+  updated: string;
+  members: { id: string; level: 0 | 1 | 2 }[];
+  invites: { id: string; level: 0 | 1 | 2 }[];
+  requests: string[];
+}
+
+/** One user's relation to one group: a member (at `level`), invited (joins at `level`), or asking to join. */
+export interface GroupMembership {
+  groupId: string;
+  userId: string;
+  kind: 'member' | 'invite' | 'request';
+  level: 0 | 1 | 2;
 }
 
 export interface TokenDoc {
@@ -131,6 +157,17 @@ export interface UserQueries {
   getByEmail(email: string): Promise<UserDoc | null>;
   list(options: { text?: string; paging: Paging }): Promise<Page<UserDoc>>;
   count(): Promise<number>;
+}
+
+export interface GroupQueries {
+  get(id: string): Promise<GroupDoc | null>;
+  /**
+   * Groups by name: `exact` = that exact (case-sensitive) name, `text` = name or description containing it (any case),
+   * else all. `visibleTo`: only public groups and these group ids (null: every group, for site admins).
+   */
+  list(options: { text?: string; exact?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>>;
+  /** Members (`kind` member) or invitees of a group, as user documents, sorted and paged like a user listing. */
+  listUsers(groupId: string, kind: 'member' | 'invite', paging: Paging): Promise<Page<UserDoc>>;
 }
 
 export interface TokenQueries {
@@ -361,6 +398,17 @@ export interface UserWrites {
   /** Adds `delta` to the user's `size` (the recursive size of everything under the user). */
   addSize(id: string, delta: number): void;
 }
+export interface GroupWrites {
+  /** Inserts or replaces the group's own fields (membership rows stay). */
+  put(doc: Omit<GroupDoc, 'members' | 'invites' | 'requests'>): void;
+  update(id: string, fields: Partial<Omit<GroupDoc, '_id' | 'members' | 'invites' | 'requests'>>): void;
+  /** Removes the group and every membership, invitation and request of it. */
+  delete(id: string): void;
+  /** Sets the user's one relation to the group (replacing an earlier one). */
+  setMembership(membership: GroupMembership): void;
+  removeMembership(groupId: string, userId: string): void;
+}
+
 export interface TokenWrites {
   put(doc: TokenDoc): void;
   delete(hash: string): void;
@@ -435,6 +483,7 @@ export interface FileWrites {
 
 export interface ReadModelTx {
   users: UserWrites;
+  groups: GroupWrites;
   tokens: TokenWrites;
   apiKeys: ApiKeyWrites;
   collections: CollectionWrites;
@@ -472,7 +521,9 @@ export interface Leases {
 }
 
 export interface ReadModel {
+  /** User documents carry `groups` (ids of the groups they are a member of) and `groupInvites`, from memberships. */
   users: UserQueries;
+  groups: GroupQueries;
   tokens: TokenQueries;
   apiKeys: ApiKeyQueries;
   collections: CollectionQueries;

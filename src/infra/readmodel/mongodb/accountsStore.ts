@@ -6,6 +6,7 @@ import type { Paging } from '../../../http/params';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
 import { defined, escapeRegex, hidden, sortOf, windowOf } from './queryHelpers';
+import { withMemberships } from './groupsStore';
 
 /**
  * Users, tokens and API keys. Users carry `_lowerName` ("last first", lower-cased) for the user list's sort and
@@ -18,8 +19,10 @@ const KEY_OUT = hidden();
 export class MongoUsers implements UserQueries {
   constructor(private readonly source: ReadSource) {}
 
+  /** A stored user with its group memberships (kept as membership documents, see groupsStore.ts). */
   private async one(filter: Document): Promise<UserDoc | null> {
-    return (await (await this.source.get('users')).findOne(filter, { projection: USER_OUT })) as UserDoc | null;
+    const user = (await (await this.source.get('users')).findOne(filter, { projection: USER_OUT })) as UserDoc | null;
+    return user ? withMemberships(this.source, user) : null;
   }
   get(id: string) {
     return this.one({ _id: id });
@@ -38,7 +41,7 @@ export class MongoUsers implements UserQueries {
       users.find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) }).toArray(),
       users.countDocuments(filter),
     ]);
-    return { rows: rows as unknown as UserDoc[], total };
+    return { rows: await Promise.all((rows as unknown as UserDoc[]).map((u) => withMemberships(this.source, u))), total };
   }
   async count() {
     return (await this.source.get('users')).countDocuments({});

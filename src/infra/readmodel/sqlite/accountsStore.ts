@@ -6,6 +6,7 @@ import type { Paging } from '../../../http/params';
 import { pagingSql } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addUserSize } from './sizes';
+import { ensureGroupTables, withMemberships } from './groupsStore';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_users (
@@ -27,18 +28,22 @@ export class SqliteUsers implements UserQueries, UserWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {
     db.exec(DDL);
+    ensureGroupTables(db);
     this.acl = new AclRows(db);
   }
+  /** A stored user with its group memberships (kept in the group membership rows, see groupsStore.ts). */
+  private user(row: { doc: string } | undefined): UserDoc | null {
+    const doc = parse<UserDoc>(row);
+    return doc ? withMemberships(this.db, doc) : null;
+  }
   async get(id: string) {
-    return parse<UserDoc>(this.db.prepare('SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
+    return this.user(this.db.prepare('SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
   }
   async getByLogin(login: string) {
-    return parse<UserDoc>(this.db.prepare('SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
+    return this.user(this.db.prepare('SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
   }
   async getByEmail(email: string) {
-    return parse<UserDoc>(
-      this.db.prepare('SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined,
-    );
+    return this.user(this.db.prepare('SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined);
   }
   async list({ text, paging }: { text?: string; paging: Paging }): Promise<Page<UserDoc>> {
     const where = text ? `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'` : '';
@@ -47,7 +52,7 @@ export class SqliteUsers implements UserQueries, UserWrites {
     const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' }, 'rm_users');
     const rows = this.db.prepare(`SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
-    return { rows: rows.map((r) => JSON.parse(r.doc) as UserDoc), total };
+    return { rows: rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc)), total };
   }
   async count() {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;

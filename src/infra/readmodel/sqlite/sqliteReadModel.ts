@@ -2,6 +2,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
+import { SqliteGroups } from './groupsStore';
 import { SqliteFolders } from './foldersStore';
 import { SqliteFiles, SqliteItems } from './itemsStore';
 import { SqliteSubtree } from './subtreeStore';
@@ -15,6 +16,7 @@ import { SqliteLeases } from './leasesStore';
  */
 export class SqliteReadModel implements ReadModel {
   readonly users: SqliteUsers;
+  readonly groups: SqliteGroups;
   readonly tokens: SqliteTokens;
   readonly apiKeys: SqliteApiKeys;
   readonly collections: SqliteCollections;
@@ -29,6 +31,7 @@ export class SqliteReadModel implements ReadModel {
   constructor(private readonly db: SqliteDatabase) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.users = new SqliteUsers(db);
+    this.groups = new SqliteGroups(db);
     this.tokens = new SqliteTokens(db);
     this.apiKeys = new SqliteApiKeys(db);
     this.collections = new SqliteCollections(db);
@@ -39,7 +42,7 @@ export class SqliteReadModel implements ReadModel {
     this.history = new SqliteHistory(db);
     this.leases = new SqliteLeases(db);
     this.tx = {
-      users: this.users, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
+      users: this.users, groups: this.groups, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
       items: this.items, files: this.files, subtree: this.subtree, history: this.history,
     };
   }
