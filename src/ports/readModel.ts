@@ -395,6 +395,7 @@ export interface HistoryWrites {
 
 export interface UserWrites {
   put(doc: UserDoc): void;
+  setPasswordHash(id: string, passwordHash: string): void;
   /** Adds `delta` to the user's `size` (the recursive size of everything under the user). */
   addSize(id: string, delta: number): void;
 }

@@ -22,6 +22,10 @@ export const accountsProjection: Projection = {
         emailVerified: d.emailVerified ?? d.admin, access: d.access, passwordHash: d.passwordHash,
       });
     },
+    UserPasswordChanged: (event, tx) => {
+      const d = event.data as { userId: string; passwordHash: string };
+      tx.users.setPasswordHash(d.userId, d.passwordHash);
+    },
     TokenIssued: (event, tx) => {
       const d = event.data as TokenIssuedData;
       tx.tokens.put({ hash: d.hash, userId: d.userId, scope: d.scope, created: d.created, expires: d.expires, ...(d.apiKeyId ? { apiKeyId: d.apiKeyId } : {}) });

@@ -9,6 +9,8 @@ import {
 } from '../../commands/itemCommands';
 import { fileView, findItems, itemView, loadFolderParam, loadItem } from '../../queries/itemQueries';
 import { itemHistoryRoutes } from './itemHistory';
+import { folderRootPath } from '../../queries/folderQueries';
+import { folderView } from '../../queries/views';
 
 const READ = 0;
 const WRITE = 1;
@@ -135,6 +137,20 @@ export const itemResource: Resource = {
         const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
         const name = await deleteItem(services, item._id, meta);
         return { message: `Deleted item ${name}.` };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/rootpath',
+      summary: "Get the path to the root of the item's hierarchy.",
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [],
+      async handler({ path, services, principal }) {
+        // Girder's parentsToRoot: the folder's own root path, then the folder itself.
+        const { folder } = await loadItem(services, path.id, principal.viewer, 0);
+        const above = await folderRootPath(services, principal.viewer, folder._id);
+        return [...above, { type: 'folder', object: folderView(folder, principal.viewer) }];
       },
     }),
     route({

@@ -2,6 +2,8 @@ import type { Resource } from '../routeTable';
 import { Scope, route } from '../routeTable';
 import { param } from '../params';
 import { lookUpPath, resourcePath } from '../../queries/resourcePaths';
+import { resourceSearchRoute } from './resourceSearch';
+import { resourceBulkRoutes } from './resourceBulk';
 
 /**
  * Routes across resource types (Girder's api/v1/resource.py) that girder_client uses: look a resource up by its path
@@ -9,8 +11,10 @@ import { lookUpPath, resourcePath } from '../../queries/resourcePaths';
  */
 export const resourceResource: Resource = {
   name: 'resource',
-  description: 'Operations across resource types: paths in the data hierarchy.',
+  description: 'Operations across resource types: search, paths in the data hierarchy, moving, copying and deleting sets of resources.',
   routes: [
+    resourceSearchRoute,
+    ...resourceBulkRoutes,
     route({
       method: 'GET',
       path: 'lookup',

@@ -55,6 +55,15 @@ export const systemResource: Resource = {
     }),
     route({
       method: 'GET',
+      path: 'access_flag',
+      summary: 'List all access flags available in the system.',
+      access: 'public',
+      params: [],
+      // Access flags are registered by plugins; this service registers none (docs: reference-behaviour.md §2).
+      handler: () => ({}),
+    }),
+    route({
+      method: 'GET',
       path: 'public_settings',
       summary: 'Get publicly accessible settings.',
       access: 'public',

@@ -9,6 +9,7 @@ import { verifyPassword } from '../../commands/password';
 import { userView } from '../../queries/views';
 import { presentedToken, viewerOf } from '../auth';
 import { setTokenCookie, clearTokenCookie } from '../cookies';
+import { userAccountRoutes } from './userAccount';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -37,6 +38,7 @@ export const userResource: Resource = {
   name: 'user',
   description: 'User accounts and login.',
   routes: [
+    ...userAccountRoutes,
     route({
       method: 'GET',
       path: 'me',

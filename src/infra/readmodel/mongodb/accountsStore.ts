@@ -54,6 +54,9 @@ export function userWrites(log: OperationLog): UserWrites {
       const stored = { ...defined(doc), _lowerName: `${doc.lastName} ${doc.firstName}`.toLowerCase() };
       log.record(async (w) => w.put('users', stored));
     },
+    setPasswordHash(id, passwordHash) {
+      log.record(async (w) => w.update('users', { _id: id }, { $set: { passwordHash } }));
+    },
     addSize(id, delta) {
       log.record(async (w) => w.increment('users', id, 'size', delta));
     },

@@ -63,6 +63,9 @@ export class SqliteUsers implements UserQueries, UserWrites {
       .run(doc._id, doc.login, doc.email.toLowerCase(), `${doc.lastName} ${doc.firstName}`.toLowerCase(), doc.created, JSON.stringify(doc));
     this.acl.replace(doc._id, doc.access);
   }
+  setPasswordHash(id: string, passwordHash: string): void {
+    this.db.prepare("UPDATE rm_users SET doc = json_set(doc, '$.passwordHash', ?) WHERE id = ?").run(passwordHash, id);
+  }
   /** Adds `delta` to the user's recursive size (files under the user's folders). */
   addSize(id: string, delta: number): void {
     addUserSize(this.db, id, delta);
