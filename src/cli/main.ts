@@ -1,6 +1,7 @@
 import { loadConfig } from '../config';
 import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
+import { attachNotificationSocket } from '../web/notificationSocket';
 import { rebuildReadModels } from './rebuild';
 import { verifyReadModels } from './verify';
 import { STANDIN_VARIABLE, mongoStandInMode } from '../infra/readmodel/createReadModel';
@@ -15,6 +16,7 @@ async function serve(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     runtime.services.logger.info(`Folder Service listening on http://localhost:${port}/api/v1 (data in ${config.dataDir})`);
   });
+  attachNotificationSocket(server, runtime.services);
   const shutdown = () => {
     server.close(() => void runtime.close().then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();

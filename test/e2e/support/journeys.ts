@@ -1,0 +1,83 @@
+import type { Locator } from 'playwright-core';
+import type { GirderSession } from './girderPage';
+
+/** UI actions of the Girder web client, as its own Playwright helpers (girder/web/tests/util.ts) perform them. */
+
+export async function waitForDialog(session: GirderSession): Promise<void> {
+  await session.page.locator('#g-dialog-container .modal-dialog').waitFor({ state: 'visible' });
+}
+
+export async function register(session: GirderSession, login: string, password = 'password1'): Promise<void> {
+  const { page } = session;
+  await page.locator('.g-register').click();
+  await waitForDialog(session);
+  await page.locator('#g-login').fill(login);
+  await page.locator('#g-email').fill(`${login}@example.com`);
+  await page.locator('#g-firstName').fill('First');
+  await page.locator('#g-lastName').fill(login);
+  await page.locator('#g-password').fill(password);
+  await page.locator('#g-password2').fill(password);
+  await page.locator('#g-register-button').click();
+  await page.locator('.g-user-dropdown-link').filter({ hasText: login }).waitFor();
+  await session.idle();
+}
+
+export async function logIn(session: GirderSession, login: string, password = 'password1'): Promise<void> {
+  const { page } = session;
+  await page.locator('.g-login').click();
+  await waitForDialog(session);
+  await page.locator('#g-login').fill(login);
+  await page.locator('#g-password').fill(password);
+  await page.locator('#g-login-button').click();
+  await page.locator('.g-user-dropdown-link').filter({ hasText: login }).waitFor();
+  await session.idle();
+}
+
+export async function logOut(session: GirderSession): Promise<void> {
+  const { page } = session;
+  await page.locator('.g-user-dropdown-link').click();
+  await page.locator('.g-logout').click();
+  await page.locator('.g-login').waitFor();
+  await session.idle();
+}
+
+export async function openMyFolders(session: GirderSession): Promise<void> {
+  const { page } = session;
+  await page.locator('.g-user-dropdown-link').click();
+  await page.locator('a.g-my-folders').click();
+  await page.locator('.g-folder-list-link').first().waitFor();
+  await session.idle();
+}
+
+/** A folder or item row of the current listing, by exact name. */
+export const folderRow = (session: GirderSession, name: string): Locator =>
+  session.page.locator('.g-folder-list-entry').filter({ has: session.page.locator('.g-folder-list-link', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) });
+export const itemRow = (session: GirderSession, name: string): Locator =>
+  session.page.locator('.g-item-list-entry').filter({ has: session.page.locator('.g-item-list-link', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) });
+
+export async function openFolder(session: GirderSession, name: string): Promise<void> {
+  await folderRow(session, name).locator('.g-folder-list-link').click();
+  await session.page.locator('.g-hierarchy-breadcrumb-bar .breadcrumb .active', { hasText: name }).waitFor();
+  await session.idle();
+}
+
+export async function folderAction(session: GirderSession, action: string): Promise<void> {
+  await session.page.locator('.g-folder-actions-button').click();
+  await session.page.locator(`.g-folder-actions-menu ${action}`).click();
+}
+
+export async function createFolderHere(session: GirderSession, name: string): Promise<void> {
+  const { page } = session;
+  await folderAction(session, '.g-create-subfolder');
+  await waitForDialog(session);
+  await page.locator('#g-name').fill(name);
+  await page.locator('.g-save-folder').click();
+  await folderRow(session, name).waitFor();
+  await session.idle();
+}
+
+/** Confirms Girder's confirmation dialog. */
+export async function confirm(session: GirderSession): Promise<void> {
+  await session.page.locator('#g-confirm-button').click();
+  await session.idle();
+}
