@@ -2,6 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
+/** Browser-side: toasts disappear after a few seconds, so each danger alert is reported as it is added. */
+const RECORD_TOASTS = `
+new MutationObserver((mutations) => {
+  for (const mutation of mutations) {
+    mutation.addedNodes.forEach((node) => {
+      if (node instanceof HTMLElement && node.matches('.alert-danger')) window.__recordToast((node.textContent || '').trim());
+    });
+  }
+}).observe(document, { childList: true, subtree: true });`;
+
 /** Screenshots of failed steps go here (gitignored). */
 export const ARTIFACTS_DIR = path.join(__dirname, '..', 'artifacts');
 
@@ -22,18 +32,7 @@ export class GirderSession {
     });
     page.on('pageerror', (error) => session.problems.push(`page error: ${error.message}`));
     await page.exposeFunction('__recordToast', (text: string) => session.problems.push(`error toast: ${text}`));
-    await page.addInitScript(() => {
-      // Toasts disappear after a few seconds: catch each danger alert as it is added.
-      new MutationObserver((mutations) => {
-        for (const mutation of mutations) {
-          mutation.addedNodes.forEach((node) => {
-            if (node instanceof HTMLElement && node.matches('.alert-danger')) {
-              (window as unknown as { __recordToast(t: string): void }).__recordToast((node.textContent ?? '').trim());
-            }
-          });
-        }
-      }).observe(document, { childList: true, subtree: true });
-    });
+    await page.addInitScript({ content: RECORD_TOASTS });
     return session;
   }
 
@@ -45,14 +44,9 @@ export class GirderSession {
 
   /** Waits until the client has no REST request outstanding (Girder's own e2e helper). */
   async idle(): Promise<void> {
-    await this.page.waitForFunction(
-      () => {
-        const girder = (window as unknown as { girder?: { rest?: { numberOutstandingRestRequests(): number } } }).girder;
-        return girder?.rest !== undefined && girder.rest.numberOutstandingRestRequests() === 0;
-      },
-      undefined,
-      { timeout: 15000 },
-    );
+    await this.page.waitForFunction('window.girder && window.girder.rest && window.girder.rest.numberOutstandingRestRequests() === 0', undefined, {
+      timeout: 15000,
+    });
   }
 
   /** Runs a step; on failure saves a screenshot named after it and rethrows. */
