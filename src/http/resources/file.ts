@@ -74,7 +74,7 @@ export function parseRange(header: string, size: number): [number, number][] | n
  * Streams a file (Girder's File.download with the filesystem adapter's headers): `offset`/`endByte` (exclusive) or a
  * `Range` header (which wins; first range only) select bytes; a partial answer is 206 with Content-Range.
  */
-async function sendFile(
+export async function sendFile(
   services: Services,
   req: Request,
   res: Response,

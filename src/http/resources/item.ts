@@ -9,6 +9,7 @@ import {
 } from '../../commands/itemCommands';
 import { fileView, findItems, itemView, loadFolderParam, loadItem } from '../../queries/itemQueries';
 import { itemHistoryRoutes } from './itemHistory';
+import { itemDownloadRoutes } from './itemDownload';
 import { folderRootPath } from '../../queries/folderQueries';
 import { folderView } from '../../queries/views';
 
@@ -230,5 +231,6 @@ export const itemResource: Resource = {
       },
     }),
     ...itemHistoryRoutes,
+    ...itemDownloadRoutes,
   ],
 };

@@ -3,8 +3,12 @@ import type { GirderSession } from './girderPage';
 
 /** UI actions of the Girder web client, as its own Playwright helpers (girder/web/tests/util.ts) perform them. */
 
+/** Waits until a dialog has finished opening (Bootstrap's fade-in done), so that typing goes into its fields. */
 export async function waitForDialog(session: GirderSession): Promise<void> {
-  await session.page.locator('#g-dialog-container .modal-dialog').waitFor({ state: 'visible' });
+  await session.page.locator('#g-dialog-container.in .modal-dialog').waitFor({ state: 'visible' });
+  await session.page.locator('.modal-backdrop.in').waitFor({ state: 'visible' });
+  await session.page.waitForFunction("!document.querySelector('#g-dialog-container.fade:not(.in)')");
+  await session.idle();
 }
 
 export async function register(session: GirderSession, login: string, password = 'password1'): Promise<void> {
@@ -79,5 +83,37 @@ export async function createFolderHere(session: GirderSession, name: string): Pr
 /** Confirms Girder's confirmation dialog. */
 export async function confirm(session: GirderSession): Promise<void> {
   await session.page.locator('#g-confirm-button').click();
+  await session.idle();
+}
+
+/** Uploads files into the current folder through the upload dialog and waits until it has finished. */
+export async function uploadHere(session: GirderSession, files: { name: string; mimeType: string; buffer: Buffer }[]): Promise<void> {
+  const { page } = session;
+  await page.locator('.g-upload-here-button').first().click();
+  await page.locator('.g-drop-zone').waitFor();
+  await page.locator('#g-files').setInputFiles(files);
+  await page.locator('.g-start-upload').click();
+  await page.locator('.g-start-upload').waitFor({ state: 'hidden' });
+  await session.idle();
+}
+
+/** Adds a simple key/value to the metadata widget of the current folder or item page. */
+export async function addMetadata(session: GirderSession, key: string, value: string): Promise<void> {
+  const { page } = session;
+  await page.locator('.g-widget-metadata-add-button').click();
+  await page.locator('.g-add-simple-metadata').click();
+  await page.locator('.g-widget-metadata-key-input').last().fill(key);
+  await page.locator('.g-widget-metadata-value-input').last().fill(value);
+  await page.locator('.g-widget-metadata-save-button').last().click();
+  await page.locator('.g-widget-metadata-row', { hasText: key }).waitFor();
+  await session.idle();
+}
+
+/** Picks a user or group in the access dialog's search field. */
+export async function grantAccessTo(session: GirderSession, query: string, resultText: string): Promise<void> {
+  const { page } = session;
+  const field = page.locator('.g-grant-access-container .g-search-field');
+  await field.fill(query);
+  await page.locator('.g-grant-access-container .g-search-result-element', { hasText: resultText }).first().click();
   await session.idle();
 }
