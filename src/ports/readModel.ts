@@ -155,17 +155,18 @@ export interface UserQueries {
   get(id: string): Promise<UserDoc | null>;
   getByLogin(login: string): Promise<UserDoc | null>;
   getByEmail(email: string): Promise<UserDoc | null>;
-  list(options: { text?: string; paging: Paging }): Promise<Page<UserDoc>>;
+  /** Users whose login, name or email contains `text`; with `prefix`, whose login, first or last name starts with it (any case). */
+  list(options: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>>;
   count(): Promise<number>;
 }
 
 export interface GroupQueries {
   get(id: string): Promise<GroupDoc | null>;
   /**
-   * Groups by name: `exact` = that exact (case-sensitive) name, `text` = name or description containing it (any case),
-   * else all. `visibleTo`: only public groups and these group ids (null: every group, for site admins).
+   * Groups by name: `exact` = that exact (case-sensitive) name, `prefix` = name starting with `text` (any case),
+   * `text` = name or description containing it (any case), else all. `visibleTo`: only public groups and these group ids (null: every group, for site admins).
    */
-  list(options: { text?: string; exact?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>>;
+  list(options: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>>;
   /** Members (`kind` member) or invitees of a group, as user documents, sorted and paged like a user listing. */
   listUsers(groupId: string, kind: 'member' | 'invite', paging: Paging): Promise<Page<UserDoc>>;
 }

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { describeInChromium, launchChromium } from './support/chromium';
 import { startLiveService, type LiveService } from './support/liveService';
 import { GirderSession } from './support/girderPage';
-import { createFolderHere, folderAction, folderRow, logOut, openFolder, openMyFolders, register, waitForDialog, confirm } from './support/journeys';
+import { createFolderHere, folderAction, folderRow, logOut, openFolder, openMyFolders, register, openDialog, confirm } from './support/journeys';
 
 describeInChromium('web client: accounts and folders', () => {
   let service: LiveService;
@@ -38,8 +38,7 @@ describeInChromium('web client: accounts and folders', () => {
     });
     await session.step('rename', async () => {
       await openFolder(session, 'Alpha');
-      await folderAction(session, '.g-edit-folder');
-      await waitForDialog(session);
+      await openDialog(session, () => folderAction(session, '.g-edit-folder'));
       await page.locator('#g-name').fill('Beta');
       await page.locator('.g-save-folder').click();
       await page.locator('.g-hierarchy-breadcrumb-bar .breadcrumb .active', { hasText: 'Beta' }).waitFor();

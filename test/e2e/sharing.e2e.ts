@@ -6,7 +6,7 @@ import { startLiveService, type LiveService } from './support/liveService';
 import { GirderSession } from './support/girderPage';
 import { api, registerByApi } from './support/api';
 import {
-  addMetadata, createFolderHere, grantAccessTo, itemRow, logIn, logOut, openFolder, openMyFolders, register, uploadHere, waitForDialog,
+  addMetadata, createFolderHere, grantAccessTo, itemRow, logIn, logOut, openFolder, openMyFolders, register, uploadHere, openDialog,
 } from './support/journeys';
 
 /** The id after `<model>/` in the client's URL (`#user/<id>/folder/<id>`, `#item/<id>`, `#group/<id>/…`). */
@@ -110,8 +110,7 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
     const carol = await registerByApi(service.baseUrl, 'carol');
     await session.step('create a group', async () => {
       await session.goto('groups');
-      await page.locator('.g-group-create-button').click();
-      await waitForDialog(session);
+      await openDialog(session, () => page.locator('.g-group-create-button').click());
       await page.locator('#g-name').fill('Team');
       await page.locator('.g-save-group').click();
       await page.locator('.g-group-name', { hasText: 'Team' }).waitFor();
@@ -122,8 +121,7 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
     });
     await session.step('share', async () => {
       await session.goto(`folder/${sharedId}`);
-      await page.locator('.g-folder-access-button').click();
-      await waitForDialog(session);
+      await openDialog(session, () => page.locator('.g-folder-access-button').click());
       await grantAccessTo(session, 'bobby', 'bobby');
       await grantAccessTo(session, 'Team', 'Team');
       await page.locator('#g-ac-list-users .g-user-access-entry', { hasText: 'bobby' }).waitFor();

@@ -31,6 +31,9 @@ export class GirderSession {
       if (message.type() === 'error') session.problems.push(`console error: ${message.text()}`);
     });
     page.on('pageerror', (error) => session.problems.push(`page error: ${error.message}`));
+    page.on('response', (response) => {
+      if (response.status() >= 400) session.problems.push(`HTTP ${response.status()} ${response.request().method()} ${response.url()}`);
+    });
     await page.exposeFunction('__recordToast', (text: string) => session.problems.push(`error toast: ${text}`));
     await page.addInitScript({ content: RECORD_TOASTS });
     return session;
@@ -57,7 +60,8 @@ export class GirderSession {
       fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
       const file = path.join(ARTIFACTS_DIR, `${name.replace(/[^a-z0-9]+/gi, '-')}.png`);
       await this.page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-      throw new Error(`${name} failed (screenshot: ${file}): ${(error as Error).message}`, { cause: error });
+      const seen = this.problems.length ? `\nProblems seen so far:\n${this.problems.join('\n')}` : '';
+      throw new Error(`${name} failed (screenshot: ${file}): ${(error as Error).message}${seen}`, { cause: error });
     }
   }
 

@@ -3,18 +3,21 @@ import type { GirderSession } from './girderPage';
 
 /** UI actions of the Girder web client, as its own Playwright helpers (girder/web/tests/util.ts) perform them. */
 
-/** Waits until a dialog has finished opening (Bootstrap's fade-in done), so that typing goes into its fields. */
-export async function waitForDialog(session: GirderSession): Promise<void> {
-  await session.page.locator('#g-dialog-container.in .modal-dialog').waitFor({ state: 'visible' });
-  await session.page.locator('.modal-backdrop.in').waitFor({ state: 'visible' });
-  await session.page.waitForFunction("!document.querySelector('#g-dialog-container.fade:not(.in)')");
+/**
+ * Opens a dialog and waits until Bootstrap has shown it: at that moment it moves the focus into the dialog (and the
+ * client into its first field), so typing any earlier could land in the wrong field.
+ */
+export async function openDialog(session: GirderSession, open: () => Promise<void>): Promise<void> {
+  await open();
+  await session.page.waitForFunction(
+    "(() => { const d = document.getElementById('g-dialog-container'); return !!d && d.classList.contains('in') && d.contains(document.activeElement); })()",
+  );
   await session.idle();
 }
 
 export async function register(session: GirderSession, login: string, password = 'password1'): Promise<void> {
   const { page } = session;
-  await page.locator('.g-register').click();
-  await waitForDialog(session);
+  await openDialog(session, () => page.locator('.g-register').click());
   await page.locator('#g-login').fill(login);
   await page.locator('#g-email').fill(`${login}@example.com`);
   await page.locator('#g-firstName').fill('First');
@@ -28,8 +31,7 @@ export async function register(session: GirderSession, login: string, password =
 
 export async function logIn(session: GirderSession, login: string, password = 'password1'): Promise<void> {
   const { page } = session;
-  await page.locator('.g-login').click();
-  await waitForDialog(session);
+  await openDialog(session, () => page.locator('.g-login').click());
   await page.locator('#g-login').fill(login);
   await page.locator('#g-password').fill(password);
   await page.locator('#g-login-button').click();
@@ -72,8 +74,7 @@ export async function folderAction(session: GirderSession, action: string): Prom
 
 export async function createFolderHere(session: GirderSession, name: string): Promise<void> {
   const { page } = session;
-  await folderAction(session, '.g-create-subfolder');
-  await waitForDialog(session);
+  await openDialog(session, () => folderAction(session, '.g-create-subfolder'));
   await page.locator('#g-name').fill(name);
   await page.locator('.g-save-folder').click();
   await folderRow(session, name).waitFor();

@@ -42,10 +42,11 @@ export class MongoGroups implements GroupQueries {
     return doc ? this.complete(doc) : null;
   }
 
-  async list({ text, exact, visibleTo, paging }: { text?: string; exact?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>> {
+  async list({ text, exact, prefix, visibleTo, paging }: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>> {
     const clauses: Document[] = [];
     if (visibleTo !== null) clauses.push({ $or: [{ public: true }, { _id: { $in: visibleTo } }] });
     if (text !== undefined && exact) clauses.push({ name: text });
+    else if (text !== undefined && prefix) clauses.push({ name: { $regex: `^${escapeRegex(text)}`, $options: 'i' } });
     else if (text !== undefined) {
       const like = { $regex: escapeRegex(text), $options: 'i' };
       clauses.push({ $or: [{ name: like }, { description: like }] });

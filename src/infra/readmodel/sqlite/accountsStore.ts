@@ -45,9 +45,14 @@ export class SqliteUsers implements UserQueries, UserWrites {
   async getByEmail(email: string) {
     return this.user(this.db.prepare('SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined);
   }
-  async list({ text, paging }: { text?: string; paging: Paging }): Promise<Page<UserDoc>> {
-    const where = text ? `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'` : '';
-    const like = text ? `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : '';
+  async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
+    const escaped = text ? text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) : '';
+    const where = !text
+      ? ''
+      : prefix
+        ? `WHERE login LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.firstName')) LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.lastName')) LIKE ? ESCAPE '\\'`
+        : `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'`;
+    const like = prefix ? `${escaped}%` : `%${escaped}%`;
     const args = text ? [like, like, like] : [];
     const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' }, 'rm_users');

@@ -17,7 +17,7 @@ CREATE INDEX IF NOT EXISTS rm_group_members_user ON rm_group_members (user_id);
 type GroupFields = Omit<GroupDoc, 'members' | 'invites' | 'requests'>;
 type Level = 0 | 1 | 2;
 const COLUMNS = { name: 'name', lowerName: 'lower_name', created: 'created', updated: 'updated', _id: 'id' };
-const USER_COLUMNS = { lastName: 'u.lower_name', login: 'u.login', created: 'u.created', _id: 'u.id' };
+const USER_COLUMNS = { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' };
 
 /** Creates the membership table (users read it to fill `groups`/`groupInvites`). */
 export function ensureGroupTables(db: SqliteDatabase): void {
@@ -59,7 +59,7 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
     return row ? this.complete(JSON.parse(row.doc) as GroupFields) : null;
   }
 
-  async list({ text, exact, visibleTo, paging }: { text?: string; exact?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>> {
+  async list({ text, exact, prefix, visibleTo, paging }: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>> {
     const clauses: string[] = [];
     const args: unknown[] = [];
     if (visibleTo !== null) {
@@ -69,6 +69,9 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
     if (text !== undefined && exact) {
       clauses.push('g.name = ?');
       args.push(text);
+    } else if (text !== undefined && prefix) {
+      clauses.push("g.lower_name LIKE ? ESCAPE '\\'");
+      args.push(`${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     } else if (text !== undefined) {
       const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       clauses.push("(g.lower_name LIKE ? ESCAPE '\\' OR lower(json_extract(g.doc, '$.description')) LIKE ? ESCAPE '\\')");
