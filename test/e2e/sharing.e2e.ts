@@ -48,11 +48,13 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
 
   it('uploads files (one of them in several chunks) and downloads them byte for byte', async () => {
     const { page } = session;
-    await session.step('register and open Private', async () => {
+    await session.step('register and open Public', async () => {
       await register(session, 'alice');
       aliceToken = String(await page.evaluate('window.girder.auth.getCurrentToken()'));
       await openMyFolders(session);
-      await openFolder(session, 'Private');
+      // Under Public, so that others can walk to it (every ancestor must be readable, as in Girder); the access
+      // dialog makes it private below.
+      await openFolder(session, 'Public');
       await createFolderHere(session, 'Shared');
       await openFolder(session, 'Shared');
       sharedId = idIn(page.url(), 'folder');
@@ -122,6 +124,7 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
     await session.step('share', async () => {
       await session.goto(`folder/${sharedId}`);
       await openDialog(session, () => page.locator('.g-folder-access-button').click());
+      await page.locator('#g-access-private').check();
       await grantAccessTo(session, 'bobby', 'bobby');
       await grantAccessTo(session, 'Team', 'Team');
       await page.locator('#g-ac-list-users .g-user-access-entry', { hasText: 'bobby' }).waitFor();
@@ -132,6 +135,7 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
       const access = await api(service.baseUrl, 'GET', `folder/${sharedId}/access`, aliceToken);
       expect(access.users.map((u: { login: string }) => u.login).sort()).toEqual(['alice', 'bobby']);
       expect(access.groups.map((g: { name: string }) => g.name)).toEqual(['Team']);
+      expect((await api(service.baseUrl, 'GET', `folder/${sharedId}`, aliceToken)).public).toBe(false);
       await logOut(session);
     });
     for (const login of ['bobby', 'carol']) {
