@@ -2,7 +2,10 @@ import type { Browser } from 'playwright-core';
 import { describeInChromium, launchChromium } from './support/chromium';
 import { startLiveService, type LiveService } from './support/liveService';
 import { GirderSession } from './support/girderPage';
-import { createFolderHere, folderAction, folderRow, logOut, openFolder, openMyFolders, register, openDialog, confirm } from './support/journeys';
+import { addMetadata, createFolderHere, folderAction, folderRow, logIn, logOut, openFolder, openMyFolders, register, openDialog, confirm } from './support/journeys';
+
+/** `YYYY-MM-DDTHH:MM:SS` in local time, what a datetime-local input takes. */
+const localInput = (date: Date): string => new Date(date.getTime() - date.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
 
 describeInChromium('web client: accounts and folders', () => {
   let service: LiveService;
@@ -65,6 +68,36 @@ describeInChromium('web client: accounts and folders', () => {
       await page.locator('.g-empty-parent-message').waitFor({ state: 'visible' });
     });
     await session.step('log out', async () => {
+      await logOut(session);
+    });
+  });
+
+  it('shows the Activity panel: the audit history, live updates, and the listing as of an earlier time', async () => {
+    const { page } = session;
+    await session.step('history', async () => {
+      await logIn(session, 'alice');
+      await openMyFolders(session);
+      await openFolder(session, 'Public');
+      await openFolder(session, 'Destination');
+      await page.locator('.fs-activity-panel .fs-activity-entry', { hasText: 'FolderCreated' }).filter({ hasText: 'alice' }).waitFor();
+    });
+    const before = new Date();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await session.step('live update', async () => {
+      await addMetadata(session, 'stage', 'draft');
+      // Arrives over the folder's event stream: the panel does not reload its history.
+      await page.locator('.fs-activity-panel .fs-activity-entry', { hasText: 'FolderMetadataChanged' }).waitFor();
+      await createFolderHere(session, 'Later');
+    });
+    await session.step('view as of', async () => {
+      const asOf = page.locator('.fs-activity-asof');
+      await asOf.locator('.fs-activity-asof-input').fill(localInput(before));
+      await asOf.locator('.fs-activity-asof-show').click();
+      await asOf.locator('.fs-activity-asof-empty').waitFor();
+      await asOf.locator('.fs-activity-asof-input').fill(localInput(new Date(Date.now() + 1000)));
+      await asOf.locator('.fs-activity-asof-show').click();
+      await asOf.locator('.fs-activity-asof-folder', { hasText: 'Later' }).waitFor();
+      expect(await asOf.locator('.fs-activity-asof-folder').allTextContents()).toEqual(['Later']);
       await logOut(session);
     });
   });
