@@ -1,7 +1,7 @@
 import { loadConfig } from '../config';
 import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
-import { attachNotificationSocket } from '../web/notificationSocket';
+import { attachNotificationSocket } from '../http/web/notificationSocket';
 import { rebuildReadModels } from './rebuild';
 import { verifyReadModels } from './verify';
 import { STANDIN_VARIABLE, mongoStandInMode } from '../infra/readmodel/createReadModel';

@@ -1,7 +1,6 @@
 import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
-import type { ParentType } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandContext';
 import {
@@ -17,12 +16,13 @@ import {
   type FolderEvent,
   type FolderState,
 } from '../domain/folder';
-import { emptyAccess, withUserAccess, type AccessList, type Viewer } from '../domain/access';
+import { AccessLevel, emptyAccess, withUserAccess, type AccessList, type Viewer } from '../domain/access';
 import type { Metadata } from '../domain/metadata';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { loadParent, type ParentDoc } from '../queries/loaders';
 import { guardSiblingName, type SiblingLookup } from './siblingNames';
+import type { ParentType } from '../domain/parents';
 
 /**
  * Folder writes: each loads the folder stream (and the reservation stream of a name it gives), runs the pure decider
@@ -30,7 +30,6 @@ import { guardSiblingName, type SiblingLookup } from './siblingNames';
  * attempt against the new state, so concurrent writers neither lose updates nor share a sibling name.
  */
 
-const WRITE = 1;
 
 function decideOn(state: FolderState, command: FolderCommand): { events: FolderEvent[]; state: FolderState } {
   const events = folderDecider.decide(command, state).map(assertFolderEvent);
@@ -62,7 +61,7 @@ export function inheritedAcl(parent: ParentDoc, creatorId: string | null, explic
     isPublic = parent.doc.public ?? false;
     access = structuredClone(parent.doc.access);
   }
-  if (creatorId) access = withUserAccess(access, creatorId, 2);
+  if (creatorId) access = withUserAccess(access, creatorId, AccessLevel.ADMIN);
   if (explicitPublic !== undefined) isPublic = explicitPublic;
   return { ...(isPublic !== undefined ? { public: isPublic } : {}), access };
 }
@@ -179,7 +178,7 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
     const appends: StreamAppend[] = [];
 
     if (input.move) {
-      const parent = await loadParent(services, input.move.parentType, input.move.parentId, input.viewer, WRITE);
+      const parent = await loadParent(services, input.move.parentType, input.move.parentId, input.viewer, AccessLevel.WRITE);
       if (parent.type !== after.parentType || parent.doc._id !== after.parentId) {
         // Serialise with every other move, and check against a read model that reflects all of them.
         const tree = await lastEventOf(services, FOLDER_TREE_STREAM);

@@ -1,17 +1,17 @@
 import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
-import type { ParentType } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandContext';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { loadFolder, siblingLookup } from './folderCommands';
 import { retentionStart } from './blobReclaim';
 import { assertFolderEvent, folderDecider, folderNameCandidate, folderStream } from '../domain/folder';
-import { accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
+import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId, newId } from '../domain/ids';
 import { loadParent, type ParentDoc } from '../queries/loaders';
 import { historyOf } from '../queries/history';
+import type { ParentType } from '../domain/parents';
 
 /**
  * `POST /folder/:id/restore`: brings back a folder a subtree operation removed (its own delete, a delete of an
@@ -21,8 +21,6 @@ import { historyOf } from '../queries/history';
  * removal; the blobs are held while the restore commits, so the retention purge cannot take them meanwhile.
  */
 
-const WRITE = 1;
-const ADMIN = 2;
 
 export interface RestoreFolderInput {
   folderId: string;
@@ -70,10 +68,10 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
   if (await services.readModel.folders.get(folderId)) throw new RestError('The folder is not deleted.');
   const removed = await history.removedFolder(folderId);
   if (!removed) throw new RestError(`Invalid folder id (${folderId}).`);
-  if (!viewer.admin && !hasAccess(removed.doc, viewer, ADMIN)) throw new AccessDeniedError(accessDeniedMessage(ADMIN, 'folder', folderId, viewer));
+  if (!viewer.admin && !hasAccess(removed.doc, viewer, AccessLevel.ADMIN)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'folder', folderId, viewer));
 
   const parent = input.parent
-    ? await loadParent(services, input.parent.type, input.parent.id, viewer, WRITE)
+    ? await loadParent(services, input.parent.type, input.parent.id, viewer, AccessLevel.WRITE)
     : await originalParent(services, removed.doc.parentCollection, removed.doc.parentId);
   if (!parent) throw new ValidationError('The original parent no longer exists; pass parentId.', 'parentId');
 

@@ -1,9 +1,9 @@
 import type { StreamAppend } from '../ports/eventStore';
-import type { ParentType } from '../ports/readModel';
 import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
 import { claim, reservationDecider, siblingNameStream } from '../domain/uniqueName';
+import type { ParentType } from '../domain/parents';
 
 /**
  * Sibling-name uniqueness (folders and items share one namespace per parent).

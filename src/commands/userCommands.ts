@@ -7,11 +7,11 @@ import { claim, emailStream, loginStream, reservationDecider, siblingNameStream 
 import { ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
-import { emptyAccess, withUserAccess } from '../domain/access';
+import { AccessLevel, emptyAccess, withUserAccess } from '../domain/access';
 import { folderStream, type FolderEvent } from '../domain/folder';
 import { hashToken, tokenStream, type TokenEvent } from '../domain/token';
 import { generateToken, hashPassword } from './password';
-import { Scope } from '../http/routeTable';
+import { Scope } from '../domain/scopes';
 
 /** The default folders each new user gets (Girder's `public_private` setting). */
 const DEFAULT_FOLDERS = [
@@ -46,7 +46,7 @@ export async function registerUser(
       data: {
         userId, login: valid.login, email: valid.email, firstName: valid.firstName, lastName: valid.lastName,
         admin: isFirst || options.admin, emailVerified: isFirst, public: true, passwordHash, created,
-        access: withUserAccess(emptyAccess(), userId, 2),
+        access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN),
       },
     };
     const appends: StreamAppend[] = [
@@ -63,7 +63,7 @@ export async function registerUser(
         type: 'FolderCreated',
         data: {
           folderId, name: folder.name, description: '', parentType: 'user', parentId: userId, creatorId: userId, created,
-          public: folder.public, access: withUserAccess(emptyAccess(), userId, 2), meta: {},
+          public: folder.public, access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN), meta: {},
         },
       };
       appends.push(

@@ -1,4 +1,4 @@
-import type { Decider, DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import { ValidationError } from './errors';
 
 export const apiKeyStream = (id: string): string => `apikey-${id}`;
@@ -84,7 +84,7 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
       case 'ApiKeyDeleted':
         return state.status === 'none' ? state : { status: 'deleted', key: state.key };
       default:
-        return state;
+        return unknownEvent(event, state);
     }
   },
   decide: (command, state) => {

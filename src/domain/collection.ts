@@ -1,5 +1,5 @@
-import type { Decider, DomainEvent } from './decider';
-import { emptyAccess, withUserAccess, type AccessList } from './access';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
+import { AccessLevel, emptyAccess, withUserAccess, type AccessList } from './access';
 import { ValidationError } from './errors';
 
 export const collectionStream = (id: string): string => `collection-${id}`;
@@ -88,7 +88,7 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
       case 'CollectionDeleted':
         return state.status === 'none' ? state : { ...state, status: 'deleted' };
       default:
-        return state;
+        return unknownEvent(event, state);
     }
   },
   decide: (command, state) => {
@@ -96,7 +96,7 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
       case 'CreateCollection': {
         if (state.status !== 'none') throw new Error(`Collection ${command.collectionId} already exists.`);
         const name = checkName(command.name, command.nameOwner, command.collectionId);
-        const access = command.creatorId ? withUserAccess(emptyAccess(), command.creatorId, 2) : emptyAccess();
+        const access = command.creatorId ? withUserAccess(emptyAccess(), command.creatorId, AccessLevel.ADMIN) : emptyAccess();
         return [
           {
             type: 'CollectionCreated',

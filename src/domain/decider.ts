@@ -19,3 +19,13 @@ export function foldEvents<State, Event extends DomainEvent>(
 ): State {
   return events.reduce(decider.evolve, decider.initialState());
 }
+
+/**
+ * Ends a switch over an event union (`default: return unknownEvent(event, state)`): once every member has a case,
+ * `event` is `never` there, so an event type added to the union but not handled is a compile error at that switch.
+ * At run time an event this version does not know (appended by a newer version) changes nothing, as before.
+ */
+export function unknownEvent<State>(event: never, state: State): State {
+  void event;
+  return state;
+}

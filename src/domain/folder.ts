@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Decider, DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import type { AccessList, Viewer } from './access';
 import { RestError, ValidationError } from './errors';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
-import type { ParentType } from '../ports/readModel';
+import { PARENT_TYPES, type ParentType } from './parents';
 
 export const folderStream = (id: string): string => `folder-${id}`;
 
@@ -16,7 +16,7 @@ export const FOLDER_TREE_STREAM = 'foldertree-moves';
 
 // ---- events: the zod schemas are the published contract for subscribers ----
 
-const parentTypeSchema = z.enum(['folder', 'user', 'collection']);
+const parentTypeSchema = z.enum(PARENT_TYPES);
 const accessEntrySchema = z.object({
   id: z.string(),
   level: z.union([z.literal(0), z.literal(1), z.literal(2)]),
@@ -270,7 +270,7 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
       };
     }
     default:
-      return state;
+      return unknownEvent(event, state);
   }
 }
 

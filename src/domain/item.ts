@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Decider, DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import { RestError, ValidationError } from './errors';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 
@@ -221,7 +221,7 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       return { ...state, size: state.size - file.size, files: withoutFile(state.files, event.data.fileId) };
     }
     default:
-      return state;
+      return unknownEvent(event, state);
   }
 }
 

@@ -1,4 +1,5 @@
 import { RestError, ValidationError } from './errors';
+import { checkUserJson } from './userJson';
 
 /**
  * Free-form metadata (`meta` on folders and items) and Girder's rules for it: top-level key names must be non-empty,
@@ -17,7 +18,7 @@ export function validateMetadataKeys(keys: Iterable<string>): void {
 
 /**
  * Girder's setMetadata: the updates are merged over the current metadata; unless `allowNull`, keys set to null are
- * removed. Every top-level key of the result is then validated. Built with `Object.fromEntries` so that a key such as
+ * removed. Every top-level key of the result is then validated, and the result is held to the user-JSON limits. Built with `Object.fromEntries` so that a key such as
  * `__proto__` stays an ordinary key.
  */
 export function mergeMetadata(current: Metadata, updates: Metadata, allowNull: boolean): Metadata {
@@ -27,7 +28,10 @@ export function mergeMetadata(current: Metadata, updates: Metadata, allowNull: b
     else merged.set(key, value);
   }
   validateMetadataKeys(merged.keys());
-  return Object.fromEntries(merged);
+  const result = Object.fromEntries(merged);
+  // The whole result, not only the update: repeated merges must not grow a document past what adapters store.
+  checkUserJson('metadata', result);
+  return result;
 }
 
 /** Girder's deleteMetadata: the names are validated first, then removed; names that are not present are ignored. */

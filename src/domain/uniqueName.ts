@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Decider, DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 
 /**
  * Reservation streams own uniqueness invariants (sibling names, logins, emails, collection names): one stream per
@@ -23,7 +23,7 @@ export const reservationDecider: Decider<ReservationState, never, ReservationEve
       case 'ValueReleased':
         return state.owner?.id === event.data.ownerId ? { owner: null } : state;
       default:
-        return state;
+        return unknownEvent(event, state);
     }
   },
   decide: () => [],

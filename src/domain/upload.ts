@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Decider, DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import { AccessDeniedError, RestError, ValidationError } from './errors';
 
 /**
@@ -79,7 +79,7 @@ function evolve(state: UploadState, event: UploadEvent): UploadState {
     case 'UploadCancelled':
       return { ...state, status: 'cancelled' };
     default:
-      return state;
+      return unknownEvent(event, state);
   }
 }
 

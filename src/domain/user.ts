@@ -23,8 +23,8 @@ export interface UserRegisteredData {
 
 export type UserEvent =
   | DomainEvent<'UserRegistered', UserRegisteredData>
-  | DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string }>
-  | DomainEvent<'UserUpdated', { userId: string; firstName?: string; lastName?: string; email?: string; admin?: boolean; status?: 'enabled' | 'disabled' }>;
+  /** `PUT /user/password`. */
+  | DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string }>;
 
 export interface UserState {
   registered: boolean;

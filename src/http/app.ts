@@ -8,20 +8,21 @@ import { errorResponse } from './errorMapping';
 import { sendResult } from './render';
 import { Router } from './router';
 import { collectParams, hasProcessableBody } from './requestParams';
-import { ANONYMOUS, checkAccessMode, resolvePrincipal, type Principal } from './auth';
+import { BODY_LIMIT, readBody } from './bodyReader';
+import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
 import { RESPONSE_SENT, routeEventName, type HttpMethod, type Resource, type RouteContext, type RouteDef } from './routeTable';
 import { openApiDocument } from './openapi';
 import { apiResources } from './resources';
 import type { ListenerInfo } from '../bus/hooks';
 import { healthRoutes } from './health';
-import { webClientRoutes } from '../web/webClient';
+import { webClientRoutes } from './web/webClient';
+import { ANONYMOUS, type Principal } from './principal';
 
 export const API_ROOT = '/api/v1';
 const METHODS = new Set<string>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 /** Checked in this order; the last one present wins (Girder's Resource.POST). */
 const OVERRIDE_HEADERS = ['X-HTTP-Method-Override', 'X-HTTP-Method', 'X-Method-Override'];
-const BODY_LIMIT = 16 * 1024 * 1024;
 
 /** The routing method: the request's, or on POST the last method-override header present (any case). */
 export function routingMethod(req: Request): string {
@@ -47,25 +48,6 @@ function pathSegments(path: string): string[] {
         return s;
       }
     });
-}
-
-function readBody(req: Request, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        reject(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-    req.on('close', () => reject(new Error('The request was aborted before its body was read.')));
-  });
 }
 
 /** The Swagger UI page, with its assets addressed below the API root whether or not the URL ends with a slash. */
@@ -212,6 +194,8 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
       res.destroy();
       return;
     }
+    // The rest of an over-limit body may not have been read: this connection cannot carry another request.
+    if (status === 413) res.setHeader('Connection', 'close');
     sendResult(req, res, status, body);
   }
 

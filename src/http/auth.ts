@@ -3,24 +3,19 @@ import type { TokenDoc, UserDoc } from '../ports/readModel';
 import type { Viewer } from '../domain/access';
 import type { Services } from '../services';
 import { AccessDeniedError } from '../domain/errors';
-import { Scope, type RouteDef } from './routeTable';
+import type { RouteDef } from './routeTable';
 import { hashToken } from '../domain/token';
+import { Scope } from '../domain/scopes';
+import { ANONYMOUS, type Principal } from './principal';
 
-/** Who is calling: the user (null = anonymous) and the token they presented, if it is valid. */
-export interface Principal {
-  user: UserDoc | null;
-  token: TokenDoc | null;
-  viewer: Viewer | null;
-}
-
-export const ANONYMOUS: Principal = { user: null, token: null, viewer: null };
 
 export const viewerOf = (user: UserDoc | null): Viewer | null =>
   user ? { id: user._id, admin: user.admin, groups: user.groups } : null;
 
 
 export function parseCookies(header: string | undefined): Record<string, string> {
-  const cookies: Record<string, string> = {};
+  // A Map, not an object indexed by the cookie's name: `__proto__` or `constructor` are names like any other.
+  const cookies = new Map<string, string>();
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
@@ -28,12 +23,12 @@ export function parseCookies(header: string | undefined): Record<string, string>
     let value = part.slice(eq + 1).trim();
     if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
     try {
-      if (!(name in cookies)) cookies[name] = decodeURIComponent(value);
+      if (!cookies.has(name)) cookies.set(name, decodeURIComponent(value));
     } catch {
       /* a malformed cookie is no token */
     }
   }
-  return cookies;
+  return Object.fromEntries(cookies);
 }
 
 /**

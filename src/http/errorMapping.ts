@@ -2,6 +2,7 @@ import util from 'node:util';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { MaxAppendSizeExceededError } from '../ports/eventStore';
 import { ProjectionLagError } from '../projections/projector';
+import { BodyTooLargeError } from './bodyReader';
 
 export interface ErrorBody {
   message: string;
@@ -39,7 +40,9 @@ export function errorResponse(
   if (error instanceof ProjectionLagError) {
     return { status: 503, body: { message: 'The service is catching up; retry shortly.', type: 'rest' } };
   }
-  if (isBodyTooLarge(error)) return { status: 413, body: { message: 'Request entity too large.', type: 'rest' } };
+  if (error instanceof BodyTooLargeError) {
+    return { status: 413, body: { message: `Request entity too large (the limit is ${error.limit} bytes).`, type: 'rest' } };
+  }
   const err = error instanceof Error ? error : new Error(String(error));
   if (options.production) {
     return { status: 500, body: { message: 'An unexpected error occurred on the server.', type: 'internal', uid: options.requestId } };
@@ -58,8 +61,4 @@ export function errorResponse(
 /** A representation of an error in the manner of Python's `repr(exception)`: `Error('boom')`. */
 export function errorRepr(error: Error): string {
   return `${error.name}(${error.message === '' ? '' : util.inspect(error.message)})`;
-}
-
-function isBodyTooLarge(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { type?: string }).type === 'entity.too.large';
 }

@@ -1,13 +1,24 @@
 import { z } from 'zod';
 import { RestError } from '../domain/errors';
+import { checkUserJson } from '../domain/userJson';
+import { parseIsoTime } from '../domain/time';
+import type { Paging } from '../domain/paging';
 
 /**
  * Declared route parameters. Each spec knows how to coerce a raw string exactly as Girder's `describeRoute`
  * does (same messages), and carries a zod schema of the coerced value for the OpenAPI document.
  * Params are processed in declaration order, so the first failing one decides the error.
  */
+/** What a parameter holds; the hostile-input tests generate values from it (test/http/hostileInput.test.ts). */
+export type ParamKind = 'string' | 'bool' | 'int' | 'enum' | 'json';
+
 export interface ParamSpec<N extends string = string, T = unknown> {
   name: N;
+  kind: ParamKind;
+  /** For `int`: the accepted range (both ends included). */
+  range?: IntRange;
+  /** For `enum`: the accepted values. */
+  values?: readonly string[];
   /** `query`: query string or urlencoded form; `body`: the JSON request body (Girder's jsonParam paramType body). */
   in: 'query' | 'body';
   required: boolean;
@@ -28,6 +39,7 @@ interface Common {
 const requiredMessage = (name: string) => `Parameter '${name}' is required.`;
 
 function make<N extends string, T>(
+  kind: ParamKind,
   name: N,
   required: boolean,
   description: string | undefined,
@@ -39,6 +51,7 @@ function make<N extends string, T>(
 ): ParamSpec<N, T> {
   const defaultValue = fallback();
   return {
+    kind,
     name,
     in: where,
     required,
@@ -66,6 +79,38 @@ export function parseInteger(name: string, raw: string): number {
   return Number.parseInt(text.replace(/_/g, ''), 10);
 }
 
+/** An inclusive range of safe integers. */
+export interface IntRange {
+  min: number;
+  max: number;
+}
+
+/** Counts, offsets and sizes: from 0 to the largest integer a JavaScript number holds exactly (2^53 - 1). */
+export const NON_NEGATIVE: IntRange = { min: 0, max: Number.MAX_SAFE_INTEGER };
+/** Any integer a JavaScript number holds exactly (for values whose sign the domain judges with its own message). */
+export const SAFE_INTEGER: IntRange = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
+/** Token lifetimes in days: at least a day, at most 100 years (36,525 days), so that every expiry is a valid date. */
+export const DURATION_DAYS: IntRange = { min: 1, max: 36_525 };
+/** Unix times in seconds that `Date` represents (±8.64e15 ms around 1970). */
+export const UNIX_SECONDS: IntRange = { min: -8_640_000_000_000, max: 8_640_000_000_000 };
+
+/** {@link parseInteger}, then the range: refusals name the parameter and the range. */
+export function parseBoundedInteger(name: string, raw: string, range: IntRange): number {
+  const value = parseInteger(name, raw);
+  if (!Number.isSafeInteger(value) || value < range.min || value > range.max) {
+    throw new RestError(`Invalid value for integer parameter ${name}: ${raw}. It must be between ${range.min} and ${range.max}.`);
+  }
+  return value;
+}
+
+/** Control characters (C0 and DEL) break HTTP header values (response splitting, Node's ERR_INVALID_CHAR). */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+function refuseControlCharacters(name: string, value: string): string {
+  if (CONTROL_CHARACTERS.test(value)) throw new RestError(`Invalid value for ${name}: control characters are not allowed.`);
+  return value;
+}
+
 function checkEnum<V extends string>(name: string, value: string, allowed: readonly V[]): V {
   if (!(allowed as readonly string[]).includes(value)) {
     throw new RestError(`Invalid value for ${name}: "${value}". Allowed values: ${allowed.join(', ')}.`);
@@ -91,9 +136,14 @@ function checkJsonShape(name: string, value: unknown, shape: JsonShape): void {
 }
 
 export const param = {
-  string<N extends string>(name: N, opts: Common & { required?: boolean; strip?: boolean; default?: string } = {}) {
-    const strip = (s: string) => (opts.strip ? s.trim() : s);
+  /** `headerSafe`: the value ends up in a response header (a MIME type): control characters are refused. */
+  string<N extends string>(name: N, opts: Common & { required?: boolean; strip?: boolean; default?: string; headerSafe?: boolean } = {}) {
+    const strip = (s: string) => {
+      const value = opts.strip ? s.trim() : s;
+      return opts.headerSafe ? refuseControlCharacters(name, value) : value;
+    };
     return make<N, string | undefined>(
+      'string',
       name,
       opts.required ?? false,
       opts.description,
@@ -103,44 +153,71 @@ export const param = {
     );
   },
   requiredString<N extends string>(name: N, opts: Common & { strip?: boolean } = {}) {
-    return make<N, string>(name, true, opts.description, z.string(), (s) => (opts.strip ? s.trim() : s), () => '');
+    return make<N, string>('string', name, true, opts.description, z.string(), (s) => (opts.strip ? s.trim() : s), () => '');
   },
   bool<N extends string>(name: N, opts: Common & { default?: boolean } = {}) {
-    return make<N, boolean | undefined>(name, false, opts.description, z.boolean(), toBool, () => opts.default);
+    return make<N, boolean | undefined>('bool', name, false, opts.description, z.boolean(), toBool, () => opts.default);
   },
   flag<N extends string>(name: N, defaultValue: boolean, opts: Common = {}) {
-    return make<N, boolean>(name, false, opts.description, z.boolean().default(defaultValue), toBool, () => defaultValue);
+    return make<N, boolean>('bool', name, false, opts.description, z.boolean().default(defaultValue), toBool, () => defaultValue);
   },
-  int<N extends string>(name: N, opts: Common & { default?: number; required?: boolean } = {}) {
-    return make<N, number | undefined>(
-      name,
-      opts.required ?? false,
-      opts.description,
-      z.number().int(),
-      (raw) => parseInteger(name, raw),
-      () => opts.default,
-    );
+  /** A safe integer within `range` (default {@link NON_NEGATIVE}). */
+  int<N extends string>(name: N, opts: Common & { default?: number; required?: boolean; range?: IntRange } = {}) {
+    const range = opts.range ?? NON_NEGATIVE;
+    return {
+      ...make<N, number | undefined>(
+        'int',
+        name,
+        opts.required ?? false,
+        opts.description,
+        z.number().int(),
+        (raw) => parseBoundedInteger(name, raw, range),
+        () => opts.default,
+      ),
+      range,
+    };
   },
   enum<N extends string, V extends string>(
     name: N,
     values: readonly V[],
     opts: Common & { default?: V; required?: boolean; strip?: boolean } = {},
   ) {
-    return make<N, V | undefined>(
+    return {
+      ...make<N, V | undefined>(
+        'enum',
+        name,
+        opts.required ?? false,
+        opts.description,
+        z.enum(values as unknown as [V, ...V[]]),
+        (raw) => checkEnum(name, opts.strip ? raw.trim() : raw, values),
+        () => opts.default,
+      ),
+      values,
+    };
+  },
+  /** A `dateTime` parameter (Girder parses it with dateutil): an ISO 8601 date or date-time `Date` represents → epoch ms. */
+  dateTime<N extends string>(name: N, opts: Common = {}) {
+    return make<N, number | undefined>(
+      'string',
       name,
-      opts.required ?? false,
+      false,
       opts.description,
-      z.enum(values as unknown as [V, ...V[]]),
-      (raw) => checkEnum(name, opts.strip ? raw.trim() : raw, values),
-      () => opts.default,
+      z.string(),
+      (raw) => {
+        const time = parseIsoTime(raw);
+        if (time === null) throw new RestError(`Invalid date format for parameter ${name}: ${raw}.`);
+        return time;
+      },
+      () => undefined,
     );
   },
-  /** A JSON-encoded query/form parameter (Girder's jsonParam). */
+  /** A JSON-encoded query/form parameter (Girder's jsonParam), within the user-JSON limits (src/domain/userJson.ts). */
   json<N extends string, T = unknown>(
     name: N,
     opts: Common & { shape?: JsonShape; required?: boolean; validate?: (value: unknown) => T } = {},
   ) {
     return make<N, T | undefined>(
+      'json',
       name,
       opts.required ?? false,
       opts.description,
@@ -148,6 +225,7 @@ export const param = {
       (raw) => {
         const value = parseJson(name, raw);
         checkJsonShape(name, value, opts.shape ?? 'any');
+        checkUserJson(name, value);
         return opts.validate ? opts.validate(value) : (value as T);
       },
       () => undefined,
@@ -222,6 +300,7 @@ export function pagingParams(defaultSort: string) {
     param.int('offset', { default: 0, description: 'Offset into result set.' }),
     param.string('sort', { default: defaultSort, description: 'Field to sort the result set by.' }),
     make<'sortdir', 1 | -1>(
+      'enum',
       'sortdir',
       false,
       'Sort order: 1 for ascending, -1 for descending.',
@@ -235,13 +314,6 @@ export function pagingParams(defaultSort: string) {
       { type: 'integer', enum: [1, -1] },
     ),
   ] as const;
-}
-
-export interface Paging {
-  limit: number;
-  offset: number;
-  sort: string;
-  sortdir: 1 | -1;
 }
 
 export function pagingOf(params: { limit?: number; offset?: number; sort?: string; sortdir?: 1 | -1 }): Paging {

@@ -17,12 +17,13 @@ export function collectParams(req: Request, body: Buffer | undefined): { raw: Re
     if (req.is(FORM_TYPE)) entries.push(...new URLSearchParams(body.toString('utf8')));
     else bodyText = body.toString('utf8');
   }
-  const raw: Record<string, string> = {};
+  // A Map, then own properties only: a parameter named `__proto__` is an ordinary key, not the object's prototype.
+  const raw = new Map<string, string>();
   for (const [name, value] of entries) {
-    if (Object.prototype.hasOwnProperty.call(raw, name)) throw new RestError(`Parameter "${name}" must not be specified multiple times.`);
-    raw[name] = value;
+    if (raw.has(name)) throw new RestError(`Parameter "${name}" must not be specified multiple times.`);
+    raw.set(name, value);
   }
-  return { raw, bodyText };
+  return { raw: Object.fromEntries(raw), bodyText };
 }
 
 /**

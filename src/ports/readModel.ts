@@ -1,5 +1,6 @@
 import type { AccessList, Viewer } from '../domain/access';
-import type { Paging } from '../http/params';
+import type { Paging } from '../domain/paging';
+import type { ParentType, RootType } from '../domain/parents';
 
 /**
  * The ReadModel port: documents shaped like Girder's Mongo documents plus what the queries need, the queries the
@@ -89,9 +90,6 @@ export interface CollectionDoc {
   meta: Record<string, unknown>;
   creatorId: string | null;
 }
-
-export type ParentType = 'folder' | 'user' | 'collection';
-export type RootType = 'user' | 'collection';
 
 export interface FolderDoc {
   _id: string;

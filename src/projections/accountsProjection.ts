@@ -1,7 +1,7 @@
-import type { Projection } from './projection';
-import type { UserRegisteredData } from '../domain/user';
-import type { TokenIssuedData } from '../domain/token';
-import type { ApiKeySnapshot } from '../domain/apiKey';
+import { projectionOf } from './projection';
+import type { UserEvent } from '../domain/user';
+import type { TokenEvent } from '../domain/token';
+import type { ApiKeyEvent, ApiKeySnapshot } from '../domain/apiKey';
 import type { ApiKeyDoc, ReadModelTx } from '../ports/readModel';
 
 function putApiKey(tx: ReadModelTx, d: ApiKeySnapshot): void {
@@ -12,36 +12,31 @@ function putApiKey(tx: ReadModelTx, d: ApiKeySnapshot): void {
   tx.apiKeys.put(doc);
 }
 
-export const accountsProjection: Projection = {
-  handlers: {
-    UserRegistered: (event, tx) => {
-      const d = event.data as UserRegisteredData;
-      tx.users.put({
-        _id: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
-        public: d.public, created: d.created, size: 0, groups: [], groupInvites: [], status: 'enabled',
-        emailVerified: d.emailVerified ?? d.admin, access: d.access, passwordHash: d.passwordHash,
-      });
-    },
-    UserPasswordChanged: (event, tx) => {
-      const d = event.data as { userId: string; passwordHash: string };
-      tx.users.setPasswordHash(d.userId, d.passwordHash);
-    },
-    TokenIssued: (event, tx) => {
-      const d = event.data as TokenIssuedData;
-      tx.tokens.put({ hash: d.hash, userId: d.userId, scope: d.scope, created: d.created, expires: d.expires, ...(d.apiKeyId ? { apiKeyId: d.apiKeyId } : {}) });
-    },
-    TokenRevoked: (event, tx) => tx.tokens.delete((event.data as { hash: string }).hash),
-    ApiKeyCreated: (event, tx) => putApiKey(tx, event.data as ApiKeySnapshot),
-    ApiKeyUpdated: (event, tx) => {
-      const d = event.data as ApiKeySnapshot;
-      putApiKey(tx, d);
-      // Deactivating a key revokes the tokens it issued (Girder's ApiKey.validate → Token.clearForApiKey).
-      if (!d.active) tx.tokens.deleteForApiKey(d.apiKeyId);
-    },
-    ApiKeyDeleted: (event, tx) => {
-      const { apiKeyId } = event.data as { apiKeyId: string };
-      tx.tokens.deleteForApiKey(apiKeyId);
-      tx.apiKeys.delete(apiKeyId);
-    },
+export const accountsProjection = projectionOf<UserEvent | TokenEvent | ApiKeyEvent>({
+  UserRegistered: (event, tx) => {
+    const d = event.data;
+    tx.users.put({
+      _id: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
+      public: d.public, created: d.created, size: 0, groups: [], groupInvites: [], status: 'enabled',
+      emailVerified: d.emailVerified ?? d.admin, access: d.access, passwordHash: d.passwordHash,
+    });
   },
-};
+  UserPasswordChanged: (event, tx) => tx.users.setPasswordHash(event.data.userId, event.data.passwordHash),
+  TokenIssued: (event, tx) => {
+    const d = event.data;
+    tx.tokens.put({ hash: d.hash, userId: d.userId, scope: d.scope, created: d.created, expires: d.expires, ...(d.apiKeyId ? { apiKeyId: d.apiKeyId } : {}) });
+  },
+  TokenRevoked: (event, tx) => tx.tokens.delete((event.data).hash),
+  ApiKeyCreated: (event, tx) => putApiKey(tx, event.data),
+  ApiKeyUpdated: (event, tx) => {
+    const d = event.data;
+    putApiKey(tx, d);
+    // Deactivating a key revokes the tokens it issued (Girder's ApiKey.validate → Token.clearForApiKey).
+    if (!d.active) tx.tokens.deleteForApiKey(d.apiKeyId);
+  },
+  ApiKeyDeleted: (event, tx) => {
+    const { apiKeyId } = event.data;
+    tx.tokens.deleteForApiKey(apiKeyId);
+    tx.apiKeys.delete(apiKeyId);
+  },
+});

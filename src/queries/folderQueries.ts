@@ -1,11 +1,12 @@
 import type { Services } from '../services';
-import type { FolderDoc, ParentType } from '../ports/readModel';
-import type { Paging } from '../http/params';
-import { accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
+import type { FolderDoc } from '../ports/readModel';
+import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
 import { loadModel, loadParent } from './loaders';
 import { collectionView, folderView, userView } from './views';
 import { fullAccessList, type FullAccessList } from './accessListView';
+import type { Paging } from '../domain/paging';
+import type { ParentType } from '../domain/parents';
 
 /** Read-side functions of the folder routes: they load at the right level, query the read model and return views. */
 
@@ -96,7 +97,7 @@ export async function folderRootPath(services: Services, viewer: Viewer | null, 
     throw new RestError(`Invalid folder id (${missing}).`);
   }
   for (const ancestor of [...ancestors].reverse()) {
-    if (!hasAccess(ancestor, viewer, 0)) throw new AccessDeniedError(accessDeniedMessage(0, 'folder', ancestor._id, viewer));
+    if (!hasAccess(ancestor, viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, 'folder', ancestor._id, viewer));
   }
   const rootEntry: RootPathEntry =
     folder.baseParentType === 'user'

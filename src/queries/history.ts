@@ -2,7 +2,7 @@ import type { Services } from '../services';
 import type { RecordedEvent } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { HistoryQueries, SubtreeOperation } from '../ports/readModel';
-import { accessDeniedMessage, hasAccess, type AccessControlled, type AccessList, type Viewer } from '../domain/access';
+import { AccessLevel, accessDeniedMessage, hasAccess, type AccessControlled, type AccessList, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
 import { folderStream } from '../domain/folder';
@@ -20,7 +20,6 @@ import { collectionStream } from '../domain/collection';
  * `data.via = {folderId, operation}` naming that folder and what the operation did to this one (docs/events.md).
  */
 
-const ADMIN = 2;
 
 /** What an operation on another folder did to this one (`operation`), and which folder's stream holds the event. */
 export interface Via {
@@ -203,8 +202,8 @@ export async function authorizeFolderHistory(services: Services, viewer: Viewer 
   const removed = live ? null : await historyOf(services).removedFolder(folderId);
   const acl: AccessControlled | null = live ?? removed?.doc ?? lastKnownAcl(timeline);
   if (!acl && timeline.length === 0) throw new RestError(`Invalid folder id (${folderId}).`);
-  const allowed = viewer?.admin === true || (acl !== null && hasAccess(acl, viewer, ADMIN));
-  if (!allowed) throw new AccessDeniedError(accessDeniedMessage(ADMIN, 'folder', folderId, viewer));
+  const allowed = viewer?.admin === true || (acl !== null && hasAccess(acl, viewer, AccessLevel.ADMIN));
+  if (!allowed) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'folder', folderId, viewer));
 }
 
 /** The ACL that governs a folder now or, once removed, as it last was (null when unknown). */
@@ -340,8 +339,8 @@ export async function itemHistory(
   const timeline = await itemTimeline(services, itemId, folderId, cache);
   if (!live && !removed && timeline.length === 0) throw new RestError(`Invalid item id (${itemId}).`);
   const acl = folderId ? await folderAclNowOrLast(services, folderId) : null;
-  const allowed = viewer?.admin === true || (acl !== null && hasAccess(acl, viewer, ADMIN));
-  if (!allowed) throw new AccessDeniedError(accessDeniedMessage(ADMIN, 'item', itemId, viewer));
+  const allowed = viewer?.admin === true || (acl !== null && hasAccess(acl, viewer, AccessLevel.ADMIN));
+  if (!allowed) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'item', itemId, viewer));
   const page = pageTimeline(timeline, itemStream(itemId), paging);
   const logins = new LoginCache(services);
   return { rows: await Promise.all(page.rows.map((e) => entryView(e, logins))), total: page.total };

@@ -1,11 +1,11 @@
 import type { Services } from '../services';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
-import type { Paging } from '../http/params';
 import type { UploadState } from '../domain/upload';
 import { accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
 import { loadParent } from './loaders';
+import type { Paging } from '../domain/paging';
 
 /**
  * Read-side functions of the item and file routes. Items and files have no ACL of their own: access is their

@@ -1,8 +1,9 @@
 import type { Services } from '../services';
-import type { CollectionDoc, FolderDoc, ParentType, UserDoc } from '../ports/readModel';
+import type { CollectionDoc, FolderDoc, UserDoc } from '../ports/readModel';
 import { accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
+import type { ParentType } from '../domain/parents';
 
 export type ParentDoc = { type: 'folder'; doc: FolderDoc } | { type: 'user'; doc: UserDoc } | { type: 'collection'; doc: CollectionDoc };
 

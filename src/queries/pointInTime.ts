@@ -1,15 +1,17 @@
 import type { Services } from '../services';
-import type { FolderCopiedData, FolderCreatedData, FolderRestoredData } from '../domain/folder';
-import type { FolderDoc, ParentType } from '../ports/readModel';
-import type { Paging } from '../http/params';
-import { hasAccess, type AccessList, type Viewer } from '../domain/access';
+import { folderDecider, folderStateFor, type FolderAccessChangedData, type FolderCopiedData, type FolderEvent, type FolderState } from '../domain/folder';
+import { unknownEvent } from '../domain/decider';
+import type { FolderDoc } from '../ports/readModel';
+import { AccessLevel, hasAccess, type Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
-import { isObjectId } from '../domain/ids';
-import { deriveId } from '../infra/readmodel/sqlite/subtreeStore';
+import { isObjectId, deriveId } from '../domain/ids';
+import { parseIsoTime } from '../domain/time';
 import { loadModel, loadParent } from './loaders';
 import { folderView } from './views';
 import { folderSortField } from './folderQueries';
 import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './history';
+import type { Paging } from '../domain/paging';
+import type { ParentType } from '../domain/parents';
 
 /**
  * Point-in-time reads: `GET /folder/:id?at=…` and `GET /folder?parentType=…&parentId=…&at=…`.
@@ -23,25 +25,19 @@ import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './hi
  * sum over its items' streams).
  */
 
-const ADMIN = 2;
-const READ = 0;
 
 /** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
 export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
 
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
-
-/** `at` as given: digits are a position, else an ISO 8601 date or date-time (UTC without an offset). */
+/** `at` as given: digits are a position (at most 2^53 - 1), else an ISO 8601 date or date-time (UTC without an offset). */
 export function parseAt(raw: string): AtValue {
   const text = raw.trim();
-  if (/^\d+$/.test(text)) return { raw, position: BigInt(text) };
-  const match = ISO_TIME.exec(text);
-  if (match) {
-    const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = match;
-    const ms = frac ? `.${frac.padEnd(3, '0').slice(0, 3)}` : '';
-    const offset = !zone || zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
-    const time = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${ms}${offset}`);
-    if (!Number.isNaN(time)) return { raw, time };
+  if (/^\d+$/.test(text)) {
+    const position = BigInt(text);
+    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) return { raw, position };
+  } else {
+    const time = parseIsoTime(text);
+    if (time !== null) return { raw, time };
   }
   throw new RestError(`Invalid value for at: "${raw}". Expected an ISO 8601 time or a position.`);
 }
@@ -68,30 +64,23 @@ export async function positionOf(services: Services, at: AtValue): Promise<bigin
   return lo;
 }
 
-/** A folder as its events say it was (`exists` false once removed). */
-interface FolderAt {
-  exists: boolean;
-  name: string;
-  description: string;
-  parentType: ParentType;
-  parentId: string;
-  public?: boolean;
-  publicFlags?: string[];
-  access: AccessList;
-  meta: Record<string, unknown>;
-  creatorId: string | null;
-  created: string;
-  updated: string;
-}
+/**
+ * A folder as its events say it was: the decider's state (built by the decider's own `evolve`, so a new folder event
+ * is handled here as soon as the decider handles it) plus the two creation facts the decider does not keep.
+ */
+type FolderAt = FolderState & { creatorId: string | null; created: string };
 
-type Snapshot = FolderCreatedData | FolderCopiedData | FolderRestoredData;
-
-function fromSnapshot(d: Snapshot, created: string, updated: string): FolderAt {
-  return {
-    exists: true, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
-    ...(d.public !== undefined ? { public: d.public } : {}), ...('publicFlags' in d && d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-    access: d.access, meta: d.meta, creatorId: d.creatorId, created, updated,
-  };
+/** Applies one of the folder's own events; null until an event creates it (create, copy or restore). */
+function evolveAt(folderId: string, state: FolderAt | null, event: FolderEvent): FolderAt | null {
+  const next = folderDecider.evolve(state ?? folderStateFor(folderId), event);
+  switch (event.type) {
+    case 'FolderCreated':
+    case 'FolderCopied':
+    case 'FolderRestored':
+      return { ...next, creatorId: event.data.creatorId, created: event.data.created };
+    default:
+      return state && { ...next, creatorId: state.creatorId, created: state.created };
+  }
 }
 
 /** Folds timelines up to a position; memoised per (folder, position) within one request. */
@@ -124,49 +113,26 @@ class TimeMachine {
   }
 
   private async apply(folderId: string, state: FolderAt | null, { event, via }: TimelineEntry): Promise<FolderAt | null> {
-    const d = event.data as Record<string, unknown>;
-    if (via) {
-      switch (via.operation) {
-        case 'deleted':
-          return state && { ...state, exists: false };
-        case 'restored':
-          return state && { ...state, exists: true };
-        case 'accessChanged':
-          return state && { ...state, ...aclChange(d) };
-        case 'copied':
-          return this.copiedDescendant(folderId, event.data as FolderCopiedData, event.position);
-        default:
-          return state;
-      }
-    }
-    switch (event.type) {
-      case 'FolderCreated': {
-        const c = event.data as FolderCreatedData;
-        return fromSnapshot(c, c.created, c.created);
-      }
-      case 'FolderCopied': {
-        const c = event.data as FolderCopiedData;
-        return fromSnapshot(c, c.created, c.created);
-      }
-      case 'FolderRestored': {
-        const r = event.data as FolderRestoredData;
-        return fromSnapshot(r, r.created, r.updated);
-      }
-      case 'FolderUpdated':
-        return state && {
-          ...state, ...(typeof d.name === 'string' ? { name: d.name } : {}),
-          ...(typeof d.description === 'string' ? { description: d.description } : {}), updated: d.updated as string,
-        };
-      case 'FolderMetadataChanged':
-        return state && { ...state, meta: d.meta as Record<string, unknown>, updated: d.updated as string };
-      case 'FolderMoved':
-        return state && { ...state, parentType: d.parentType as ParentType, parentId: d.parentId as string, updated: d.updated as string };
-      case 'FolderAccessChanged':
-        return state && { ...state, ...aclChange(d) };
-      case 'FolderDeleted':
+    // The folder's own events: its stream holds folder events only.
+    if (!via) return evolveAt(folderId, state, { type: event.type, data: event.data } as FolderEvent);
+    // What an operation on an ancestor (or its collection) did to this folder.
+    switch (via.operation) {
+      case 'deleted':
         return state && { ...state, exists: false };
-      default:
+      case 'restored':
+        return state && { ...state, exists: true };
+      case 'accessChanged': {
+        // A recursive FolderAccessChanged of an ancestor: the same change as one on this folder's own stream.
+        const change: FolderEvent = { type: 'FolderAccessChanged', data: event.data as FolderAccessChangedData };
+        return state && { ...folderDecider.evolve(state, change), creatorId: state.creatorId, created: state.created };
+      }
+      case 'copied':
+        return this.copiedDescendant(folderId, event.data as FolderCopiedData, event.position);
+      case 'copiedFrom':
+      case 'cleared':
         return state;
+      default:
+        return unknownEvent(via.operation, state);
     }
   }
 
@@ -181,7 +147,7 @@ class TimeMachine {
     if (!before) return null;
     const placement = await historyOf(this.services).placementAt(folderId, position);
     return {
-      exists: true, name: before.name, description: before.description, parentType: 'folder',
+      exists: true, folderId, name: before.name, description: before.description, parentType: 'folder',
       parentId: placement?.parentId ?? (before.parentId === copy.sourceId ? copy.folderId : deriveId(copy.opId, before.parentId)),
       public: copy.public ?? false, ...(before.publicFlags !== undefined ? { publicFlags: before.publicFlags } : {}), access: copy.access,
       meta: before.meta, creatorId: copy.creatorId, created: copy.created, updated: copy.created,
@@ -215,14 +181,6 @@ class TimeMachine {
   }
 }
 
-function aclChange(d: Record<string, unknown>): Partial<FolderAt> {
-  return {
-    access: d.access as AccessList,
-    ...(typeof d.public === 'boolean' ? { public: d.public } : {}),
-    ...(Array.isArray(d.publicFlags) ? { publicFlags: d.publicFlags as string[] } : {}),
-  };
-}
-
 const didNotExist = (at: AtValue) => new RestError(`The folder did not exist at ${at.raw}.`);
 
 /**
@@ -245,7 +203,7 @@ async function requireAdminNow(services: Services, viewer: Viewer | null, folder
     if (viewer?.admin && isObjectId(folderId) && (await folderTimeline(services, folderId)).length > 0) return;
     throw new RestError(`Invalid folder id (${folderId}).`);
   }
-  await loadModel(services, 'folder', folderId, viewer, ADMIN);
+  await loadModel(services, 'folder', folderId, viewer, AccessLevel.ADMIN);
 }
 
 export interface ChildrenAtInput {
@@ -264,7 +222,7 @@ export interface ChildrenAtInput {
 export async function listFoldersAt(services: Services, viewer: Viewer | null, input: ChildrenAtInput): Promise<{ rows: Record<string, unknown>[]; total: number }> {
   const history = historyOf(services);
   const at = parseAt(input.at);
-  const parent = await loadParent(services, input.parentType, input.parentId, viewer, ADMIN);
+  const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.ADMIN);
   const position = await positionOf(services, at);
   const machine = new TimeMachine(services);
   if (parent.type === 'folder' && !(await machine.stateAt(parent.doc._id, position))) throw didNotExist(at);
@@ -273,7 +231,7 @@ export async function listFoldersAt(services: Services, viewer: Viewer | null, i
   for (const id of ids) {
     const doc = await machine.docAt(id, position);
     if (!doc || doc.parentId !== parent.doc._id) continue;
-    if (!hasAccess(doc, viewer, READ)) continue;
+    if (!hasAccess(doc, viewer, AccessLevel.READ)) continue;
     if (input.name && doc.name !== input.name) continue;
     docs.push(doc);
   }
@@ -288,7 +246,8 @@ export async function listFoldersAt(services: Services, viewer: Viewer | null, i
 function valueAt(doc: FolderDoc, field: string): unknown {
   let value: unknown = doc;
   for (const part of field.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
+    // Own properties only: a sort on `constructor` or `toString` finds nothing, not a function of Object.prototype.
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;

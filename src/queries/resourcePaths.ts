@@ -1,11 +1,12 @@
 import type { Services } from '../services';
-import type { CollectionDoc, FileDoc, FolderDoc, ItemDoc, ParentType, UserDoc } from '../ports/readModel';
-import { accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
+import type { CollectionDoc, FileDoc, FolderDoc, ItemDoc, UserDoc } from '../ports/readModel';
+import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
 import { collectionView, folderView, userView } from './views';
 import { fileView, itemView } from './itemQueries';
 import { loadModel } from './loaders';
+import type { ParentType } from '../domain/parents';
 
 /**
  * Resource paths (Girder's girder/utility/path.py): `/user/<login>/<folder>/…/<item>/<file>` and
@@ -179,7 +180,7 @@ async function loadParentAtRead(services: Services, type: ResourceType, id: stri
   }
   const found = await fetchResource(services, type, id);
   if (!found) throw new RestError(`Invalid ${type} id (${id}).`);
-  if (!hasAccess(aclOf(found), viewer, 0)) throw new AccessDeniedError(accessDeniedMessage(0, type, id, viewer));
+  if (!hasAccess(aclOf(found), viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
   return found;
 }
 
@@ -207,7 +208,7 @@ export async function resourcePath(services: Services, type: string, id: string,
   if (!(RESOURCE_TYPES as readonly string[]).includes(type)) throw new RestError('Invalid resources format.');
   let current = await fetchResource(services, type as ResourceType, id);
   if (!current) throw new RestError('Invalid resource id.');
-  if (!hasAccess(aclOf(current), viewer, 0)) throw new AccessDeniedError(accessDeniedMessage(0, type, id, viewer));
+  if (!hasAccess(aclOf(current), viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
   const names = [nameOf(current)];
   for (let parent = parentOf(current); parent; parent = parentOf(current)) {
     current = await loadParentAtRead(services, parent.type, parent.id, viewer);

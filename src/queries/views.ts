@@ -1,5 +1,5 @@
 import type { CollectionDoc, FolderDoc, UserDoc } from '../ports/readModel';
-import { accessLevelOf, type Viewer } from '../domain/access';
+import { AccessLevel, accessLevelOf, type Viewer } from '../domain/access';
 
 /** Filtered user document (Girder's User.filter): READ fields for everyone, account fields for self and admins. */
 export function userView(user: UserDoc, viewer: Viewer | null): Record<string, unknown> {
@@ -8,7 +8,7 @@ export function userView(user: UserDoc, viewer: Viewer | null): Record<string, u
     _id: user._id, _modelType: 'user', _accessLevel: level, login: user.login, public: user.public,
     firstName: user.firstName, lastName: user.lastName, admin: user.admin, created: user.created,
   };
-  if (level >= 2) {
+  if (level >= AccessLevel.ADMIN) {
     Object.assign(view, {
       email: user.email, size: user.size, groups: user.groups, groupInvites: user.groupInvites, status: user.status,
       emailVerified: user.emailVerified, otp: false,

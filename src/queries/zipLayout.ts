@@ -1,6 +1,6 @@
 import type { FileDoc, FileQueries, FolderDoc, FolderQueries, ItemDoc, ItemQueries, Page } from '../ports/readModel';
-import type { Paging } from '../http/params';
 import type { Viewer } from '../domain/access';
+import type { Paging } from '../domain/paging';
 
 /**
  * The layout of a folder's zip archive (Girder's `Folder.fileList(subpath=False)` under `ZipGenerator(<folder name>)`):

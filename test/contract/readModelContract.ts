@@ -3,7 +3,7 @@ import type {
   ApiKeyDoc, CollectionDoc, FileDoc, FolderDoc, ItemDoc, ReadModel, ReadModelTx, UserDoc,
 } from '../../src/ports/readModel';
 import { pagingOf } from '../../src/http/params';
-import { deriveId } from '../../src/infra/readmodel/sqlite/subtreeStore';
+import { deriveId } from '../../src/domain/ids';
 
 /**
  * The ReadModel contract, run against every adapter (SQLite, MongoDB over the driver stand-in, a real MongoDB when

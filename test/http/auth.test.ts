@@ -1,8 +1,9 @@
 import request from 'supertest';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { Scope, route, type Resource } from '../../src/http/routeTable';
+import { route, type Resource } from '../../src/http/routeTable';
 import { issueToken } from '../../src/commands/userCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
+import { Scope } from '../../src/domain/scopes';
 
 /** Test-only routes: who the router thinks the caller is, with and without cookie acceptance and scopes. */
 const whoAmI = ({ principal }: { principal: { user: { login: string } | null } }) => ({ login: principal.user?.login ?? null });

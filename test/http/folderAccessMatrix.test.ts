@@ -3,7 +3,7 @@ import { startTestServer, type TestServer, type TestUser } from '../support/test
 import { folderResource } from '../../src/http/resources/folder';
 import { issueToken } from '../../src/commands/userCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
-import { Scope } from '../../src/http/routeTable';
+import { Scope } from '../../src/domain/scopes';
 
 /**
  * Who may call which folder route: every route of the interface's summary table against an anonymous caller, users

@@ -1,7 +1,7 @@
 import { apiClient } from '../support/apiClient';
 import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
 import { rebuild } from '../../src/projections/rebuild';
-import { deriveId } from '../../src/infra/readmodel/sqlite/subtreeStore';
+import { deriveId } from '../../src/domain/ids';
 
 let server: TestServer;
 const { as, newItem, addFile } = apiClient(() => server);

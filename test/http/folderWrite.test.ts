@@ -3,11 +3,11 @@ import { startTestServer, type TestServer, type TestUser } from '../support/test
 import { issueToken } from '../../src/commands/userCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
 import { toNewEvents } from '../../src/commands/commandContext';
-import { Scope } from '../../src/http/routeTable';
 import { itemStream } from '../../src/domain/item';
 import { folderStream } from '../../src/domain/folder';
 import type { FolderDoc } from '../../src/ports/readModel';
 import { rebuild } from '../../src/projections/rebuild';
+import { Scope } from '../../src/domain/scopes';
 
 /** POST /folder, PUT /folder/:id (rename, metadata, move), PUT/DELETE /folder/:id/metadata, PUT /folder/:id/access. */
 

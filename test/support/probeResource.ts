@@ -1,7 +1,8 @@
 import type { HttpMethod, Resource } from '../../src/http/routeTable';
-import { Scope, route } from '../../src/http/routeTable';
-import { pagingParams, param } from '../../src/http/params';
+import { route } from '../../src/http/routeTable';
+import { SAFE_INTEGER, pagingParams, param } from '../../src/http/params';
 import { RestError, ValidationError } from '../../src/domain/errors';
+import { Scope } from '../../src/domain/scopes';
 
 /**
  * A test-only resource mounted at /api/v1/probe: routes that exercise the HTTP conventions (params, method override,
@@ -11,7 +12,7 @@ const echoParams = [
   param.string('text'),
   param.flag('flag', true),
   param.bool('maybe'),
-  param.int('count', { default: 7 }),
+  param.int('count', { default: 7, range: SAFE_INTEGER }),
   param.enum('color', ['red', 'green'] as const),
   param.string('padded', { strip: true }),
 ] as const;

@@ -1,9 +1,9 @@
 import type { FileDoc, FolderDoc, ItemDoc, Page } from '../../src/ports/readModel';
-import type { Paging } from '../../src/http/params';
 import type { Viewer } from '../../src/domain/access';
 import {
   MAX_ZIP32_ENTRIES, needsZip64, sanitizeRoot, sanitizeSegment, summarizeLayout, zipLayout, type LayoutSource, type ZipEntry,
 } from '../../src/queries/zipLayout';
+import type { Paging } from '../../src/domain/paging';
 
 /** The archive layout of a folder, walked over an in-memory tree whose listings page like the read model's. */
 

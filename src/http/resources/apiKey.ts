@@ -1,6 +1,6 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
-import { pagingOf, pagingParams, param } from '../params';
+import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import type { Services } from '../../services';
 import type { ApiKeyDoc } from '../../ports/readModel';
 import { AccessDeniedError, RestError } from '../../domain/errors';
@@ -68,7 +68,7 @@ export const apiKeyResource: Resource = {
       params: [
         param.string('name', { default: '', strip: true, description: 'Name for the API key.' }),
         scopeParam(),
-        param.int('tokenDuration', { description: 'Max number of days tokens created with this key will last.' }),
+        param.int('tokenDuration', { range: DURATION_DAYS, description: 'Max number of days tokens created with this key will last (1 to 36525).' }),
         param.flag('active', true, { description: 'Whether the key is currently active.' }),
       ],
       async handler({ params, services, principal, meta }) {
@@ -88,7 +88,7 @@ export const apiKeyResource: Resource = {
       access: 'public',
       params: [
         param.requiredString('key', { strip: true, description: 'The API key.' }),
-        param.int('duration', { description: 'Number of days that the token should last.' }),
+        param.int('duration', { range: DURATION_DAYS, description: 'Number of days that the token should last (1 to 36525).' }),
       ],
       async handler({ params, services, meta }) {
         const key = await services.readModel.apiKeys.getByKey(params.key);
@@ -109,7 +109,7 @@ export const apiKeyResource: Resource = {
       params: [
         param.string('name', { strip: true, description: 'Name for the key.' }),
         scopeParam(),
-        param.int('tokenDuration', { description: 'Max number of days tokens created with this key will last.' }),
+        param.int('tokenDuration', { range: DURATION_DAYS, description: 'Max number of days tokens created with this key will last (1 to 36525).' }),
         param.bool('active', { description: 'Whether the key is currently active.' }),
       ],
       async handler({ path, params, services, principal, meta }) {

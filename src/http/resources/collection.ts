@@ -1,5 +1,5 @@
 import type { Resource } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import type { Services } from '../../services';
 import type { CollectionDoc } from '../../ports/readModel';
@@ -10,6 +10,7 @@ import { loadModel } from '../../queries/loaders';
 import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';
 import { createCollection, deleteCollection, setCollectionAccess, updateCollection } from '../../commands/collectionCommands';
+import { Scope } from '../../domain/scopes';
 
 
 /** Re-reads a collection after a write (a concurrent delete may have removed it since). */

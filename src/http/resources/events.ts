@@ -2,19 +2,20 @@ import { once } from 'node:events';
 import { z } from 'zod';
 import type { Request, Response } from 'express';
 import type { Resource, RouteDef, AnyParams } from '../routeTable';
-import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { DEFAULT_OVERFLOW_EVENT, SseWriter } from '../sse';
 import type { Services } from '../../services';
 import type { RecordedEvent } from '../../ports/eventStore';
 import { catchUpThenLive, type CatchUpSource } from '../../bus/domainEvents';
 import { RestError } from '../../domain/errors';
-import { hasAccess, type Viewer } from '../../domain/access';
+import { AccessLevel, hasAccess, type Viewer } from '../../domain/access';
 import { folderEventSchemas, folderStream } from '../../domain/folder';
 import { itemEventSchemas } from '../../domain/item';
 import { uploadEventSchemas } from '../../domain/upload';
 import { loadModel } from '../../queries/loaders';
 import { LoginCache, folderAclNowOrLast, publicStreamId, redactEventData } from '../../queries/history';
+import { Scope } from '../../domain/scopes';
 
 /**
  * Domain events as server-sent events (docs/events.md): `GET /folder/:id/events` (one folder, or with `subtree=true`
@@ -27,7 +28,6 @@ import { LoginCache, folderAclNowOrLast, publicStreamId, redactEventData } from 
  * stream starts with what happens next.
  */
 
-const READ = 0;
 
 /** Stream limits (tests shorten them). */
 export const eventStreamLimits = {
@@ -42,13 +42,20 @@ export const eventStreamLimits = {
 const sinceParam = () => param.string('since', { description: 'Resume after this log position (what Last-Event-ID carries).' });
 const typesParam = () => param.string('types', { description: 'Comma-separated event types to stream (default: all).' });
 
-/** Where the stream starts: Last-Event-ID (a reconnect), else `since`, else the head (only what happens next). */
+/**
+ * Where the stream starts: Last-Event-ID (a reconnect), else `since`, else the head (only what happens next). A
+ * position past the head of the log is refused (400).
+ */
 async function startPosition(services: Services, req: Request, since: string | undefined): Promise<bigint> {
   const header = req.get('Last-Event-ID');
   const raw = header !== undefined && header.trim() !== '' ? header.trim() : since?.trim();
   if (raw === undefined || raw === '') return services.eventStore.headPosition();
   if (!/^\d+$/.test(raw)) throw new RestError(`Invalid value for since: "${raw}". Expected a position.`);
-  return BigInt(raw);
+  // A position the log has not reached names no event this stream could resume after: refused, not waited for.
+  const position = BigInt(raw);
+  const head = await services.eventStore.headPosition();
+  if (position > head) throw new RestError(`Invalid value for since: "${raw}". The log ends at position ${head}.`);
+  return position;
 }
 
 function typeFilter(types: string | undefined): ((type: string) => boolean) | null {
@@ -145,7 +152,7 @@ async function isInSubtree(services: Services, rootId: string, folderId: string,
 
 async function mayRead(services: Services, viewer: Viewer | null, folderId: string): Promise<boolean> {
   const acl = await folderAclNowOrLast(services, folderId);
-  return acl !== null && hasAccess(acl, viewer, READ);
+  return acl !== null && hasAccess(acl, viewer, AccessLevel.READ);
 }
 
 /** `GET /folder/:id/events`, registered with the folder routes (src/http/resources/folder.ts). */
@@ -164,7 +171,7 @@ export const folderEventRoutes: RouteDef<AnyParams>[] = [
       typesParam(),
     ],
     async handler({ path, params, services, principal, req, res }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, READ);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.READ);
       const since = await startPosition(services, req, params.since);
       const wanted = typeFilter(params.types);
       const viewer = principal.viewer;

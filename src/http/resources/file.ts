@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import type { Resource, RouteContext } from '../routeTable';
-import { RESPONSE_SENT, Scope, route } from '../routeTable';
-import { param } from '../params';
+import { RESPONSE_SENT, route } from '../routeTable';
+import { SAFE_INTEGER, param } from '../params';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
@@ -13,9 +13,9 @@ import {
 import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
 import { loadParent } from '../../queries/loaders';
 import { contentDisposition } from '../contentDisposition';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
 
-const READ = 0;
-const WRITE = 1;
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
 /**
@@ -70,6 +70,12 @@ export function parseRange(header: string, size: number): [number, number][] | n
   return ranges;
 }
 
+// 416 with `Content-Range: bytes */<size>`, as RFC 9110 asks of a range that selects no byte of the file.
+function unsatisfiable(res: Response, size: number): RestError {
+  res.setHeader('Content-Range', `bytes */${size}`);
+  return new RestError('Requested range not satisfiable.', 416);
+}
+
 /**
  * Streams a file (Girder's File.download with the filesystem adapter's headers): `offset`/`endByte` (exclusive) or a
  * `Range` header (which wins; first range only) select bytes; a partial answer is 206 with Content-Range.
@@ -85,13 +91,12 @@ export async function sendFile(
   let start = Math.max(opts.offset, 0);
   let end = opts.endByte === undefined || opts.endByte > size ? size : opts.endByte;
   const rangeHeader = req.get('Range');
+  // An offset at or past the end selects nothing: HTTP's answer to an unsatisfiable range (the Range header wins).
+  if (!rangeHeader && start > 0 && start >= size) throw unsatisfiable(res, size);
   let ranged = false;
   if (rangeHeader && size > 0) {
     const ranges = parseRange(rangeHeader, size);
-    if (ranges && ranges.length === 0) {
-      res.setHeader('Content-Range', `bytes */${size}`);
-      throw new RestError('Requested range not satisfiable.', 416);
-    }
+    if (ranges && ranges.length === 0) throw unsatisfiable(res, size);
     if (ranges) {
       [start, end] = ranges[0];
       ranged = true;
@@ -134,7 +139,7 @@ const downloadParams = [
 
 /** Both download routes: `:id/download` and `:id/download/:name` (the name is only for the client's benefit). */
 async function downloadHandler({ path, params, services, principal, req, res }: RouteContext<typeof downloadParams>) {
-  const { file } = await loadFile(services, path.id, principal.viewer, READ);
+  const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.READ);
   return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
 }
 
@@ -160,17 +165,17 @@ export const fileResource: Resource = {
         param.enum('parentType', ['folder', 'item'] as const, { required: true, description: 'Type being uploaded into.' }),
         param.requiredString('parentId', { description: 'The ID of the parent.' }),
         param.requiredString('name', { description: 'Name of the file being created.' }),
-        param.int('size', { required: true, description: 'Size in bytes of the file.' }),
-        param.string('mimeType', { default: 'application/octet-stream', description: 'The MIME type of the file.' }),
+        param.int('size', { required: true, range: SAFE_INTEGER, description: 'Size in bytes of the file (a negative size is refused by the upload).' }),
+        param.string('mimeType', { default: 'application/octet-stream', headerSafe: true, description: 'The MIME type of the file (no control characters).' }),
         param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
       ],
       async handler(ctx) {
         const { params, services, principal, meta, req } = ctx;
         let parent: UploadParent;
         if (params.parentType === 'item') {
-          parent = { type: 'item', item: (await loadParentItem(services, params.parentId, principal.viewer, WRITE)).item };
+          parent = { type: 'item', item: (await loadParentItem(services, params.parentId, principal.viewer, AccessLevel.WRITE)).item };
         } else {
-          const found = await loadParent(services, 'folder', params.parentId, principal.viewer, WRITE);
+          const found = await loadParent(services, 'folder', params.parentId, principal.viewer, AccessLevel.WRITE);
           if (found.type !== 'folder') throw new RestError(`Invalid folder id (${params.parentId}).`);
           parent = { type: 'folder', folder: found.doc };
         }
@@ -239,7 +244,7 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       async handler({ path, services, principal }) {
-        return fileView((await loadFile(services, path.id, principal.viewer, READ)).file);
+        return fileView((await loadFile(services, path.id, principal.viewer, AccessLevel.READ)).file);
       },
     }),
     route({
@@ -271,12 +276,12 @@ export const fileResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_WRITE],
       params: [
-        param.int('size', { required: true, description: 'Size in bytes of the new file.' }),
+        param.int('size', { required: true, range: SAFE_INTEGER, description: 'Size in bytes of the new file (a negative size is refused by the upload).' }),
         param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
       ],
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
-        const { file } = await loadFile(services, path.id, principal.viewer, WRITE);
+        const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
         const outcome = await startContentsUpload(
           services,
           { file, size: params.size!, userId: principal.user!._id, ...(params.reference !== undefined ? { reference: params.reference } : {}) },
@@ -293,7 +298,7 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_WRITE],
       params: [],
       async handler({ path, services, principal, meta }) {
-        const { file } = await loadFile(services, path.id, principal.viewer, WRITE);
+        const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
         await deleteFile(services, file, meta);
         return null;
       },

@@ -3,13 +3,14 @@ import type { Readable, Writable } from 'node:stream';
 import archiver from 'archiver';
 import type { BlobStore } from '../../ports/blobStore';
 import type { RouteDef, AnyParams } from '../routeTable';
-import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { contentDisposition } from '../contentDisposition';
 import { loadModel } from '../../queries/loaders';
 import { needsZip64, summarizeLayout, zipLayout, type ZipEntry } from '../../queries/zipLayout';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
 
-const READ = 0;
 
 /** Why writeZip stopped when the reader of the archive went away. */
 class ReaderGoneError extends Error {
@@ -96,7 +97,7 @@ export const folderDownloadRoutes: RouteDef<AnyParams>[] = [
     produces: 'application/zip',
     params: [param.json('mimeFilter', { shape: 'array', description: 'JSON list of MIME types to include.' })],
     async handler({ path, params, services, principal, req, res }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, READ);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.READ);
       const mimeFilter = params.mimeFilter as unknown[] | undefined;
       const layout = () => zipLayout(services.readModel, folder, principal.viewer, mimeFilter ? { mimeFilter } : {});
       // A walk without reading any file first decides whether zip64 records are needed: they must be chosen up front.

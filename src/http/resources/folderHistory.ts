@@ -1,10 +1,11 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { folderHistory } from '../../queries/history';
 import { folderView } from '../../queries/views';
 import { restoreFolder } from '../../commands/restoreCommands';
+import { Scope } from '../../domain/scopes';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 

@@ -1,9 +1,10 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { findFolders, folderAccessList, folderDetails, folderRootPath, getFolder } from '../../queries/folderQueries';
 import { getFolderAt, listFoldersAt } from '../../queries/pointInTime';
 import { RestError } from '../../domain/errors';
+import { Scope } from '../../domain/scopes';
 
 const atParam = () =>
   param.string('at', { description: 'Read as it was then: an ISO 8601 time or a log position (ADMIN on the folder or parent now).' });

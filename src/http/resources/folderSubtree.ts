@@ -1,32 +1,16 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { param } from '../params';
-import type { Services } from '../../services';
-import type { ParentType } from '../../ports/readModel';
-import { RestError, ValidationError } from '../../domain/errors';
+import { RestError } from '../../domain/errors';
 import { clearFolderContents, copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
-import { loadModel, loadParent, type ParentDoc } from '../../queries/loaders';
+import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
-const READ = 0;
-const WRITE = 1;
-const ADMIN = 2;
-
-/** The source's own parent for a copy without `parentId`: loaded without an access check (Girder's `force=True`). */
-async function loadParentUnchecked(services: Services, type: ParentType, id: string): Promise<ParentDoc> {
-  const rm = services.readModel;
-  const found: ParentDoc | null =
-    type === 'folder'
-      ? ((doc) => doc && { type: 'folder' as const, doc })(await rm.folders.get(id))
-      : type === 'user'
-        ? ((doc) => doc && { type: 'user' as const, doc })(await rm.users.get(id))
-        : ((doc) => doc && { type: 'collection' as const, doc })(await rm.collections.get(id));
-  if (!found) throw new ValidationError(`No such ${type}: ${id}`, 'id');
-  return found;
-}
 
 /**
  * The subtree routes: delete a folder, empty it, copy it. Each runs one command (src/commands/folderSubtreeCommands.ts)
@@ -42,7 +26,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     scope: [Scope.DATA_OWN],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, ADMIN);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
       await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Deleting folder ${folder.name}`, message: 'Calculating folder size...' },
@@ -64,7 +48,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     scope: [Scope.DATA_WRITE],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Clearing folder ${folder.name}`, message: 'Calculating folder size...' },
@@ -97,11 +81,11 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
     ],
     async handler({ params, path, services, principal, meta }) {
       const viewer = principal.viewer!;
-      const source = await loadModel(services, 'folder', path.id, viewer, READ);
+      const source = await loadModel(services, 'folder', path.id, viewer, AccessLevel.READ);
       const parentType = params.parentType ?? source.parentCollection;
-      const parent = params.parentId
-        ? await loadParent(services, parentType, params.parentId, viewer, WRITE)
-        : await loadParentUnchecked(services, parentType, source.parentId);
+      // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination
+      // (stricter than Girder 3.x, which loads that parent with force; ../shared/spec/reference-behaviour.md).
+      const parent = await loadParent(services, parentType, params.parentId || source.parentId, viewer, AccessLevel.WRITE);
       const id = await withProgress(
         services,
         { on: params.progress, userId: principal.user!._id, title: `Copying folder ${source.name}`, message: 'Calculating folder size...' },

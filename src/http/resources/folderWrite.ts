@@ -1,8 +1,8 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { param } from '../params';
 import type { Services } from '../../services';
-import type { Viewer } from '../../domain/access';
+import { AccessLevel, type Viewer } from '../../domain/access';
 import type { FolderDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
@@ -11,10 +11,9 @@ import { createFolder, deleteFolderMetadata, setFolderAccess, setFolderMetadata,
 import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
+import { Scope } from '../../domain/scopes';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
-const WRITE = 1;
-const ADMIN = 2;
 
 /**
  * The folder as the read model now shows it (the command waited for the projection), filtered for the caller. Not
@@ -49,7 +48,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
       param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
     ],
     async handler({ params, services, principal, meta }) {
-      const parent = await loadParent(services, params.parentType ?? 'folder', params.parentId, principal.viewer, WRITE);
+      const parent = await loadParent(services, params.parentType ?? 'folder', params.parentId, principal.viewer, AccessLevel.WRITE);
       const id = await createFolder(
         services,
         {
@@ -78,7 +77,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
       param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
     ],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await updateFolder(
         services,
         {
@@ -105,7 +104,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
       param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
     ],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await setFolderMetadata(services, folder._id, params.metadata as Metadata, params.allowNull, meta);
       return currentView(services, folder._id, principal.viewer);
     },
@@ -123,7 +122,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
       }),
     ],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, WRITE);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await deleteFolderMetadata(services, folder._id, params.fields as string[], meta);
       return currentView(services, folder._id, principal.viewer);
     },
@@ -142,7 +141,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
       param.flag('progress', false, { description: 'If recurse is set to True, this controls whether progress notifications will be sent.' }),
     ],
     async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, ADMIN);
+      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
       const access = parseAccessList(params.access);
       const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
       const viewer = principal.viewer!;

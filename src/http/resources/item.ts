@@ -1,5 +1,5 @@
 import type { Resource } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import type { Services } from '../../services';
 import { RestError } from '../../domain/errors';
@@ -12,9 +12,9 @@ import { itemHistoryRoutes } from './itemHistory';
 import { itemDownloadRoutes } from './itemDownload';
 import { folderRootPath } from '../../queries/folderQueries';
 import { folderView } from '../../queries/views';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
 
-const READ = 0;
-const WRITE = 1;
 
 /** The item as the read model now shows it (the command waited for the projection). */
 async function currentView(services: Services, id: string) {
@@ -65,7 +65,7 @@ export const itemResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       async handler({ path, services, principal }) {
-        return itemView((await loadItem(services, path.id, principal.viewer, READ)).item);
+        return itemView((await loadItem(services, path.id, principal.viewer, AccessLevel.READ)).item);
       },
     }),
     route({
@@ -82,7 +82,7 @@ export const itemResource: Resource = {
         metadataParam(),
       ],
       async handler({ params, services, principal, meta }) {
-        const folder = await loadFolderParam(services, params.folderId, principal.viewer, WRITE);
+        const folder = await loadFolderParam(services, params.folderId, principal.viewer, AccessLevel.WRITE);
         const id = await createItem(
           services,
           {
@@ -108,8 +108,8 @@ export const itemResource: Resource = {
         metadataParam(),
       ],
       async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
-        const folder = params.folderId !== undefined ? await loadFolderParam(services, params.folderId, principal.viewer, WRITE) : undefined;
+        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
+        const folder = params.folderId !== undefined ? await loadFolderParam(services, params.folderId, principal.viewer, AccessLevel.WRITE) : undefined;
         await updateItem(
           services,
           {
@@ -135,7 +135,7 @@ export const itemResource: Resource = {
       scope: [Scope.DATA_WRITE],
       params: [],
       async handler({ path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
+        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
         const name = await deleteItem(services, item._id, meta);
         return { message: `Deleted item ${name}.` };
       },
@@ -163,7 +163,7 @@ export const itemResource: Resource = {
       // girder_client also sends `id=<itemId>` as a query parameter: undeclared parameters are ignored.
       params: [...pagingParams('name')],
       async handler({ params, path, services, principal, setTotalCount }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, READ);
+        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
         const page = await services.readModel.files.listForItem(item._id, pagingOf(params));
         setTotalCount(page.total);
         return page.rows.map(fileView);
@@ -180,7 +180,7 @@ export const itemResource: Resource = {
         param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
       ],
       async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
+        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
         await setItemMetadata(services, item._id, params.metadata as Metadata, params.allowNull, meta);
         return currentView(services, item._id);
       },
@@ -198,7 +198,7 @@ export const itemResource: Resource = {
         }),
       ],
       async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, WRITE);
+        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
         await deleteItemMetadata(services, item._id, params.fields as string[], meta);
         return currentView(services, item._id);
       },
@@ -215,9 +215,9 @@ export const itemResource: Resource = {
         param.string('description', { strip: true, description: 'Description for the new item.' }),
       ],
       async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, READ);
+        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
         // Without folderId the copy lands next to the original, which needs WRITE there.
-        const folder = await loadFolderParam(services, params.folderId ?? item.folderId, principal.viewer, WRITE);
+        const folder = await loadFolderParam(services, params.folderId ?? item.folderId, principal.viewer, AccessLevel.WRITE);
         const id = await copyItem(
           services,
           {

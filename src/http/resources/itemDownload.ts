@@ -1,5 +1,6 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { RESPONSE_SENT, Scope, route } from '../routeTable';
+import { RESPONSE_SENT, route } from '../routeTable';
+import { Scope } from '../../domain/scopes';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { contentDisposition } from '../contentDisposition';

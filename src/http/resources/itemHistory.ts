@@ -1,7 +1,8 @@
 import type { RouteDef, AnyParams } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { itemHistory } from '../../queries/history';
 import { historyParams } from './folderHistory';
+import { Scope } from '../../domain/scopes';
 
 /** An item's audit history (docs/events.md). */
 export const itemHistoryRoutes: RouteDef<AnyParams>[] = [

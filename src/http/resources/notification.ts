@@ -1,50 +1,22 @@
-import { z } from 'zod';
 import type { Subscription } from 'rxjs';
 import type { Resource } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
-import type { Principal } from '../auth';
-import type { ParamSpec } from '../params';
-import { param } from '../params';
-import { RestError } from '../../domain/errors';
+import { UNIX_SECONDS, param } from '../params';
 import { sortedJson } from '../render';
 import { SseWriter } from '../sse';
 import type { NotificationOwner, NotificationRecord } from '../../bus/notifications';
+import type { Principal } from '../principal';
 
 /** Girder's DEFAULT_STREAM_TIMEOUT. */
 const DEFAULT_STREAM_TIMEOUT_S = 300;
+/** Idle timeouts from 0 (send what is there and close) to a day: longer would overflow Node's timers (2^31 ms). */
+const STREAM_TIMEOUT_S = { min: 0, max: 86_400 };
 /** Keeps idle streams alive through proxies; comments are ignored by SSE clients. */
 const STREAM_HEARTBEAT_MS = 30_000;
 
 /** The caller's notifications: the user's, or for a token that identifies no user, the token's (Girder's get). */
 function ownerOf(principal: Principal): NotificationOwner {
   return { userId: principal.user?._id ?? null, tokenId: principal.user ? null : (principal.token?.hash ?? null) };
-}
-
-/**
- * A `dateTime` parameter (Girder parses it with dateutil): ISO 8601 date or date-time; without an offset it is UTC.
- * Returns epoch milliseconds.
- */
-function dateTimeParam<N extends string>(name: N, description: string): ParamSpec<N, number | undefined> {
-  return {
-    name,
-    in: 'query',
-    required: false,
-    description,
-    schema: z.string(),
-    parse(raw) {
-      if (raw === undefined) return undefined;
-      const text = raw.trim();
-      const invalid = () => new RestError(`Invalid date format for parameter ${name}: ${raw}.`);
-      const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(text);
-      if (!match) throw invalid();
-      const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = match;
-      const ms = frac ? `.${frac.padEnd(3, '0').slice(0, 3)}` : '';
-      const offset = !zone || zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
-      const value = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${ms}${offset}`);
-      if (Number.isNaN(value)) throw invalid();
-      return value;
-    },
-  };
 }
 
 /** One SSE message of Girder's stream: the record with sorted keys plus the server's clock. */
@@ -66,14 +38,15 @@ export const notificationResource: Resource = {
       params: [
         param.int('timeout', {
           default: DEFAULT_STREAM_TIMEOUT_S,
-          description: 'The duration without a notification before the stream is closed.',
+          range: STREAM_TIMEOUT_S,
+          description: 'The duration without a notification before the stream is closed (seconds, at most a day).',
         }),
-        param.int('since', { description: 'Filter out events before this time stamp.' }),
+        param.int('since', { range: UNIX_SECONDS, description: 'Filter out events before this time stamp (Unix seconds).' }),
       ],
       async handler({ params, principal, services, req, res }) {
         const owner = ownerOf(principal);
         // A HEAD request gets the headers only: there is no body to keep open.
-        const timeoutMs = req.method === 'HEAD' ? 0 : Math.max(0, params.timeout ?? DEFAULT_STREAM_TIMEOUT_S) * 1000;
+        const timeoutMs = req.method === 'HEAD' ? 0 : (params.timeout ?? DEFAULT_STREAM_TIMEOUT_S) * 1000;
         const sinceMs = params.since === undefined ? null : params.since * 1000;
         const notifications = services.notifications;
 
@@ -126,7 +99,7 @@ export const notificationResource: Resource = {
       summary: 'List notification events.',
       access: 'token',
       cookie: true,
-      params: [dateTimeParam('since', 'Filter out events before this date.')],
+      params: [param.dateTime('since', { description: 'Filter out events before this date.' })],
       async handler({ params, principal, services }) {
         return services.notifications.list(ownerOf(principal), params.since ?? null);
       },

@@ -1,9 +1,10 @@
 import type { Resource } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { param } from '../params';
 import { lookUpPath, resourcePath } from '../../queries/resourcePaths';
 import { resourceSearchRoute } from './resourceSearch';
 import { resourceBulkRoutes } from './resourceBulk';
+import { Scope } from '../../domain/scopes';
 
 /**
  * Routes across resource types (Girder's api/v1/resource.py) that girder_client uses: look a resource up by its path

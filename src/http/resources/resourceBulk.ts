@@ -1,5 +1,6 @@
 import type { RouteDef } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
+import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import type { Services } from '../../services';
 import type { RequestMeta } from '../../commands/requestMeta';

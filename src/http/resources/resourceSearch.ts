@@ -1,6 +1,6 @@
 import { route } from '../routeTable';
 import { param } from '../params';
-import type { Paging } from '../params';
+import type { Paging } from '../../domain/paging';
 import type { Services } from '../../services';
 import { hasAccess, type Level, type Viewer } from '../../domain/access';
 import type { UserDoc } from '../../ports/readModel';

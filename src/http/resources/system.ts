@@ -1,10 +1,11 @@
 import type { Resource } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
+import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { PUBLIC_SETTING_KEYS, settingValue } from '../../domain/settings';
 import { changeSettings, currentSettings } from '../../commands/settingsCommands';
-import { OWN_PLUGIN_SCRIPTS } from '../../web/webClient';
+import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
 
 /** Girder's setSetting: a string value that parses as JSON is stored parsed (`"false"` → false, `"{…}"` → object). */
 function jsonOrString(value: unknown): unknown {

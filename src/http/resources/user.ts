@@ -1,9 +1,9 @@
 import type { Resource } from '../routeTable';
-import { Scope, route } from '../routeTable';
+import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { isObjectId } from '../../domain/ids';
-import { hasAccess } from '../../domain/access';
+import { AccessLevel, hasAccess } from '../../domain/access';
 import { registerUser, issueToken, revokeToken } from '../../commands/userCommands';
 import { verifyPassword } from '../../commands/password';
 import { userView } from '../../queries/views';
@@ -12,6 +12,7 @@ import { setTokenCookie, clearTokenCookie } from '../cookies';
 import { userAccountRoutes } from './userAccount';
 import { SettingKey, settingValue } from '../../domain/settings';
 import { currentSettings } from '../../commands/settingsCommands';
+import { Scope } from '../../domain/scopes';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -115,7 +116,7 @@ export const userResource: Resource = {
       async handler({ path, services, principal }) {
         const user = isObjectId(path.id) ? await services.readModel.users.get(path.id) : null;
         if (!user) throw new RestError(`Invalid user id (${path.id}).`);
-        if (!hasAccess(user, principal.viewer, 0)) throw new AccessDeniedError(`Read access denied for user ${path.id} (user ${principal.viewer?.id ?? 'None'}).`);
+        if (!hasAccess(user, principal.viewer, AccessLevel.READ)) throw new AccessDeniedError(`Read access denied for user ${path.id} (user ${principal.viewer?.id ?? 'None'}).`);
         return userView(user, principal.viewer);
       },
     }),

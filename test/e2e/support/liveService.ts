@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { loadConfig } from '../../../src/config';
 import { bootstrap, type Runtime } from '../../../src/bootstrap';
 import { createApp } from '../../../src/http/app';
-import { attachNotificationSocket } from '../../../src/web/notificationSocket';
+import { attachNotificationSocket } from '../../../src/http/web/notificationSocket';
 
 export interface LiveService {
   /** `http://127.0.0.1:<port>` */

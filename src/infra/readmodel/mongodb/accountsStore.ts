@@ -2,11 +2,11 @@ import type { Document } from 'mongodb';
 import type {
   ApiKeyDoc, ApiKeyQueries, ApiKeyWrites, Page, TokenDoc, TokenQueries, TokenWrites, UserDoc, UserQueries, UserWrites,
 } from '../../../ports/readModel';
-import type { Paging } from '../../../http/params';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
 import { defined, escapeRegex, hidden, sortOf, windowOf } from './queryHelpers';
 import { withMemberships } from './groupsStore';
+import type { Paging } from '../../../domain/paging';
 
 /**
  * Users, tokens and API keys. Users carry `_lowerName` ("last first", lower-cased) for the user list's sort and

@@ -1,9 +1,9 @@
 import type { CollectionDoc, CollectionQueries, CollectionWrites, Page } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
+import type { Paging } from '../../../domain/paging';
 
 const OUT = hidden();
 

@@ -1,14 +1,15 @@
 import type { StoredDoc } from './collections';
 import type { Document, Filter } from 'mongodb';
-import type { FolderDoc, FolderQueries, FolderWrites, Page, ParentType, RootType } from '../../../ports/readModel';
+import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
-import { addFolderSize, addRootSize } from './sizes';
+import { addFolderSize, addRootSize, recordSizeChange } from './sizes';
 import { removeSubtree } from './subtreeStore';
-import { closePlacement, openPlacement, recordSizeChange } from './historyStore';
+import { closePlacement, openPlacement } from './historyStore';
+import type { Paging } from '../../../domain/paging';
+import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * Folders, shaped like Girder's folder documents: `ancestors` lists the ids of the folders above, root-most first,

@@ -1,6 +1,6 @@
 import type { Document } from 'mongodb';
 import type { GroupDoc, GroupMembership, GroupQueries, GroupWrites, Page, UserDoc } from '../../../ports/readModel';
-import type { Paging } from '../../../http/params';
+import type { Paging } from '../../../domain/paging';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
 import { defined, escapeRegex, hidden, setFields, sortOf, windowOf } from './queryHelpers';

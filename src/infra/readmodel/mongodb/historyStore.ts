@@ -1,12 +1,11 @@
 import type { Filter } from 'mongodb';
-import type {
-  FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, ParentType, RemovedFolder, RemovedItem, RootType,
-} from '../../../ports/readModel';
+import type { FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, RemovedFolder, RemovedItem } from '../../../ports/readModel';
 import type { StoredDoc } from './collections';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { positionStamp } from './writes';
-import { addRootSize } from './sizes';
+import { addRootSize, recordSizeChange } from './sizes';
+import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * History support (the port's optional HistoryQueries / HistoryWrites; the SQLite adapter's historyStore.ts is the
@@ -46,13 +45,6 @@ export function openPlacement(w: WriteScope, folders: Placed[]): void {
 /** Closes, at this event, the open placement intervals matching `filter` (folders leaving the tree or moving). */
 export function closePlacement(w: WriteScope, filter: Filter<StoredDoc>): void {
   w.update('folderTree', { ...filter, to: null }, { $set: { to: positionStamp(w.position) } }, true);
-}
-
-/** Records that this event changed a folder's size by `delta` (an operation may record each folder once). */
-export function recordSizeChange(w: WriteScope, folderId: string, delta: number): void {
-  if (delta === 0) return;
-  const at = positionStamp(w.position);
-  w.accumulate('folderSizes', `${folderId}|${at}`, { folderId, position: at }, { delta });
 }
 
 const keyAt = (stamp: string, id: string) => `${stamp}|${id}`;

@@ -1,12 +1,13 @@
 import type { Document, Filter } from 'mongodb';
-import type { FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page, RootType } from '../../../ports/readModel';
+import type { FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { physicalName, type StoredDoc } from './collections';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
 import { addFolderSize, addRootSize, moveSize } from './sizes';
+import type { Paging } from '../../../domain/paging';
+import type { RootType } from '../../../domain/parents';
 
 /**
  * Items and files, shaped like Girder's documents. An item has no ACL of its own: its folder's applies, so the item

@@ -1,7 +1,7 @@
 import type { StoredDoc } from './collections';
 import type { Document, Filter, Sort } from 'mongodb';
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
+import type { Paging } from '../../../domain/paging';
 
 /**
  * Fields the adapter keeps on documents for its own use and never returns: `_rev` (the stamp of the last projection
@@ -53,7 +53,8 @@ function sortablePath(field: string): boolean {
  */
 export function sortOf(paging: Paging, fields: Record<string, string> = {}): Sort {
   const dir = paging.sortdir === -1 ? -1 : 1;
-  const field = fields[paging.sort] ?? paging.sort;
+  // An own-property lookup: a sort named `constructor` or `__proto__` is a document path like any other field.
+  const field = Object.hasOwn(fields, paging.sort) ? fields[paging.sort] : paging.sort;
   if (field === '_id' || !sortablePath(field)) return { _id: dir };
   return { [field]: dir, _id: dir };
 }

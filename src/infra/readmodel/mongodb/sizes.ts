@@ -1,7 +1,7 @@
-import type { RootType } from '../../../ports/readModel';
 import type { CollectionName } from './collections';
 import type { WriteScope } from './writes';
-import { recordSizeChange } from './historyStore';
+import { positionStamp } from './writes';
+import type { RootType } from '../../../domain/parents';
 
 /**
  * Size bookkeeping (Girder §0), as in the SQLite adapter: a folder's `size` is the sum of the items directly in it,
@@ -10,6 +10,16 @@ import { recordSizeChange } from './historyStore';
  */
 export function rootCollection(type: RootType): CollectionName {
   return type === 'user' ? 'users' : 'collections';
+}
+
+/**
+ * Records that this event changed a folder's size by `delta` (an operation may record each folder once): the size
+ * history behind point-in-time reads.
+ */
+export function recordSizeChange(w: WriteScope, folderId: string, delta: number): void {
+  if (delta === 0) return;
+  const at = positionStamp(w.position);
+  w.accumulate('folderSizes', `${folderId}|${at}`, { folderId, position: at }, { delta });
 }
 
 /** Adds `delta` to a folder's size (its direct items), and records the change for the history. */

@@ -1,14 +1,13 @@
 import type { Document, Filter } from 'mongodb';
-import type {
-  FolderCopyWrite, ParentType, RootType, SubtreeOp, SubtreeOperation, SubtreeQueries, SubtreeWrites,
-} from '../../../ports/readModel';
+import type { FolderCopyWrite, SubtreeOp, SubtreeOperation, SubtreeQueries, SubtreeWrites } from '../../../ports/readModel';
 import type { StoredDoc } from './collections';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
-import { deriveId } from '../sqlite/subtreeStore';
 import { and, defined, readableFilter } from './queryHelpers';
-import { addRootSize } from './sizes';
-import { closePlacement, openPlacement, recordSizeChange } from './historyStore';
+import { addRootSize, recordSizeChange } from './sizes';
+import { closePlacement, openPlacement } from './historyStore';
+import type { ParentType, RootType } from '../../../domain/parents';
+import { deriveId } from '../../../domain/ids';
 
 /**
  * Subtree operations (docs/subtree-operations.md), applied set-wise over `ancestors`: a delete is `deleteMany` of the

@@ -2,11 +2,11 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type {
   ApiKeyDoc, ApiKeyQueries, ApiKeyWrites, Page, TokenDoc, TokenQueries, TokenWrites, UserDoc, UserQueries, UserWrites,
 } from '../../../ports/readModel';
-import type { Paging } from '../../../http/params';
 import { pagingSql } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addUserSize } from './sizes';
 import { ensureGroupTables, withMemberships } from './groupsStore';
+import type { Paging } from '../../../domain/paging';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_users (

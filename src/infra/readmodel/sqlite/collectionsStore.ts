@@ -1,10 +1,10 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { CollectionDoc, CollectionQueries, CollectionWrites, Page } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addCollectionSize } from './sizes';
+import type { Paging } from '../../../domain/paging';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_collections (

@@ -1,11 +1,12 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { FolderDoc, FolderQueries, FolderWrites, Page, ParentType, RootType } from '../../../ports/readModel';
+import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import type { Paging } from '../../../domain/paging';
+import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; ancestry is a

@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { GroupDoc, GroupMembership, GroupQueries, GroupWrites, Page, UserDoc } from '../../../ports/readModel';
-import type { Paging } from '../../../http/params';
+import type { Paging } from '../../../domain/paging';
 import { pagingSql } from './sqlHelpers';
 
 const DDL = `

@@ -1,8 +1,7 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type {
-  FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, ParentType, RemovedFolder, RemovedItem, RootType,
-} from '../../../ports/readModel';
+import type { FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, RemovedFolder, RemovedItem } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
+import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * History support of the embedded read models (docs/events.md): what audit, point-in-time reads and restore need

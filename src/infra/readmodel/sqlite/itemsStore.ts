@@ -1,10 +1,9 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type {
-  FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page, RootType,
-} from '../../../ports/readModel';
+import type { FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
 import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
+import type { Paging } from '../../../domain/paging';
+import type { RootType } from '../../../domain/parents';
 
 /**
  * Items and files. Items keep their position (folder, base parent) and size in columns and the rest in a JSON

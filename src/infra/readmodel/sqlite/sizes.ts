@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { RootType } from '../../../ports/readModel';
+import type { RootType } from '../../../domain/parents';
 
 /**
  * Size bookkeeping shared by the stores (Girder §0): a folder's `size` is the sum of the items directly in it, a root

@@ -1,5 +1,5 @@
 import type { Viewer } from '../../../domain/access';
-import type { Paging } from '../../../http/params';
+import type { Paging } from '../../../domain/paging';
 
 /** Columns that listings may sort on directly; any other field is read from the JSON document. */
 export type SortColumns = Record<string, string>;
@@ -12,7 +12,8 @@ export function pagingSql(paging: Paging, columns: SortColumns, table: string): 
   const dir = paging.sortdir === -1 ? 'DESC' : 'ASC';
   const args: unknown[] = [];
   let key: string;
-  if (columns[paging.sort]) key = `${table}.${columns[paging.sort]}`;
+  // An own-property lookup: a sort named `constructor` or `__proto__` is a JSON path like any other field.
+  if (Object.hasOwn(columns, paging.sort)) key = `${table}.${columns[paging.sort]}`;
   else {
     key = `json_extract(${table}.doc, ?)`;
     args.push(jsonPath(paging.sort));

@@ -1,10 +1,9 @@
-import crypto from 'node:crypto';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type {
-  FolderCopyWrite, ParentType, RootType, SubtreeOp, SubtreeOperation, SubtreeQueries, SubtreeWrites,
-} from '../../../ports/readModel';
+import type { FolderCopyWrite, SubtreeOp, SubtreeOperation, SubtreeQueries, SubtreeWrites } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { toBit } from './sqlHelpers';
+import { deriveId } from '../../../domain/ids';
+import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * Subtree operations (docs/subtree-operations.md): one event deletes, empties or copies a whole subtree, and this
@@ -33,16 +32,6 @@ CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT N
 `;
 
 const TEMP_TABLES = ['subtree_folders', 'subtree_items', 'copy_map', 'copy_denied', 'copy_items'];
-
-/**
- * The id of the copy of `sourceId` made by operation `opId` (what `derive_id` computes in SQL): like an ObjectId, it
- * starts with the 4-byte timestamp (the operation's, taken from `opId`), followed by 8 bytes of SHA-256 of
- * `<opId>:<sourceId>`. Sharing the operation's prefix keeps a copy's rows together in every id-keyed index, which is
- * what makes inserting 100,000 of them in one transaction fast.
- */
-export function deriveId(opId: string, sourceId: string): string {
-  return opId.slice(0, 8) + crypto.createHash('sha256').update(`${opId}:${sourceId}`).digest('hex').slice(0, 16);
-}
 
 const prepared = new WeakSet<SqliteDatabase>();
 

@@ -13,7 +13,7 @@ const CLIENT_DIR = path.dirname(require.resolve('@girder/core'));
 export const WEB_ROOT = '/static';
 const CLIENT_FILES = ['girder-core.js', 'girder-core.css', 'Girder_Favicon.png', 'Girder_Mark.png'];
 /** This service's browser scripts, in the source tree (plain JS, served as is, also when running from dist/). */
-const OWN_SCRIPTS_DIR = path.join(__dirname, '..', '..', 'src', 'web', 'browser');
+const OWN_SCRIPTS_DIR = path.join(__dirname, '..', '..', '..', 'src', 'http', 'web', 'browser');
 
 const INDEX_HTML = `<!DOCTYPE html>
 <html lang="en">

@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { filter } from 'rxjs';
-import type { Services } from '../services';
-import { validToken, tokenHasScopes } from '../http/auth';
-import { Scope } from '../http/routeTable';
+import type { Services } from '../../services';
+import { validToken, tokenHasScopes } from '../auth';
+import { Scope } from '../../domain/scopes';
 
 /**
  * Girder 5's notification channel, which its web client opens once a user is logged in:
