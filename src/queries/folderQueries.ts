@@ -1,5 +1,4 @@
 import type { Services } from '../services';
-import type { FolderDoc } from '../ports/readModel';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
 import { loadModel, loadParent } from './loaders';
