@@ -7,10 +7,13 @@ ENV NODE_ENV=production
 # Dependencies first, so that source edits reuse this layer. The full node:20 image has the compilers
 # better-sqlite3 falls back to when no prebuilt binary fits; KurrentDB's native bridge ships in a registry package.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+RUN npm ci --include=dev && npm cache clean --force
 
-COPY tsconfig.json ./
+# Compiled once here (TypeScript is a dev dependency and stays, so that `npm start`'s incremental prestart build
+# finds dist/ current and goes straight on to `node dist/cli/main.js serve`).
+COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+RUN npm run build
 
 # DATA_DIR keeps the process's local state (the embedded SQLite file for progress notifications and chunked
 # uploads in progress); events, read models and file bytes live in KurrentDB and MongoDB when configured so.

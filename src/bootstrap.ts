@@ -5,8 +5,7 @@ import type { Config } from './config';
 import type { Services } from './services';
 import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
 import { SqliteEventStore } from './infra/eventstore/sqlite/sqliteEventStore';
-import { createReadModel as openReadModel, databaseName } from './infra/readmodel/createReadModel';
-import { GridFsBlobStore } from './infra/blobs/gridfs/gridfsBlobStore';
+import { createReadModel as openReadModel, databaseName, notificationStoreOf } from './infra/readmodel/createReadModel';
 import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
@@ -18,11 +17,9 @@ import { startRetentionPurge } from './commands/blobReclaim';
 import { DomainEvents } from './bus/domainEvents';
 import { Notifications } from './bus/notifications';
 import { ProgressService } from './bus/progress';
-import { SqliteNotificationStore } from './infra/readmodel/sqlite/notificationsStore';
 import type { EventStore } from './ports/eventStore';
 import type { ReadModel } from './ports/readModel';
 import type { BlobStore } from './ports/blobStore';
-import { KurrentDbEventStore } from './infra/eventstore/kurrentdb/kurrentdbEventStore';
 import { SERVICE_STREAM_PREFIXES } from './infra/eventstore/kurrentdb/streamPrefixes';
 
 export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -48,8 +45,8 @@ export async function bootstrap(config: Config): Promise<Runtime> {
     lease: { ttlMs: config.projectorLeaseTtlMs },
   });
   await projector.start();
-  // Progress notifications: operational state in `ops_notifications` of the same file, never in the event log.
-  const notifications = new Notifications(new SqliteNotificationStore(db));
+  // Progress notifications: operational state next to the read models (shared by every process), never in the log.
+  const notifications = new Notifications(notificationStoreOf(readModel, db));
   const services: Services = {
     config,
     version: VERSION,
@@ -81,7 +78,7 @@ export async function bootstrap(config: Config): Promise<Runtime> {
       await projector.stop();
       await eventStore.dispose();
       await readModel.dispose();
-      if (services.blobs instanceof GridFsBlobStore) await services.blobs.dispose();
+      if ('dispose' in services.blobs && typeof services.blobs.dispose === 'function') await (services.blobs.dispose as () => Promise<void>)();
       db.close();
     },
   };
@@ -95,12 +92,15 @@ export async function createEventStore(config: Config, db: SqliteDatabase | null
     case 'sqlite':
       if (!db) throw new Error('EVENT_STORE=sqlite needs the SQLite file under DATA_DIR.');
       return new SqliteEventStore(db);
-    case 'kurrentdb':
+    case 'kurrentdb': {
+      // Loaded only when configured: the gRPC client costs start-up time and memory the embedded default never uses.
+      const { KurrentDbEventStore } = require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');
       return KurrentDbEventStore.connect(config.kurrentdbUrl!, {
         timeoutMs: config.kurrentdbConnectTimeoutMs,
         streamPrefixes: SERVICE_STREAM_PREFIXES,
         logger,
       });
+    }
   }
 }
 
@@ -116,8 +116,10 @@ export async function createReadModel(config: Config, db: SqliteDatabase): Promi
 export async function createBlobStore(config: Config): Promise<BlobStore> {
   switch (config.blobStore) {
     case 'fs':
-      return new FsBlobStore(path.join(config.dataDir, 'blobs'));
-    case 'gridfs':
-      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!));
+      return new FsBlobStore(path.join(config.dataDir, 'blobs'), { sweepGraceMs: config.blobSweepGraceMs });
+    case 'gridfs': {
+      const { GridFsBlobStore } = require('./infra/blobs/gridfs/gridfsBlobStore') as typeof import('./infra/blobs/gridfs/gridfsBlobStore');
+      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!), { sweepGraceMs: config.blobSweepGraceMs });
+    }
   }
 }

@@ -34,6 +34,8 @@ export interface Config {
    * the blob reclaimer purges them after that. 0 purges at once.
    */
   blobRetentionDays: number;
+  /** The storage sweep spares blobs stored less than this long ago (ms): another process may not have projected their file yet. */
+  blobSweepGraceMs: number;
   /**
    * Time to live of the projector lease (one projector per read model across the processes that share it), in ms:
    * the holder renews it every third of this, a standby asks for it as often, and a holder that dies without freeing
@@ -87,6 +89,10 @@ const schema = z
       .number({ error: () => 'BLOB_RETENTION_DAYS must be a non-negative number of days.' })
       .nonnegative('BLOB_RETENTION_DAYS must be a non-negative number of days.')
       .default(7),
+    BLOB_SWEEP_GRACE_SECONDS: z.coerce
+      .number({ error: () => 'BLOB_SWEEP_GRACE_SECONDS must be a non-negative number of seconds.' })
+      .nonnegative('BLOB_SWEEP_GRACE_SECONDS must be a non-negative number of seconds.')
+      .default(3600),
     PROJECTOR_LEASE_TTL_MS: positiveInteger('PROJECTOR_LEASE_TTL_MS')
       .min(100, 'PROJECTOR_LEASE_TTL_MS must be at least 100 (milliseconds).')
       .default(15_000),
@@ -129,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongodbUrl: vars.MONGODB_URL?.trim(),
     blobStore: vars.BLOB_STORE as BlobStoreKind,
     blobRetentionDays: vars.BLOB_RETENTION_DAYS,
+    blobSweepGraceMs: vars.BLOB_SWEEP_GRACE_SECONDS * 1000,
     projectorLeaseTtlMs: vars.PROJECTOR_LEASE_TTL_MS,
   };
 }

@@ -9,8 +9,10 @@ import { Observable, Subject, filter } from 'rxjs';
  * - they are written up to twice a second per running operation and expire after an hour (30 s once finished):
  *   an append-only, never-deleted log would grow without bound for data nobody ever needs again;
  * - they are private to one user's session and are deleted on expiry, which an immutable log cannot express.
- * They live in their own store (`ops_` tables in the embedded SQLite file), outside the `rm_` read models that
- * rebuild/reset manage, and every change is also pushed in-process on `changes$` for the SSE stream.
+ * They live in the configured read model's storage (`ops_notifications` in the embedded SQLite file, or in the MongoDB
+ * database), outside the read models that rebuild/reset manage, so every process sharing that storage lists the same
+ * records. `changes$` carries every change for the SSE stream: this process's writes at once, other processes' by a
+ * poll of the store that runs only while someone listens (see {@link Notifications}).
  */
 
 export type ProgressState = 'queued' | 'active' | 'success' | 'error';
@@ -54,12 +56,14 @@ export interface NotificationOwner {
   tokenId: string | null;
 }
 
-/** Storage of notification records (the embedded adapter is `SqliteNotificationStore`). */
+/** Storage of notification records (`SqliteNotificationStore`, `MongoNotificationStore`). */
 export interface NotificationStore {
   /** Inserts or replaces a record. */
   save(record: NotificationRecord): Promise<void>;
   /** The owner's unexpired records with `updated` strictly after `sinceMs` (epoch ms) if given, ascending `updated`. */
   listFor(owner: NotificationOwner, sinceMs: number | null, nowMs: number): Promise<NotificationRecord[]>;
+  /** Every owner's unexpired records with `updated` strictly after `sinceMs` (epoch ms), ascending `updated`. */
+  changedSince(sinceMs: number, nowMs: number): Promise<NotificationRecord[]>;
   /** Deletes records whose `expires` is at or before `nowMs`; returns how many went. */
   deleteExpired(nowMs: number): Promise<number>;
 }
@@ -73,15 +77,60 @@ export function ownsRecord(owner: NotificationOwner, record: NotificationRecord)
 
 /** How often (at most) expired records are swept, piggybacking on writes. */
 const SWEEP_INTERVAL_MS = 60_000;
+/** Above this many remembered versions, those older than any poll could find again are forgotten. */
+const ANNOUNCED_PRUNE_ABOVE = 1000;
 
-/** The notification store plus the in-process stream of its changes. */
+export interface NotificationsOptions {
+  /** Clock (epoch ms), for tests. */
+  now?: () => number;
+  /** How often the store is read for other processes' changes while someone listens (default 250 ms). */
+  pollEveryMs?: number;
+  /**
+   * How far back each poll looks before the newest change it has seen (default 5 s): a write another process made
+   * with an earlier `updated` may commit after a later one, and clocks of processes on one store may differ a little.
+   */
+  pollOverlapMs?: number;
+}
+
+/**
+ * The notification store plus the stream of its changes. Writes of this process are announced at once; while
+ * `changes$` has subscribers, a single poll loop reads the records changed since the newest one seen (minus the
+ * overlap) and announces the versions it has not announced yet: how a stream served by one process follows the
+ * progress of a request another process runs.
+ */
 export class Notifications {
   private readonly subject = new Subject<NotificationRecord>();
-  /** Every record as written (created or updated), after it is stored. Completes on dispose. */
-  readonly changes$: Observable<NotificationRecord> = this.subject.asObservable();
+  /** Every record as written (created or updated), by any process sharing the store. Completes on dispose. */
+  readonly changes$: Observable<NotificationRecord>;
   private lastSweep = 0;
+  private listeners = 0;
+  private poller: NodeJS.Timeout | null = null;
+  private polling = false;
+  private disposed = false;
+  /** The newest version announced of each record recently seen: its `updated` (epoch ms) and its JSON. */
+  private readonly announced = new Map<string, { updated: number; json: string }>();
+  private newestSeen: number;
+  private readonly now: () => number;
+  private readonly pollEveryMs: number;
+  private readonly pollOverlapMs: number;
 
-  constructor(private readonly store: NotificationStore, private readonly now: () => number = Date.now) {}
+  constructor(private readonly store: NotificationStore, options: NotificationsOptions | (() => number) = {}) {
+    const settings = typeof options === 'function' ? { now: options } : options;
+    this.now = settings.now ?? Date.now;
+    this.pollEveryMs = settings.pollEveryMs ?? 250;
+    this.pollOverlapMs = settings.pollOverlapMs ?? 5_000;
+    this.newestSeen = this.now();
+    this.changes$ = new Observable<NotificationRecord>((subscriber) => {
+      const subscription = this.subject.subscribe(subscriber);
+      this.listeners += 1;
+      this.startPolling();
+      return () => {
+        subscription.unsubscribe();
+        this.listeners -= 1;
+        if (this.listeners === 0) this.stopPolling();
+      };
+    });
+  }
 
   /** Stores the record and announces it. Expired records are swept at most once a minute on the way. */
   async save(record: NotificationRecord): Promise<void> {
@@ -92,7 +141,7 @@ export class Notifications {
     }
     const copy = structuredClone(record);
     await this.store.save(copy);
-    this.subject.next(structuredClone(copy));
+    this.announce(copy, true);
   }
 
   /** The owner's live records updated after `sinceMs` (epoch ms), ascending `updated`. */
@@ -111,8 +160,56 @@ export class Notifications {
     return this.store.deleteExpired(this.lastSweep);
   }
 
-  /** Ends `changes$` (open streams close). */
+  /** Reads the store once for changes not announced yet (what the poll loop runs). */
+  async poll(): Promise<void> {
+    if (this.polling || this.disposed) return;
+    this.polling = true;
+    try {
+      const changed = await this.store.changedSince(this.newestSeen - this.pollOverlapMs, this.now());
+      for (const record of changed) this.announce(record);
+      this.forgetOlderThan(this.newestSeen - 2 * this.pollOverlapMs);
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Ends `changes$` (open streams close) and the poll loop. */
   dispose(): void {
+    this.disposed = true;
+    this.stopPolling();
     this.subject.complete();
+  }
+
+  /**
+   * Announces a record version once, whichever way it arrives first: every write of this process, and what a poll
+   * finds that is newer than (or, at the same `updated`, different from) what was announced of that record.
+   */
+  private announce(record: NotificationRecord, written = false): void {
+    const updated = Date.parse(record.updated);
+    const json = JSON.stringify(record);
+    const known = this.announced.get(record._id);
+    if (!written && known !== undefined && (known.updated > updated || (known.updated === updated && known.json === json))) return;
+    this.announced.set(record._id, { updated, json });
+    if (updated > this.newestSeen) this.newestSeen = updated;
+    // Without listeners no poll prunes: keep what a poll could still find, no more.
+    if (this.announced.size > ANNOUNCED_PRUNE_ABOVE) this.forgetOlderThan(this.newestSeen - 2 * this.pollOverlapMs);
+    this.subject.next(structuredClone(record));
+  }
+
+  private forgetOlderThan(ms: number): void {
+    for (const [id, known] of this.announced) if (known.updated < ms) this.announced.delete(id);
+  }
+
+  private startPolling(): void {
+    if (this.poller || this.disposed) return;
+    this.poller = setInterval(() => {
+      this.poll().catch(() => undefined); // a failed read is retried at the next tick
+    }, this.pollEveryMs);
+    this.poller.unref();
+  }
+
+  private stopPolling(): void {
+    if (this.poller) clearInterval(this.poller);
+    this.poller = null;
   }
 }

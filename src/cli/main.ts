@@ -2,8 +2,6 @@ import { loadConfig } from '../config';
 import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
 import { attachNotificationSocket } from '../http/web/notificationSocket';
-import { rebuildReadModels } from './rebuild';
-import { verifyReadModels } from './verify';
 import { STANDIN_VARIABLE, mongoStandInMode } from '../infra/readmodel/createReadModel';
 
 async function serve(): Promise<void> {
@@ -38,13 +36,19 @@ async function main(argv: string[]): Promise<void> {
   switch (verb) {
     case 'serve':
       return serve();
-    case 'rebuild':
+    // The maintenance commands (and the MongoDB adapter they may need) load only when asked for: `serve` starts
+    // without them.
+    case 'rebuild': {
+      const { rebuildReadModels } = require('./rebuild') as typeof import('./rebuild');
       await rebuildReadModels(loadConfig(), rest);
       return;
-    case 'verify':
+    }
+    case 'verify': {
       // Exit code 1 when the live read models differ from a replay of the log (every difference is printed).
+      const { verifyReadModels } = require('./verify') as typeof import('./verify');
       process.exit(await verifyReadModels(loadConfig(), rest));
       return;
+    }
     default:
       console.error(`Unknown command "${verb}". Commands: serve, rebuild, verify.`);
       process.exit(2);

@@ -6,7 +6,8 @@ import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
 import { rebuild, type RebuildProgress } from '../projections/rebuild';
 import { PROJECTOR_LEASE, Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
 import { readModelProjection } from '../projections';
-import { holderStarted, holderStopped, newHolderId, takeLease } from '../projections/leaseHolder';
+import { takeLease } from '../projections/leaseHolder';
+import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
 import { openCommandStores } from './stores';
 
 /** Events per durable commit while replaying into SQLite. */

@@ -1,21 +1,13 @@
 import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
-import { apiKeyDecider, apiKeyStream, type ApiKeyCommand, type KeyChanges } from '../domain/apiKey';
+import { apiKeyDecider, apiKeyStream, type KeyChanges } from '../domain/apiKey';
+import { decideOn } from '../domain/decider';
 import { ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { generateToken } from './password';
 import { prepareToken } from './userCommands';
-
-/** Loads a key's stream, decides, and appends the result with the stream's expected revision. */
-async function runOnKey(commands: CommandRunner, apiKeyId: string, command: () => ApiKeyCommand, meta: RequestMeta): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(apiKeyStream(apiKeyId), apiKeyDecider);
-    const events = apiKeyDecider.decide(command(), stream.state);
-    return { appends: [{ streamId: apiKeyStream(apiKeyId), expectedState: stream.expected, events: toNewEvents(events, meta) }], result: undefined };
-  });
-}
 
 export async function createApiKey(
   commands: CommandRunner,
@@ -25,7 +17,7 @@ export async function createApiKey(
   const apiKeyId = newId();
   const key = generateToken(40);
   const created = girderTime();
-  await runOnKey(commands, apiKeyId, () => ({ type: 'CreateApiKey', apiKeyId, key, created, ...input }), meta);
+  await commands.decideOnStream(apiKeyStream(apiKeyId), apiKeyDecider, { type: 'CreateApiKey', data: { apiKeyId, key, created, ...input } }, meta);
   return apiKeyId;
 }
 
@@ -35,12 +27,12 @@ export async function updateApiKey(
   input: { ownerIsAdmin: boolean; changes: KeyChanges },
   meta: RequestMeta,
 ): Promise<void> {
-  await runOnKey(commands, apiKeyId, () => ({ type: 'UpdateApiKey', ...input }), meta);
+  await commands.decideOnStream(apiKeyStream(apiKeyId), apiKeyDecider, { type: 'UpdateApiKey', data: input }, meta);
 }
 
 /** Deletes a key; the projection also drops every token it issued. */
 export async function deleteApiKey(commands: CommandRunner, apiKeyId: string, meta: RequestMeta): Promise<void> {
-  await runOnKey(commands, apiKeyId, () => ({ type: 'DeleteApiKey' }), meta);
+  await commands.decideOnStream(apiKeyStream(apiKeyId), apiKeyDecider, { type: 'DeleteApiKey', data: {} }, meta);
 }
 
 /**
@@ -59,7 +51,7 @@ export async function tokenFromApiKey(
   return commands.run(async () => {
     const stream = await commands.load(apiKeyStream(apiKeyId), apiKeyDecider);
     const at = girderTime();
-    const events = apiKeyDecider.decide({ type: 'UseApiKey', at }, stream.state);
+    const { events } = decideOn(apiKeyDecider, stream.state, { type: 'UseApiKey', data: { at } });
     if (stream.state.status !== 'active') throw new ValidationError('Invalid API key.');
     const key = stream.state.key;
     const cap = key.tokenDuration || input.defaultDays;

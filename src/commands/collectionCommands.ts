@@ -5,7 +5,8 @@ import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
 import type { AccessList } from '../domain/access';
-import { collectionDecider, collectionStream, type CollectionCommand } from '../domain/collection';
+import { collectionDecider, collectionStream } from '../domain/collection';
+import { decideOn } from '../domain/decider';
 import { claim, collectionNameStream, release, reservationDecider } from '../domain/uniqueName';
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
@@ -27,10 +28,10 @@ export async function createCollection(
   const name = input.name.trim();
   return commands.run(async () => {
     const reservation = await commands.load(collectionNameStream(name), reservationDecider);
-    const events = collectionDecider.decide(
-      { type: 'CreateCollection', collectionId, ...input, created, nameOwner: reservation.state.owner?.id ?? null },
-      collectionDecider.initialState(),
-    );
+    const { events } = decideOn(collectionDecider, collectionDecider.initialState(), {
+      type: 'CreateCollection',
+      data: { collectionId, ...input, created, nameOwner: reservation.state.owner?.id ?? null },
+    });
     return {
       appends: [
         { streamId: collectionStream(collectionId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
@@ -55,10 +56,10 @@ export async function updateCollection(
     const newName = input.name?.trim();
     const renamed = newName !== undefined && newName !== oldName;
     const reservation = renamed ? await commands.load(collectionNameStream(newName), reservationDecider) : null;
-    const command: CollectionCommand = {
-      type: 'UpdateCollection', ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null,
-    };
-    const events = collectionDecider.decide(command, stream.state);
+    const { events } = decideOn(collectionDecider, stream.state, {
+      type: 'UpdateCollection',
+      data: { ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null },
+    });
     const appends: StreamAppend[] = [
       { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
     ];
@@ -83,7 +84,7 @@ export async function setCollectionAccess(
   await commands.run(async () => {
     const stream = await commands.load(collectionStream(collectionId), collectionDecider);
     if (stream.state.status !== 'active') throw invalidId(collectionId);
-    const events = collectionDecider.decide({ type: 'SetCollectionAccess', ...input }, stream.state);
+    const { events } = decideOn(collectionDecider, stream.state, { type: 'SetCollectionAccess', data: input });
     return {
       appends: [{ streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
       result: undefined,
@@ -103,7 +104,7 @@ export async function deleteCollection(services: Services, collectionId: string,
   const blobIds = await commands.run(async () => {
     const stream = await commands.load(collectionStream(collectionId), collectionDecider);
     if (stream.state.status !== 'active') throw invalidId(collectionId);
-    const events = collectionDecider.decide({ type: 'DeleteCollection' }, stream.state);
+    const { events } = decideOn(collectionDecider, stream.state, { type: 'DeleteCollection', data: {} });
     const name = await commands.load(collectionNameStream(stream.state.name), reservationDecider);
     // The read models reflect everything appended so far, so the files read below are the latest.
     await services.projector.waitFor(await services.eventStore.headPosition());

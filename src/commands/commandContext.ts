@@ -1,6 +1,6 @@
 import type { EventStore, ExpectedState, NewEvent, RecordedEvent, StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError, WrongExpectedVersionError } from '../ports/eventStore';
-import type { Decider, DomainEvent } from '../domain/decider';
+import { decideOn, type Decider, type DomainEvent } from '../domain/decider';
 import type { Projector } from '../projections/projector';
 import type { RequestMeta } from './requestMeta';
 
@@ -35,6 +35,23 @@ export class CommandRunner {
       if (!(error instanceof StreamNotFoundError)) throw error;
     }
     return { state, expected: revision === null ? 'no_stream' : revision, exists: revision !== null };
+  }
+
+  /**
+   * The whole cycle for a command on one stream: load the aggregate, decide (events checked against their schemas),
+   * append with the stream's expected revision; a conflict re-runs it against the new state. Resolves with the events.
+   */
+  async decideOnStream<State, Command, Event extends DomainEvent>(
+    streamId: string,
+    decider: Decider<State, Command, Event>,
+    command: Command,
+    meta: RequestMeta,
+  ): Promise<Event[]> {
+    return this.run(async () => {
+      const stream = await this.load(streamId, decider);
+      const { events } = decideOn(decider, stream.state, command);
+      return { appends: [{ streamId, expectedState: stream.expected, events: toNewEvents(events, meta) }], result: events };
+    });
   }
 
   /** Reads a whole stream's recorded events (for history and point-in-time reads). */

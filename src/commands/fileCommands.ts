@@ -5,16 +5,15 @@ import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandContext';
 import { reclaimBlobs } from './blobReclaim';
-import { decideOn, loadItemStream, newItemAppends } from './itemCommands';
-import { checkItemName, extensionsOf, itemStream, type FileRecord } from '../domain/item';
+import { loadItemStream, newItemAppends } from './itemCommands';
+import { decideOn } from '../domain/decider';
+import { checkItemName, extensionsOf, itemDecider, itemStream, type FileRecord } from '../domain/item';
 import {
-  assertUploadEvent,
   checkChunk,
   remainingBytes,
   uploadDecider,
   uploadStateFor,
   uploadStream,
-  type UploadCommand,
   type UploadEvent,
   type UploadState,
 } from '../domain/upload';
@@ -22,6 +21,7 @@ import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { TooManyBytesError } from '../ports/blobStore';
+import { ProjectionLagError } from '../projections/projector';
 
 /**
  * Uploads and file writes. Bytes are streamed (request → hash → disk), never buffered whole:
@@ -54,11 +54,6 @@ class KeyedLock {
   }
 }
 const uploadLocks = new KeyedLock();
-
-function decideUpload(state: UploadState, command: UploadCommand): { events: UploadEvent[]; state: UploadState } {
-  const events = uploadDecider.decide(command, state).map(assertUploadEvent);
-  return { events, state: events.reduce(uploadDecider.evolve, state) };
-}
 
 export async function loadUpload(services: Services, uploadId: string) {
   const loaded = await services.commands.load(uploadStream(uploadId), uploadDecider);
@@ -93,17 +88,24 @@ const tooMany = (error: unknown): never => {
   throw error;
 };
 
-/** Stores bytes in the BlobStore and runs `commit` while the blob is held; reclaims the blob if the commit fails. */
+/**
+ * Stores bytes in the BlobStore and runs `commit` while the blob is held; reclaims the blob if the commit fails
+ * before appending. When it was appended but not yet projected in time (ProjectionLagError) the file will reference
+ * the blob: it is kept, and the sweep's grace period keeps it until the projection shows the reference.
+ */
 async function withStoredBlob<T>(services: Services, source: Readable, commit: (blob: { blobId: string; size: number }) => Promise<T>): Promise<T> {
   const blob = await services.blobs.put(source).catch(tooMany);
-  let committed = false;
+  let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
   try {
     const result = await commit(blob);
-    committed = true;
+    outcome = 'committed';
     return result;
+  } catch (error) {
+    if (error instanceof ProjectionLagError) outcome = 'maybe appended';
+    throw error;
   } finally {
     services.blobs.release(blob.blobId);
-    if (!committed) await reclaimBlobs(services, [blob.blobId]);
+    if (outcome === 'failed') await reclaimBlobs(services, [blob.blobId]);
   }
 }
 
@@ -131,11 +133,11 @@ async function completionAppend(
   let state = loaded.state;
   const events: UploadEvent[] = [];
   if (upload.lastChunk) {
-    const chunk = decideUpload(state, { type: 'ReceiveChunk', data: { userId, ...upload.lastChunk, now: girderTime() } });
+    const chunk = decideOn(uploadDecider, state, { type: 'ReceiveChunk', data: { userId, ...upload.lastChunk, now: girderTime() } });
     events.push(...chunk.events);
     state = chunk.state;
   }
-  events.push(...decideUpload(state, { type: 'CompleteUpload', data: { fileId, itemId, blobId } }).events);
+  events.push(...decideOn(uploadDecider, state, { type: 'CompleteUpload', data: { fileId, itemId, blobId } }).events);
   return { streamId: uploadStream(upload.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) };
 }
 
@@ -163,7 +165,7 @@ async function commitNewFile(services: Services, spec: NewFileSpec, meta: Reques
     } else {
       itemId = spec.parent.item._id;
       const loaded = await loadItemStream(services, itemId);
-      const { events } = decideOn(loaded.state, { type: 'AddFile', data: { file } });
+      const { events } = decideOn(itemDecider, loaded.state, { type: 'AddFile', data: { file } });
       appends = [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
     }
     if (spec.upload) appends.push(await completionAppend(services, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId, meta));
@@ -185,7 +187,7 @@ async function commitNewContents(
   return services.commands.run(async () => {
     const loaded = await loadItemStream(services, file.itemId);
     const previous = loaded.state.files[fileId]?.blobId ?? '';
-    const { events } = decideOn(loaded.state, {
+    const { events } = decideOn(itemDecider, loaded.state, {
       type: 'ReplaceFileContents',
       data: { fileId, blobId: blob.blobId, size: blob.size, creatorId: userId, created: girderTime() },
     });
@@ -248,7 +250,7 @@ async function recordUploadStart(
   meta: RequestMeta,
 ): Promise<string> {
   const uploadId = newId();
-  const { events } = decideUpload(uploadStateFor(uploadId), { type: 'StartUpload', data: { uploadId, created: girderTime(), ...data } });
+  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: { uploadId, created: girderTime(), ...data } });
   await services.commands.run(async () => ({
     appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
     result: undefined,
@@ -314,7 +316,7 @@ export async function receiveChunk(
     if (state.received + length < started.size) {
       await services.commands.run(async () => {
         const loaded = await loadUpload(services, input.uploadId);
-        const { events } = decideUpload(loaded.state, { type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
+        const { events } = decideOn(uploadDecider, loaded.state, { type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
         return { appends: [{ streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
       });
       return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
@@ -364,7 +366,7 @@ export async function cancelUpload(services: Services, input: { uploadId: string
   await uploadLocks.run(input.uploadId, async () => {
     await services.commands.run(async () => {
       const loaded = await loadUpload(services, input.uploadId);
-      const { events } = decideUpload(loaded.state, { type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
+      const { events } = decideOn(uploadDecider, loaded.state, { type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
       return { appends: [{ streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
     });
     await services.partialUploads.remove(input.uploadId);
@@ -375,7 +377,7 @@ export async function cancelUpload(services: Services, input: { uploadId: string
 export async function deleteFile(services: Services, file: FileDoc, meta: RequestMeta): Promise<void> {
   const blobId = await services.commands.run(async () => {
     const loaded = await loadItemStream(services, file.itemId);
-    const { events } = decideOn(loaded.state, { type: 'DeleteFile', data: { fileId: file._id } });
+    const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteFile', data: { fileId: file._id } });
     return {
       appends: [{ streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
       result: loaded.state.files[file._id]!.blobId,

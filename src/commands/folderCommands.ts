@@ -2,19 +2,17 @@ import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
+import { decideOn } from '../domain/decider';
 import { toNewEvents } from './commandContext';
 import {
   FOLDER_TREE_STREAM,
   FolderTreeChangedSchema,
-  assertFolderEvent,
   folderDecider,
   folderStateFor,
   folderStateFromDoc,
   folderStream,
   refuseTakenSiblingName,
   type FolderCommand,
-  type FolderEvent,
-  type FolderState,
 } from '../domain/folder';
 import { AccessLevel, emptyAccess, withUserAccess, type AccessList, type Viewer } from '../domain/access';
 import type { Metadata } from '../domain/metadata';
@@ -30,11 +28,6 @@ import type { ParentType } from '../domain/parents';
  * attempt against the new state, so concurrent writers neither lose updates nor share a sibling name.
  */
 
-
-function decideOn(state: FolderState, command: FolderCommand): { events: FolderEvent[]; state: FolderState } {
-  const events = folderDecider.decide(command, state).map(assertFolderEvent);
-  return { events, state: events.reduce(folderDecider.evolve, state) };
-}
 
 /**
  * A folder's decider state from its stream. A folder whose stream holds no creation event was created by a subtree
@@ -110,13 +103,13 @@ export async function createFolder(services: Services, input: CreateFolderInput,
       if (existing) {
         if (!hasMetadata) return { appends: [], result: existing._id };
         const folder = await loadFolder(services, existing._id);
-        const { events } = decideOn(folder.state, { type: 'SetFolderMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
+        const { events } = decideOn(folderDecider, folder.state, { type: 'SetFolderMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
         return { appends: [{ streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: existing._id };
       }
     }
     // Girder's order: name and sibling checks (on save) before the metadata keys (an empty name is never taken).
     refuseTakenSiblingName(guard.takenBy);
-    const { events } = decideOn(folderStateFor(folderId), {
+    const { events } = decideOn(folderDecider, folderStateFor(folderId), {
       type: 'CreateFolder',
       data: {
         folderId, name: input.name, description: input.description, parentType, parentId, creatorId: input.creatorId, created, ...acl,
@@ -166,7 +159,7 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
     const now = girderTime();
     const folder = await loadFolder(services, input.folderId);
     const before = folder.state;
-    const update = decideOn(before, {
+    const update = decideOn(folderDecider, before, {
       type: 'UpdateFolder',
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}), ...(input.description !== undefined ? { description: input.description } : {}),
@@ -184,7 +177,7 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
         const tree = await lastEventOf(services, FOLDER_TREE_STREAM);
         if (tree) await services.projector.waitFor(tree.position);
         const targetPath = parent.type === 'folder' ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id] : [];
-        const moved = decideOn(after, { type: 'MoveFolder', data: { parentType: parent.type, parentId: parent.doc._id, targetPath, now } });
+        const moved = decideOn(folderDecider, after, { type: 'MoveFolder', data: { parentType: parent.type, parentId: parent.doc._id, targetPath, now } });
         events.push(...moved.events);
         after = moved.state;
         const marker = { type: 'FolderTreeChanged', data: FolderTreeChangedSchema.parse({ folderId: input.folderId, parentType: parent.type, parentId: parent.doc._id }) };
@@ -206,7 +199,7 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
 async function decideFolder(services: Services, folderId: string, command: (now: string) => FolderCommand, meta: RequestMeta): Promise<void> {
   await services.commands.run(async () => {
     const folder = await loadFolder(services, folderId);
-    const { events } = decideOn(folder.state, command(girderTime()));
+    const { events } = decideOn(folderDecider, folder.state, command(girderTime()));
     return { appends: [{ streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: undefined };
   });
 }

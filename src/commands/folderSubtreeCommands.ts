@@ -1,20 +1,18 @@
 import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
+import { decideOn } from '../domain/decider';
 import { toNewEvents } from './commandContext';
 import { reclaimBlobs } from './blobReclaim';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { inheritedAcl, loadFolder, siblingLookup } from './folderCommands';
 import {
-  assertFolderEvent,
   checkFolderName,
   folderDecider,
   folderNameCandidate,
   folderStateFor,
   folderStream,
   type FolderCommand,
-  type FolderEvent,
-  type FolderState,
 } from '../domain/folder';
 import type { Viewer } from '../domain/access';
 import { RestError, ValidationError } from '../domain/errors';
@@ -29,10 +27,6 @@ import type { ParentDoc } from '../queries/loaders';
  * between is caught up by the projector on restart). Bytes are the only thing outside: blobs that no file references
  * any more are reclaimed after the commit, and the startup sweep removes what a crash left unreclaimed.
  */
-
-function decideOn(state: FolderState, command: FolderCommand): FolderEvent[] {
-  return folderDecider.decide(command, state).map(assertFolderEvent);
-}
 
 /** Waits until the read models reflect everything appended so far (so that subtree reads see the latest files). */
 async function catchUp(services: Services): Promise<void> {
@@ -51,7 +45,7 @@ async function requireInReadModel(services: Services, folderId: string): Promise
 async function removeUnder(services: Services, folderId: string, command: (opId: string) => FolderCommand, meta: RequestMeta): Promise<void> {
   const blobIds = await services.commands.run(async () => {
     const folder = await loadFolder(services, folderId);
-    const events = decideOn(folder.state, command(newId()));
+    const { events } = decideOn(folderDecider, folder.state, command(newId()));
     await catchUp(services);
     await requireInReadModel(services, folderId);
     const appends: StreamAppend[] = [{ streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) }];
@@ -120,7 +114,7 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
     const isPublic = acl.public ?? s.public;
     const { name, guard } = await freeName(services, parentType, parentId, wanted);
     await requireInReadModel(services, input.sourceId);
-    const events = decideOn(folderStateFor(folderId), {
+    const { events } = decideOn(folderDecider, folderStateFor(folderId), {
       type: 'CopyFolder',
       data: {
         opId: newId(), sourceId: s.folderId, folderId, parentType, parentId, name, description: input.description ?? s.description,

@@ -2,17 +2,16 @@ import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import type { FolderDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
+import { decideOn } from '../domain/decider';
 import { toNewEvents } from './commandContext';
 import { reclaimBlobs } from './blobReclaim';
 import {
-  assertItemEvent,
   checkItemName,
   itemDecider,
   itemStateFor,
   itemStream,
   renamedCandidate,
   type ItemCommand,
-  type ItemEvent,
   type ItemState,
 } from '../domain/item';
 import { guardSiblingName, type NameGuard, type SiblingLookup } from './siblingNames';
@@ -28,11 +27,6 @@ import { girderTime } from '../domain/time';
  * reservation stream (`siblingname-<folderId>-…`, claimed with owner type `item`) only serialises writers. A taken
  * name is not an error for items: Girder renames to `name (1)`, `name (2)`, …
  */
-
-export function decideOn(state: ItemState, command: ItemCommand): { events: ItemEvent[]; state: ItemState } {
-  const events = itemDecider.decide(command, state).map(assertItemEvent);
-  return { events, state: events.reduce(itemDecider.evolve, state) };
-}
 
 export async function loadItemStream(services: Services, itemId: string) {
   const loaded = await services.commands.load(itemStream(itemId), itemDecider);
@@ -142,11 +136,11 @@ export async function newItemAppends(
   nameGuard?: NameGuard,
 ): Promise<{ appends: StreamAppend[]; name: string }> {
   const claimed = await claimItemName(services, input.folderId, checkItemName(input.name), input.itemId, meta, nameGuard);
-  const created = decideOn(itemStateFor(input.itemId), { type: 'CreateItem', data: { ...input, name: claimed.name } });
+  const created = decideOn(itemDecider, itemStateFor(input.itemId), { type: 'CreateItem', data: { ...input, name: claimed.name } });
   let state = created.state;
   const events = [...created.events];
   for (const command of more(state)) {
-    const next = decideOn(state, command);
+    const next = decideOn(itemDecider, state, command);
     events.push(...next.events);
     state = next.state;
   }
@@ -188,7 +182,7 @@ export async function createItem(services: Services, input: CreateItemInput, met
       if (existingId) {
         if (!hasMetadata) return { appends: [], result: existingId };
         const existing = await loadItemStream(services, existingId);
-        const { events } = decideOn(existing.state, { type: 'SetItemMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
+        const { events } = decideOn(itemDecider, existing.state, { type: 'SetItemMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
         return { appends: [{ streamId: itemStream(existingId), expectedState: existing.expected, events: toNewEvents(events, meta) }], result: existingId };
       }
     }
@@ -234,7 +228,7 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
       if (wanted !== before.name) renamed = await freeItemName(services, before.folderId, wanted, itemId);
       name = renamed?.name ?? wanted;
     }
-    const updated = decideOn(before, {
+    const updated = decideOn(itemDecider, before, {
       type: 'UpdateItem',
       data: { ...(name !== undefined ? { name } : {}), ...(input.description !== undefined ? { description: input.description } : {}), now },
     });
@@ -243,7 +237,7 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     let state = updated.state;
     if (moving) {
       const claimed = await claimItemName(services, input.folder!._id, state.name, itemId, meta);
-      const moved = decideOn(state, { type: 'MoveItem', data: { folderId: input.folder!._id, name: claimed.name, now } });
+      const moved = decideOn(itemDecider, state, { type: 'MoveItem', data: { folderId: input.folder!._id, name: claimed.name, now } });
       events.push(...moved.events);
       state = moved.state;
       appends.push(...claimed.appends);
@@ -258,7 +252,7 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
 async function changeItem(services: Services, itemId: string, command: ItemCommand, meta: RequestMeta): Promise<void> {
   await services.commands.run(async () => {
     const loaded = await loadItemStream(services, itemId);
-    const { events } = decideOn(loaded.state, command);
+    const { events } = decideOn(itemDecider, loaded.state, command);
     return { appends: [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
   });
 }
@@ -280,7 +274,7 @@ export function deleteItemMetadata(services: Services, itemId: string, fields: s
 export async function deleteItem(services: Services, itemId: string, meta: RequestMeta): Promise<string> {
   const { name, blobIds } = await services.commands.run(async () => {
     const loaded = await loadItemStream(services, itemId);
-    const { events } = decideOn(loaded.state, { type: 'DeleteItem', data: {} });
+    const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteItem', data: {} });
     const appends: StreamAppend[] = [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
     return { appends, result: { name: loaded.state.name, blobIds: Object.values(loaded.state.files).map((f) => f.blobId) } };
   });
@@ -310,10 +304,10 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
       const s = source.state;
       const itemId = newId();
       // First, so that a source that does not exist (any more) is `Invalid item id (<id>).`
-      const recorded = decideOn(s, { type: 'RecordCopy', data: { copyItemId: itemId } });
+      const recorded = decideOn(itemDecider, s, { type: 'RecordCopy', data: { copyItemId: itemId } });
       for (const file of Object.values(s.files)) {
         if (!held.has(file.blobId)) {
-          services.blobs.hold(file.blobId);
+          await services.blobs.hold(file.blobId);
           held.add(file.blobId);
         }
       }

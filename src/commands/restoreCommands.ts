@@ -5,7 +5,8 @@ import { toNewEvents } from './commandContext';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { loadFolder, siblingLookup } from './folderCommands';
 import { retentionStart } from './blobReclaim';
-import { assertFolderEvent, folderDecider, folderNameCandidate, folderStream } from '../domain/folder';
+import { folderDecider, folderNameCandidate, folderStream } from '../domain/folder';
+import { decideOn } from '../domain/decider';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId, newId } from '../domain/ids';
@@ -76,8 +77,12 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
   if (!parent) throw new ValidationError('The original parent no longer exists; pass parentId.', 'parentId');
 
   const { blobIds } = await history.restorable(folderId, removed.position);
-  for (const blobId of blobIds) services.blobs.hold(blobId);
+  const held: string[] = [];
   try {
+    for (const blobId of blobIds) {
+      await services.blobs.hold(blobId);
+      held.push(blobId);
+    }
     // Past the retention period the bytes may be gone at any moment (and are, once the purge ran).
     if (removed.at < retentionStart(services)) throw new RestError(PURGED_MESSAGE);
     for (const blobId of blobIds) if (!(await services.blobs.exists(blobId))) throw new RestError(PURGED_MESSAGE);
@@ -90,23 +95,22 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
       if (!current || current.position !== removed.position) throw new RestError(`Invalid folder id (${folderId}).`);
       const { name, guard } = await freeName(services, parent.type, parent.doc._id, removed.doc.name);
       const d = removed.doc;
-      const events = folderDecider
-        .decide(
-          {
-            type: 'RestoreFolder',
-            data: {
-              opId: newId(), deletedPosition: removed.position, removedWithAncestor: !folder.state.deleted, parentType: parent.type,
-              parentId: parent.doc._id, name,
-              snapshot: {
-                description: d.description, ...(d.public !== undefined ? { public: d.public } : {}),
-                ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta ?? {},
-                creatorId: d.creatorId, created: d.created, updated: d.updated,
-              },
+      const { events } = decideOn(
+        folderDecider,
+        { ...folder.state, folderId },
+        {
+          type: 'RestoreFolder',
+          data: {
+            opId: newId(), deletedPosition: removed.position, removedWithAncestor: !folder.state.deleted, parentType: parent.type,
+            parentId: parent.doc._id, name,
+            snapshot: {
+              description: d.description, ...(d.public !== undefined ? { public: d.public } : {}),
+              ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta ?? {},
+              creatorId: d.creatorId, created: d.created, updated: d.updated,
             },
           },
-          { ...folder.state, folderId },
-        )
-        .map(assertFolderEvent);
+        },
+      );
       const appends: StreamAppend[] = [
         guard.claimAppend('folder', folderId, meta),
         { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
@@ -114,7 +118,7 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
       return { appends, result: undefined };
     });
   } finally {
-    for (const blobId of blobIds) services.blobs.release(blobId);
+    for (const blobId of held) services.blobs.release(blobId);
   }
   if (!(await services.readModel.folders.get(folderId))) {
     // The projection skipped the restore: the new parent was deleted concurrently, before it in the log.

@@ -3,13 +3,14 @@ import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
 import { FIRST_USER_STREAM, userDecider, userStream, validateRegistration, type RegistrationInput, type UserEvent } from '../domain/user';
+import { decideOn } from '../domain/decider';
 import { claim, emailStream, loginStream, reservationDecider, siblingNameStream } from '../domain/uniqueName';
 import { ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { AccessLevel, emptyAccess, withUserAccess } from '../domain/access';
-import { folderStream, type FolderEvent } from '../domain/folder';
-import { hashToken, tokenStream, type TokenEvent } from '../domain/token';
+import { folderDecider, folderStateFor, folderStream } from '../domain/folder';
+import { hashToken, tokenEvent, tokenStream } from '../domain/token';
 import { generateToken, hashPassword } from './password';
 import { Scope } from '../domain/scopes';
 
@@ -41,34 +42,33 @@ export async function registerUser(
     const isFirst = !first.state.owner;
     const created = girderTime();
     const eventMeta = { ...meta, userId: meta.userId ?? userId };
-    const registered: UserEvent = {
-      type: 'UserRegistered',
+    const { events: registered } = decideOn(userDecider, userDecider.initialState(), {
+      type: 'RegisterUser',
       data: {
         userId, login: valid.login, email: valid.email, firstName: valid.firstName, lastName: valid.lastName,
-        admin: isFirst || options.admin, emailVerified: isFirst, public: true, passwordHash, created,
-        access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN),
+        admin: isFirst || options.admin, emailVerified: isFirst, passwordHash, created,
       },
-    };
+    });
     const appends: StreamAppend[] = [
       { streamId: loginStream(valid.login), expectedState: login.expected, events: toNewEvents([claim(valid.login, 'user', userId)], eventMeta) },
       { streamId: emailStream(valid.email), expectedState: email.expected, events: toNewEvents([claim(valid.email, 'user', userId)], eventMeta) },
-      { streamId: userStream(userId), expectedState: 'no_stream', events: toNewEvents([registered], eventMeta) },
+      { streamId: userStream(userId), expectedState: 'no_stream', events: toNewEvents(registered, eventMeta) },
     ];
     if (isFirst) {
       appends.push({ streamId: FIRST_USER_STREAM, expectedState: 'no_stream', events: toNewEvents([claim('first-user', 'user', userId)], eventMeta) });
     }
     for (const folder of DEFAULT_FOLDERS) {
       const folderId = newId();
-      const createdEvent: FolderEvent = {
-        type: 'FolderCreated',
+      const { events: createdFolder } = decideOn(folderDecider, folderStateFor(folderId), {
+        type: 'CreateFolder',
         data: {
           folderId, name: folder.name, description: '', parentType: 'user', parentId: userId, creatorId: userId, created,
-          public: folder.public, access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN), meta: {},
+          public: folder.public, access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN),
         },
-      };
+      });
       appends.push(
         { streamId: siblingNameStream(userId, folder.name), expectedState: 'no_stream', events: toNewEvents([claim(folder.name, 'folder', folderId)], eventMeta) },
-        { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents([createdEvent], eventMeta) },
+        { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(createdFolder, eventMeta) },
       );
     }
     return { appends, result: userId };
@@ -93,10 +93,10 @@ export function prepareToken(
   const now = new Date();
   const expires = girderTime(new Date(now.getTime() + options.days * 86_400_000));
   const scope = [...new Set(options.scope ?? [Scope.USER_AUTH])];
-  const event: TokenEvent = {
+  const event = tokenEvent({
     type: 'TokenIssued',
     data: { hash, userId: options.userId, scope, created: girderTime(now), expires, ...(options.apiKeyId ? { apiKeyId: options.apiKeyId } : {}) },
-  };
+  });
   return { token, expires, scope, append: { streamId: tokenStream(hash), expectedState: 'no_stream', events: toNewEvents([event], meta) } };
 }
 
@@ -112,7 +112,7 @@ export async function issueToken(
 }
 
 export async function revokeToken(commands: CommandRunner, hash: string, meta: RequestMeta): Promise<void> {
-  const event: TokenEvent = { type: 'TokenRevoked', data: { hash } };
+  const event = tokenEvent({ type: 'TokenRevoked', data: { hash } });
   await commands.run(async () => ({
     appends: [{ streamId: tokenStream(hash), expectedState: 'any', events: toNewEvents([event], meta) }],
     result: undefined,

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** Access levels and ACL rules (Girder's AccessType and AccessControlledModel), pure functions only. */
 export const AccessLevel = { NONE: -1, READ: 0, WRITE: 1, ADMIN: 2, SITE_ADMIN: 100 } as const;
 export type Level = 0 | 1 | 2;
@@ -15,6 +17,14 @@ export interface AccessList {
 }
 
 export const emptyAccess = (): AccessList => ({ users: [], groups: [] });
+
+/** An ACL as events carry it (folder, collection and user events share it). */
+const accessEntrySchema = z.object({
+  id: z.string(),
+  level: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+  flags: z.array(z.string()),
+});
+export const accessListSchema = z.object({ users: z.array(accessEntrySchema), groups: z.array(accessEntrySchema) });
 
 /** What an access check needs to know about the caller. */
 export interface Viewer {

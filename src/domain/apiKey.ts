@@ -1,5 +1,6 @@
+import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
-import { ValidationError } from './errors';
+import { RestError, ValidationError } from './errors';
 
 export const apiKeyStream = (id: string): string => `apikey-${id}`;
 
@@ -13,26 +14,37 @@ export const ADMIN_KEY_SCOPES: readonly string[] = [
   'core.plugins.read', 'core.setting.read', 'core.assetstore.read', 'core.partial_upload.read', 'core.partial_upload.clean',
 ];
 
-/** The whole key as it stands after an event: every event carries it, so the read model never has to merge. */
-export interface ApiKeySnapshot {
-  apiKeyId: string;
-  userId: string;
-  name: string;
-  /** 40 random characters, shown to the owner like Girder does. */
-  key: string;
-  /** null = tokens get `core.user_auth` (full access). */
-  scope: string[] | null;
-  /** Maximum lifetime in days of the tokens it issues; null = the login token lifetime. */
-  tokenDuration: number | null;
-  active: boolean;
-  created: string;
-  lastUse: string | null;
-}
+/**
+ * The whole key as it stands after an event: every event carries it, so the read model never has to merge.
+ * `key`: 40 random characters, shown to the owner like Girder does. `scope`: null = tokens get `core.user_auth`
+ * (full access). `tokenDuration`: maximum lifetime in days of the tokens it issues; null = the login token lifetime.
+ */
+export const ApiKeySnapshotSchema = z.object({
+  apiKeyId: z.string(),
+  userId: z.string(),
+  name: z.string(),
+  key: z.string(),
+  scope: z.array(z.string()).nullable(),
+  tokenDuration: z.number().nullable(),
+  active: z.boolean(),
+  created: z.string(),
+  lastUse: z.string().nullable(),
+});
+export const ApiKeyDeletedSchema = z.object({ apiKeyId: z.string(), userId: z.string() });
+
+/** Not published (`/events/schema`): the snapshot holds the key's secret. */
+export const apiKeyEventSchemas = {
+  ApiKeyCreated: ApiKeySnapshotSchema,
+  ApiKeyUpdated: ApiKeySnapshotSchema,
+  ApiKeyDeleted: ApiKeyDeletedSchema,
+} as const;
+
+export type ApiKeySnapshot = z.infer<typeof ApiKeySnapshotSchema>;
 
 export type ApiKeyEvent =
   | DomainEvent<'ApiKeyCreated', ApiKeySnapshot>
   | DomainEvent<'ApiKeyUpdated', ApiKeySnapshot>
-  | DomainEvent<'ApiKeyDeleted', { apiKeyId: string; userId: string }>;
+  | DomainEvent<'ApiKeyDeleted', z.infer<typeof ApiKeyDeletedSchema>>;
 
 export type ApiKeyState = { status: 'none' } | { status: 'active' | 'deleted'; key: ApiKeySnapshot };
 
@@ -46,20 +58,22 @@ export interface KeyChanges {
 export type ApiKeyCommand =
   | {
       type: 'CreateApiKey';
-      apiKeyId: string;
-      userId: string;
-      ownerIsAdmin: boolean;
-      key: string;
-      created: string;
-      name: string;
-      scope: unknown[] | null;
-      tokenDuration: number | null;
-      active: boolean;
+      data: {
+        apiKeyId: string;
+        userId: string;
+        ownerIsAdmin: boolean;
+        key: string;
+        created: string;
+        name: string;
+        scope: unknown[] | null;
+        tokenDuration: number | null;
+        active: boolean;
+      };
     }
-  | { type: 'UpdateApiKey'; ownerIsAdmin: boolean; changes: KeyChanges }
+  | { type: 'UpdateApiKey'; data: { ownerIsAdmin: boolean; changes: KeyChanges } }
   /** Marks the key used (`lastUse`) when it issues a token: refused when the key is unknown or inactive. */
-  | { type: 'UseApiKey'; at: string }
-  | { type: 'DeleteApiKey' };
+  | { type: 'UseApiKey'; data: { at: string } }
+  | { type: 'DeleteApiKey'; data: Record<string, never> };
 
 /** Girder's ApiKey.validate: a scope list must be non-empty and only hold scopes the owner may grant. */
 function validScope(scope: unknown[] | null, ownerIsAdmin: boolean): string[] | null {
@@ -90,32 +104,33 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
   decide: (command, state) => {
     switch (command.type) {
       case 'CreateApiKey': {
-        if (state.status !== 'none') throw new Error(`API key ${command.apiKeyId} already exists.`);
+        const d = command.data;
+        if (state.status !== 'none') throw new RestError(`API key ${d.apiKeyId} already exists.`, 409);
         const key: ApiKeySnapshot = {
-          apiKeyId: command.apiKeyId, userId: command.userId, name: command.name.trim(), key: command.key,
-          scope: validScope(command.scope, command.ownerIsAdmin), tokenDuration: validDuration(command.tokenDuration),
-          active: command.active, created: command.created, lastUse: null,
+          apiKeyId: d.apiKeyId, userId: d.userId, name: d.name.trim(), key: d.key, scope: validScope(d.scope, d.ownerIsAdmin),
+          tokenDuration: validDuration(d.tokenDuration), active: d.active, created: d.created, lastUse: null,
         };
         return [{ type: 'ApiKeyCreated', data: key }];
       }
       case 'UpdateApiKey': {
         if (state.status !== 'active') throw new ValidationError('Invalid API key.');
-        const { changes } = command;
+        const { changes, ownerIsAdmin } = command.data;
         const key: ApiKeySnapshot = {
           ...state.key,
           ...(changes.active !== undefined ? { active: changes.active } : {}),
           ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
           ...(changes.tokenDuration !== undefined ? { tokenDuration: validDuration(changes.tokenDuration) } : {}),
-          scope: changes.scope !== undefined ? validScope(changes.scope, command.ownerIsAdmin) : state.key.scope,
+          scope: changes.scope !== undefined ? validScope(changes.scope, ownerIsAdmin) : state.key.scope,
         };
         return [{ type: 'ApiKeyUpdated', data: key }];
       }
       case 'UseApiKey':
         if (state.status !== 'active' || !state.key.active) throw new ValidationError('Invalid API key.');
-        return [{ type: 'ApiKeyUpdated', data: { ...state.key, lastUse: command.at } }];
+        return [{ type: 'ApiKeyUpdated', data: { ...state.key, lastUse: command.data.at } }];
       case 'DeleteApiKey':
         if (state.status !== 'active') return [];
         return [{ type: 'ApiKeyDeleted', data: { apiKeyId: state.key.apiKeyId, userId: state.key.userId } }];
     }
   },
+  eventSchemas: apiKeyEventSchemas,
 };

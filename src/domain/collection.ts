@@ -1,38 +1,58 @@
+import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
-import { AccessLevel, emptyAccess, withUserAccess, type AccessList } from './access';
-import { ValidationError } from './errors';
+import { AccessLevel, accessListSchema, emptyAccess, withUserAccess, type AccessList } from './access';
+import { RestError, ValidationError } from './errors';
 
 export const collectionStream = (id: string): string => `collection-${id}`;
 
-export interface CollectionCreatedData {
-  collectionId: string;
-  name: string;
-  description: string;
-  public: boolean;
-  creatorId: string | null;
-  created: string;
-  access: AccessList;
-}
+// ---- events: zod schemas, checked before every append (the data shapes are those already in existing logs) ----
 
-export interface CollectionUpdatedData {
-  collectionId: string;
-  name?: string;
-  description?: string;
-  updated: string;
-}
+export const CollectionCreatedSchema = z.object({
+  collectionId: z.string(),
+  name: z.string(),
+  description: z.string(),
+  public: z.boolean(),
+  creatorId: z.string().nullable(),
+  created: z.string(),
+  access: accessListSchema,
+});
 
-export interface CollectionAccessChangedData {
-  collectionId: string;
-  access: AccessList;
-  public?: boolean;
-  publicFlags?: string[];
-}
+/** Name and/or description replaced (when given); `updated` always advances. */
+export const CollectionUpdatedSchema = z.object({
+  collectionId: z.string(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  updated: z.string(),
+});
+
+/** The ACL was replaced; `public`/`publicFlags` are present when they were set too. */
+export const CollectionAccessChangedSchema = z.object({
+  collectionId: z.string(),
+  access: accessListSchema,
+  public: z.boolean().optional(),
+  publicFlags: z.array(z.string()).optional(),
+});
+
+/** The collection and everything under it are gone (applied set-wise by the projection); `name` is released. */
+export const CollectionDeletedSchema = z.object({ collectionId: z.string(), name: z.string() });
+
+export const collectionEventSchemas = {
+  CollectionCreated: CollectionCreatedSchema,
+  CollectionUpdated: CollectionUpdatedSchema,
+  CollectionAccessChanged: CollectionAccessChangedSchema,
+  CollectionDeleted: CollectionDeletedSchema,
+} as const;
+
+export type CollectionCreatedData = z.infer<typeof CollectionCreatedSchema>;
+export type CollectionUpdatedData = z.infer<typeof CollectionUpdatedSchema>;
+export type CollectionAccessChangedData = z.infer<typeof CollectionAccessChangedSchema>;
+export type CollectionDeletedData = z.infer<typeof CollectionDeletedSchema>;
 
 export type CollectionEvent =
   | DomainEvent<'CollectionCreated', CollectionCreatedData>
   | DomainEvent<'CollectionUpdated', CollectionUpdatedData>
   | DomainEvent<'CollectionAccessChanged', CollectionAccessChangedData>
-  | DomainEvent<'CollectionDeleted', { collectionId: string; name: string }>;
+  | DomainEvent<'CollectionDeleted', CollectionDeletedData>;
 
 export type CollectionState =
   | { status: 'none' }
@@ -45,17 +65,19 @@ export type CollectionState =
 export type CollectionCommand =
   | {
       type: 'CreateCollection';
-      collectionId: string;
-      name: string;
-      description: string;
-      public: boolean;
-      creatorId: string | null;
-      created: string;
-      nameOwner: string | null;
+      data: {
+        collectionId: string;
+        name: string;
+        description: string;
+        public: boolean;
+        creatorId: string | null;
+        created: string;
+        nameOwner: string | null;
+      };
     }
-  | { type: 'UpdateCollection'; name?: string; description?: string; updated: string; nameOwner: string | null }
-  | { type: 'SetCollectionAccess'; access: AccessList; public?: boolean; publicFlags?: string[] }
-  | { type: 'DeleteCollection' };
+  | { type: 'UpdateCollection'; data: { name?: string; description?: string; updated: string; nameOwner: string | null } }
+  | { type: 'SetCollectionAccess'; data: { access: AccessList; public?: boolean; publicFlags?: string[] } }
+  | { type: 'DeleteCollection'; data: Record<string, never> };
 
 /** Girder's Collection.validate: the name is stripped, must not be empty, and must be unused by another collection. */
 function checkName(name: string, nameOwner: string | null, selfId: string): string {
@@ -65,7 +87,7 @@ function checkName(name: string, nameOwner: string | null, selfId: string): stri
   return stripped;
 }
 
-const gone = (id: string) => new Error(`Collection ${id} does not exist.`);
+const gone = (state: CollectionState) => new RestError(`Invalid collection id (${state.status === 'none' ? '(unknown)' : state.id}).`);
 
 export const collectionDecider: Decider<CollectionState, CollectionCommand, CollectionEvent> = {
   initialState: () => ({ status: 'none' }),
@@ -94,31 +116,34 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
   decide: (command, state) => {
     switch (command.type) {
       case 'CreateCollection': {
-        if (state.status !== 'none') throw new Error(`Collection ${command.collectionId} already exists.`);
-        const name = checkName(command.name, command.nameOwner, command.collectionId);
-        const access = command.creatorId ? withUserAccess(emptyAccess(), command.creatorId, AccessLevel.ADMIN) : emptyAccess();
+        const d = command.data;
+        if (state.status !== 'none') throw new RestError(`Collection ${d.collectionId} already exists.`, 409);
+        const name = checkName(d.name, d.nameOwner, d.collectionId);
+        const access = d.creatorId ? withUserAccess(emptyAccess(), d.creatorId, AccessLevel.ADMIN) : emptyAccess();
         return [
           {
             type: 'CollectionCreated',
             data: {
-              collectionId: command.collectionId, name, description: command.description.trim(), public: command.public,
-              creatorId: command.creatorId, created: command.created, access,
+              collectionId: d.collectionId, name, description: d.description.trim(), public: d.public, creatorId: d.creatorId,
+              created: d.created, access,
             },
           },
         ];
       }
       case 'UpdateCollection': {
-        if (state.status !== 'active') throw gone(state.status === 'none' ? '(unknown)' : state.id);
-        const data: CollectionUpdatedData = { collectionId: state.id, updated: command.updated };
-        if (command.name !== undefined) data.name = checkName(command.name, command.nameOwner, state.id);
-        if (command.description !== undefined) data.description = command.description.trim();
+        if (state.status !== 'active') throw gone(state);
+        const d = command.data;
+        const data: CollectionUpdatedData = { collectionId: state.id, updated: d.updated };
+        if (d.name !== undefined) data.name = checkName(d.name, d.nameOwner, state.id);
+        if (d.description !== undefined) data.description = d.description.trim();
         return [{ type: 'CollectionUpdated', data }];
       }
       case 'SetCollectionAccess': {
-        if (state.status !== 'active') throw gone(state.status === 'none' ? '(unknown)' : state.id);
-        const data: CollectionAccessChangedData = { collectionId: state.id, access: command.access };
-        if (command.public !== undefined) data.public = command.public;
-        if (command.publicFlags !== undefined) data.publicFlags = command.publicFlags;
+        if (state.status !== 'active') throw gone(state);
+        const d = command.data;
+        const data: CollectionAccessChangedData = { collectionId: state.id, access: d.access };
+        if (d.public !== undefined) data.public = d.public;
+        if (d.publicFlags !== undefined) data.publicFlags = d.publicFlags;
         return [{ type: 'CollectionAccessChanged', data }];
       }
       case 'DeleteCollection':
@@ -126,4 +151,5 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
         return [{ type: 'CollectionDeleted', data: { collectionId: state.id, name: state.name } }];
     }
   },
+  eventSchemas: collectionEventSchemas,
 };

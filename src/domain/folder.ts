@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
-import type { AccessList, Viewer } from './access';
+import { accessListSchema, type AccessList, type Viewer } from './access';
 import { RestError, ValidationError } from './errors';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 import { PARENT_TYPES, type ParentType } from './parents';
@@ -17,12 +17,6 @@ export const FOLDER_TREE_STREAM = 'foldertree-moves';
 // ---- events: the zod schemas are the published contract for subscribers ----
 
 const parentTypeSchema = z.enum(PARENT_TYPES);
-const accessEntrySchema = z.object({
-  id: z.string(),
-  level: z.union([z.literal(0), z.literal(1), z.literal(2)]),
-  flags: z.array(z.string()),
-});
-export const accessListSchema = z.object({ users: z.array(accessEntrySchema), groups: z.array(accessEntrySchema) });
 export const metadataSchema = z.record(z.string(), z.unknown());
 
 /** A folder came into being under a parent, with its ACL (already inherited) and its initial metadata. */
@@ -196,12 +190,6 @@ export type FolderEvent =
   | DomainEvent<'FolderCopied', FolderCopiedData>
   | DomainEvent<'FolderRestored', FolderRestoredData>;
 
-/** Checks an event against its published schema (commands do this before appending). */
-export function assertFolderEvent(event: FolderEvent): FolderEvent {
-  folderEventSchemas[event.type].parse(event.data);
-  return event;
-}
-
 // ---- state ----
 
 export interface FolderState {
@@ -361,7 +349,7 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
   switch (command.type) {
     case 'CreateFolder': {
       const d = command.data;
-      if (state.exists || state.deleted) throw new Error(`Folder ${d.folderId} already exists.`);
+      if (state.exists || state.deleted) throw new RestError(`Folder ${d.folderId} already exists.`, 409);
       const name = checkName(d.name);
       const meta = d.metadata && Object.keys(d.metadata).length > 0 ? mergeMetadata({}, d.metadata, false) : {};
       return [
@@ -443,8 +431,8 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
       return [{ type: 'FolderContentsCleared', data: { folderId: state.folderId, opId: command.data.opId } }];
     case 'CopyFolder': {
       const d = command.data;
-      if (state.exists || state.deleted) throw new Error(`Folder ${d.folderId} already exists.`);
-      if (d.sourceId === d.folderId) throw new Error('A folder copy needs a new id.');
+      if (state.exists || state.deleted) throw new RestError(`Folder ${d.folderId} already exists.`, 409);
+      if (d.sourceId === d.folderId) throw new RestError('A folder copy needs a new id.');
       return [
         {
           type: 'FolderCopied',
@@ -493,7 +481,7 @@ export function folderStateFromDoc(doc: {
   };
 }
 
-export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = { initialState, evolve, decide };
+export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = { initialState, evolve, decide, eventSchemas: folderEventSchemas };
 
 /** The decider's initial state for a known id, so refusals name the folder (`Invalid folder id (<id>).`). */
 export const folderStateFor = (folderId: string): FolderState => ({ ...initialState(), folderId });

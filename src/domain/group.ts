@@ -223,6 +223,7 @@ export const groupDecider: Decider<GroupState, GroupCommand, GroupEvent> = {
   initialState: () => ({ status: 'none' }),
   evolve,
   decide,
+  eventSchemas: groupEventSchemas,
 };
 
 /** What a group access check needs of the group (the read-model document has these). */

@@ -131,12 +131,6 @@ export type ItemEvent =
   | DomainEvent<'FileContentsReplaced', FileContentsReplacedData>
   | DomainEvent<'FileDeleted', FileDeletedData>;
 
-/** Checks an event against its published schema (commands do this before appending). */
-export function assertItemEvent(event: ItemEvent): ItemEvent {
-  itemEventSchemas[event.type].parse(event.data);
-  return event;
-}
-
 // ---- rules ----
 
 /** Girder's File.validate: `exts` are the lower-cased parts of the name after its first dot. */
@@ -270,7 +264,7 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
   switch (command.type) {
     case 'CreateItem': {
       const d = command.data;
-      if (state.exists) throw new Error(`Item ${d.itemId} already exists.`);
+      if (state.exists) throw new RestError(`Item ${d.itemId} already exists.`, 409);
       const name = checkItemName(d.name);
       const meta = d.meta ? structuredClone(d.meta) : d.metadata && Object.keys(d.metadata).length > 0 ? mergeMetadata({}, d.metadata, false) : {};
       return [
@@ -329,7 +323,7 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
     case 'AddFile': {
       requireExisting(state);
       const file = command.data.file;
-      if (state.files[file.fileId]) throw new Error(`File ${file.fileId} already exists.`);
+      if (state.files[file.fileId]) throw new RestError(`File ${file.fileId} already exists.`, 409);
       if (!file.name) throw new ValidationError('File name must not be empty.', 'name');
       return [{ type: 'FileCreated', data: { ...file, exts: extensionsOf(file.name), itemId: state.itemId } }];
     }
@@ -353,4 +347,4 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
   }
 }
 
-export const itemDecider: Decider<ItemState, ItemCommand, ItemEvent> = { initialState, evolve, decide };
+export const itemDecider: Decider<ItemState, ItemCommand, ItemEvent> = { initialState, evolve, decide, eventSchemas: itemEventSchemas };

@@ -1,18 +1,29 @@
-import type { DomainEvent } from './decider';
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import { assertEvent, type DomainEvent } from './decider';
 
 export const tokenStream = (hash: string): string => `token-${hash.slice(0, 40)}`;
 
-export interface TokenIssuedData {
-  hash: string;
-  userId: string;
-  scope: string[];
-  created: string;
-  expires: string;
-  apiKeyId?: string;
-}
+/** Not published (`/events/schema`); only the token's SHA-256 is ever recorded, never the token. */
+export const tokenEventSchemas = {
+  TokenIssued: z.object({
+    hash: z.string(),
+    userId: z.string(),
+    scope: z.array(z.string()),
+    created: z.string(),
+    expires: z.string(),
+    apiKeyId: z.string().optional(),
+  }),
+  TokenRevoked: z.object({ hash: z.string() }),
+} as const;
 
-export type TokenEvent = DomainEvent<'TokenIssued', TokenIssuedData> | DomainEvent<'TokenRevoked', { hash: string }>;
+export type TokenIssuedData = z.infer<typeof tokenEventSchemas.TokenIssued>;
+export type TokenEvent =
+  | DomainEvent<'TokenIssued', TokenIssuedData>
+  | DomainEvent<'TokenRevoked', z.infer<typeof tokenEventSchemas.TokenRevoked>>;
 
-import crypto from 'node:crypto';
+/** A token event, checked against its schema (tokens have no decisions to make: each is issued once, revoked once). */
+export const tokenEvent = (event: TokenEvent): TokenEvent => assertEvent(tokenEventSchemas, event);
+
 /** Tokens are recorded and looked up by their SHA-256, never in clear. */
 export const hashToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex');

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
 
 /**
@@ -6,9 +7,14 @@ import { type Decider, type DomainEvent, unknownEvent } from './decider';
  * value, claimed with an expected-revision append in the same atomic write as the event that uses the value. Two
  * writers racing for one value conflict on that stream, on SQLite and on KurrentDB alike.
  */
+const reservationEventSchemas = {
+  ValueClaimed: z.object({ value: z.string(), ownerType: z.string(), ownerId: z.string() }),
+  ValueReleased: z.object({ ownerId: z.string() }),
+} as const;
+
 export type ReservationEvent =
-  | DomainEvent<'ValueClaimed', { value: string; ownerType: string; ownerId: string }>
-  | DomainEvent<'ValueReleased', { ownerId: string }>;
+  | DomainEvent<'ValueClaimed', z.infer<typeof reservationEventSchemas.ValueClaimed>>
+  | DomainEvent<'ValueReleased', z.infer<typeof reservationEventSchemas.ValueReleased>>;
 
 export interface ReservationState {
   owner: { type: string; id: string } | null;
@@ -27,6 +33,7 @@ export const reservationDecider: Decider<ReservationState, never, ReservationEve
     }
   },
   decide: () => [],
+  eventSchemas: reservationEventSchemas,
 };
 
 const digest = (value: string) => crypto.createHash('sha256').update(value).digest('hex').slice(0, 32);

@@ -52,11 +52,6 @@ export type UploadEvent =
   | DomainEvent<'UploadCompleted', z.infer<typeof UploadCompletedSchema>>
   | DomainEvent<'UploadCancelled', z.infer<typeof UploadCancelledSchema>>;
 
-export function assertUploadEvent(event: UploadEvent): UploadEvent {
-  uploadEventSchemas[event.type].parse(event.data);
-  return event;
-}
-
 export interface UploadState {
   status: 'none' | 'active' | 'completed' | 'cancelled';
   uploadId: string;
@@ -112,7 +107,7 @@ export const remainingBytes = (state: UploadState): number => (state.started ? s
 function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
   switch (command.type) {
     case 'StartUpload': {
-      if (state.status !== 'none') throw new Error(`Upload ${command.data.uploadId} already exists.`);
+      if (state.status !== 'none') throw new RestError(`Upload ${command.data.uploadId} already exists.`, 409);
       if (command.data.size < 0) throw new ValidationError('File size must not be negative.');
       return [{ type: 'UploadStarted', data: command.data }];
     }
@@ -124,7 +119,7 @@ function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
     }
     case 'CompleteUpload': {
       const started = requireActive(state);
-      if (state.received !== started.size) throw new Error(`Upload ${state.uploadId} is not complete.`);
+      if (state.received !== started.size) throw new RestError(`Upload ${state.uploadId} is not complete.`);
       return [{ type: 'UploadCompleted', data: { uploadId: state.uploadId, ...command.data } }];
     }
     case 'CancelUpload': {
@@ -135,4 +130,4 @@ function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
   }
 }
 
-export const uploadDecider: Decider<UploadState, UploadCommand, UploadEvent> = { initialState, evolve, decide };
+export const uploadDecider: Decider<UploadState, UploadCommand, UploadEvent> = { initialState, evolve, decide, eventSchemas: uploadEventSchemas };

@@ -1,38 +1,74 @@
-import type { Decider, DomainEvent } from './decider';
-import type { AccessList } from './access';
-import { ValidationError } from './errors';
+import { z } from 'zod';
+import { unknownEvent, type Decider, type DomainEvent } from './decider';
+import { AccessLevel, accessListSchema, emptyAccess, withUserAccess } from './access';
+import { RestError, ValidationError } from './errors';
 
 export const userStream = (id: string): string => `user-${id}`;
 /** A stream claimed (expected no_stream) by the first registration only: that user becomes site admin. */
 export const FIRST_USER_STREAM = 'siteadmin-bootstrap';
 
-export interface UserRegisteredData {
-  userId: string;
-  login: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  admin: boolean;
+/** Not published (`/events/schema`): it holds the password hash. */
+export const UserRegisteredSchema = z.object({
+  userId: z.string(),
+  login: z.string(),
+  email: z.string(),
+  firstName: z.string(),
+  lastName: z.string(),
+  admin: z.boolean(),
   /** True for the first user ever registered only (Girder's bootstrap); absent on events written before it existed. */
-  emailVerified?: boolean;
-  public: boolean;
-  passwordHash: string;
-  created: string;
-  access: AccessList;
-}
+  emailVerified: z.boolean().optional(),
+  public: z.boolean(),
+  passwordHash: z.string(),
+  created: z.string(),
+  access: accessListSchema,
+});
 
+export const UserPasswordChangedSchema = z.object({ userId: z.string(), passwordHash: z.string() });
+export const userEventSchemas = { UserRegistered: UserRegisteredSchema, UserPasswordChanged: UserPasswordChangedSchema } as const;
+
+export type UserRegisteredData = z.infer<typeof UserRegisteredSchema>;
 export type UserEvent =
   | DomainEvent<'UserRegistered', UserRegisteredData>
   /** `PUT /user/password`. */
-  | DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string }>;
+  | DomainEvent<'UserPasswordChanged', z.infer<typeof UserPasswordChangedSchema>>;
 
 export interface UserState {
   registered: boolean;
 }
 
-export const userDecider: Pick<Decider<UserState, never, UserEvent>, 'initialState' | 'evolve'> = {
+/** Registration, once its input is valid (`validateRegistration`) and the password hashed. */
+export type UserCommand = {
+  type: 'RegisterUser';
+  data: Pick<UserRegisteredData, 'userId' | 'login' | 'email' | 'firstName' | 'lastName' | 'admin' | 'emailVerified' | 'passwordHash' | 'created'>;
+};
+
+export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
   initialState: () => ({ registered: false }),
-  evolve: (state, event) => (event.type === 'UserRegistered' ? { registered: true } : state),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'UserRegistered':
+        return { registered: true };
+      case 'UserPasswordChanged':
+        return state;
+      default:
+        return unknownEvent(event, state);
+    }
+  },
+  decide: (command, state) => {
+    switch (command.type) {
+      case 'RegisterUser': {
+        const d = command.data;
+        if (state.registered) throw new RestError(`User ${d.userId} already exists.`, 409);
+        const data: UserRegisteredData = {
+          userId: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
+          ...(d.emailVerified !== undefined ? { emailVerified: d.emailVerified } : {}), public: true, passwordHash: d.passwordHash,
+          created: d.created, access: withUserAccess(emptyAccess(), d.userId, AccessLevel.ADMIN),
+        };
+        return [{ type: 'UserRegistered', data }];
+      }
+    }
+  },
+  eventSchemas: userEventSchemas,
 };
 
 export interface RegistrationInput {

@@ -7,11 +7,14 @@ import type { Readable } from 'node:stream';
  * using it is gone (see src/commands/blobReclaim.ts), and a startup sweep removes what nothing references.
  *
  * Deleting a blob races with storing the same bytes again (a new upload, a copy). The store closes that race with
- * holds and deletion tickets, all in process:
+ * holds and deletion tickets in process:
  *  - `put` (and `hold`) hold a blob until `release`: a held blob is never deleted;
  *  - `deletionTicket(id)` is taken *before* the caller checks the read model for references; `delete(id, ticket)`
  *    refuses when the blob was put or held again after the ticket was issued, since that writer's reference may not be
- *    visible to the check the caller just made.
+ *    visible to the check the caller just made;
+ * and across processes sharing the store with "stored, not yet referenced" claims (src/infra/blobs/claims.ts): a
+ * put or hold in any process keeps the blob from being deleted by any other until it is released, and the sweep
+ * spares blobs stored (or stored again) within its grace period.
  */
 export interface StoredBlob {
   /** SHA-256 of the bytes, hex. */
@@ -41,8 +44,11 @@ export interface BlobStore {
    * disconnect, a size limit) nothing is left behind and the promise rejects with that error.
    */
   put(source: Readable): Promise<StoredBlob>;
-  /** Holds an existing blob (e.g. while a copy that references it is being committed). */
-  hold(blobId: string): void;
+  /**
+   * Holds an existing blob (e.g. while a copy that references it is being committed), in this process at once and in
+   * every process sharing the store once the promise resolves: await it before committing.
+   */
+  hold(blobId: string): Promise<void>;
   /** Ends one hold taken by `put` or `hold`. */
   release(blobId: string): void;
   /** A read stream of the blob's bytes, or of `range`. Rejects when the blob does not exist. */
@@ -55,8 +61,9 @@ export interface BlobStore {
    */
   delete(blobId: string, ticket?: DeletionTicket): Promise<boolean>;
   /**
-   * Removes leftovers of interrupted puts and every blob for which `isReferenced` resolves false (held blobs are
-   * kept). Meant for startup, after the read models have caught up and before requests are served.
+   * Removes leftovers of interrupted puts and every blob for which `isReferenced` resolves false, except blobs held
+   * or claimed by any process and blobs stored (or stored again) within the grace period. Meant for startup, after
+   * the read models have caught up and before requests are served.
    */
   sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport>;
 }

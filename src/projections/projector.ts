@@ -1,11 +1,13 @@
 import { BehaviorSubject, Subject, filter, firstValueFrom, merge, timeout } from 'rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
-import type { ReadModel } from '../ports/readModel';
+import { FencedOffError, type LeaseFence, type ReadModel, type ReadModelTx } from '../ports/readModel';
 import type { Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
 import { CheckpointWatcher } from './checkpointWatcher';
-import { holderStarted, holderStopped, newHolderId, takeLease } from './leaseHolder';
+import { inBatches } from './inBatches';
+import { takeLease } from './leaseHolder';
+import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 /** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
@@ -24,7 +26,7 @@ export class ProjectionLagError extends Error {
  */
 export interface ProjectorLeaseSettings {
   ttlMs: number;
-  /** Default: a fresh id naming this host and process (src/projections/leaseHolder.ts). */
+  /** Default: a fresh id naming this host and process (src/ports/holderIdentity.ts). */
   holderId?: string;
   /** Default: a third of the time to live. */
   renewEveryMs?: number;
@@ -45,6 +47,12 @@ export interface ProjectorOptions {
 /** `holder`: this process runs the projections; `standby`: another process does, this one follows the checkpoint. */
 export type ProjectorRole = 'holder' | 'standby' | 'stopped';
 
+/**
+ * Most events applied in one read-model transaction. A batch holds the event loop while it applies (synchronously
+ * on SQLite): 500 small events take a few milliseconds, well inside the 50 ms budget of DESIGN.md.
+ */
+const MAX_BATCH = 500;
+
 /** Longest pause between attempts to take the lease back after the projections failed in this process. */
 const MAX_FAILURE_BACKOFF_MS = 60_000;
 
@@ -56,8 +64,9 @@ interface ActiveLoop {
 }
 
 /**
- * Runs the projections over an `$all` subscription from the stored checkpoint: strictly in order, one event per
- * read-model transaction. `position$` is the last position the read models reflect as far as this process has seen;
+ * Runs the projections over an `$all` subscription from the stored checkpoint: strictly in order, the events that
+ * are already there in one read-model transaction with one checkpoint write (up to {@link MAX_BATCH}; a backlog in
+ * large batches, live traffic in what each commit brought). `position$` is the last position the read models reflect as far as this process has seen;
  * writers wait for their position (read-your-writes) before they respond, through {@link waitFor}.
  *
  * With a lease (the service), several processes may share one read model and only the lease holder projects:
@@ -88,6 +97,8 @@ export class Projector {
   /** Until when the lease is ours for sure: the start of the last successful take or renewal, plus the TTL. */
   private validUntil = 0;
   private failuresInARow = 0;
+  /** The lease epoch this process projects under while it is the holder: every write carries it (fencing). */
+  private fence: LeaseFence | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -147,6 +158,7 @@ export class Projector {
     this.currentRole = 'holder';
     this.validUntil = attempt + lease.ttlMs;
     try {
+      if (!(await this.takeFence())) return this.becomeStandby(lease.retryEveryMs);
       await this.project(from);
     } catch (error) {
       this.currentRole = 'stopped';
@@ -175,10 +187,43 @@ export class Projector {
     return this.lease?.holderId;
   }
 
-  /** Applies one event (a no-op when the checkpoint is already past it). */
+  /**
+   * Applies one event (a no-op when the checkpoint is already past it). While this process holds the lease the write
+   * carries the lease's epoch, and the read model refuses it ({@link FencedOffError}) once another process took over.
+   */
   async applyEvent(event: RecordedEvent): Promise<boolean> {
+    return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, this.writerOf(event), this.fence);
+  }
+
+  /**
+   * Applies consecutive events in one read-model transaction (one checkpoint write), then moves `position$` once
+   * and publishes them. When the batch fails, applies its events one by one, so that those before the failing event
+   * are kept and the failure is reported at the event that caused it (`onEvent` is told each event tried).
+   */
+  private async applyEvents(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
+    if (events.length === 0) return;
+    onEvent(events[0]!.position);
+    try {
+      await this.applyBatch(events);
+    } catch (error) {
+      if (events.length === 1 || error instanceof FencedOffError) throw error;
+      for (const event of events) {
+        onEvent(event.position);
+        await this.applyEvent(event);
+      }
+    }
+    this.position$.next(events[events.length - 1]!.position);
+    for (const event of events) this.domainEvents?.publish(event);
+  }
+
+  /** Applies consecutive events as one unit where the read model can (see {@link ReadModel.applyBatch}). */
+  applyBatch(events: RecordedEvent[]): Promise<number> {
+    return this.readModel.applyBatch(READ_MODELS_CHECKPOINT, events.map((event) => ({ position: event.position, write: this.writerOf(event) })), this.fence);
+  }
+
+  private writerOf(event: RecordedEvent): (tx: ReadModelTx) => void {
     const handler = this.projection.handlers[event.type];
-    return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, (tx) => handler?.(event, tx));
+    return (tx) => handler?.(event, tx);
   }
 
   /**
@@ -233,24 +278,32 @@ export class Projector {
       const loop = (async () => {
         let current: bigint | null = null;
         try {
-          for await (const item of subscription) {
-            if (item.kind === 'caughtUp') {
+          for await (const items of inBatches(subscription, MAX_BATCH)) {
+            let events: RecordedEvent[] = [];
+            for (const item of items) {
+              if (item.kind === 'event') {
+                events.push(item.event);
+                continue;
+              }
+              await this.applyEvents(events, (position) => (current = position));
+              events = [];
               if (item.position > this.position$.value) this.position$.next(item.position);
               if (!caughtUp) {
                 caughtUp = true;
                 this.caughtUp();
                 resolve();
               }
-              continue;
             }
-            current = item.event.position;
-            await this.applyEvent(item.event);
-            this.position$.next(item.event.position);
-            this.domainEvents?.publish(item.event);
+            await this.applyEvents(events, (position) => (current = position));
           }
         } catch (error) {
-          this.recordFailure(error as Error, current ?? this.position$.value + 1n);
           await subscription.unsubscribe().catch(() => undefined);
+          if (error instanceof FencedOffError) {
+            // Not a failure of the projections: another process holds the lease now and projects on.
+            this.onFencedOff(error);
+            return;
+          }
+          this.recordFailure(error as Error, current ?? this.position$.value + 1n);
           if (!caughtUp) reject(error);
           else this.onLiveFailure();
         } finally {
@@ -287,6 +340,17 @@ export class Projector {
       if (this.currentRole !== 'holder' || this.stopping) return;
       this.failuresInARow += 1;
       await this.stepDown(this.failureBackoff());
+    });
+  }
+
+  /** A write was refused because the lease moved to a newer epoch: follow as a standby, asking again later. */
+  private onFencedOff(error: FencedOffError): void {
+    this.logger?.warn({ err: error }, 'projector fenced off: another process took the lease over; standing by');
+    this.fence = undefined;
+    if (!this.lease || this.stopping) return;
+    this.enqueue(async () => {
+      if (this.currentRole !== 'holder' || this.stopping) return;
+      await this.stepDown(this.lease!.retryEveryMs);
     });
   }
 
@@ -333,6 +397,21 @@ export class Projector {
     return takeLease(this.readModel.leases, name, holderId, ttlMs, (holder) =>
       this.logger?.warn({ holder }, 'the projector lease holder is gone; taking the lease over'),
     );
+  }
+
+  /**
+   * Reads the epoch of the lease just taken, for the fence every projection write carries. False when the lease is
+   * already someone else's again (it expired and was taken in between): this process must not project.
+   */
+  private async takeFence(): Promise<boolean> {
+    const { name, holderId } = this.lease!;
+    const current = await this.readModel.leases.get(name);
+    if (current?.holder !== holderId) {
+      this.fence = undefined;
+      return false;
+    }
+    this.fence = { lease: name, epoch: current.epoch };
+    return true;
   }
 
   private schedule(ms: number): void {
@@ -407,6 +486,12 @@ export class Projector {
     if (this.stopping) return this.releaseLease();
     this.currentRole = 'holder';
     this.validUntil = attempt + lease.ttlMs;
+    try {
+      if (!(await this.takeFence())) return this.stepDown(lease.retryEveryMs);
+    } catch (error) {
+      this.logger?.warn({ err: error }, 'could not read the projector lease epoch; trying again');
+      return this.stepDown(lease.retryEveryMs);
+    }
     this.logger?.info({ from: this.position$.value.toString() }, 'took the projector lease; projecting');
     try {
       await this.project(this.position$.value);
@@ -421,6 +506,7 @@ export class Projector {
   /** Stops projecting, frees the lease (best effort) and follows as a standby; retries after `retryInMs`. */
   private async stepDown(retryInMs: number): Promise<void> {
     await this.stopActive();
+    this.fence = undefined;
     await this.releaseLease();
     if (this.stopping) return;
     this.becomeStandby(retryInMs);

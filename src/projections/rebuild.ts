@@ -1,7 +1,10 @@
-import type { EventStore } from '../ports/eventStore';
+import type { EventStore, RecordedEvent } from '../ports/eventStore';
 import type { ReadModel } from '../ports/readModel';
 import { Projector } from './projector';
 import { readModelProjection } from '.';
+
+/** Events per read-model batch when the caller gives no durable batch size. */
+const DEFAULT_CHUNK = 500;
 
 export interface RebuildProgress {
   /** Events replayed so far. */
@@ -34,8 +37,9 @@ export interface RebuildOptions {
 }
 
 /**
- * Empties the read models and replays the whole log through the projections, strictly in `$all` order, each event
- * with its checkpoint in one read-model transaction (as the live projector does, so the result is the live result).
+ * Empties the read models and replays the whole log through the projections, strictly in `$all` order, in batches
+ * of consecutive events each applied with one checkpoint write (as the live projector does, so the result is the
+ * live result).
  */
 export async function rebuild(store: EventStore, readModel: ReadModel, options: RebuildOptions = {}): Promise<RebuildProgress> {
   const interval = options.progressIntervalMs ?? 1000;
@@ -50,27 +54,33 @@ export async function rebuild(store: EventStore, readModel: ReadModel, options: 
     return { events, position, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0 };
   };
   const batching = options.batching;
-  let open = 0;
-  try {
-    for await (const event of store.readAll()) {
-      if (batching && open === 0) batching.begin();
-      await projector.applyEvent(event);
-      events++;
-      position = event.position;
-      if (batching && ++open >= batching.size) {
-        batching.commit();
-        open = 0;
-      }
-      if (options.onProgress && performance.now() - lastReport >= interval) {
-        lastReport = performance.now();
-        options.onProgress(progress());
-      }
+  const chunkSize = batching?.size ?? DEFAULT_CHUNK;
+  let chunk: RecordedEvent[] = [];
+  // One read-model batch per chunk (one transaction and one checkpoint write on SQLite), inside the caller's
+  // durable batch when it gives one.
+  const applyChunk = async () => {
+    if (chunk.length === 0) return;
+    if (batching) batching.begin();
+    try {
+      await projector.applyBatch(chunk);
+      if (batching) batching.commit();
+    } catch (error) {
+      // What was committed stays: the checkpoint says where a later start (or rebuild) picks up.
+      if (batching) batching.rollback();
+      throw error;
     }
-    if (batching && open > 0) batching.commit();
-  } catch (error) {
-    // What was committed stays: the checkpoint says where a later start (or rebuild) picks up.
-    if (batching && open > 0) batching.rollback();
-    throw error;
+    events += chunk.length;
+    position = chunk[chunk.length - 1]!.position;
+    chunk = [];
+    if (options.onProgress && performance.now() - lastReport >= interval) {
+      lastReport = performance.now();
+      options.onProgress(progress());
+    }
+  };
+  for await (const event of store.readAll()) {
+    chunk.push(event);
+    if (chunk.length >= chunkSize) await applyChunk();
   }
+  await applyChunk();
   return progress();
 }

@@ -5,12 +5,13 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { FsBlobStore } from '../../src/infra/blobs/fs/fsBlobStore';
 import { blobStoreContract } from './blobStoreContract';
+import { sharedBlobStoreContract } from './sharedBlobStoreContract';
 
 const tempRoot = () => fs.mkdtempSync(path.join(os.tmpdir(), 'fs-blobs-'));
 
 blobStoreContract('filesystem', async () => {
   const root = tempRoot();
-  return { store: new FsBlobStore(path.join(root, 'blobs')), dispose: async () => fs.rmSync(root, { recursive: true, force: true }) };
+  return { store: new FsBlobStore(path.join(root, 'blobs'), { sweepGraceMs: 0 }), dispose: async () => fs.rmSync(root, { recursive: true, force: true }) };
 });
 
 describe('FsBlobStore on disk', () => {
@@ -18,7 +19,7 @@ describe('FsBlobStore on disk', () => {
   let store: FsBlobStore;
   beforeEach(() => {
     root = tempRoot();
-    store = new FsBlobStore(path.join(root, 'blobs'));
+    store = new FsBlobStore(path.join(root, 'blobs'), { sweepGraceMs: 0 });
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
@@ -52,4 +53,14 @@ describe('FsBlobStore on disk', () => {
     expect(() => store.pathOf('../../etc/passwd')).toThrow('Invalid blob id');
     await expect(store.get('..')).rejects.toThrow('Invalid blob id');
   });
+});
+
+sharedBlobStoreContract('filesystem (two stores on one root)', async ({ sweepGraceMs }) => {
+  const root = tempRoot();
+  const blobs = path.join(root, 'blobs');
+  return {
+    first: new FsBlobStore(blobs, { sweepGraceMs }),
+    second: new FsBlobStore(blobs, { sweepGraceMs }),
+    dispose: async () => fs.rmSync(root, { recursive: true, force: true }),
+  };
 });

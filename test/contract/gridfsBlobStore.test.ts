@@ -4,6 +4,7 @@ import { MongoClient, ObjectId, type Db } from 'mongodb';
 import { GridFsBlobStore } from '../../src/infra/blobs/gridfs/gridfsBlobStore';
 import { MongoStandIn } from '../support/mongoStandIn';
 import { blobStoreContract } from './blobStoreContract';
+import { sharedBlobStoreContract } from './sharedBlobStoreContract';
 
 /**
  * The GridFS blob store: the BlobStore contract with the driver's real `GridFSBucket` running over the driver
@@ -12,8 +13,14 @@ import { blobStoreContract } from './blobStoreContract';
  */
 
 blobStoreContract('GridFS (driver GridFSBucket over the stand-in)', async () => {
-  const store = await GridFsBlobStore.open(new MongoStandIn().db('blobs').asDb(), { chunkSizeBytes: 64 });
+  const store = await GridFsBlobStore.open(new MongoStandIn().db('blobs').asDb(), { chunkSizeBytes: 64, sweepGraceMs: 0 });
   return { store, dispose: () => store.dispose() };
+});
+
+sharedBlobStoreContract('GridFS (two stores on one database over the stand-in)', async ({ sweepGraceMs }) => {
+  const db = new MongoStandIn().db('blobs').asDb();
+  const [first, second] = [await GridFsBlobStore.open(db, { sweepGraceMs }), await GridFsBlobStore.open(db, { sweepGraceMs })];
+  return { first, second, dispose: async () => undefined };
 });
 
 const MONGODB_URL = process.env.MONGODB_URL;
@@ -25,7 +32,7 @@ if (MONGODB_URL) {
   afterAll(() => client?.close());
   blobStoreContract('GridFS on a real server', async () => {
     const db = client.db(`gridfs_contract_${crypto.randomUUID().slice(0, 8)}`);
-    const store = await GridFsBlobStore.open(db, { chunkSizeBytes: 64 });
+    const store = await GridFsBlobStore.open(db, { chunkSizeBytes: 64, sweepGraceMs: 0 });
     return { store, dispose: () => db.dropDatabase().then(() => undefined) };
   });
 } else {
@@ -52,7 +59,7 @@ describe('GridFsBlobStore', () => {
 
   beforeEach(async () => {
     db = new MongoStandIn().db('blobs').asDb();
-    store = await GridFsBlobStore.open(db, { chunkSizeBytes: 100, leftoverAfterMs: 60_000 });
+    store = await GridFsBlobStore.open(db, { chunkSizeBytes: 100, leftoverAfterMs: 60_000, sweepGraceMs: 0 });
   });
 
   it('stores a blob as GridFS chunks under its hash, with no temporary file left', async () => {

@@ -1,4 +1,5 @@
-import type { ReadModel } from '../../src/ports/readModel';
+import { FencedOffError, type ReadModel } from '../../src/ports/readModel';
+import { user } from './readModelContract';
 
 /**
  * The lease contract of the ReadModel port (`readModel.leases`), run against every adapter. `make` opens the same
@@ -90,6 +91,53 @@ export function leaseContract(name: string, make: () => Promise<LeaseFixture>): 
       await fixture.first.reset();
       expect((await b.get(LEASE))?.holder).toBe('holder-a');
       expect(await b.acquire(LEASE, 'holder-b', LONG)).toBe(false);
+    });
+
+    it('counts an epoch up on every change of hands, never on a renewal or a repeated take, and never back', async () => {
+      expect(await a.acquire(LEASE, 'holder-a', LONG)).toBe(true);
+      const first = (await a.get(LEASE))!.epoch;
+      expect(await a.acquire(LEASE, 'holder-a', LONG)).toBe(true);
+      expect(await a.renew(LEASE, 'holder-a', LONG)).toBe(true);
+      expect((await b.get(LEASE))?.epoch).toBe(first);
+      // Released, then taken by another holder.
+      await a.release(LEASE, 'holder-a');
+      expect(await b.acquire(LEASE, 'holder-b', 150)).toBe(true);
+      expect((await a.get(LEASE))?.epoch).toBe(first + 1);
+      // Expired, then taken.
+      await sleep(250);
+      expect(await a.acquire(LEASE, 'holder-a', LONG)).toBe(true);
+      expect((await b.get(LEASE))?.epoch).toBe(first + 2);
+      // Taken from a holder known to be gone.
+      expect(await b.acquire(LEASE, 'holder-b', LONG, 'holder-a')).toBe(true);
+      expect(await a.get(LEASE)).toMatchObject({ holder: 'holder-b', epoch: first + 3 });
+      // A refused take changes nothing.
+      expect(await a.acquire(LEASE, 'holder-a', LONG)).toBe(false);
+      expect((await a.get(LEASE))?.epoch).toBe(first + 3);
+    });
+
+    it("refuses a projection write carrying an older epoch, and writes nothing of it", async () => {
+      expect(await a.acquire(LEASE, 'holder-a', LONG)).toBe(true);
+      const oldFence = { lease: LEASE, epoch: (await a.get(LEASE))!.epoch };
+      expect(await fixture.first.apply('fenced', 1n, (tx) => tx.users.put(user('u1', 'alice')), oldFence)).toBe(true);
+      // The holder stalls; another process takes the lease over.
+      expect(await b.acquire(LEASE, 'holder-b', LONG, 'holder-a')).toBe(true);
+      const newFence = { lease: LEASE, epoch: (await b.get(LEASE))!.epoch };
+      expect(newFence.epoch).toBe(oldFence.epoch + 1);
+      // The stalled holder wakes up and writes: refused, through either connection.
+      for (const stalled of [fixture.first, fixture.second]) {
+        const refused = stalled.apply('fenced', 2n, (tx) => tx.users.put(user('u2', 'bob')), oldFence);
+        await expect(refused).rejects.toBeInstanceOf(FencedOffError);
+        await expect(refused).rejects.toThrow(`Projection write refused: lease ${LEASE} is at epoch ${newFence.epoch}, this holder's epoch is ${oldFence.epoch}.`);
+      }
+      expect(await fixture.second.checkpoint('fenced')).toBe(1n);
+      expect(await fixture.second.users.get('u2')).toBeNull();
+      // The new holder writes on; once it released the lease, the old epoch is still refused.
+      expect(await fixture.second.apply('fenced', 2n, (tx) => tx.users.put(user('u3', 'carol')), newFence)).toBe(true);
+      await b.release(LEASE, 'holder-b');
+      await expect(fixture.first.apply('fenced', 3n, (tx) => tx.users.put(user('u2', 'bob')), oldFence)).rejects.toBeInstanceOf(FencedOffError);
+      expect(await fixture.first.checkpoint('fenced')).toBe(2n);
+      expect((await fixture.first.users.get('u3'))?.login).toBe('carol');
+      expect(await fixture.first.users.get('u2')).toBeNull();
     });
   });
 }

@@ -435,7 +435,8 @@ describe('files and uploads', () => {
         fs.writeFileSync(path.join(uploads, '0123456789abcdef01234567'), 'bytes of an upload that never was');
 
         await other.runtime.close();
-        restarted = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: other.dataDir }));
+        // No grace period: everything the test left lying around is old enough to go.
+        restarted = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: other.dataDir, BLOB_SWEEP_GRACE_SECONDS: '0' }));
         server = { ...other, runtime: restarted, app: createApp(restarted.services) };
 
         expect(fs.existsSync(orphanPath)).toBe(false);

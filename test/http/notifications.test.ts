@@ -5,6 +5,7 @@ import { startTestServer, type TestServer, type TestUser } from '../support/test
 import { SseWriter, formatSseEvent } from '../../src/http/sse';
 import { sortedJson } from '../../src/http/render';
 import type { NotificationRecord } from '../../src/bus/notifications';
+import { notificationStoreOf } from '../../src/infra/readmodel/createReadModel';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -115,8 +116,10 @@ describe('notifications', () => {
     return client;
   };
   const services = () => server.runtime.services;
-  const rowCount = () => (server.runtime.db.prepare('SELECT COUNT(*) AS n FROM ops_notifications').get() as { n: number }).n;
-  const clearRows = () => server.runtime.db.prepare('DELETE FROM ops_notifications').run();
+  // The configured read model's notification store (SQLite, or MongoDB in the http-mongo project), read directly.
+  const store = () => notificationStoreOf(server.runtime.services.readModel, server.runtime.db);
+  const rowCount = async () => (await store().changedSince(-1, 0)).length;
+  const clearRows = () => store().deleteExpired(Number.MAX_SAFE_INTEGER);
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -126,9 +129,9 @@ describe('notifications', () => {
     await new Promise<void>((resolve) => listener.once('listening', () => resolve()));
     base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
   });
-  afterEach(() => {
+  afterEach(async () => {
     for (const client of clients.splice(0)) client.abort();
-    clearRows();
+    await clearRows();
   });
   afterAll(async () => {
     listener.closeAllConnections();
@@ -310,7 +313,7 @@ describe('notifications', () => {
     await ctx.update({ increment: 3, force: true });
     await ctx.finish();
     await sleep(100);
-    expect(rowCount()).toBe(0);
+    expect(await rowCount()).toBe(0);
     expect(client.events).toEqual([]);
     const list = await request(server.app).get('/api/v1/notification').set('Service-Token', alice.token);
     expect(list.body).toEqual([]);

@@ -24,8 +24,9 @@ interface Service {
 function startService(dataDir: string): Promise<Service> {
   const proc = spawn(process.execPath, ['-r', 'tsx/cjs', 'src/cli/main.ts', 'serve'], {
     cwd: ROOT,
-    // BLOB_RETENTION_DAYS=0: deleted bytes are not kept for restore, so the sweep must leave none unreferenced.
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'development', BLOB_RETENTION_DAYS: '0' },
+    // BLOB_RETENTION_DAYS=0: deleted bytes are not kept for restore, and BLOB_SWEEP_GRACE_SECONDS=0: the sweep spares
+    // no young blob, so it must leave none unreferenced.
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'development', BLOB_RETENTION_DAYS: '0', BLOB_SWEEP_GRACE_SECONDS: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));

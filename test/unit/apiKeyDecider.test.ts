@@ -12,9 +12,12 @@ const key: ApiKeySnapshot = {
   apiKeyId: 'k1', userId: 'u1', name: 'cli', key: 'K'.repeat(40), scope: null, tokenDuration: null, active: true,
   created: '2024-01-01T00:00:00+00:00', lastUse: null,
 };
-const create = (overrides: Partial<Extract<ApiKeyCommand, { type: 'CreateApiKey' }>> = {}): ApiKeyCommand => ({
-  type: 'CreateApiKey', apiKeyId: 'k1', userId: 'u1', ownerIsAdmin: false, key: key.key, created: key.created, name: ' cli ',
-  scope: null, tokenDuration: null, active: true, ...overrides,
+const create = (overrides: Partial<Extract<ApiKeyCommand, { type: 'CreateApiKey' }>['data']> = {}): ApiKeyCommand => ({
+  type: 'CreateApiKey',
+  data: {
+    apiKeyId: 'k1', userId: 'u1', ownerIsAdmin: false, key: key.key, created: key.created, name: ' cli ', scope: null, tokenDuration: null,
+    active: true, ...overrides,
+  },
 });
 
 describe('API key decider', () => {
@@ -32,21 +35,21 @@ describe('API key decider', () => {
 
   it('updates only the given fields, carrying the whole key', () => {
     given([{ type: 'ApiKeyCreated', data: key }])
-      .when({ type: 'UpdateApiKey', ownerIsAdmin: false, changes: { active: false, tokenDuration: 3 } })
+      .when({ type: 'UpdateApiKey', data: { ownerIsAdmin: false, changes: { active: false, tokenDuration: 3 } } })
       .then([{ type: 'ApiKeyUpdated', data: { ...key, active: false, tokenDuration: 3 } }]);
   });
 
   it('marks use of an active key only', () => {
     const at = '2024-02-02T00:00:00+00:00';
-    given([{ type: 'ApiKeyCreated', data: key }]).when({ type: 'UseApiKey', at }).then([{ type: 'ApiKeyUpdated', data: { ...key, lastUse: at } }]);
-    given([{ type: 'ApiKeyCreated', data: { ...key, active: false } }]).when({ type: 'UseApiKey', at }).thenRefuses('Invalid API key.');
-    given([]).when({ type: 'UseApiKey', at }).thenRefuses('Invalid API key.');
+    given([{ type: 'ApiKeyCreated', data: key }]).when({ type: 'UseApiKey', data: { at } }).then([{ type: 'ApiKeyUpdated', data: { ...key, lastUse: at } }]);
+    given([{ type: 'ApiKeyCreated', data: { ...key, active: false } }]).when({ type: 'UseApiKey', data: { at } }).thenRefuses('Invalid API key.');
+    given([]).when({ type: 'UseApiKey', data: { at } }).thenRefuses('Invalid API key.');
     given([{ type: 'ApiKeyCreated', data: key }, { type: 'ApiKeyDeleted', data: { apiKeyId: 'k1', userId: 'u1' } }])
-      .when({ type: 'UseApiKey', at }).thenRefuses('Invalid API key.');
+      .when({ type: 'UseApiKey', data: { at } }).thenRefuses('Invalid API key.');
   });
 
   it('deletes once', () => {
-    given([{ type: 'ApiKeyCreated', data: key }]).when({ type: 'DeleteApiKey' }).then([{ type: 'ApiKeyDeleted', data: { apiKeyId: 'k1', userId: 'u1' } }]);
-    given([{ type: 'ApiKeyCreated', data: key }, { type: 'ApiKeyDeleted', data: { apiKeyId: 'k1', userId: 'u1' } }]).when({ type: 'DeleteApiKey' }).then([]);
+    given([{ type: 'ApiKeyCreated', data: key }]).when({ type: 'DeleteApiKey', data: {} }).then([{ type: 'ApiKeyDeleted', data: { apiKeyId: 'k1', userId: 'u1' } }]);
+    given([{ type: 'ApiKeyCreated', data: key }, { type: 'ApiKeyDeleted', data: { apiKeyId: 'k1', userId: 'u1' } }]).when({ type: 'DeleteApiKey', data: {} }).then([]);
   });
 });

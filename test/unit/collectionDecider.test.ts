@@ -16,7 +16,8 @@ const created: CollectionEvent = {
   },
 };
 const create = (name: string, nameOwner: string | null = null): CollectionCommand => ({
-  type: 'CreateCollection', collectionId: 'c1', name, description: ' d ', public: false, creatorId: 'u1', created: 't0', nameOwner,
+  type: 'CreateCollection',
+  data: { collectionId: 'c1', name, description: ' d ', public: false, creatorId: 'u1', created: 't0', nameOwner },
 });
 
 describe('collection decider', () => {
@@ -30,26 +31,26 @@ describe('collection decider', () => {
   });
 
   it('renames unless the name belongs to another collection; keeping its own name is fine', () => {
-    given([created]).when({ type: 'UpdateCollection', name: ' New ', updated: 't1', nameOwner: null })
+    given([created]).when({ type: 'UpdateCollection', data: { name: ' New ', updated: 't1', nameOwner: null } })
       .then([{ type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'New', updated: 't1' } }]);
-    given([created]).when({ type: 'UpdateCollection', name: 'Data', updated: 't1', nameOwner: 'c1' })
+    given([created]).when({ type: 'UpdateCollection', data: { name: 'Data', updated: 't1', nameOwner: 'c1' } })
       .then([{ type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'Data', updated: 't1' } }]);
-    given([created]).when({ type: 'UpdateCollection', name: 'Taken', updated: 't1', nameOwner: 'c2' })
+    given([created]).when({ type: 'UpdateCollection', data: { name: 'Taken', updated: 't1', nameOwner: 'c2' } })
       .thenRefuses('A collection with that name already exists.');
   });
 
   it('replaces the access list, with public and publicFlags only when given', () => {
     const access = { users: [], groups: [] };
-    given([created]).when({ type: 'SetCollectionAccess', access })
+    given([created]).when({ type: 'SetCollectionAccess', data: { access } })
       .then([{ type: 'CollectionAccessChanged', data: { collectionId: 'c1', access } }]);
-    given([created]).when({ type: 'SetCollectionAccess', access, public: true, publicFlags: [] })
+    given([created]).when({ type: 'SetCollectionAccess', data: { access, public: true, publicFlags: [] } })
       .then([{ type: 'CollectionAccessChanged', data: { collectionId: 'c1', access, public: true, publicFlags: [] } }]);
   });
 
   it('deletes once, with the name it had', () => {
     const renamed: CollectionEvent = { type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'Renamed', updated: 't1' } };
-    given([created, renamed]).when({ type: 'DeleteCollection' })
+    given([created, renamed]).when({ type: 'DeleteCollection', data: {} })
       .then([{ type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Renamed' } }]);
-    given([created, { type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Data' } }]).when({ type: 'DeleteCollection' }).then([]);
+    given([created, { type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Data' } }]).when({ type: 'DeleteCollection', data: {} }).then([]);
   });
 });

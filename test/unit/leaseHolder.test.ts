@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { holderStarted, holderStopped, isHolderGone, newHolderId } from '../../src/projections/leaseHolder';
+import { holderStarted, holderStopped, isHolderGone, newHolderId } from '../../src/ports/holderIdentity';
 
 const withPid = (holderId: string, pid: number) => holderId.replace(/^(.+?):\d+:/, `$1:${pid}:`);
 

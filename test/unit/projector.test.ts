@@ -341,6 +341,22 @@ describe('Projector with a lease (two processes on one read model)', () => {
     expect(seen.seen).toEqual([1n]);
   });
 
+  it('cannot write after a takeover it has not noticed yet: the epoch fences it off and it stands by', async () => {
+    const s = open();
+    const seen = recorder();
+    // A long TTL: the next renewal, which would notice the takeover, is 20 s away (a stalled holder).
+    const p = leased(s, seen, { ttlMs: 60_000 });
+    await p.start();
+    expect(await s.readModel.leases.acquire(PROJECTOR_LEASE, 'intruder', 60_000, p.holderId)).toBe(true);
+    await s.store.appendToStream('tick-x', [tick(1)], { expectedState: 'any' });
+    await until(() => p.role === 'standby', 3000);
+    // Refused inside the read-model transaction: nothing applied, the checkpoint did not move, and it is no failure.
+    expect(seen.seen).toEqual([]);
+    expect(await s.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(0n);
+    expect(p.failed).toBeNull();
+    expect((await s.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe('intruder');
+  });
+
   it('stops projecting before its lease could expire when renewals keep failing', async () => {
     const s = open();
     const p = leased(s, recorder());

@@ -1,9 +1,11 @@
 import path from 'node:path';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db, MongoClient } from 'mongodb';
 import type { ReadModel } from '../../ports/readModel';
 import type { SqliteDatabase } from '../sqlite/openDatabase';
 import { SqliteReadModel } from './sqlite/sqliteReadModel';
-import { MongoReadModel } from './mongodb/mongoReadModel';
+import type { MongoReadModel } from './mongodb/mongoReadModel';
+import { SqliteNotificationStore } from './sqlite/notificationsStore';
+import type { NotificationStore } from '../../bus/notifications';
 
 /**
  * Opens the configured read model (called by src/bootstrap.ts):
@@ -56,8 +58,21 @@ export async function createReadModel(settings: ReadModelSettings, sqlite: Sqlit
   }
 }
 
+/**
+ * Where progress notifications live: next to the read models, so that every process sharing them lists and streams
+ * the same records (`ops_notifications` in the SQLite file, or in the MongoDB read model's database).
+ */
+export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase): NotificationStore {
+  if (readModel instanceof SqliteReadModel) return new SqliteNotificationStore(sqlite);
+  const { MongoNotificationStore } = require('./mongodb/notificationsStore') as typeof import('./mongodb/notificationsStore');
+  return new MongoNotificationStore((readModel as MongoReadModel).database);
+}
+
 /** Connects to MongoDB and opens the read models there; the read model owns (and on dispose closes) the client. */
 export async function openMongoReadModel(url: string): Promise<MongoReadModel> {
+  // The driver and the adapter load only when configured: the embedded default starts without them.
+  const { MongoClient } = require('mongodb') as typeof import('mongodb');
+  const { MongoReadModel } = require('./mongodb/mongoReadModel') as typeof import('./mongodb/mongoReadModel');
   const client = new MongoClient(url);
   try {
     await client.connect();
@@ -84,6 +99,7 @@ type StandIn = InstanceType<StandInModule['MongoStandIn']>;
 const sharedStandIns = new Map<string, { standIn: StandIn; transactions: boolean; users: number }>();
 
 async function openOverStandIn(transactions: boolean, shareKey: string | undefined): Promise<MongoReadModel> {
+  const { MongoReadModel } = require('./mongodb/mongoReadModel') as typeof import('./mongodb/mongoReadModel');
   // Loaded from the test tree at run time, so that production builds (src only) never contain it.
   const { MongoStandIn } = require(path.join(__dirname, '..', '..', '..', 'test', 'support', 'mongoStandIn')) as StandInModule;
   let shared = shareKey !== undefined ? sharedStandIns.get(shareKey) : undefined;

@@ -5,6 +5,8 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
 import { Holds } from '../holds';
+import { claimCounts, DEFAULT_SWEEP_GRACE_MS } from '../claims';
+import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 
@@ -23,20 +25,44 @@ async function fsyncPath(target: string, directory = false): Promise<void> {
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code === 'ENOENT';
 
+/** A claim file: `claims/<blobId>~<holder id>~<n>` (see ../claims.ts). */
+const CLAIM = /^([0-9a-f]{64})~(.+)~(\d+)$/;
+
+export interface FsBlobStoreOptions {
+  /** The sweep spares blobs stored, or stored again, less than this long ago, and temporary files as young. */
+  sweepGraceMs?: number;
+}
+
 /**
  * Blobs on the local filesystem under `root` (DATA_DIR/blobs): `<root>/<sha[0:2]>/<sha>`. A put streams into
  * `<root>/tmp/<uuid>` while hashing, fsyncs, then renames into place (or drops the temporary file when those bytes are
- * already stored), and fsyncs the directory, so an acknowledged blob survives a crash and a half-written one never
- * appears under its id. Holds and deletion tickets (see the port) live in this process: this adapter serves the
- * single-process embedded deployment.
+ * already stored, touching the stored blob's mtime), and fsyncs the directory, so an acknowledged blob survives a
+ * crash and a half-written one never appears under its id.
+ *
+ * Several processes may share the root (several services on one DATA_DIR): holds and deletion tickets (see the port)
+ * work within a process, and "stored, not yet referenced" claims under `<root>/claims` across processes (../claims.ts).
+ * A delete moves the blob to `<root>/trash` before it looks for claims, and back when it finds one. The sweep spares
+ * blobs and temporary files younger than the grace period.
  */
 export class FsBlobStore implements BlobStore {
   private readonly tmpDir: string;
+  private readonly claimsDir: string;
+  private readonly trashDir: string;
   private readonly holds = new Holds();
+  /** Names this instance's claims carry (a lease-holder style id: other processes can tell when it is gone). */
+  readonly holderId = newHolderId();
+  /** This instance's claim files, by blob id (one per put or hold not yet released). */
+  private readonly claims = new Map<string, string[]>();
+  private claimCounter = 0;
+  private readonly sweepGraceMs: number;
 
-  constructor(readonly root: string) {
+  constructor(readonly root: string, options: FsBlobStoreOptions = {}) {
     this.tmpDir = path.join(root, 'tmp');
-    fs.mkdirSync(this.tmpDir, { recursive: true });
+    this.claimsDir = path.join(root, 'claims');
+    this.trashDir = path.join(root, 'trash');
+    for (const dir of [this.tmpDir, this.claimsDir, this.trashDir]) fs.mkdirSync(dir, { recursive: true });
+    this.sweepGraceMs = options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS;
+    holderStarted(this.holderId);
   }
 
   /** Where a blob's bytes live (exposed for tests and tooling). */
@@ -64,11 +90,12 @@ export class FsBlobStore implements BlobStore {
       throw error;
     }
     const blobId = hash.digest('hex');
-    // Held before the bytes appear under their id: a concurrent delete of the same id now refuses.
-    this.hold(blobId);
+    // Held and claimed before looking for the bytes under their id: a concurrent delete of the same id, in this
+    // process or another, now refuses (or puts the blob back).
+    this.holdNow(blobId);
     try {
       const target = this.pathOf(blobId);
-      if (await this.exists(blobId)) {
+      if (this.touch(target)) {
         await fs.promises.rm(tmp, { force: true });
       } else {
         await fs.promises.mkdir(path.dirname(target), { recursive: true });
@@ -83,12 +110,55 @@ export class FsBlobStore implements BlobStore {
     return { blobId, size };
   }
 
-  hold(blobId: string): void {
+  async hold(blobId: string): Promise<void> {
+    this.holdNow(blobId);
+  }
+
+  /** Holds in process and claims across processes, synchronously. */
+  private holdNow(blobId: string): void {
+    this.pathOf(blobId); // refuses ids that are not SHA-256 hex
+    const name = `${blobId}~${this.holderId}~${++this.claimCounter}`;
+    fs.writeFileSync(path.join(this.claimsDir, name), '', { flag: 'wx' });
+    this.claims.set(blobId, [...(this.claims.get(blobId) ?? []), name]);
     this.holds.hold(blobId);
   }
 
   release(blobId: string): void {
+    const names = this.claims.get(blobId);
+    const name = names?.pop();
+    if (names?.length === 0) this.claims.delete(blobId);
     this.holds.release(blobId);
+    if (name) fs.rmSync(path.join(this.claimsDir, name), { force: true });
+  }
+
+  /** Moves a stored blob's mtime to now (the sweep's grace period starts again); false when it is not stored. */
+  private touch(file: string): boolean {
+    const now = new Date();
+    try {
+      fs.utimesSync(file, now, now);
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Whether another live process claims the blob (a put or hold of it not yet released). */
+  private claimedElsewhere(blobId: string): boolean {
+    const now = Date.now();
+    for (const name of fs.readdirSync(this.claimsDir)) {
+      const match = CLAIM.exec(name);
+      if (!match || match[1] !== blobId) continue;
+      let at: number;
+      try {
+        at = fs.statSync(path.join(this.claimsDir, name)).mtimeMs;
+      } catch (error) {
+        if (isMissing(error)) continue;
+        throw error;
+      }
+      if (claimCounts(match[2], at, this.holderId, now)) return true;
+    }
+    return false;
   }
 
   async get(blobId: string, range?: ByteRange): Promise<Readable> {
@@ -115,27 +185,66 @@ export class FsBlobStore implements BlobStore {
   async delete(blobId: string, ticket?: DeletionTicket): Promise<boolean> {
     const file = this.pathOf(blobId);
     if (!this.holds.mayDelete(blobId, ticket)) return false;
-    // Synchronous from the checks above to the unlink: no put or hold of this id can slip in between.
+    // Synchronous from the checks above to the unlink: no put or hold of this id in this process can slip in
+    // between. Another process's put claims first and looks second, so the blob goes aside before the claims are read.
+    const aside = path.join(this.trashDir, `${blobId}~${crypto.randomUUID()}`);
     try {
-      fs.unlinkSync(file);
+      fs.renameSync(file, aside);
     } catch (error) {
       if (isMissing(error)) return false;
       throw error;
     }
-    return true;
+    let claimed = true;
+    try {
+      claimed = this.claimedElsewhere(blobId);
+    } finally {
+      // Put back (over an identical copy another process may have stored meanwhile), or dropped.
+      if (claimed) fs.renameSync(aside, file);
+      else fs.unlinkSync(aside);
+    }
+    return !claimed;
   }
 
+  /**
+   * Temporary files, blobs and claims: young temporary files and blobs (within the grace period) are spared, since
+   * another process sharing the root may be writing them, or may have stored them for a file event it has not had
+   * projected yet. Claims that no longer count (their process is gone) are removed, and so are blobs a delete cut
+   * short by a crash left aside (put back when something still uses them).
+   */
   async sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport> {
+    const youngSince = Date.now() - this.sweepGraceMs;
+    const isYoung = async (file: string) =>
+      this.sweepGraceMs > 0 && ((await fs.promises.stat(file).catch(() => null))?.mtimeMs ?? 0) > youngSince;
     let removedTemporary = 0;
     for (const name of await fs.promises.readdir(this.tmpDir)) {
-      await fs.promises.rm(path.join(this.tmpDir, name), { force: true, recursive: true });
+      const file = path.join(this.tmpDir, name);
+      if (await isYoung(file)) continue;
+      await fs.promises.rm(file, { force: true, recursive: true });
       removedTemporary += 1;
+    }
+    for (const name of await fs.promises.readdir(this.claimsDir)) {
+      const match = CLAIM.exec(name);
+      const file = path.join(this.claimsDir, name);
+      const at = (await fs.promises.stat(file).catch(() => null))?.mtimeMs;
+      if (at === undefined || (match && (match[2] === this.holderId || claimCounts(match[2], at, this.holderId)))) continue;
+      await fs.promises.rm(file, { force: true });
+    }
+    for (const name of await fs.promises.readdir(this.trashDir)) {
+      const blobId = name.split('~')[0];
+      const aside = path.join(this.trashDir, name);
+      if (BLOB_ID.test(blobId) && !(await this.exists(blobId)) && (this.claimedElsewhere(blobId) || (await isReferenced(blobId)))) {
+        await fs.promises.mkdir(path.dirname(this.pathOf(blobId)), { recursive: true });
+        await fs.promises.rename(aside, this.pathOf(blobId));
+      } else {
+        await fs.promises.rm(aside, { force: true, recursive: true });
+      }
     }
     let removedBlobs = 0;
     for (const prefix of await fs.promises.readdir(this.root)) {
       if (!/^[0-9a-f]{2}$/.test(prefix)) continue;
       for (const name of await fs.promises.readdir(path.join(this.root, prefix))) {
         if (!BLOB_ID.test(name) || name.slice(0, 2) !== prefix) continue;
+        if (await isYoung(path.join(this.root, prefix, name))) continue;
         const ticket = this.deletionTicket();
         if (await isReferenced(name)) continue;
         if (await this.delete(name, ticket)) removedBlobs += 1;

@@ -4,9 +4,13 @@ import { pipeline } from 'node:stream/promises';
 import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db } from 'mongodb';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
 import { Holds } from '../holds';
+import { claimCounts, CLAIM_STALE_MS, DEFAULT_SWEEP_GRACE_MS } from '../claims';
+import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 const TEMPORARY_PREFIX = 'tmp/';
+/** A blob a delete has taken out of place (`aside/<blob id>/<files _id>`) while it looks for claims. */
+const ASIDE_PREFIX = 'aside/';
 
 export interface GridFsBlobStoreOptions {
   /** GridFS bucket name (collections `<bucket>.files` / `<bucket>.chunks`); default `blobs`. */
@@ -14,10 +18,12 @@ export interface GridFsBlobStoreOptions {
   /** Chunk size of new blobs; default GridFS's 255 KiB. */
   chunkSizeBytes?: number;
   /**
-   * A put that started longer ago than this and never finished is a leftover the sweep removes (default one hour).
-   * Younger ones may belong to another process still uploading, and are kept.
+   * A put that started longer ago than this and never finished is a leftover the sweep removes (default: the sweep's
+   * grace period). Younger ones may belong to another process still uploading, and are kept.
    */
   leftoverAfterMs?: number;
+  /** The sweep spares blobs stored, or stored again, less than this long ago (default one hour). */
+  sweepGraceMs?: number;
   /** Called by dispose() (e.g. to close a client the store owns). */
   onDispose?: () => Promise<void>;
 }
@@ -26,6 +32,17 @@ interface FilesDoc {
   _id: ObjectId;
   filename: string;
   length: number;
+  uploadDate?: Date;
+  /** `storedAt`: the last put of these bytes (a put that found them stored moves it). */
+  metadata?: { storedAt?: Date };
+}
+
+/** A "stored, not yet referenced" claim (../claims.ts). */
+interface ClaimDoc {
+  _id: ObjectId;
+  blobId: string;
+  holder: string;
+  at: Date;
 }
 
 interface PendingDoc {
@@ -52,14 +69,22 @@ async function settled(done: () => boolean, timeoutMs = 30_000): Promise<void> {
  * byte ranges through `openDownloadStream`'s `start`/`end`.
  *
  * Holds and deletion tickets (see the port) live in this process, as in the filesystem store; a delete and a put of
- * the same bytes in this process are serialized so that a put never dedupes onto a blob being deleted.
+ * the same bytes in this process are serialized so that a put never dedupes onto a blob being deleted. Across
+ * processes, puts and holds record claims in `<bucket>.claims`; a delete renames the blob's files document aside
+ * (`aside/<id>`) before it looks for claims of other processes, and back when it finds one (../claims.ts). The sweep
+ * spares blobs whose last put is younger than the grace period.
  */
 export class GridFsBlobStore implements BlobStore {
   private readonly bucket: GridFSBucket;
   private readonly files: Collection<FilesDoc>;
   private readonly chunks: Collection;
   private readonly pending: Collection<PendingDoc>;
+  private readonly claims: Collection<ClaimDoc>;
   private readonly holds = new Holds();
+  /** Names this instance's claims carry (a lease-holder style id: other processes can tell when it is gone). */
+  readonly holderId = newHolderId();
+  /** This instance's claims, by blob id (one per put or hold not yet released). */
+  private readonly claimIds = new Map<string, ObjectId[]>();
   /** Deletes in progress, by blob id: a put of the same bytes waits for them before it looks for an existing blob. */
   private readonly deleting = new Map<string, Promise<unknown>>();
   /** Temporary files of puts in progress in this process (never swept). */
@@ -71,6 +96,12 @@ export class GridFsBlobStore implements BlobStore {
     this.files = db.collection<FilesDoc>(`${bucketName}.files`);
     this.chunks = db.collection(`${bucketName}.chunks`);
     this.pending = db.collection<PendingDoc>(`${bucketName}.pending`);
+    this.claims = db.collection<ClaimDoc>(`${bucketName}.claims`);
+    holderStarted(this.holderId);
+  }
+
+  private get sweepGraceMs(): number {
+    return this.options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS;
   }
 
   /** Opens the store in `db`, creating its indexes (GridFS's own ones are created by the driver on the first put). */
@@ -82,6 +113,7 @@ export class GridFsBlobStore implements BlobStore {
     ]);
     await store.chunks.createIndexes([{ key: { files_id: 1, n: 1 }, name: 'files_id_1_n_1', unique: true }]);
     await store.pending.createIndexes([{ key: { started: 1 }, name: 'started' }]);
+    await store.claims.createIndexes([{ key: { blobId: 1 }, name: 'blobId' }]);
     return store;
   }
 
@@ -129,11 +161,18 @@ export class GridFsBlobStore implements BlobStore {
         throw error;
       }
       const blobId = hash.digest('hex');
-      // Held before the bytes appear under their id: a concurrent delete of the same id now refuses.
-      this.holds.hold(blobId);
+      // Held and claimed before looking for the bytes under their id: a concurrent delete of the same id, in this
+      // process or another, now refuses (or puts the blob back).
+      try {
+        await this.hold(blobId);
+      } catch (error) {
+        await this.removeTemporary(tmpId);
+        throw error;
+      }
       try {
         await this.deleting.get(blobId);
-        if (await this.exists(blobId)) {
+        const stored = await this.files.updateOne({ filename: blobId }, { $set: { 'metadata.storedAt': new Date() } });
+        if (stored.matchedCount === 1) {
           await this.removeTemporary(tmpId);
         } else {
           try {
@@ -146,7 +185,7 @@ export class GridFsBlobStore implements BlobStore {
           }
         }
       } catch (error) {
-        this.holds.release(blobId);
+        this.release(blobId);
         await this.removeTemporary(tmpId);
         throw error;
       }
@@ -163,12 +202,34 @@ export class GridFsBlobStore implements BlobStore {
     await this.pending.deleteOne({ _id: id });
   }
 
-  hold(blobId: string): void {
+  async hold(blobId: string): Promise<void> {
+    GridFsBlobStore.check(blobId);
     this.holds.hold(blobId);
+    const claim: ClaimDoc = { _id: new ObjectId(), blobId, holder: this.holderId, at: new Date() };
+    this.claimIds.set(blobId, [...(this.claimIds.get(blobId) ?? []), claim._id]);
+    try {
+      await this.claims.insertOne(claim);
+    } catch (error) {
+      this.release(blobId);
+      throw error;
+    }
   }
 
   release(blobId: string): void {
+    const ids = this.claimIds.get(blobId);
+    const id = ids?.pop();
+    if (ids?.length === 0) this.claimIds.delete(blobId);
     this.holds.release(blobId);
+    // In the background: a claim left behind only keeps the blob until this process is gone (or the claim is stale).
+    if (id) void this.claims.deleteOne({ _id: id }).catch(() => undefined);
+  }
+
+  /** Whether another live process claims the blob (a put or hold of it not yet released). */
+  private async claimedElsewhere(blobId: string): Promise<boolean> {
+    const now = Date.now();
+    const recent = { blobId, holder: { $ne: this.holderId }, at: { $gt: new Date(now - CLAIM_STALE_MS) } };
+    for await (const claim of this.claims.find(recent)) if (claimCounts(claim.holder, claim.at.getTime(), this.holderId, now)) return true;
+    return false;
   }
 
   async get(blobId: string, range?: ByteRange): Promise<Readable> {
@@ -205,14 +266,32 @@ export class GridFsBlobStore implements BlobStore {
   private async deleteFile(blobId: string): Promise<boolean> {
     const file = await this.files.findOne({ filename: blobId }, { projection: { _id: 1 } });
     if (!file) return false;
-    const { deletedCount } = await this.files.deleteOne({ _id: file._id });
+    // Aside first, then the claims: another process's put claims first and looks second (../claims.ts).
+    const aside = await this.files.updateOne({ _id: file._id, filename: blobId }, { $set: { filename: `${ASIDE_PREFIX}${blobId}/${file._id.toHexString()}` } });
+    if (aside.matchedCount !== 1) return false;
+    if (await this.claimedElsewhere(blobId).catch(() => true)) {
+      await this.putBack(file._id, blobId);
+      return false;
+    }
+    await this.files.deleteOne({ _id: file._id });
     await this.chunks.deleteMany({ files_id: file._id });
-    return deletedCount === 1;
+    return true;
+  }
+
+  /** Renames a blob set aside back to its id; drops it when another put stored the same bytes meanwhile. */
+  private async putBack(id: ObjectId, blobId: string): Promise<void> {
+    try {
+      await this.files.updateOne({ _id: id }, { $set: { filename: blobId } });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      await this.files.deleteOne({ _id: id });
+      await this.chunks.deleteMany({ files_id: id });
+    }
   }
 
   async sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport> {
     let removedTemporary = 0;
-    const before = new Date(Date.now() - (this.options.leftoverAfterMs ?? 60 * 60 * 1000));
+    const before = new Date(Date.now() - (this.options.leftoverAfterMs ?? this.sweepGraceMs));
     for await (const pending of this.pending.find({ started: { $lt: before } })) {
       if (this.inFlight.has(pending._id.toHexString())) continue;
       const file = await this.files.findOne({ _id: pending._id }, { projection: { filename: 1 } });
@@ -224,8 +303,26 @@ export class GridFsBlobStore implements BlobStore {
       await this.removeTemporary(pending._id);
       removedTemporary += 1;
     }
+    // Claims whose process is gone, or that are stale, keep nothing any more.
+    for await (const claim of this.claims.find({ holder: { $ne: this.holderId } })) {
+      if (!claimCounts(claim.holder, claim.at.getTime(), this.holderId)) await this.claims.deleteOne({ _id: claim._id });
+    }
+    // Blobs a delete cut short by a crash left aside: back in place when something still uses them, else gone.
+    for await (const file of this.files.find({ filename: { $regex: `^${ASIDE_PREFIX}` } }, { projection: { _id: 1, filename: 1 } })) {
+      const blobId = file.filename.slice(ASIDE_PREFIX.length).split('/')[0];
+      if (BLOB_ID.test(blobId) && ((await this.claimedElsewhere(blobId)) || (await isReferenced(blobId)))) {
+        await this.putBack(file._id, blobId);
+      } else {
+        await this.files.deleteOne({ _id: file._id });
+        await this.chunks.deleteMany({ files_id: file._id });
+      }
+    }
     let removedBlobs = 0;
-    for await (const file of this.files.find({ filename: { $regex: '^[0-9a-f]{64}$' } }, { projection: { filename: 1 } })) {
+    const young = new Date(Date.now() - this.sweepGraceMs);
+    const projection = { filename: 1, uploadDate: 1, 'metadata.storedAt': 1 };
+    for await (const file of this.files.find({ filename: { $regex: '^[0-9a-f]{64}$' } }, { projection })) {
+      const storedAt = file.metadata?.storedAt ?? file.uploadDate;
+      if (this.sweepGraceMs > 0 && storedAt && storedAt > young) continue;
       const ticket = this.deletionTicket();
       if (await isReferenced(file.filename)) continue;
       if (await this.delete(file.filename, ticket)) removedBlobs += 1;

@@ -82,6 +82,15 @@ interface AppendOutcome {
   lastPosition: bigint | undefined;
 }
 
+/** An append waiting for its group commit. */
+interface PendingAppend {
+  appends: PreparedAppend[];
+  resolve: (outcome: AppendOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+type GroupResult = { outcome: AppendOutcome } | { error: unknown };
+
 interface SubscriptionState {
   closed: boolean;
   /** Resolves the wait in progress, if any. */
@@ -109,6 +118,9 @@ export class SqliteEventStore implements EventStore {
   private readonly readStreamBwdStmt: Statement<[string, bigint, number], EventRow>;
   private readonly readAllStmts = new Map<string, Statement<unknown[], EventRow>>();
   private readonly appendTx: Transaction<(appends: PreparedAppend[]) => AppendOutcome>;
+  private readonly groupTx: Transaction<(group: PendingAppend[]) => GroupResult[]>;
+  /** Appends waiting for the group commit scheduled at the end of this event-loop turn. */
+  private pendingAppends: PendingAppend[] = [];
 
   private readonly subscriptions = new Set<SubscriptionState>();
   private readonly waiters = new Set<Waiter>();
@@ -140,6 +152,7 @@ export class SqliteEventStore implements EventStore {
       )
       .safeIntegers(true);
     this.appendTx = db.transaction((appends: PreparedAppend[]) => this.appendInTransaction(appends));
+    this.groupTx = db.transaction((group: PendingAppend[]) => this.appendGroup(group));
   }
 
   async appendToStream(
@@ -147,7 +160,7 @@ export class SqliteEventStore implements EventStore {
     events: NewEvent[],
     options: { expectedState: ExpectedState },
   ): Promise<AppendResult> {
-    const outcome = this.append([{ streamId, expectedState: options.expectedState, events }]);
+    const outcome = await this.append([{ streamId, expectedState: options.expectedState, events }]);
     const stream = outcome.streams[0]!;
     return {
       nextExpectedRevision: stream.revision,
@@ -156,7 +169,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async appendToStreams(appends: StreamAppend[]): Promise<{ position: bigint }> {
-    const outcome = this.append(appends);
+    const outcome = await this.append(appends);
     return { position: outcome.lastPosition ?? this.head() };
   }
 
@@ -223,7 +236,8 @@ export class SqliteEventStore implements EventStore {
 
   // ---- appending ------------------------------------------------------------------------------------------------
 
-  private append(appends: StreamAppend[]): AppendOutcome {
+  /** Validates and serialises now (errors reject at once), then joins the group commit of this event-loop turn. */
+  private append(appends: StreamAppend[]): Promise<AppendOutcome> {
     const seen = new Set<string>();
     let size = 0;
     const prepared = appends.map((a): PreparedAppend => {
@@ -238,12 +252,42 @@ export class SqliteEventStore implements EventStore {
       return { streamId: a.streamId, expectedState: a.expectedState, events };
     });
     if (size > MAX_APPEND_SIZE) throw new MaxAppendSizeExceededError(size, MAX_APPEND_SIZE);
+    return new Promise<AppendOutcome>((resolve, reject) => {
+      this.pendingAppends.push({ appends: prepared, resolve, reject });
+      if (this.pendingAppends.length === 1) setImmediate(() => this.commitGroup());
+    });
+  }
 
-    // IMMEDIATE takes the write lock up front, so the expectation checks and the inserts see the same state even
-    // when another process writes to the same file.
-    const outcome = this.appendTx.immediate(prepared);
-    if (outcome.lastPosition !== undefined) this.notifyAll();
-    return outcome;
+  /**
+   * Group commit: every append requested during one event-loop turn is written in one IMMEDIATE transaction, each in
+   * a savepoint of its own (an append whose expectation fails rolls back alone and is rejected alone), and the group
+   * pays one commit, hence one fsync (synchronous=FULL). Appends are acknowledged only after that commit returned:
+   * what was acknowledged is on disk. Positions follow the order in which the appends were requested.
+   */
+  private commitGroup(): void {
+    const group = this.pendingAppends;
+    this.pendingAppends = [];
+    let results: GroupResult[];
+    try {
+      results = this.groupTx.immediate(group);
+    } catch (error) {
+      // The transaction itself failed (lock timeout, I/O error): nothing of the group was written.
+      for (const request of group) request.reject(error);
+      return;
+    }
+    if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) this.notifyAll();
+    results.forEach((result, i) => ('outcome' in result ? group[i]!.resolve(result.outcome) : group[i]!.reject(result.error)));
+  }
+
+  /** Inside the group's transaction: each append in a nested transaction (a savepoint), so its failure is its own. */
+  private appendGroup(group: PendingAppend[]): GroupResult[] {
+    return group.map((request): GroupResult => {
+      try {
+        return { outcome: this.appendTx(request.appends) };
+      } catch (error) {
+        return { error };
+      }
+    });
   }
 
   /** Runs inside the write transaction: checks every expectation first, then writes. Throwing rolls back. */

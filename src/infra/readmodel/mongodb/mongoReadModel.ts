@@ -1,5 +1,5 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
-import type { ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type { BatchedWrite, LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { MongoApiKeys, MongoTokens, MongoUsers, apiKeyWrites, tokenWrites, userWrites } from './accountsStore';
 import { MongoCollections, collectionWrites } from './collectionsStore';
 import { MongoGroups, groupWrites } from './groupsStore';
@@ -103,7 +103,7 @@ export class MongoReadModel implements ReadModel {
     return this.readCheckpoint(await this.writeGeneration(), projection);
   }
 
-  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void): Promise<boolean> {
+  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): Promise<boolean> {
     const log = new OperationLog();
     write(transactionOf(log));
     let applied = false;
@@ -111,6 +111,7 @@ export class MongoReadModel implements ReadModel {
       applied = false;
       const collections = await this.writeGeneration(session);
       if ((await this.readCheckpoint(collections, projection, session)) >= position) return;
+      if (fence) await this.leases.checkFence(fence, position, session);
       await runOperations(log.operations, { collections, session, transactional: this.transactional, position });
       // The checkpoint moves last (outside a transaction: only once every write of the event is in).
       const stamp = positionStamp(position);
@@ -130,6 +131,16 @@ export class MongoReadModel implements ReadModel {
     };
     await this.withSession(attempt);
     if (applied && this.building !== null) await this.switchWhenCaughtUp();
+    return applied;
+  }
+
+  /**
+   * One event after the other, each with its own checkpoint move (what {@link apply} does): correct and idempotent.
+   * Grouping a batch into one MongoDB transaction is the next step where a deployment needs the rebuild rate.
+   */
+  async applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number> {
+    let applied = 0;
+    for (const { position, write } of events) if (await this.apply(projection, position, write, fence)) applied++;
     return applied;
   }
 
@@ -175,7 +186,12 @@ export class MongoReadModel implements ReadModel {
     }
   }
 
-  /** The database the read models live in. */
+  /** The database the read models live in (operational state such as notifications lives there too). */
+  get database(): Db {
+    return this.db;
+  }
+
+  /** The name of the database the read models live in. */
   get databaseName(): string {
     return this.db.databaseName;
   }

@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type {
   ApiKeyDoc, ApiKeyQueries, ApiKeyWrites, Page, TokenDoc, TokenQueries, TokenWrites, UserDoc, UserQueries, UserWrites,
@@ -37,13 +38,13 @@ export class SqliteUsers implements UserQueries, UserWrites {
     return doc ? withMemberships(this.db, doc) : null;
   }
   async get(id: string) {
-    return this.user(this.db.prepare('SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
+    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
   }
   async getByLogin(login: string) {
-    return this.user(this.db.prepare('SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
+    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
   }
   async getByEmail(email: string) {
-    return this.user(this.db.prepare('SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined);
+    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined);
   }
   async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
     const escaped = text ? text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) : '';
@@ -54,17 +55,16 @@ export class SqliteUsers implements UserQueries, UserWrites {
         : `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'`;
     const like = prefix ? `${escaped}%` : `%${escaped}%`;
     const args = text ? [like, like, like] : [];
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' }, 'rm_users');
-    const rows = this.db.prepare(`SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc)), total };
   }
   async count() {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
+    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
   }
   put(doc: UserDoc): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
+    prepared(this.db, 'INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.login, doc.email.toLowerCase(), `${doc.lastName} ${doc.firstName}`.toLowerCase(), doc.created, JSON.stringify(doc));
     this.acl.replace(doc._id, doc.access);
   }
@@ -82,18 +82,17 @@ export class SqliteTokens implements TokenQueries, TokenWrites {
     db.exec(DDL);
   }
   async get(hash: string) {
-    return parse<TokenDoc>(this.db.prepare('SELECT doc FROM rm_tokens WHERE hash = ?').get(hash) as { doc: string } | undefined);
+    return parse<TokenDoc>(prepared(this.db, 'SELECT doc FROM rm_tokens WHERE hash = ?').get(hash) as { doc: string } | undefined);
   }
   put(doc: TokenDoc): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO rm_tokens (hash, user_id, api_key_id, expires, doc) VALUES (?, ?, ?, ?, ?)')
+    prepared(this.db, 'INSERT OR REPLACE INTO rm_tokens (hash, user_id, api_key_id, expires, doc) VALUES (?, ?, ?, ?, ?)')
       .run(doc.hash, doc.userId, doc.apiKeyId ?? null, doc.expires, JSON.stringify(doc));
   }
   delete(hash: string): void {
-    this.db.prepare('DELETE FROM rm_tokens WHERE hash = ?').run(hash);
+    prepared(this.db, 'DELETE FROM rm_tokens WHERE hash = ?').run(hash);
   }
   deleteForApiKey(apiKeyId: string): void {
-    this.db.prepare('DELETE FROM rm_tokens WHERE api_key_id = ?').run(apiKeyId);
+    prepared(this.db, 'DELETE FROM rm_tokens WHERE api_key_id = ?').run(apiKeyId);
   }
 }
 
@@ -102,25 +101,23 @@ export class SqliteApiKeys implements ApiKeyQueries, ApiKeyWrites {
     db.exec(DDL);
   }
   async get(id: string) {
-    return parse<ApiKeyDoc>(this.db.prepare('SELECT doc FROM rm_api_keys WHERE id = ?').get(id) as { doc: string } | undefined);
+    return parse<ApiKeyDoc>(prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE id = ?').get(id) as { doc: string } | undefined);
   }
   async getByKey(key: string) {
-    return parse<ApiKeyDoc>(this.db.prepare('SELECT doc FROM rm_api_keys WHERE key = ?').get(key) as { doc: string } | undefined);
+    return parse<ApiKeyDoc>(prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE key = ?').get(key) as { doc: string } | undefined);
   }
   async listForUser(userId: string, paging: Paging): Promise<Page<ApiKeyDoc>> {
-    const total = (this.db.prepare('SELECT COUNT(*) AS n FROM rm_api_keys WHERE user_id = ?').get(userId) as { n: number }).n;
+    const total = (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_api_keys WHERE user_id = ?').get(userId) as { n: number }).n;
     const page = pagingSql(paging, { name: 'name', created: 'created', _id: 'id' }, 'rm_api_keys');
-    const rows = this.db
-      .prepare(`SELECT doc FROM rm_api_keys WHERE user_id = ?${page.sql}`)
+    const rows = prepared(this.db, `SELECT doc FROM rm_api_keys WHERE user_id = ?${page.sql}`)
       .all(userId, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as ApiKeyDoc), total };
   }
   put(doc: ApiKeyDoc): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO rm_api_keys (id, user_id, key, name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
+    prepared(this.db, 'INSERT OR REPLACE INTO rm_api_keys (id, user_id, key, name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.userId, doc.key, doc.name, doc.created, JSON.stringify(doc));
   }
   delete(id: string): void {
-    this.db.prepare('DELETE FROM rm_api_keys WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_api_keys WHERE id = ?').run(id);
   }
 }

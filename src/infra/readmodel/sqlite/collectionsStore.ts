@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { CollectionDoc, CollectionQueries, CollectionWrites, Page } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
@@ -22,11 +23,11 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
     this.acl = new AclRows(db);
   }
   async get(id: string) {
-    const row = this.db.prepare('SELECT doc FROM rm_collections WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_collections WHERE id = ?').get(id) as { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as CollectionDoc) : null;
   }
   async getByName(name: string) {
-    const row = this.db.prepare('SELECT doc FROM rm_collections WHERE name = ?').get(name) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_collections WHERE name = ?').get(name) as { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as CollectionDoc) : null;
   }
   async list({ viewer, text, paging }: { viewer: Viewer | null; text?: string; paging: Paging }): Promise<Page<CollectionDoc>> {
@@ -40,29 +41,28 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
       args.push(query);
     }
     const where = `WHERE ${clauses.join(' AND ')}`;
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_collections c ${where}`).get(...args) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_collections c ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, COLUMNS, 'c');
-    const rows = this.db.prepare(`SELECT c.doc FROM rm_collections c ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT c.doc FROM rm_collections c ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as CollectionDoc), total };
   }
   put(doc: CollectionDoc): void {
-    this.db
-      .prepare(
+    prepared(this.db,
         'INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(doc._id, doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.created, doc.updated, doc.size, JSON.stringify(doc));
-    this.db.prepare('DELETE FROM rm_collections_fts WHERE id = ?').run(doc._id);
-    this.db.prepare('INSERT INTO rm_collections_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    prepared(this.db, 'DELETE FROM rm_collections_fts WHERE id = ?').run(doc._id);
+    prepared(this.db, 'INSERT INTO rm_collections_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
     this.acl.replace(doc._id, doc.access);
   }
   update(id: string, fields: Partial<Omit<CollectionDoc, '_id'>>): void {
-    const row = this.db.prepare('SELECT doc FROM rm_collections WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_collections WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) throw new Error(`Projection: collection ${id} is not in the read model.`);
     this.put({ ...(JSON.parse(row.doc) as CollectionDoc), ...fields, _id: id });
   }
   delete(id: string): void {
-    this.db.prepare('DELETE FROM rm_collections WHERE id = ?').run(id);
-    this.db.prepare('DELETE FROM rm_collections_fts WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_collections WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_collections_fts WHERE id = ?').run(id);
     this.acl.remove(id);
   }
   /** Adds `delta` to the collection's recursive size (files under its folders). */

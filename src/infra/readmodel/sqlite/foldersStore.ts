@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Viewer } from '../../../domain/access';
@@ -12,6 +13,11 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; ancestry is a
  * closure table (one row per folder and ancestor, with the distance), so subtree queries and moves are indexed
  * set operations; text search is an FTS5 index with the porter stemmer.
+ *
+ * `rm_folder_child_counts` holds each parent's number of child folders, kept by triggers on `rm_folders` (so every
+ * write path, set-wise subtree work included, keeps it right, and a rebuild rebuilds it): a listing that every child
+ * passes (a site admin's, without a name or text filter) reads its `Girder-Total-Count` there instead of counting
+ * the siblings.
  */
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
@@ -25,6 +31,21 @@ CREATE TABLE IF NOT EXISTS rm_folder_ancestors (
   folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
   PRIMARY KEY (ancestor_id, folder_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rm_folder_ancestors_folder ON rm_folder_ancestors (folder_id, depth);
+CREATE TABLE IF NOT EXISTS rm_folder_child_counts (
+  parent_id TEXT NOT NULL, parent_type TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (parent_id, parent_type)) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS rm_folders_count_insert AFTER INSERT ON rm_folders BEGIN
+  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
+  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+END;
+CREATE TRIGGER IF NOT EXISTS rm_folders_count_delete AFTER DELETE ON rm_folders BEGIN
+  UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
+END;
+CREATE TRIGGER IF NOT EXISTS rm_folders_count_move AFTER UPDATE OF parent_id, parent_type ON rm_folders
+WHEN old.parent_id IS NOT new.parent_id OR old.parent_type IS NOT new.parent_type BEGIN
+  UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
+  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
+  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+END;
 CREATE VIRTUAL TABLE IF NOT EXISTS rm_folders_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
 `;
 
@@ -65,17 +86,22 @@ function jsonPart(doc: Partial<FolderDoc>): Record<string, unknown> {
 export class SqliteFolders implements FolderQueries, FolderWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {
+    const countsExisted = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !== undefined;
     db.exec(DDL);
+    // A file from before the counts table: count once, the triggers keep it from here on.
+    if (!countsExisted) {
+      db.exec('INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type');
+    }
     this.acl = new AclRows(db);
   }
 
   async get(id: string) {
-    const row = this.db.prepare(`${SELECT} WHERE f.id = ?`).get(id) as FolderRow | undefined;
+    const row = prepared(this.db, `${SELECT} WHERE f.id = ?`).get(id) as FolderRow | undefined;
     return row ? toDoc(row) : null;
   }
 
   async getMany(ids: string[]) {
-    const rows = this.db.prepare(`${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as FolderRow[];
+    const rows = prepared(this.db, `${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as FolderRow[];
     const byId = new Map(rows.map((r) => [r.id, toDoc(r)]));
     return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
   }
@@ -94,7 +120,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
-    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
+    // Every child passes a site admin's unfiltered listing: its total is the maintained count.
+    const total = o.viewer?.admin && o.name === undefined && o.text === undefined ? this.maintainedCount(o.parentType, o.parentId) : undefined;
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, total);
   }
 
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
@@ -104,47 +132,51 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
       ON s.hit_id = f.id WHERE ${readable.sql}`;
     const args = [query, ...readable.args];
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(o.paging, COLUMNS, 'f');
-    const rows = this.db
-      .prepare(`SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score FROM rm_folders f ${where}${page.sql}`)
+    const rows = prepared(this.db, `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score FROM rm_folders f ${where}${page.sql}`)
       .all(...args, ...page.args) as (FolderRow & { score: number })[];
     return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
+    if (o.viewer?.admin) return this.maintainedCount(o.parentType, o.parentId);
     const readable = readableSql('f', o.viewer);
     return (
-      this.db
-        .prepare(`SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${readable.sql}`)
+      prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${readable.sql}`)
         .get(o.parentId, o.parentType, ...readable.args) as { n: number }
     ).n;
   }
 
-  /** Items directly in the folder: rows of `rm_items` with that `folder_id`, or 0 while no items table exists. */
+  /** The parent's number of child folders as the triggers keep it (every child, whoever asks). */
+  private maintainedCount(parentType: ParentType, parentId: string): number {
+    const row = prepared(this.db, 'SELECT n FROM rm_folder_child_counts WHERE parent_id = ? AND parent_type = ?').get(parentId, parentType) as
+      | { n: number }
+      | undefined;
+    return row?.n ?? 0;
+  }
+
   async childNamed(parentType: ParentType, parentId: string, name: string) {
-    const row = this.db.prepare(`${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(parentId, parentType, name) as
+    const row = prepared(this.db, `${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(parentId, parentType, name) as
       | FolderRow
       | undefined;
     return row ? toDoc(row) : null;
   }
 
+  /** Items directly in the folder: rows of `rm_items` with that `folder_id`. */
   async itemCount(folderId: string) {
-    const hasItems = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_items'").get();
-    if (!hasItems) return 0;
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
+    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
   }
 
   async ancestorIds(id: string) {
-    const rows = this.db
-      .prepare('SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = ? ORDER BY depth DESC')
+    const rows = prepared(this.db, 'SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = ? ORDER BY depth DESC')
       .all(id) as { ancestor_id: string }[];
     return rows.map((r) => r.ancestor_id);
   }
 
   async isSelfOrDescendant(folderId: string, candidateId: string) {
     if (folderId === candidateId) return true;
-    return !!this.db.prepare('SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(folderId, candidateId);
+    return !!prepared(this.db, 'SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(folderId, candidateId);
   }
 
   async countAccessTargets(folderId: string, actor: Viewer) {
@@ -156,12 +188,11 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
    * descendant is skipped when it, or any folder between it and `folderId`, denies the actor ADMIN.
    */
   private accessTargets(folderId: string, actor: Viewer): string[] {
-    if (!this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return [];
+    if (!prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return [];
     const sub = 'SELECT folder_id AS id FROM rm_folder_ancestors WHERE ancestor_id = @root';
     const rows = actor.admin
-      ? (this.db.prepare(sub).all({ root: folderId }) as { id: string }[])
-      : (this.db
-          .prepare(
+      ? (prepared(this.db, sub).all({ root: folderId }) as { id: string }[])
+      : (prepared(this.db,
             `WITH sub AS (${sub}),
              denied AS (SELECT s.id FROM sub s WHERE NOT EXISTS (SELECT 1 FROM rm_acl a WHERE a.resource_id = s.id AND a.level >= 2 AND
                ((a.principal_type = 'user' AND a.principal_id = @user) OR (a.principal_type = 'group' AND a.principal_id IN (SELECT value FROM json_each(@groups))))))
@@ -173,10 +204,10 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return [folderId, ...rows.map((r) => r.id)];
   }
 
-  private page(where: string, args: unknown[], paging: Paging): Page<FolderDoc> {
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+  private page(where: string, args: unknown[], paging: Paging, knownTotal?: number): Page<FolderDoc> {
+    const total = knownTotal ?? (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, COLUMNS, 'f');
-    const rows = this.db.prepare(`${SELECT} ${where}${page.sql}`).all(...args, ...page.args) as FolderRow[];
+    const rows = prepared(this.db, `${SELECT} ${where}${page.sql}`).all(...args, ...page.args) as FolderRow[];
     return { rows: rows.map(toDoc), total };
   }
 
@@ -185,15 +216,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void {
     let base: { type: RootType; id: string };
     if (doc.parentCollection === 'folder') {
-      const parent = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.parentId) as
+      const parent = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.parentId) as
         | { type: RootType; id: string }
         | undefined;
       // The parent was removed by a subtree delete earlier in log order (the creation raced the delete of an ancestor):
       // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
       if (!parent) return;
       base = parent;
-      this.db
-        .prepare(
+      prepared(this.db,
           `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
            SELECT ?, ancestor_id, depth + 1 FROM rm_folder_ancestors WHERE folder_id = ? UNION ALL SELECT ?, ?, 1`,
         )
@@ -204,42 +234,40 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       if (doc.parentCollection === 'collection' && !this.collectionExists(doc.parentId)) return;
       base = { type: doc.parentCollection, id: doc.parentId };
     }
-    this.db
-      .prepare(
+    prepared(this.db,
         `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(doc._id, doc.parentCollection, doc.parentId, doc.name, doc.name.toLowerCase(), base.type, base.id, toBit(doc.public),
         doc.created, doc.updated, doc.size, JSON.stringify(jsonPart(doc)));
-    this.db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
     this.acl.replace(doc._id, doc.access);
   }
 
   update(id: string, fields: Partial<FolderDoc>): void {
-    const row = this.db.prepare('SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
     // Removed by a subtree delete earlier in log order (the change raced the delete of an ancestor): it went with it.
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) } as FolderDoc;
     for (const [key, value] of Object.entries(fields)) if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
-    this.db
-      .prepare('UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?')
+    prepared(this.db, 'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?')
       .run(doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.updated, doc.size, JSON.stringify(doc), id);
     if (fields.name !== undefined || fields.description !== undefined) {
-      this.db.prepare('DELETE FROM rm_folders_fts WHERE id = ?').run(id);
-      this.db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(id, doc.name, doc.description);
+      prepared(this.db, 'DELETE FROM rm_folders_fts WHERE id = ?').run(id);
+      prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(id, doc.name, doc.description);
     }
     if (fields.access) this.acl.replace(id, fields.access);
   }
 
   move(id: string, parentType: ParentType, parentId: string, updated: string): void {
     const subtree = `SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id`;
-    const previousBase = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(id) as
+    const previousBase = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(id) as
       | { type: RootType; id: string }
       | undefined;
     // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
     if (!previousBase) return;
     const parentGone =
-      parentType === 'folder' ? !this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(parentId) : parentType === 'collection' && !this.collectionExists(parentId);
+      parentType === 'folder' ? !prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(parentId) : parentType === 'collection' && !this.collectionExists(parentId);
     if (parentGone) {
       // Moved into a folder that a subtree delete removed (or a collection deleted) earlier in log order: the moved
       // subtree is treated as deleted along with its new ancestor (as an item moved into a deleted folder is), instead
@@ -248,22 +276,20 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       return;
     }
     // Forget every ancestor above the moved folder, for the folder and its whole subtree…
-    this.db
-      .prepare(
+    prepared(this.db,
         `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${subtree})
          AND ancestor_id IN (SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = @id)`,
       )
       .run({ id });
     let base: { type: RootType; id: string } = { type: parentType as RootType, id: parentId };
     if (parentType === 'folder') {
-      const parent = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
+      const parent = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
         | { type: RootType; id: string }
         | undefined;
       if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`); // checked above
       base = parent;
       // …then hang the subtree under the new parent and the new parent's ancestors.
-      this.db
-        .prepare(
+      prepared(this.db,
           `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
            SELECT sub.folder_id, sup.ancestor_id, sub.depth + sup.depth + 1
            FROM (SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, 0) sub,
@@ -271,11 +297,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         )
         .run({ id, parent: parentId });
     }
-    this.db
-      .prepare('UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?, doc = json_set(doc, \'$.updated\', ?) WHERE id = ?')
+    prepared(this.db, 'UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?, doc = json_set(doc, \'$.updated\', ?) WHERE id = ?')
       .run(parentType, parentId, updated, updated, id);
-    this.db
-      .prepare(`UPDATE rm_folders SET base_parent_type = @type, base_parent_id = @base WHERE id IN (${subtree})`)
+    prepared(this.db, `UPDATE rm_folders SET base_parent_type = @type, base_parent_id = @base WHERE id IN (${subtree})`)
       .run({ id, type: base.type, base: base.id });
     // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
     followFolderMove(this.db, subtree, id, previousBase, base);
@@ -287,9 +311,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   delete(id: string): void {
-    this.db.prepare('DELETE FROM rm_folders WHERE id = ?').run(id);
-    this.db.prepare('DELETE FROM rm_folders_fts WHERE id = ?').run(id);
-    this.db.prepare('DELETE FROM rm_folder_ancestors WHERE folder_id = ? OR ancestor_id = ?').run(id, id);
+    prepared(this.db, 'DELETE FROM rm_folders WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_folders_fts WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_folder_ancestors WHERE folder_id = ? OR ancestor_id = ?').run(id, id);
     this.acl.remove(id);
   }
 
@@ -309,9 +333,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       doc = `json_set(${doc}, '$.publicFlags', json(@publicFlags))`;
       args.publicFlags = JSON.stringify(change.publicFlags);
     }
-    this.db.prepare(`UPDATE rm_folders SET doc = ${doc}${publicColumn} WHERE id ${inTargets}`).run(args);
-    this.db.prepare(`DELETE FROM rm_acl WHERE resource_id ${inTargets}`).run({ targets });
-    const insert = this.db.prepare(
+    prepared(this.db, `UPDATE rm_folders SET doc = ${doc}${publicColumn} WHERE id ${inTargets}`).run(args);
+    prepared(this.db, `DELETE FROM rm_acl WHERE resource_id ${inTargets}`).run({ targets });
+    const insert = prepared(this.db,
       `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
        SELECT t.value, @type, json_extract(e.value, '$.id'), json_extract(e.value, '$.level')
        FROM json_each(@targets) t, json_each(@entries) e`,
@@ -323,14 +347,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   /** Whether the collection is in the read model (not deleted earlier in log order). */
   private collectionExists(id: string): boolean {
-    return this.db.prepare('SELECT 1 FROM rm_collections WHERE id = ?').get(id) !== undefined;
+    return prepared(this.db, 'SELECT 1 FROM rm_collections WHERE id = ?').get(id) !== undefined;
   }
 
   deleteUnderRoot(rootId: string): void {
     const under = 'SELECT id FROM rm_folders WHERE base_parent_id = ?';
-    this.db.prepare(`DELETE FROM rm_acl WHERE resource_id IN (${under})`).run(rootId);
-    this.db.prepare(`DELETE FROM rm_folder_ancestors WHERE folder_id IN (${under})`).run(rootId);
-    this.db.prepare(`DELETE FROM rm_folders_fts WHERE id IN (${under})`).run(rootId);
-    this.db.prepare('DELETE FROM rm_folders WHERE base_parent_id = ?').run(rootId);
+    prepared(this.db, `DELETE FROM rm_acl WHERE resource_id IN (${under})`).run(rootId);
+    prepared(this.db, `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${under})`).run(rootId);
+    prepared(this.db, `DELETE FROM rm_folders_fts WHERE id IN (${under})`).run(rootId);
+    prepared(this.db, 'DELETE FROM rm_folders WHERE base_parent_id = ?').run(rootId);
   }
 }

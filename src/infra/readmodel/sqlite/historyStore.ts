@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, RemovedFolder, RemovedItem } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
@@ -147,9 +148,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   // ---- queries ----
 
   async removedFolder(id: string): Promise<RemovedFolder | null> {
-    if (this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(id)) return null;
-    const row = this.db
-      .prepare(
+    if (prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(id)) return null;
+    const row = prepared(this.db,
         `SELECT position, root_id, operation, deleted_at, id, parent_type, parent_id, base_parent_type, base_parent_id, doc
          FROM rm_deleted_folders WHERE id = ? ORDER BY position DESC LIMIT 1`,
       )
@@ -160,9 +160,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   async removedItem(id: string): Promise<RemovedItem | null> {
-    if (this.db.prepare('SELECT 1 FROM rm_items WHERE id = ?').get(id)) return null;
-    const row = this.db
-      .prepare(
+    if (prepared(this.db, 'SELECT 1 FROM rm_items WHERE id = ?').get(id)) return null;
+    const row = prepared(this.db,
         `SELECT position, deleted_at, id, folder_id, base_parent_type, base_parent_id, size, doc
          FROM rm_deleted_items WHERE id = ? ORDER BY position DESC LIMIT 1`,
       )
@@ -179,16 +178,14 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   async restorable(folderId: string, position: bigint): Promise<{ folderIds: string[]; blobIds: string[] }> {
-    const folderIds = this.db
-      .prepare(
+    const folderIds = prepared(this.db,
         `SELECT id FROM rm_deleted_folders WHERE position = @position AND id = @id
          UNION ALL SELECT folder_id FROM rm_deleted_folder_ancestors WHERE position = @position AND ancestor_id = @id`,
       )
       .pluck()
       .all({ position, id: folderId }) as string[];
     if (folderIds.length === 0) return { folderIds, blobIds: [] };
-    const blobIds = this.db
-      .prepare(
+    const blobIds = prepared(this.db,
         `SELECT DISTINCT fl.blob_id FROM rm_deleted_files fl JOIN rm_deleted_items i ON i.position = fl.position AND i.id = fl.item_id
          WHERE fl.position = @position AND i.folder_id IN (SELECT value FROM json_each(@ids))`,
       )
@@ -198,19 +195,17 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   async isBlobRetained(blobId: string, since: string): Promise<boolean> {
-    return this.db.prepare('SELECT 1 FROM rm_deleted_files WHERE blob_id = ? AND deleted_at >= ? LIMIT 1').get(blobId, since) !== undefined;
+    return prepared(this.db, 'SELECT 1 FROM rm_deleted_files WHERE blob_id = ? AND deleted_at >= ? LIMIT 1').get(blobId, since) !== undefined;
   }
 
   async blobIdsRemovedBetween(from: string, to: string): Promise<string[]> {
-    return this.db
-      .prepare('SELECT DISTINCT blob_id FROM rm_deleted_files WHERE deleted_at >= ? AND deleted_at < ?')
+    return prepared(this.db, 'SELECT DISTINCT blob_id FROM rm_deleted_files WHERE deleted_at >= ? AND deleted_at < ?')
       .pluck()
       .all(from, to) as string[];
   }
 
   async placementAt(folderId: string, position: bigint): Promise<FolderPlacement | null> {
-    const row = this.db
-      .prepare(
+    const row = prepared(this.db,
         `SELECT folder_id, parent_type, parent_id, base_parent_type, base_parent_id, from_position, to_position FROM rm_folder_tree
          WHERE folder_id = @id AND from_position <= @at AND (to_position IS NULL OR to_position > @at)
          ORDER BY from_position DESC LIMIT 1`,
@@ -230,8 +225,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   async childrenAt(parentType: ParentType, parentId: string, position: bigint): Promise<string[]> {
-    return this.db
-      .prepare(
+    return prepared(this.db,
         `SELECT DISTINCT folder_id FROM rm_folder_tree
          WHERE parent_id = @parent AND parent_type = @type AND from_position <= @at AND (to_position IS NULL OR to_position > @at)`,
       )
@@ -240,8 +234,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   async sizeAt(folderId: string, position: bigint): Promise<number> {
-    const size = this.db
-      .prepare('SELECT size FROM rm_folder_sizes WHERE folder_id = ? AND position <= ? ORDER BY position DESC LIMIT 1')
+    const size = prepared(this.db, 'SELECT size FROM rm_folder_sizes WHERE folder_id = ? AND position <= ? ORDER BY position DESC LIMIT 1')
       .pluck()
       .get(folderId, position) as number | undefined;
     return size ?? 0;
@@ -251,33 +244,33 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
 
   keepRemoved(folderId: string, keepRoot: boolean, position: bigint, at: string): void {
     const db = this.db;
-    if (!db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return;
+    if (!prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return;
     this.clearTemp();
     // The removed folders: every descendant, and the folder itself unless only its contents go. (The items directly
     // in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong to none.)
-    db.prepare(
+    prepared(db,
       `INSERT INTO temp.history_set (id, depth)
        SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id
        UNION ALL SELECT @id, 0 WHERE NOT @keepRoot`,
     ).run({ id: folderId, keepRoot: keepRoot ? 1 : 0 });
     const args = { position, root: folderId, operation: keepRoot ? 'cleared' : 'deleted', at };
-    db.prepare(
+    prepared(db,
       `INSERT OR REPLACE INTO rm_deleted_folders (position, id, root_id, operation, deleted_at, ${FOLDER_COLUMNS})
        SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)} FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
     ).run(args);
-    db.prepare(
+    prepared(db,
       `INSERT OR REPLACE INTO rm_deleted_folder_ancestors (position, folder_id, ancestor_id, depth)
        SELECT @position, a.folder_id, a.ancestor_id, a.depth FROM temp.history_set s
        JOIN rm_folder_ancestors a ON a.folder_id = s.id JOIN temp.history_set up ON up.id = a.ancestor_id`,
     ).run({ position });
-    db.prepare(
+    prepared(db,
       `INSERT INTO temp.history_items (id) SELECT i.id FROM temp.history_set s JOIN rm_items i ON i.folder_id = s.id`,
     ).run();
-    db.prepare(
+    prepared(db,
       `INSERT OR REPLACE INTO rm_deleted_items (position, id, deleted_at, ${ITEM_COLUMNS})
        SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)} FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
     ).run({ position, at });
-    db.prepare(
+    prepared(db,
       `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
        SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id`,
     ).run({ position, at });
@@ -287,20 +280,20 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   restoreFolder(r: FolderRestoreWrite, position: bigint): void {
     const db = this.db;
     const dp = r.deletedPosition;
-    if (db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(r.folderId)) return;
-    if (!db.prepare('SELECT 1 FROM rm_deleted_folders WHERE position = ? AND id = ?').get(dp, r.folderId)) return;
+    if (prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(r.folderId)) return;
+    if (!prepared(db, 'SELECT 1 FROM rm_deleted_folders WHERE position = ? AND id = ?').get(dp, r.folderId)) return;
     const base = this.baseOf(r.parentType, r.parentId);
     // The new parent went before this event in log order (a concurrent delete won): nothing comes back.
     if (!base) return;
     this.clearTemp();
-    db.prepare(
+    prepared(db,
       `INSERT INTO temp.history_set (id, depth)
        SELECT folder_id, depth FROM rm_deleted_folder_ancestors WHERE position = @dp AND ancestor_id = @id UNION ALL SELECT @id, 0`,
     ).run({ dp, id: r.folderId });
 
     // 1. Folders: as kept, under the new root; the restored folder itself under its new parent with its new name.
     const lower = r.name.toLowerCase();
-    db.prepare(
+    prepared(db,
       `INSERT INTO rm_folders (id, ${FOLDER_COLUMNS})
        SELECT d.id,
          CASE WHEN d.id = @id THEN @parentType ELSE d.parent_type END, CASE WHEN d.id = @id THEN @parentId ELSE d.parent_id END,
@@ -311,14 +304,14 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     ).run({ id: r.folderId, dp, parentType: r.parentType, parentId: r.parentId, name: r.name, lower, baseType: base.type, baseId: base.id });
 
     // 2. Ancestry: inside the restored subtree as kept, then the whole subtree under the new parent's ancestry.
-    db.prepare(
+    prepared(db,
       `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
        SELECT a.folder_id, a.ancestor_id, a.depth FROM rm_deleted_folder_ancestors a
        JOIN temp.history_set s ON s.id = a.folder_id JOIN temp.history_set up ON up.id = a.ancestor_id
        WHERE a.position = @dp`,
     ).run({ dp });
     if (r.parentType === 'folder') {
-      db.prepare(
+      prepared(db,
         `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
          SELECT s.id, sup.ancestor_id, s.depth + sup.depth + 1 FROM temp.history_set s,
            (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
@@ -327,53 +320,52 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
 
     // 3. ACL and search rows, from the documents.
     for (const type of ['user', 'group'] as const) {
-      db.prepare(
+      prepared(db,
         `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
          SELECT f.id, @type, e.value ->> '$.id', e.value ->> '$.level'
          FROM temp.history_set s JOIN rm_folders f ON f.id = s.id, json_each(f.doc, @path) e`,
       ).run({ type, path: type === 'user' ? '$.access.users' : '$.access.groups' });
     }
-    db.prepare(
+    prepared(db,
       `INSERT INTO rm_folders_fts (id, name, description)
        SELECT f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
     ).run();
 
     // 4. Items and files, rooted under the new root.
-    db.prepare(
+    prepared(db,
       `INSERT INTO temp.history_items (id)
        SELECT i.id FROM temp.history_set s JOIN rm_deleted_items i ON i.position = @dp AND i.folder_id = s.id`,
     ).run({ dp });
-    db.prepare(
+    prepared(db,
       `INSERT INTO rm_items (id, ${ITEM_COLUMNS})
        SELECT i.id, i.folder_id, i.name, i.lower_name, @baseType, @baseId, i.created, i.updated, i.size, i.doc
        FROM temp.history_items h JOIN rm_deleted_items i ON i.position = @dp AND i.id = h.id`,
     ).run({ dp, baseType: base.type, baseId: base.id });
-    db.prepare(
+    prepared(db,
       `INSERT INTO rm_items_fts (id, name, description)
        SELECT i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
     ).run();
-    db.prepare(
+    prepared(db,
       `INSERT INTO rm_files (id, ${FILE_COLUMNS})
        SELECT fl.id, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_deleted_files fl ON fl.position = @dp AND fl.item_id = h.id`,
     ).run({ dp });
 
     // 5. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).
-    const total = db
-      .prepare('SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s JOIN rm_folders f ON f.id = s.id')
+    const total = prepared(db, 'SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s JOIN rm_folders f ON f.id = s.id')
       .pluck()
       .get() as number;
     addRootSize(db, base.type, base.id, total);
 
     // 6. What was kept for the restored part is no longer kept; the history index records the restore.
-    db.prepare(
+    prepared(db,
       'DELETE FROM rm_deleted_files WHERE position = @dp AND item_id IN (SELECT id FROM temp.history_items)',
     ).run({ dp });
-    db.prepare('DELETE FROM rm_deleted_items WHERE position = @dp AND id IN (SELECT id FROM temp.history_items)').run({ dp });
-    db.prepare(
+    prepared(db, 'DELETE FROM rm_deleted_items WHERE position = @dp AND id IN (SELECT id FROM temp.history_items)').run({ dp });
+    prepared(db,
       'DELETE FROM rm_deleted_folder_ancestors WHERE position = @dp AND folder_id IN (SELECT id FROM temp.history_set)',
     ).run({ dp });
-    db.prepare('DELETE FROM rm_deleted_folders WHERE position = @dp AND id IN (SELECT id FROM temp.history_set)').run({ dp });
-    db.prepare(
+    prepared(db, 'DELETE FROM rm_deleted_folders WHERE position = @dp AND id IN (SELECT id FROM temp.history_set)').run({ dp });
+    prepared(db,
       `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
        SELECT id, @position, 'restored', @root FROM temp.history_set`,
     ).run({ position, root: r.folderId });
@@ -381,20 +373,20 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   private clearTemp(): void {
-    this.db.prepare('DELETE FROM temp.history_set').run();
-    this.db.prepare('DELETE FROM temp.history_items').run();
+    prepared(this.db, 'DELETE FROM temp.history_set').run();
+    prepared(this.db, 'DELETE FROM temp.history_items').run();
   }
 
   /** Where a child of the parent is rooted, or null when the parent is not in the read model. */
   private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
     if (parentType === 'folder') {
-      const row = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
+      const row = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
         | { type: RootType; id: string }
         | undefined;
       return row ?? null;
     }
     const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
-    return this.db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
+    return prepared(this.db, `SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
   }
 }
 

@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
@@ -77,7 +78,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   async get(id: string) {
-    const row = this.db.prepare(`${ITEM_SELECT} WHERE i.id = ?`).get(id) as ItemRow | undefined;
+    const row = prepared(this.db, `${ITEM_SELECT} WHERE i.id = ?`).get(id) as ItemRow | undefined;
     return row ? toItem(row) : null;
   }
 
@@ -107,41 +108,39 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   async countInFolder(folderId: string) {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
+    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
   }
 
   private page(where: string, args: unknown[], paging: Paging): Page<ItemDoc> {
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_items i ${where}`).get(...args) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_items i ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, ITEM_COLUMNS, 'i');
-    const rows = this.db.prepare(`${ITEM_SELECT} ${where}${page.sql}`).all(...args, ...page.args) as ItemRow[];
+    const rows = prepared(this.db, `${ITEM_SELECT} ${where}${page.sql}`).all(...args, ...page.args) as ItemRow[];
     return { rows: rows.map(toItem), total };
   }
 
   // ---- projection writes (synchronous, inside the adapter's transaction) ----
 
   insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void {
-    const folder = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.folderId) as
+    const folder = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.folderId) as
       | { type: RootType; id: string }
       | undefined;
     // The folder was deleted before this item was created (in log order): the item never becomes visible.
     if (!folder) return;
     const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
-    this.db
-      .prepare(
+    prepared(this.db,
         `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
       )
       .run(doc._id, doc.folderId, doc.name, doc.name.toLowerCase(), folder.type, folder.id, doc.created, doc.updated, JSON.stringify(json));
-    this.db.prepare('INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    prepared(this.db, 'INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
   }
 
   update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void {
-    const row = this.db.prepare('SELECT doc FROM rm_items WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_items WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), ...fields } as ItemDoc;
     doc.lowerName = doc.name.toLowerCase();
-    this.db
-      .prepare('UPDATE rm_items SET name = ?, lower_name = ?, updated = ?, doc = ? WHERE id = ?')
+    prepared(this.db, 'UPDATE rm_items SET name = ?, lower_name = ?, updated = ?, doc = ? WHERE id = ?')
       .run(doc.name, doc.lowerName, doc.updated, JSON.stringify(itemJson(doc)), id);
     if (fields.name !== undefined || fields.description !== undefined) this.reindex(id, doc.name, doc.description);
   }
@@ -149,7 +148,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   move(id: string, folderId: string, name: string, updated: string): void {
     const row = this.position(id);
     if (!row) return;
-    const target = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(folderId) as
+    const target = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(folderId) as
       | { type: RootType; id: string }
       | undefined;
     if (!target) {
@@ -160,8 +159,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
     this.propagate(folderId, target.type, target.id, row.size);
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), name, lowerName: name.toLowerCase(), updated };
-    this.db
-      .prepare(
+    prepared(this.db,
         `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?, name = ?, lower_name = ?, updated = ?, doc = ?
          WHERE id = ?`,
       )
@@ -173,32 +171,32 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     const row = this.position(id);
     if (!row) return;
     this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
-    this.db.prepare('DELETE FROM rm_files WHERE item_id = ?').run(id);
-    this.db.prepare('DELETE FROM rm_items WHERE id = ?').run(id);
-    this.db.prepare('DELETE FROM rm_items_fts WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_files WHERE item_id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_items WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_items_fts WHERE id = ?').run(id);
   }
 
   deleteInFolder(folderId: string): void {
-    const ids = this.db.prepare('SELECT id FROM rm_items WHERE folder_id = ?').all(folderId) as { id: string }[];
+    const ids = prepared(this.db, 'SELECT id FROM rm_items WHERE folder_id = ?').all(folderId) as { id: string }[];
     for (const { id } of ids) this.delete(id);
   }
 
   deleteUnderRoot(rootId: string): void {
     const under = 'SELECT id FROM rm_items WHERE base_parent_id = ?';
-    this.db.prepare(`DELETE FROM rm_files WHERE item_id IN (${under})`).run(rootId);
-    this.db.prepare(`DELETE FROM rm_items_fts WHERE id IN (${under})`).run(rootId);
-    this.db.prepare('DELETE FROM rm_items WHERE base_parent_id = ?').run(rootId);
+    prepared(this.db, `DELETE FROM rm_files WHERE item_id IN (${under})`).run(rootId);
+    prepared(this.db, `DELETE FROM rm_items_fts WHERE id IN (${under})`).run(rootId);
+    prepared(this.db, 'DELETE FROM rm_items WHERE base_parent_id = ?').run(rootId);
   }
 
   addSize(id: string, delta: number): void {
     const row = this.position(id);
     if (!row || delta === 0) return;
-    this.db.prepare('UPDATE rm_items SET size = size + ? WHERE id = ?').run(delta, id);
+    prepared(this.db, 'UPDATE rm_items SET size = size + ? WHERE id = ?').run(delta, id);
     this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, delta);
   }
 
   private position(id: string) {
-    return this.db.prepare('SELECT folder_id, base_parent_type, base_parent_id, size, doc FROM rm_items WHERE id = ?').get(id) as
+    return prepared(this.db, 'SELECT folder_id, base_parent_type, base_parent_id, size, doc FROM rm_items WHERE id = ?').get(id) as
       | { folder_id: string; base_parent_type: RootType; base_parent_id: string; size: number; doc: string }
       | undefined;
   }
@@ -210,8 +208,8 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   private reindex(id: string, name: string, description: string): void {
-    this.db.prepare('DELETE FROM rm_items_fts WHERE id = ?').run(id);
-    this.db.prepare('INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(id, name, description);
+    prepared(this.db, 'DELETE FROM rm_items_fts WHERE id = ?').run(id);
+    prepared(this.db, 'INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(id, name, description);
   }
 }
 
@@ -221,24 +219,23 @@ export class SqliteFiles implements FileQueries, FileWrites {
   }
 
   async get(id: string) {
-    const row = this.db.prepare('SELECT doc FROM rm_files WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_files WHERE id = ?').get(id) as { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as FileDoc) : null;
   }
 
   async listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>> {
-    const total = (this.db.prepare('SELECT COUNT(*) AS n FROM rm_files WHERE item_id = ?').get(itemId) as { n: number }).n;
+    const total = (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_files WHERE item_id = ?').get(itemId) as { n: number }).n;
     const page = pagingSql(paging, FILE_COLUMNS, 'rm_files');
-    const rows = this.db.prepare(`SELECT doc FROM rm_files WHERE item_id = ?${page.sql}`).all(itemId, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT doc FROM rm_files WHERE item_id = ?${page.sql}`).all(itemId, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
   }
 
   async isBlobReferenced(blobId: string) {
-    return this.db.prepare('SELECT 1 FROM rm_files WHERE blob_id = ? LIMIT 1').get(blobId) !== undefined;
+    return prepared(this.db, 'SELECT 1 FROM rm_files WHERE blob_id = ? LIMIT 1').get(blobId) !== undefined;
   }
 
   async blobIdsInFolders(folderIds: string[]) {
-    const rows = this.db
-      .prepare(
+    const rows = prepared(this.db,
         `SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id
          WHERE i.folder_id IN (SELECT value FROM json_each(?))`,
       )
@@ -247,8 +244,7 @@ export class SqliteFiles implements FileQueries, FileWrites {
   }
 
   async blobIdsUnderRoot(rootId: string) {
-    const rows = this.db
-      .prepare('SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id WHERE i.base_parent_id = ?')
+    const rows = prepared(this.db, 'SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id WHERE i.base_parent_id = ?')
       .all(rootId) as { blob_id: string }[];
     return rows.map((r) => r.blob_id);
   }
@@ -257,23 +253,21 @@ export class SqliteFiles implements FileQueries, FileWrites {
 
   insert(doc: FileDoc): void {
     // The item is gone (deleted, or never visible because its folder went first): so is the file.
-    if (!this.db.prepare('SELECT 1 FROM rm_items WHERE id = ?').get(doc.itemId)) return;
-    this.db
-      .prepare('INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    if (!prepared(this.db, 'SELECT 1 FROM rm_items WHERE id = ?').get(doc.itemId)) return;
+    prepared(this.db, 'INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.itemId, doc.name, doc.blobId, doc.size, doc.created, JSON.stringify(doc));
   }
 
   update(id: string, fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>): void {
-    const row = this.db.prepare('SELECT doc FROM rm_files WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_files WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as FileDoc), ...fields };
     if (fields.name !== undefined) doc.exts = doc.name.split('.').slice(1).map((e) => e.toLowerCase());
-    this.db
-      .prepare('UPDATE rm_files SET name = ?, blob_id = ?, size = ?, created = ?, doc = ? WHERE id = ?')
+    prepared(this.db, 'UPDATE rm_files SET name = ?, blob_id = ?, size = ?, created = ?, doc = ? WHERE id = ?')
       .run(doc.name, doc.blobId, doc.size, doc.created, JSON.stringify(doc), id);
   }
 
   delete(id: string): void {
-    this.db.prepare('DELETE FROM rm_files WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_files WHERE id = ?').run(id);
   }
 }

@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { NotificationOwner, NotificationRecord, NotificationStore } from '../../../bus/notifications';
 
@@ -12,6 +13,7 @@ CREATE TABLE IF NOT EXISTS ops_notifications (
 CREATE INDEX IF NOT EXISTS ops_notifications_user ON ops_notifications (user_id, updated_ms);
 CREATE INDEX IF NOT EXISTS ops_notifications_token ON ops_notifications (token_id, updated_ms);
 CREATE INDEX IF NOT EXISTS ops_notifications_expires ON ops_notifications (expires_ms);
+CREATE INDEX IF NOT EXISTS ops_notifications_updated ON ops_notifications (updated_ms);
 `;
 
 function epochMs(field: string, value: string): number {
@@ -27,8 +29,7 @@ export class SqliteNotificationStore implements NotificationStore {
   }
 
   async save(record: NotificationRecord): Promise<void> {
-    this.db
-      .prepare(
+    prepared(this.db,
         `INSERT INTO ops_notifications (id, user_id, token_id, updated_ms, expires_ms, doc) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, token_id = excluded.token_id,
            updated_ms = excluded.updated_ms, expires_ms = excluded.expires_ms, doc = excluded.doc`,
@@ -48,13 +49,19 @@ export class SqliteNotificationStore implements NotificationStore {
     if (!key) return [];
     const since = sinceMs === null ? '' : ' AND updated_ms > ?';
     const args: unknown[] = [key, nowMs, ...(sinceMs === null ? [] : [sinceMs])];
-    const rows = this.db
-      .prepare(`SELECT doc FROM ops_notifications WHERE ${column} = ? AND expires_ms > ?${since} ORDER BY updated_ms, id`)
+    const rows = prepared(this.db, `SELECT doc FROM ops_notifications WHERE ${column} = ? AND expires_ms > ?${since} ORDER BY updated_ms, id`)
       .all(...args) as { doc: string }[];
     return rows.map((row) => JSON.parse(row.doc) as NotificationRecord);
   }
 
+  async changedSince(sinceMs: number, nowMs: number): Promise<NotificationRecord[]> {
+    const rows = this.db
+      .prepare('SELECT doc FROM ops_notifications WHERE updated_ms > ? AND expires_ms > ? ORDER BY updated_ms, id')
+      .all(sinceMs, nowMs) as { doc: string }[];
+    return rows.map((row) => JSON.parse(row.doc) as NotificationRecord);
+  }
+
   async deleteExpired(nowMs: number): Promise<number> {
-    return this.db.prepare('DELETE FROM ops_notifications WHERE expires_ms <= ?').run(nowMs).changes;
+    return prepared(this.db, 'DELETE FROM ops_notifications WHERE expires_ms <= ?').run(nowMs).changes;
   }
 }

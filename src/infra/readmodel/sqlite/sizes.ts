@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { RootType } from '../../../domain/parents';
 
@@ -11,15 +12,15 @@ const bump = (column: boolean) =>
   `${column ? 'size = size + @delta, ' : ''}doc = json_set(doc, '$.size', COALESCE(json_extract(doc, '$.size'), 0) + @delta)`;
 
 export function addFolderSize(db: SqliteDatabase, id: string, delta: number): void {
-  if (delta !== 0) db.prepare(`UPDATE rm_folders SET ${bump(true)} WHERE id = @id`).run({ id, delta });
+  if (delta !== 0) prepared(db, `UPDATE rm_folders SET ${bump(true)} WHERE id = @id`).run({ id, delta });
 }
 
 export function addUserSize(db: SqliteDatabase, id: string, delta: number): void {
-  if (delta !== 0) db.prepare(`UPDATE rm_users SET ${bump(false)} WHERE id = @id`).run({ id, delta });
+  if (delta !== 0) prepared(db, `UPDATE rm_users SET ${bump(false)} WHERE id = @id`).run({ id, delta });
 }
 
 export function addCollectionSize(db: SqliteDatabase, id: string, delta: number): void {
-  if (delta !== 0) db.prepare(`UPDATE rm_collections SET ${bump(true)} WHERE id = @id`).run({ id, delta });
+  if (delta !== 0) prepared(db, `UPDATE rm_collections SET ${bump(true)} WHERE id = @id`).run({ id, delta });
 }
 
 export function addRootSize(db: SqliteDatabase, type: RootType, id: string, delta: number): void {
@@ -39,15 +40,13 @@ export function followFolderMove(
   from: { type: RootType; id: string } | undefined,
   to: { type: RootType; id: string },
 ): void {
-  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_items'").get()) {
-    db.prepare(`UPDATE rm_items SET base_parent_type = @type, base_parent_id = @base WHERE folder_id IN (${subtreeSql})`).run({
-      id,
-      type: to.type,
-      base: to.id,
-    });
-  }
+  prepared(db, `UPDATE rm_items SET base_parent_type = @type, base_parent_id = @base WHERE folder_id IN (${subtreeSql})`).run({
+    id,
+    type: to.type,
+    base: to.id,
+  });
   if (!from || (from.type === to.type && from.id === to.id)) return;
-  const { total } = db.prepare(`SELECT COALESCE(SUM(size), 0) AS total FROM rm_folders WHERE id IN (${subtreeSql})`).get({ id }) as {
+  const { total } = prepared(db, `SELECT COALESCE(SUM(size), 0) AS total FROM rm_folders WHERE id IN (${subtreeSql})`).get({ id }) as {
     total: number;
   };
   addRootSize(db, from.type, from.id, -total);

@@ -1,0 +1,48 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  /** Requests per second (mean over the run), counting 2xx answers only. */
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/**
+ * Load with autocannon against 127.0.0.1 (10 connections unless told otherwise). A run with non-2xx answers or
+ * errors throws: a benchmark that measures error pages measures nothing.
+ */
+export async function load(o: {
+  url: string;
+  seconds: number;
+  connections?: number;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  /** Rewrites each request (e.g. a fresh name per POST). */
+  setupRequest?: (request: { path: string; method?: string }) => { path: string; method?: string };
+}): Promise<LoadResult> {
+  if (!o.url.startsWith('http://127.0.0.1:')) throw new Error('benchmarks target 127.0.0.1 only');
+  const result = await autocannon({
+    url: o.url,
+    method: o.method ?? 'GET',
+    connections: o.connections ?? 10,
+    duration: o.seconds,
+    headers: o.headers ?? {},
+    ...(o.setupRequest ? { requests: [{ setupRequest: o.setupRequest as never }] } : {}),
+  });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad > 0) throw new Error(`${o.method ?? 'GET'} ${o.url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: bad };
+}
+
+/** Latency percentiles (ms) of `n` sequential calls of `call`. */
+export async function sequentialLatency(n: number, call: (i: number) => Promise<void>): Promise<{ p50: number; mean: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await call(i);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: times[Math.floor(times.length / 2)]!, mean: times.reduce((a, b) => a + b, 0) / times.length };
+}

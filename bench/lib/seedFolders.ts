@@ -1,0 +1,59 @@
+/**
+ * The bulk path that seeds large folder listings: real `ValueClaimed` + `FolderCreated` events, decided by the folder
+ * decider exactly as `POST /folder` decides them, appended through the event store in batches (one transaction per
+ * batch) on a connection of its own to the service's SQLite file. The service's projector picks them up like any
+ * commit from another process, so the read models are built by the projections, never written directly.
+ */
+import path from 'node:path';
+import { openDatabase } from '../../src/infra/sqlite/openDatabase';
+import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventStore';
+import type { StreamAppend } from '../../src/ports/eventStore';
+import type { AccessList } from '../../src/domain/access';
+import { folderDecider, folderStateFor, folderStream } from '../../src/domain/folder';
+import { claim, siblingNameStream } from '../../src/domain/uniqueName';
+import { toNewEvents } from '../../src/commands/commandContext';
+import { systemMeta } from '../../src/commands/requestMeta';
+import { newId } from '../../src/domain/ids';
+import { girderTime } from '../../src/domain/time';
+
+/** Stays well inside the event store's 1 MiB per append. */
+const FOLDERS_PER_APPEND = 500;
+
+export interface SeedParent {
+  id: string;
+  access: AccessList;
+  public: boolean;
+  creatorId: string;
+}
+
+/** Appends `count` child folders named `<prefix><n>` (n zero-padded so names sort like numbers) under a folder. */
+export async function seedChildFolders(dataDir: string, parent: SeedParent, count: number, prefix = 'child '): Promise<void> {
+  const db = openDatabase(path.join(dataDir, 'folder-service.sqlite'));
+  const store = new SqliteEventStore(db);
+  const meta = { ...systemMeta('bench-seed'), userId: parent.creatorId };
+  const width = String(count).length;
+  try {
+    for (let start = 0; start < count; start += FOLDERS_PER_APPEND) {
+      const appends: StreamAppend[] = [];
+      for (let n = start; n < Math.min(count, start + FOLDERS_PER_APPEND); n++) {
+        const folderId = newId();
+        const name = `${prefix}${String(n).padStart(width, '0')}`;
+        const events = folderDecider.decide(
+          {
+            type: 'CreateFolder',
+            data: { folderId, name, description: '', parentType: 'folder', parentId: parent.id, creatorId: parent.creatorId, created: girderTime(), public: parent.public, access: parent.access },
+          },
+          folderStateFor(folderId),
+        );
+        appends.push({ streamId: siblingNameStream(parent.id, name), expectedState: 'no_stream', events: toNewEvents([claim(name, 'folder', folderId)], meta) });
+        appends.push({ streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) });
+      }
+      await store.appendToStreams(appends);
+      // Lets the event loop breathe between batches (the service's poll and the bench's own timers).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    await store.dispose();
+    db.close();
+  }
+}

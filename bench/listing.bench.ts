@@ -1,0 +1,53 @@
+/**
+ * Listings whose cost should not grow with the number of siblings: the first 50 children of a folder holding 1k
+ * children (the baseline, same run) against one holding 10k (--quick) or 1M (full) children seeded through the bulk
+ * event path (bench/lib/seedFolders.ts), read by the site admin and by an ordinary user who reads through the ACL;
+ * and a deep offset, which Girder's offset paging makes walk the index up to it.
+ *
+ *   npm run bench -- listing          (LISTING_CHILDREN=<n> to change the large size)
+ */
+import type { Benchmark, BenchRow } from './lib/benchRow';
+import type { Api } from './lib/api';
+import { sequentialLatency } from './lib/load';
+import { startService } from './lib/serverProcess';
+import { folderWithChildren, scenario } from './lib/scenario';
+
+const bench: Benchmark = async ({ quick }) => {
+  const large = Number(process.env.LISTING_CHILDREN ?? (quick ? 10_000 : 1_000_000));
+  const samples = quick ? 40 : 200;
+  const deepOffset = Math.min(15_000, large - 1_000);
+  const service = await startService();
+  try {
+    const s = await scenario(service);
+    const small = await folderWithChildren(s, service.dataDir, 'listing 1k', 1_000);
+    const big = await folderWithChildren(s, service.dataDir, `listing ${large}`, large);
+    const p50 = async (api: Api, parentId: string, offset = 0) =>
+      (
+        await sequentialLatency(samples, async () => {
+          const { status } = await api.call('GET', '/folder', { parentType: 'folder', parentId, limit: 50, offset });
+          if (status !== 200) throw new Error(`listing answered ${status}`);
+        })
+      ).p50;
+    const rows: BenchRow[] = [];
+    const size = large.toLocaleString('en');
+    for (const [who, api] of [['site admin', s.admin], ['ordinary user (ACL)', s.user]] as const) {
+      const atSmall = await p50(api, small);
+      const atLarge = await p50(api, big);
+      rows.push({
+        measure: `list 50 of ${size} children, ${who}, p50`, value: atLarge, unit: 'ms', baselineName: 'same at 1k children', baseline: atSmall,
+        ratio: atLarge / atSmall, goal: '≤ 1.5× the 1k latency', met: atLarge <= 1.5 * atSmall,
+      });
+    }
+    const first = await p50(s.user, big);
+    const deep = await p50(s.user, big, deepOffset);
+    rows.push({
+      measure: `list 50 at offset ${deepOffset.toLocaleString('en')} of ${size}, ordinary user, p50`, value: deep, unit: 'ms', baselineName: 'first page, same folder', baseline: first,
+      ratio: deep / first, goal: '≤ 3× the first page (offset walks the index)', met: deep <= 3 * first,
+    });
+    return rows;
+  } finally {
+    await service.remove();
+  }
+};
+
+export default bench;
