@@ -2,6 +2,7 @@ import { loadConfig } from '../config';
 import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
 import { applyServerTimeouts } from '../http/serverTimeouts';
+import { attachNotificationSocket } from '../http/web/notificationSocket';
 import { STANDIN_VARIABLE, mongoStandInMode } from '../infra/readmodel/createReadModel';
 
 async function serve(): Promise<void> {
@@ -15,6 +16,7 @@ async function serve(): Promise<void> {
     runtime.services.logger.info(`Folder Service listening on http://localhost:${port}/api/v1 (data in ${config.dataDir})`);
   });
   applyServerTimeouts(server);
+  attachNotificationSocket(server, runtime.services);
   const shutdown = () => {
     server.close(() => void runtime.close().then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();

@@ -2,7 +2,7 @@ import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
-import { FIRST_USER_STREAM, userDecider, userStream, validateRegistration, type RegistrationInput } from '../domain/user';
+import { FIRST_USER_STREAM, userDecider, userStream, validateRegistration, type RegistrationInput, type UserEvent } from '../domain/user';
 import { decideOn } from '../domain/decider';
 import { claim, emailStream, loginStream, reservationDecider, siblingNameStream } from '../domain/uniqueName';
 import { ValidationError } from '../domain/errors';
@@ -117,4 +117,16 @@ export async function revokeToken(commands: CommandRunner, hash: string, meta: R
     appends: [{ streamId: tokenStream(hash), expectedState: 'any', events: toNewEvents([event], meta) }],
     result: undefined,
   }));
+}
+
+/** `PUT /user/password`: a new password (Girder's length rule and message) for a registered user. */
+export async function changePassword(commands: CommandRunner, userId: string, password: string, meta: RequestMeta): Promise<void> {
+  if (!/^[^\n]{6}/.test(password)) throw new ValidationError('Password must be at least 6 characters.', 'password');
+  const passwordHash = await hashPassword(password);
+  await commands.run(async () => {
+    const stream = await commands.load(userStream(userId), userDecider);
+    if (!stream.state.registered) throw new ValidationError(`No such user: ${userId}`, 'id');
+    const changed: UserEvent = { type: 'UserPasswordChanged', data: { userId, passwordHash } };
+    return { appends: [{ streamId: userStream(userId), expectedState: stream.expected, events: toNewEvents([changed], meta) }], result: undefined };
+  });
 }

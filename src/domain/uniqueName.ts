@@ -42,6 +42,8 @@ const digest = (value: string) => crypto.createHash('sha256').update(value).dige
 export const siblingNameStream = (parentId: string, name: string): string => `siblingname-${parentId}-${digest(name)}`;
 export const loginStream = (login: string): string => `login-${digest(login)}`;
 export const emailStream = (email: string): string => `email-${digest(email.toLowerCase())}`;
+/** Group names are unique regardless of case (Girder compares `lowerName`). */
+export const groupNameStream = (name: string): string => `groupname-${digest(name.toLowerCase())}`;
 export const collectionNameStream = (name: string): string => `collectionname-${digest(name)}`;
 
 export const claim = (value: string, ownerType: string, ownerId: string): ReservationEvent => ({

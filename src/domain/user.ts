@@ -23,10 +23,14 @@ export const UserRegisteredSchema = z.object({
   access: accessListSchema,
 });
 
-export const userEventSchemas = { UserRegistered: UserRegisteredSchema } as const;
+export const UserPasswordChangedSchema = z.object({ userId: z.string(), passwordHash: z.string() });
+export const userEventSchemas = { UserRegistered: UserRegisteredSchema, UserPasswordChanged: UserPasswordChangedSchema } as const;
 
 export type UserRegisteredData = z.infer<typeof UserRegisteredSchema>;
-export type UserEvent = DomainEvent<'UserRegistered', UserRegisteredData>;
+export type UserEvent =
+  | DomainEvent<'UserRegistered', UserRegisteredData>
+  /** `PUT /user/password`. */
+  | DomainEvent<'UserPasswordChanged', z.infer<typeof UserPasswordChangedSchema>>;
 
 export interface UserState {
   registered: boolean;
@@ -44,8 +48,10 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
     switch (event.type) {
       case 'UserRegistered':
         return { registered: true };
+      case 'UserPasswordChanged':
+        return state;
       default:
-        return unknownEvent(event.type, state);
+        return unknownEvent(event, state);
     }
   },
   decide: (command, state) => {

@@ -16,6 +16,7 @@ import { openApiDocument } from './openapi';
 import { apiResources } from './resources';
 import type { ListenerInfo } from '../bus/hooks';
 import { healthRoutes } from './health';
+import { webClientRoutes } from './web/webClient';
 import { ANONYMOUS, type Principal } from './principal';
 
 export const API_ROOT = '/api/v1';
@@ -165,6 +166,9 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
       sendError(req, res, error, principal);
     }
   });
+
+  // The web client at `/` (docs/web-client.md).
+  app.use(webClientRoutes());
 
   const page = swaggerPage();
   app.get([API_ROOT, `${API_ROOT}/`], (_req, res) => {

@@ -9,9 +9,10 @@ import { itemResource } from './resources/item';
 import { fileResource } from './resources/file';
 import { resourceResource } from './resources/resource';
 import { eventsResource } from './resources/events';
+import { groupResource } from './resources/group';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
   systemResource, userResource, apiKeyResource, collectionResource, folderResource, notificationResource, itemResource, fileResource,
-  resourceResource, eventsResource,
+  resourceResource, eventsResource, groupResource,
 ];

@@ -21,12 +21,38 @@ export interface UserDoc {
   created: string;
   size: number;
   groups: string[];
-  groupInvites: unknown[];
+  groupInvites: { groupId: string; level: number }[];
   status: 'enabled' | 'disabled' | 'pending';
   emailVerified: boolean;
   access: AccessList;
   /** `scrypt$<N>$<r>$<p>$<salt b64>$<hash b64>`; never leaves the service. */
   passwordHash: string;
+}
+
+/**
+ * A group (Girder's group document). Membership lives in the group's membership rows, not here; `members`,
+ * `invites` and `requests` are filled from them when the group is read.
+ */
+export interface GroupDoc {
+  _id: string;
+  name: string;
+  description: string;
+  public: boolean;
+  addAllowed: 'default' | 'no' | 'yesmod' | 'yesadmin';
+  creatorId: string;
+  created: string;
+  updated: string;
+  members: { id: string; level: 0 | 1 | 2 }[];
+  invites: { id: string; level: 0 | 1 | 2 }[];
+  requests: string[];
+}
+
+/** One user's relation to one group: a member (at `level`), invited (joins at `level`), or asking to join. */
+export interface GroupMembership {
+  groupId: string;
+  userId: string;
+  kind: 'member' | 'invite' | 'request';
+  level: 0 | 1 | 2;
 }
 
 export interface TokenDoc {
@@ -127,8 +153,20 @@ export interface UserQueries {
   get(id: string): Promise<UserDoc | null>;
   getByLogin(login: string): Promise<UserDoc | null>;
   getByEmail(email: string): Promise<UserDoc | null>;
-  list(options: { text?: string; paging: Paging }): Promise<Page<UserDoc>>;
+  /** Users whose login, name or email contains `text`; with `prefix`, whose login, first or last name starts with it (any case). */
+  list(options: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>>;
   count(): Promise<number>;
+}
+
+export interface GroupQueries {
+  get(id: string): Promise<GroupDoc | null>;
+  /**
+   * Groups by name: `exact` = that exact (case-sensitive) name, `prefix` = name starting with `text` (any case),
+   * `text` = name or description containing it (any case), else all. `visibleTo`: only public groups and these group ids (null: every group, for site admins).
+   */
+  list(options: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>>;
+  /** Members (`kind` member) or invitees of a group, as user documents, sorted and paged like a user listing. */
+  listUsers(groupId: string, kind: 'member' | 'invite', paging: Paging): Promise<Page<UserDoc>>;
 }
 
 export interface TokenQueries {
@@ -356,9 +394,21 @@ export interface HistoryWrites {
 
 export interface UserWrites {
   put(doc: UserDoc): void;
+  setPasswordHash(id: string, passwordHash: string): void;
   /** Adds `delta` to the user's `size` (the recursive size of everything under the user). */
   addSize(id: string, delta: number): void;
 }
+export interface GroupWrites {
+  /** Inserts or replaces the group's own fields (membership rows stay). */
+  put(doc: Omit<GroupDoc, 'members' | 'invites' | 'requests'>): void;
+  update(id: string, fields: Partial<Omit<GroupDoc, '_id' | 'members' | 'invites' | 'requests'>>): void;
+  /** Removes the group and every membership, invitation and request of it. */
+  delete(id: string): void;
+  /** Sets the user's one relation to the group (replacing an earlier one). */
+  setMembership(membership: GroupMembership): void;
+  removeMembership(groupId: string, userId: string): void;
+}
+
 export interface TokenWrites {
   put(doc: TokenDoc): void;
   delete(hash: string): void;
@@ -433,6 +483,7 @@ export interface FileWrites {
 
 export interface ReadModelTx {
   users: UserWrites;
+  groups: GroupWrites;
   tokens: TokenWrites;
   apiKeys: ApiKeyWrites;
   collections: CollectionWrites;
@@ -501,7 +552,9 @@ export interface BatchedWrite {
 }
 
 export interface ReadModel {
+  /** User documents carry `groups` (ids of the groups they are a member of) and `groupInvites`, from memberships. */
   users: UserQueries;
+  groups: GroupQueries;
   tokens: TokenQueries;
   apiKeys: ApiKeyQueries;
   collections: CollectionQueries;

@@ -21,6 +21,7 @@ export const accountsProjection = projectionOf<UserEvent | TokenEvent | ApiKeyEv
       emailVerified: d.emailVerified ?? d.admin, access: d.access, passwordHash: d.passwordHash,
     });
   },
+  UserPasswordChanged: (event, tx) => tx.users.setPasswordHash(event.data.userId, event.data.passwordHash),
   TokenIssued: (event, tx) => {
     const d = event.data;
     tx.tokens.put({ hash: d.hash, userId: d.userId, scope: d.scope, created: d.created, expires: d.expires, ...(d.apiKeyId ? { apiKeyId: d.apiKeyId } : {}) });

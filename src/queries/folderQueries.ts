@@ -1,9 +1,9 @@
 import type { Services } from '../services';
-import type { FolderDoc } from '../ports/readModel';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
 import { loadModel, loadParent } from './loaders';
 import { collectionView, folderView, userView } from './views';
+import { fullAccessList, type FullAccessList } from './accessListView';
 import type { Paging } from '../domain/paging';
 import type { ParentType } from '../domain/parents';
 
@@ -105,27 +105,8 @@ export async function folderRootPath(services: Services, viewer: Viewer | null, 
   return [rootEntry, ...ancestors.map((a): RootPathEntry => ({ type: 'folder', object: folderView(a, viewer) }))];
 }
 
-export interface FullAccessList {
-  users: { id: string; level: number; flags: string[]; login: string; name: string }[];
-  groups: { id: string; level: number; flags: string[]; name: string; description: string }[];
-}
-
-/**
- * `GET /folder/:id/access` (Girder's getFullAccessList) at ADMIN: user entries gain `login` and `name`
- * (`<first> <last>`); entries whose principal no longer exists are left out. This service has no groups read model,
- * so no group entry can be resolved to a name and description: like Girder with a deleted group, they are left out.
- */
+/** `GET /folder/:id/access` at ADMIN: the ACL with names (see accessListView.ts). */
 export async function folderAccessList(services: Services, viewer: Viewer | null, id: string): Promise<FullAccessList> {
   const folder = await loadModel(services, 'folder', id, viewer, 2);
-  return fullAccessList(services, folder);
-}
-
-export async function fullAccessList(services: Services, folder: FolderDoc): Promise<FullAccessList> {
-  const users: FullAccessList['users'] = [];
-  for (const entry of folder.access.users) {
-    const user = await services.readModel.users.get(entry.id);
-    if (!user) continue;
-    users.push({ id: entry.id, level: entry.level, flags: entry.flags, login: user.login, name: `${user.firstName} ${user.lastName}` });
-  }
-  return { users, groups: [] };
+  return fullAccessList(services, folder.access);
 }

@@ -8,27 +8,10 @@ import { RestError } from '../../domain/errors';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { loadModel } from '../../queries/loaders';
 import { collectionView } from '../../queries/views';
+import { fullAccessList } from '../../queries/accessListView';
 import { createCollection, deleteCollection, setCollectionAccess, updateCollection } from '../../commands/collectionCommands';
 import { Scope } from '../../domain/scopes';
 
-export interface FullAccessListView {
-  users: { id: string; level: number; flags: string[]; login: string; name: string }[];
-  groups: { id: string; level: number; flags: string[]; name: string; description: string }[];
-}
-
-/**
- * Girder's getFullAccessList: user entries gain `login` and `name` (`<first> <last>`); entries whose principal does
- * not exist are left out. There is no groups read model, so no group entry resolves: like Girder with a deleted
- * group, they are left out.
- */
-async function fullAccessList(services: Services, access: AccessList): Promise<FullAccessListView> {
-  const users: FullAccessListView['users'] = [];
-  for (const entry of access.users) {
-    const user = await services.readModel.users.get(entry.id);
-    if (user) users.push({ id: entry.id, level: entry.level, flags: entry.flags, login: user.login, name: `${user.firstName} ${user.lastName}` });
-  }
-  return { users, groups: [] };
-}
 
 /** Re-reads a collection after a write (a concurrent delete may have removed it since). */
 async function reload(services: Services, id: string): Promise<CollectionDoc> {
@@ -72,6 +55,30 @@ export const collectionResource: Resource = {
           meta,
         );
         return collectionView(await reload(services, id), principal.viewer);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: 'details',
+      summary: 'Get detailed information of accessible collections.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [],
+      async handler({ services, principal }) {
+        const page = await services.readModel.collections.list({ viewer: principal.viewer, paging: { limit: 1, offset: 0, sort: 'name', sortdir: 1 } });
+        return { nCollections: page.total };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/details',
+      summary: 'Get detailed information about a collection.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [],
+      async handler({ path, services, principal }) {
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 0);
+        return { nFolders: await services.readModel.folders.countChildren({ parentType: 'collection', parentId: collection._id, viewer: principal.viewer }) };
       },
     }),
     route({

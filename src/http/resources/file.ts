@@ -80,7 +80,7 @@ function unsatisfiable(res: Response, size: number): RestError {
  * Streams a file (Girder's File.download with the filesystem adapter's headers): `offset`/`endByte` (exclusive) or a
  * `Range` header (which wins; first range only) select bytes; a partial answer is 206 with Content-Range.
  */
-async function sendFile(
+export async function sendFile(
   services: Services,
   req: Request,
   res: Response,

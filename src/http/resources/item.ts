@@ -9,6 +9,9 @@ import {
 } from '../../commands/itemCommands';
 import { fileView, findItems, itemView, loadFolderParam, loadItem } from '../../queries/itemQueries';
 import { itemHistoryRoutes } from './itemHistory';
+import { itemDownloadRoutes } from './itemDownload';
+import { folderRootPath } from '../../queries/folderQueries';
+import { folderView } from '../../queries/views';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 
@@ -139,6 +142,20 @@ export const itemResource: Resource = {
     }),
     route({
       method: 'GET',
+      path: ':id/rootpath',
+      summary: "Get the path to the root of the item's hierarchy.",
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [],
+      async handler({ path, services, principal }) {
+        // Girder's parentsToRoot: the folder's own root path, then the folder itself.
+        const { folder } = await loadItem(services, path.id, principal.viewer, 0);
+        const above = await folderRootPath(services, principal.viewer, folder._id);
+        return [...above, { type: 'folder', object: folderView(folder, principal.viewer) }];
+      },
+    }),
+    route({
+      method: 'GET',
       path: ':id/files',
       summary: 'Get the files within an item.',
       access: 'public',
@@ -214,5 +231,6 @@ export const itemResource: Resource = {
       },
     }),
     ...itemHistoryRoutes,
+    ...itemDownloadRoutes,
   ],
 };

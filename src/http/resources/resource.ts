@@ -2,6 +2,8 @@ import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { param } from '../params';
 import { lookUpPath, resourcePath } from '../../queries/resourcePaths';
+import { resourceSearchRoute } from './resourceSearch';
+import { resourceBulkRoutes } from './resourceBulk';
 import { Scope } from '../../domain/scopes';
 
 /**
@@ -10,8 +12,10 @@ import { Scope } from '../../domain/scopes';
  */
 export const resourceResource: Resource = {
   name: 'resource',
-  description: 'Operations across resource types: paths in the data hierarchy.',
+  description: 'Operations across resource types: search, paths in the data hierarchy, moving, copying and deleting sets of resources.',
   routes: [
+    resourceSearchRoute,
+    ...resourceBulkRoutes,
     route({
       method: 'GET',
       path: 'lookup',

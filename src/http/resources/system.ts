@@ -1,9 +1,36 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
+import { Scope } from '../../domain/scopes';
+import { param } from '../params';
+import { RestError } from '../../domain/errors';
+import { PUBLIC_SETTING_KEYS, settingValue } from '../../domain/settings';
+import { changeSettings, currentSettings } from '../../commands/settingsCommands';
+import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
+
+/** Girder's setSetting: a string value that parses as JSON is stored parsed (`"false"` → false, `"{…}"` → object). */
+function jsonOrString(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+/** A `list` of `{key, value}` objects (PUT) or of keys (GET), with the messages of a bad list. */
+function settingChanges(list: unknown[]): { key: string; value: unknown }[] {
+  return list.map((entry) => {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || typeof (entry as { key?: unknown }).key !== 'string' || !('value' in entry)) {
+      throw new RestError('Each entry of list must be an object with "key" and "value".');
+    }
+    const { key, value } = entry as { key: string; value: unknown };
+    return { key, value: jsonOrString(value) };
+  });
+}
 
 export const systemResource: Resource = {
   name: 'system',
-  description: 'Server information.',
+  description: 'Server information and system settings.',
   routes: [
     route({
       method: 'GET',
@@ -17,6 +44,81 @@ export const systemResource: Resource = {
       handler: ({ services }) => ({
         release: GIRDER_COMPATIBLE_RELEASE, apiVersion: 'v1', serverStartDate: STARTED_AT, serviceVersion: services.version,
       }),
+    }),
+    route({
+      method: 'GET',
+      path: 'plugin_static_files',
+      summary: 'Get the list of plugin static files to be injected into the web client.',
+      access: 'public',
+      params: [],
+      // The web client loads these before it starts: this service's own browser scripts (docs/web-client.md).
+      handler: () => ({ css: [], js: OWN_PLUGIN_SCRIPTS }),
+    }),
+    route({
+      method: 'GET',
+      path: 'access_flag',
+      summary: 'List all access flags available in the system.',
+      access: 'public',
+      params: [],
+      // Access flags are registered by plugins; this service registers none (docs: reference-behaviour.md §2).
+      handler: () => ({}),
+    }),
+    route({
+      method: 'GET',
+      path: 'public_settings',
+      summary: 'Get publicly accessible settings.',
+      access: 'public',
+      params: [],
+      async handler({ services }) {
+        const state = await currentSettings(services.commands);
+        return Object.fromEntries(PUBLIC_SETTING_KEYS.map((key) => [key, settingValue(state, key)]));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: 'setting',
+      summary: 'Get the value of a system setting, or a list of them.',
+      access: 'admin',
+      scope: [Scope.SETTINGS_READ],
+      params: [
+        param.string('key', { description: 'The key identifying this setting.' }),
+        param.json('list', { shape: 'array', description: 'A JSON list of keys representing a set of settings to return.' }),
+      ],
+      async handler({ params, services }) {
+        const state = await currentSettings(services.commands);
+        const list = params.list as unknown[] | undefined;
+        if (list !== undefined) return Object.fromEntries(list.map((key) => [String(key), settingValue(state, String(key))]));
+        if (params.key === undefined) throw new RestError("Parameter 'key' is required.");
+        return settingValue(state, params.key);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: 'setting',
+      summary: 'Set the value for a system setting, or a list of them.',
+      access: 'admin',
+      params: [
+        param.string('key', { description: 'The key identifying this setting.' }),
+        param.string('value', { description: 'The value for this setting (JSON is parsed; null unsets it).' }),
+        param.json('list', { shape: 'array', description: 'A JSON list of objects with key and value representing a list of settings to set.' }),
+      ],
+      async handler({ params, services, meta }) {
+        const list = params.list as unknown[] | undefined;
+        const changes = list !== undefined ? settingChanges(list) : [{ key: params.key ?? '', value: jsonOrString(params.value ?? null) }];
+        await changeSettings(services.commands, changes, meta);
+        return true;
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: 'setting',
+      summary: 'Unset the value for a system setting (back to its default).',
+      access: 'admin',
+      params: [param.requiredString('key', { description: 'The key identifying the setting to unset.' })],
+      async handler({ params, services, meta }) {
+        await changeSettings(services.commands, [{ key: params.key, value: null }], meta);
+        return null;
+      },
     }),
   ],
 };

@@ -9,6 +9,9 @@ import { verifyPassword } from '../../commands/password';
 import { userView } from '../../queries/views';
 import { presentedToken, viewerOf } from '../auth';
 import { setTokenCookie, clearTokenCookie } from '../cookies';
+import { userAccountRoutes } from './userAccount';
+import { SettingKey, settingValue } from '../../domain/settings';
+import { currentSettings } from '../../commands/settingsCommands';
 import { Scope } from '../../domain/scopes';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -38,6 +41,7 @@ export const userResource: Resource = {
   name: 'user',
   description: 'User accounts and login.',
   routes: [
+    ...userAccountRoutes,
     route({
       method: 'GET',
       path: 'me',
@@ -62,6 +66,8 @@ export const userResource: Resource = {
           };
         }
         const { login, password } = basicCredentials(req.get('Authorization') || req.get('Girder-Authorization'));
+        const settings = await currentSettings(services.commands);
+        if (settingValue(settings, SettingKey.ENABLE_PASSWORD_LOGIN) === false) throw new RestError('Password login is disabled on this instance.');
         const name = login.toLowerCase().trim();
         const user = name.includes('@') ? await services.readModel.users.getByEmail(name) : await services.readModel.users.getByLogin(name);
         if (!user || !(await verifyPassword(password, user.passwordHash))) throw new AccessDeniedError('Login failed.');
@@ -129,6 +135,9 @@ export const userResource: Resource = {
       ],
       async handler({ params, services, principal, meta, req, res }) {
         const callerIsAdmin = principal.user?.admin === true;
+        if (!callerIsAdmin && settingValue(await currentSettings(services.commands), SettingKey.REGISTRATION_POLICY) === 'closed') {
+          throw new RestError('Registration on this instance is closed. Contact an administrator to create an account for you.');
+        }
         const userId = await registerUser(
           services.commands,
           { login: params.login, email: params.email, firstName: params.firstName, lastName: params.lastName, password: params.password },

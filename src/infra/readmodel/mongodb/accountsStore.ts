@@ -5,6 +5,7 @@ import type {
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
 import { defined, escapeRegex, hidden, sortOf, windowOf } from './queryHelpers';
+import { withMemberships } from './groupsStore';
 import type { Paging } from '../../../domain/paging';
 
 /**
@@ -18,8 +19,10 @@ const KEY_OUT = hidden();
 export class MongoUsers implements UserQueries {
   constructor(private readonly source: ReadSource) {}
 
+  /** A stored user with its group memberships (kept as membership documents, see groupsStore.ts). */
   private async one(filter: Document): Promise<UserDoc | null> {
-    return (await (await this.source.get('users')).findOne(filter, { projection: USER_OUT })) as UserDoc | null;
+    const user = (await (await this.source.get('users')).findOne(filter, { projection: USER_OUT })) as UserDoc | null;
+    return user ? withMemberships(this.source, user) : null;
   }
   get(id: string) {
     return this.one({ _id: id });
@@ -30,15 +33,15 @@ export class MongoUsers implements UserQueries {
   getByEmail(email: string) {
     return this.one({ email: email.toLowerCase() });
   }
-  async list({ text, paging }: { text?: string; paging: Paging }): Promise<Page<UserDoc>> {
+  async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
     const users = await this.source.get('users');
-    const like = text ? { $regex: escapeRegex(text.toLowerCase()), $options: 'i' } : null;
-    const filter = like ? { $or: [{ login: like }, { _lowerName: like }, { email: like }] } : {};
+    const like = text ? { $regex: `${prefix ? '^' : ''}${escapeRegex(text.toLowerCase())}`, $options: 'i' } : null;
+    const filter = !like ? {} : prefix ? { $or: [{ login: like }, { firstName: like }, { lastName: like }] } : { $or: [{ login: like }, { _lowerName: like }, { email: like }] };
     const [rows, total] = await Promise.all([
       users.find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) }).toArray(),
       users.countDocuments(filter),
     ]);
-    return { rows: rows as unknown as UserDoc[], total };
+    return { rows: await Promise.all((rows as unknown as UserDoc[]).map((u) => withMemberships(this.source, u))), total };
   }
   async count() {
     return (await this.source.get('users')).countDocuments({});
@@ -50,6 +53,9 @@ export function userWrites(log: OperationLog): UserWrites {
     put(doc) {
       const stored = { ...defined(doc), _lowerName: `${doc.lastName} ${doc.firstName}`.toLowerCase() };
       log.record(async (w) => w.put('users', stored));
+    },
+    setPasswordHash(id, passwordHash) {
+      log.record(async (w) => w.update('users', { _id: id }, { $set: { passwordHash } }));
     },
     addSize(id, delta) {
       log.record(async (w) => w.increment('users', id, 'size', delta));

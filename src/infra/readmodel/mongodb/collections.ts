@@ -6,6 +6,8 @@ import type { Collection, Db, Document, IndexDescription } from 'mongodb';
  */
 export const COLLECTIONS = {
   users: 'users',
+  groups: 'groups',
+  groupMembers: 'group_members',
   tokens: 'tokens',
   apiKeys: 'api_keys',
   collections: 'collections',
@@ -64,6 +66,11 @@ const aclIndexes: IndexDescription[] = [
  * ten times the description, as Girder's do.
  */
 export const INDEXES: Record<CollectionName, IndexDescription[]> = {
+  groups: [{ key: { _lowerName: 1 }, name: 'lower_name' }],
+  groupMembers: [
+    { key: { groupId: 1, kind: 1 }, name: 'group_kind' },
+    { key: { userId: 1 }, name: 'user' },
+  ],
   users: [
     { key: { login: 1 }, name: 'login', unique: true },
     { key: { email: 1 }, name: 'email', unique: true },

@@ -37,10 +37,11 @@ function aclRows(docs: Document[]): string[] {
 export async function dumpGeneration(collections: GenerationCollections): Promise<Record<string, unknown[]>> {
   const all = async (name: Parameters<GenerationCollections['get']>[0]) =>
     collections.get(name).find({}, { projection: { _rev: 0 } }).toArray();
-  const [users, tokens, apiKeys, collectionDocs, folders, items, files, subtreeOps, deletedFolders, deletedItems, deletedFiles, tree, sizes] =
+  const [users, tokens, apiKeys, collectionDocs, folders, items, files, subtreeOps, deletedFolders, deletedItems, deletedFiles, tree, sizes, groups, groupMembers] =
     await Promise.all([
       all('users'), all('tokens'), all('apiKeys'), all('collections'), all('folders'), all('items'), all('files'), all('subtreeOps'),
       all('deletedFolders'), all('deletedItems'), all('deletedFiles'), all('folderTree'), all('folderSizes'),
+      all('groups'), all('groupMembers'),
     ]);
   const ancestors: string[] = [];
   for (const folder of folders) {
@@ -59,6 +60,8 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     rm_folder_sizes: sizes.map(row),
     rm_folder_tree: tree.map(row),
     rm_folders: folders.map(row),
+    rm_groups: groups.map(row),
+    rm_group_members: groupMembers.map(row),
     rm_items: items.map(row),
     rm_subtree_ops: subtreeOps.map(row),
     rm_tokens: tokens.map(row),

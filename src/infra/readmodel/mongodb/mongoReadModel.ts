@@ -2,6 +2,7 @@ import type { ClientSession, Db, MongoClient } from 'mongodb';
 import type { BatchedWrite, LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { MongoApiKeys, MongoTokens, MongoUsers, apiKeyWrites, tokenWrites, userWrites } from './accountsStore';
 import { MongoCollections, collectionWrites } from './collectionsStore';
+import { MongoGroups, groupWrites } from './groupsStore';
 import { MongoFolders, folderWrites } from './foldersStore';
 import { MongoFiles, MongoItems, fileWrites, itemWrites } from './itemsStore';
 import { MongoSubtree, subtreeWrites } from './subtreeStore';
@@ -44,6 +45,7 @@ export interface MongoReadModelOptions {
  */
 export class MongoReadModel implements ReadModel {
   readonly users: MongoUsers;
+  readonly groups: MongoGroups;
   readonly tokens: MongoTokens;
   readonly apiKeys: MongoApiKeys;
   readonly collections: MongoCollections;
@@ -66,6 +68,7 @@ export class MongoReadModel implements ReadModel {
     this.generations = new Generations(db, options.aliasCacheMs ?? 1000);
     const source = this.generations;
     this.users = new MongoUsers(source);
+    this.groups = new MongoGroups(source);
     this.tokens = new MongoTokens(source);
     this.apiKeys = new MongoApiKeys(source);
     this.collections = new MongoCollections(source);
@@ -246,6 +249,7 @@ export class MongoReadModel implements ReadModel {
 function transactionOf(log: OperationLog): ReadModelTx {
   return {
     users: userWrites(log),
+    groups: groupWrites(log),
     tokens: tokenWrites(log),
     apiKeys: apiKeyWrites(log),
     collections: collectionWrites(log),

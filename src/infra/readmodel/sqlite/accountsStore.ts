@@ -6,6 +6,7 @@ import type {
 import { pagingSql } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addUserSize } from './sizes';
+import { ensureGroupTables, withMemberships } from './groupsStore';
 import type { Paging } from '../../../domain/paging';
 
 const DDL = `
@@ -28,27 +29,36 @@ export class SqliteUsers implements UserQueries, UserWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {
     db.exec(DDL);
+    ensureGroupTables(db);
     this.acl = new AclRows(db);
   }
+  /** A stored user with its group memberships (kept in the group membership rows, see groupsStore.ts). */
+  private user(row: { doc: string } | undefined): UserDoc | null {
+    const doc = parse<UserDoc>(row);
+    return doc ? withMemberships(this.db, doc) : null;
+  }
   async get(id: string) {
-    return parse<UserDoc>(prepared(this.db, 'SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
+    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
   }
   async getByLogin(login: string) {
-    return parse<UserDoc>(prepared(this.db, 'SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
+    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
   }
   async getByEmail(email: string) {
-    return parse<UserDoc>(
-      prepared(this.db, 'SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined,
-    );
+    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined);
   }
-  async list({ text, paging }: { text?: string; paging: Paging }): Promise<Page<UserDoc>> {
-    const where = text ? `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'` : '';
-    const like = text ? `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : '';
+  async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
+    const escaped = text ? text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) : '';
+    const where = !text
+      ? ''
+      : prefix
+        ? `WHERE login LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.firstName')) LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.lastName')) LIKE ? ESCAPE '\\'`
+        : `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'`;
+    const like = prefix ? `${escaped}%` : `%${escaped}%`;
     const args = text ? [like, like, like] : [];
     const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' }, 'rm_users');
     const rows = prepared(this.db, `SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
-    return { rows: rows.map((r) => JSON.parse(r.doc) as UserDoc), total };
+    return { rows: rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc)), total };
   }
   async count() {
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
@@ -57,6 +67,9 @@ export class SqliteUsers implements UserQueries, UserWrites {
     prepared(this.db, 'INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.login, doc.email.toLowerCase(), `${doc.lastName} ${doc.firstName}`.toLowerCase(), doc.created, JSON.stringify(doc));
     this.acl.replace(doc._id, doc.access);
+  }
+  setPasswordHash(id: string, passwordHash: string): void {
+    this.db.prepare("UPDATE rm_users SET doc = json_set(doc, '$.passwordHash', ?) WHERE id = ?").run(passwordHash, id);
   }
   /** Adds `delta` to the user's recursive size (files under the user's folders). */
   addSize(id: string, delta: number): void {

@@ -4,6 +4,7 @@ import type { Statement, Transaction } from 'better-sqlite3';
 import type { BatchedWrite, LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
+import { SqliteGroups } from './groupsStore';
 import { SqliteFolders } from './foldersStore';
 import { SqliteFiles, SqliteItems } from './itemsStore';
 import { SqliteSubtree } from './subtreeStore';
@@ -18,6 +19,7 @@ import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
  */
 export class SqliteReadModel implements ReadModel {
   readonly users: SqliteUsers;
+  readonly groups: SqliteGroups;
   readonly tokens: SqliteTokens;
   readonly apiKeys: SqliteApiKeys;
   readonly collections: SqliteCollections;
@@ -36,6 +38,7 @@ export class SqliteReadModel implements ReadModel {
   constructor(private readonly db: SqliteDatabase) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.users = new SqliteUsers(db);
+    this.groups = new SqliteGroups(db);
     this.tokens = new SqliteTokens(db);
     this.apiKeys = new SqliteApiKeys(db);
     this.collections = new SqliteCollections(db);
@@ -54,7 +57,7 @@ export class SqliteReadModel implements ReadModel {
     this.relaxedSyncStmt = db.prepare('PRAGMA synchronous = NORMAL');
     this.fullSyncStmt = db.prepare('PRAGMA synchronous = FULL');
     this.tx = {
-      users: this.users, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
+      users: this.users, groups: this.groups, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
       items: this.items, files: this.files, subtree: this.subtree, history: this.history,
     };
   }

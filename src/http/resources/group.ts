@@ -1,0 +1,269 @@
+import type { Resource, RouteContext } from '../routeTable';
+import { route } from '../routeTable';
+import { pagingOf, pagingParams, param } from '../params';
+import type { Level } from '../../domain/access';
+import { AccessDeniedError, RestError } from '../../domain/errors';
+import { ADD_ALLOWED, groupAccessLevel } from '../../domain/group';
+import { SettingKey, settingValue } from '../../domain/settings';
+import { currentSettings } from '../../commands/settingsCommands';
+import { changeMembership, createGroup, deleteGroup, updateGroup } from '../../commands/groupCommands';
+import { groupView, groupWithAccess, loadGroup, loadUserParam, visibleGroupIds } from '../../queries/groupQueries';
+import { userView } from '../../queries/views';
+
+const userIdParam = (description: string) => param.requiredString('userId', { description });
+
+function accessLevel(value: number | undefined): Level {
+  const level = value ?? 0;
+  if (level !== 0 && level !== 1 && level !== 2) throw new RestError('Invalid access level', 400);
+  return level;
+}
+
+/**
+ * Re-reads a group after a membership write and answers with its access list (and requests). The route checked
+ * access before writing; like Girder, it answers even when the write took the caller's own access away.
+ */
+async function reloaded(ctx: Pick<RouteContext, 'services' | 'principal'>, id: string, withRequests = true) {
+  const group = await ctx.services.readModel.groups.get(id);
+  if (!group) throw new RestError(`Invalid group id (${id}).`);
+  return groupWithAccess(ctx.services, group, ctx.principal.viewer, withRequests);
+}
+
+/**
+ * Girder's rule for `force` (adding a user without an invitation): site admins always; otherwise the group's
+ * `addAllowed` (or, when "default", the `core.add_to_group_policy` setting) must allow it for the caller's role.
+ */
+async function mayForceAdd(ctx: RouteContext, groupLevel: number, addAllowed: string): Promise<boolean> {
+  if (ctx.principal.user?.admin) return true;
+  const policy = String(settingValue(await currentSettings(ctx.services.commands), SettingKey.ADD_TO_GROUP_POLICY));
+  const allowed = ['no', 'yesadmin', 'yesmod'].includes(addAllowed) ? addAllowed : policy;
+  if (groupLevel >= 2 && (policy.includes('mod') || policy.includes('admin')) && allowed.startsWith('yes')) return true;
+  return groupLevel >= 1 && policy.includes('mod') && allowed === 'yesmod';
+}
+
+export const groupResource: Resource = {
+  name: 'group',
+  description: 'Groups of users, which access lists can name.',
+  routes: [
+    route({
+      method: 'GET',
+      path: '',
+      summary: 'Search for groups or list all groups.',
+      access: 'public',
+      params: [
+        param.string('text', { description: 'Pass this to perform a full-text search for groups.' }),
+        param.flag('exact', false, { description: 'If true, only return exact name matches. This is case sensitive.' }),
+        ...pagingParams('name'),
+      ],
+      async handler({ params, services, principal, setTotalCount }) {
+        const page = await services.readModel.groups.list({
+          text: params.text, exact: params.exact, visibleTo: visibleGroupIds(principal.user), paging: pagingOf(params),
+        });
+        setTotalCount(page.total);
+        return page.rows.map((g) => groupView(g, principal.viewer));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '',
+      summary: 'Create a new group.',
+      access: 'user',
+      params: [
+        param.requiredString('name', { description: 'Unique name for the group.', strip: true }),
+        param.string('description', { description: 'Description of the group.', default: '', strip: true }),
+        param.flag('public', false, { description: 'Whether the group should be publicly visible.' }),
+      ],
+      async handler({ params, services, principal, meta }) {
+        const id = await createGroup(
+          services.commands,
+          { name: params.name, description: params.description ?? '', public: params.public, creatorId: principal.user!._id },
+          meta,
+        );
+        return groupView((await services.readModel.groups.get(id))!, principal.viewer);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id',
+      summary: 'Get a group by ID.',
+      access: 'public',
+      params: [],
+      async handler({ path, services, principal }) {
+        const group = await loadGroup(services, path.id, principal.viewer, 0);
+        const policy = settingValue(await currentSettings(services.commands), SettingKey.ADD_TO_GROUP_POLICY);
+        return { ...groupView(group, principal.viewer), _addToGroupPolicy: policy };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/access',
+      summary: 'Get the access control list for a group.',
+      access: 'public',
+      params: [],
+      async handler({ path, services, principal }) {
+        return groupWithAccess(services, await loadGroup(services, path.id, principal.viewer, 0), principal.viewer);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/invitation',
+      summary: 'Show outstanding invitations for a group.',
+      access: 'public',
+      params: [...pagingParams('lastName')],
+      async handler({ path, params, services, principal, setTotalCount }) {
+        await loadGroup(services, path.id, principal.viewer, 0);
+        const page = await services.readModel.groups.listUsers(path.id, 'invite', pagingOf(params));
+        setTotalCount(page.total);
+        return page.rows.map((u) => userView(u, principal.viewer));
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: ':id',
+      summary: 'Update a group by ID.',
+      access: 'user',
+      params: [
+        param.string('name', { description: 'The name to set on the group.', strip: true }),
+        param.string('description', { description: 'Description for the group.', strip: true }),
+        param.bool('public', { description: 'Whether the group should be publicly visible' }),
+        param.enum('addAllowed', ADD_ALLOWED, {
+          description: 'Can admins or moderators directly add members to this group?  Only system administrators are allowed to set this field',
+        }),
+      ],
+      async handler({ path, params, services, principal, meta }) {
+        await loadGroup(services, path.id, principal.viewer, 1);
+        if (params.addAllowed !== undefined && !principal.user?.admin) throw new AccessDeniedError('Administrator access required.');
+        await updateGroup(
+          services.commands,
+          path.id,
+          { name: params.name, description: params.description, public: params.public, addAllowed: params.addAllowed },
+          meta,
+        );
+        return groupView(await loadGroup(services, path.id, principal.viewer, 0), principal.viewer);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: ':id/member',
+      summary: 'Request to join a group, or accept an invitation to join.',
+      access: 'user',
+      params: [],
+      async handler(ctx) {
+        const { path, services, principal, meta } = ctx;
+        await loadGroup(services, path.id, principal.viewer, 0);
+        await changeMembership(services.commands, path.id, { type: 'JoinGroup', userId: principal.user!._id }, meta);
+        return reloaded(ctx, path.id);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/member',
+      summary: 'List members of a group.',
+      access: 'public',
+      params: [...pagingParams('lastName')],
+      async handler({ path, params, services, principal, setTotalCount }) {
+        await loadGroup(services, path.id, principal.viewer, 0);
+        const page = await services.readModel.groups.listUsers(path.id, 'member', pagingOf(params));
+        setTotalCount(page.total);
+        return page.rows.map((u) => userView(u, principal.viewer));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: ':id/invitation',
+      summary: "Invite a user to join a group, or accept a user's request to join.",
+      access: 'user',
+      params: [
+        userIdParam('The ID of the user to invite or accept.'),
+        param.int('level', { default: 0, description: 'The access level the user will be given when they accept the invitation.' }),
+        param.flag('quiet', false, { description: 'If you do not want this action to send an email to the target user, set this to true.' }),
+        param.flag('force', false, { description: 'Add user directly rather than sending an invitation (admin-only option).' }),
+      ],
+      async handler(ctx) {
+        const { path, params, services, principal, meta } = ctx;
+        const group = await loadGroup(services, path.id, principal.viewer, 1);
+        const user = await loadUserParam(services, params.userId, principal.viewer);
+        const level = accessLevel(params.level);
+        if (params.force) {
+          if (!(await mayForceAdd(ctx, groupAccessLevel(group, principal.viewer), group.addAllowed))) {
+            throw new AccessDeniedError('Administrator access required.');
+          }
+        } else if (groupAccessLevel(group, principal.viewer) < level) {
+          // One can only invite into levels one holds oneself.
+          throw new AccessDeniedError(`${['Read', 'Write', 'Admin'][level]} access denied for group ${path.id} (user ${principal.viewer!.id}).`);
+        }
+        // This service sends no mail, so `quiet` changes nothing.
+        await changeMembership(services.commands, path.id, { type: 'InviteUser', userId: user._id, level, force: params.force }, meta);
+        return reloaded(ctx, path.id);
+      },
+    }),
+    ...(['moderator', 'admin'] as const).flatMap((role) => {
+      const level: Level = role === 'moderator' ? 1 : 2;
+      return [
+        route({
+          method: 'POST',
+          path: `:id/${role}`,
+          summary: `Promote a member to be ${role === 'moderator' ? 'a moderator' : 'an administrator'} of the group.`,
+          access: 'user',
+          params: [userIdParam('The ID of the user to promote.')],
+          async handler(ctx) {
+            const { path, params, services, principal, meta } = ctx;
+            await loadGroup(services, path.id, principal.viewer, 2);
+            const user = await loadUserParam(services, params.userId, principal.viewer);
+            await changeMembership(services.commands, path.id, { type: 'SetMemberLevel', userId: user._id, level }, meta);
+            return reloaded(ctx, path.id, false);
+          },
+        }),
+        route({
+          method: 'DELETE',
+          path: `:id/${role}`,
+          summary: 'Demote a user to a normal group member.',
+          access: 'user',
+          params: [userIdParam('The ID of the user to demote.')],
+          async handler(ctx) {
+            const { path, params, services, principal, meta } = ctx;
+            const group = await loadGroup(services, path.id, principal.viewer, 2);
+            const user = await loadUserParam(services, params.userId, principal.viewer);
+            if (group.members.some((m) => m.id === user._id)) {
+              await changeMembership(services.commands, path.id, { type: 'SetMemberLevel', userId: user._id, level: 0 }, meta);
+            }
+            return reloaded(ctx, path.id);
+          },
+        }),
+      ];
+    }),
+    route({
+      method: 'DELETE',
+      path: ':id/member',
+      summary: 'Remove a user from a group, or uninvite them.',
+      access: 'user',
+      params: [param.string('userId', { description: 'The ID of the user to remove. If not passed, will remove yourself from the group.' })],
+      async handler(ctx) {
+        const { path, params, services, principal, meta } = ctx;
+        const group = await loadGroup(services, path.id, principal.viewer, 0);
+        const user = params.userId === undefined ? principal.user! : await loadUserParam(services, params.userId, principal.viewer);
+        if (user._id !== principal.user!._id) {
+          // Removing someone else needs WRITE, and ADMIN to remove an administrator.
+          const theirs = group.members.find((m) => m.id === user._id)?.level ?? -1;
+          const needed: Level = theirs >= 2 ? 2 : 1;
+          if (groupAccessLevel(group, principal.viewer) < needed) {
+            throw new AccessDeniedError(`${needed === 2 ? 'Admin' : 'Write'} access denied for group ${path.id} (user ${principal.viewer!.id}).`);
+          }
+        }
+        await changeMembership(services.commands, path.id, { type: 'RemoveUser', userId: user._id }, meta);
+        return reloaded(ctx, path.id);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: ':id',
+      summary: 'Delete a group by ID.',
+      access: 'user',
+      params: [],
+      async handler({ path, services, principal, meta }) {
+        const group = await loadGroup(services, path.id, principal.viewer, 2);
+        await deleteGroup(services.commands, path.id, meta);
+        return { message: `Deleted the group ${group.name}.` };
+      },
+    }),
+  ],
+};

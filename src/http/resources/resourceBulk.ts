@@ -1,0 +1,138 @@
+import type { RouteDef } from '../routeTable';
+import { route } from '../routeTable';
+import { Scope } from '../../domain/scopes';
+import { param } from '../params';
+import type { Services } from '../../services';
+import type { RequestMeta } from '../../commands/requestMeta';
+import type { Viewer } from '../../domain/access';
+import { RestError } from '../../domain/errors';
+import { loadModel, loadParent } from '../../queries/loaders';
+import { loadFolderParam, loadItem } from '../../queries/itemQueries';
+import { updateFolder } from '../../commands/folderCommands';
+import { copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
+import { copyItem, deleteItem, updateItem } from '../../commands/itemCommands';
+import { deleteCollection } from '../../commands/collectionCommands';
+
+/**
+ * Girder's multi-resource operations (api/v1/resource.py) that the web client's "checked items" menu uses: move,
+ * copy and delete a set of folders and items, `resources` being `{"folder": [ids], "item": [ids]}`. Each resource
+ * is its own command, in the order given, as in Girder (a failure stops there; what came before stays done).
+ */
+type ResourceSet = Record<string, string[]>;
+const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
+
+function resourceSet(allowed: readonly string[]) {
+  return (value: unknown): ResourceSet => {
+    const set = value as Record<string, unknown>;
+    const invalid = Object.keys(set).filter((kind) => !allowed.includes(kind));
+    if (invalid.length) throw new RestError(`Invalid resource types requested: ${invalid.join(', ')}`);
+    for (const ids of Object.values(set)) {
+      if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new RestError('Invalid resources format.');
+    }
+    if (Object.values(set).every((ids) => (ids as string[]).length === 0)) throw new RestError('No resources specified.');
+    return set as ResourceSet;
+  };
+}
+
+const resourcesParam = (allowed: readonly string[], what: string) =>
+  param.json('resources', {
+    required: true,
+    shape: 'object',
+    validate: resourceSet(allowed),
+    description: `A JSON-encoded set of resources to ${what}. Each type is a list of ids. For example: {"item": [(item id 1), (item id2)], "folder": [(folder id 1)]}.`,
+  });
+
+const parentParams = [
+  param.enum('parentType', PARENT_TYPES, { required: true, description: 'Parent type for the new parent of these resources.' }),
+  param.requiredString('parentId', { description: 'Parent ID for the new parent of these resources.' }),
+  param.flag('progress', false, { description: 'Whether to record progress on this task (accepted; no progress is recorded).' }),
+];
+
+/** Girder's _prepareMoveOrCopy: items go into folders only; the destination needs WRITE. */
+async function destination(services: Services, resources: ResourceSet, parentType: (typeof PARENT_TYPES)[number], parentId: string, viewer: Viewer | null) {
+  if ((resources.item ?? []).length && parentType !== 'folder') throw new RestError('Invalid parentType.');
+  return loadParent(services, parentType, parentId, viewer, 1);
+}
+
+async function moveAll(services: Services, resources: ResourceSet, parent: Awaited<ReturnType<typeof destination>>, viewer: Viewer | null, meta: RequestMeta) {
+  for (const id of resources.folder ?? []) {
+    const folder = await loadModel(services, 'folder', id, viewer, 1);
+    if (folder.parentCollection === parent.type && folder.parentId === parent.doc._id) continue;
+    await updateFolder(services, { folderId: folder._id, viewer, move: { parentType: parent.type, parentId: parent.doc._id } }, meta);
+  }
+  for (const id of resources.item ?? []) {
+    const { item } = await loadItem(services, id, viewer, 1);
+    if (parent.type === 'folder' && item.folderId !== parent.doc._id) {
+      await updateItem(services, { itemId: item._id, folder: await loadFolderParam(services, parent.doc._id, viewer, 1) }, meta);
+    }
+  }
+}
+
+export const resourceBulkRoutes: RouteDef[] = [
+  route({
+    method: 'PUT',
+    path: 'move',
+    summary: 'Move a set of items and folders.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [resourcesParam(['folder', 'item'], 'move'), ...parentParams],
+    async handler({ params, services, principal, meta }) {
+      const resources = params.resources as ResourceSet;
+      const parent = await destination(services, resources, params.parentType!, params.parentId, principal.viewer);
+      await moveAll(services, resources, parent, principal.viewer, meta);
+      return null;
+    },
+  }),
+  route({
+    method: 'POST',
+    path: 'copy',
+    summary: 'Copy a set of items and folders.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [resourcesParam(['folder', 'item'], 'copy'), ...parentParams],
+    async handler({ params, services, principal, meta }) {
+      const resources = params.resources as ResourceSet;
+      const parent = await destination(services, resources, params.parentType!, params.parentId, principal.viewer);
+      const viewer = principal.viewer!;
+      for (const id of resources.item ?? []) {
+        const { item } = await loadItem(services, id, viewer, 0);
+        const folder = await loadFolderParam(services, parent.doc._id, viewer, 1);
+        await copyItem(services, { sourceId: item._id, folder, creatorId: viewer.id }, meta);
+      }
+      for (const id of resources.folder ?? []) {
+        const folder = await loadModel(services, 'folder', id, viewer, 0);
+        await copyFolder(services, { sourceId: folder._id, parent, copier: viewer }, meta);
+      }
+      return null;
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '',
+    summary: 'Delete a set of items, folders, or collections.',
+    access: 'user',
+    scope: [Scope.DATA_OWN],
+    params: [
+      resourcesParam(['collection', 'folder', 'item'], 'delete'),
+      param.flag('progress', false, { description: 'Whether to record progress on this task (accepted; no progress is recorded).' }),
+    ],
+    async handler({ params, services, principal, meta }) {
+      const resources = params.resources as ResourceSet;
+      for (const [kind, ids] of Object.entries(resources)) {
+        for (const id of ids) {
+          if (kind === 'item') {
+            await loadItem(services, id, principal.viewer, 2);
+            await deleteItem(services, id, meta);
+          } else if (kind === 'folder') {
+            await loadModel(services, 'folder', id, principal.viewer, 2);
+            await deleteFolder(services, id, meta);
+          } else {
+            await loadModel(services, 'collection', id, principal.viewer, 2);
+            await deleteCollection(services, id, meta);
+          }
+        }
+      }
+      return null;
+    },
+  }),
+];

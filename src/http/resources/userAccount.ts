@@ -1,0 +1,50 @@
+import type { RouteDef } from '../routeTable';
+import { route } from '../routeTable';
+import { Scope } from '../../domain/scopes';
+import { param } from '../params';
+import { AccessDeniedError, RestError } from '../../domain/errors';
+import { changePassword } from '../../commands/userCommands';
+import { verifyPassword } from '../../commands/password';
+import { loadModel } from '../../queries/loaders';
+
+/** The user routes of the web client's account and user pages: counts and the password change. */
+export const userAccountRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: 'details',
+    summary: 'Get detailed information about all users.',
+    access: 'user',
+    params: [],
+    // Every user document is public here (registration makes them so), so every user counts.
+    handler: async ({ services }) => ({ nUsers: await services.readModel.users.count() }),
+  }),
+  route({
+    method: 'GET',
+    path: ':id/details',
+    summary: 'Get detailed information of accessible users.',
+    access: 'public',
+    scope: [Scope.USER_INFO_READ],
+    params: [],
+    async handler({ path, services, principal }) {
+      const user = await loadModel(services, 'user', path.id, principal.viewer, 0);
+      return { nFolders: await services.readModel.folders.countChildren({ parentType: 'user', parentId: user._id, viewer: principal.viewer }) };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: 'password',
+    summary: 'Change your password.',
+    access: 'user',
+    params: [
+      param.requiredString('old', { description: 'Your current password.' }),
+      param.requiredString('new', { description: 'Your new password.' }),
+    ],
+    async handler({ params, services, principal, meta }) {
+      if (!params.old) throw new RestError('Old password must not be empty.');
+      // Girder also accepts a temporary access token as the old password; this service issues none.
+      if (!(await verifyPassword(params.old, principal.user!.passwordHash))) throw new AccessDeniedError('Old password is incorrect.');
+      await changePassword(services.commands, principal.user!._id, params.new, meta);
+      return { message: 'Password changed.' };
+    },
+  }),
+];
