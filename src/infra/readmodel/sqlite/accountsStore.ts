@@ -69,7 +69,7 @@ export class SqliteUsers implements UserQueries, UserWrites {
     this.acl.replace(doc._id, doc.access);
   }
   setPasswordHash(id: string, passwordHash: string): void {
-    this.db.prepare("UPDATE rm_users SET doc = json_set(doc, '$.passwordHash', ?) WHERE id = ?").run(passwordHash, id);
+    prepared(this.db, "UPDATE rm_users SET doc = json_set(doc, '$.passwordHash', ?) WHERE id = ?").run(passwordHash, id);
   }
   /** Adds `delta` to the user's recursive size (files under the user's folders). */
   addSize(id: string, delta: number): void {

@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { GroupDoc, GroupMembership, GroupQueries, GroupWrites, Page, UserDoc } from '../../../ports/readModel';
 import type { Paging } from '../../../domain/paging';
@@ -26,8 +27,7 @@ export function ensureGroupTables(db: SqliteDatabase): void {
 
 /** A user document with its `groups` and `groupInvites` (Girder's `{groupId, level}`) from the membership rows. */
 export function withMemberships(db: SqliteDatabase, user: UserDoc): UserDoc {
-  const rows = db
-    .prepare("SELECT group_id, kind, level FROM rm_group_members WHERE user_id = ? AND kind != 'request' ORDER BY seq")
+  const rows = prepared(db, "SELECT group_id, kind, level FROM rm_group_members WHERE user_id = ? AND kind != 'request' ORDER BY seq")
     .all(user._id) as { group_id: string; kind: string; level: Level }[];
   return {
     ...user,
@@ -42,8 +42,7 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
   }
 
   private complete(doc: GroupFields): GroupDoc {
-    const rows = this.db
-      .prepare('SELECT user_id, kind, level FROM rm_group_members WHERE group_id = ? ORDER BY seq')
+    const rows = prepared(this.db, 'SELECT user_id, kind, level FROM rm_group_members WHERE group_id = ? ORDER BY seq')
       .all(doc._id) as { user_id: string; kind: GroupMembership['kind']; level: Level }[];
     const of = (kind: GroupMembership['kind']) => rows.filter((r) => r.kind === kind);
     return {
@@ -55,7 +54,7 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
   }
 
   async get(id: string) {
-    const row = this.db.prepare('SELECT doc FROM rm_groups WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_groups WHERE id = ?').get(id) as { doc: string } | undefined;
     return row ? this.complete(JSON.parse(row.doc) as GroupFields) : null;
   }
 
@@ -78,41 +77,39 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
       args.push(like, like);
     }
     const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM rm_groups g ${where}`).get(...args) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_groups g ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, COLUMNS, 'g');
-    const rows = this.db.prepare(`SELECT g.doc FROM rm_groups g ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT g.doc FROM rm_groups g ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => this.complete(JSON.parse(r.doc) as GroupFields)), total };
   }
 
   async listUsers(groupId: string, kind: 'member' | 'invite', paging: Paging): Promise<Page<UserDoc>> {
     const from = 'FROM rm_users u JOIN rm_group_members m ON m.user_id = u.id WHERE m.group_id = ? AND m.kind = ?';
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n ${from}`).get(groupId, kind) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n ${from}`).get(groupId, kind) as { n: number }).n;
     const page = pagingSql(paging, USER_COLUMNS, 'u');
-    const rows = this.db.prepare(`SELECT u.doc ${from}${page.sql}`).all(groupId, kind, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT u.doc ${from}${page.sql}`).all(groupId, kind, ...page.args) as { doc: string }[];
     return { rows: rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc)), total };
   }
 
   put(doc: GroupFields): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO rm_groups (id, name, lower_name, public, created, updated, doc) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    prepared(this.db, 'INSERT OR REPLACE INTO rm_groups (id, name, lower_name, public, created, updated, doc) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(doc._id, doc.name, doc.name.toLowerCase(), doc.public ? 1 : 0, doc.created, doc.updated, JSON.stringify(doc));
   }
 
   update(id: string, fields: Partial<Omit<GroupFields, '_id'>>): void {
-    const row = this.db.prepare('SELECT doc FROM rm_groups WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_groups WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) return;
     this.put({ ...(JSON.parse(row.doc) as GroupFields), ...fields, _id: id });
   }
 
   delete(id: string): void {
-    this.db.prepare('DELETE FROM rm_groups WHERE id = ?').run(id);
-    this.db.prepare('DELETE FROM rm_group_members WHERE group_id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_groups WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_group_members WHERE group_id = ?').run(id);
   }
 
   setMembership(m: GroupMembership): void {
     // `seq` orders a user's groups and invitations by their last change (the MongoDB adapter orders by write stamp).
-    this.db
-      .prepare(
+    prepared(this.db, 
         `INSERT OR REPLACE INTO rm_group_members (group_id, user_id, kind, level, seq)
          VALUES (@groupId, @userId, @kind, @level, (SELECT COALESCE(MAX(seq), 0) + 1 FROM rm_group_members))`,
       )
@@ -120,6 +117,6 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
   }
 
   removeMembership(groupId: string, userId: string): void {
-    this.db.prepare('DELETE FROM rm_group_members WHERE group_id = ? AND user_id = ?').run(groupId, userId);
+    prepared(this.db, 'DELETE FROM rm_group_members WHERE group_id = ? AND user_id = ?').run(groupId, userId);
   }
 }

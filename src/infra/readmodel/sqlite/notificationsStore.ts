@@ -55,8 +55,7 @@ export class SqliteNotificationStore implements NotificationStore {
   }
 
   async changedSince(sinceMs: number, nowMs: number): Promise<NotificationRecord[]> {
-    const rows = this.db
-      .prepare('SELECT doc FROM ops_notifications WHERE updated_ms > ? AND expires_ms > ? ORDER BY updated_ms, id')
+    const rows = prepared(this.db, 'SELECT doc FROM ops_notifications WHERE updated_ms > ? AND expires_ms > ? ORDER BY updated_ms, id')
       .all(sinceMs, nowMs) as { doc: string }[];
     return rows.map((row) => JSON.parse(row.doc) as NotificationRecord);
   }
