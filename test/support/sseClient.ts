@@ -14,7 +14,10 @@ export interface SseMessage {
  */
 export class SseClient {
   status = 0;
+  headers: http.IncomingHttpHeaders = {};
   events: SseMessage[] = [];
+  /** Everything received, comments included. */
+  body = '';
   ended = false;
   readonly opened: Promise<void>;
   private request!: http.ClientRequest;
@@ -25,6 +28,7 @@ export class SseClient {
     this.opened = new Promise((resolve, reject) => {
       this.request = http.get(url, { headers, agent: false }, (res) => {
         this.status = res.statusCode ?? 0;
+        this.headers = res.headers;
         resolve();
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => this.onChunk(chunk));
@@ -51,6 +55,7 @@ export class SseClient {
   }
 
   private onChunk(chunk: string): void {
+    this.body += chunk;
     this.buffer += chunk;
     let boundary: number;
     while ((boundary = this.buffer.indexOf('\n\n')) >= 0) {
