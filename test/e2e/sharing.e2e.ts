@@ -1,9 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { describeInChromium, launchChromium } from './support/chromium';
-import { startLiveService, type LiveService } from './support/liveService';
-import { GirderSession } from './support/girderPage';
+import { describeInChromium } from './support/chromium';
+import { useBrowserSuite } from './support/suite';
 import { api, registerByApi } from './support/api';
 import {
   addMetadata, createFolderHere, grantAccessTo, itemRow, logIn, logOut, openFolder, openMyFolders, register, uploadHere, openDialog,
@@ -17,139 +15,125 @@ function idIn(url: string, model: string): string {
 }
 
 describeInChromium('web client: files, metadata, sharing and search', () => {
-  let service: LiveService;
-  let browser: Browser;
-  let session: GirderSession;
+  const ui = useBrowserSuite();
   const small = Buffer.from('hello, folder service\n');
   // Uploaded in 64 KiB chunks: five chunks, the last one short.
   const large = crypto.randomBytes(300 * 1024);
   let sharedId = '';
   let aliceToken = '';
 
-  beforeAll(async () => {
-    service = await startLiveService();
-    browser = await launchChromium();
-    session = await GirderSession.open(browser, service.baseUrl);
-  });
-  afterAll(async () => {
-    await session?.close();
-    await browser?.close();
-    await service?.close();
-  });
-  afterEach(() => session.assertNoProblems());
-
   it('records an error toast (the recorder the journeys rely on works)', async () => {
-    await session.goto();
-    await session.page.evaluate("window.girder.events.trigger('g:alert', { type: 'danger', text: 'probe toast' })");
-    await session.page.locator('.alert-danger', { hasText: 'probe toast' }).waitFor();
-    expect(session.problems).toEqual(['error toast: × probe toast']);
-    session.problems.length = 0;
+    await ui.session.goto();
+    await ui.session.page.evaluate("window.girder.events.trigger('g:alert', { type: 'danger', text: 'probe toast' })");
+    await ui.session.page.locator('.alert-danger', { hasText: 'probe toast' }).waitFor();
+    expect(ui.session.problems).toEqual(['error toast: × probe toast']);
+    ui.session.problems.length = 0;
   });
 
   it('uploads files (one of them in several chunks) and downloads them byte for byte', async () => {
-    const { page } = session;
-    await session.step('register and open Public', async () => {
-      await register(session, 'alice');
+    const { page } = ui.session;
+    await ui.session.step('register and open Public', async () => {
+      await register(ui.session, 'alice');
       aliceToken = String(await page.evaluate('window.girder.auth.getCurrentToken()'));
-      await openMyFolders(session);
+      await openMyFolders(ui.session);
       // Under Public, so that others can walk to it (every ancestor must be readable, as in Girder); the access
       // dialog makes it private below.
-      await openFolder(session, 'Public');
-      await createFolderHere(session, 'Shared');
-      await openFolder(session, 'Shared');
+      await openFolder(ui.session, 'Public');
+      await createFolderHere(ui.session, 'Shared');
+      await openFolder(ui.session, 'Shared');
       sharedId = idIn(page.url(), 'folder');
     });
-    await session.step('upload', async () => {
-      await uploadHere(session, [{ name: 'small.txt', mimeType: 'text/plain', buffer: small }]);
+    await ui.session.step('upload', async () => {
+      await uploadHere(ui.session, [{ name: 'small.txt', mimeType: 'text/plain', buffer: small }]);
       await page.evaluate('window.girder.rest.setUploadChunkSize(64 * 1024)');
-      await uploadHere(session, [{ name: 'large.bin', mimeType: 'application/octet-stream', buffer: large }]);
-      await itemRow(session, 'small.txt').waitFor();
-      await itemRow(session, 'large.bin').waitFor();
+      await uploadHere(ui.session, [{ name: 'large.bin', mimeType: 'application/octet-stream', buffer: large }]);
+      await itemRow(ui.session, 'small.txt').waitFor();
+      await itemRow(ui.session, 'large.bin').waitFor();
     });
     for (const [name, bytes] of [['small.txt', small], ['large.bin', large]] as const) {
-      await session.step(`download ${name}`, async () => {
-        await itemRow(session, name).locator('.g-item-list-link').click();
+      await ui.session.step(`download ${name}`, async () => {
+        await itemRow(ui.session, name).locator('.g-item-list-link').click();
         await page.locator('.g-file-list-link', { hasText: name }).waitFor();
-        await session.idle();
+        await ui.session.idle();
         const [download] = await Promise.all([page.waitForEvent('download'), page.locator('.g-file-list-link', { hasText: name }).click()]);
         expect(Buffer.compare(fs.readFileSync(await download.path()), bytes)).toBe(0);
         await page.goBack();
-        await itemRow(session, name).waitFor();
-        await session.idle();
+        await itemRow(ui.session, name).waitFor();
+        await ui.session.idle();
       });
     }
   });
 
   it('edits folder and item metadata', async () => {
-    const { page } = session;
-    await session.step('folder metadata', async () => {
-      await addMetadata(session, 'project', 'apollo');
-      expect((await api(service.baseUrl, 'GET', `folder/${sharedId}`, aliceToken)).metadata).toEqual({ project: 'apollo' });
+    const { page } = ui.session;
+    await ui.session.step('folder metadata', async () => {
+      await addMetadata(ui.session, 'project', 'apollo');
+      expect((await api(ui.service.baseUrl, 'GET', `folder/${sharedId}`, aliceToken)).metadata).toEqual({ project: 'apollo' });
       // Read back from the server, not only as the widget left it.
       await page.reload();
       await page.locator('.g-widget-metadata-row', { hasText: 'apollo' }).waitFor();
-      await session.idle();
+      await ui.session.idle();
     });
-    await session.step('item metadata', async () => {
-      await itemRow(session, 'small.txt').locator('.g-item-list-link').click();
+    await ui.session.step('item metadata', async () => {
+      await itemRow(ui.session, 'small.txt').locator('.g-item-list-link').click();
       await page.locator('.g-file-list-link').first().waitFor();
-      await session.idle();
-      await addMetadata(session, 'kind', 'greeting');
+      await ui.session.idle();
+      await addMetadata(ui.session, 'kind', 'greeting');
       const itemId = idIn(page.url(), 'item');
-      expect((await api(service.baseUrl, 'GET', `item/${itemId}`, aliceToken)).metadata).toEqual({ kind: 'greeting' });
+      expect((await api(ui.service.baseUrl, 'GET', `item/${itemId}`, aliceToken)).metadata).toEqual({ kind: 'greeting' });
       await page.reload();
       await page.locator('.g-widget-metadata-row', { hasText: 'greeting' }).waitFor();
-      await session.idle();
+      await ui.session.idle();
       await page.goBack();
-      await itemRow(session, 'small.txt').waitFor();
-      await session.idle();
+      await itemRow(ui.session, 'small.txt').waitFor();
+      await ui.session.idle();
     });
   });
 
   it('shares a folder with a user and a group through the access dialog; both then see it', async () => {
-    const { page } = session;
-    const bob = await registerByApi(service.baseUrl, 'bobby');
-    const carol = await registerByApi(service.baseUrl, 'carol');
-    await session.step('create a group', async () => {
-      await session.goto('groups');
-      await openDialog(session, () => page.locator('.g-group-create-button').click());
+    const { page } = ui.session;
+    const bob = await registerByApi(ui.service.baseUrl, 'bobby');
+    const carol = await registerByApi(ui.service.baseUrl, 'carol');
+    await ui.session.step('create a group', async () => {
+      await ui.session.goto('groups');
+      await openDialog(ui.session, () => page.locator('.g-group-create-button').click());
       await page.locator('#g-name').fill('Team');
       await page.locator('.g-save-group').click();
       await page.locator('.g-group-name', { hasText: 'Team' }).waitFor();
-      await session.idle();
+      await ui.session.idle();
       const groupId = idIn(page.url(), 'group');
       // Alice is a site administrator: she may add Carol directly.
-      await api(service.baseUrl, 'POST', `group/${groupId}/invitation`, aliceToken, { userId: carol._id, force: 'true' });
+      await api(ui.service.baseUrl, 'POST', `group/${groupId}/invitation`, aliceToken, { userId: carol._id, force: 'true' });
     });
-    await session.step('share', async () => {
-      await session.goto(`folder/${sharedId}`);
-      await openDialog(session, () => page.locator('.g-folder-access-button').click());
+    await ui.session.step('share', async () => {
+      await ui.session.goto(`folder/${sharedId}`);
+      await openDialog(ui.session, () => page.locator('.g-folder-access-button').click());
       await page.locator('#g-access-private').check();
-      await grantAccessTo(session, 'bobby', 'bobby');
-      await grantAccessTo(session, 'Team', 'Team');
+      await grantAccessTo(ui.session, 'bobby', 'bobby');
+      await grantAccessTo(ui.session, 'Team', 'Team');
       await page.locator('#g-ac-list-users .g-user-access-entry', { hasText: 'bobby' }).waitFor();
       await page.locator('#g-ac-list-groups .g-group-access-entry', { hasText: 'Team' }).waitFor();
       await page.locator('.g-save-access-list').click();
       await page.locator('#g-dialog-container .modal-dialog').waitFor({ state: 'hidden' });
-      await session.idle();
-      const access = await api(service.baseUrl, 'GET', `folder/${sharedId}/access`, aliceToken);
+      await ui.session.idle();
+      const access = await api(ui.service.baseUrl, 'GET', `folder/${sharedId}/access`, aliceToken);
       expect(access.users.map((u: { login: string }) => u.login).sort()).toEqual(['alice', 'bobby']);
       expect(access.groups.map((g: { name: string }) => g.name)).toEqual(['Team']);
-      expect((await api(service.baseUrl, 'GET', `folder/${sharedId}`, aliceToken)).public).toBe(false);
-      await logOut(session);
+      expect((await api(ui.service.baseUrl, 'GET', `folder/${sharedId}`, aliceToken)).public).toBe(false);
+      await logOut(ui.session);
     });
     for (const login of ['bobby', 'carol']) {
-      await session.step(`${login} sees the shared folder`, async () => {
-        await logIn(session, login);
-        await session.goto(`folder/${sharedId}`);
+      await ui.session.step(`${login} sees the shared folder`, async () => {
+        await logIn(ui.session, login);
+        await ui.session.goto(`folder/${sharedId}`);
         await page.locator('.g-hierarchy-breadcrumb-bar .breadcrumb .active', { hasText: 'Shared' }).waitFor();
-        await itemRow(session, 'large.bin').waitFor();
+        await itemRow(ui.session, 'large.bin').waitFor();
         if (login === 'bobby') {
           await page.locator('.g-quick-search-container .g-search-field').fill('large');
           await page.locator('.g-quick-search-container .g-search-result-element', { hasText: 'large.bin' }).waitFor();
           await page.locator('.g-quick-search-container .g-search-field').fill('');
         }
-        await logOut(session);
+        await logOut(ui.session);
       });
     }
     void bob;

@@ -4,6 +4,7 @@ import { startTestServer, type TestServer, type TestUser } from '../support/test
 import { client, defaultFolder, newFolder, newItem, ok } from '../support/historyApi';
 import { folderStream } from '../../src/domain/folder';
 import { eventStreamLimits } from '../../src/http/resources/events';
+import { SseClient } from '../support/sseClient';
 
 let server: TestServer;
 let listener: http.Server;
@@ -15,84 +16,8 @@ let alicePrivate: string;
 
 const as = (user: TestUser | null) => client(server, user);
 
-interface Seen {
-  id: string;
-  event: string;
-  json: { streamId: string; revision: number; position: string; type: string; userId: string | null; login: string | null; data: any };
-}
-
-/** A raw SSE reader: parses `id:`/`event:`/`data:` fields, skips comments, notes the end of the stream. */
-class SseClient {
-  status = 0;
-  headers: http.IncomingHttpHeaders = {};
-  events: Seen[] = [];
-  body = '';
-  ended = false;
-  readonly opened: Promise<void>;
-  private request!: http.ClientRequest;
-  private buffer = '';
-  private waiters: (() => void)[] = [];
-
-  constructor(path: string, headers: Record<string, string> = {}) {
-    this.opened = new Promise((resolve, reject) => {
-      this.request = http.get(`${base}${path}`, { headers }, (res) => {
-        this.status = res.statusCode ?? 0;
-        this.headers = res.headers;
-        resolve();
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => this.onChunk(chunk));
-        res.on('end', () => {
-          this.ended = true;
-          this.notify();
-        });
-        res.on('error', () => undefined);
-      });
-      this.request.on('error', reject);
-    });
-  }
-
-  private onChunk(chunk: string): void {
-    this.body += chunk;
-    this.buffer += chunk;
-    let boundary: number;
-    while ((boundary = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, boundary);
-      this.buffer = this.buffer.slice(boundary + 2);
-      const fields: Record<string, string[]> = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(': ');
-        (fields[line.slice(0, colon)] ??= []).push(line.slice(colon + 2));
-      }
-      if (!fields.data) continue;
-      this.events.push({ id: fields.id?.[0] ?? '', event: fields.event?.[0] ?? 'message', json: JSON.parse(fields.data.join('\n')) });
-    }
-    this.notify();
-  }
-
-  private notify(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-
-  async waitFor(predicate: (events: Seen[]) => boolean, ms = 5000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!predicate(this.events)) {
-      if (this.ended) throw new Error(`stream ended first after ${this.events.length} events: …${this.body.slice(-300)}`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out; saw ${this.events.map((e) => `${e.id}:${e.event}`).join(', ')}`);
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        timer = setTimeout(resolve, left);
-      });
-      clearTimeout(timer);
-    }
-  }
-
-  close(): void {
-    this.request.destroy();
-  }
-}
+/** An SSE reader on `path` under this test's listener. */
+const sse = (path: string, headers: Record<string, string> = {}) => new SseClient(`${base}${path}`, headers);
 
 const tokenHeader = (user: TestUser) => ({ 'Girder-Token': user.token });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -125,7 +50,7 @@ describe('GET /folder/:id/events', () => {
     const f = await newFolder(server, alice, alicePrivate, 'Watched');
     for (let i = 0; i < 3; i++) ok(await as(alice).put(`/folder/${f}`).type('form').send({ description: `before ${i}` }), 'update');
 
-    const first = new SseClient(`/folder/${f}/events?since=0`, tokenHeader(alice));
+    const first = sse(`/folder/${f}/events?since=0`, tokenHeader(alice));
     await first.opened;
     expect(first.status).toBe(200);
     expect(first.headers['content-type']).toBe('text/event-stream');
@@ -144,14 +69,14 @@ describe('GET /folder/:id/events', () => {
     await writer;
     ok(await as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"after": "reconnect"}'), 'meta');
 
-    const second = new SseClient(`/folder/${f}/events?since=0`, { ...tokenHeader(alice), 'Last-Event-ID': lastSeen });
+    const second = sse(`/folder/${f}/events?since=0`, { ...tokenHeader(alice), 'Last-Event-ID': lastSeen });
     const all = await storedPositions(f);
     await second.waitFor((events) => events.length > 0 && events[events.length - 1].id === all[all.length - 1]);
     const seen = [...first.events, ...second.events].map((e) => e.id);
     expect(seen).toEqual(all);
     expect(new Set(seen).size).toBe(seen.length);
     // ?since= does the same.
-    const third = new SseClient(`/folder/${f}/events?since=${all[all.length - 3]}`, tokenHeader(alice));
+    const third = sse(`/folder/${f}/events?since=${all[all.length - 3]}`, tokenHeader(alice));
     await third.waitFor((events) => events.length === 2);
     expect(third.events.map((e) => e.id)).toEqual(all.slice(-2));
     second.close();
@@ -167,7 +92,7 @@ describe('GET /folder/:id/events', () => {
     const seen: string[] = [];
     let lastId = '0';
     for (let round = 0; round < 5; round++) {
-      const c = new SseClient(`/folder/${f}/events`, { ...tokenHeader(alice), 'Last-Event-ID': lastId });
+      const c = sse(`/folder/${f}/events`, { ...tokenHeader(alice), 'Last-Event-ID': lastId });
       await c.opened;
       await c.waitFor((events) => events.length >= 3, 10_000);
       await sleep(5 * round);
@@ -177,7 +102,7 @@ describe('GET /folder/:id/events', () => {
     }
     stop = true;
     await writer;
-    const tail = new SseClient(`/folder/${f}/events`, { ...tokenHeader(alice), 'Last-Event-ID': lastId });
+    const tail = sse(`/folder/${f}/events`, { ...tokenHeader(alice), 'Last-Event-ID': lastId });
     const all = await storedPositions(f);
     if (lastId !== all[all.length - 1]) await tail.waitFor((events) => events.length > 0 && events[events.length - 1].id === all[all.length - 1]);
     tail.close();
@@ -195,9 +120,9 @@ describe('GET /folder/:id/events', () => {
     ok(await as(alice).put(`/folder/${secret}/access`).type('form').send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }], groups: [] }) }), 'hide');
     const since = String(await server.runtime.services.eventStore.headPosition());
 
-    const bobs = new SseClient(`/folder/${t}/events?subtree=true&since=${since}`, tokenHeader(bob));
-    const alices = new SseClient(`/folder/${t}/events?subtree=true&since=${since}`, tokenHeader(alice));
-    const own = new SseClient(`/folder/${t}/events?since=${since}`, tokenHeader(alice));
+    const bobs = sse(`/folder/${t}/events?subtree=true&since=${since}`, tokenHeader(bob));
+    const alices = sse(`/folder/${t}/events?subtree=true&since=${since}`, tokenHeader(alice));
+    const own = sse(`/folder/${t}/events?since=${since}`, tokenHeader(alice));
     await Promise.all([bobs.opened, alices.opened, own.opened]);
     const item = await newItem(server, alice, open, 'visible item');
     await newItem(server, alice, secret, 'hidden item');
@@ -238,7 +163,7 @@ describe('GET /folder/:id/events', () => {
     const saved = { ...eventStreamLimits };
     eventStreamLimits.heartbeatMs = 50;
     try {
-      const c = new SseClient(`/folder/${f}/events`, tokenHeader(alice));
+      const c = sse(`/folder/${f}/events`, tokenHeader(alice));
       await c.opened;
       await sleep(200);
       c.close();
@@ -297,7 +222,7 @@ describe('GET /folder/:id/events', () => {
       expect(body.endsWith(overflowTail)).toBe(true);
       // A client that reads gets the whole backlog (catch-up waits for it instead of overflowing).
       eventStreamLimits.maxBufferedBytes = 256 * 1024;
-      const reading = new SseClient(`/folder/${f}/events?since=0`, tokenHeader(alice));
+      const reading = sse(`/folder/${f}/events?since=0`, tokenHeader(alice));
       await reading.waitFor((events) => events.length === 61, 20_000);
       reading.close();
     } finally {
@@ -309,8 +234,8 @@ describe('GET /folder/:id/events', () => {
 describe('GET /events', () => {
   it('streams every event to site admins, filtered by type, without secrets', async () => {
     const since = String(await server.runtime.services.eventStore.headPosition());
-    const all = new SseClient(`/events?since=${since}`, tokenHeader(admin));
-    const folders = new SseClient(`/events?since=${since}&types=FolderCreated,ItemCreated`, tokenHeader(admin));
+    const all = sse(`/events?since=${since}`, tokenHeader(admin));
+    const folders = sse(`/events?since=${since}&types=FolderCreated,ItemCreated`, tokenHeader(admin));
     await Promise.all([all.opened, folders.opened]);
     expect(all.status).toBe(200);
     const carol = await server.createUser('carol');

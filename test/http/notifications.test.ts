@@ -6,102 +6,9 @@ import { SseWriter, formatSseEvent } from '../../src/http/sse';
 import { sortedJson } from '../../src/http/render';
 import type { NotificationRecord } from '../../src/bus/notifications';
 import { notificationStoreOf } from '../../src/infra/readmodel/createReadModel';
+import { SseClient } from '../support/sseClient';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface SseEventSeen {
-  raw: string;
-  data: string;
-  json: Record<string, unknown> & { _girderTime: number } & NotificationRecord;
-  at: number;
-}
-
-/** A raw SSE reader over node:http: collects `data:` events (comments are skipped), notes when the stream ends. */
-class SseClient {
-  status = 0;
-  headers: http.IncomingHttpHeaders = {};
-  body = '';
-  events: SseEventSeen[] = [];
-  endedAt: number | null = null;
-  readonly ended: Promise<void>;
-  readonly opened: Promise<void>;
-  private request!: http.ClientRequest;
-  private buffer = '';
-  private waiters: (() => void)[] = [];
-
-  constructor(url: string, headers: Record<string, string> = {}) {
-    let openResolve!: () => void;
-    let openReject!: (e: Error) => void;
-    this.opened = new Promise((resolve, reject) => {
-      openResolve = resolve;
-      openReject = reject;
-    });
-    this.ended = new Promise((resolve) => {
-      this.request = http.get(url, { headers }, (res) => {
-        this.status = res.statusCode ?? 0;
-        this.headers = res.headers;
-        openResolve();
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => this.onChunk(chunk));
-        res.on('end', () => {
-          this.endedAt = Date.now();
-          this.notify();
-          resolve();
-        });
-        res.on('error', () => resolve());
-      });
-      this.request.on('error', (error) => {
-        openReject(error);
-        resolve();
-      });
-    });
-  }
-
-  private onChunk(chunk: string): void {
-    this.body += chunk;
-    this.buffer += chunk;
-    let boundary: number;
-    while ((boundary = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, boundary);
-      this.buffer = this.buffer.slice(boundary + 2);
-      const dataLines = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
-      if (dataLines.length === 0) continue;
-      const data = dataLines.join('\n');
-      let json: SseEventSeen['json'];
-      try {
-        json = JSON.parse(data);
-      } catch {
-        json = {} as SseEventSeen['json'];
-      }
-      this.events.push({ raw: `${block}\n\n`, data, json, at: Date.now() });
-    }
-    this.notify();
-  }
-
-  private notify(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-
-  /** Resolves when `predicate` holds (checked on every chunk), rejects after `ms`. */
-  async waitFor(predicate: (events: SseEventSeen[]) => boolean, ms = 5000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!predicate(this.events)) {
-      if (this.endedAt !== null) throw new Error(`stream ended first; body: ${this.body}`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out; events so far: ${this.events.map((e) => e.data).join('\n')}`);
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        timer = setTimeout(resolve, left);
-      });
-      clearTimeout(timer);
-    }
-  }
-
-  abort(): void {
-    this.request.destroy();
-  }
-}
 
 describe('notifications', () => {
   let server: TestServer;
@@ -130,7 +37,7 @@ describe('notifications', () => {
     base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
   });
   afterEach(async () => {
-    for (const client of clients.splice(0)) client.abort();
+    for (const client of clients.splice(0)) client.close();
     await clearRows();
   });
   afterAll(async () => {
@@ -152,7 +59,7 @@ describe('notifications', () => {
     await services().progress.start({ on: true, userId: admin._id, title: 'not for alice', message: 'm' });
     const before = Math.floor(Date.now() / 1000);
     const client = open('?timeout=0', { 'Service-Token': alice.token });
-    await client.ended;
+    await client.finished;
     expect(client.status).toBe(200);
     expect(client.headers['content-type']).toBe('text/event-stream');
     expect(client.headers['cache-control']).toBe('no-cache');
@@ -226,7 +133,7 @@ describe('notifications', () => {
     const all = open('?timeout=0', { 'Service-Token': alice.token });
     const recent = open(`?timeout=0&since=${since}`, { 'Service-Token': alice.token });
     const future = open(`?timeout=0&since=${since + 3600}`, { 'Service-Token': alice.token });
-    await Promise.all([all.ended, recent.ended, future.ended]);
+    await Promise.all([all.finished, recent.finished, future.finished]);
     expect(all.events.map((e) => e.json.data.title)).toEqual(['first', 'second']);
     expect(recent.events.map((e) => e.json.data.title)).toEqual(['second']);
     expect(future.events).toEqual([]);
@@ -272,7 +179,7 @@ describe('notifications', () => {
     const progress = await services().progress.start({ on: true, userId: alice._id, title: 'keeps busy alive', message: 'm' });
     await busy.waitFor((events) => events.length === 1);
     const lastEvent = Date.now();
-    await Promise.all([idle.ended, busy.ended]);
+    await Promise.all([idle.finished, busy.finished]);
     expect(idle.endedAt! - start).toBeGreaterThanOrEqual(950);
     expect(idle.endedAt! - start).toBeLessThan(1900);
     expect(busy.endedAt! - lastEvent).toBeGreaterThanOrEqual(900);
@@ -287,7 +194,7 @@ describe('notifications', () => {
     const viaCookie = open('?timeout=0', { Cookie: `serviceToken=${alice.token}` });
     const viaAlias = open('?timeout=0', { Cookie: `other=1; girderToken=${alice.token}` });
     const viaParam = open(`?timeout=0&token=${alice.token}`);
-    await Promise.all([viaCookie.ended, viaAlias.ended, viaParam.ended]);
+    await Promise.all([viaCookie.finished, viaAlias.finished, viaParam.finished]);
     for (const client of [viaCookie, viaAlias, viaParam]) {
       expect(client.status).toBe(200);
       expect(client.events.map((e) => e.json.data.title)).toEqual(['cookie']);
@@ -340,7 +247,7 @@ describe('notifications', () => {
   it('stops pushing to a client that went away', async () => {
     const client = open('?timeout=30', { 'Service-Token': alice.token });
     await client.opened;
-    client.abort();
+    client.close();
     await sleep(50);
     const progress = await services().progress.start({ on: true, userId: alice._id, title: 'after abort', message: 'm' });
     await progress.finish();
@@ -378,7 +285,7 @@ describe('SseWriter', () => {
       }, 130);
     };
     const client = new SseClient(`http://127.0.0.1:${port}/`);
-    await client.ended;
+    await client.finished;
     expect(client.headers['content-type']).toBe('text/event-stream');
     expect(client.headers['cache-control']).toBe('no-cache');
     expect(client.headers['x-test']).toBe('yes');

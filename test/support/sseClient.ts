@@ -6,6 +6,8 @@ export interface SseMessage {
   event: string;
   data: string;
   json: any;
+  /** The event's block as sent, with its blank-line terminator. */
+  raw: string;
 }
 
 /**
@@ -14,31 +16,48 @@ export interface SseMessage {
  */
 export class SseClient {
   status = 0;
+  headers: http.IncomingHttpHeaders = {};
   events: SseMessage[] = [];
+  /** Everything received, comments included. */
+  body = '';
   ended = false;
+  /** When the server ended the response (null while it is open, or when it was cut off rather than ended). */
+  endedAt: number | null = null;
   readonly opened: Promise<void>;
+  /** Resolves once the stream is over: ended by the server, cut off, or never opened. */
+  readonly finished: Promise<void>;
+  private finish!: () => void;
   private request!: http.ClientRequest;
   private buffer = '';
   private waiters: (() => void)[] = [];
 
   constructor(url: string, headers: Record<string, string> = {}) {
+    this.finished = new Promise((resolve) => {
+      this.finish = resolve;
+    });
     this.opened = new Promise((resolve, reject) => {
       this.request = http.get(url, { headers, agent: false }, (res) => {
         this.status = res.statusCode ?? 0;
+        this.headers = res.headers;
         resolve();
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => this.onChunk(chunk));
         const end = () => {
           this.ended = true;
           this.notify();
+          this.finish();
         };
-        res.on('end', end);
+        res.on('end', () => {
+          this.endedAt ??= Date.now();
+          end();
+        });
         res.on('close', end);
         res.on('error', end);
       });
       this.request.on('error', (error) => {
         this.ended = true;
         this.notify();
+        this.finish();
         reject(error);
       });
     });
@@ -51,6 +70,7 @@ export class SseClient {
   }
 
   private onChunk(chunk: string): void {
+    this.body += chunk;
     this.buffer += chunk;
     let boundary: number;
     while ((boundary = this.buffer.indexOf('\n\n')) >= 0) {
@@ -70,7 +90,7 @@ export class SseClient {
       } catch {
         // not JSON: `data` has it
       }
-      this.events.push({ id: fields.id?.[0] ?? '', event: fields.event?.[0] ?? 'message', data, json });
+      this.events.push({ id: fields.id?.[0] ?? '', event: fields.event?.[0] ?? 'message', data, json, raw: `${block}\n\n` });
     }
     this.notify();
   }

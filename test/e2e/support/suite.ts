@@ -1,0 +1,31 @@
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './chromium';
+import { startLiveService, type LiveService } from './liveService';
+import { GirderSession } from './girderPage';
+
+/** What a browser journey suite runs against; filled in by the suite's `beforeAll`. */
+export interface BrowserSuite {
+  service: LiveService;
+  browser: Browser;
+  session: GirderSession;
+}
+
+/**
+ * Call inside a `describe`: starts the whole service and Chromium with one web-client session before the suite, closes
+ * them after it, and fails each test whose session saw a problem (console error, page error, error toast).
+ */
+export function useBrowserSuite(): BrowserSuite {
+  const suite = {} as BrowserSuite;
+  beforeAll(async () => {
+    suite.service = await startLiveService();
+    suite.browser = await launchChromium();
+    suite.session = await GirderSession.open(suite.browser, suite.service.baseUrl);
+  });
+  afterAll(async () => {
+    await suite.session?.close();
+    await suite.browser?.close();
+    await suite.service?.close();
+  });
+  afterEach(() => suite.session.assertNoProblems());
+  return suite;
+}
