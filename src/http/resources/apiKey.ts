@@ -4,7 +4,7 @@ import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import type { Services } from '../../services';
 import type { ApiKeyDoc } from '../../ports/readModel';
 import { AccessDeniedError, RestError } from '../../domain/errors';
-import { accessDeniedMessage, type Level, type Viewer } from '../../domain/access';
+import { AccessLevel, accessDeniedMessage, type Level, type Viewer } from '../../domain/access';
 import { isObjectId } from '../../domain/ids';
 import { loadParent } from '../../queries/loaders';
 import { createApiKey, deleteApiKey, tokenFromApiKey, updateApiKey } from '../../commands/apiKeyCommands';
@@ -53,7 +53,7 @@ export const apiKeyResource: Resource = {
         let userId = me._id;
         if (params.userId !== undefined && params.userId !== me._id) {
           if (!me.admin) throw new AccessDeniedError('Administrator access required.');
-          userId = (await loadParent(services, 'user', params.userId, principal.viewer, 0)).doc._id;
+          userId = (await loadParent(services, 'user', params.userId, principal.viewer, AccessLevel.READ)).doc._id;
         }
         const page = await services.readModel.apiKeys.listForUser(userId, pagingOf(params));
         setTotalCount(page.total);
@@ -113,7 +113,7 @@ export const apiKeyResource: Resource = {
         param.bool('active', { description: 'Whether the key is currently active.' }),
       ],
       async handler({ path, params, services, principal, meta }) {
-        const key = await loadApiKey(services, path.id, principal.viewer, 1);
+        const key = await loadApiKey(services, path.id, principal.viewer, AccessLevel.WRITE);
         await updateApiKey(
           services.commands,
           key._id,
@@ -133,7 +133,7 @@ export const apiKeyResource: Resource = {
       access: 'user',
       params: [],
       async handler({ path, services, principal, meta }) {
-        const key = await loadApiKey(services, path.id, principal.viewer, 2);
+        const key = await loadApiKey(services, path.id, principal.viewer, AccessLevel.ADMIN);
         await deleteApiKey(services.commands, key._id, meta);
         return { message: `Deleted API key ${key.name}.` };
       },

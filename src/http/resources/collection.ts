@@ -3,7 +3,7 @@ import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import type { Services } from '../../services';
 import type { CollectionDoc } from '../../ports/readModel';
-import type { AccessList } from '../../domain/access';
+import { AccessLevel, type AccessList } from '../../domain/access';
 import { RestError } from '../../domain/errors';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { loadModel } from '../../queries/loaders';
@@ -77,7 +77,7 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       async handler({ path, services, principal }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 0);
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.READ);
         return { nFolders: await services.readModel.folders.countChildren({ parentType: 'collection', parentId: collection._id, viewer: principal.viewer }) };
       },
     }),
@@ -89,7 +89,7 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       async handler({ path, services, principal }) {
-        return collectionView(await loadModel(services, 'collection', path.id, principal.viewer, 0), principal.viewer);
+        return collectionView(await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.READ), principal.viewer);
       },
     }),
     route({
@@ -103,7 +103,7 @@ export const collectionResource: Resource = {
         param.string('description', { strip: true, description: 'Collection description.' }),
       ],
       async handler({ path, params, services, principal, meta }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 1);
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.WRITE);
         await updateCollection(services.commands, collection._id, { name: params.name, description: params.description }, meta);
         return collectionView(await reload(services, collection._id), principal.viewer);
       },
@@ -116,7 +116,7 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_OWN],
       params: [],
       async handler({ path, services, principal, meta }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 2);
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.ADMIN);
         await deleteCollection(services, collection._id, meta);
         return { message: `Deleted collection ${collection.name}.` };
       },
@@ -129,7 +129,7 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_OWN],
       params: [],
       async handler({ path, services, principal }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 2);
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.ADMIN);
         return fullAccessList(services, collection.access);
       },
     }),
@@ -145,7 +145,7 @@ export const collectionResource: Resource = {
         param.bool('public', { description: 'Whether the collection should be publicly visible.' }),
       ],
       async handler({ path, params, services, principal, meta }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, 2);
+        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.ADMIN);
         const access = parseAccessList(params.access);
         const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
         await setCollectionAccess(services.commands, collection._id, { access, public: params.public, publicFlags }, meta);

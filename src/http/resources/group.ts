@@ -1,7 +1,7 @@
 import type { Resource, RouteContext } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
-import type { Level } from '../../domain/access';
+import { AccessLevel, type Level } from '../../domain/access';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { ADD_ALLOWED, groupAccessLevel } from '../../domain/group';
 import { SettingKey, settingValue } from '../../domain/settings';
@@ -38,6 +38,23 @@ async function mayForceAdd(ctx: RouteContext, groupLevel: number, addAllowed: st
   const allowed = ['no', 'yesadmin', 'yesmod'].includes(addAllowed) ? addAllowed : policy;
   if (groupLevel >= 2 && (policy.includes('mod') || policy.includes('admin')) && allowed.startsWith('yes')) return true;
   return groupLevel >= 1 && policy.includes('mod') && allowed === 'yesmod';
+}
+
+/** `GET :id/invitation` and `GET :id/member`: the group's users of one kind, sorted and paged like user listings. */
+function groupUsersRoute(kind: 'invite' | 'member', path: string, summary: string) {
+  return route({
+    method: 'GET',
+    path,
+    summary,
+    access: 'public',
+    params: [...pagingParams('lastName')],
+    async handler({ path, params, services, principal, setTotalCount }) {
+      await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
+      const page = await services.readModel.groups.listUsers(path.id, kind, pagingOf(params));
+      setTotalCount(page.total);
+      return page.rows.map((u) => userView(u, principal.viewer));
+    },
+  });
 }
 
 export const groupResource: Resource = {
@@ -88,7 +105,7 @@ export const groupResource: Resource = {
       access: 'public',
       params: [],
       async handler({ path, services, principal }) {
-        const group = await loadGroup(services, path.id, principal.viewer, 0);
+        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
         const policy = settingValue(await currentSettings(services.commands), SettingKey.ADD_TO_GROUP_POLICY);
         return { ...groupView(group, principal.viewer), _addToGroupPolicy: policy };
       },
@@ -100,22 +117,10 @@ export const groupResource: Resource = {
       access: 'public',
       params: [],
       async handler({ path, services, principal }) {
-        return groupWithAccess(services, await loadGroup(services, path.id, principal.viewer, 0), principal.viewer);
+        return groupWithAccess(services, await loadGroup(services, path.id, principal.viewer, AccessLevel.READ), principal.viewer);
       },
     }),
-    route({
-      method: 'GET',
-      path: ':id/invitation',
-      summary: 'Show outstanding invitations for a group.',
-      access: 'public',
-      params: [...pagingParams('lastName')],
-      async handler({ path, params, services, principal, setTotalCount }) {
-        await loadGroup(services, path.id, principal.viewer, 0);
-        const page = await services.readModel.groups.listUsers(path.id, 'invite', pagingOf(params));
-        setTotalCount(page.total);
-        return page.rows.map((u) => userView(u, principal.viewer));
-      },
-    }),
+    groupUsersRoute('invite', ':id/invitation', 'Show outstanding invitations for a group.'),
     route({
       method: 'PUT',
       path: ':id',
@@ -130,7 +135,7 @@ export const groupResource: Resource = {
         }),
       ],
       async handler({ path, params, services, principal, meta }) {
-        await loadGroup(services, path.id, principal.viewer, 1);
+        await loadGroup(services, path.id, principal.viewer, AccessLevel.WRITE);
         if (params.addAllowed !== undefined && !principal.user?.admin) throw new AccessDeniedError('Administrator access required.');
         await updateGroup(
           services.commands,
@@ -138,7 +143,7 @@ export const groupResource: Resource = {
           { name: params.name, description: params.description, public: params.public, addAllowed: params.addAllowed },
           meta,
         );
-        return groupView(await loadGroup(services, path.id, principal.viewer, 0), principal.viewer);
+        return groupView(await loadGroup(services, path.id, principal.viewer, AccessLevel.READ), principal.viewer);
       },
     }),
     route({
@@ -149,24 +154,12 @@ export const groupResource: Resource = {
       params: [],
       async handler(ctx) {
         const { path, services, principal, meta } = ctx;
-        await loadGroup(services, path.id, principal.viewer, 0);
+        await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
         await changeMembership(services.commands, path.id, { type: 'JoinGroup', userId: principal.user!._id }, meta);
         return reloaded(ctx, path.id);
       },
     }),
-    route({
-      method: 'GET',
-      path: ':id/member',
-      summary: 'List members of a group.',
-      access: 'public',
-      params: [...pagingParams('lastName')],
-      async handler({ path, params, services, principal, setTotalCount }) {
-        await loadGroup(services, path.id, principal.viewer, 0);
-        const page = await services.readModel.groups.listUsers(path.id, 'member', pagingOf(params));
-        setTotalCount(page.total);
-        return page.rows.map((u) => userView(u, principal.viewer));
-      },
-    }),
+    groupUsersRoute('member', ':id/member', 'List members of a group.'),
     route({
       method: 'POST',
       path: ':id/invitation',
@@ -180,7 +173,7 @@ export const groupResource: Resource = {
       ],
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
-        const group = await loadGroup(services, path.id, principal.viewer, 1);
+        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.WRITE);
         const user = await loadUserParam(services, params.userId, principal.viewer);
         const level = accessLevel(params.level);
         if (params.force) {
@@ -207,7 +200,7 @@ export const groupResource: Resource = {
           params: [userIdParam('The ID of the user to promote.')],
           async handler(ctx) {
             const { path, params, services, principal, meta } = ctx;
-            await loadGroup(services, path.id, principal.viewer, 2);
+            await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
             const user = await loadUserParam(services, params.userId, principal.viewer);
             await changeMembership(services.commands, path.id, { type: 'SetMemberLevel', userId: user._id, level }, meta);
             return reloaded(ctx, path.id, false);
@@ -221,7 +214,7 @@ export const groupResource: Resource = {
           params: [userIdParam('The ID of the user to demote.')],
           async handler(ctx) {
             const { path, params, services, principal, meta } = ctx;
-            const group = await loadGroup(services, path.id, principal.viewer, 2);
+            const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
             const user = await loadUserParam(services, params.userId, principal.viewer);
             if (group.members.some((m) => m.id === user._id)) {
               await changeMembership(services.commands, path.id, { type: 'SetMemberLevel', userId: user._id, level: 0 }, meta);
@@ -239,7 +232,7 @@ export const groupResource: Resource = {
       params: [param.string('userId', { description: 'The ID of the user to remove. If not passed, will remove yourself from the group.' })],
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
-        const group = await loadGroup(services, path.id, principal.viewer, 0);
+        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
         const user = params.userId === undefined ? principal.user! : await loadUserParam(services, params.userId, principal.viewer);
         if (user._id !== principal.user!._id) {
           // Removing someone else needs WRITE, and ADMIN to remove an administrator.
@@ -260,7 +253,7 @@ export const groupResource: Resource = {
       access: 'user',
       params: [],
       async handler({ path, services, principal, meta }) {
-        const group = await loadGroup(services, path.id, principal.viewer, 2);
+        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
         await deleteGroup(services.commands, path.id, meta);
         return { message: `Deleted the group ${group.name}.` };
       },
