@@ -39,7 +39,7 @@ export async function findFolders(services: Services, viewer: Viewer | null, inp
   const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
   const folders = services.readModel.folders;
   if (input.parentType && input.parentId) {
-    const parent = await loadParent(services, input.parentType, input.parentId, viewer, 0);
+    const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.READ);
     const page = await folders.listChildren({
       parentType: input.parentType,
       parentId: parent.doc._id,
@@ -59,7 +59,7 @@ export async function findFolders(services: Services, viewer: Viewer | null, inp
 
 /** `GET /folder/:id`. */
 export async function getFolder(services: Services, viewer: Viewer | null, id: string): Promise<View> {
-  return folderView(await loadModel(services, 'folder', id, viewer, 0), viewer);
+  return folderView(await loadModel(services, 'folder', id, viewer, AccessLevel.READ), viewer);
 }
 
 /**
@@ -67,7 +67,7 @@ export async function getFolder(services: Services, viewer: Viewer | null, id: s
  * there is nothing to filter), `nFolders` the direct subfolders the caller may read.
  */
 export async function folderDetails(services: Services, viewer: Viewer | null, id: string): Promise<{ nItems: number; nFolders: number }> {
-  const folder = await loadModel(services, 'folder', id, viewer, 0);
+  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
   const folders = services.readModel.folders;
   const [nItems, nFolders] = await Promise.all([
     folders.itemCount(folder._id),
@@ -87,7 +87,7 @@ export interface RootPathEntry {
  * from the parent upwards, so the nearest unreadable one is the one reported.
  */
 export async function folderRootPath(services: Services, viewer: Viewer | null, id: string): Promise<RootPathEntry[]> {
-  const folder = await loadModel(services, 'folder', id, viewer, 0);
+  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
   const rm = services.readModel;
   const ancestorIds = await rm.folders.ancestorIds(folder._id);
   const ancestors = await rm.folders.getMany(ancestorIds);
@@ -100,13 +100,13 @@ export async function folderRootPath(services: Services, viewer: Viewer | null, 
   }
   const rootEntry: RootPathEntry =
     folder.baseParentType === 'user'
-      ? { type: 'user', object: userView(await loadModel(services, 'user', folder.baseParentId, viewer, 0), viewer) }
-      : { type: 'collection', object: collectionView(await loadModel(services, 'collection', folder.baseParentId, viewer, 0), viewer) };
+      ? { type: 'user', object: userView(await loadModel(services, 'user', folder.baseParentId, viewer, AccessLevel.READ), viewer) }
+      : { type: 'collection', object: collectionView(await loadModel(services, 'collection', folder.baseParentId, viewer, AccessLevel.READ), viewer) };
   return [rootEntry, ...ancestors.map((a): RootPathEntry => ({ type: 'folder', object: folderView(a, viewer) }))];
 }
 
 /** `GET /folder/:id/access` at ADMIN: the ACL with names (see accessListView.ts). */
 export async function folderAccessList(services: Services, viewer: Viewer | null, id: string): Promise<FullAccessList> {
-  const folder = await loadModel(services, 'folder', id, viewer, 2);
+  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.ADMIN);
   return fullAccessList(services, folder.access);
 }

@@ -1,6 +1,6 @@
 import type { Services } from '../services';
 import type { GroupDoc, UserDoc } from '../ports/readModel';
-import { accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
+import { AccessLevel, accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
 import { groupAccessLevel } from '../domain/group';
@@ -17,7 +17,7 @@ export async function loadGroup(services: Services, id: string, viewer: Viewer |
 export async function loadUserParam(services: Services, id: string, viewer: Viewer | null): Promise<UserDoc> {
   const user = isObjectId(id) ? await services.readModel.users.get(id) : null;
   if (!user) throw new RestError(`Invalid user id (${id}).`);
-  if (!hasAccess(user, viewer, 0)) throw new AccessDeniedError(accessDeniedMessage(0, 'user', id, viewer));
+  if (!hasAccess(user, viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, 'user', id, viewer));
   return user;
 }
 

@@ -1,7 +1,7 @@
 import type { Services } from '../services';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { UploadState } from '../domain/upload';
-import { accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
+import { AccessLevel, accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
 import { loadParent } from './loaders';
@@ -116,7 +116,7 @@ export interface FindItemsInput {
 export async function findItems(services: Services, viewer: Viewer | null, input: FindItemsInput): Promise<{ rows: View[]; total: number }> {
   const paging = { ...input.paging, sort: itemSortField(input.paging.sort) };
   if (input.folderId) {
-    const parent = await loadParent(services, 'folder', input.folderId, viewer, 0);
+    const parent = await loadParent(services, 'folder', input.folderId, viewer, AccessLevel.READ);
     const page = await services.readModel.items.listInFolder({
       folderId: parent.doc._id,
       ...(input.name ? { name: input.name } : {}),

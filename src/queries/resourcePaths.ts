@@ -132,10 +132,10 @@ export async function lookUpPath(services: Services, path: string, viewer: Viewe
     if (test) return null;
     throw new ValidationError(`Path not found: ${stripped}`);
   };
-  if (!hasAccess(aclOf(current), viewer, 0)) return notFound();
+  if (!hasAccess(aclOf(current), viewer, AccessLevel.READ)) return notFound();
   for (const token of tokens) {
     const child = await childNamed(services, current, token);
-    if (!child || !hasAccess(aclOf(child), viewer, 0)) return notFound();
+    if (!child || !hasAccess(aclOf(child), viewer, AccessLevel.READ)) return notFound();
     current = child;
   }
   return viewOf(current, viewer);
@@ -175,7 +175,7 @@ async function fetchResource(services: Services, type: ResourceType, id: string)
 /** A parent on the way up, loaded at READ (`Invalid <model> id (<id>).` when it is gone). */
 async function loadParentAtRead(services: Services, type: ResourceType, id: string, viewer: Viewer | null): Promise<Found> {
   if (type === 'user' || type === 'collection' || type === 'folder') {
-    const doc = await loadModel(services, type as ParentType, id, viewer, 0);
+    const doc = await loadModel(services, type as ParentType, id, viewer, AccessLevel.READ);
     return { type, doc } as Found;
   }
   const found = await fetchResource(services, type, id);

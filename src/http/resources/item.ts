@@ -149,7 +149,7 @@ export const itemResource: Resource = {
       params: [],
       async handler({ path, services, principal }) {
         // Girder's parentsToRoot: the folder's own root path, then the folder itself.
-        const { folder } = await loadItem(services, path.id, principal.viewer, 0);
+        const { folder } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
         const above = await folderRootPath(services, principal.viewer, folder._id);
         return [...above, { type: 'folder', object: folderView(folder, principal.viewer) }];
       },

@@ -8,6 +8,7 @@ import { loadItem } from '../../queries/itemQueries';
 import { needsZip64, sanitizeRoot, sanitizeSegment, summarizeLayout, type ZipEntry } from '../../queries/zipLayout';
 import { writeZip } from './folderDownload';
 import { sendFile } from './file';
+import { AccessLevel } from '../../domain/access';
 
 const PAGE = 500;
 
@@ -33,7 +34,7 @@ export const itemDownloadRoutes: RouteDef<AnyParams>[] = [
     cookie: true,
     params: [],
     async handler({ path, services, principal, req, res }) {
-      const { item } = await loadItem(services, path.id, principal.viewer, 0);
+      const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
       const first = await services.readModel.files.listForItem(item._id, { limit: 2, offset: 0, sort: '_id', sortdir: 1 });
       if (first.total === 1) return sendFile(services, req, res, first.rows[0], { offset: 0, disposition: 'attachment' });
       const root = sanitizeRoot(item.name);

@@ -4,7 +4,7 @@ import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import type { Services } from '../../services';
 import type { RequestMeta } from '../../commands/requestMeta';
-import type { Viewer } from '../../domain/access';
+import { AccessLevel, type Viewer } from '../../domain/access';
 import { RestError } from '../../domain/errors';
 import { loadModel, loadParent } from '../../queries/loaders';
 import { loadFolderParam, loadItem } from '../../queries/itemQueries';
@@ -51,19 +51,19 @@ const parentParams = [
 /** Girder's _prepareMoveOrCopy: items go into folders only; the destination needs WRITE. */
 async function destination(services: Services, resources: ResourceSet, parentType: (typeof PARENT_TYPES)[number], parentId: string, viewer: Viewer | null) {
   if ((resources.item ?? []).length && parentType !== 'folder') throw new RestError('Invalid parentType.');
-  return loadParent(services, parentType, parentId, viewer, 1);
+  return loadParent(services, parentType, parentId, viewer, AccessLevel.WRITE);
 }
 
 async function moveAll(services: Services, resources: ResourceSet, parent: Awaited<ReturnType<typeof destination>>, viewer: Viewer | null, meta: RequestMeta) {
   for (const id of resources.folder ?? []) {
-    const folder = await loadModel(services, 'folder', id, viewer, 1);
+    const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.WRITE);
     if (folder.parentCollection === parent.type && folder.parentId === parent.doc._id) continue;
     await updateFolder(services, { folderId: folder._id, viewer, move: { parentType: parent.type, parentId: parent.doc._id } }, meta);
   }
   for (const id of resources.item ?? []) {
-    const { item } = await loadItem(services, id, viewer, 1);
+    const { item } = await loadItem(services, id, viewer, AccessLevel.WRITE);
     if (parent.type === 'folder' && item.folderId !== parent.doc._id) {
-      await updateItem(services, { itemId: item._id, folder: await loadFolderParam(services, parent.doc._id, viewer, 1) }, meta);
+      await updateItem(services, { itemId: item._id, folder: await loadFolderParam(services, parent.doc._id, viewer, AccessLevel.WRITE) }, meta);
     }
   }
 }
@@ -95,12 +95,12 @@ export const resourceBulkRoutes: RouteDef[] = [
       const parent = await destination(services, resources, params.parentType!, params.parentId, principal.viewer);
       const viewer = principal.viewer!;
       for (const id of resources.item ?? []) {
-        const { item } = await loadItem(services, id, viewer, 0);
-        const folder = await loadFolderParam(services, parent.doc._id, viewer, 1);
+        const { item } = await loadItem(services, id, viewer, AccessLevel.READ);
+        const folder = await loadFolderParam(services, parent.doc._id, viewer, AccessLevel.WRITE);
         await copyItem(services, { sourceId: item._id, folder, creatorId: viewer.id }, meta);
       }
       for (const id of resources.folder ?? []) {
-        const folder = await loadModel(services, 'folder', id, viewer, 0);
+        const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
         await copyFolder(services, { sourceId: folder._id, parent, copier: viewer }, meta);
       }
       return null;
@@ -121,13 +121,13 @@ export const resourceBulkRoutes: RouteDef[] = [
       for (const [kind, ids] of Object.entries(resources)) {
         for (const id of ids) {
           if (kind === 'item') {
-            await loadItem(services, id, principal.viewer, 2);
+            await loadItem(services, id, principal.viewer, AccessLevel.ADMIN);
             await deleteItem(services, id, meta);
           } else if (kind === 'folder') {
-            await loadModel(services, 'folder', id, principal.viewer, 2);
+            await loadModel(services, 'folder', id, principal.viewer, AccessLevel.ADMIN);
             await deleteFolder(services, id, meta);
           } else {
-            await loadModel(services, 'collection', id, principal.viewer, 2);
+            await loadModel(services, 'collection', id, principal.viewer, AccessLevel.ADMIN);
             await deleteCollection(services, id, meta);
           }
         }

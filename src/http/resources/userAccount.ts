@@ -6,6 +6,7 @@ import { AccessDeniedError, RestError } from '../../domain/errors';
 import { changePassword } from '../../commands/userCommands';
 import { verifyPassword } from '../../commands/password';
 import { loadModel } from '../../queries/loaders';
+import { AccessLevel } from '../../domain/access';
 
 /** The user routes of the web client's account and user pages: counts and the password change. */
 export const userAccountRoutes: RouteDef[] = [
@@ -26,7 +27,7 @@ export const userAccountRoutes: RouteDef[] = [
     scope: [Scope.USER_INFO_READ],
     params: [],
     async handler({ path, services, principal }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, 0);
+      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.READ);
       return { nFolders: await services.readModel.folders.countChildren({ parentType: 'user', parentId: user._id, viewer: principal.viewer }) };
     },
   }),
