@@ -1,0 +1,61 @@
+// @ts-check
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
+
+// Layering and import cycles of src/ are checked by test/unit/layering.test.ts, so no import plugin here.
+// Formatting is prettier's job (`npm run format`); eslint-config-prettier turns off every rule that would fight it.
+export default defineConfig(
+  { ignores: ['dist/', 'data/', 'coverage/', 'bench/results/', 'test/e2e/artifacts/'] },
+  {
+    files: ['**/*.ts'],
+    extends: [js.configs.recommended, tseslint.configs.strictTypeChecked, tseslint.configs.stylisticTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // Adapters over synchronous stores (better-sqlite3) implement async ports; `async` keeps a throw a rejection.
+      '@typescript-eslint/require-await': 'off',
+      // `() => void call()` shorthands in callbacks are idiomatic here and read clearly.
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+      // Numbers (and bigint positions) print unambiguously in messages, ids and SQL fragments.
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+    },
+  },
+  {
+    // Plain browser script served as is to the Girder web client: no build step, no modules.
+    files: ['src/http/web/browser/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        AbortController: 'readonly',
+        URLSearchParams: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        TextDecoder: 'readonly',
+      },
+    },
+  },
+  {
+    // CommonJS configuration for jest and its reporters.
+    files: ['*.js', 'test/**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        module: 'writable',
+        require: 'readonly',
+        process: 'readonly',
+        __dirname: 'readonly',
+        console: 'readonly',
+      },
+    },
+  },
+  prettier,
+);
