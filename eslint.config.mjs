@@ -21,6 +21,15 @@ export default defineConfig(
       '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
       // Numbers (and bigint positions) print unambiguously in messages, ids and SQL fragments.
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      // `||` on strings and numbers is deliberate: Girder treats '' and 0 as "not given" in many parameters.
+      '@typescript-eslint/prefer-nullish-coalescing': ['error', { ignorePrimitives: { string: true, number: true } }],
+      // The control-character ranges in regexes here are deliberate: names and headers are cleaned of them.
+      'no-control-regex': 'off',
+      // A leading underscore marks a binding kept on purpose: express's 4-argument error handler, a destructured-away key.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {

@@ -70,7 +70,7 @@ const urlWithScheme = (name: string, schemes: string[], example: string) =>
   z.string().refine(
     (value) => {
       const match = /^([a-z][a-z0-9+.-]*):\/\/[^/?#\s]+/i.exec(value.trim());
-      return match !== null && schemes.includes(match[1]!.toLowerCase());
+      return match !== null && schemes.includes(match[1].toLowerCase());
     },
     { error: (issue) => `${name} must be a ${schemes[0]}:// URL such as ${example}, got "${String(issue.input)}".` },
   );

@@ -70,7 +70,11 @@ export function catchUpThenLive(o: CatchUpThenLiveOptions): LiveFeed {
   const pump = () => {
     draining = draining
       .then(async () => {
-        while (queue.length && !stopped) await deliverInOrder(queue.shift()!);
+        while (!stopped) {
+          const next = queue.shift();
+          if (next === undefined) break;
+          await deliverInOrder(next);
+        }
       })
       .catch((error: unknown) => {
         // A delivery that fails ends the feed (the caller closes its stream); later events are not skipped silently.
@@ -94,7 +98,8 @@ export function catchUpThenLive(o: CatchUpThenLiveOptions): LiveFeed {
   });
   const upTo = o.appliedPosition();
 
-  const caughtUp = (async () => {
+  // A named function, not an IIFE: `stopped` changes in the callbacks above while this loop awaits.
+  const catchUp = async () => {
     for await (const event of readSource(o.store, o.source, o.since)) {
       if (stopped || event.position > upTo) break;
       await deliverInOrder(event);
@@ -102,7 +107,8 @@ export function catchUpThenLive(o: CatchUpThenLiveOptions): LiveFeed {
     live = true;
     pump();
     await draining;
-  })();
+  };
+  const caughtUp = catchUp();
 
   return {
     caughtUp,

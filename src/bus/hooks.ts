@@ -51,19 +51,20 @@ export interface TriggerOptions {
 }
 
 interface Registration extends ListenerInfo {
-  listener: HookListener<any>;
+  listener: HookListener<unknown>;
 }
 
 export class HookBus {
   private registrations: Registration[] = [];
   /** Every event after its listeners ran: for observers (logging, tests) that only watch. */
-  readonly fired$ = new Subject<HookEvent<any>>();
+  readonly fired$ = new Subject<HookEvent<unknown>>();
 
   /**
    * Registers a listener under `handlerName` (as Girder's `events.bind`); returns a function that unbinds it.
    */
   on<Info = Record<string, unknown>>(name: string, handlerName: string, listener: HookListener<Info>, options: ListenerOptions = {}): () => void {
-    const registration: Registration = { name, handlerName, listener, ...(options.access ? { access: options.access } : {}) };
+    // The bus does not know each name's info type: `on` and `trigger` agree on it by name, as Girder's events do.
+    const registration: Registration = { name, handlerName, listener: listener as HookListener<unknown>, ...(options.access ? { access: options.access } : {}) };
     this.registrations.push(registration);
     return () => {
       this.registrations = this.registrations.filter((r) => r !== registration);

@@ -146,8 +146,8 @@ class ActiveProgress implements ProgressContext {
     };
     if (save && next.updatedTime > next.startTime && data.estimateTime) {
       delete next.estimatedTotalTime;
-      const total = Number(data.total);
-      const current = Number(data.current);
+      const total = data.total;
+      const current = data.current;
       if (total >= current && total > 0 && current > 0) {
         next.estimatedTotalTime = (total * (next.updatedTime - next.startTime)) / current;
       }
@@ -184,15 +184,14 @@ export class ProgressService {
   /** Creates the record (state `active`, expires in 1 h) unless `on` is false, in which case nothing is written. */
   async start(options: ProgressStartOptions): Promise<ProgressContext> {
     if (!options.on) return noProgress;
-    const userId = options.userId ?? null;
-    const tokenId = options.tokenId ?? null;
-    if (!userId && !tokenId) throw new Error('A progress notification needs a userId or a tokenId.');
+    const owner = options.userId ? { userId: options.userId } : options.tokenId ? { tokenId: options.tokenId } : null;
+    if (!owner) throw new Error('A progress notification needs a userId or a tokenId.');
     const now = this.now();
     const time = girderTime(new Date(now));
     const record: NotificationRecord = {
       _id: newId(now),
       type: 'progress',
-      ...(userId ? { userId } : { tokenId: tokenId! }),
+      ...owner,
       time,
       updated: time,
       expires: girderTime(new Date(now + ACTIVE_TTL_MS)),

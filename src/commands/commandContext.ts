@@ -34,7 +34,7 @@ export class CommandRunner {
     } catch (error) {
       if (!(error instanceof StreamNotFoundError)) throw error;
     }
-    return { state, expected: revision === null ? 'no_stream' : revision, exists: revision !== null };
+    return { state, expected: revision ?? 'no_stream', exists: revision !== null };
   }
 
   /**

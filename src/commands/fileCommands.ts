@@ -15,6 +15,7 @@ import {
   uploadStateFor,
   uploadStream,
   type UploadEvent,
+  type UploadStartedData,
   type UploadState,
 } from '../domain/upload';
 import { RestError, ValidationError } from '../domain/errors';
@@ -186,7 +187,7 @@ async function commitNewContents(
   if (!file) throw new RestError(`Invalid file id (${fileId}).`);
   return services.commands.run(async () => {
     const loaded = await loadItemStream(services, file.itemId);
-    const previous = loaded.state.files[fileId]?.blobId ?? '';
+    const previous = (loaded.state.files[fileId] as FileRecord | undefined)?.blobId ?? '';
     const { events } = decideOn(itemDecider, loaded.state, {
       type: 'ReplaceFileContents',
       data: { fileId, blobId: blob.blobId, size: blob.size, creatorId: userId, created: girderTime() },
@@ -227,8 +228,8 @@ export async function startUpload(
     const fileId = await withStoredBlob(services, Readable.from([]), (blob) => commitNewFile(services, { ...spec, blob }, meta));
     return { kind: 'file', fileId };
   }
-  if (body && body.length !== undefined && body.length > input.size) throw new ValidationError('Received too many bytes.');
-  if (body && body.length === input.size) {
+  if (body?.length !== undefined && body.length > input.size) throw new ValidationError('Received too many bytes.');
+  if (body?.length === input.size) {
     const fileId = await withStoredBlob(services, limited(body.stream, input.size), (blob) => {
       if (blob.size !== input.size) throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
       return commitNewFile(services, { ...spec, blob }, meta);
@@ -282,15 +283,16 @@ export async function startContentsUpload(
 }
 
 /** The parent of a new file named by an upload record, as it is now. */
-async function uploadParent(services: Services, state: UploadState): Promise<UploadParent> {
-  const s = state.started!;
-  if (s.parentType === 'folder') {
-    const folder = await services.readModel.folders.get(s.parentId!);
-    if (!folder) throw new ValidationError(`No such folder: ${s.parentId}`, 'id');
+async function uploadParent(services: Services, started: UploadStartedData): Promise<UploadParent> {
+  // A new file's upload names both (initUpload); a replacement's names neither and never comes here.
+  const { parentType, parentId = '' } = started;
+  if (parentType === 'folder') {
+    const folder = await services.readModel.folders.get(parentId);
+    if (!folder) throw new ValidationError(`No such folder: ${parentId}`, 'id');
     return { type: 'folder', folder };
   }
-  const item = await services.readModel.items.get(s.parentId!);
-  if (!item) throw new ValidationError(`No such item: ${s.parentId}`, 'id');
+  const item = await services.readModel.items.get(parentId);
+  if (!item) throw new ValidationError(`No such item: ${parentId}`, 'id');
   return { type: 'item', item };
 }
 
@@ -324,14 +326,15 @@ export async function receiveChunk(
     const upload = { uploadId: input.uploadId, lastChunk };
     try {
       let fileId: string;
-      if (started.fileId !== undefined) {
+      const replacing = started.fileId;
+      if (replacing !== undefined) {
         const previous = await withStoredBlob(services, partial.read(input.uploadId), (blob) =>
-          commitNewContents(services, started.fileId!, input.userId, blob, upload, meta),
+          commitNewContents(services, replacing, input.userId, blob, upload, meta),
         );
         await reclaimBlobs(services, [previous]);
-        fileId = started.fileId;
+        fileId = replacing;
       } else {
-        const parent = await uploadParent(services, state);
+        const parent = await uploadParent(services, started);
         fileId = await withStoredBlob(services, partial.read(input.uploadId), (blob) =>
           commitNewFile(services, { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload }, meta),
         );
@@ -380,7 +383,8 @@ export async function deleteFile(services: Services, file: FileDoc, meta: Reques
     const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteFile', data: { fileId: file._id } });
     return {
       appends: [{ streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
-      result: loaded.state.files[file._id]!.blobId,
+      // DeleteFile refused above if the item has no such file.
+      result: loaded.state.files[file._id].blobId,
     };
   });
   await reclaimBlobs(services, [blobId]);

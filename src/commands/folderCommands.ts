@@ -95,15 +95,15 @@ export async function createFolder(services: Services, input: CreateFolderInput,
   const folderId = newId();
   const created = girderTime();
   const acl = inheritedAcl(input.parent, input.creatorId, input.public);
-  const hasMetadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0;
+  const metadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined;
   return commands.run(async () => {
     const guard = await guardSiblingName(commands, siblingLookup(services), parentType, parentId, input.name);
     if (input.reuseExisting && guard.takenBy === 'folder') {
       const existing = await services.readModel.folders.childNamed(parentType, parentId, input.name);
       if (existing) {
-        if (!hasMetadata) return { appends: [], result: existing._id };
+        if (!metadata) return { appends: [], result: existing._id };
         const folder = await loadFolder(services, existing._id);
-        const { events } = decideOn(folderDecider, folder.state, { type: 'SetFolderMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
+        const { events } = decideOn(folderDecider, folder.state, { type: 'SetFolderMetadata', data: { metadata, allowNull: false, now: girderTime() } });
         return { appends: [{ streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: existing._id };
       }
     }
@@ -113,7 +113,7 @@ export async function createFolder(services: Services, input: CreateFolderInput,
       type: 'CreateFolder',
       data: {
         folderId, name: input.name, description: input.description, parentType, parentId, creatorId: input.creatorId, created, ...acl,
-        ...(hasMetadata ? { metadata: input.metadata } : {}),
+        ...(metadata ? { metadata } : {}),
       },
     });
     const appends: StreamAppend[] = [

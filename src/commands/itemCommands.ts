@@ -38,11 +38,10 @@ export async function loadItemStream(services: Services, itemId: string) {
   if (!item) return { ...loaded, state: loaded.exists ? loaded.state : itemStateFor(itemId) };
   const files = await services.readModel.files.listForItem(itemId, { limit: 0, offset: 0, sort: 'created', sortdir: 1 });
   const state: ItemState = {
-    exists: true, itemId, folderId: item.folderId, name: item.name, description: item.description, meta: item.meta ?? {}, size: item.size,
+    exists: true, itemId, folderId: item.folderId, name: item.name, description: item.description, meta: item.meta, size: item.size,
     creatorId: item.creatorId, created: item.created, updated: item.updated,
     files: Object.fromEntries(
       files.rows.map(({ _id, itemId: _item, ...file }) => {
-        void _item;
         return [_id, { ...file, fileId: _id }];
       }),
     ),
@@ -172,7 +171,7 @@ export async function createItem(services: Services, input: CreateItemInput, met
   const { commands } = services;
   const name = checkItemName(input.name);
   const folderId = input.folder._id;
-  const hasMetadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0;
+  const metadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined;
   return commands.run(async () => {
     const itemId = newId();
     let nameGuard: NameGuard | undefined;
@@ -180,9 +179,9 @@ export async function createItem(services: Services, input: CreateItemInput, met
       nameGuard = await guardItemName(services, folderId, name, itemId);
       const existingId = await itemNamed(services, folderId, name);
       if (existingId) {
-        if (!hasMetadata) return { appends: [], result: existingId };
+        if (!metadata) return { appends: [], result: existingId };
         const existing = await loadItemStream(services, existingId);
-        const { events } = decideOn(itemDecider, existing.state, { type: 'SetItemMetadata', data: { metadata: input.metadata!, allowNull: false, now: girderTime() } });
+        const { events } = decideOn(itemDecider, existing.state, { type: 'SetItemMetadata', data: { metadata, allowNull: false, now: girderTime() } });
         return { appends: [{ streamId: itemStream(existingId), expectedState: existing.expected, events: toNewEvents(events, meta) }], result: existingId };
       }
     }
@@ -190,7 +189,7 @@ export async function createItem(services: Services, input: CreateItemInput, met
       services,
       {
         itemId, folderId, name, description: input.description, creatorId: input.creatorId, created: girderTime(),
-        ...(hasMetadata ? { metadata: input.metadata } : {}),
+        ...(metadata ? { metadata } : {}),
       },
       meta,
       undefined,
@@ -219,7 +218,7 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     const now = girderTime();
     const loaded = await loadItemStream(services, itemId);
     const before = loaded.state;
-    const moving = input.folder !== undefined && input.folder._id !== before.folderId && before.exists;
+    const destination = input.folder !== undefined && input.folder._id !== before.folderId && before.exists ? input.folder : undefined;
     // The name in the item's own folder (Girder's validate on save; only the intermediate name of a rename and move).
     let name: string | undefined;
     let renamed: { name: string; guard: NameGuard } | undefined;
@@ -234,12 +233,11 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     });
     const events = [...updated.events];
     const appends: StreamAppend[] = [];
-    let state = updated.state;
-    if (moving) {
-      const claimed = await claimItemName(services, input.folder!._id, state.name, itemId, meta);
-      const moved = decideOn(itemDecider, state, { type: 'MoveItem', data: { folderId: input.folder!._id, name: claimed.name, now } });
+    const state = updated.state;
+    if (destination) {
+      const claimed = await claimItemName(services, destination._id, state.name, itemId, meta);
+      const moved = decideOn(itemDecider, state, { type: 'MoveItem', data: { folderId: destination._id, name: claimed.name, now } });
       events.push(...moved.events);
-      state = moved.state;
       appends.push(...claimed.appends);
     } else if (renamed && state.name !== before.name) {
       appends.push(renamed.guard.claimAppend('item', itemId, meta));
@@ -321,7 +319,6 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
         meta,
         () =>
           Object.values(s.files).map(({ copyOfFile, copierId, copied, ...file }) => {
-            void copyOfFile, copierId, copied;
             // Girder's copyFile: the source's record (creator, created) plus who copied it, when.
             return {
               type: 'AddFile' as const,

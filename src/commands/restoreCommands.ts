@@ -92,7 +92,7 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
       await services.projector.waitFor(await services.eventStore.headPosition());
       if (await services.readModel.folders.get(folderId)) throw new RestError('The folder is not deleted.');
       const current = await history.removedFolder(folderId);
-      if (!current || current.position !== removed.position) throw new RestError(`Invalid folder id (${folderId}).`);
+      if (current?.position !== removed.position) throw new RestError(`Invalid folder id (${folderId}).`);
       const { name, guard } = await freeName(services, parent.type, parent.doc._id, removed.doc.name);
       const d = removed.doc;
       const { events } = decideOn(
@@ -105,7 +105,7 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
             parentId: parent.doc._id, name,
             snapshot: {
               description: d.description, ...(d.public !== undefined ? { public: d.public } : {}),
-              ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta ?? {},
+              ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta,
               creatorId: d.creatorId, created: d.created, updated: d.updated,
             },
           },

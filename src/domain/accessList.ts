@@ -1,6 +1,6 @@
 import { ValidationError } from './errors';
 import { isObjectId } from './ids';
-import type { AccessEntry, AccessList, Level } from './access';
+import type { AccessEntry, AccessList } from './access';
 
 /**
  * Validates an access list given to `PUT …/access` (Girder's setAccessList): every `users[]`/`groups[]` entry needs
@@ -23,7 +23,7 @@ function entries(list: unknown): AccessEntry[] {
     const { id, level } = raw as { id: unknown; level: unknown };
     if (level !== 0 && level !== 1 && level !== 2) throw new ValidationError('Invalid access level', 'access');
     if (typeof id !== 'string' || !isObjectId(id)) throw new ValidationError('Invalid access list', 'access');
-    byId.set(id.toLowerCase(), { id: id.toLowerCase(), level: level as Level, flags: [] });
+    byId.set(id.toLowerCase(), { id: id.toLowerCase(), level, flags: [] });
   }
   return [...byId.values()];
 }

@@ -37,14 +37,14 @@ export function decideOn<State, Command, Event extends DomainEvent>(
   command: Command,
 ): { events: Event[]; state: State } {
   const events = decider.decide(command, state).map((event) => assertEvent(decider.eventSchemas, event));
-  return { events, state: events.reduce(decider.evolve, state) };
+  return { events, state: events.reduce((current, event) => decider.evolve(current, event), state) };
 }
 
 export function foldEvents<State, Event extends DomainEvent>(
   decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
   events: Event[],
 ): State {
-  return events.reduce(decider.evolve, decider.initialState());
+  return events.reduce((state, event) => decider.evolve(state, event), decider.initialState());
 }
 
 /**
@@ -53,6 +53,5 @@ export function foldEvents<State, Event extends DomainEvent>(
  * At run time an event this version does not know (appended by a newer version) changes nothing, as before.
  */
 export function unknownEvent<State>(event: never, state: State): State {
-  void event;
   return state;
 }

@@ -477,7 +477,7 @@ export function folderStateFromDoc(doc: {
   return {
     exists: true, folderId: doc._id, name: doc.name, description: doc.description, parentType: doc.parentCollection, parentId: doc.parentId,
     ...(doc.public !== undefined ? { public: doc.public } : {}), ...(doc.publicFlags !== undefined ? { publicFlags: [...doc.publicFlags] } : {}),
-    access: structuredClone(doc.access), meta: structuredClone(doc.meta ?? {}), updated: doc.updated,
+    access: structuredClone(doc.access), meta: structuredClone(doc.meta), updated: doc.updated,
   };
 }
 

@@ -84,7 +84,6 @@ export type GroupState = { status: 'none' | 'deleted' } | ActiveGroup;
 
 const without = <V>(record: Record<string, V>, key: string): Record<string, V> => {
   const { [key]: _gone, ...rest } = record;
-  void _gone;
   return rest;
 };
 
@@ -194,7 +193,7 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
     }
     case 'JoinGroup': {
       const { userId } = command;
-      const invited = group.invites[userId];
+      const invited = group.invites[userId] as Level | undefined;
       if (invited !== undefined) return [{ type: 'GroupMemberSet', data: { groupId, userId, level: invited } }];
       if (userId in group.members || group.requests.includes(userId)) return [];
       return [{ type: 'GroupJoinRequested', data: { groupId, userId } }];

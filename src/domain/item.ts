@@ -195,13 +195,12 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
     case 'ItemDeleted':
       return { ...initialState(), itemId: state.itemId };
     case 'FileCreated': {
-      const { itemId, ...file } = event.data;
-      void itemId;
+      const { itemId: _itemId, ...file } = event.data;
       return { ...state, size: state.size + file.size, files: { ...state.files, [file.fileId]: file } };
     }
     case 'FileContentsReplaced': {
       const d = event.data;
-      const file = state.files[d.fileId];
+      const file = state.files[d.fileId] as FileRecord | undefined;
       if (!file) return state;
       return {
         ...state,
@@ -210,7 +209,7 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       };
     }
     case 'FileDeleted': {
-      const file = state.files[event.data.fileId];
+      const file = state.files[event.data.fileId] as FileRecord | undefined;
       if (!file) return state;
       return { ...state, size: state.size - file.size, files: withoutFile(state.files, event.data.fileId) };
     }
@@ -255,7 +254,7 @@ function requireExisting(state: ItemState): void {
 
 function requireFile(state: ItemState, fileId: string): FileRecord {
   requireExisting(state);
-  const file = state.files[fileId];
+  const file = state.files[fileId] as FileRecord | undefined;
   if (!file) throw new RestError(`Invalid file id (${fileId}).`);
   return file;
 }
@@ -323,7 +322,7 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
     case 'AddFile': {
       requireExisting(state);
       const file = command.data.file;
-      if (state.files[file.fileId]) throw new RestError(`File ${file.fileId} already exists.`, 409);
+      if (file.fileId in state.files) throw new RestError(`File ${file.fileId} already exists.`, 409);
       if (!file.name) throw new ValidationError('File name must not be empty.', 'name');
       return [{ type: 'FileCreated', data: { ...file, exts: extensionsOf(file.name), itemId: state.itemId } }];
     }

@@ -75,14 +75,14 @@ export function pyRepr(value: unknown, sorted: boolean): string {
 
 function pyFloat(value: number): string {
   const text = String(value);
-  return /e/.test(text) ? text.replace(/e([+-])(\d)$/, 'e$10$2') : text;
+  return text.includes('e') ? text.replace(/e([+-])(\d)$/, 'e$10$2') : text;
 }
 
 function pyString(value: string): string {
   const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
   let out = '';
   for (const ch of value) {
-    const code = ch.codePointAt(0)!;
+    const code = ch.codePointAt(0) ?? 0;
     if (ch === '\\') out += '\\\\';
     else if (ch === quote) out += `\\${quote}`;
     else if (ch === '\n') out += '\\n';

@@ -115,7 +115,6 @@ export const settingsDecider = {
         return { ...state, [event.data.key]: event.data.value };
       case 'SettingUnset': {
         const { [event.data.key]: _removed, ...rest } = state;
-        void _removed;
         return rest;
       }
       default: {
@@ -132,7 +131,7 @@ export const settingsDecider = {
     const events: SettingsEvent[] = [];
     let next = state;
     for (const { key, value } of changes) {
-      const rule = RULES[key];
+      const rule = RULES[key] as SettingRule | undefined;
       if (!rule) throw new ValidationError(`Invalid setting key "${key}".`, 'key');
       const event: SettingsEvent =
         value === null ? { type: 'SettingUnset', data: { key } } : { type: 'SettingChanged', data: { key, value: rule.validate(value) } };
@@ -146,7 +145,7 @@ export const settingsDecider = {
 
 /** The value of a key: the stored one, else its default. Unknown keys → `Invalid setting key`. */
 export function settingValue(state: SettingsState, key: string): unknown {
-  const rule = RULES[key];
+  const rule = RULES[key] as SettingRule | undefined;
   if (!rule) throw new ValidationError(`Invalid setting key "${key}".`, 'key');
   return key in state ? state[key] : rule.default;
 }

@@ -37,10 +37,10 @@ export interface UserState {
 }
 
 /** Registration, once its input is valid (`validateRegistration`) and the password hashed. */
-export type UserCommand = {
+export interface UserCommand {
   type: 'RegisterUser';
   data: Pick<UserRegisteredData, 'userId' | 'login' | 'email' | 'firstName' | 'lastName' | 'admin' | 'emailVerified' | 'passwordHash' | 'created'>;
-};
+}
 
 export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
   initialState: () => ({ registered: false }),
@@ -55,18 +55,15 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
     }
   },
   decide: (command, state) => {
-    switch (command.type) {
-      case 'RegisterUser': {
-        const d = command.data;
-        if (state.registered) throw new RestError(`User ${d.userId} already exists.`, 409);
-        const data: UserRegisteredData = {
-          userId: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
-          ...(d.emailVerified !== undefined ? { emailVerified: d.emailVerified } : {}), public: true, passwordHash: d.passwordHash,
-          created: d.created, access: withUserAccess(emptyAccess(), d.userId, AccessLevel.ADMIN),
-        };
-        return [{ type: 'UserRegistered', data }];
-      }
-    }
+    // One command so far: registration.
+    const d = command.data;
+    if (state.registered) throw new RestError(`User ${d.userId} already exists.`, 409);
+    const data: UserRegisteredData = {
+      userId: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
+      ...(d.emailVerified !== undefined ? { emailVerified: d.emailVerified } : {}), public: true, passwordHash: d.passwordHash,
+      created: d.created, access: withUserAccess(emptyAccess(), d.userId, AccessLevel.ADMIN),
+    };
+    return [{ type: 'UserRegistered', data }];
   },
   eventSchemas: userEventSchemas,
 };

@@ -17,8 +17,8 @@ export const MAX_JSON_BYTES = 512 * 1024;
  */
 export function jsonDepthExceeds(value: unknown, limit: number): boolean {
   const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const { value: current, depth } = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { value: current, depth } = top;
     if (current === null || typeof current !== 'object') continue;
     const level = depth + 1;
     if (level > limit) return true;
@@ -33,7 +33,9 @@ export function checkUserJson(field: string, value: unknown): void {
   if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
     throw new ValidationError(`${field} is nested more than ${MAX_JSON_DEPTH} levels deep.`, field);
   }
-  const bytes = Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+  // JSON.stringify gives undefined (not a string, whatever its type says) for undefined and functions.
+  const json = JSON.stringify(value) as string | undefined;
+  const bytes = Buffer.byteLength(json ?? '', 'utf8');
   if (bytes > MAX_JSON_BYTES) {
     throw new ValidationError(`${field} is too large: ${bytes} bytes of JSON, at most ${MAX_JSON_BYTES} allowed.`, field);
   }

@@ -121,8 +121,8 @@ function itemFolderIntervals(own: RecordedEvent[], fallbackFolderId: string | nu
   const intervals: { folderId: string; from: bigint; to: bigint | null }[] = [];
   const open = (folderId: string, from: bigint) => intervals.push({ folderId, from, to: null });
   const closeAt = (position: bigint) => {
-    const last = intervals[intervals.length - 1];
-    if (last && last.to === null) last.to = position;
+    const last = intervals.at(-1);
+    if (last?.to === null) last.to = position;
   };
   for (const event of own) {
     const data = event.data as { folderId?: string; fromFolderId?: string };
@@ -234,10 +234,11 @@ export function redactEventData(type: string, data: unknown): unknown {
     }
     return value;
   };
-  const out = strip(data) as Record<string, unknown>;
+  const out = strip(data);
   if (out && typeof out === 'object' && !Array.isArray(out)) {
-    if (type.startsWith('Token')) delete out.hash;
-    if (type.startsWith('ApiKey')) delete out.key;
+    const fields = out as Record<string, unknown>;
+    if (type.startsWith('Token')) delete fields.hash;
+    if (type.startsWith('ApiKey')) delete fields.key;
   }
   return out;
 }
@@ -287,9 +288,10 @@ export interface HistoryPaging {
 /** Pages a timeline: `after` (a revision of the own stream) first, then offset and limit (0: no limit). */
 export function pageTimeline(timeline: TimelineEntry[], ownStreamId: string, paging: HistoryPaging): { rows: TimelineEntry[]; total: number } {
   let rows = timeline;
-  if (paging.after !== undefined) {
-    const anchor = timeline.find((e) => !e.via && e.event.streamId === ownStreamId && e.event.revision === BigInt(paging.after!));
-    if (!anchor) throw new RestError(`No event at revision ${paging.after} of this history.`);
+  const { after } = paging;
+  if (after !== undefined) {
+    const anchor = timeline.find((e) => !e.via && e.event.streamId === ownStreamId && e.event.revision === BigInt(after));
+    if (!anchor) throw new RestError(`No event at revision ${after} of this history.`);
     rows = rows.filter((e) => e.event.position > anchor.event.position);
   }
   const total = rows.length;

@@ -27,7 +27,7 @@ export function itemView(item: ItemDoc): View {
   return {
     _id: item._id, _modelType: 'item', name: item.name, description: item.description, folderId: item.folderId,
     baseParentType: item.baseParentType, baseParentId: item.baseParentId, creatorId: item.creatorId, created: item.created,
-    updated: item.updated, size: item.size, metadata: item.meta ?? {},
+    updated: item.updated, size: item.size, metadata: item.meta,
     ...(item.copyOfItem !== undefined ? { copyOfItem: item.copyOfItem } : {}),
   };
 }
@@ -42,7 +42,8 @@ export function fileView(file: FileDoc): View {
 
 /** The upload record (Girder's raw upload document, minus its assetstore internals). */
 export function uploadView(state: UploadState): View {
-  const s = state.started!;
+  const s = state.started;
+  if (!s) throw new RestError(`Invalid upload id (${state.uploadId}).`);
   return {
     _id: s.uploadId, _modelType: 'upload', created: s.created, updated: state.updated, size: s.size, name: s.name,
     mimeType: s.mimeType, received: state.received, userId: s.userId,

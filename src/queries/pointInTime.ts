@@ -158,7 +158,7 @@ class TimeMachine {
     if (folderId === copy.folderId) return copy.sourceId;
     const history = historyOf(this.services);
     const placement = await history.placementAt(folderId, position);
-    if (!placement || placement.parentType !== 'folder') return null;
+    if (placement?.parentType !== 'folder') return null;
     const parentSource = await this.sourceOf(placement.parentId, copy, position);
     if (!parentSource) return null;
     const candidates = await history.childrenAt('folder', parentSource, position - 1n);
@@ -230,7 +230,7 @@ export async function listFoldersAt(services: Services, viewer: Viewer | null, i
   const docs: FolderDoc[] = [];
   for (const id of ids) {
     const doc = await machine.docAt(id, position);
-    if (!doc || doc.parentId !== parent.doc._id) continue;
+    if (doc?.parentId !== parent.doc._id) continue;
     if (!hasAccess(doc, viewer, AccessLevel.READ)) continue;
     if (input.name && doc.name !== input.name) continue;
     docs.push(doc);

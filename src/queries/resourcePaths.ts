@@ -6,7 +6,6 @@ import { isObjectId } from '../domain/ids';
 import { collectionView, folderView, userView } from './views';
 import { fileView, itemView } from './itemQueries';
 import { loadModel } from './loaders';
-import type { ParentType } from '../domain/parents';
 
 /**
  * Resource paths (Girder's girder/utility/path.py): `/user/<login>/<folder>/…/<item>/<file>` and
@@ -107,7 +106,8 @@ async function childNamed(services: Services, parent: Found, token: string): Pro
  */
 export async function lookUpPath(services: Services, path: string, viewer: Viewer | null, test: boolean): Promise<View | null> {
   const stripped = path.replace(/^\/+/, '');
-  const [model, rootName, ...tokens] = splitPath(stripped);
+  // A path of one token (`user`) has no root name.
+  const [model, rootName, ...tokens] = splitPath(stripped) as [string, string | undefined, ...string[]];
   const rm = services.readModel;
   let current: Found;
   if (model === 'user' && rootName !== undefined) {
@@ -175,7 +175,7 @@ async function fetchResource(services: Services, type: ResourceType, id: string)
 /** A parent on the way up, loaded at READ (`Invalid <model> id (<id>).` when it is gone). */
 async function loadParentAtRead(services: Services, type: ResourceType, id: string, viewer: Viewer | null): Promise<Found> {
   if (type === 'user' || type === 'collection' || type === 'folder') {
-    const doc = await loadModel(services, type as ParentType, id, viewer, AccessLevel.READ);
+    const doc = await loadModel(services, type, id, viewer, AccessLevel.READ);
     return { type, doc } as Found;
   }
   const found = await fetchResource(services, type, id);

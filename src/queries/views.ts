@@ -39,7 +39,7 @@ export function folderView(folder: FolderDoc, viewer: Viewer | null, extra: Reco
     created: folder.created, updated: folder.updated, size: folder.size,
     ...(folder.public !== undefined ? { public: folder.public } : {}),
     ...(folder.publicFlags !== undefined ? { publicFlags: folder.publicFlags } : {}),
-    metadata: folder.meta ?? {},
+    metadata: folder.meta,
     ...extra,
   };
 }
