@@ -50,9 +50,12 @@ function pathSegments(path: string): string[] {
     });
 }
 
+/** The request's id: a UUID string, as `genReqId` below makes it. */
+const requestIdOf = (req: Request): string => (typeof req.id === 'object' ? JSON.stringify(req.id) : String(req.id));
+
 /** The Swagger UI page, with its assets addressed below the API root whether or not the URL ends with a slash. */
 function swaggerPage(): string {
-  const html = (swaggerUi.generateHTML as unknown as (doc: undefined, opts: swaggerUi.SwaggerUiOptions) => string)(undefined, {
+  const html = swaggerUi.generateHTML(undefined, {
     swaggerUrl: `${API_ROOT}/describe`,
     customSiteTitle: 'Folder Service API',
   });
@@ -83,8 +86,8 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
       },
       // Never log headers (tokens, Basic credentials, cookies) nor the token, password and (API) key parameters.
       serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: String(req.url).replace(/([?&](?:token|password|key)=)[^&]*/g, '$1[redacted]') }),
-        res: (res) => ({ statusCode: res.statusCode }),
+        req: (req: { id: string; method: string; url: string | undefined }) => ({ id: req.id, method: req.method, url: String(req.url).replace(/([?&](?:token|password|key)=)[^&]*/g, '$1[redacted]') }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
   );
@@ -107,10 +110,11 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
       const raw = info.params;
       const params: Record<string, unknown> = {};
       for (const spec of route.params) {
-        const rawValue = spec.in === 'body' && raw[spec.name] === undefined ? parseJsonBody(spec.name, bodyText) : raw[spec.name];
+        const given = raw[spec.name] as string | undefined;
+        const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyText) : given;
         params[spec.name] = spec.parse(rawValue);
       }
-      return await route.handler({ ...ctxBase, rawParams: raw, params: params as RouteContext['params'] });
+      return await route.handler({ ...ctxBase, rawParams: raw, params: params });
     } catch (error) {
       await hooks.trigger(`${eventName}.failed`, info);
       throw error;
@@ -118,12 +122,15 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   }
 
   app.use(API_ROOT, async (req: Request, res: Response, next: NextFunction) => {
-    const requestId = String(req.id);
+    const requestId = requestIdOf(req);
     let principal: Principal = ANONYMOUS;
     try {
       const method = routingMethod(req);
       const [resourceName, ...rest] = pathSegments(req.path);
-      if (!resourceName || !router.hasResource(resourceName)) return next();
+      if (!resourceName || !router.hasResource(resourceName)) {
+        next();
+        return;
+      }
       const match = METHODS.has(method) ? router.match(method as HttpMethod, resourceName, rest) : null;
       if (!match) throw new RestError(`No matching route for "${method} ${rest.join('/')}"`);
       const { route } = match;
@@ -187,7 +194,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     const { status, body } = errorResponse(error, {
       loggedIn: principal.user !== null,
       production: services.config.production,
-      requestId: String(req.id),
+      requestId: requestIdOf(req),
     });
     if (status >= 500) req.log.error({ err: error }, 'request failed');
     if (res.headersSent) {

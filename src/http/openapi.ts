@@ -79,7 +79,6 @@ const SAFE_INTEGER_BOUNDS = { minimum: Number.MIN_SAFE_INTEGER, maximum: Number.
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   try {
     const { $schema, ...rest } = z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' }) as Record<string, unknown>;
-    void $schema;
     // zod bounds every integer by the safe-integer range; that says nothing to a client.
     if (rest.type === 'integer' && rest.minimum === SAFE_INTEGER_BOUNDS.minimum && rest.maximum === SAFE_INTEGER_BOUNDS.maximum) {
       delete rest.minimum;

@@ -36,6 +36,9 @@ interface Common {
   description?: string;
 }
 
+/** A parameter declared `required: true` is never undefined (its parse throws when it is absent). */
+type Given<T, Required extends boolean> = Required extends true ? T : T | undefined;
+
 const requiredMessage = (name: string) => `Parameter '${name}' is required.`;
 
 function make<N extends string, T>(
@@ -137,19 +140,22 @@ function checkJsonShape(name: string, value: unknown, shape: JsonShape): void {
 
 export const param = {
   /** `headerSafe`: the value ends up in a response header (a MIME type): control characters are refused. */
-  string<N extends string>(name: N, opts: Common & { required?: boolean; strip?: boolean; default?: string; headerSafe?: boolean } = {}) {
+  string<N extends string, R extends boolean = false>(
+    name: N,
+    opts: Common & { required?: R; strip?: boolean; default?: string; headerSafe?: boolean } = {},
+  ) {
     const strip = (s: string) => {
       const value = opts.strip ? s.trim() : s;
       return opts.headerSafe ? refuseControlCharacters(name, value) : value;
     };
-    return make<N, string | undefined>(
+    return make<N, Given<string, R>>(
       'string',
       name,
       opts.required ?? false,
       opts.description,
       z.string(),
       strip,
-      () => opts.default,
+      () => opts.default as Given<string, R>,
     );
   },
   requiredString<N extends string>(name: N, opts: Common & { strip?: boolean } = {}) {
@@ -162,35 +168,35 @@ export const param = {
     return make<N, boolean>('bool', name, false, opts.description, z.boolean().default(defaultValue), toBool, () => defaultValue);
   },
   /** A safe integer within `range` (default {@link NON_NEGATIVE}). */
-  int<N extends string>(name: N, opts: Common & { default?: number; required?: boolean; range?: IntRange } = {}) {
+  int<N extends string, R extends boolean = false>(name: N, opts: Common & { default?: number; required?: R; range?: IntRange } = {}) {
     const range = opts.range ?? NON_NEGATIVE;
     return {
-      ...make<N, number | undefined>(
+      ...make<N, Given<number, R>>(
         'int',
         name,
         opts.required ?? false,
         opts.description,
         z.number().int(),
         (raw) => parseBoundedInteger(name, raw, range),
-        () => opts.default,
+        () => opts.default as Given<number, R>,
       ),
       range,
     };
   },
-  enum<N extends string, V extends string>(
+  enum<N extends string, V extends string, R extends boolean = false>(
     name: N,
     values: readonly V[],
-    opts: Common & { default?: V; required?: boolean; strip?: boolean } = {},
+    opts: Common & { default?: V; required?: R; strip?: boolean } = {},
   ) {
     return {
-      ...make<N, V | undefined>(
+      ...make<N, Given<V, R>>(
         'enum',
         name,
         opts.required ?? false,
         opts.description,
         z.enum(values as unknown as [V, ...V[]]),
         (raw) => checkEnum(name, opts.strip ? raw.trim() : raw, values),
-        () => opts.default,
+        () => opts.default as Given<V, R>,
       ),
       values,
     };
@@ -212,11 +218,11 @@ export const param = {
     );
   },
   /** A JSON-encoded query/form parameter (Girder's jsonParam), within the user-JSON limits (src/domain/userJson.ts). */
-  json<N extends string, T = unknown>(
+  json<N extends string, T = unknown, R extends boolean = false>(
     name: N,
-    opts: Common & { shape?: JsonShape; required?: boolean; validate?: (value: unknown) => T } = {},
+    opts: Common & { shape?: JsonShape; required?: R; validate?: (value: unknown) => T } = {},
   ) {
-    return make<N, T | undefined>(
+    return make<N, Given<T, R>>(
       'json',
       name,
       opts.required ?? false,
@@ -228,7 +234,7 @@ export const param = {
         checkUserJson(name, value);
         return opts.validate ? opts.validate(value) : (value as T);
       },
-      () => undefined,
+      () => undefined as Given<T, R>,
     );
   },
   /**
@@ -236,7 +242,7 @@ export const param = {
    * present in the query or form it is taken from there instead (the router passes it in as raw).
    */
   jsonBody<N extends string, T = unknown>(name: N, opts: Common & { shape?: JsonShape; validate?: (value: unknown) => T } = {}) {
-    const spec = param.json<N, T>(name, { ...opts, required: true });
+    const spec = param.json<N, T, true>(name, { ...opts, required: true });
     return { ...spec, in: 'body' as const };
   },
 };

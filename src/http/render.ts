@@ -2,9 +2,10 @@ import type { Request, Response } from 'express';
 
 /** JSON with keys sorted at every level, as Girder's `json.dumps(sort_keys=True)`. */
 export function sortedJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, (_key, v) => {
+  return JSON.stringify(value, (_key, v: unknown) => {
     if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+      const fields = v as Record<string, unknown>;
+      return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]]));
     }
     return typeof v === 'bigint' ? v.toString() : v;
   }, indent);

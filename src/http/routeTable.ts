@@ -14,7 +14,7 @@ export type AccessMode = 'public' | 'user' | 'admin' | 'token';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-export type AnyParams = readonly ParamSpec<string, any>[];
+export type AnyParams = readonly ParamSpec[];
 export type ParamsOf<P extends AnyParams> = { [S in P[number] as S['name']]: S extends ParamSpec<string, infer T> ? T : never };
 
 export interface RouteContext<P extends AnyParams = AnyParams> {
@@ -30,7 +30,7 @@ export interface RouteContext<P extends AnyParams = AnyParams> {
   req: Request;
   res: Response;
   /** Sets the `Girder-Total-Count` header of a listing. */
-  setTotalCount(total: number): void;
+  setTotalCount: (total: number) => void;
 }
 
 /** Returned by handlers that wrote the response themselves (downloads, streams). */
@@ -51,14 +51,15 @@ export interface RouteDef<P extends AnyParams = AnyParams> {
   rawBody?: boolean;
   /** Response description for the OpenAPI document. */
   produces?: 'application/json' | 'application/zip' | 'application/octet-stream' | 'text/event-stream';
-  handler(ctx: RouteContext<P>): Promise<unknown> | unknown;
+  /** Returns the response value, or a promise of it, or RESPONSE_SENT. */
+  handler(ctx: RouteContext<P>): unknown;
 }
 
 export interface Resource {
   /** Mount name under /api/v1, e.g. `folder`. */
   name: string;
   description: string;
-  routes: RouteDef<AnyParams>[];
+  routes: RouteDef[];
 }
 
 /** Declares a route with its params typed from the declaration. */

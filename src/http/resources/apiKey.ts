@@ -8,6 +8,7 @@ import { AccessLevel, accessDeniedMessage, type Level, type Viewer } from '../..
 import { isObjectId } from '../../domain/ids';
 import { loadParent } from '../../queries/loaders';
 import { createApiKey, deleteApiKey, tokenFromApiKey, updateApiKey } from '../../commands/apiKeyCommands';
+import { signedInUser } from '../principal';
 
 /** Filtered API key (Girder exposes these fields at READ; only the owner and site admins ever see a key). */
 function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
@@ -49,7 +50,7 @@ export const apiKeyResource: Resource = {
       access: 'user',
       params: [param.string('userId', { description: 'ID of the user whose keys to list.' }), ...pagingParams('name')],
       async handler({ params, services, principal, setTotalCount }) {
-        const me = principal.user!;
+        const me = signedInUser(principal);
         let userId = me._id;
         if (params.userId !== undefined && params.userId !== me._id) {
           if (!me.admin) throw new AccessDeniedError('Administrator access required.');
@@ -72,7 +73,7 @@ export const apiKeyResource: Resource = {
         param.flag('active', true, { description: 'Whether the key is currently active.' }),
       ],
       async handler({ params, services, principal, meta }) {
-        const me = principal.user!;
+        const me = signedInUser(principal);
         const id = await createApiKey(
           services.commands,
           { userId: me._id, ownerIsAdmin: me.admin, name: params.name ?? '', scope: params.scope ?? null, tokenDuration: params.tokenDuration ?? null, active: params.active },

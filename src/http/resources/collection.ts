@@ -3,7 +3,7 @@ import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import type { Services } from '../../services';
 import type { CollectionDoc } from '../../ports/readModel';
-import { AccessLevel, type AccessList } from '../../domain/access';
+import { AccessLevel } from '../../domain/access';
 import { RestError } from '../../domain/errors';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { loadModel } from '../../queries/loaders';
@@ -11,6 +11,7 @@ import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';
 import { createCollection, deleteCollection, setCollectionAccess, updateCollection } from '../../commands/collectionCommands';
 import { Scope } from '../../domain/scopes';
+import { signedInUser } from '../principal';
 
 
 /** Re-reads a collection after a write (a concurrent delete may have removed it since). */
@@ -51,7 +52,7 @@ export const collectionResource: Resource = {
       async handler({ params, services, principal, meta }) {
         const id = await createCollection(
           services.commands,
-          { name: params.name, description: params.description ?? '', public: params.public, creatorId: principal.user!._id },
+          { name: params.name, description: params.description ?? '', public: params.public, creatorId: signedInUser(principal)._id },
           meta,
         );
         return collectionView(await reload(services, id), principal.viewer);

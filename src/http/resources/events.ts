@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { z } from 'zod';
 import type { Request, Response } from 'express';
-import type { Resource, RouteDef, AnyParams } from '../routeTable';
+import type { Resource, RouteDef } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { DEFAULT_OVERFLOW_EVENT, SseWriter } from '../sse';
@@ -105,9 +105,9 @@ async function streamEvents(
     onEnd: () => sse.close(),
     deliver: async (event) => {
       if (sse.closed || !(await options.eligible(event))) return;
-      sse.send({ id: event.position.toString(), event: event.type, data: await envelope(event, logins) });
+      const sent = sse.send({ id: event.position.toString(), event: event.type, data: await envelope(event, logins) });
       // Catch-up reads faster than any network: wait for the client rather than let the buffer overflow.
-      if (catchingUp && !sse.closed && res.writableNeedDrain) {
+      if (catchingUp && sent && res.writableNeedDrain) {
         const drained = await Promise.race([
           once(res, 'drain').then(() => true, () => false),
           new Promise<boolean>((resolve) => setTimeout(resolve, eventStreamLimits.catchUpDrainTimeoutMs, false).unref()),
@@ -146,7 +146,7 @@ async function isInSubtree(services: Services, rootId: string, folderId: string,
   if (folderId === rootId) return true;
   if (await services.readModel.folders.get(folderId)) return services.readModel.folders.isSelfOrDescendant(rootId, folderId);
   const removed = await services.readModel.history?.removedFolder(folderId);
-  if (!removed || removed.doc.parentCollection !== 'folder' || depth > 64) return false;
+  if (removed?.doc.parentCollection !== 'folder' || depth > 64) return false;
   return isInSubtree(services, rootId, removed.doc.parentId, depth + 1);
 }
 
@@ -156,7 +156,7 @@ async function mayRead(services: Services, viewer: Viewer | null, folderId: stri
 }
 
 /** `GET /folder/:id/events`, registered with the folder routes (src/http/resources/folder.ts). */
-export const folderEventRoutes: RouteDef<AnyParams>[] = [
+export const folderEventRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: ':id/events',

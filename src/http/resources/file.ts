@@ -15,6 +15,7 @@ import { loadParent } from '../../queries/loaders';
 import { contentDisposition } from '../contentDisposition';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
+import { signedInUser } from '../principal';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -96,7 +97,7 @@ export async function sendFile(
   let ranged = false;
   if (rangeHeader && size > 0) {
     const ranges = parseRange(rangeHeader, size);
-    if (ranges && ranges.length === 0) throw unsatisfiable(res, size);
+    if (ranges?.length === 0) throw unsatisfiable(res, size);
     if (ranges) {
       [start, end] = ranges[0];
       ranged = true;
@@ -182,7 +183,7 @@ export const fileResource: Resource = {
         const outcome = await startUpload(
           services,
           {
-            parent, name: params.name, size: params.size!, mimeType: params.mimeType ?? 'application/octet-stream', userId: principal.user!._id,
+            parent, name: params.name, size: params.size, mimeType: params.mimeType ?? 'application/octet-stream', userId: signedInUser(principal)._id,
             ...(params.reference !== undefined ? { reference: params.reference } : {}),
           },
           rawBody(req),
@@ -206,7 +207,7 @@ export const fileResource: Resource = {
         const { params, services, principal, meta, req } = ctx;
         if (req.is('multipart/form-data')) throw new RestError('Send the chunk as the raw request body, not as multipart form data.');
         const body = rawBody(req) ?? { stream: Readable.from([]), length: 0 };
-        const outcome = await receiveChunk(services, { uploadId: params.uploadId, offset: params.offset!, userId: principal.user!._id }, body, meta);
+        const outcome = await receiveChunk(services, { uploadId: params.uploadId, offset: params.offset, userId: signedInUser(principal)._id }, body, meta);
         const reference = outcome.kind === 'file' ? (await loadUpload(services, params.uploadId)).state.started?.reference : undefined;
         return outcomeView(services, outcome, ctx, reference);
       },
@@ -232,7 +233,7 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_WRITE],
       params: [],
       async handler({ path, services, principal, meta }) {
-        await cancelUpload(services, { uploadId: path.id, userId: principal.user!._id, admin: principal.user!.admin }, meta);
+        await cancelUpload(services, { uploadId: path.id, userId: signedInUser(principal)._id, admin: signedInUser(principal).admin }, meta);
         return { message: 'Upload canceled.' };
       },
     }),
@@ -284,7 +285,7 @@ export const fileResource: Resource = {
         const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
         const outcome = await startContentsUpload(
           services,
-          { file, size: params.size!, userId: principal.user!._id, ...(params.reference !== undefined ? { reference: params.reference } : {}) },
+          { file, size: params.size, userId: signedInUser(principal)._id, ...(params.reference !== undefined ? { reference: params.reference } : {}) },
           meta,
         );
         return outcomeView(services, outcome, ctx, params.reference);

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import archiver from 'archiver';
 import type { BlobStore } from '../../ports/blobStore';
-import type { RouteDef, AnyParams } from '../routeTable';
+import type { RouteDef } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { contentDisposition } from '../contentDisposition';
@@ -32,8 +32,10 @@ class ReaderGoneError extends Error {
 export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStore, out: Writable, options: { forceZip64: boolean }): Promise<boolean> {
   const archive = archiver('zip', { store: true, forceZip64: options.forceZip64, forceLocalTime: true });
   const stop = new AbortController();
-  // Set from event handlers as well as from the loop (an object, so that the checks below are not narrowed away).
+  // Set from event handlers as well as from the loop; read through `failed()` in the loop, so that a check after an
+  // await is not narrowed away by the one before it.
   const state: { failure: Error | null; current: Readable | null } = { failure: null, current: null };
+  const failed = (): boolean => state.failure !== null;
   const fail = (error: Error) => {
     if (state.failure) return;
     state.failure = error;
@@ -57,7 +59,7 @@ export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStor
       if (state.failure) break;
       const source: Readable | Buffer = file.size === 0 ? Buffer.alloc(0) : await blobs.get(file.blobId);
       if (!Buffer.isBuffer(source)) {
-        if (state.failure) {
+        if (failed()) {
           source.destroy();
           break;
         }
@@ -86,7 +88,7 @@ export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStor
 }
 
 /** `GET /folder/:id/download`: the folder's files (as the caller may read them) as a streamed zip archive. */
-export const folderDownloadRoutes: RouteDef<AnyParams>[] = [
+export const folderDownloadRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: ':id/download',

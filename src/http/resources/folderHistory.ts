@@ -1,4 +1,4 @@
-import type { RouteDef, AnyParams } from '../routeTable';
+import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
@@ -6,6 +6,7 @@ import { folderHistory } from '../../queries/history';
 import { folderView } from '../../queries/views';
 import { restoreFolder } from '../../commands/restoreCommands';
 import { Scope } from '../../domain/scopes';
+import { signedInViewer } from '../principal';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
@@ -18,7 +19,7 @@ export const historyParams = () =>
   ] as const;
 
 /** A folder's audit history and its restore (docs/events.md). */
-export const folderHistoryRoutes: RouteDef<AnyParams>[] = [
+export const folderHistoryRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: ':id/history',
@@ -50,7 +51,7 @@ export const folderHistoryRoutes: RouteDef<AnyParams>[] = [
         services,
         {
           folderId: path.id,
-          viewer: principal.viewer!,
+          viewer: signedInViewer(principal),
           ...(params.parentId ? { parent: { type: params.parentType ?? 'folder', id: params.parentId } } : {}),
         },
         meta,

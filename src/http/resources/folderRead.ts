@@ -1,4 +1,4 @@
-import type { RouteDef, AnyParams } from '../routeTable';
+import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { findFolders, folderAccessList, folderDetails, folderRootPath, getFolder } from '../../queries/folderQueries';
@@ -12,7 +12,7 @@ const atParam = () =>
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
 /** The folder routes that only read: listing and search, one folder, its details, root path and access list. */
-export const folderReadRoutes: RouteDef<AnyParams>[] = [
+export const folderReadRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '',

@@ -1,4 +1,4 @@
-import type { RouteDef, AnyParams } from '../routeTable';
+import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
@@ -8,6 +8,7 @@ import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
+import { signedInUser, signedInViewer } from '../principal';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
@@ -17,7 +18,7 @@ const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
  * whose single event the projection applies to the whole subtree in one transaction; progress (when asked for) counts
  * the subtree first, then jumps to the total when that transaction has committed, and ends with `Done`.
  */
-export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
+export const folderSubtreeRoutes: RouteDef[] = [
   route({
     method: 'DELETE',
     path: ':id',
@@ -29,7 +30,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
       await withProgress(
         services,
-        { on: params.progress, userId: principal.user!._id, title: `Deleting folder ${folder.name}`, message: 'Calculating folder size...' },
+        { on: params.progress, userId: signedInUser(principal)._id, title: `Deleting folder ${folder.name}`, message: 'Calculating folder size...' },
         async (progress) => {
           const total = progress.on ? await services.readModel.subtree.subtreeCount(folder._id) : 0;
           await progress.update({ total });
@@ -51,7 +52,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await withProgress(
         services,
-        { on: params.progress, userId: principal.user!._id, title: `Clearing folder ${folder.name}`, message: 'Calculating folder size...' },
+        { on: params.progress, userId: signedInUser(principal)._id, title: `Clearing folder ${folder.name}`, message: 'Calculating folder size...' },
         async (progress) => {
           const total = progress.on ? (await services.readModel.subtree.subtreeCount(folder._id)) - 1 : 0;
           await progress.update({ total });
@@ -80,7 +81,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
       param.flag('progress', false, { description: 'Whether to record progress on this task.' }),
     ],
     async handler({ params, path, services, principal, meta }) {
-      const viewer = principal.viewer!;
+      const viewer = signedInViewer(principal);
       const source = await loadModel(services, 'folder', path.id, viewer, AccessLevel.READ);
       const parentType = params.parentType ?? source.parentCollection;
       // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination
@@ -88,7 +89,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
       const parent = await loadParent(services, parentType, params.parentId || source.parentId, viewer, AccessLevel.WRITE);
       const id = await withProgress(
         services,
-        { on: params.progress, userId: principal.user!._id, title: `Copying folder ${source.name}`, message: 'Calculating folder size...' },
+        { on: params.progress, userId: signedInUser(principal)._id, title: `Copying folder ${source.name}`, message: 'Calculating folder size...' },
         async (progress) => {
           const total = progress.on ? await services.readModel.subtree.subtreeCount(source._id) : 0;
           await progress.update({ total });

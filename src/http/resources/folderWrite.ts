@@ -1,4 +1,4 @@
-import type { RouteDef, AnyParams } from '../routeTable';
+import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { param } from '../params';
 import type { Services } from '../../services';
@@ -12,6 +12,7 @@ import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
 import { Scope } from '../../domain/scopes';
+import { signedInUser, signedInViewer } from '../principal';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
@@ -29,7 +30,7 @@ async function currentView(services: Services, id: string, viewer: Viewer | null
  * The folder routes that write: create, update/move, metadata and access. Each loads at the level the reference
  * states, runs a command (src/commands/folderCommands.ts) and answers with the folder view.
  */
-export const folderWriteRoutes: RouteDef<AnyParams>[] = [
+export const folderWriteRoutes: RouteDef[] = [
   route({
     method: 'POST',
     path: '',
@@ -55,7 +56,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
           parent, name: params.name, description: params.description ?? '', reuseExisting: params.reuseExisting,
           ...(params.public !== undefined ? { public: params.public } : {}),
           ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
-          creatorId: principal.user!._id,
+          creatorId: signedInUser(principal)._id,
         },
         meta,
       );
@@ -123,7 +124,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
     ],
     async handler({ params, path, services, principal, meta }) {
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
-      await deleteFolderMetadata(services, folder._id, params.fields as string[], meta);
+      await deleteFolderMetadata(services, folder._id, params.fields, meta);
       return currentView(services, folder._id, principal.viewer);
     },
   }),
@@ -144,7 +145,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
       const access = parseAccessList(params.access);
       const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
-      const viewer = principal.viewer!;
+      const viewer = signedInViewer(principal);
       const change = {
         access,
         ...(params.public !== undefined ? { public: params.public } : {}),

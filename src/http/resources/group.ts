@@ -9,6 +9,7 @@ import { currentSettings } from '../../commands/settingsCommands';
 import { changeMembership, createGroup, deleteGroup, updateGroup } from '../../commands/groupCommands';
 import { groupView, groupWithAccess, loadGroup, loadUserParam, visibleGroupIds } from '../../queries/groupQueries';
 import { userView } from '../../queries/views';
+import { signedInUser, signedInViewer } from '../principal';
 
 const userIdParam = (description: string) => param.requiredString('userId', { description });
 
@@ -92,10 +93,12 @@ export const groupResource: Resource = {
       async handler({ params, services, principal, meta }) {
         const id = await createGroup(
           services.commands,
-          { name: params.name, description: params.description ?? '', public: params.public, creatorId: principal.user!._id },
+          { name: params.name, description: params.description ?? '', public: params.public, creatorId: signedInUser(principal)._id },
           meta,
         );
-        return groupView((await services.readModel.groups.get(id))!, principal.viewer);
+        const group = await services.readModel.groups.get(id);
+        if (!group) throw new Error(`Group ${id} was created but is not in the read model.`);
+        return groupView(group, principal.viewer);
       },
     }),
     route({
@@ -155,7 +158,7 @@ export const groupResource: Resource = {
       async handler(ctx) {
         const { path, services, principal, meta } = ctx;
         await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
-        await changeMembership(services.commands, path.id, { type: 'JoinGroup', userId: principal.user!._id }, meta);
+        await changeMembership(services.commands, path.id, { type: 'JoinGroup', userId: signedInUser(principal)._id }, meta);
         return reloaded(ctx, path.id);
       },
     }),
@@ -182,7 +185,7 @@ export const groupResource: Resource = {
           }
         } else if (groupAccessLevel(group, principal.viewer) < level) {
           // One can only invite into levels one holds oneself.
-          throw new AccessDeniedError(`${['Read', 'Write', 'Admin'][level]} access denied for group ${path.id} (user ${principal.viewer!.id}).`);
+          throw new AccessDeniedError(`${['Read', 'Write', 'Admin'][level]} access denied for group ${path.id} (user ${signedInViewer(principal).id}).`);
         }
         // This service sends no mail, so `quiet` changes nothing.
         await changeMembership(services.commands, path.id, { type: 'InviteUser', userId: user._id, level, force: params.force }, meta);
@@ -233,13 +236,13 @@ export const groupResource: Resource = {
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
         const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
-        const user = params.userId === undefined ? principal.user! : await loadUserParam(services, params.userId, principal.viewer);
-        if (user._id !== principal.user!._id) {
+        const user = params.userId === undefined ? signedInUser(principal) : await loadUserParam(services, params.userId, principal.viewer);
+        if (user._id !== signedInUser(principal)._id) {
           // Removing someone else needs WRITE, and ADMIN to remove an administrator.
           const theirs = group.members.find((m) => m.id === user._id)?.level ?? -1;
           const needed: Level = theirs >= 2 ? 2 : 1;
           if (groupAccessLevel(group, principal.viewer) < needed) {
-            throw new AccessDeniedError(`${needed === 2 ? 'Admin' : 'Write'} access denied for group ${path.id} (user ${principal.viewer!.id}).`);
+            throw new AccessDeniedError(`${needed === 2 ? 'Admin' : 'Write'} access denied for group ${path.id} (user ${signedInViewer(principal).id}).`);
           }
         }
         await changeMembership(services.commands, path.id, { type: 'RemoveUser', userId: user._id }, meta);

@@ -14,6 +14,7 @@ import { folderRootPath } from '../../queries/folderQueries';
 import { folderView } from '../../queries/views';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
+import { signedInUser } from '../principal';
 
 
 /** The item as the read model now shows it (the command waited for the projection). */
@@ -88,7 +89,7 @@ export const itemResource: Resource = {
           {
             folder, name: params.name, description: params.description ?? '', reuseExisting: params.reuseExisting,
             ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
-            creatorId: principal.user!._id,
+            creatorId: signedInUser(principal)._id,
           },
           meta,
         );
@@ -199,7 +200,7 @@ export const itemResource: Resource = {
       ],
       async handler({ params, path, services, principal, meta }) {
         const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
-        await deleteItemMetadata(services, item._id, params.fields as string[], meta);
+        await deleteItemMetadata(services, item._id, params.fields, meta);
         return currentView(services, item._id);
       },
     }),
@@ -221,7 +222,7 @@ export const itemResource: Resource = {
         const id = await copyItem(
           services,
           {
-            sourceId: item._id, folder, creatorId: principal.user!._id,
+            sourceId: item._id, folder, creatorId: signedInUser(principal)._id,
             ...(params.name !== undefined ? { name: params.name } : {}),
             ...(params.description !== undefined ? { description: params.description } : {}),
           },

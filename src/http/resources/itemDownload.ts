@@ -1,4 +1,4 @@
-import type { RouteDef, AnyParams } from '../routeTable';
+import type { RouteDef } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import type { Services } from '../../services';
@@ -24,7 +24,7 @@ async function* itemFiles(services: Services, itemId: string): AsyncGenerator<Fi
  * `GET /item/:id/download` (Girder's Item.download, which the web client links from item rows): an item with exactly
  * one file sends that file; otherwise a zip of its files under a folder named after the item.
  */
-export const itemDownloadRoutes: RouteDef<AnyParams>[] = [
+export const itemDownloadRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: ':id/download',

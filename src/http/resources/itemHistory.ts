@@ -1,11 +1,11 @@
-import type { RouteDef, AnyParams } from '../routeTable';
+import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { itemHistory } from '../../queries/history';
 import { historyParams } from './folderHistory';
 import { Scope } from '../../domain/scopes';
 
 /** An item's audit history (docs/events.md). */
-export const itemHistoryRoutes: RouteDef<AnyParams>[] = [
+export const itemHistoryRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: ':id/history',

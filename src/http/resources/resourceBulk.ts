@@ -12,13 +12,15 @@ import { updateFolder } from '../../commands/folderCommands';
 import { copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
 import { copyItem, deleteItem, updateItem } from '../../commands/itemCommands';
 import { deleteCollection } from '../../commands/collectionCommands';
+import { signedInViewer } from '../principal';
 
 /**
  * Girder's multi-resource operations (api/v1/resource.py) that the web client's "checked items" menu uses: move,
  * copy and delete a set of folders and items, `resources` being `{"folder": [ids], "item": [ids]}`. Each resource
  * is its own command, in the order given, as in Girder (a failure stops there; what came before stays done).
  */
-type ResourceSet = Record<string, string[]>;
+/** The ids per resource type: only the types the request names are present. */
+type ResourceSet = Partial<Record<string, string[]>>;
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
 function resourceSet(allowed: readonly string[]) {
@@ -77,8 +79,8 @@ export const resourceBulkRoutes: RouteDef[] = [
     scope: [Scope.DATA_WRITE],
     params: [resourcesParam(['folder', 'item'], 'move'), ...parentParams],
     async handler({ params, services, principal, meta }) {
-      const resources = params.resources as ResourceSet;
-      const parent = await destination(services, resources, params.parentType!, params.parentId, principal.viewer);
+      const resources = params.resources;
+      const parent = await destination(services, resources, params.parentType, params.parentId, principal.viewer);
       await moveAll(services, resources, parent, principal.viewer, meta);
       return null;
     },
@@ -91,9 +93,9 @@ export const resourceBulkRoutes: RouteDef[] = [
     scope: [Scope.DATA_WRITE],
     params: [resourcesParam(['folder', 'item'], 'copy'), ...parentParams],
     async handler({ params, services, principal, meta }) {
-      const resources = params.resources as ResourceSet;
-      const parent = await destination(services, resources, params.parentType!, params.parentId, principal.viewer);
-      const viewer = principal.viewer!;
+      const resources = params.resources;
+      const parent = await destination(services, resources, params.parentType, params.parentId, principal.viewer);
+      const viewer = signedInViewer(principal);
       for (const id of resources.item ?? []) {
         const { item } = await loadItem(services, id, viewer, AccessLevel.READ);
         const folder = await loadFolderParam(services, parent.doc._id, viewer, AccessLevel.WRITE);
@@ -117,9 +119,9 @@ export const resourceBulkRoutes: RouteDef[] = [
       param.flag('progress', false, { description: 'Whether to record progress on this task (accepted; no progress is recorded).' }),
     ],
     async handler({ params, services, principal, meta }) {
-      const resources = params.resources as ResourceSet;
+      const resources = params.resources;
       for (const [kind, ids] of Object.entries(resources)) {
-        for (const id of ids) {
+        for (const id of ids ?? []) {
           if (kind === 'item') {
             await loadItem(services, id, principal.viewer, AccessLevel.ADMIN);
             await deleteItem(services, id, meta);

@@ -48,7 +48,7 @@ const TEXT_SEARCHES: Record<string, Searcher> = {
  * starting with the query in any case. Other types have no prefix search here and are left out of the answer.
  */
 const PREFIX_SEARCHES: Record<string, Searcher> = { user: userSearch(true), group: groupSearch(true) };
-const MODES: Record<string, Record<string, Searcher>> = { text: TEXT_SEARCHES, prefix: PREFIX_SEARCHES };
+const MODES: Partial<Record<string, Record<string, Searcher>>> = { text: TEXT_SEARCHES, prefix: PREFIX_SEARCHES };
 
 /** `GET /resource/search` (Girder's `text` and `prefix` modes): `{<type>: [documents]}` for each requested type it knows. */
 export const resourceSearchRoute = route({

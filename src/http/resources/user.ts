@@ -22,7 +22,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * UTF-8 make the header invalid, and the credentials split on the first colon.
  */
 function basicCredentials(header: string | undefined): { login: string; password: string } {
-  if (!header || !header.startsWith('Basic ')) throw new RestError('Use HTTP Basic Authentication', 401);
+  if (!header?.startsWith('Basic ')) throw new RestError('Use HTTP Basic Authentication', 401);
   const encoded = header.slice('Basic '.length).replace(/[^A-Za-z0-9+/=]/g, '');
   let decoded: string | null = null;
   if (BASE64.test(encoded) && encoded.length % 4 === 0) {
@@ -144,7 +144,8 @@ export const userResource: Resource = {
           { admin: callerIsAdmin && params.admin },
           meta,
         );
-        const user = (await services.readModel.users.get(userId))!;
+        const user = await services.readModel.users.get(userId);
+        if (!user) throw new Error(`User ${userId} was registered but is not in the read model.`);
         // Filtered for the caller, as Girder's filtermodel; an anonymous registrant becomes the caller (self view).
         const view = userView(user, principal.user ? principal.viewer : viewerOf(user));
         if (!principal.user) {

@@ -7,6 +7,7 @@ import { changePassword } from '../../commands/userCommands';
 import { verifyPassword } from '../../commands/password';
 import { loadModel } from '../../queries/loaders';
 import { AccessLevel } from '../../domain/access';
+import { signedInUser } from '../principal';
 
 /** The user routes of the web client's account and user pages: counts and the password change. */
 export const userAccountRoutes: RouteDef[] = [
@@ -43,8 +44,8 @@ export const userAccountRoutes: RouteDef[] = [
     async handler({ params, services, principal, meta }) {
       if (!params.old) throw new RestError('Old password must not be empty.');
       // Girder also accepts a temporary access token as the old password; this service issues none.
-      if (!(await verifyPassword(params.old, principal.user!.passwordHash))) throw new AccessDeniedError('Old password is incorrect.');
-      await changePassword(services.commands, principal.user!._id, params.new, meta);
+      if (!(await verifyPassword(params.old, signedInUser(principal).passwordHash))) throw new AccessDeniedError('Old password is incorrect.');
+      await changePassword(services.commands, signedInUser(principal)._id, params.new, meta);
       return { message: 'Password changed.' };
     },
   }),

@@ -35,11 +35,18 @@ export function attachNotificationSocket(server: Server, services: Services): vo
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== NOTIFICATION_SOCKET_PATH) return refuse(socket, '404 Not Found');
+    if (url.pathname !== NOTIFICATION_SOCKET_PATH) {
+      refuse(socket, '404 Not Found');
+      return;
+    }
     validToken(services, url.searchParams.get('token'))
       .then((token) => {
-        if (!token?.userId || !tokenHasScopes(token, [Scope.USER_AUTH])) return refuse(socket, '401 Unauthorized');
-        sockets.handleUpgrade(req, socket, head, (ws) => forwardNotifications(services, ws, token.userId!));
+        if (!token?.userId || !tokenHasScopes(token, [Scope.USER_AUTH])) {
+          refuse(socket, '401 Unauthorized');
+          return;
+        }
+        const { userId } = token;
+        sockets.handleUpgrade(req, socket, head, (ws) => forwardNotifications(services, ws, userId));
       })
       .catch(() => socket.destroy());
   });
