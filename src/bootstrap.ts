@@ -116,7 +116,9 @@ export async function createEventStore(config: Config, db: SqliteDatabase | null
     case 'kurrentdb': {
       // Loaded only when configured: the gRPC client costs start-up time and memory the embedded default never uses.
       const { KurrentDbEventStore } = require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');
-      return KurrentDbEventStore.connect(config.kurrentdbUrl!, {
+      // loadConfig refuses EVENT_STORE=kurrentdb without KURRENTDB_URL.
+      if (!config.kurrentdbUrl) throw new Error('EVENT_STORE=kurrentdb needs KURRENTDB_URL.');
+      return KurrentDbEventStore.connect(config.kurrentdbUrl, {
         timeoutMs: config.kurrentdbConnectTimeoutMs,
         streamPrefixes: SERVICE_STREAM_PREFIXES,
         logger,
@@ -140,7 +142,9 @@ export async function createBlobStore(config: Config): Promise<BlobStore> {
       return new FsBlobStore(path.join(config.dataDir, 'blobs'), { sweepGraceMs: config.blobSweepGraceMs });
     case 'gridfs': {
       const { GridFsBlobStore } = require('./infra/blobs/gridfs/gridfsBlobStore') as typeof import('./infra/blobs/gridfs/gridfsBlobStore');
-      return GridFsBlobStore.connect(config.mongodbUrl!, databaseName(config.mongodbUrl!), { sweepGraceMs: config.blobSweepGraceMs });
+      // loadConfig refuses BLOB_STORE=gridfs without MONGODB_URL.
+      if (!config.mongodbUrl) throw new Error('BLOB_STORE=gridfs needs MONGODB_URL.');
+      return GridFsBlobStore.connect(config.mongodbUrl, databaseName(config.mongodbUrl), { sweepGraceMs: config.blobSweepGraceMs });
     }
   }
 }

@@ -9,6 +9,7 @@ import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteLeases } from '../infra/readmodel/sqlite/leasesStore';
 import { readModelProjection } from '../projections';
 import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
+import type { RecordedEvent } from '../ports/eventStore';
 
 const { file } = workerData as { file: string };
 const db = openDatabase(file);
@@ -29,7 +30,7 @@ function run(job: BulkJob): BulkReply {
   };
   const applied = readModel.applyNow(job.checkpoint, event.position, (tx) => {
     keepLease();
-    handler?.(event, tx);
+    handler?.(event as RecordedEvent<never>, tx);
     keepLease();
   });
   if (applied) {
@@ -56,13 +57,15 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 function checkpointWal(): void {
   // At most ~200 ms: what is left is copied by the next automatic checkpoint, as before.
   for (let attempt = 0; attempt < 10; attempt++) {
-    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as ({ busy: number; log: number; checkpointed: number } | undefined)[];
     if (!result || result.checkpointed >= result.log) return;
     Atomics.wait(pause, 0, 0, 20);
   }
 }
 
-parentPort!.on('message', (job: BulkJob) => {
+if (!parentPort) throw new Error('bulkApplyWorker runs as a worker thread (SqliteBulkApply starts it).');
+const port = parentPort;
+port.on('message', (job: BulkJob) => {
   let reply: BulkReply;
   try {
     reply = run(job);
@@ -70,5 +73,5 @@ parentPort!.on('message', (job: BulkJob) => {
     const e = error as Error;
     reply = { id: job.id, ok: false, message: e.message, stack: e.stack };
   }
-  parentPort!.postMessage(reply);
+  port.postMessage(reply);
 });

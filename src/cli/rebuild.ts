@@ -27,9 +27,9 @@ export const PROJECTION_NAMES = [READ_MODELS_CHECKPOINT] as const;
 /** `[--projection NAME]` (or `--projection=NAME`). */
 function checkRebuildArgs(args: string[]): void {
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
+    const arg = args[i];
     let name: string | undefined;
-    if (arg === '--projection') name = args[++i];
+    if (arg === '--projection') name = args.at(++i);
     else if (arg.startsWith('--projection=')) name = arg.slice('--projection='.length);
     else throw new Error(`Unknown argument "${arg}". Usage: rebuild [--projection ${PROJECTION_NAMES.join('|')}].`);
     if (!name || !(PROJECTION_NAMES as readonly string[]).includes(name)) {
@@ -56,11 +56,12 @@ export async function rebuildReadModels(config: Config, args: string[], out: Nod
   const stores = await openCommandStores(config, 'rebuild');
   try {
     const { eventStore, readModel, db } = stores;
-    let overwriting = false;
+    // Set by the progress callback while the rebuild runs (an object, so the check at the end is not narrowed away).
+    const terminal = { overwriting: false };
     const onProgress = (p: RebuildProgress) => {
       // On a terminal the progress line rewrites itself; in a log each report is its own line.
       out.write(out.isTTY ? `\r${describe(p)}` : `${describe(p)}\n`);
-      overwriting = out.isTTY === true;
+      terminal.overwriting = out.isTTY;
     };
     const head = await eventStore.headPosition();
     let done: RebuildProgress;
@@ -79,7 +80,7 @@ export async function rebuildReadModels(config: Config, args: string[], out: Nod
         rebuild(eventStore, readModel, { batching: db ? sqliteBatching(db) : undefined, onProgress }),
       );
     }
-    if (overwriting) out.write('\n');
+    if (terminal.overwriting) out.write('\n');
     const generation = readModel instanceof MongoReadModel ? `, generation ${await readModel.currentGeneration()} current` : '';
     out.write(`Rebuild complete: ${describe(done)}, read models at position ${done.position}${generation}.\n`);
     return done;

@@ -192,7 +192,7 @@ export async function compareMongoWithReplay(
       events++;
     }
     const replayed = await scratch.dump();
-    const differences = diffDumps((table) => mongoKeyColumns([live!, replayed], table), live, replayed);
+    const differences = diffDumps((table) => mongoKeyColumns([live, replayed], table), live, replayed);
     const stopped = await firstFailureAfter(store, upTo, (event) => projector.applyEvent(event));
     return { differences, events, position: upTo, ...(stopped ? { stopped } : {}) };
   } finally {
@@ -210,12 +210,13 @@ function sqliteKeyColumns(db: SqliteDatabase, table: string): string[] {
 
 /** Documents pair by `_id`; the rows the MongoDB dump derives (ACL entries, ancestry) have none and pair whole. */
 function mongoKeyColumns(dumps: Record<string, unknown[]>[], table: string): string[] {
-  const first = dumps.map((dump) => dump[table]?.[0]).find((row) => row !== undefined);
+  const first = dumps.map((dump) => (dump[table] as unknown[] | undefined)?.[0]).find((row) => row !== undefined);
   return typeof first === 'string' && '_id' in (JSON.parse(first) as Row) ? ['_id'] : [];
 }
 
 const show = (value: unknown): string => {
-  const text = JSON.stringify(value) ?? 'undefined';
+  // JSON.stringify gives undefined (whatever its type says) for undefined and functions.
+  const text = (JSON.stringify(value) as string | undefined) ?? 'undefined';
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE)}…` : text;
 };
 

@@ -42,9 +42,13 @@ export class CheckpointWatcher {
           else resolve();
         },
       };
-      const onAbort = () => waiter.settle(wait.signal!.reason instanceof Error ? wait.signal!.reason : new Error('aborted'));
-      if (wait.signal?.aborted) return onAbort();
-      wait.signal?.addEventListener('abort', onAbort, { once: true });
+      const { signal } = wait;
+      const onAbort = () => waiter.settle(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
       if (wait.timeoutMs !== undefined) {
         waiter.timer = setTimeout(() => waiter.settle(wait.timeoutError?.() ?? new Error(`The checkpoint did not reach ${position} in time.`)), wait.timeoutMs);
         waiter.timer.unref();

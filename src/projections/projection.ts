@@ -8,8 +8,11 @@ import type { DomainEvent } from '../domain/decider';
  * apply an event's writes and the checkpoint atomically.
  */
 export interface Projection {
-  /** Event type → handler. Types a projection does not list are ignored by it. */
-  handlers: Record<string, (event: RecordedEvent<any>, tx: ReadModelTx) => void>;
+  /**
+   * Event type → handler. Types a projection does not list are ignored by it. Each handler takes its own type's data,
+   * which one record type cannot say per key: callers pass the event whose type they looked the handler up by.
+   */
+  handlers: Partial<Record<string, (event: RecordedEvent<never>, tx: ReadModelTx) => void>>;
 }
 
 /**

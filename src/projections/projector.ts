@@ -196,7 +196,10 @@ export class Projector {
     this.currentRole = 'holder';
     this.validUntil = attempt + lease.ttlMs;
     try {
-      if (!(await this.takeFence())) return this.becomeStandby(lease.retryEveryMs);
+      if (!(await this.takeFence())) {
+        this.becomeStandby(lease.retryEveryMs);
+        return;
+      }
       await this.project(from);
     } catch {
       // The service still starts and serves what the read models hold; the failure is reported (readiness, 503 on
@@ -267,7 +270,7 @@ export class Projector {
    */
   private async applyRun(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     if (events.length === 0) return;
-    onEvent(events[0]!.position);
+    onEvent(events[0].position);
     try {
       await this.applyBatch(events);
     } catch (error) {
@@ -282,7 +285,7 @@ export class Projector {
 
   /** The read models reflect these events now: move `position$` and publish them to subscribers. */
   private reached(events: RecordedEvent[]): void {
-    this.position$.next(events[events.length - 1]!.position);
+    this.position$.next(events[events.length - 1].position);
     for (const event of events) this.domainEvents?.publish(event);
   }
 
@@ -293,7 +296,7 @@ export class Projector {
 
   private writerOf(event: RecordedEvent): (tx: ReadModelTx) => void {
     const handler = this.projection.handlers[event.type];
-    return (tx) => handler?.(event, tx);
+    return (tx) => handler?.(event as RecordedEvent<never>, tx);
   }
 
   private async applyInBackground(background: BackgroundApply, event: RecordedEvent): Promise<boolean> {
@@ -315,12 +318,12 @@ export class Projector {
    */
   async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {
     if (this.position$.value >= position) return;
-    if (this.failure) throw this.stoppedError(position);
+    this.throwIfStopped(position);
     if (this.lease && this.currentRole === 'standby') {
       try {
         await this.watcher.until(position, { timeoutMs, timeoutError: () => new ProjectionLagError(position) });
       } catch (error) {
-        if (this.failure) throw this.stoppedError(position);
+        this.throwIfStopped(position);
         throw error instanceof ProjectionLagError ? error : new ProjectionLagError(position);
       }
       return;
@@ -330,7 +333,7 @@ export class Projector {
         await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
         return;
       } catch {
-        if (this.failure) throw this.stoppedError(position);
+        this.throwIfStopped(position);
         // A large subtree event is being applied in the background: the projector is busy, not stuck. Telling the
         // writer to retry would have it repeat an operation that is about to complete (a second copy, say).
         if (!this.applyingInBackground) throw new ProjectionLagError(position);
@@ -338,9 +341,20 @@ export class Projector {
     }
   }
 
-  private stoppedError(position: bigint): ProjectionStoppedError {
-    const failure = this.failure!;
-    return new ProjectionStoppedError(position, failure.position, failure.error);
+  /** Refuses a wait while the projections are stopped by a failure in this process. */
+  private throwIfStopped(position: bigint): void {
+    if (this.failure) throw new ProjectionStoppedError(position, this.failure.position, this.failure.error);
+  }
+
+  /** The lease settings, on the paths that only run with a lease (holder and standby). */
+  private leased(): Required<ProjectorLeaseSettings> {
+    if (!this.lease) throw new Error('The projector runs without a lease.');
+    return this.lease;
+  }
+
+  /** Read through a call, so that a check after an await is not narrowed away by one before it. */
+  private isStopping(): boolean {
+    return this.stopping;
   }
 
   /** Stops projecting or following, and frees the lease if this process holds it. Safe to call twice. */
@@ -370,7 +384,8 @@ export class Projector {
     let caughtUp = false;
     return new Promise<void>((resolve, reject) => {
       const loop = (async () => {
-        let current: bigint | null = null;
+        // The event being tried (set by applyEvents' callback, so an object the catch below reads unnarrowed).
+        const tried: { position: bigint | null } = { position: null };
         try {
           for await (const items of inBatches(subscription, MAX_BATCH)) {
             let events: RecordedEvent[] = [];
@@ -379,7 +394,7 @@ export class Projector {
                 events.push(item.event);
                 continue;
               }
-              await this.applyEvents(events, (position) => (current = position));
+              await this.applyEvents(events, (position) => (tried.position = position));
               events = [];
               if (item.position > this.position$.value) this.position$.next(item.position);
               if (!caughtUp) {
@@ -388,7 +403,7 @@ export class Projector {
                 resolve();
               }
             }
-            await this.applyEvents(events, (position) => (current = position));
+            await this.applyEvents(events, (position) => (tried.position = position));
           }
         } catch (error) {
           await subscription.unsubscribe().catch(() => undefined);
@@ -397,8 +412,9 @@ export class Projector {
             this.onFencedOff(error);
             return;
           }
-          this.recordFailure(error as Error, current ?? this.position$.value + 1n);
-          if (!caughtUp) reject(error);
+          const failure = error as Error;
+          this.recordFailure(failure, tried.position ?? this.position$.value + 1n);
+          if (!caughtUp) reject(failure);
           else this.onLiveFailure();
         } finally {
           // Unsubscribed (stop, step down) before catching up.
@@ -444,12 +460,12 @@ export class Projector {
     if (!this.lease || this.stopping) return;
     this.enqueue(async () => {
       if (this.currentRole !== 'holder' || this.stopping) return;
-      await this.stepDown(this.lease!.retryEveryMs);
+      await this.stepDown(this.leased().retryEveryMs);
     });
   }
 
   private failureBackoff(): number {
-    return Math.min(this.lease!.retryEveryMs * 2 ** Math.max(0, this.failuresInARow - 1), MAX_FAILURE_BACKOFF_MS);
+    return Math.min(this.leased().retryEveryMs * 2 ** Math.max(0, this.failuresInARow - 1), MAX_FAILURE_BACKOFF_MS);
   }
 
   // ---- following (standby) ----------------------------------------------------------------------------------------
@@ -487,7 +503,7 @@ export class Projector {
 
   /** Takes the lease if it is free, expired or ours, or if its holder is known to be gone. */
   private async tryAcquire(): Promise<boolean> {
-    const { name, holderId, ttlMs } = this.lease!;
+    const { name, holderId, ttlMs } = this.leased();
     return takeLease(this.readModel.leases, name, holderId, ttlMs, (holder) =>
       this.logger?.warn({ holder }, 'the projector lease holder is gone; taking the lease over'),
     );
@@ -498,7 +514,7 @@ export class Projector {
    * already someone else's again (it expired and was taken in between): this process must not project.
    */
   private async takeFence(): Promise<boolean> {
-    const { name, holderId } = this.lease!;
+    const { name, holderId } = this.leased();
     const current = await this.readModel.leases.get(name);
     if (current?.holder !== holderId) {
       this.fence = undefined;
@@ -533,15 +549,18 @@ export class Projector {
   }
 
   private async renew(): Promise<void> {
-    const { name, holderId, ttlMs, renewEveryMs } = this.lease!;
+    const { name, holderId, ttlMs, renewEveryMs } = this.leased();
     const callTimeoutMs = Math.max(1, Math.floor(renewEveryMs / 2));
     // A background apply holds the write lock, so no other process can take the lease, and it renews the lease as
     // it commits (applyInBackground moves validUntil): a renewal now would only wait for that lock.
-    if (this.applyingInBackground) return this.schedule(renewEveryMs);
+    if (this.applyingInBackground) {
+      this.schedule(renewEveryMs);
+      return;
+    }
     // Too little of the lease left to risk another attempt: stop before it could expire under a live projector.
     if (Date.now() + 2 * callTimeoutMs >= this.validUntil) {
       this.logger?.error('could not renew the projector lease in time; stopping the projections');
-      return this.stepDown(this.lease!.retryEveryMs);
+      return this.stepDown(this.leased().retryEveryMs);
     }
     const attempt = Date.now();
     let renewed: boolean;
@@ -549,26 +568,28 @@ export class Projector {
       renewed = await within(this.readModel.leases.renew(name, holderId, ttlMs), callTimeoutMs, 'the lease renewal');
     } catch (error) {
       this.logger?.warn({ err: error }, 'could not renew the projector lease; trying again');
-      return this.schedule(callTimeoutMs);
+      this.schedule(callTimeoutMs);
+      return;
     }
     if (this.stopping) return;
     if (!renewed) {
       this.logger?.warn('the projector lease passed to another process; stopping the projections');
-      return this.stepDown(this.lease!.retryEveryMs);
+      return this.stepDown(this.leased().retryEveryMs);
     }
     this.validUntil = attempt + ttlMs;
     this.schedule(renewEveryMs);
   }
 
   private async retryAcquire(): Promise<void> {
-    const lease = this.lease!;
+    const lease = this.leased();
     const attempt = Date.now();
     let acquired: boolean;
     try {
       acquired = await this.tryAcquire();
     } catch (error) {
       this.logger?.warn({ err: error }, 'could not ask for the projector lease; trying again');
-      return this.schedule(lease.retryEveryMs);
+      this.schedule(lease.retryEveryMs);
+      return;
     }
     if (this.stopping) {
       if (acquired) await this.releaseLease();
@@ -576,19 +597,22 @@ export class Projector {
     }
     if (!acquired) {
       if (!this.active) this.follow();
-      return this.schedule(lease.retryEveryMs);
+      this.schedule(lease.retryEveryMs);
+      return;
     }
     // Taking over: stop following, then project from where this process had followed to.
     await this.stopActive();
-    if (this.stopping) return this.releaseLease();
+    if (this.isStopping()) return this.releaseLease();
     this.currentRole = 'holder';
     this.validUntil = attempt + lease.ttlMs;
+    let fenced: boolean;
     try {
-      if (!(await this.takeFence())) return this.stepDown(lease.retryEveryMs);
+      fenced = await this.takeFence();
     } catch (error) {
       this.logger?.warn({ err: error }, 'could not read the projector lease epoch; trying again');
       return this.stepDown(lease.retryEveryMs);
     }
+    if (!fenced) return this.stepDown(lease.retryEveryMs);
     this.logger?.info({ from: this.position$.value.toString() }, 'took the projector lease; projecting');
     try {
       await this.project(this.position$.value);
@@ -596,7 +620,7 @@ export class Projector {
       this.failuresInARow += 1;
       return this.stepDown(this.failureBackoff());
     }
-    if (this.stopping) return;
+    if (this.isStopping()) return;
     this.schedule(lease.renewEveryMs);
   }
 
@@ -610,7 +634,7 @@ export class Projector {
   }
 
   private async releaseLease(): Promise<void> {
-    const { name, holderId, renewEveryMs } = this.lease!;
+    const { name, holderId, renewEveryMs } = this.leased();
     try {
       await within(this.readModel.leases.release(name, holderId), renewEveryMs, 'the lease release');
     } catch (error) {

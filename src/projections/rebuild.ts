@@ -70,7 +70,7 @@ export async function rebuild(store: EventStore, readModel: ReadModel, options: 
       throw error;
     }
     events += chunk.length;
-    position = chunk[chunk.length - 1]!.position;
+    position = chunk[chunk.length - 1].position;
     chunk = [];
     if (options.onProgress && performance.now() - lastReport >= interval) {
       lastReport = performance.now();
