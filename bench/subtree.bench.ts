@@ -111,7 +111,7 @@ function startReader(client: Client, folderId: string): { stop(): Promise<{ late
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 /** Runs `what` while measuring the event loop's longest delay (ms) and, with a reader, the reader's outcome. */

@@ -182,7 +182,7 @@ function startServer(dataDir: string): Promise<{ child: ChildProcess; port: numb
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
       const match = /listening on http:\/\/localhost:(\d+)/.exec(output);
       if (match) {
@@ -192,7 +192,7 @@ function startServer(dataDir: string): Promise<{ child: ChildProcess; port: numb
       }
       if (output.length > 1_000_000) output = output.slice(-10_000);
     });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${output}`)));
   });
 }
@@ -254,10 +254,10 @@ const zipBench: Benchmark = async ({ quick }) => {
     const blobPaths: string[] = [];
     const blobPath = (blobId: string) => path.join(dataDir, 'blobs', blobId.slice(0, 2), blobId);
     for (let i = 0; i < sizes.largeFiles; i++) {
-      blobPaths.push(blobPath((await uploadFile('folder', folders[i % folders.length]!, `large-${i}.bin`, sizes.largeFile)).blobId));
+      blobPaths.push(blobPath((await uploadFile('folder', folders[i % folders.length], `large-${i}.bin`, sizes.largeFile)).blobId));
     }
     for (let i = 0; i < sizes.smallFiles; i++) {
-      blobPaths.push(blobPath((await uploadFile('folder', folders[i % folders.length]!, `small-${i}.dat`, sizes.smallFile)).blobId));
+      blobPaths.push(blobPath((await uploadFile('folder', folders[i % folders.length], `small-${i}.dat`, sizes.smallFile)).blobId));
     }
     if (sizes.zeroFiles > 0) {
       // One sparse blob of zeros, placed where the blob store keeps those bytes before they are uploaded (the upload
@@ -269,7 +269,7 @@ const zipBench: Benchmark = async ({ quick }) => {
       const first = await uploadFile('folder', root, 'zeros-0.bin', sizes.zeroFile, true);
       blobPaths.push(zeroBlob);
       for (let i = 1; i < sizes.zeroFiles; i++) {
-        await call('POST', `item/${first.itemId}/copy`, { folderId: folders[i % folders.length]!, name: `zeros-${i}.bin` });
+        await call('POST', `item/${first.itemId}/copy`, { folderId: folders[i % folders.length], name: `zeros-${i}.bin` });
         blobPaths.push(zeroBlob);
       }
     }

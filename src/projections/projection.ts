@@ -31,6 +31,7 @@ export function combineProjections(...projections: Projection[]): Projection {
   const handlers: Projection['handlers'] = {};
   for (const projection of projections) {
     for (const [type, handler] of Object.entries(projection.handlers)) {
+      if (!handler) continue;
       const previous = handlers[type];
       handlers[type] = previous
         ? (event, tx) => {

@@ -44,8 +44,8 @@ export function startService(dataDir: string, env: Record<string, string>): Prom
         resolve({ ...(service as ServiceProcess), origin, api: `${origin}/api/v1` });
       }
     };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       if (!listening) reject(new Error(`the service exited (${code}) before listening:\n${output.slice(-2000)}`));

@@ -46,7 +46,7 @@ export function eventStoreContract(
         const events = await collect(store.readStream(s));
         expect(events.map((e) => e.revision)).toEqual([0n, 1n, 2n]);
         expect(events.map((e) => e.type)).toEqual(['A', 'B', 'C']);
-        expect(events[2]!.position).toBe(next.position);
+        expect(events[2].position).toBe(next.position);
       });
 
       it("'no_stream' succeeds only on a stream without events", async () => {
@@ -126,9 +126,9 @@ export function eventStoreContract(
         const id = randomUUID();
         await store.appendToStream(s, [ev('A', {}, { id }), ev('B')], { expectedState: 'no_stream' });
         const [a, b] = await collect(store.readStream(s));
-        expect(a!.id).toBe(id);
-        expect(b!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
-        expect(b!.id).not.toBe(id);
+        expect(a.id).toBe(id);
+        expect(b.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+        expect(b.id).not.toBe(id);
       });
 
       it('round-trips data and the full metadata', async () => {
@@ -157,11 +157,11 @@ export function eventStoreContract(
           { expectedState: 'no_stream' },
         );
         const [full, withNulls] = await collect(store.readStream(s));
-        expect(full!.data).toEqual(data);
-        expect(full!.metadata).toEqual(metadata);
-        expect(withNulls!.data).toEqual([]);
-        expect(withNulls!.metadata).toEqual(nulls);
-        expect(full!.streamId).toBe(s);
+        expect(full.data).toEqual(data);
+        expect(full.metadata).toEqual(metadata);
+        expect(withNulls.data).toEqual([]);
+        expect(withNulls.metadata).toEqual(nulls);
+        expect(full.streamId).toBe(s);
       });
     });
 
@@ -236,7 +236,7 @@ export function eventStoreContract(
         expect(types).toEqual(['BB1', 'A3', 'A2', 'B1', 'A1']);
       });
       it('treats fromPosition as exclusive in either direction', async () => {
-        const at = written[1]!.position;
+        const at = written[1].position;
         const fwd = await collect(store.readAll({ fromPosition: at, streamPrefixes: [cat] }));
         expect(fwd.map((e) => e.type)).toEqual(['A2', 'A3', 'BB1']);
         const bwd = await collect(store.readAll({ direction: 'backwards', fromPosition: at, streamPrefixes: [cat] }));
@@ -257,7 +257,7 @@ export function eventStoreContract(
         expect(ab.map((e) => e.type)).toEqual(['B1', 'A2']);
       });
       it('reads everything after a position without a filter', async () => {
-        const from = written[0]!.position - 1n;
+        const from = written[0].position - 1n;
         const all = await collect(store.readAll({ fromPosition: from, maxCount: 1000 }));
         const ours = all.filter((e) => e.streamId.startsWith(cat));
         expect(ours.map((e) => e.type)).toEqual(['A1', 'B1', 'A2', 'A3', 'BB1']);
@@ -295,7 +295,7 @@ export function eventStoreContract(
         expect(events.map((e) => `${e.type}@${e.revision}`)).toEqual(['B0@0', 'A0@0', 'A1@1', 'B1@1', 'C0@0']);
         const batch = events.slice(1);
         expectStrictlyIncreasing(batch.map((e) => e.position));
-        expect(batch[batch.length - 1]!.position).toBe(position);
+        expect(batch[batch.length - 1].position).toBe(position);
         expect(await store.streamRevision(`${cat}-a`)).toBe(1n);
         expect(await store.streamRevision(`${cat}-b`)).toBe(1n);
       });
@@ -366,7 +366,7 @@ export function eventStoreContract(
         const two = [ev('P', { blob: blob(400) }), ev('P', { blob: blob(400) })];
         expect((await store.appendToStream(s, two, { expectedState: 'no_stream' })).nextExpectedRevision).toBe(1n);
         const [first] = await collect(store.readStream(s));
-        expect((first!.data as { blob: string }).blob).toHaveLength(400 * 1024);
+        expect((first.data as { blob: string }).blob).toHaveLength(400 * 1024);
       });
     });
 
@@ -377,7 +377,7 @@ export function eventStoreContract(
         const sub = store.subscribeToAll({ streamPrefixes: [cat] });
         let liveAppended = false;
         const items = await drain(sub, async (got) => {
-          if (!liveAppended && got[got.length - 1]!.kind === 'caughtUp') {
+          if (!liveAppended && got[got.length - 1].kind === 'caughtUp') {
             liveAppended = true;
             await store.appendToStream(`${cat}-2`, [ev('L1')], { expectedState: 'no_stream' });
             await store.appendToStream(`${cat}-1`, [ev('L2')], { expectedState: 2n });
@@ -388,8 +388,8 @@ export function eventStoreContract(
         const events = eventsOf(items);
         expectStrictlyIncreasing(events.map((e) => e.position));
         const caughtUp = items[3] as { kind: 'caughtUp'; position: bigint };
-        expect(caughtUp.position).toBeGreaterThanOrEqual(events[2]!.position);
-        expect(caughtUp.position).toBeLessThan(events[3]!.position);
+        expect(caughtUp.position).toBeGreaterThanOrEqual(events[2].position);
+        expect(caughtUp.position).toBeLessThan(events[3].position);
         expect(events[4]).toMatchObject({ streamId: `${cat}-1`, revision: 3n, type: 'L2' });
       });
 
@@ -407,7 +407,7 @@ export function eventStoreContract(
         const s = `${cat}-1`;
         await store.appendToStream(s, range(6).map((i) => ev(`E${i}`)), { expectedState: 'no_stream' });
         const events = await collect(store.readStream(s));
-        const sub = store.subscribeToAll({ fromPosition: events[2]!.position, streamPrefixes: [cat] });
+        const sub = store.subscribeToAll({ fromPosition: events[2].position, streamPrefixes: [cat] });
         const items = await drain(sub, async (got) => got.some((i) => i.kind === 'caughtUp'));
         expect(shape(items)).toEqual(['E3', 'E4', 'E5', 'caughtUp']);
       });
@@ -419,7 +419,7 @@ export function eventStoreContract(
         const sub = store.subscribeToAll({ streamPrefixes: [`${cat}a-`] });
         let live = false;
         const items = await drain(sub, async (got) => {
-          if (!live && got[got.length - 1]!.kind === 'caughtUp') {
+          if (!live && got[got.length - 1].kind === 'caughtUp') {
             live = true;
             await store.appendToStream(`${cat}b-1`, [ev('B2')], { expectedState: 'any' });
             await store.appendToStream(`${cat}a-1`, [ev('A2')], { expectedState: 'any' });
@@ -446,7 +446,7 @@ export function eventStoreContract(
         const items = await drain(
           sub,
           async (got) => {
-            const last = got[got.length - 1]!;
+            const last = got[got.length - 1];
             // While catching up, append (without waiting) every few items; the rest go in once caught up.
             if (last.kind === 'caughtUp') {
               appends.push(
@@ -621,7 +621,7 @@ function expectWrongExpectedVersion(err: unknown, streamId: string, expected: un
 
 function expectStrictlyIncreasing(values: bigint[]): void {
   for (let i = 1; i < values.length; i++) {
-    if (!(values[i]! > values[i - 1]!)) {
+    if (!(values[i] > values[i - 1])) {
       throw new Error(`not strictly increasing at ${i}: ${values[i - 1]} then ${values[i]}`);
     }
   }

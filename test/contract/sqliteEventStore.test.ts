@@ -212,7 +212,7 @@ describe('SqliteEventStore specifics', () => {
     expect(await exited).toBe('SIGKILL');
 
     expect(acknowledged.slice(0, 200)).toEqual(Array.from({ length: 200 }, (_, i) => BigInt(i)));
-    const lastAck = acknowledged[acknowledged.length - 1]!;
+    const lastAck = acknowledged[acknowledged.length - 1];
 
     // Reopen the file from scratch (recovering the WAL the killed writer left behind).
     const reopenedDb = openDatabase(file);

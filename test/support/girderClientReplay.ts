@@ -294,7 +294,7 @@ export class GirderClient {
 
   createItem(parentFolderId: string, name: string, description = '', reuseExisting = false, metadata: unknown = null): Promise<Json> {
     const meta = metadata !== null && typeof metadata !== 'string' ? JSON.stringify(metadata) : metadata;
-    return this.post('item', { folderId: parentFolderId, name, description, reuseExisting, metadata: meta as string | null });
+    return this.post('item', { folderId: parentFolderId, name, description, reuseExisting, metadata: meta });
   }
 
   listItem(folderId: string, text?: string, name?: string, limit?: number, offset?: number): AsyncGenerator<Json> {
@@ -306,7 +306,7 @@ export class GirderClient {
 
   createFolder(parentId: string, name: string, description = '', parentType = 'folder', isPublic: boolean | null = null, reuseExisting = false, metadata: unknown = null): Promise<Json> {
     const meta = metadata !== null && typeof metadata !== 'string' ? JSON.stringify(metadata) : metadata;
-    const params: Params = { parentId, parentType, name, description, reuseExisting, metadata: meta as string | null };
+    const params: Params = { parentId, parentType, name, description, reuseExisting, metadata: meta };
     if (isPublic !== null) params.public = isPublic;
     return this.post('folder', params);
   }

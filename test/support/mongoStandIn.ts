@@ -722,7 +722,7 @@ export class StandInCollection {
         input = [...this.docs.values()].map(copy);
       }
       const aggregator = new Aggregator(rewriteMeta(stages) as AnyObject[], {
-        collectionResolver: (name: string) => [...(this.db.collection(name).docs.values() as Iterable<Doc>)].map(copy) as AnyObject[],
+        collectionResolver: (name: string) => [...(this.db.collection(name).docs.values() as Iterable<Doc>)].map(copy),
       });
       const out = aggregator.run(input as AnyObject[]) as Doc[];
       for (const doc of out) delete doc[TEXT_SCORE];
@@ -769,17 +769,17 @@ export class StandInCollection {
   private applyUpdate(doc: Doc, update: Doc | Doc[], insert: boolean): Doc {
     let target = copy(doc);
     if (Array.isArray(update)) {
-      const box = [target as AnyObject];
+      const box = [target];
       mingoUpdateOne(box, {}, update as never);
-      target = box[0] as Doc;
+      target = box[0];
     } else {
       const { $setOnInsert, ...rest } = update;
       const keys = Object.keys(rest);
       if (keys.some((k) => !k.startsWith('$'))) throw serverError(9, 'Update document requires atomic operators', { codeName: 'FailedToParse' });
       if (keys.length) {
-        const box = [target as AnyObject];
+        const box = [target];
         mingoUpdateOne(box, {}, toStored(rest) as never);
-        target = box[0] as Doc;
+        target = box[0];
       }
       if (insert && $setOnInsert) for (const [path, value] of Object.entries($setOnInsert as Doc)) setPath(target, path, toStored(value));
     }
@@ -906,7 +906,7 @@ export class StandInCollection {
           tally.insertedCount++;
         } else if ('updateOne' in operation || 'updateMany' in operation) {
           const many = 'updateMany' in operation;
-          const spec = many ? operation.updateMany : (operation as { updateOne: { filter: Filter; update: Doc | Doc[]; upsert?: boolean } }).updateOne;
+          const spec = many ? operation.updateMany : (operation).updateOne;
           const r = this.updateNow(spec.filter, spec.update, { upsert: spec.upsert, many }, session);
           this.count(tally, index, r);
         } else if ('replaceOne' in operation) {
@@ -917,7 +917,7 @@ export class StandInCollection {
         } else if ('deleteMany' in operation) {
           tally.deletedCount += this.deleteNow(operation.deleteMany.filter, true, session);
         } else {
-          throw serverError(2, `MongoStandIn: unsupported bulk operation ${Object.keys(operation as object)[0]}`);
+          throw serverError(2, `MongoStandIn: unsupported bulk operation ${Object.keys(operation)[0]}`);
         }
       } catch (error) {
         if (!(error instanceof MongoServerError)) throw error;
@@ -946,7 +946,7 @@ export class StandInCollection {
 
   async createIndex(key: Record<string, unknown>, options: Partial<IndexSpec> & Doc = {}): Promise<string> {
     await this.client.enter(undefined);
-    return this.createIndexNow({ ...options, key } as IndexSpec & Doc);
+    return this.createIndexNow({ ...options, key });
   }
 
   async createIndexes(specs: (Partial<IndexSpec> & { key: Record<string, unknown> })[]): Promise<string[]> {
@@ -965,7 +965,7 @@ export class StandInCollection {
       ...(spec.partialFilterExpression ? { partialFilterExpression: spec.partialFilterExpression } : {}),
       ...(textFields.length
         ? {
-            weights: Object.fromEntries(textFields.map((f) => [f, Number((spec.weights as TextWeights | undefined)?.[f] ?? 1)])),
+            weights: Object.fromEntries(textFields.map((f) => [f, Number((spec.weights)?.[f] ?? 1)])),
             default_language: spec.default_language ?? 'english',
           }
         : {}),

@@ -50,29 +50,29 @@ describe('docker-compose.yml', () => {
   });
 
   it('points KURRENTDB_URL at the kurrentdb service, its port and its insecure mode', () => {
-    const url = asUrl(env.KURRENTDB_URL!);
+    const url = asUrl(env.KURRENTDB_URL);
     expect(env.KURRENTDB_URL).toMatch(/^kurrentdb:\/\//);
     expect(compose.services[url.hostname]).toBe(kurrentdb);
     const port = Number(url.port || 2113);
-    expect(Number(kurrentdb!.environment!.KURRENTDB_NODE_PORT)).toBe(port);
+    expect(Number(kurrentdb.environment!.KURRENTDB_NODE_PORT)).toBe(port);
     expect(containerPorts(kurrentdb)).toContain(port);
-    expect(kurrentdb!.healthcheck!.test.join(' ')).toContain(`http://localhost:${port}/health/live`);
+    expect(kurrentdb.healthcheck!.test.join(' ')).toContain(`http://localhost:${port}/health/live`);
     // tls=false on the client side exactly when the node runs insecure.
     expect(url.searchParams.get('tls')).toBe('false');
-    expect(kurrentdb!.environment!.KURRENTDB_INSECURE).toBe('true');
+    expect(kurrentdb.environment!.KURRENTDB_INSECURE).toBe('true');
   });
 
   it('runs KurrentDB as an insecure single node without projections, on a volume', () => {
-    expect(kurrentdb!.image).toMatch(/^kurrentplatform\/kurrentdb:/);
-    expect(kurrentdb!.environment).toMatchObject({ KURRENTDB_RUN_PROJECTIONS: 'None', KURRENTDB_CLUSTER_SIZE: '1' });
-    expect(kurrentdb!.volumes).toEqual(['kurrentdb-data:/var/lib/kurrentdb']);
+    expect(kurrentdb.image).toMatch(/^kurrentplatform\/kurrentdb:/);
+    expect(kurrentdb.environment).toMatchObject({ KURRENTDB_RUN_PROJECTIONS: 'None', KURRENTDB_CLUSTER_SIZE: '1' });
+    expect(kurrentdb.volumes).toEqual(['kurrentdb-data:/var/lib/kurrentdb']);
   });
 
   it('points MONGODB_URL at the mongodb service, its port and its replica set', () => {
-    const url = asUrl(env.MONGODB_URL!);
+    const url = asUrl(env.MONGODB_URL);
     expect(env.MONGODB_URL).toMatch(/^mongodb:\/\//);
     expect(compose.services[url.hostname]).toBe(mongodb);
-    const command = mongodb!.command!;
+    const command = mongodb.command!;
     const port = Number(url.port || 27017);
     expect(Number(flagValue(command, '--port'))).toBe(port);
     expect(containerPorts(mongodb)).toContain(port);
@@ -80,36 +80,36 @@ describe('docker-compose.yml', () => {
     const replicaSet = url.searchParams.get('replicaSet');
     expect(replicaSet).toBe(flagValue(command, '--replSet'));
     // The replica set is initiated with the member address the service connects to.
-    const initiate = mongodb!.healthcheck!.test.join(' ');
+    const initiate = mongodb.healthcheck!.test.join(' ');
     expect(initiate).toContain(`_id: '${replicaSet}'`);
     expect(initiate).toContain(`host: '${url.hostname}:${port}'`);
-    expect(mongodb!.image).toBe('mongo:7');
+    expect(mongodb.image).toBe('mongo:7');
   });
 
   it('builds the service from the Dockerfile (node:20, npm ci, npm start) on the port it listens on', () => {
-    expect(service!.build).toBe('.');
+    expect(service.build).toBe('.');
     const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20\s*$/m);
     expect(dockerfile).toMatch(/^RUN npm ci\b/m);
     expect(dockerfile).toMatch(/^CMD \["npm", "start"\]\s*$/m);
     const port = loadConfig(env).port;
     expect(containerPorts(service)).toContain(port);
-    expect(service!.healthcheck!.test.join(' ')).toContain(`http://127.0.0.1:${port}/readyz`);
+    expect(service.healthcheck!.test.join(' ')).toContain(`http://127.0.0.1:${port}/readyz`);
   });
 
   it('starts the service only once both stores report healthy', () => {
-    expect(service!.depends_on).toEqual({
+    expect(service.depends_on).toEqual({
       kurrentdb: { condition: 'service_healthy' },
       mongodb: { condition: 'service_healthy' },
     });
-    expect(kurrentdb!.healthcheck).toBeDefined();
-    expect(mongodb!.healthcheck).toBeDefined();
+    expect(kurrentdb.healthcheck).toBeDefined();
+    expect(mongodb.healthcheck).toBeDefined();
   });
 
   it('declares every named volume it mounts', () => {
     const named = Object.values(compose.services)
       .flatMap((s) => s.volumes ?? [])
-      .map((v) => v.split(':')[0]!)
+      .map((v) => v.split(':')[0])
       .filter((source) => !source.startsWith('.') && !source.startsWith('/'));
     for (const name of named) expect(Object.keys(compose.volumes ?? {})).toContain(name);
   });

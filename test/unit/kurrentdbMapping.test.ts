@@ -116,9 +116,9 @@ describe('KurrentDB mapping', () => {
       const id = '9f6e1c52-0d2c-4c5e-9b0f-6a8f0e8d1f11';
       const { events, size } = toEventData([{ ...ev('A', { x: 'é' }), id }, { ...ev('B'), data: undefined }]);
       expect(events[0]).toMatchObject({ id, type: 'A', contentType: 'application/json', data: { x: 'é' } });
-      expect(events[0]!.metadata).toEqual(encodeMetadata(meta));
-      expect(events[1]!.id).toMatch(/^[0-9a-f-]{36}$/);
-      expect(events[1]!.data).toBeNull();
+      expect(events[0].metadata).toEqual(encodeMetadata(meta));
+      expect(events[1].id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(events[1].data).toBeNull();
       const metaBytes = Buffer.byteLength(JSON.stringify(encodeMetadata(meta)));
       expect(size).toBe(Buffer.byteLength('{"x":"é"}') + Buffer.byteLength('null') + 2 * metaBytes);
     });
@@ -149,7 +149,7 @@ describe('KurrentDB mapping', () => {
     it("reports 'no_stream' as the actual state of a missing stream", () => {
       const clientError = new ClientWrongExpectedVersionError(undefined, { streamName: 'folder-2', expected: STREAM_EXISTS, current: NO_STREAM });
       expect(toPortError(clientError)).toMatchObject({ streamId: 'folder-2', expected: 'exists', actual: 'no_stream' });
-      const fromV2 = ClientWrongExpectedVersionError.fromRevisionConflict({ stream: 'item-1', expectedRevision: '0', actualRevision: '-1' } as never);
+      const fromV2 = ClientWrongExpectedVersionError.fromRevisionConflict({ stream: 'item-1', expectedRevision: '0', actualRevision: '-1' });
       expect(toPortError(fromV2, { expected: new Map([['item-1', 0n]]) })).toMatchObject({ streamId: 'item-1', expected: 0n, actual: 'no_stream' });
     });
     it('maps errors the client builds from raw server metadata (numbers as strings, negative sentinels)', () => {
@@ -181,7 +181,7 @@ describe('KurrentDB mapping', () => {
     const categories = new Set<string>();
     for (const file of fs.readdirSync(domainDir)) {
       const source = fs.readFileSync(path.join(domainDir, file), 'utf8');
-      for (const match of source.matchAll(/=>\s*`([a-z]+-)\$\{/g)) categories.add(match[1]!);
+      for (const match of source.matchAll(/=>\s*`([a-z]+-)\$\{/g)) categories.add(match[1]);
     }
     expect(categories.size).toBeGreaterThan(5);
     for (const category of categories) expect(SERVICE_STREAM_PREFIXES).toContain(category);
@@ -217,7 +217,7 @@ function resolvedEvent(e: { streamId: string; revision: bigint | number; positio
       position: position as Position,
     },
     commitPosition: undefined,
-  } as AllStreamResolvedEvent;
+  };
 }
 
 /** An object-mode stream shaped like the client's AllStreamSubscription, driven by the test. */
@@ -253,8 +253,8 @@ interface SubscribeCall {
 class FakeClient {
   log: LoggedEvent[] = [];
   readonly subscribeCalls: SubscribeCall[] = [];
-  readonly readAllCalls: Array<{ direction: string; fromPosition: unknown; maxCount: unknown; filter: Filter }> = [];
-  readonly appendCalls: Array<{ stream: string; events: EventData[]; streamState: unknown }> = [];
+  readonly readAllCalls: { direction: string; fromPosition: unknown; maxCount: unknown; filter: Filter }[] = [];
+  readonly appendCalls: { stream: string; events: EventData[]; streamState: unknown }[] = [];
   readonly multiCalls: unknown[] = [];
   appendResult: ClientAppendResult | Error = { success: true, nextExpectedRevision: 0n, position: { commit: 1n, prepare: 1n } };
   multiResult: { position: bigint | number; responses: unknown[] } | Error = { position: 10n, responses: [] };
@@ -340,7 +340,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 /** Pulls items from a subscription in the background; `until(n)` waits for n items. */
 function follow(iterable: AsyncIterable<SubscriptionItem>) {
   const items: SubscriptionItem[] = [];
-  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
   const done = (async () => {
     for await (const item of iterable) {
       items.push(item);
@@ -374,7 +374,7 @@ describe('KurrentDbEventStore over a fake client', () => {
       expect(result).toEqual({ nextExpectedRevision: 4n, position: 900n });
       expect(client.appendCalls[0]).toMatchObject({ stream: 'folder-1', streamState: 3n });
       await store.appendToStream('folder-1', [ev('A')], { expectedState: 'exists' });
-      expect(client.appendCalls[1]!.streamState).toBe(STREAM_EXISTS);
+      expect(client.appendCalls[1].streamState).toBe(STREAM_EXISTS);
     });
 
     it("turns the client's conflict into the port's WrongExpectedVersionError", async () => {
@@ -434,13 +434,13 @@ describe('KurrentDbEventStore over a fake client', () => {
         { streamId: 'item-1', expectedState: 2n, events: [ev('B'), ev('C')] },
       ]);
       expect(result).toEqual({ position: 5000n });
-      const [requests] = client.multiCalls as Array<Array<{ streamName: string; expectedState: unknown; events: EventData[] }>>;
-      expect(requests!.map((r) => [r.streamName, r.expectedState, r.events.map((e) => e.type)])).toEqual([
+      const [requests] = client.multiCalls as { streamName: string; expectedState: unknown; events: EventData[] }[][];
+      expect(requests.map((r) => [r.streamName, r.expectedState, r.events.map((e) => e.type)])).toEqual([
         ['folder-1', NO_STREAM, ['A']],
         ['item-1', 2n, ['B', 'C']],
       ]);
       // Multi-stream append needs metadata of string values only.
-      for (const e of requests!.flatMap((r) => r.events)) {
+      for (const e of requests.flatMap((r) => r.events)) {
         expect(Object.values(e.metadata as object).every((v) => typeof v === 'string')).toBe(true);
       }
       await store.appendToStreams([{ streamId: 'folder-2', expectedState: 'any', events: [ev('D')] }]);
@@ -450,7 +450,7 @@ describe('KurrentDbEventStore over a fake client', () => {
 
     it("maps a multi-stream conflict to the failing stream's expected and actual state", async () => {
       const client = new FakeClient();
-      client.multiResult = ClientWrongExpectedVersionError.fromRevisionConflict({ stream: 'item-1', expectedRevision: '-1', actualRevision: '0' } as never);
+      client.multiResult = ClientWrongExpectedVersionError.fromRevisionConflict({ stream: 'item-1', expectedRevision: '-1', actualRevision: '0' });
       const err = await rejection(
         storeOver(client).appendToStreams([
           { streamId: 'folder-1', expectedState: 'any', events: [ev('A')] },
@@ -498,7 +498,7 @@ describe('KurrentDbEventStore over a fake client', () => {
       const store = storeOver(client);
       const after = await collect(store.readAll({ fromPosition: a.position, maxCount: 1 }));
       expect(after.map((e) => e.position)).toEqual([b.position]);
-      const call = client.readAllCalls[client.readAllCalls.length - 1]!;
+      const call = client.readAllCalls[client.readAllCalls.length - 1];
       expect(call.fromPosition).toEqual({ commit: a.position, prepare: a.position });
       expect(call.maxCount).toBe(2);
       expect(call.filter).toMatchObject({ filterOn: 'streamName', prefixes: ['folder-', 'item-'] });
@@ -549,8 +549,8 @@ describe('KurrentDbEventStore over a fake client', () => {
       source.deliver(live);
       await reader.until(4);
       expect(reader.shape()).toEqual(['folder-1@100', 'folder-2@200', 'caughtUp@300', 'folder-4@400']);
-      expect(client.subscribeCalls[0]!.fromPosition).toBe(START);
-      expect(client.subscribeCalls[0]!.filter).toMatchObject({ filterOn: 'streamName', prefixes: ['folder-'] });
+      expect(client.subscribeCalls[0].fromPosition).toBe(START);
+      expect(client.subscribeCalls[0].filter).toMatchObject({ filterOn: 'streamName', prefixes: ['folder-'] });
       await sub.unsubscribe();
       await reader.done;
       expect(source.unsubscribed).toHaveBeenCalled();
@@ -590,7 +590,7 @@ describe('KurrentDbEventStore over a fake client', () => {
       await reader.until(1);
       expect(reader.shape()).toEqual(['caughtUp@100']);
       const source = await waitForSubscribe(client, 1);
-      expect(client.subscribeCalls[0]!.fromPosition).toEqual({ commit: 100n, prepare: 100n });
+      expect(client.subscribeCalls[0].fromPosition).toEqual({ commit: 100n, prepare: 100n });
       await sub.unsubscribe();
       await reader.done;
       expect(source.unsubscribed).toHaveBeenCalled();
@@ -615,7 +615,7 @@ describe('KurrentDbEventStore over a fake client', () => {
       await jest.advanceTimersByTimeAsync(1);
       const second = await waitForSubscribe(client, 2);
       expect(second).not.toBe(first);
-      expect(client.subscribeCalls[1]!.fromPosition).toEqual({ commit: e1.position, prepare: e1.position });
+      expect(client.subscribeCalls[1].fromPosition).toEqual({ commit: e1.position, prepare: e1.position });
 
       // The server repeats the event at the resume position: it is not delivered twice.
       second.deliver(e1, e2);
@@ -627,7 +627,7 @@ describe('KurrentDbEventStore over a fake client', () => {
       await flush();
       await jest.advanceTimersByTimeAsync(100);
       const third = await waitForSubscribe(client, 3);
-      expect(client.subscribeCalls[2]!.fromPosition).toEqual({ commit: e2.position, prepare: e2.position });
+      expect(client.subscribeCalls[2].fromPosition).toEqual({ commit: e2.position, prepare: e2.position });
       third.disconnect();
       await flush();
       await jest.advanceTimersByTimeAsync(199);

@@ -12,7 +12,7 @@ describe('lease holder ids', () => {
   });
 
   (hasProcFs ? it : it.skip)('tell a holder whose process ended on this host', () => {
-    const ended = spawnSync(process.execPath, ['-e', '']).pid!;
+    const ended = spawnSync(process.execPath, ['-e', '']).pid;
     expect(isHolderGone(withPid(newHolderId(), ended))).toBe(true);
     // A live process (this one's parent) is not gone.
     expect(isHolderGone(withPid(newHolderId(), process.ppid))).toBe(false);
@@ -28,7 +28,7 @@ describe('lease holder ids', () => {
   });
 
   it('conclude nothing about other hosts, other pid namespaces or unknown formats', () => {
-    const ended = spawnSync(process.execPath, ['-e', '']).pid!;
+    const ended = spawnSync(process.execPath, ['-e', '']).pid;
     const id = withPid(newHolderId(), ended);
     expect(isHolderGone(id.replace(/^.+?:/, 'some-other-host:'))).toBe(false);
     expect(isHolderGone(id.replace(/:(\d*):([0-9a-f]+)$/, ':1:$2'))).toBe(false);

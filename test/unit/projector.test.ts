@@ -398,7 +398,7 @@ describe('Projector with a lease (two processes on one read model)', () => {
 
   it('takes the lease of a holder whose process is gone at once', async () => {
     const s = open();
-    const ended = spawnSync(process.execPath, ['-e', '']).pid!;
+    const ended = spawnSync(process.execPath, ['-e', '']).pid;
     const gone = new Projector(s.store, s.readModel, recorder(), { lease: { ttlMs: 60_000 } }).holderId!.replace(/^(.+?):\d+:/, `$1:${ended}:`);
     expect(await s.readModel.leases.acquire(PROJECTOR_LEASE, gone, 60_000)).toBe(true);
     const p = leased(s, recorder(), { ttlMs: 60_000 });

@@ -70,7 +70,9 @@ export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase
     return gate ? gateWrites(store, ['save', 'deleteExpired'], gate) : store;
   }
   const { MongoNotificationStore } = require('./mongodb/notificationsStore') as typeof import('./mongodb/notificationsStore');
-  return new MongoNotificationStore((readModel as MongoReadModel).database);
+  // Not SQLite, so the MongoDB read model (the only other adapter).
+  const { database } = readModel as ReadModel & Pick<MongoReadModel, 'database'>;
+  return new MongoNotificationStore(database);
 }
 
 /** Connects to MongoDB and opens the read models there; the read model owns (and on dispose closes) the client. */
@@ -83,7 +85,9 @@ export async function openMongoReadModel(url: string): Promise<MongoReadModel> {
     await client.connect();
   } catch (error) {
     await client.close().catch(() => undefined);
-    throw new Error(`Cannot reach MongoDB at ${maskCredentials(url)}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`Cannot reach MongoDB at ${maskCredentials(url)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   try {
     return await MongoReadModel.open(client, client.db(databaseName(url)), { onDispose: () => client.close() });
@@ -108,7 +112,7 @@ async function openOverStandIn(transactions: boolean, shareKey: string | undefin
   // Loaded from the test tree at run time, so that production builds (src only) never contain it.
   const { MongoStandIn } = require(path.join(__dirname, '..', '..', '..', 'test', 'support', 'mongoStandIn')) as StandInModule;
   let shared = shareKey !== undefined ? sharedStandIns.get(shareKey) : undefined;
-  if (!shared || shared.transactions !== transactions) {
+  if (shared?.transactions !== transactions) {
     shared = { standIn: new MongoStandIn({ transactions }), transactions, users: 0 };
     if (shareKey !== undefined) sharedStandIns.set(shareKey, shared);
   }

@@ -23,7 +23,7 @@ async function fsyncPath(target: string, directory = false): Promise<void> {
   }
 }
 
-const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code === 'ENOENT';
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | null | undefined)?.code === 'ENOENT';
 
 /** A claim file: `claims/<blobId>~<holder id>~<n>` (see ../claims.ts). */
 const CLAIM = /^([0-9a-f]{64})~(.+)~(\d+)$/;
@@ -148,7 +148,7 @@ export class FsBlobStore implements BlobStore {
     const now = Date.now();
     for (const name of fs.readdirSync(this.claimsDir)) {
       const match = CLAIM.exec(name);
-      if (!match || match[1] !== blobId) continue;
+      if (match?.[1] !== blobId) continue;
       let at: number;
       try {
         at = fs.statSync(path.join(this.claimsDir, name)).mtimeMs;

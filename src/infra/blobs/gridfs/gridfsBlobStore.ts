@@ -50,7 +50,7 @@ interface PendingDoc {
   started: Date;
 }
 
-const isDuplicateKey = (error: unknown) => (error as { code?: number })?.code === 11000;
+const isDuplicateKey = (error: unknown) => (error as { code?: number } | null | undefined)?.code === 11000;
 
 /** Resolves once `done()` holds (polled), or after `timeoutMs` at the latest. */
 async function settled(done: () => boolean, timeoutMs = 30_000): Promise<void> {

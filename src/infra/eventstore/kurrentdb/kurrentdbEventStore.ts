@@ -37,7 +37,7 @@ import {
   toEventData,
   toPortError,
 } from './mapping';
-import { SubscriptionReader, type SubscriptionSource } from './subscriptionReader';
+import { SubscriptionReader } from './subscriptionReader';
 
 /** The part of the client the adapter uses (a fake of it drives the unit tests). */
 export type KurrentClient = Pick<
@@ -92,6 +92,9 @@ interface SubscriptionState {
   /** Settles once the subscription's server call is cancelled. */
   closing: Promise<void> | undefined;
 }
+
+/** Whether the subscription was closed: a call, since the flag changes while the generator waits at a yield or an await. */
+const isClosed = (state: SubscriptionState): boolean => state.closed;
 
 interface CatchUpTarget {
   /** Head (under the store's default filter) when the subscription started. */
@@ -198,7 +201,7 @@ export class KurrentDbEventStore implements EventStore {
     for (const a of prepared) if (a.events.length === 0) await this.checkExpectation(a.streamId, a.expectedState);
     const writes = prepared.filter((a) => a.events.length > 0);
     if (writes.length === 0) return { position: await this.headPosition() };
-    if (writes.length === 1) return { position: (await this.appendPrepared(writes[0]!, size)).position };
+    if (writes.length === 1) return { position: (await this.appendPrepared(writes[0], size)).position };
 
     const expected = new Map(writes.map((a) => [a.streamId, a.expectedState] as const));
     this.grpcUsed = true;
@@ -206,7 +209,7 @@ export class KurrentDbEventStore implements EventStore {
       const result = await this.client.multiStreamAppend(
         writes.map((a) => ({ streamName: a.streamId, events: a.events, expectedState: toClientStreamState(a.expectedState) })),
       );
-      return { position: toBigInt(result.position as bigint | number) };
+      return { position: toBigInt(result.position) };
     } catch (error) {
       throw toPortError(error, { expected, size });
     }
@@ -221,9 +224,9 @@ export class KurrentDbEventStore implements EventStore {
       if (!result.success) {
         throw new WrongExpectedVersionError(streamId, expectedState, fromClientCurrentState(result.nextExpectedRevision));
       }
-      const position = result.position ? toBigInt(result.position.commit as bigint | number) : undefined;
+      const position = result.position ? toBigInt(result.position.commit) : undefined;
       return {
-        nextExpectedRevision: toBigInt(result.nextExpectedRevision as bigint | number),
+        nextExpectedRevision: toBigInt(result.nextExpectedRevision),
         position: position ?? (await this.lastEvent(streamId))?.position ?? (await this.headPosition()),
       };
     } catch (error) {
@@ -359,23 +362,22 @@ export class KurrentDbEventStore implements EventStore {
     let failures = 0;
     // The marker's position: at least the head seen at the start, and never past an event still to come. Always an
     // event's position (or the caller's), never the server's own caught-up position, which need not be one.
-    const marker = (): SubscriptionItem => {
-      caughtUp = true;
-      return { kind: 'caughtUp', position: max(last, target?.head ?? 0n) };
-    };
+    // Each `yield marker()` is preceded by `caughtUp = true` (in the loop, where narrowing sees it).
+    const marker = (): SubscriptionItem => ({ kind: 'caughtUp', position: max(last, target?.head ?? 0n) });
     try {
-      while (!state.closed) {
+      while (!isClosed(state)) {
         let reader: SubscriptionReader | undefined;
         try {
           target ??= await this.catchUpTarget(prefixes);
-          if (state.closed) return;
+          if (isClosed(state)) return;
           if (!caughtUp && target.lastMatching <= last) {
+            caughtUp = true;
             yield marker();
-            if (state.closed) return;
+            if (isClosed(state)) return;
           }
           this.grpcUsed = true;
           const source = this.client.subscribeToAll({ fromPosition: resumeFrom ?? START, filter, resolveLinkTos: false });
-          reader = new SubscriptionReader(source as unknown as SubscriptionSource);
+          reader = new SubscriptionReader(source);
           state.reader = reader;
           for (;;) {
             const item = await reader.next();
@@ -384,8 +386,9 @@ export class KurrentDbEventStore implements EventStore {
             failures = 0;
             if (item.kind === 'caughtUp') {
               if (!caughtUp) {
+                caughtUp = true;
                 yield marker();
-                if (state.closed) return;
+                if (isClosed(state)) return;
               }
               continue;
             }
@@ -394,20 +397,22 @@ export class KurrentDbEventStore implements EventStore {
             const at = tuplePosition(item.resolved, event.position);
             if (resumeFrom && !isAfter(at, resumeFrom)) continue;
             if (!caughtUp && event.position > target.lastMatching) {
+              caughtUp = true;
               yield marker();
-              if (state.closed) return;
+              if (isClosed(state)) return;
             }
             yield { kind: 'event', event };
             last = event.position;
             resumeFrom = at;
-            if (state.closed) return;
+            if (isClosed(state)) return;
             if (!caughtUp && event.position >= target.lastMatching) {
+              caughtUp = true;
               yield marker();
-              if (state.closed) return;
+              if (isClosed(state)) return;
             }
           }
         } catch (error) {
-          if (state.closed) return;
+          if (isClosed(state)) return;
           await reader?.close();
           failures += 1;
           const delayMs = backoffDelay(failures, this.backoff);
@@ -503,7 +508,7 @@ export function backoffDelay(failures: number, backoff: BackoffOptions): number 
 function tuplePosition(resolved: AllStreamResolvedEvent, commit: bigint): Position {
   const position = resolved.event?.position;
   if (!position) return toClientPosition(commit);
-  return { commit: toBigInt(position.commit as bigint | number), prepare: toBigInt(position.prepare as bigint | number) };
+  return { commit: toBigInt(position.commit), prepare: toBigInt(position.prepare) };
 }
 
 function isAfter(a: Position, b: Position): boolean {

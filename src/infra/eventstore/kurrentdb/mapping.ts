@@ -69,7 +69,7 @@ export function toClientStreamState(expected: ExpectedState): AppendStreamState 
  * The client's expected state back to the port's. Errors built from raw server metadata carry the protocol's
  * negative sentinels (-1 no stream, -2 any, -4 stream exists) instead of the named states.
  */
-export function fromClientStreamState(state: AppendStreamState | number | bigint | string): ExpectedState {
+export function fromClientStreamState(state: AppendStreamState | number | bigint): ExpectedState {
   switch (state) {
     case NO_STREAM:
       return 'no_stream';
@@ -78,7 +78,7 @@ export function fromClientStreamState(state: AppendStreamState | number | bigint
     case STREAM_EXISTS:
       return 'exists';
   }
-  const revision = toBigInt(state as number | bigint | string);
+  const revision = toBigInt(state);
   if (revision === -1n) return 'no_stream';
   if (revision === -2n) return 'any';
   if (revision === -4n) return 'exists';
@@ -158,7 +158,7 @@ export function commitPositionOf(resolved: ResolvedEvent | AllStreamResolvedEven
   const candidates = [resolved.event?.position?.commit, resolved.commitPosition];
   for (const candidate of candidates) {
     if (candidate === undefined || candidate === null) continue;
-    const value = toBigInt(candidate as bigint | number);
+    const value = toBigInt(candidate);
     if (value >= 0n && value !== NO_POSITION) return value;
   }
   return -1n;
@@ -171,7 +171,7 @@ export function fromResolvedEvent(resolved: ResolvedEvent | AllStreamResolvedEve
   return {
     id: event.id,
     streamId: event.streamId,
-    revision: toBigInt(event.revision as bigint | number),
+    revision: toBigInt(event.revision),
     position: commitPositionOf(resolved),
     type: event.type,
     data: event.data,
@@ -209,7 +209,7 @@ export function toPortError(error: unknown, context: ErrorContext = {}): unknown
     return new WrongExpectedVersionError(
       streamId,
       asked ?? fromClientStreamState(error.expectedState),
-      fromClientCurrentState(error.actualState as bigint | number | undefined),
+      fromClientCurrentState(error.actualState),
     );
   }
   if (error instanceof ClientStreamNotFoundError) {

@@ -7,9 +7,8 @@ import type { AllStreamResolvedEvent } from '@kurrent/kurrentdb-client';
 export interface SubscriptionSource {
   read(): AllStreamResolvedEvent | null;
   readonly readableLength: number;
-  on(event: 'readable' | 'end' | 'close', listener: () => void): unknown;
+  on(event: 'readable' | 'end' | 'close' | 'caughtUp', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'caughtUp', listener: () => void): unknown;
   unsubscribe(): Promise<void>;
   destroy(): unknown;
 }

@@ -97,6 +97,9 @@ interface SubscriptionState {
   wake: (() => void) | undefined;
 }
 
+/** Whether the subscription was closed: a call, since the flag changes while the generator waits at a yield or an await. */
+const isClosed = (state: SubscriptionState): boolean => state.closed;
+
 interface Waiter {
   /** Head position this waiter has already scanned up to; the poll wakes it once the head moves past. */
   seenHead: bigint;
@@ -169,7 +172,7 @@ export class SqliteEventStore implements EventStore {
     options: { expectedState: ExpectedState },
   ): Promise<AppendResult> {
     const outcome = await this.append([{ streamId, expectedState: options.expectedState, events }]);
-    const stream = outcome.streams[0]!;
+    const stream = outcome.streams[0];
     return {
       nextExpectedRevision: stream.revision,
       position: stream.position ?? this.head(),
@@ -196,7 +199,7 @@ export class SqliteEventStore implements EventStore {
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
       if (rows.length < PAGE_SIZE) break;
-      const last = rows[rows.length - 1]!.revision;
+      const last = rows[rows.length - 1].revision;
       next = backwards ? last - 1n : last + 1n;
       if (next < 0n) break;
     }
@@ -214,7 +217,7 @@ export class SqliteEventStore implements EventStore {
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
       if (rows.length < limit) break;
-      cursor = rows[rows.length - 1]!.position;
+      cursor = rows[rows.length - 1].position;
     }
   }
 
@@ -252,8 +255,9 @@ export class SqliteEventStore implements EventStore {
       if (seen.has(a.streamId)) throw new Error(`Stream ${a.streamId} appears more than once in one append.`);
       seen.add(a.streamId);
       const events = a.events.map((e): PreparedEvent => {
-        const data = JSON.stringify(e.data) ?? 'null';
-        const metadata = JSON.stringify(e.metadata) ?? 'null';
+        // JSON.stringify gives undefined (whatever its type says) for undefined.
+        const data = (JSON.stringify(e.data) as string | undefined) ?? 'null';
+        const metadata = (JSON.stringify(e.metadata) as string | undefined) ?? 'null';
         size += Buffer.byteLength(data, 'utf8') + Buffer.byteLength(metadata, 'utf8');
         return { id: e.id ?? randomUUID(), type: e.type, data, metadata };
       });
@@ -284,7 +288,7 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) this.notifyAll();
-    results.forEach((result, i) => ('outcome' in result ? group[i]!.resolve(result.outcome) : group[i]!.reject(result.error)));
+    results.forEach((result, i) => ('outcome' in result ? group[i].resolve(result.outcome) : group[i].reject(result.error)));
   }
 
   /** Inside the group's transaction: each append in a nested transaction (a savepoint), so its failure is its own. */
@@ -355,7 +359,7 @@ export class SqliteEventStore implements EventStore {
       .all(cursor, ...prefixParams(prefixes), PAGE_SIZE)
       .filter((row) => row.position <= head);
     const full = rows.length === PAGE_SIZE;
-    return { rows, scannedTo: full ? rows[rows.length - 1]!.position : head, full };
+    return { rows, scannedTo: full ? rows[rows.length - 1].position : head, full };
   }
 
   // ---- subscriptions ----------------------------------------------------------------------------------------------
@@ -369,11 +373,11 @@ export class SqliteEventStore implements EventStore {
     try {
       // Catch-up: page until a page comes back short.
       for (;;) {
-        if (state.closed) return;
+        if (isClosed(state)) return;
         const page = this.scanPage(cursor, prefixes);
         for (const row of page.rows) {
           yield { kind: 'event', event: toRecordedEvent(row) };
-          if (state.closed) return;
+          if (isClosed(state)) return;
         }
         cursor = page.scannedTo;
         if (!page.full) break;
@@ -382,7 +386,7 @@ export class SqliteEventStore implements EventStore {
       // Live: scan; when there is nothing new, wait (registered synchronously after the empty scan, so no commit
       // can slip in between) for an in-process notification or the poll.
       for (;;) {
-        if (state.closed) return;
+        if (isClosed(state)) return;
         const page = this.scanPage(cursor, prefixes);
         cursor = page.scannedTo;
         if (page.rows.length === 0) {
@@ -391,7 +395,7 @@ export class SqliteEventStore implements EventStore {
         }
         for (const row of page.rows) {
           yield { kind: 'event', event: toRecordedEvent(row) };
-          if (state.closed) return;
+          if (isClosed(state)) return;
         }
       }
     } finally {

@@ -43,7 +43,6 @@ export function collectionWrites(log: OperationLog): CollectionWrites {
     },
     update(id, fields) {
       const { _id, ...rest } = fields as Partial<CollectionDoc>;
-      void _id;
       const update = setFields(rest);
       if (Object.keys(update).length) log.record(async (w) => w.update('collections', { _id: id }, update));
     },

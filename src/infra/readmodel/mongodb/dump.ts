@@ -28,7 +28,7 @@ function aclRows(docs: Document[]): string[] {
   for (const doc of docs) {
     const access = doc.access as { users?: AccessEntry[]; groups?: AccessEntry[] } | undefined;
     for (const [type, entries] of [['user', access?.users ?? []], ['group', access?.groups ?? []]] as const) {
-      for (const entry of entries) rows.push(row({ resource_id: doc._id, principal_type: type, principal_id: entry.id, level: entry.level }));
+      for (const entry of entries) rows.push(row({ resource_id: doc._id as string, principal_type: type, principal_id: entry.id, level: entry.level }));
     }
   }
   return rows;

@@ -33,7 +33,7 @@ export async function accessTargets(
   folderId: string,
   actor: Viewer,
 ): Promise<{ id: string; depth: number }[]> {
-  const [root] = await read.find({ _id: folderId }, { ancestors: 1 });
+  const root = (await read.find({ _id: folderId }, { ancestors: 1 })).at(0);
   if (!root) return [];
   const self = { id: folderId, depth: (root.ancestors as string[]).length };
   let filter: Filter<StoredDoc> = under(folderId);
@@ -169,7 +169,6 @@ export function folderWrites(log: OperationLog): FolderWrites {
 
     update(id, fields) {
       const { _id, ...rest } = fields as Partial<FolderDoc>;
-      void _id;
       const changes: Record<string, unknown> = { ...rest };
       if (typeof rest.name === 'string') changes.lowerName = rest.name.toLowerCase();
       const update = setFields(changes);
@@ -220,7 +219,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
         }
         openPlacement(w, placed);
         if (rootChanged) {
-          const [sum] = await w.aggregate('folders', [{ $match: subtree(id) }, { $group: { _id: null, total: { $sum: '$size' } } }]);
+          const sum = (await w.aggregate('folders', [{ $match: subtree(id) }, { $group: { _id: null, total: { $sum: '$size' } } }])).at(0);
           const total = (sum?.total as number | undefined) ?? 0;
           addRootSize(w, from.type, from.id, -total);
           addRootSize(w, to.baseParentType, to.baseParentId, total);
@@ -274,8 +273,8 @@ export function folderWrites(log: OperationLog): FolderWrites {
         // still see unchanged ACLs on every folder above them, so a replay selects the same targets.
         const byDepth = new Map<number, string[]>();
         for (const t of targets) if (t.id !== id) byDepth.set(t.depth, [...(byDepth.get(t.depth) ?? []), t.id]);
-        for (const depth of [...byDepth.keys()].sort((a, b) => b - a)) {
-          w.update('folders', { _id: { $in: byDepth.get(depth)! } }, { $set: set }, true);
+        for (const [, ids] of [...byDepth].sort(([a], [b]) => b - a)) {
+          w.update('folders', { _id: { $in: ids } }, { $set: set }, true);
         }
         w.update('folders', { _id: id }, { $set: set });
       });

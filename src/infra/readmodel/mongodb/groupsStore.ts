@@ -80,7 +80,6 @@ export function groupWrites(log: OperationLog): GroupWrites {
     },
     update(id, fields) {
       const { _id, ...rest } = fields as Partial<GroupFields>;
-      void _id;
       const update = setFields({ ...rest, ...(rest.name !== undefined ? { _lowerName: rest.name.toLowerCase() } : {}) });
       if (Object.keys(update).length) log.record(async (w) => w.update('groups', { _id: id }, update));
     },

@@ -82,13 +82,13 @@ async function keepRemoved(w: WriteScope, folderId: string, keepRoot: boolean, a
   if (folders.length === 0) return;
   const items = await w.find('items', { folderId: { $in: folders.map((f) => f._id) } }, { projection: { _rev: 0 } });
   for (const i of items) {
-    w.put('deletedItems', { _id: keyAt(stamp, i._id), position: w.position.toString(), stamp, id: i._id, deletedAt: at, folderId: i.folderId, doc: i });
+    w.put('deletedItems', { _id: keyAt(stamp, i._id), position: w.position.toString(), stamp, id: i._id, deletedAt: at, folderId: i.folderId as string, doc: i });
   }
   if (items.length === 0) return;
   const files = await w.find('files', { itemId: { $in: items.map((i) => i._id) } }, { projection: { _rev: 0 } });
   for (const f of files) {
     w.put('deletedFiles', {
-      _id: keyAt(stamp, f._id), position: w.position.toString(), stamp, id: f._id, deletedAt: at, itemId: f.itemId, blobId: f.blobId, doc: f,
+      _id: keyAt(stamp, f._id), position: w.position.toString(), stamp, id: f._id, deletedAt: at, itemId: f.itemId as string, blobId: f.blobId as string, doc: f,
     });
   }
 }
@@ -152,7 +152,9 @@ async function restoreFolder(w: WriteScope, r: FolderRestoreWrite): Promise<void
   openPlacement(w, restored as unknown as Placed[]);
   // The folders, the restored one last: once it is back, everything above was applied (see writes.ts)…
   for (const f of restored) if (f._id !== r.folderId) w.put('folders', f);
-  w.put('folders', restored.find((f) => f._id === r.folderId)!);
+  const restoredRoot = restored.find((f) => f._id === r.folderId);
+  if (!restoredRoot) throw new Error(`Folder ${r.folderId} is missing from its own restore.`);
+  w.put('folders', restoredRoot);
   // …and what was kept for the restored part is no longer kept (finished on a replay, see above).
   forgetKept(w, keptDocs);
 }
@@ -243,9 +245,11 @@ export class MongoHistory implements HistoryQueries {
   }
 
   async sizeAt(folderId: string, position: bigint): Promise<number> {
-    const [sum] = await (await this.source.get('folderSizes'))
-      .aggregate([{ $match: { folderId, position: { $lte: positionStamp(position) } } }, { $group: { _id: null, size: { $sum: '$delta' } } }])
-      .toArray();
+    const sum = (
+      await (await this.source.get('folderSizes'))
+        .aggregate([{ $match: { folderId, position: { $lte: positionStamp(position) } } }, { $group: { _id: null, size: { $sum: '$delta' } } }])
+        .toArray()
+    ).at(0);
     return (sum?.size as number | undefined) ?? 0;
   }
 }

@@ -49,7 +49,8 @@ export class MongoItems implements ItemQueries {
     const generation = await this.generation();
     const items = await this.source.get('items');
     const window = windowOf(o.paging);
-    const [result] = await items
+    const result = (
+      await items
       .aggregate([
         { $match: { $text: { $search: search } } },
         { $lookup: { from: physicalName('folders', generation), localField: 'folderId', foreignField: '_id', as: '_folder' } },
@@ -67,7 +68,8 @@ export class MongoItems implements ItemQueries {
           },
         },
       ])
-      .toArray();
+      .toArray()
+    ).at(0);
     const total = (result?.total as { n: number }[] | undefined)?.[0]?.n ?? 0;
     return { rows: ((result?.rows as Document[] | undefined) ?? []) as unknown as ItemDoc[], total };
   }

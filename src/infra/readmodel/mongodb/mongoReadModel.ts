@@ -106,9 +106,10 @@ export class MongoReadModel implements ReadModel {
   async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): Promise<boolean> {
     const log = new OperationLog();
     write(transactionOf(log));
-    let applied = false;
+    // Set inside the (possibly retried) transaction: an object, so the check after it is not narrowed away.
+    const outcome = { applied: false };
     const attempt = async (session?: ClientSession) => {
-      applied = false;
+      outcome.applied = false;
       const collections = await this.writeGeneration(session);
       if ((await this.readCheckpoint(collections, projection, session)) >= position) return;
       if (fence) await this.leases.checkFence(fence, position, session);
@@ -127,11 +128,11 @@ export class MongoReadModel implements ReadModel {
         // Without a transaction, a checkpoint already at or past this position collides on `_id`: nothing to do.
         if (session || (error as { code?: number }).code !== 11000) throw error;
       }
-      applied = true;
+      outcome.applied = true;
     };
     await this.withSession(attempt);
-    if (applied && this.building !== null) await this.switchWhenCaughtUp();
-    return applied;
+    if (outcome.applied && this.building !== null) await this.switchWhenCaughtUp();
+    return outcome.applied;
   }
 
   /**
@@ -168,19 +169,19 @@ export class MongoReadModel implements ReadModel {
   private async switchWhenCaughtUp(): Promise<void> {
     const building = this.building;
     if (building === null) return;
-    let switched = false;
+    const outcome = { switched: false };
     await this.withSession(async (session) => {
-      switched = false;
+      outcome.switched = false;
       const current = this.generations.collections(await this.generations.current(session));
       const next = this.generations.collections(building);
       const options = session ? { session } : {};
       const live = await current.get('checkpoints').find({}, options).toArray();
       for (const checkpoint of live) {
-        if ((await this.readCheckpoint(next, String(checkpoint._id), session)) < BigInt(checkpoint.position as string)) return;
+        if ((await this.readCheckpoint(next, checkpoint._id, session)) < BigInt(checkpoint.position as string)) return;
       }
-      switched = await this.generations.switchTo(building, session);
+      outcome.switched = await this.generations.switchTo(building, session);
     });
-    if (switched) {
+    if (outcome.switched) {
       this.building = null;
       await this.generations.current();
     }

@@ -25,6 +25,13 @@ function historyRow(folderId: string, position: bigint, operation: SubtreeOperat
   return { _id: `${folderId}|${position}|${operation}`, folderId, position: position.toString(), stamp, operation, rootId };
 }
 
+/** The id of a copied document's copy: every id the copy reaches is in `copies` (the copy is decided first). */
+function copyOf(copies: Map<string, string>, id: string): string {
+  const copy = copies.get(id);
+  if (copy === undefined) throw new Error(`${id} is not part of the copy.`);
+  return copy;
+}
+
 /** Records history rows (positions stamped with their 20-digit form so that they sort in log order). */
 function recordHistory(w: WriteScope, folderIds: string[], position: bigint, operation: SubtreeOperation, rootId: string): void {
   const stamp = position.toString().padStart(20, '0');
@@ -112,11 +119,11 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   const placed: Parameters<typeof openPlacement>[1] = [];
   const copies: StoredDoc[] = [];
   for (const f of folders) {
-    const inside = (f.ancestors as string[]).slice(sourceDepth).map((id) => map.get(id)!);
+    const inside = (f.ancestors as string[]).slice(sourceDepth).map((id) => copyOf(map, id));
     copies.push(defined({
-      _id: map.get(f._id)!, name: f.name, lowerName: f.lowerName, description: f.description, creatorId: c.creatorId,
-      created: c.created, updated: c.created, size: f.size, public: inherited, publicFlags: f.publicFlags, access: c.access,
-      meta: f.meta ?? {}, parentCollection: 'folder', parentId: map.get(f.parentId as string)!, baseParentType: base.type,
+      _id: copyOf(map, f._id), name: f.name as string, lowerName: f.lowerName as string, description: f.description as string, creatorId: c.creatorId,
+      created: c.created, updated: c.created, size: f.size as number, public: inherited, publicFlags: f.publicFlags as string[] | undefined, access: c.access,
+      meta: (f.meta as Record<string, unknown> | undefined) ?? {}, parentCollection: 'folder', parentId: copyOf(map, f.parentId as string), baseParentType: base.type,
       baseParentId: base.id, ancestors: [...base.ancestors, ...inside],
     }));
   }
@@ -130,7 +137,7 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   const items = await w.find('items', { folderId: { $in: [...map.keys()] } }, { projection: { _rev: 0 } });
   for (const item of items) {
     w.put('items', {
-      ...item, _id: deriveId(c.opId, item._id), folderId: map.get(item.folderId as string)!, baseParentType: base.type, baseParentId: base.id,
+      ...item, _id: deriveId(c.opId, item._id), folderId: copyOf(map, item.folderId as string), baseParentType: base.type, baseParentId: base.id,
       creatorId: c.creatorId, created: c.created, updated: c.created, copyOfItem: item._id,
     });
   }
@@ -139,24 +146,25 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
     const files = await w.find('files', { itemId: { $in: [...itemMap.keys()] } }, { projection: { _rev: 0 } });
     for (const file of files) {
       w.put('files', {
-        ...file, _id: deriveId(c.opId, file._id), itemId: itemMap.get(file.itemId as string)!, copyOfFile: file._id, copierId: c.creatorId,
+        ...file, _id: deriveId(c.opId, file._id), itemId: copyOf(itemMap, file.itemId as string), copyOfFile: file._id, copierId: c.creatorId,
         copied: c.created,
       });
     }
   }
 
   // 4. Sizes: each copy has its source's size; the root gains the copy's recursive size.
-  const total = folders.reduce((sum, f) => sum + (f.size as number), source.size as number);
+  const sourceSize = source.size as number;
+  const total = folders.reduce<number>((sum, f) => sum + (f.size as number), sourceSize);
   addRootSize(w, base.type, base.id, total);
 
   // 5. History index, then the new root folder last.
   recordHistory(w, [...map.values()], position, 'copied', c.folderId);
   recordHistory(w, [...map.keys()], position, 'copiedFrom', c.folderId);
   openPlacement(w, [...placed, { _id: c.folderId, parentCollection: c.parentType, parentId: c.parentId, baseParentType: base.type, baseParentId: base.id }]);
-  recordSizeChange(w, c.folderId, source.size as number);
+  recordSizeChange(w, c.folderId, sourceSize);
   w.put('folders', defined({
     _id: c.folderId, name: c.name, lowerName: c.name.toLowerCase(), description: c.description, creatorId: c.creatorId, created: c.created,
-    updated: c.created, size: source.size, public: c.public, publicFlags: c.publicFlags, access: c.access, meta: c.meta,
+    updated: c.created, size: source.size as number, public: c.public, publicFlags: c.publicFlags, access: c.access, meta: c.meta,
     parentCollection: c.parentType, parentId: c.parentId, baseParentType: base.type, baseParentId: base.id, ancestors: base.ancestors,
   }));
 }
@@ -216,10 +224,14 @@ export function subtreeWrites(log: OperationLog): SubtreeWrites {
   return {
     deleteFolder(folderId, position) {
       // A folder no longer in the read model was deleted earlier in log order (with an ancestor): nothing to do.
-      log.record(async (w) => void (await removeSubtree(w, folderId, false, { position, rootId: folderId })));
+      log.record(async (w) => {
+        await removeSubtree(w, folderId, false, { position, rootId: folderId });
+      });
     },
     clearContents(folderId, position) {
-      log.record(async (w) => void (await removeSubtree(w, folderId, true, { position, rootId: folderId })));
+      log.record(async (w) => {
+        await removeSubtree(w, folderId, true, { position, rootId: folderId });
+      });
     },
     deleteUnderRoot(rootType, rootId, position) {
       log.record((w) => deleteUnderRoot(w, rootType, rootId, position));

@@ -112,7 +112,7 @@ class WriteBuffer {
         // Outside a transaction, a replayed guarded upsert of a document already at a later stamp collides with
         // it on `_id`: that statement was applied before, go on after it. Anything else is a real failure.
         const failed = (error as { writeErrors?: { index: number; code: number }[] }).writeErrors?.[0];
-        if (this.transactional || !failed || failed.code !== DUPLICATE_KEY || !rest[failed.index]?.guardedUpsert) throw error;
+        if (this.transactional || failed?.code !== DUPLICATE_KEY || !rest[failed.index]?.guardedUpsert) throw error;
         rest = rest.slice(failed.index + 1);
       }
     }

@@ -29,7 +29,8 @@ import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../
 type Target = { folderId: string } | { collectionId: string } | { deletedAt: string };
 
 /** Event types that touch a whole subtree, and where their size is counted. */
-const SUBTREE_OF: Record<string, (data: any) => Target | null> = {
+// Each entry takes its own event type's data (hence `never`: accepts() passes the data of the type it looked up).
+const SUBTREE_OF: Partial<Record<string, (data: never) => Target | null>> = {
   FolderCopied: (d: { sourceId: string }) => ({ folderId: d.sourceId }),
   FolderDeleted: (d: { folderId: string }) => ({ folderId: d.folderId }),
   FolderContentsCleared: (d: { folderId: string }) => ({ folderId: d.folderId }),
@@ -84,13 +85,13 @@ export class SqliteBulkApply implements BackgroundApply {
   }
 
   accepts(event: RecordedEvent): boolean {
-    const target = SUBTREE_OF[event.type]?.(event.data);
+    const target = SUBTREE_OF[event.type]?.(event.data as never);
     if (!target) return false;
     let folders: number;
     // (+1 counts the folder itself: a threshold of 1 sends every subtree event, even of a folder with no subfolders.)
-    if ('folderId' in target) folders = this.foldersUnder.get(target.folderId, this.minFolders)! + 1;
-    else if ('collectionId' in target) folders = this.foldersOfCollection.get(target.collectionId, this.minFolders)!;
-    else folders = this.foldersKeptBy.get(target.deletedAt, this.minFolders)!;
+    if ('folderId' in target) folders = (this.foldersUnder.get(target.folderId, this.minFolders) ?? 0) + 1;
+    else if ('collectionId' in target) folders = this.foldersOfCollection.get(target.collectionId, this.minFolders) ?? 0;
+    else folders = this.foldersKeptBy.get(target.deletedAt, this.minFolders) ?? 0;
     return folders >= this.minFolders;
   }
 

@@ -79,7 +79,6 @@ function toDoc(row: FolderRow): FolderDoc {
 /** What the JSON column holds: everything but the positional fields kept in columns. */
 function jsonPart(doc: Partial<FolderDoc>): Record<string, unknown> {
   const { parentCollection, parentId, baseParentType, baseParentId, ...rest } = doc;
-  void parentCollection, parentId, baseParentType, baseParentId;
   return rest;
 }
 
@@ -248,8 +247,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const row = prepared(this.db, 'SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
     // Removed by a subtree delete earlier in log order (the change raced the delete of an ancestor): it went with it.
     if (!row) return;
-    const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) } as FolderDoc;
-    for (const [key, value] of Object.entries(fields)) if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
+    const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) };
+    for (const [key, value] of Object.entries(fields as Record<string, unknown>)) if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
     prepared(this.db, 'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?')
       .run(doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.updated, doc.size, JSON.stringify(doc), id);
     if (fields.name !== undefined || fields.description !== undefined) {

@@ -61,7 +61,6 @@ function toItem(row: ItemRow): ItemDoc {
 /** What the JSON column of an item holds: everything but the fields kept in columns. */
 function itemJson(doc: Partial<ItemDoc>): Record<string, unknown> {
   const { folderId, baseParentType, baseParentId, size, ...rest } = doc;
-  void folderId, baseParentType, baseParentId, size;
   return rest;
 }
 
@@ -138,7 +137,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void {
     const row = prepared(this.db, 'SELECT doc FROM rm_items WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) return;
-    const doc = { ...(JSON.parse(row.doc) as ItemDoc), ...fields } as ItemDoc;
+    const doc = { ...(JSON.parse(row.doc) as ItemDoc), ...fields };
     doc.lowerName = doc.name.toLowerCase();
     prepared(this.db, 'UPDATE rm_items SET name = ?, lower_name = ?, updated = ?, doc = ? WHERE id = ?')
       .run(doc.name, doc.lowerName, doc.updated, JSON.stringify(itemJson(doc)), id);

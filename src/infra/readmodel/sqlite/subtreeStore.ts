@@ -152,7 +152,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       if (ids.length === 0) return;
       yield ids;
       if (ids.length < SUBTREE_CHUNK) return;
-      after = ids[ids.length - 1]!;
+      after = ids[ids.length - 1];
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
