@@ -85,7 +85,8 @@ function startReader(client: Client, folderId: string): { stop(): Promise<{ late
   let failures = 0;
   let firstFailure: string | undefined;
   let running = true;
-  const loop = (async () => {
+  // A named function, not an IIFE: `stop()` clears `running` while the loop awaits.
+  const read = async () => {
     while (running) {
       const started = performance.now();
       try {
@@ -98,7 +99,8 @@ function startReader(client: Client, folderId: string): { stop(): Promise<{ late
       const wait = READ_EVERY_MS - (performance.now() - started);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }
-  })();
+  };
+  const loop = read();
   return {
     async stop() {
       running = false;

@@ -157,7 +157,7 @@ async function measureDownload(route: string, pid: number, sink?: fs.WriteStream
 function zipSummary(file: string): Promise<{ entries: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true }, (error, zip) => {
-      if (error || !zip) return reject(error ?? new Error('no zip'));
+      if (error) return reject(error);
       const summary = { entries: 0, bytes: 0 };
       zip.on('entry', (entry: yauzl.Entry) => {
         summary.entries += 1;

@@ -325,7 +325,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       `chaos: ${stats.requests} requests (${expectations.length} acknowledged writes), ${stats.kills} kills ` +
       `(${stats.holderKills} of the lease holder), ${takeovers} takeovers, ${eventsChecked} events checked on ` +
       `${subscribers.length} subscribers (${expected.length} in the log), ${stored.size} blobs checked, ` +
-      `${failures.length === 0 ? 'all checks passed' : `${failures.length} FAILURES`}`;
+      (failures.length === 0 ? 'all checks passed' : `${failures.length} FAILURES`);
     log(summary);
     return {
       requests: stats.requests,

@@ -76,7 +76,7 @@ export function blobStoreContract(name: string, make: () => Promise<{ store: Blo
       const blob = await store.put(source(Buffer.from('held')));
       expect(await store.delete(blob.blobId)).toBe(false);
       expect(await store.exists(blob.blobId)).toBe(true);
-      store.hold(blob.blobId);
+      void store.hold(blob.blobId);
       store.release(blob.blobId);
       expect(await store.delete(blob.blobId)).toBe(false);
       store.release(blob.blobId);
@@ -90,7 +90,7 @@ export function blobStoreContract(name: string, make: () => Promise<{ store: Blo
       await put(bytes); // stored (and released) again after the ticket: its reference may not be visible yet
       expect(await store.delete(blobId, stale)).toBe(false);
       const held = store.deletionTicket(blobId);
-      store.hold(blobId);
+      void store.hold(blobId);
       store.release(blobId);
       expect(await store.delete(blobId, held)).toBe(false);
       const fresh = store.deletionTicket(blobId);

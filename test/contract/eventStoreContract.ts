@@ -661,12 +661,13 @@ async function drain(
   timeoutMs = 5000,
 ): Promise<SubscriptionItem[]> {
   const items: SubscriptionItem[] = [];
-  let finished = false;
+  // Set inside the loop while the code below awaits it (an object, so the check at the end is not narrowed away).
+  const outcome = { finished: false };
   const loop = (async () => {
     for await (const item of sub) {
       items.push(item);
       if (await onItem(items)) {
-        finished = true;
+        outcome.finished = true;
         break;
       }
     }
@@ -674,10 +675,10 @@ async function drain(
   try {
     await withTimeout(loop, timeoutMs, 'subscription timed out');
   } catch (err) {
-    throw new Error(`${(err as Error).message} after ${items.length} items: ${shape(items).slice(-10).join(', ')}`);
+    throw new Error(`${(err as Error).message} after ${items.length} items: ${shape(items).slice(-10).join(', ')}`, { cause: err });
   } finally {
     await sub.unsubscribe();
   }
-  if (!finished) throw new Error(`subscription ended early after ${items.length} items`);
+  if (!outcome.finished) throw new Error(`subscription ended early after ${items.length} items`);
   return items;
 }

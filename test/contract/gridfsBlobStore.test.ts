@@ -29,7 +29,7 @@ if (MONGODB_URL) {
   beforeAll(async () => {
     client = await new MongoClient(MONGODB_URL).connect();
   });
-  afterAll(() => client?.close());
+  afterAll(() => (client as MongoClient | undefined)?.close()); // undefined if beforeAll failed
   blobStoreContract('GridFS on a real server', async () => {
     const db = client.db(`gridfs_contract_${crypto.randomUUID().slice(0, 8)}`);
     const store = await GridFsBlobStore.open(db, { chunkSizeBytes: 64, sweepGraceMs: 0 });

@@ -45,7 +45,7 @@ if (MONGODB_URL) {
   beforeAll(async () => {
     client = await new MongoClient(MONGODB_URL).connect();
   });
-  afterAll(() => client?.close());
+  afterAll(() => (client as MongoClient | undefined)?.close()); // undefined if beforeAll failed
   readModelContract(`MongoReadModel on ${MONGODB_URL.replace(/\/\/[^@]*@/, '//')}`, async () => {
     const db = client.db(`rm_contract_${randomUUID().slice(0, 8)}`);
     const readModel = await MongoReadModel.open(client, db);

@@ -179,14 +179,15 @@ describe('SqliteEventStore specifics', () => {
     // Meanwhile this process follows the log through a live subscription (another connection, seen via the poll).
     const sub = store.subscribeToAll({ streamPrefixes: ['durable-'] });
     const delivered: RecordedEvent[] = [];
-    let target: bigint | undefined;
+    // The last acknowledged revision, once known (set below while the subscription runs).
+    const wanted: { revision?: bigint } = {};
     let reachedTarget!: () => void;
     const followed = new Promise<void>((resolve) => (reachedTarget = resolve));
     const follow = (async () => {
       for await (const item of sub) {
         if (item.kind !== 'event') continue;
         delivered.push(item.event);
-        if (target !== undefined && item.event.revision >= target) reachedTarget();
+        if (wanted.revision !== undefined && item.event.revision >= wanted.revision) reachedTarget();
       }
     })();
 
@@ -231,7 +232,7 @@ describe('SqliteEventStore specifics', () => {
     }
 
     // The subscription saw every acknowledged event too, in order.
-    target = lastAck;
+    wanted.revision = lastAck;
     if (delivered.some((e) => e.revision >= lastAck)) reachedTarget();
     let followTimer: NodeJS.Timeout | undefined;
     await Promise.race([followed, new Promise((resolve) => (followTimer = setTimeout(resolve, 3000)))]);

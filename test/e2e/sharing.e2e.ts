@@ -92,7 +92,7 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
 
   it('shares a folder with a user and a group through the access dialog; both then see it', async () => {
     const { page } = ui.session;
-    const bob = await registerByApi(ui.service.baseUrl, 'bobby');
+    await registerByApi(ui.service.baseUrl, 'bobby');
     const carol = await registerByApi(ui.service.baseUrl, 'carol');
     await ui.session.step('create a group', async () => {
       await ui.session.goto('groups');
@@ -136,6 +136,5 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
         await logOut(ui.session);
       });
     }
-    void bob;
   });
 });

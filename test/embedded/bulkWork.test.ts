@@ -68,7 +68,7 @@ async function buildTree(parentId: string, width: number, doublings: number): Pr
 
 afterEach(async () => {
   jest.restoreAllMocks();
-  await server?.close();
+  await (server as TestServer | undefined)?.close(); // undefined if the test failed before starting it
 });
 
 describe('a large copy, applied by the worker', () => {

@@ -9,7 +9,7 @@ describe('http-mongo project', () => {
   beforeAll(async () => {
     server = await startTestServer();
   });
-  afterAll(() => server?.close());
+  afterAll(() => (server as TestServer | undefined)?.close()); // undefined if beforeAll failed
 
   it('runs the service on the MongoDB read model over the driver stand-in, with transactions', async () => {
     const readModel = server.runtime.services.readModel;

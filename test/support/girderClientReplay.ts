@@ -254,7 +254,7 @@ export class GirderClient {
       const response = await this.get('system/version');
       const release: string = 'release' in response ? response.release : response.apiVersion;
       // Python's release.split('.', 2): at most three parts, the last one keeps its dots.
-      const [major, minor, ...rest] = release.split('.');
+      const [major, minor, ...rest] = release.split('.') as [string, string | undefined, ...string[]];
       this.serverVersion = [major, ...(minor !== undefined ? [minor] : []), ...(rest.length ? [rest.join('.')] : [])];
     }
     return this.serverVersion;
@@ -454,9 +454,9 @@ export class GirderClient {
       const currentFile = path.normalize(pattern);
       if (fs.statSync(currentFile).isFile()) {
         if (parentType !== 'folder') throw new Error(`Attempting to upload an item under a ${parentType}. Items can only be added to folders.`);
-        await this._uploadAsItem(path.basename(currentFile), resolvedParent as string, currentFile, reuseExisting, reference);
+        await this._uploadAsItem(path.basename(currentFile), resolvedParent!, currentFile, reuseExisting, reference);
       } else {
-        await this._uploadFolderRecursive(currentFile, resolvedParent as string, parentType, reuseExisting, reference);
+        await this._uploadFolderRecursive(currentFile, resolvedParent!, parentType, reuseExisting, reference);
       }
     }
   }
@@ -503,7 +503,7 @@ export class GirderClient {
 
   async downloadItem(itemId: string, dest: string, name?: string): Promise<void> {
     let itemName = name;
-    if (itemName === undefined) itemName = (await this.get(`item/${itemId}`)).name as string;
+    itemName ??= (await this.get(`item/${itemId}`)).name as string;
     let target = dest;
     let offset = 0;
     let first = true;

@@ -67,7 +67,7 @@ const CVC = new RegExp(`^${C}${v}[^aeiouwxy]$`);
 export function stem(word: string): string {
   if (word.length < 3 || !/^[a-z]+$/.test(word)) return word;
   let w = word;
-  const initialY = w[0] === 'y';
+  const initialY = w.startsWith('y');
   if (initialY) w = 'Y' + w.slice(1);
   let m: RegExpExecArray | null;
 
@@ -113,7 +113,7 @@ export function stem(word: string): string {
     const s = m[1];
     if (MGR1.test(s) || (MEQ1.test(s) && !CVC.test(s))) w = s;
   }
-  if (/ll$/.test(w) && MGR1.test(w)) w = w.slice(0, -1);
+  if (w.endsWith('ll') && MGR1.test(w)) w = w.slice(0, -1);
 
   if (initialY) w = 'y' + w.slice(1);
   return w;

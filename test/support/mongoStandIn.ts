@@ -146,16 +146,16 @@ function serverError(code: number, message: string, extra: Doc = {}): MongoServe
 function splitText(filter: Filter): { search: string | null; rest: Filter } {
   if (filter.$text !== undefined) {
     const { $text, ...rest } = filter;
-    return { search: String(($text as { $search: unknown }).$search ?? ''), rest };
+    return { search: String(($text as { $search?: string | number }).$search ?? ''), rest };
   }
   if (Array.isArray(filter.$and)) {
     const clauses = filter.$and as Filter[];
-    const index = clauses.findIndex((c) => c && c.$text !== undefined);
+    // Clauses are whatever the caller passed: a null one is skipped, as the server would refuse it elsewhere.
+    const index = clauses.findIndex((c) => (c as Filter | null)?.$text !== undefined);
     if (index >= 0) {
       const inner = splitText(clauses[index]);
       const others = clauses.filter((_, i) => i !== index);
-      const { $and, ...rest } = filter;
-      void $and;
+      const { $and: _and, ...rest } = filter;
       const merged = [...others, ...(Object.keys(inner.rest).length ? [inner.rest] : [])];
       return { search: inner.search, rest: merged.length ? { ...rest, $and: merged } : rest };
     }
@@ -320,7 +320,7 @@ export class MongoStandIn {
   /** @internal */
   finish(session: StandInSession, commit: boolean): void {
     const txn = this.transaction;
-    if (!txn || txn.session !== session) return;
+    if (txn?.session !== session) return;
     if (!commit) {
       for (const [collection, log] of txn.undo) collection.restore(log);
     }
@@ -457,7 +457,7 @@ export class StandInCursor {
   }
 
   private async load(): Promise<Doc[]> {
-    if (!this.results) this.results = await this.run(this.options);
+    this.results ??= await this.run(this.options);
     return this.results;
   }
 
@@ -724,7 +724,7 @@ export class StandInCollection {
       const aggregator = new Aggregator(rewriteMeta(stages) as AnyObject[], {
         collectionResolver: (name: string) => [...(this.db.collection(name).docs.values() as Iterable<Doc>)].map(copy),
       });
-      const out = aggregator.run(input as AnyObject[]) as Doc[];
+      const out = aggregator.run<Doc>(input as AnyObject[]);
       for (const doc of out) delete doc[TEXT_SCORE];
       return out;
     }, {});
@@ -813,7 +813,7 @@ export class StandInCollection {
   private replaceNow(filter: Filter, replacement: Doc, upsert: boolean | undefined, session: StandInSession | undefined) {
     if (upsert) refuseExprInUpsert(filter);
     if (Object.keys(replacement).some((k) => k.startsWith('$'))) throw serverError(2, 'Replacement document must not contain atomic operators', { codeName: 'BadValue' });
-    const [doc] = this.matching(filter).docs;
+    const doc = this.matching(filter).docs.at(0);
     if (doc) {
       const next = toStored({ ...replacement, _id: doc._id }) as Doc;
       if (replacement._id !== undefined && canonical(replacement._id) !== canonical(doc._id)) {
@@ -869,7 +869,7 @@ export class StandInCollection {
     options: SessionOptions & { upsert?: boolean; returnDocument?: 'before' | 'after'; projection?: Doc } = {},
   ): Promise<Doc | null> {
     await this.client.enter(options.session);
-    const [before] = this.matching(filter).docs;
+    const before = this.matching(filter).docs.at(0);
     const result = this.updateNow(filter, update, { upsert: options.upsert, many: false }, options.session);
     if (options.returnDocument !== 'after') return before ? copy(before) : null;
     const id = before ? before._id : result.upsertedId;
@@ -965,7 +965,7 @@ export class StandInCollection {
       ...(spec.partialFilterExpression ? { partialFilterExpression: spec.partialFilterExpression } : {}),
       ...(textFields.length
         ? {
-            weights: Object.fromEntries(textFields.map((f) => [f, Number((spec.weights)?.[f] ?? 1)])),
+            weights: Object.fromEntries(textFields.map((f) => [f, spec.weights?.[f] ?? 1])),
             default_language: spec.default_language ?? 'english',
           }
         : {}),

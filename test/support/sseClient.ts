@@ -76,7 +76,7 @@ export class SseClient {
     while ((boundary = this.buffer.indexOf('\n\n')) >= 0) {
       const block = this.buffer.slice(0, boundary);
       this.buffer = this.buffer.slice(boundary + 2);
-      const fields: Record<string, string[]> = {};
+      const fields: Partial<Record<string, string[]>> = {};
       for (const line of block.split('\n')) {
         if (line.startsWith(':')) continue;
         const colon = line.indexOf(': ');

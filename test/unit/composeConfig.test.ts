@@ -13,14 +13,14 @@ interface ComposeService {
   build?: string | { context: string };
   command?: string[];
   environment?: Record<string, string>;
-  ports?: string[];
+  ports?: (string | number)[];
   volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
 }
 
 interface ComposeFile {
-  services: Record<string, ComposeService>;
+  services: Partial<Record<string, ComposeService>>;
   volumes?: Record<string, unknown>;
 }
 

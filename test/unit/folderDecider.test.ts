@@ -39,7 +39,6 @@ describe('folder decider', () => {
 
     it('records no public field when none is given (user parent)', () => {
       const { public: _omit, ...data } = createdData({ parentType: 'user', parentId: USER });
-      void _omit;
       given([]).when(createCommand({ parentType: 'user', parentId: USER, public: undefined })).then([{ type: 'FolderCreated', data }]);
     });
 

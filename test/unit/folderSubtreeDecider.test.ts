@@ -85,7 +85,6 @@ describe('folder decider: subtree operations', () => {
 
     it('records no public field when none was decided (a user parent, a source without one)', () => {
       const { public: _omit, ...data } = copiedData({ parentType: 'user', parentId: USER });
-      void _omit;
       given([]).when({ type: 'CopyFolder', data: { ...data } }).then([{ type: 'FolderCopied', data }]);
     });
 

@@ -214,7 +214,7 @@ function resolvedEvent(e: { streamId: string; revision: bigint | number; positio
       created: new Date('2024-01-01T00:00:00.000Z'),
       data: { n: 1 },
       metadata: encodeMetadata(meta),
-      position: position as Position,
+      position: position!,
     },
     commitPosition: undefined,
   };
@@ -226,7 +226,9 @@ class FakeSubscription extends Readable {
   constructor() {
     super({ objectMode: true });
   }
-  override _read(): void {}
+  override _read(): void {
+    // Events arrive through deliver(), not on demand.
+  }
   deliver(...events: LoggedEvent[]): void {
     for (const e of events) this.push(resolvedEvent(e));
   }
@@ -359,7 +361,7 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 async function waitForSubscribe(client: FakeClient, n: number): Promise<FakeSubscription> {
   for (let i = 0; i < 200 && client.subscribeCalls.length < n; i++) await flush();
-  const call = client.subscribeCalls[n - 1];
+  const call = client.subscribeCalls.at(n - 1);
   if (!call) throw new Error(`subscribeToAll was called ${client.subscribeCalls.length} times, expected ${n}`);
   return call.sub;
 }

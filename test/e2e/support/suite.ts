@@ -22,9 +22,11 @@ export function useBrowserSuite(): BrowserSuite {
     suite.session = await GirderSession.open(suite.browser, suite.service.baseUrl);
   });
   afterAll(async () => {
-    await suite.session?.close();
-    await suite.browser?.close();
-    await suite.service?.close();
+    // Whatever beforeAll got to start before it failed.
+    const started: Partial<BrowserSuite> = suite;
+    await started.session?.close();
+    await started.browser?.close();
+    await started.service?.close();
   });
   afterEach(() => suite.session.assertNoProblems());
   return suite;
