@@ -20,7 +20,7 @@ interface ComposeService {
 }
 
 interface ComposeFile {
-  services: Partial<Record<string, ComposeService>>;
+  services: Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
 }
 
@@ -30,7 +30,7 @@ const { kurrentdb, mongodb, service } = compose.services;
 
 /** Container-side port of each `host:container` mapping. */
 const containerPorts = (s: ComposeService | undefined) => (s?.ports ?? []).map((p) => Number(String(p).split(':').pop()));
-const env = service?.environment ?? {};
+const env = (service as ComposeService | undefined)?.environment ?? {}; // the checks below say which is missing
 /** A URL of any scheme, read as http so that WHATWG URL parsing gives host, port and query. */
 const asUrl = (value: string) => new URL(value.replace(/^[a-z+]+:\/\//, 'http://'));
 const flagValue = (command: string[], flag: string) => command[command.indexOf(flag) + 1];
