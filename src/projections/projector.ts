@@ -82,7 +82,8 @@ export type ProjectorRole = 'holder' | 'standby' | 'stopped';
 
 /**
  * Most events applied in one read-model transaction. A batch holds the event loop while it applies (synchronously
- * on SQLite): 500 small events take a few milliseconds, well inside the 50 ms budget of DESIGN.md.
+ * on SQLite): 500 small events take a few milliseconds, well inside the 50 ms an event-loop step may take (the
+ * event-loop rows of docs/performance.md).
  */
 const MAX_BATCH = 500;
 

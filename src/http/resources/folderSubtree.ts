@@ -85,7 +85,7 @@ export const folderSubtreeRoutes: RouteDef[] = [
       const source = await loadModel(services, 'folder', path.id, viewer, AccessLevel.READ);
       const parentType = params.parentType ?? source.parentCollection;
       // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination
-      // (stricter than Girder 3.x, which loads that parent with force; ../shared/spec/reference-behaviour.md).
+      // (stricter than Girder 3.x, which loads that parent with force).
       const parent = await loadParent(services, parentType, params.parentId || source.parentId, viewer, AccessLevel.WRITE);
       const id = await withProgress(
         services,

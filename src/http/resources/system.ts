@@ -60,7 +60,7 @@ export const systemResource: Resource = {
       summary: 'List all access flags available in the system.',
       access: 'public',
       params: [],
-      // Access flags are registered by plugins; this service registers none (docs: reference-behaviour.md §2).
+      // Access flags are registered by plugins; this service registers none.
       handler: () => ({}),
     }),
     route({
@@ -124,5 +124,5 @@ export const systemResource: Resource = {
 };
 
 const STARTED_AT = new Date().toISOString();
-/** The Girder release the reference behaviour was read from (docs: shared/spec/reference-behaviour.md). */
+/** The Girder release whose behaviour this service reproduces. */
 const GIRDER_COMPATIBLE_RELEASE = '3.2.9';

@@ -34,7 +34,7 @@ const INDEX_HTML = `<!DOCTYPE html>
 /** Girder's main.ts, as plain JS: plugin CSS and scripts (in order, one after the other), then the app. */
 const BOOT_JS = `import { girder } from '${WEB_ROOT}/girder/girder-core.js';
 window.girder = girder;
-// This service's folder and item records call Girder's \`meta\` field \`metadata\` (shared/spec/folder-rest-interface.md);
+// This service's folder and item records call Girder's \`meta\` field \`metadata\` (the folder REST interface);
 // the client's models read \`meta\` (and are filled with \`set\`), so a record gets both as it arrives.
 for (const Model of [girder.models.FolderModel, girder.models.ItemModel]) {
   const set = Model.prototype.set;
