@@ -26,7 +26,7 @@ export default defineConfig(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
       // `||` on strings and numbers is deliberate: Girder treats '' and 0 as "not given" in many parameters.
       '@typescript-eslint/prefer-nullish-coalescing': ['error', { ignorePrimitives: { string: true, number: true } }],
-      // A few modules are loaded lazily with require() on purpose: optional adapters (KurrentDB, GridFS) and CLI commands.
+      // Optional adapters (KurrentDB, GridFS) and CLI commands are loaded lazily with require(), on purpose.
       '@typescript-eslint/no-require-imports': 'off',
       // Row and document decoders are typed at the call (`parse<UserDoc>(row)`): the one cast sits in the decoder.
       '@typescript-eslint/no-unnecessary-type-parameters': 'off',
@@ -34,7 +34,7 @@ export default defineConfig(
       '@typescript-eslint/no-dynamic-delete': 'off',
       // The control-character ranges in regexes here are deliberate: names and headers are cleaned of them.
       'no-control-regex': 'off',
-      // A leading underscore marks a binding kept on purpose: express's 4-argument error handler, a destructured-away key.
+      // A leading underscore marks a binding kept on purpose: express's 4-argument error handler, a dropped key.
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
