@@ -74,7 +74,7 @@ describe('rebuild and verify on MongoDB', () => {
     await folders.updateOne({ _id: victim._id }, { $set: { name: 'corrupted' } });
     const damaged = capture();
     expect(await verifyReadModels(config(), [], damaged.out)).toBe(1);
-    expect(damaged.text()).toContain(`rm_folders row _id=${victim._id.toHexString()} differs: name: live "corrupted", replayed "One"`);
+    expect(damaged.text()).toContain(`rm_folders row _id=${String(victim._id)} differs: name: live "corrupted", replayed "One"`);
     expect(damaged.text()).toContain('1 difference between the live read models and the replay.');
   });
 
