@@ -41,8 +41,8 @@ function startService(dataDir: string): Promise<Service> {
         resolve({ proc, base: `http://127.0.0.1:${match[1]}/api/v1`, exited });
       }
     };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`the service exited (${code}):\n${output}`));
@@ -63,7 +63,7 @@ let adminId: string;
 async function call(method: string, url: string, form?: Record<string, string>, body?: Buffer): Promise<any> {
   const init: RequestInit = { method, headers: { 'Service-Token': token } };
   let target = `${service.base}${url}`;
-  if (form) target += `${url.includes('?') ? '&' : '?'}${new URLSearchParams(form)}`;
+  if (form) target += `${url.includes('?') ? '&' : '?'}${new URLSearchParams(form).toString()}`;
   if (body) {
     init.body = body;
     (init.headers as Record<string, string>)['Content-Type'] = 'application/octet-stream';
@@ -142,7 +142,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * with whether the request was answered before the kill.
  */
 async function crashDuring(method: string, url: string, form: Record<string, string>, afterMs: number): Promise<boolean> {
-  const pending = fetch(`${service.base}${url}?${new URLSearchParams(form)}`, { method, headers: { 'Service-Token': token } })
+  const pending = fetch(`${service.base}${url}?${new URLSearchParams(form).toString()}`, { method, headers: { 'Service-Token': token } })
     .then((res) => res.status)
     .catch(() => null);
   await sleep(afterMs);
@@ -155,7 +155,7 @@ async function crashDuring(method: string, url: string, form: Record<string, str
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'subtree-crash-'));
   service = await startService(dataDir);
-  const user = await fetch(`${service.base}/user?${new URLSearchParams({ login: 'admin', email: 'admin@example.com', firstName: 'A', lastName: 'D', password: 'password1' })}`, {
+  const user = await fetch(`${service.base}/user?${new URLSearchParams({ login: 'admin', email: 'admin@example.com', firstName: 'A', lastName: 'D', password: 'password1' }).toString()}`, {
     method: 'POST',
   }).then((r) => r.json() as Promise<{ _id: string; authToken: { token: string } }>);
   token = user.authToken.token;
@@ -163,7 +163,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (service) await kill9(service);
+  if ((service as Service | undefined) !== undefined) await kill9(service); // undefined if beforeAll failed
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
