@@ -280,7 +280,7 @@ describe('GET /folder: sorting on any field', () => {
 
 describe('GET /folder: follows the writes', () => {
   const put = (path: string, caller: TestUser, form: Record<string, string>) =>
-    api.as(caller).put(`${path}`).type('form').send(form);
+    api.as(caller).put(path).type('form').send(form);
 
   it('finds a renamed or re-described folder by its new words only', async () => {
     const id = await api.subfolder(alice, alicePublic, 'Marmalade', { description: 'orange' });

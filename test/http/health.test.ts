@@ -1,8 +1,7 @@
 import express from 'express';
-import request from 'supertest';
 import { healthRoutes } from '../../src/http/health';
 import type { NewEvent } from '../../src/ports/eventStore';
-import { startApi, type ApiClient } from '../support/apiClient';
+import { ApiClient, startApi } from '../support/apiClient';
 
 const ev = (n: number): NewEvent => ({
   type: 'HealthProbeTick',
@@ -81,9 +80,10 @@ describe('GET /healthz and /readyz (embedded default)', () => {
   it('/readyz answers 503 when a store does not answer within the timeout', async () => {
     const { services } = api.runtime;
     jest.spyOn(services.readModel, 'checkpoint').mockReturnValue(new Promise<bigint>(() => undefined));
-    const app = express().use(healthRoutes(services, { timeoutMs: 50 }));
+    // The health routes alone, with a short store timeout.
+    const quick = new ApiClient({ ...api.server, app: express().use(healthRoutes(services, { timeoutMs: 50 })) });
     const started = Date.now();
-    const res = await request(app).get('/readyz');
+    const res = await quick.site().get('/readyz');
     expect(Date.now() - started).toBeLessThan(2000);
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['readModel']);

@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import request from 'supertest';
 import { rawRequest, listen, type RawResponse } from './rawHttp';
 import { SseClient } from './sseClient';
@@ -42,6 +43,8 @@ export interface FolderOptions {
 /** A real listening socket on the app, for what supertest cannot do: raw bytes, server-sent events, websockets. */
 export interface Listener {
   port: number;
+  /** The node server, for what hooks into it (the notification WebSocket's upgrade handler). */
+  server: http.Server;
   /** `http://127.0.0.1:<port>` (no prefix). */
   origin: string;
   /** Writes `head` and `body` verbatim on a fresh socket (src: test/support/rawHttp.ts). */
@@ -178,6 +181,7 @@ export class ApiClient {
     const origin = `http://127.0.0.1:${server.port}`;
     const listener: Listener = {
       port: server.port,
+      server: server.server,
       origin,
       raw: (head, body, timeoutMs) => rawRequest(server.port, head, body, timeoutMs),
       sse: (path, headers = {}) => new SseClient(`${origin}${API_PREFIX}${path}`, headers),
