@@ -6,6 +6,7 @@ import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
 
@@ -17,7 +18,9 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * `rm_folder_child_counts` holds each parent's number of child folders, kept by triggers on `rm_folders` (so every
  * write path, set-wise subtree work included, keeps it right, and a rebuild rebuilds it): a listing that every child
  * passes (a site admin's, without a name or text filter) reads its `Girder-Total-Count` there instead of counting
- * the siblings.
+ * the siblings. `rm_folder_read_counts` (readClassCounts.ts) does the same for everyone else: counts per parent and
+ * read class, from which a viewer's readable total is a sum over a few rows; when it equals the parent's total (the
+ * viewer reads every child, the usual case), the page is read without the ACL filter too.
  */
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
@@ -92,6 +95,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     if (!countsExisted) {
       db.exec('INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type');
     }
+    ensureReadClassCounts(db);
     this.acl = new AclRows(db);
   }
 
@@ -107,9 +111,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async listChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null; name?: string; text?: string; paging: Paging }) {
-    const readable = readableSql('f', o.viewer);
-    const clauses = ['f.parent_id = ?', 'f.parent_type = ?', readable.sql];
-    const args: unknown[] = [o.parentId, o.parentType, ...readable.args];
+    const filter = readableSql('f', o.viewer);
+    const clauses = ['f.parent_id = ?', 'f.parent_type = ?', filter.sql];
+    const args: unknown[] = [o.parentId, o.parentType, ...filter.args];
     if (o.name !== undefined) {
       clauses.push('f.name = ?');
       args.push(o.name);
@@ -120,9 +124,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
+    if (o.name !== undefined || o.text !== undefined) return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
     // Every child passes a site admin's unfiltered listing: its total is the maintained count.
-    const total = o.viewer?.admin && o.name === undefined && o.text === undefined ? this.maintainedCount(o.parentType, o.parentId) : undefined;
-    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, total);
+    if (o.viewer?.admin) return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, this.maintainedCount(o.parentType, o.parentId));
+    const { readable, all } = readableChildCount(this.db, o.parentType, o.parentId, o.viewer);
+    if (readable === 0) return { rows: [], total: 0 };
+    // The viewer reads every child: the page is the unfiltered walk of the parent's sort index.
+    if (readable === all) return this.page('WHERE f.parent_id = ? AND f.parent_type = ?', [o.parentId, o.parentType], o.paging, readable);
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, readable);
   }
 
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
@@ -141,11 +150,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
     if (o.viewer?.admin) return this.maintainedCount(o.parentType, o.parentId);
-    const readable = readableSql('f', o.viewer);
-    return (
-      prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${readable.sql}`)
-        .get(o.parentId, o.parentType, ...readable.args) as { n: number }
-    ).n;
+    return readableChildCount(this.db, o.parentType, o.parentId, o.viewer).readable;
   }
 
   /** The parent's number of child folders as the triggers keep it (every child, whoever asks). */
