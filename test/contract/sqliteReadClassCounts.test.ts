@@ -109,7 +109,7 @@ describe('SqliteReadModel: per-read-class child counts', () => {
     await apply((tx) => tx.folders.delete('p'));
     await expectExact();
 
-    await apply((tx) => tx.history.restoreFolder({ folderId: 'a', deletedPosition: deletedAt, parentType: 'folder', parentId: 'top', name: 'A again' }, position));
+    await apply((tx) => tx.history!.restoreFolder({ folderId: 'a', deletedPosition: deletedAt, parentType: 'folder', parentId: 'top', name: 'A again' }, position));
     await apply((tx) => tx.subtree.clearContents('copy', position));
     await expectExact();
   });
