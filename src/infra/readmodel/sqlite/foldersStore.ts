@@ -228,11 +228,13 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
       if (!parent) return;
       base = parent;
-      prepared(this.db,
-          `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
-           SELECT ?, ancestor_id, depth + 1 FROM rm_folder_ancestors WHERE folder_id = ? UNION ALL SELECT ?, ?, 1`,
-        )
-        .run(doc._id, doc.parentId, doc._id, doc.parentId);
+      // The parent's ancestors are read first and inserted row by row: an INSERT … SELECT from the table it writes
+      // makes SQLite materialize the SELECT in an ephemeral table for every folder (the costliest statement of a
+      // rebuild's folder creation).
+      const insertAncestor = prepared(this.db, 'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) VALUES (?, ?, ?)');
+      const above = prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?').raw(true).all(doc.parentId) as [string, number][];
+      for (const [ancestorId, depth] of above) insertAncestor.run(doc._id, ancestorId, depth + 1);
+      insertAncestor.run(doc._id, doc.parentId, 1);
     } else {
       // The root collection was deleted earlier in log order (the creation raced DELETE /collection/:id): the new
       // folder went with everything else under it.
