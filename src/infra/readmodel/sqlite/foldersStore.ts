@@ -37,8 +37,8 @@ CREATE INDEX IF NOT EXISTS rm_folder_ancestors_folder ON rm_folder_ancestors (fo
 CREATE TABLE IF NOT EXISTS rm_folder_child_counts (
   parent_id TEXT NOT NULL, parent_type TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (parent_id, parent_type)) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS rm_folders_count_insert AFTER INSERT ON rm_folders BEGIN
-  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
-  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+  INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 1)
+  ON CONFLICT (parent_id, parent_type) DO UPDATE SET n = n + 1;
 END;
 CREATE TRIGGER IF NOT EXISTS rm_folders_count_delete AFTER DELETE ON rm_folders BEGIN
   UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
@@ -46,8 +46,8 @@ END;
 CREATE TRIGGER IF NOT EXISTS rm_folders_count_move AFTER UPDATE OF parent_id, parent_type ON rm_folders
 WHEN old.parent_id IS NOT new.parent_id OR old.parent_type IS NOT new.parent_type BEGIN
   UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
-  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
-  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+  INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 1)
+  ON CONFLICT (parent_id, parent_type) DO UPDATE SET n = n + 1;
 END;
 CREATE VIRTUAL TABLE IF NOT EXISTS rm_folders_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
 `;
