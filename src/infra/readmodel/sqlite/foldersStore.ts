@@ -21,6 +21,10 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * the siblings. `rm_folder_read_counts` (readClassCounts.ts) does the same for everyone else: counts per parent and
  * read class, from which a viewer's readable total is a sum over a few rows; when it equals the parent's total (the
  * viewer reads every child, the usual case), the page is read without the ACL filter too.
+ *
+ * `rm_folders_parent_sort` serves the default listing (a parent's children by `lowerName`, ties by id) from the index
+ * alone: a page, and the rows an offset skips, never touch the table (the former index lacked the parent type and
+ * the id, so every skipped row was read from the table and ties were sorted).
  */
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
@@ -28,7 +32,8 @@ CREATE TABLE IF NOT EXISTS rm_folders (
   lower_name TEXT NOT NULL, base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, public INTEGER NOT NULL,
   created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS rm_folders_parent_name ON rm_folders (parent_id, parent_type, name);
-CREATE INDEX IF NOT EXISTS rm_folders_parent_lower ON rm_folders (parent_id, lower_name);
+DROP INDEX IF EXISTS rm_folders_parent_lower;
+CREATE INDEX IF NOT EXISTS rm_folders_parent_sort ON rm_folders (parent_id, parent_type, lower_name, id);
 CREATE INDEX IF NOT EXISTS rm_folders_base ON rm_folders (base_parent_id);
 CREATE TABLE IF NOT EXISTS rm_folder_ancestors (
   folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
