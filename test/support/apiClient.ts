@@ -47,7 +47,7 @@ export interface Listener {
   server: http.Server;
   /** `http://127.0.0.1:<port>` (no prefix). */
   origin: string;
-  /** Writes `head` and `body` verbatim on a fresh socket (src: test/support/rawHttp.ts). */
+  /** Writes `head` and `body` verbatim on a fresh socket (rawHttp.ts). */
   raw(head: string, body?: string, timeoutMs?: number): Promise<RawResponse>;
   /** Opens a server-sent event stream on `path` under `/api/v1`. */
   sse(path: string, headers?: Record<string, string>): SseClient;
@@ -64,14 +64,13 @@ function session(app: TestServer['app'], prefix: string, token: string | null) {
     patch: (url: string) => withToken(agent.patch(`${prefix}${url}`)),
     delete: (url: string) => withToken(agent.delete(`${prefix}${url}`)),
     head: (url: string) => withToken(agent.head(`${prefix}${url}`)),
-    options: (url: string) => withToken(agent.options(`${prefix}${url}`)),
   };
 }
 
 const tokenOf = (caller: Caller): string | null => (caller == null ? null : typeof caller === 'string' ? caller || null : caller.token);
 
 /** A fixture step's body; fails with the response when the API refused it. */
-export function ok<T = any>(res: request.Response, what = "fixture request"): T {
+export function ok<T = any>(res: request.Response, what = 'fixture request'): T {
   if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as T;
 }
@@ -116,11 +115,6 @@ export class ApiClient {
     const form = { login, email: `${login}@example.com`, firstName: 'First', lastName: 'Last', password: 'password1', ...overrides };
     const body = ok(await this.anonymous().post('/user').type('form').send(form), `createUser ${login}`);
     return { _id: body._id, login, token: body.authToken.token, admin: body.admin };
-  }
-
-  /** Logs in with a password (HTTP Basic); returns the new token. */
-  async login(login: string, password = 'password1'): Promise<string> {
-    return ok(await this.anonymous().get('/user/authentication').auth(login, password), `login ${login}`).authToken.token;
   }
 
   /** Creates a folder through POST /folder (and PUT /folder/:id/access when an ACL is given); returns its id. */
@@ -200,7 +194,7 @@ export class ApiClient {
   }
 }
 
-/** A fresh service (src: test/support/testServer.ts) and a client bound to it. */
+/** A fresh service (testServer.ts) and a client bound to it. */
 export async function startApi(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<ApiClient> {
   return new ApiClient(await startTestServer(env, options));
 }
