@@ -1,11 +1,16 @@
-// Usage: tsx /tmp/prof/profile.ts <mode: post|get|list|seq> <seconds> [outdir]
+/**
+ * CPU profile (--cpu-prof) and event-loop delay of the compiled service under one kind of load, for docs/performance.md.
+ *   npm run build && npx tsx bench/prof/profile.ts <post|get|list|seq> <seconds> [profile dir]
+ *   node bench/prof/selfTime.cjs <file>.cpuprofile; node bench/prof/inclusiveTime.cjs <file>.cpuprofile 'dist/'
+ * The main thread's profile is the .001 file; the append worker's the next one.
+ */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Api } from '../lib/api';
-const ROOT = '/work/wt-write';
+const ROOT = path.join(__dirname, '..', '..');
 
 const mode = process.argv[2] ?? 'post';
 const seconds = Number(process.argv[3] ?? 5);
@@ -14,7 +19,7 @@ fs.mkdirSync(out, { recursive: true });
 const PORT = 40000 + Math.floor(Math.random() * 20000);
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'prof-'));
-  const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', out, '-r', '/tmp/prof/eld.js', path.join(ROOT, 'dist/cli/main.js'), 'serve'], {
+  const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', out, '-r', path.join(__dirname, 'eventLoopDelay.cjs'), path.join(ROOT, 'dist/cli/main.js'), 'serve'], {
     env: { ...process.env, NODE_ENV: 'production', PORT: String(PORT), DATA_DIR: dataDir, LOG_LEVEL: process.env.PROF_LOG_LEVEL ?? 'warn' }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = PORT;

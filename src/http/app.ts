@@ -81,8 +81,10 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     next();
   });
 
-  const describe = JSON.stringify(openApiDocument(resources, services.version));
+  // Built on the first request for it, not at start-up (the whole route table walked into a document).
+  let describe: string | undefined;
   app.get(`${API_ROOT}/describe`, (_req, res) => {
+    describe ??= JSON.stringify(openApiDocument(resources, services.version));
     res.type('application/json').send(describe);
   });
 
