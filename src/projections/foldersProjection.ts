@@ -1,5 +1,6 @@
-import { projectionOf } from './projection';
-import type { FolderEvent } from '../domain/folder';
+import { planned, projectionOf } from './projection';
+import type { FolderAccessChangedData, FolderEvent } from '../domain/folder';
+import { accessTargets } from './folderAccess';
 
 /**
  * Folders. Subtree operations (delete, empty, copy, recursive access) are one event each, applied set-wise by the
@@ -31,27 +32,33 @@ export const foldersProjection = projectionOf<FolderEvent>({
     const d = event.data;
     tx.folders.move(d.folderId, d.parentType, d.parentId, d.updated);
   },
-  FolderAccessChanged: (event, tx) => {
-    const d = event.data;
-    const change = {
-      access: d.access,
-      ...(d.public !== undefined ? { public: d.public } : {}),
-      ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-    };
-    if (d.recurse && d.actor) {
-      const reached = tx.folders.setAccessRecursive(d.folderId, change, d.actor);
+  FolderAccessChanged: planned<FolderAccessChangedData, string[]>({
+    // Only a recursive change reads: which folders it reaches is decided on the read model as it stands.
+    needsPlan: (event) => !!(event.data.recurse && event.data.actor),
+    plan: (event, reads) => accessTargets(reads.folders, event.data.folderId, event.data.actor!),
+    apply: (event, tx, reached) => {
+      const d = event.data;
+      const change = {
+        access: d.access,
+        ...(d.public !== undefined ? { public: d.public } : {}),
+        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+      };
+      if (reached === null) return tx.folders.update(d.folderId, change);
+      // History rows first: on MongoDB without transactions, a replay after an interruption re-plans on folders
+      // partly written already, and must not lose the rows of those (src/infra/readmodel/mongodb/writes.ts).
       tx.subtree.recordOps(reached, event.position, 'accessChanged', d.folderId);
-    } else tx.folders.update(d.folderId, change);
-  },
+      tx.folders.setAccess(reached, change);
+    },
+  }),
   FolderDeleted: (event, tx) => {
     const d = event.data;
     // Keep what goes, for restore and the bytes' retention (src/infra/readmodel/sqlite/historyStore.ts).
-    tx.history?.keepRemoved(d.folderId, false, event.position, event.metadata.at);
+    tx.history.keepRemoved(d.folderId, false, event.position, event.metadata.at);
     tx.subtree.deleteFolder(d.folderId, event.position);
   },
   FolderContentsCleared: (event, tx) => {
     const d = event.data;
-    tx.history?.keepRemoved(d.folderId, true, event.position, event.metadata.at);
+    tx.history.keepRemoved(d.folderId, true, event.position, event.metadata.at);
     tx.subtree.clearContents(d.folderId, event.position);
   },
   FolderCopied: (event, tx) => {
@@ -60,8 +67,6 @@ export const foldersProjection = projectionOf<FolderEvent>({
   },
   FolderRestored: (event, tx) => {
     const d = event.data;
-    // Restore moves back rows only a history-keeping read model has; the command refuses without one.
-    if (!tx.history) throw new Error('FolderRestored needs a read model that keeps history (READ_MODEL=sqlite).');
     tx.history.restoreFolder(
       { folderId: d.folderId, deletedPosition: BigInt(d.deletedPosition), parentType: d.parentType, parentId: d.parentId, name: d.name },
       event.position,
