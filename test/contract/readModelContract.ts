@@ -5,6 +5,7 @@ import type {
 import { pagingOf } from '../../src/http/params';
 import { deriveId } from '../../src/domain/ids';
 import { accessTargets } from '../../src/projections/folderAccess';
+import { folderPresent, parentPresent } from '../../src/projections/lateEvents';
 
 /**
  * The ReadModel contract, run against every adapter (SQLite, MongoDB over the driver stand-in, a real MongoDB when
@@ -384,6 +385,23 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.folders.get('d')).toBeNull();
         await apply((tx) => tx.folders.move('e', 'folder', 'c', T1));
         expect(await rm.folders.get('e')).toBeNull();
+      });
+    });
+
+    describe('what a projection plans with (the projection-writes role)', () => {
+      it('reads the state its writes go to: folders under a folder, and whether a folder or parent is still there', async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice'));
+          tx.collections.put(collection('c1', 'Col'));
+        });
+        await apply((tx) => tx.folders.insert(folder('a', 'A', { type: 'collection', id: 'c1' })));
+        await apply((tx) => tx.folders.insert(folder('b', 'B', { type: 'folder', id: 'a' })));
+        const reads = rm.projectionReads;
+        expect(await reads.folders.idsUnder('a')).toEqual(['b']);
+        expect([await folderPresent(reads, 'a'), await parentPresent(reads, 'collection', 'c1'), await parentPresent(reads, 'user', 'u1')]).toEqual([true, true, true]);
+        await apply((tx) => tx.subtree.deleteFolder('a', position));
+        expect([await folderPresent(reads, 'b'), await parentPresent(reads, 'folder', 'a'), await parentPresent(reads, 'user', 'u2')]).toEqual([false, false, false]);
+        expect(await reads.folders.idsUnder('a')).toEqual([]);
       });
     });
 

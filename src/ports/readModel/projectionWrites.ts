@@ -45,8 +45,9 @@ export interface FolderCopyWrite {
 
 /**
  * Subtree operations, each applied set-wise inside the event's read-model transaction (docs/subtree-operations.md),
- * each recording its history index rows at `position`. An operation whose folder (or, for a copy, whose source or
- * destination) is no longer in the read model is skipped: it was deleted earlier in log order.
+ * each recording its history index rows at `position`. Whether one still applies (its folder, or a copy's source and
+ * destination, not deleted earlier in log order) is the projection's plan (src/projections/lateEvents.ts): a delete
+ * or clear of a folder that is gone removes nothing; a copy whose source or destination is gone is an error.
  */
 export interface SubtreeWrites {
   /**
