@@ -189,15 +189,15 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push(`NOT ${readable.sql}`);
       args.push(...readable.args);
     }
+    sql = `${sql} WHERE ${clauses.join(' AND ')}`;
     if (filter.outside?.length) {
+      // Set differences (sorted once each), not a per-row probe of the list: those folders, and what lies under them.
+      sql += ` EXCEPT SELECT value FROM json_each(?)
+        EXCEPT SELECT d.folder_id FROM rm_folder_ancestors d WHERE d.ancestor_id IN (SELECT value FROM json_each(?))`;
       const outside = JSON.stringify(filter.outside);
-      clauses.push(
-        `a.folder_id NOT IN (SELECT value FROM json_each(?))
-         AND NOT EXISTS (SELECT 1 FROM rm_folder_ancestors p WHERE p.folder_id = a.folder_id AND p.ancestor_id IN (SELECT value FROM json_each(?)))`,
-      );
       args.push(outside, outside);
     }
-    return prepared(this.db, `${sql} WHERE ${clauses.join(' AND ')}`).pluck().all(...args) as string[];
+    return prepared(this.db, sql).pluck().all(...args) as string[];
   }
 
   private page(where: string, args: unknown[], paging: Paging, knownTotal?: number): Page<FolderDoc> {
