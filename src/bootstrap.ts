@@ -28,8 +28,14 @@ import { WriteGate } from './infra/sqlite/writeGate';
 
 export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
+/**
+ * What the composition root hands back: route handlers, commands and queries receive `Services`, whose `readModel` is
+ * the queries role only; the root itself (and tools and tests driving it) keeps the whole adapter, every role.
+ */
+export type RuntimeServices = Services & { readModel: ReadModel };
+
 export interface Runtime {
-  services: Services;
+  services: RuntimeServices;
   db: SqliteDatabase;
   close(): Promise<void>;
 }
@@ -66,7 +72,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   await projector.start();
   // Progress notifications: operational state next to the read models (shared by every process), never in the log.
   const notifications = new Notifications(notificationStoreOf(readModel, db, gate));
-  const services: Services = {
+  const services: RuntimeServices = {
     config,
     version: VERSION,
     logger,
