@@ -10,6 +10,7 @@ const common = {
 module.exports = {
   testTimeout: 30000,
   maxWorkers: 2,
+  reporters: ['default', ['<rootDir>/test/support/closingLineReporter.js', { label: 'tests' }]],
   projects: [
     { ...common, displayName: 'default', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/http-mongo/'] },
     // The whole HTTP suite again, unchanged, with the read models on the MongoDB adapter over the driver stand-in
