@@ -62,9 +62,14 @@ export class SqliteReadModel implements ReadModel {
     };
   }
 
-  /** Makes lease writes wait while bulk work holds the file's write lock (src/infra/sqlite/writeGate.ts). */
+  /**
+   * Makes this process's writes to the file (lease calls, projection batches) wait, asynchronously, while another
+   * thread holds its write lock: bulk work in its worker, or a group commit on the append worker
+   * (src/infra/sqlite/writeGate.ts). Otherwise they would wait in SQLite's busy handler, which sleeps the event loop.
+   */
   gateWrites(gate: WriteGate): void {
     this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], gate);
+    gateWrites(this as SqliteReadModel, ['applyBatch'], gate);
   }
 
   async checkpoint(projection: string): Promise<bigint> {
