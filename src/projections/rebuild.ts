@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent } from '../ports/eventStore';
-import type { ReadModel } from '../ports/readModel';
+import type { ProjectorStore } from '../ports/readModel';
 import { Projector } from './projector';
 import { readModelProjection } from '.';
 
@@ -35,7 +35,7 @@ export interface RebuildOptions {
  * of consecutive events each applied with one checkpoint write (as the live projector does, so the result is the
  * live result).
  */
-export async function rebuild(store: EventStore, readModel: ReadModel, options: RebuildOptions = {}): Promise<RebuildProgress> {
+export async function rebuild(store: EventStore, readModel: ProjectorStore, options: RebuildOptions = {}): Promise<RebuildProgress> {
   const interval = options.progressIntervalMs ?? 1000;
   await readModel.reset();
   const projector = new Projector(store, readModel, readModelProjection);
