@@ -10,4 +10,5 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   testTimeout: 120000,
   maxWorkers: 1,
+  reporters: ['default', ['<rootDir>/test/support/closingLineReporter.js', { label: 'e2e' }]],
 };

@@ -8,6 +8,8 @@ import { openDatabase } from '../infra/sqlite/openDatabase';
 import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteLeases } from '../infra/readmodel/sqlite/leasesStore';
 import { readModelProjection } from '../projections';
+import { writerOf } from '../projections/projection';
+import { BulkRowCounter } from '../infra/readmodel/sqlite/bulkRowCounter';
 import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
 import type { RecordedEvent } from '../ports/eventStore';
 
@@ -15,10 +17,13 @@ const { file } = workerData as { file: string };
 const db = openDatabase(file);
 const readModel = new SqliteReadModel(db);
 const leases = new SqliteLeases(db);
+const rowCounter = new BulkRowCounter(db);
 
-function run(job: BulkJob): BulkReply {
+async function run(job: BulkJob): Promise<BulkReply> {
   const { event, lease } = job;
-  const handler = readModelProjection.handlers[event.type];
+  // Planned on this connection before the transaction: the main thread holds the write gate and every earlier event
+  // is applied, so nothing changes in between (src/projections/projection.ts).
+  const write = await writerOf(readModelProjection, event, readModel.projectionReads);
   let leaseRenewedAt: number | undefined;
   const keepLease = () => {
     if (!lease) return;
@@ -28,11 +33,16 @@ function run(job: BulkJob): BulkReply {
     }
     leaseRenewedAt = at;
   };
-  const applied = readModel.applyNow(job.checkpoint, event.position, (tx) => {
-    keepLease();
-    handler?.(event as RecordedEvent<never>, tx);
-    keepLease();
-  });
+  const apply = () =>
+    readModel.applyNow(job.checkpoint, event.position, (tx) => {
+      keepLease();
+      write(tx);
+      keepLease();
+    });
+  // Progress reports are posted while the transaction runs: the main thread gets them before this job's answer.
+  const applied = job.progress
+    ? rowCounter.during(job.progress.everyMs, (rows) => parentPort!.postMessage({ id: job.id, rows } satisfies BulkReply), apply)
+    : apply();
   if (applied) {
     checkpointWal();
     // The commit and the checkpoint can take longer than the lease lives on a loaded machine: renew once more, now
@@ -63,12 +73,10 @@ function checkpointWal(): void {
   }
 }
 
-if (!parentPort) throw new Error('bulkApplyWorker runs as a worker thread (SqliteBulkApply starts it).');
-const port = parentPort;
-port.on('message', (job: BulkJob) => {
+parentPort!.on('message', async (job: BulkJob) => {
   let reply: BulkReply;
   try {
-    reply = run(job);
+    reply = await run(job);
   } catch (error) {
     const e = error as Error;
     reply = { id: job.id, ok: false, message: e.message, stack: e.stack };

@@ -1,7 +1,6 @@
 import type { Config } from '../config';
 import type { EventStore } from '../ports/eventStore';
 import type { ReadModel } from '../ports/readModel';
-import type { SqliteDatabase } from '../infra/sqlite/openDatabase';
 import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
 import { rebuild, type RebuildProgress } from '../projections/rebuild';
 import { PROJECTOR_LEASE, Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
@@ -10,7 +9,7 @@ import { takeLease } from '../projections/leaseHolder';
 import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
 import { openCommandStores } from './stores';
 
-/** Events per durable commit while replaying into SQLite. */
+/** Events per read-model transaction while replaying into SQLite. */
 const BATCH_SIZE = 2000;
 /** Pause before looking again for events when a MongoDB rebuild waits for the live projector's position. */
 const CATCH_UP_PAUSE_MS = 100;
@@ -53,7 +52,7 @@ function checkRebuildArgs(args: string[]): void {
  */
 export async function rebuildReadModels(config: Config, args: string[], out: NodeJS.WriteStream = process.stdout): Promise<RebuildProgress> {
   checkRebuildArgs(args);
-  const stores = await openCommandStores(config, 'rebuild');
+  const stores = await openCommandStores(config, 'rebuild', { replay: true });
   try {
     const { eventStore, readModel, db } = stores;
     // Set by the progress callback while the rebuild runs (an object, so the check at the end is not narrowed away).
@@ -77,7 +76,7 @@ export async function rebuildReadModels(config: Config, args: string[], out: Nod
     } else {
       out.write(`Rebuilding the read models in ${stores.describe()} (event log head at position ${head})\n`);
       done = await withProjectorLease(readModel, config, stores.describe(), () =>
-        rebuild(eventStore, readModel, { batching: db ? sqliteBatching(db) : undefined, onProgress }),
+        rebuild(eventStore, readModel, { chunkSize: db ? BATCH_SIZE : undefined, onProgress }),
       );
     }
     if (terminal.overwriting) out.write('\n');
@@ -87,15 +86,6 @@ export async function rebuildReadModels(config: Config, args: string[], out: Nod
   } finally {
     await stores.close();
   }
-}
-
-function sqliteBatching(db: SqliteDatabase) {
-  return {
-    size: BATCH_SIZE,
-    begin: () => db.exec('BEGIN IMMEDIATE'),
-    commit: () => db.exec('COMMIT'),
-    rollback: () => db.exec('ROLLBACK'),
-  };
 }
 
 /**

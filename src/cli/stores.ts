@@ -28,14 +28,19 @@ export function usesSqliteFile(config: Config): boolean {
 
 /**
  * Opens the configured event store and read model. `verb` words the error when DATA_DIR holds no SQLite file that
- * the configuration needs ("No data to rebuild: …").
+ * the configuration needs ("No data to rebuild: …"). `replay`: the command replays the log into these read models.
  */
-export async function openCommandStores(config: Config, verb: string): Promise<CommandStores> {
+export async function openCommandStores(config: Config, verb: string, options: { replay?: boolean } = {}): Promise<CommandStores> {
   let db: SqliteDatabase | null = null;
   if (usesSqliteFile(config)) {
     const file = path.join(config.dataDir, DB_FILE);
     if (!fs.existsSync(file)) throw new Error(`No data to ${verb}: ${file} does not exist (set DATA_DIR).`);
     db = openDatabase(file);
+    // A replay runs every statement inside a batch transaction, so each write with triggers keeps a statement journal
+    // (the original of every page it touches, to undo that statement alone). Past 64 KiB SQLite spills it to a temp
+    // file: ~15 page writes per folder created, more than the read models' own. In memory it is a copy; set before
+    // any TEMP object exists, since changing temp_store drops them.
+    if (options.replay) db.pragma('temp_store = MEMORY');
   }
   let eventStore: EventStore | null = null;
   try {

@@ -1,11 +1,12 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
-import type { AccessList, Viewer } from '../../../domain/access';
+import type { AccessList, Level, Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
 
@@ -17,7 +18,13 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * `rm_folder_child_counts` holds each parent's number of child folders, kept by triggers on `rm_folders` (so every
  * write path, set-wise subtree work included, keeps it right, and a rebuild rebuilds it): a listing that every child
  * passes (a site admin's, without a name or text filter) reads its `Girder-Total-Count` there instead of counting
- * the siblings.
+ * the siblings. `rm_folder_read_counts` (readClassCounts.ts) does the same for everyone else: counts per parent and
+ * read class, from which a viewer's readable total is a sum over a few rows; when it equals the parent's total (the
+ * viewer reads every child, the usual case), the page is read without the ACL filter too.
+ *
+ * `rm_folders_parent_sort` serves the default listing (a parent's children by `lowerName`, ties by id) from the index
+ * alone: a page, and the rows an offset skips, never touch the table (the former index lacked the parent type and
+ * the id, so every skipped row was read from the table and ties were sorted).
  */
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
@@ -25,7 +32,8 @@ CREATE TABLE IF NOT EXISTS rm_folders (
   lower_name TEXT NOT NULL, base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, public INTEGER NOT NULL,
   created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS rm_folders_parent_name ON rm_folders (parent_id, parent_type, name);
-CREATE INDEX IF NOT EXISTS rm_folders_parent_lower ON rm_folders (parent_id, lower_name);
+DROP INDEX IF EXISTS rm_folders_parent_lower;
+CREATE INDEX IF NOT EXISTS rm_folders_parent_sort ON rm_folders (parent_id, parent_type, lower_name, id);
 CREATE INDEX IF NOT EXISTS rm_folders_base ON rm_folders (base_parent_id);
 CREATE TABLE IF NOT EXISTS rm_folder_ancestors (
   folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
@@ -34,8 +42,8 @@ CREATE INDEX IF NOT EXISTS rm_folder_ancestors_folder ON rm_folder_ancestors (fo
 CREATE TABLE IF NOT EXISTS rm_folder_child_counts (
   parent_id TEXT NOT NULL, parent_type TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (parent_id, parent_type)) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS rm_folders_count_insert AFTER INSERT ON rm_folders BEGIN
-  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
-  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+  INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 1)
+  ON CONFLICT (parent_id, parent_type) DO UPDATE SET n = n + 1;
 END;
 CREATE TRIGGER IF NOT EXISTS rm_folders_count_delete AFTER DELETE ON rm_folders BEGIN
   UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
@@ -43,8 +51,8 @@ END;
 CREATE TRIGGER IF NOT EXISTS rm_folders_count_move AFTER UPDATE OF parent_id, parent_type ON rm_folders
 WHEN old.parent_id IS NOT new.parent_id OR old.parent_type IS NOT new.parent_type BEGIN
   UPDATE rm_folder_child_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type;
-  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 0);
-  UPDATE rm_folder_child_counts SET n = n + 1 WHERE parent_id = new.parent_id AND parent_type = new.parent_type;
+  INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (new.parent_id, new.parent_type, 1)
+  ON CONFLICT (parent_id, parent_type) DO UPDATE SET n = n + 1;
 END;
 CREATE VIRTUAL TABLE IF NOT EXISTS rm_folders_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
 `;
@@ -91,6 +99,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     if (!countsExisted) {
       db.exec('INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type');
     }
+    ensureReadClassCounts(db);
     this.acl = new AclRows(db);
   }
 
@@ -106,9 +115,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async listChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null; name?: string; text?: string; paging: Paging }) {
-    const readable = readableSql('f', o.viewer);
-    const clauses = ['f.parent_id = ?', 'f.parent_type = ?', readable.sql];
-    const args: unknown[] = [o.parentId, o.parentType, ...readable.args];
+    const filter = readableSql('f', o.viewer);
+    const clauses = ['f.parent_id = ?', 'f.parent_type = ?', filter.sql];
+    const args: unknown[] = [o.parentId, o.parentType, ...filter.args];
     if (o.name !== undefined) {
       clauses.push('f.name = ?');
       args.push(o.name);
@@ -119,9 +128,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
+    if (o.name !== undefined || o.text !== undefined) return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
     // Every child passes a site admin's unfiltered listing: its total is the maintained count.
-    const total = o.viewer?.admin && o.name === undefined && o.text === undefined ? this.maintainedCount(o.parentType, o.parentId) : undefined;
-    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, total);
+    if (o.viewer?.admin) return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, this.maintainedCount(o.parentType, o.parentId));
+    const { readable, all } = readableChildCount(this.db, o.parentType, o.parentId, o.viewer);
+    if (readable === 0) return { rows: [], total: 0 };
+    // The viewer reads every child: the page is the unfiltered walk of the parent's sort index.
+    if (readable === all) return this.page('WHERE f.parent_id = ? AND f.parent_type = ?', [o.parentId, o.parentType], o.paging, readable);
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, readable);
   }
 
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
@@ -140,11 +154,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
     if (o.viewer?.admin) return this.maintainedCount(o.parentType, o.parentId);
-    const readable = readableSql('f', o.viewer);
-    return (
-      prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${readable.sql}`)
-        .get(o.parentId, o.parentType, ...readable.args) as { n: number }
-    ).n;
+    return readableChildCount(this.db, o.parentType, o.parentId, o.viewer).readable;
   }
 
   /** The parent's number of child folders as the triggers keep it (every child, whoever asks). */
@@ -178,29 +188,25 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return !!prepared(this.db, 'SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(folderId, candidateId);
   }
 
-  async countAccessTargets(folderId: string, actor: Viewer) {
-    return this.accessTargets(folderId, actor).length;
-  }
-
-  /**
-   * The folder and the descendants whose path below it crosses only folders where the actor holds ADMIN: a
-   * descendant is skipped when it, or any folder between it and `folderId`, denies the actor ADMIN.
-   */
-  private accessTargets(folderId: string, actor: Viewer): string[] {
-    if (!prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return [];
-    const sub = 'SELECT folder_id AS id FROM rm_folder_ancestors WHERE ancestor_id = @root';
-    const rows = actor.admin
-      ? (prepared(this.db, sub).all({ root: folderId }) as { id: string }[])
-      : (prepared(this.db,
-            `WITH sub AS (${sub}),
-             denied AS (SELECT s.id FROM sub s WHERE NOT EXISTS (SELECT 1 FROM rm_acl a WHERE a.resource_id = s.id AND a.level >= 2 AND
-               ((a.principal_type = 'user' AND a.principal_id = @user) OR (a.principal_type = 'group' AND a.principal_id IN (SELECT value FROM json_each(@groups))))))
-             SELECT s.id FROM sub s WHERE NOT EXISTS
-               (SELECT 1 FROM rm_folder_ancestors p JOIN denied d ON d.id = p.ancestor_id WHERE p.folder_id = s.id)
-               AND s.id NOT IN (SELECT id FROM denied)`,
-          )
-          .all({ root: folderId, user: actor.id, groups: JSON.stringify(actor.groups) }) as { id: string }[]);
-    return [folderId, ...rows.map((r) => r.id)];
+  async idsUnder(ancestorId: string, filter: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] } = {}): Promise<string[]> {
+    let sql = 'SELECT a.folder_id FROM rm_folder_ancestors a';
+    const clauses = ['a.ancestor_id = ?'];
+    const args: unknown[] = [ancestorId];
+    if (filter.lacking) {
+      const readable = readableSql('f', filter.lacking.viewer, filter.lacking.level);
+      sql += ' JOIN rm_folders f ON f.id = a.folder_id';
+      clauses.push(`NOT ${readable.sql}`);
+      args.push(...readable.args);
+    }
+    sql = `${sql} WHERE ${clauses.join(' AND ')}`;
+    if (filter.outside?.length) {
+      // Set differences (sorted once each), not a per-row probe of the list: those folders, and what lies under them.
+      sql += ` EXCEPT SELECT value FROM json_each(?)
+        EXCEPT SELECT d.folder_id FROM rm_folder_ancestors d WHERE d.ancestor_id IN (SELECT value FROM json_each(?))`;
+      const outside = JSON.stringify(filter.outside);
+      args.push(outside, outside);
+    }
+    return prepared(this.db, sql).pluck().all(...args) as string[];
   }
 
   private page(where: string, args: unknown[], paging: Paging, knownTotal?: number): Page<FolderDoc> {
@@ -222,11 +228,13 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
       if (!parent) return;
       base = parent;
-      prepared(this.db,
-          `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
-           SELECT ?, ancestor_id, depth + 1 FROM rm_folder_ancestors WHERE folder_id = ? UNION ALL SELECT ?, ?, 1`,
-        )
-        .run(doc._id, doc.parentId, doc._id, doc.parentId);
+      // The parent's ancestors are read first and inserted row by row: an INSERT … SELECT from the table it writes
+      // makes SQLite materialize the SELECT in an ephemeral table for every folder (the costliest statement of a
+      // rebuild's folder creation).
+      const insertAncestor = prepared(this.db, 'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) VALUES (?, ?, ?)');
+      const above = prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?').raw(true).all(doc.parentId) as [string, number][];
+      for (const [ancestorId, depth] of above) insertAncestor.run(doc._id, ancestorId, depth + 1);
+      insertAncestor.run(doc._id, doc.parentId, 1);
     } else {
       // The root collection was deleted earlier in log order (the creation raced DELETE /collection/:id): the new
       // folder went with everything else under it.
@@ -316,9 +324,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     this.acl.remove(id);
   }
 
-  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): string[] {
-    const targetIds = this.accessTargets(id, actor);
-    const targets = JSON.stringify(targetIds);
+  setAccess(ids: string[], change: { access: AccessList; public?: boolean; publicFlags?: string[] }): void {
+    const targets = JSON.stringify(ids);
     const inTargets = 'IN (SELECT value FROM json_each(@targets))';
     let doc = "json_set(doc, '$.access', json(@access))";
     const args: Record<string, unknown> = { targets, access: JSON.stringify(change.access) };
@@ -341,7 +348,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     );
     insert.run({ targets, type: 'user', entries: JSON.stringify(change.access.users) });
     insert.run({ targets, type: 'group', entries: JSON.stringify(change.access.groups) });
-    return targetIds;
   }
 
   /** Whether the collection is in the read model (not deleted earlier in log order). */
