@@ -13,6 +13,8 @@ import { BulkRowCounter } from '../infra/readmodel/sqlite/bulkRowCounter';
 import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
 import type { RecordedEvent } from '../ports/eventStore';
 
+if (!parentPort) throw new Error('bulkApplyWorker runs as a worker thread (SqliteBulkApply starts it).');
+const port = parentPort;
 const { file } = workerData as { file: string };
 const db = openDatabase(file);
 const readModel = new SqliteReadModel(db);
@@ -41,7 +43,7 @@ async function run(job: BulkJob): Promise<BulkReply> {
     });
   // Progress reports are posted while the transaction runs: the main thread gets them before this job's answer.
   const applied = job.progress
-    ? rowCounter.during(job.progress.everyMs, (rows) => parentPort!.postMessage({ id: job.id, rows } satisfies BulkReply), apply)
+    ? rowCounter.during(job.progress.everyMs, (rows) => port.postMessage({ id: job.id, rows } satisfies BulkReply), apply)
     : apply();
   if (applied) {
     checkpointWal();
@@ -73,7 +75,7 @@ function checkpointWal(): void {
   }
 }
 
-parentPort!.on('message', async (job: BulkJob) => {
+port.on('message', async (job: BulkJob) => {
   let reply: BulkReply;
   try {
     reply = await run(job);

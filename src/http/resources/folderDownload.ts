@@ -48,6 +48,8 @@ export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStor
   const state: { failure: Error | null; open: { source: Readable | null; size: number }[]; openBytes: number } = {
     failure: null, open: [], openBytes: 0,
   };
+  // Read through a call in the loop, so that a check after an await is not narrowed away by the one before it.
+  const failed = (): boolean => state.failure !== null;
   const mustWait = (size: number) => state.open.length > 0 && (state.open.length >= AHEAD_ENTRIES || state.openBytes + size > AHEAD_BYTES);
   const fail = (error: Error) => {
     if (state.failure) return;
