@@ -12,7 +12,12 @@ module.exports = {
   maxWorkers: 2,
   reporters: ['default', ['<rootDir>/test/support/closingLineReporter.js', { label: 'tests' }]],
   projects: [
-    { ...common, displayName: 'default', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/http-mongo/'] },
+    {
+      ...common,
+      displayName: 'default',
+      testMatch: ['**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/http-mongo/'],
+    },
     // The whole HTTP suite again, unchanged, with the read models on the MongoDB adapter over the driver stand-in
     // (test/http-mongo/setup.ts); `npm run test:mongo` runs this project alone.
     {

@@ -27,7 +27,11 @@ const bench: Benchmark = async ({ quick }) => {
   try {
     const s = await scenario(service);
     const parent = await folderWithChildren(s, service.dataDir, 'rebuild', folders);
-    const children = await s.admin.ok<{ _id: string }[]>('GET', '/folder', { parentType: 'folder', parentId: parent, limit: 20 });
+    const children = await s.admin.ok<{ _id: string }[]>('GET', '/folder', {
+      parentType: 'folder',
+      parentId: parent,
+      limit: 20,
+    });
     for (const [i, child] of children.entries()) {
       await s.admin.ok('PUT', `/folder/${child._id}`, { name: `renamed ${i}`, description: 'edited' });
       await s.admin.ok('PUT', `/folder/${child._id}/metadata`, { metadata: JSON.stringify({ i, tag: 'bench' }) });
@@ -35,15 +39,23 @@ const bench: Benchmark = async ({ quick }) => {
     await service.stop();
     const config = loadConfig({ DATA_DIR: service.dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' });
     const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-    if ((await verifyReadModels(config, [], sink)) !== 0) throw new Error('verify: the live read models differ from a replay');
+    if ((await verifyReadModels(config, [], sink)) !== 0)
+      throw new Error('verify: the live read models differ from a replay');
     const rebuilt = await rebuildReadModels(config, [], sink as NodeJS.WriteStream);
-    if ((await verifyReadModels(config, [], sink)) !== 0) throw new Error('verify: the rebuilt read models differ from a replay');
+    if ((await verifyReadModels(config, [], sink)) !== 0)
+      throw new Error('verify: the rebuilt read models differ from a replay');
     const raw = rawInsertRate(rebuilt.events);
     return [
       {
-        measure: `rebuild (replay ${rebuilt.events.toLocaleString('en')} events into emptied read models)`, value: rebuilt.eventsPerSecond, unit: 'events/s',
-        baselineName: 'raw better-sqlite3 inserts, one row per event', baseline: raw, baselineUnit: 'rows/s', ratio: rebuilt.eventsPerSecond / raw,
-        goal: '≥ 50,000 events/s', met: rebuilt.eventsPerSecond >= 50_000,
+        measure: `rebuild (replay ${rebuilt.events.toLocaleString('en')} events into emptied read models)`,
+        value: rebuilt.eventsPerSecond,
+        unit: 'events/s',
+        baselineName: 'raw better-sqlite3 inserts, one row per event',
+        baseline: raw,
+        baselineUnit: 'rows/s',
+        ratio: rebuilt.eventsPerSecond / raw,
+        goal: '≥ 50,000 events/s',
+        met: rebuilt.eventsPerSecond >= 50_000,
       },
     ];
   } finally {
@@ -58,12 +70,19 @@ function rawInsertRate(rows: number): number {
     const db = new Database(path.join(dir, 'raw.sqlite'));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL, lower_name TEXT NOT NULL, doc TEXT NOT NULL); CREATE INDEX t_parent ON t (parent_id, lower_name)');
+    db.exec(
+      'CREATE TABLE t (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL, lower_name TEXT NOT NULL, doc TEXT NOT NULL); CREATE INDEX t_parent ON t (parent_id, lower_name)',
+    );
     const insert = db.prepare('INSERT INTO t (id, parent_id, lower_name, doc) VALUES (?, ?, ?, ?)');
     const batch = db.transaction((from: number, to: number) => {
       for (let i = from; i < to; i++) {
         const id = i.toString(16).padStart(24, '0');
-        insert.run(id, 'parent', `child ${i}`, JSON.stringify({ _id: id, name: `child ${i}`, description: '', meta: {}, created: new Date().toISOString() }));
+        insert.run(
+          id,
+          'parent',
+          `child ${i}`,
+          JSON.stringify({ _id: id, name: `child ${i}`, description: '', meta: {}, created: new Date().toISOString() }),
+        );
       }
     });
     const started = performance.now();

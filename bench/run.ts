@@ -45,7 +45,9 @@ async function main(argv: string[]): Promise<number> {
     }
     console.error(`running ${file}${quick ? ' (quick)' : ''} ...`);
     const outcome = await runInChild(file, quick);
-    console.error(`  ${outcome.error ? `FAILED: ${outcome.error}` : `${outcome.rows.length} rows`} in ${outcome.seconds.toFixed(1)} s`);
+    console.error(
+      `  ${outcome.error ? `FAILED: ${outcome.error}` : `${outcome.rows.length} rows`} in ${outcome.seconds.toFixed(1)} s`,
+    );
     outcomes.push(outcome);
   }
   const rows = outcomes.flatMap((o) => o.rows);
@@ -56,8 +58,17 @@ async function main(argv: string[]): Promise<number> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const out = path.join(BENCH_DIR, 'results', `${stamp}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, totalMemMB: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadAverage: os.loadavg() };
-  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), quick, machine, files: outcomes }, null, 2) + '\n');
+  const machine = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    totalMemMB: Math.round(os.totalmem() / 2 ** 20),
+    node: process.version,
+    loadAverage: os.loadavg(),
+  };
+  fs.writeFileSync(
+    out,
+    JSON.stringify({ at: new Date().toISOString(), quick, machine, files: outcomes }, null, 2) + '\n',
+  );
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
   return failed.length ? 1 : 0;
 }
@@ -71,10 +82,21 @@ function followsContract(file: string): boolean {
 function runInChild(file: string, quick: boolean): Promise<FileOutcome> {
   const started = performance.now();
   const rowsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-rows-')), 'rows.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(BENCH_DIR, 'lib', 'runBenchmark.ts'), path.join(BENCH_DIR, file), rowsFile, quick ? 'quick' : 'full'], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(BENCH_DIR, 'lib', 'runBenchmark.ts'),
+      path.join(BENCH_DIR, file),
+      rowsFile,
+      quick ? 'quick' : 'full',
+    ],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, NODE_ENV: 'production' },
+    },
+  );
   const limit = quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full;
   let timedOut = false;
   const timer = setTimeout(() => {

@@ -25,7 +25,11 @@ const server = app.listen(0, '127.0.0.1', () => console.log('listening on http:/
 const bench: Benchmark = async ({ quick }) => {
   if (!fs.existsSync(MAIN)) throw new Error(`${path.relative(ROOT, MAIN)} is missing: run "npm run build" first`);
   const runs = quick ? 1 : 5;
-  const bare = await measure(runs, () => spawn(process.execPath, ['-e', BARE], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }), (port) => `http://127.0.0.1:${port}/healthz`);
+  const bare = await measure(
+    runs,
+    () => spawn(process.execPath, ['-e', BARE], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }),
+    (port) => `http://127.0.0.1:${port}/healthz`,
+  );
   const service = await measure(
     runs,
     () => {
@@ -42,19 +46,35 @@ const bench: Benchmark = async ({ quick }) => {
   );
   const rows: BenchRow[] = [
     {
-      measure: 'cold start to first answer (node dist/cli/main.js serve, fresh DATA_DIR)', value: service.startMs, unit: 'ms', baselineName: 'bare express process',
-      baseline: bare.startMs, ratio: service.startMs / bare.startMs, goal: '< 500 ms', met: service.startMs < 500,
+      measure: 'cold start to first answer (node dist/cli/main.js serve, fresh DATA_DIR)',
+      value: service.startMs,
+      unit: 'ms',
+      baselineName: 'bare express process',
+      baseline: bare.startMs,
+      ratio: service.startMs / bare.startMs,
+      goal: '< 500 ms',
+      met: service.startMs < 500,
     },
     {
-      measure: `idle RSS ${IDLE_MS / 1000} s after start`, value: service.rssMB, unit: 'MB', baselineName: 'bare express process', baseline: bare.rssMB,
-      ratio: service.rssMB / bare.rssMB, goal: '≤ 100 MB', met: service.rssMB <= 100,
+      measure: `idle RSS ${IDLE_MS / 1000} s after start`,
+      value: service.rssMB,
+      unit: 'MB',
+      baselineName: 'bare express process',
+      baseline: bare.rssMB,
+      ratio: service.rssMB / bare.rssMB,
+      goal: '≤ 100 MB',
+      met: service.rssMB <= 100,
     },
   ];
   return rows;
 };
 
 /** Median over `runs` of spawn → first 200 answer, and the RSS after idling. */
-async function measure(runs: number, start: () => ChildProcess, url: (port: number) => string): Promise<{ startMs: number; rssMB: number }> {
+async function measure(
+  runs: number,
+  start: () => ChildProcess,
+  url: (port: number) => string,
+): Promise<{ startMs: number; rssMB: number }> {
   const starts: number[] = [];
   const rss: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -63,7 +83,10 @@ async function measure(runs: number, start: () => ChildProcess, url: (port: numb
     try {
       const port = await portFromLog(child);
       for (;;) {
-        const ok = await fetch(url(port)).then((r) => r.ok, () => false);
+        const ok = await fetch(url(port)).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (ok) break;
         await new Promise((resolve) => setTimeout(resolve, 5));
       }

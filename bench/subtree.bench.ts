@@ -48,7 +48,11 @@ class Client {
     const query = new URLSearchParams(form).toString();
     const headers: Record<string, string> = { 'Service-Token': this.token };
     if (body) headers['Content-Type'] = 'application/octet-stream';
-    const res = await fetch(`${this.base}${url}${query ? `?${query}` : ''}`, { method, headers, ...(body ? { body } : {}) });
+    const res = await fetch(`${this.base}${url}${query ? `?${query}` : ''}`, {
+      method,
+      headers,
+      ...(body ? { body } : {}),
+    });
     const json = await res.json();
     if (res.status !== 200) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
     return json;
@@ -66,13 +70,15 @@ function rawInsertMs(dir: string, rows: number): number {
   const db = new Database(path.join(dir, 'raw-insert.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
-  db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL, name TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID');
+  db.exec(
+    'CREATE TABLE t (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL, name TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID',
+  );
   db.exec('CREATE INDEX t_parent ON t (parent_id, name)');
   const insert = db.prepare('INSERT INTO t (id, parent_id, name, doc) VALUES (?, ?, ?, ?)');
   const started = performance.now();
   db.transaction(() => {
     for (let i = 0; i < rows; i++) {
-      const id = `${(i * 2654435761 % 4294967296).toString(16).padStart(8, '0')}${i.toString(16).padStart(16, '0')}`;
+      const id = `${((i * 2654435761) % 4294967296).toString(16).padStart(8, '0')}${i.toString(16).padStart(16, '0')}`;
       insert.run(id, `p${i >> 4}`, `node ${i}`, `{"_id":"${id}","name":"node ${i}"}`);
     }
   })();
@@ -82,7 +88,10 @@ function rawInsertMs(dir: string, rows: number): number {
 }
 
 /** Reads one folder every 10 ms over a keep-alive connection until stopped; records latencies and failures. */
-function startReader(client: Client, folderId: string): { stop(): Promise<{ latencies: number[]; failures: number; firstFailure?: string }> } {
+function startReader(
+  client: Client,
+  folderId: string,
+): { stop(): Promise<{ latencies: number[]; failures: number; firstFailure?: string }> } {
   const latencies: number[] = [];
   let failures = 0;
   let firstFailure: string | undefined;
@@ -163,42 +172,68 @@ const subtreeBench: Benchmark = async ({ quick }) => {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
   try {
     const anonymous = new Client(base, '');
-    const user = await anonymous.call('POST', '/user', { login: 'bench', email: 'bench@example.com', firstName: 'B', lastName: 'B', password: 'password1' });
+    const user = await anonymous.call('POST', '/user', {
+      login: 'bench',
+      email: 'bench@example.com',
+      firstName: 'B',
+      lastName: 'B',
+      password: 'password1',
+    });
     const client = new Client(base, user.authToken.token);
-    const mine = (await client.call('GET', '/folder', { parentType: 'user', parentId: user._id })) as { name: string; _id: string }[];
+    const mine = (await client.call('GET', '/folder', { parentType: 'user', parentId: user._id })) as {
+      name: string;
+      _id: string;
+    }[];
     const privateId = mine.find((f) => f.name === 'Private')!._id;
     const publicId = mine.find((f) => f.name === 'Public')!._id;
 
     const root = await client.call('POST', '/folder', { parentType: 'folder', parentId: privateId, name: 'tree' });
     for (let i = 0; i < width; i++) {
-      const folder = await client.call('POST', '/folder', { parentType: 'folder', parentId: root._id, name: `node ${i}` });
+      const folder = await client.call('POST', '/folder', {
+        parentType: 'folder',
+        parentId: root._id,
+        name: `node ${i}`,
+      });
       const item = await client.call('POST', '/item', { folderId: folder._id, name: `item ${i}` });
       const bytes = Buffer.from(`bytes of item ${i}`);
-      await client.call('POST', '/file', { parentType: 'item', parentId: item._id, name: 'data.txt', size: String(bytes.length) }, bytes);
+      await client.call(
+        'POST',
+        '/file',
+        { parentType: 'item', parentId: item._id, name: 'data.txt', size: String(bytes.length) },
+        bytes,
+      );
     }
     const doubled = await observed(async () => {
-      for (let n = 0; n < doublings; n++) await client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: root._id });
+      for (let n = 0; n < doublings; n++)
+        await client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: root._id });
     });
-    console.error(`subtree bench: built by ${doublings} doublings in ${(doubled.ms / 1000).toFixed(1)} s, event-loop delay max ${doubled.loopMaxMs.toFixed(0)} ms`);
+    console.error(
+      `subtree bench: built by ${doublings} doublings in ${(doubled.ms / 1000).toFixed(1)} s, event-loop delay max ${doubled.loopMaxMs.toFixed(0)} ms`,
+    );
     const rm = runtime.services.readModel;
     const entries = await rm.subtree.subtreeCount(root._id);
     if (entries !== folders + items) throw new Error(`the tree holds ${entries} entries, expected ${folders + items}`);
     const size = `${folders.toLocaleString('en')} folders + ${items.toLocaleString('en')} items`;
 
     // The other yardsticks: the reader and the event loop with nothing else going on.
-    const idle = await observed(() => new Promise((resolve) => setTimeout(resolve, 1000)), () => startReader(client, publicId));
+    const idle = await observed(
+      () => new Promise((resolve) => setTimeout(resolve, 1000)),
+      () => startReader(client, publicId),
+    );
 
     // Progress notifications of this user while the operations run: how many versions of each moved `current`.
     const moves = new Map<string, Set<number>>();
     const watch = runtime.services.notifications.changes$.subscribe((record) => {
       const { title, current, total, state } = record.data;
-      if (state === 'active' && current > 0 && current < total) (moves.get(title) ?? moves.set(title, new Set()).get(title)!).add(current);
+      if (state === 'active' && current > 0 && current < total)
+        (moves.get(title) ?? moves.set(title, new Set()).get(title)!).add(current);
     });
     const stopWatching = () => watch.unsubscribe();
     const movesOf = (title: string) => moves.get(title)?.size ?? 0;
 
     const copy = await observed(
-      () => client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: publicId, progress: 'true' }),
+      () =>
+        client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: publicId, progress: 'true' }),
       () => startReader(client, publicId),
     );
     const copied = await rm.subtree.subtreeCount(copy.value._id);
@@ -209,7 +244,10 @@ const subtreeBench: Benchmark = async ({ quick }) => {
     const reaccess = await observed(() =>
       client.call('PUT', `/folder/${copy.value._id}/access`, { access, recurse: 'true', progress: 'true' }),
     );
-    const del = await observed(() => client.call('DELETE', `/folder/${copy.value._id}`, { progress: 'true' }), () => startReader(client, publicId));
+    const del = await observed(
+      () => client.call('DELETE', `/folder/${copy.value._id}`, { progress: 'true' }),
+      () => startReader(client, publicId),
+    );
     if ((await rm.subtree.subtreeCount(copy.value._id)) !== 0) throw new Error('the deleted copy is still there');
     // "Empty folder" on a second copy: everything under it goes, the folder stays.
     const second = await client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: publicId });
@@ -226,47 +264,106 @@ const subtreeBench: Benchmark = async ({ quick }) => {
     const rawName = `raw better-sqlite3: ${entries.toLocaleString('en')} inserts in one transaction`;
     return [
       row({
-        measure: `POST /folder/:id/copy (${size})`, value: copy.ms, unit: 'ms', baselineName: rawName, baseline: rawMs,
-        ratio: copy.ms / rawMs, goal: '≤ 14× raw inserts (< 10 s at full size)', met: copy.ms / rawMs <= 14,
+        measure: `POST /folder/:id/copy (${size})`,
+        value: copy.ms,
+        unit: 'ms',
+        baselineName: rawName,
+        baseline: rawMs,
+        ratio: copy.ms / rawMs,
+        goal: '≤ 14× raw inserts (< 10 s at full size)',
+        met: copy.ms / rawMs <= 14,
       }),
       row({
-        measure: `DELETE /folder/:id (the copy, ${size})`, value: del.ms, unit: 'ms', baselineName: rawName, baseline: rawMs,
-        ratio: del.ms / rawMs, goal: '≤ 7× raw inserts (< 5 s at full size)', met: del.ms / rawMs <= 7,
+        measure: `DELETE /folder/:id (the copy, ${size})`,
+        value: del.ms,
+        unit: 'ms',
+        baselineName: rawName,
+        baseline: rawMs,
+        ratio: del.ms / rawMs,
+        goal: '≤ 7× raw inserts (< 5 s at full size)',
+        met: del.ms / rawMs <= 7,
       }),
       row({
-        measure: `PUT /folder/:id/access, recurse (the copy, ${folders.toLocaleString('en')} folders)`, value: reaccess.ms, unit: 'ms', baselineName: rawName,
-        baseline: rawMs, ratio: reaccess.ms / rawMs, goal: 'at the scale of the copy (≤ 14× raw inserts)', met: reaccess.ms / rawMs <= 14,
+        measure: `PUT /folder/:id/access, recurse (the copy, ${folders.toLocaleString('en')} folders)`,
+        value: reaccess.ms,
+        unit: 'ms',
+        baselineName: rawName,
+        baseline: rawMs,
+        ratio: reaccess.ms / rawMs,
+        goal: 'at the scale of the copy (≤ 14× raw inserts)',
+        met: reaccess.ms / rawMs <= 14,
       }),
       row({
-        measure: `DELETE /folder/:id/contents (a second copy, ${size})`, value: emptied.ms, unit: 'ms', baselineName: rawName, baseline: rawMs,
-        ratio: emptied.ms / rawMs, goal: 'as the delete (≤ 7× raw inserts)', met: emptied.ms / rawMs <= 7,
+        measure: `DELETE /folder/:id/contents (a second copy, ${size})`,
+        value: emptied.ms,
+        unit: 'ms',
+        baselineName: rawName,
+        baseline: rawMs,
+        ratio: emptied.ms / rawMs,
+        goal: 'as the delete (≤ 7× raw inserts)',
+        met: emptied.ms / rawMs <= 7,
       }),
       row({
         measure: `progress: intermediate \`current\` values published during the copy / delete (a report every ${progressEveryMs ?? 250} ms)`,
-        value: movesOf('Copying folder tree'), unit: 'values', baselineName: 'during the delete', baseline: movesOf(`Deleting folder ${copy.value.name}`),
-        baselineUnit: 'values', ratio: Math.min(movesOf('Copying folder tree'), movesOf(`Deleting folder ${copy.value.name}`)),
-        goal: 'moves while it runs (≥ 1 each)', met: movesOf('Copying folder tree') >= 1 && movesOf(`Deleting folder ${copy.value.name}`) >= 1,
+        value: movesOf('Copying folder tree'),
+        unit: 'values',
+        baselineName: 'during the delete',
+        baseline: movesOf(`Deleting folder ${copy.value.name}`),
+        baselineUnit: 'values',
+        ratio: Math.min(movesOf('Copying folder tree'), movesOf(`Deleting folder ${copy.value.name}`)),
+        goal: 'moves while it runs (≥ 1 each)',
+        met: movesOf('Copying folder tree') >= 1 && movesOf(`Deleting folder ${copy.value.name}`) >= 1,
       }),
       row({
-        measure: 'event-loop delay max during the copy', value: copy.loopMaxMs, unit: 'ms', baselineName: 'event-loop delay max, reader alone (1 s)',
-        baseline: idle.loopMaxMs, ratio: copy.loopMaxMs / idle.loopMaxMs, goal: '≤ 50 ms', met: copy.loopMaxMs <= 50,
+        measure: 'event-loop delay max during the copy',
+        value: copy.loopMaxMs,
+        unit: 'ms',
+        baselineName: 'event-loop delay max, reader alone (1 s)',
+        baseline: idle.loopMaxMs,
+        ratio: copy.loopMaxMs / idle.loopMaxMs,
+        goal: '≤ 50 ms',
+        met: copy.loopMaxMs <= 50,
       }),
       row({
-        measure: 'event-loop delay max during the delete', value: del.loopMaxMs, unit: 'ms', baselineName: 'event-loop delay max, reader alone (1 s)',
-        baseline: idle.loopMaxMs, ratio: del.loopMaxMs / idle.loopMaxMs, goal: '≤ 50 ms', met: del.loopMaxMs <= 50,
+        measure: 'event-loop delay max during the delete',
+        value: del.loopMaxMs,
+        unit: 'ms',
+        baselineName: 'event-loop delay max, reader alone (1 s)',
+        baseline: idle.loopMaxMs,
+        ratio: del.loopMaxMs / idle.loopMaxMs,
+        goal: '≤ 50 ms',
+        met: del.loopMaxMs <= 50,
       }),
       row({
-        measure: `GET /folder/:id every ${READ_EVERY_MS} ms during the copy: p99 (${copyRead.latencies.length} reads)`, value: copyP99, unit: 'ms',
-        baselineName: 'same reader, nothing else running: p99', baseline: idleP99, ratio: copyP99 / idleP99, goal: 'p99 < 100 ms', met: copyP99 < 100,
+        measure: `GET /folder/:id every ${READ_EVERY_MS} ms during the copy: p99 (${copyRead.latencies.length} reads)`,
+        value: copyP99,
+        unit: 'ms',
+        baselineName: 'same reader, nothing else running: p99',
+        baseline: idleP99,
+        ratio: copyP99 / idleP99,
+        goal: 'p99 < 100 ms',
+        met: copyP99 < 100,
       }),
       row({
-        measure: 'GET /folder/:id during the copy: failed requests', value: copyRead.failures, unit: 'requests',
-        baselineName: 'requests made', baseline: copyRead.latencies.length + copyRead.failures, baselineUnit: 'requests',
-        ratio: copyRead.failures / Math.max(1, copyRead.latencies.length + copyRead.failures), goal: 'none fails', met: copyRead.failures === 0,
+        measure: 'GET /folder/:id during the copy: failed requests',
+        value: copyRead.failures,
+        unit: 'requests',
+        baselineName: 'requests made',
+        baseline: copyRead.latencies.length + copyRead.failures,
+        baselineUnit: 'requests',
+        ratio: copyRead.failures / Math.max(1, copyRead.latencies.length + copyRead.failures),
+        goal: 'none fails',
+        met: copyRead.failures === 0,
       }),
       row({
-        measure: 'projector lease kept through the copy and the delete', value: leaseAfterCopy && leaseAfterDelete ? 1 : 0, unit: 'yes=1',
-        baselineName: 'held before the copy', baseline: 1, ratio: leaseAfterCopy && leaseAfterDelete ? 1 : 0, goal: 'kept', met: leaseAfterCopy && leaseAfterDelete,
+        measure: 'projector lease kept through the copy and the delete',
+        value: leaseAfterCopy && leaseAfterDelete ? 1 : 0,
+        unit: 'yes=1',
+        baselineName: 'held before the copy',
+        baseline: 1,
+        ratio: leaseAfterCopy && leaseAfterDelete ? 1 : 0,
+        goal: 'kept',
+        met: leaseAfterCopy && leaseAfterDelete,
       }),
     ];
   } finally {

@@ -41,26 +41,50 @@ interface Sizes {
   zeroFile: number;
 }
 
-const QUICK: Sizes = { largeFiles: 4, largeFile: 8 * MiB, smallFiles: 100, smallFile: 16 * 1024, subfolders: 3, zeroFiles: 0, zeroFile: 0 };
-const FULL: Sizes = { largeFiles: 39, largeFile: 8 * MiB, smallFiles: 400, smallFile: 16 * 1024, subfolders: 4, zeroFiles: 6, zeroFile: GiB };
+const QUICK: Sizes = {
+  largeFiles: 4,
+  largeFile: 8 * MiB,
+  smallFiles: 100,
+  smallFile: 16 * 1024,
+  subfolders: 3,
+  zeroFiles: 0,
+  zeroFile: 0,
+};
+const FULL: Sizes = {
+  largeFiles: 39,
+  largeFile: 8 * MiB,
+  smallFiles: 400,
+  smallFile: 16 * 1024,
+  subfolders: 4,
+  zeroFiles: 6,
+  zeroFile: GiB,
+};
 
 let port = 0;
 let token = '';
 
 /** A JSON API call with form parameters in the query string and an optional raw body. */
-function call(method: string, route: string, params: Record<string, string> = {}, body?: { stream: Readable; length: number }): Promise<any> {
+function call(
+  method: string,
+  route: string,
+  params: Record<string, string> = {},
+  body?: { stream: Readable; length: number },
+): Promise<any> {
   const query = new URLSearchParams(params).toString();
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'Service-Token': token, 'Content-Length': String(body?.length ?? 0) };
-    const req = http.request({ host: '127.0.0.1', port, method, path: `/api/v1/${route}${query ? `?${query}` : ''}`, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) reject(new Error(`${method} ${route}: ${res.statusCode} ${text}`));
-        else resolve(JSON.parse(text));
-      });
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path: `/api/v1/${route}${query ? `?${query}` : ''}`, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`${method} ${route}: ${res.statusCode} ${text}`));
+          else resolve(JSON.parse(text));
+        });
+      },
+    );
     req.on('error', reject);
     if (body) body.stream.pipe(req);
     else req.end();
@@ -239,7 +263,13 @@ const zipBench: Benchmark = async ({ quick }) => {
   port = listening;
   const pid = child.pid!;
   try {
-    const user = await call('POST', 'user', { login: 'bench', email: 'bench@example.com', firstName: 'B', lastName: 'B', password: 'password1' });
+    const user = await call('POST', 'user', {
+      login: 'bench',
+      email: 'bench@example.com',
+      firstName: 'B',
+      lastName: 'B',
+      password: 'password1',
+    });
     token = user.authToken.token;
     const defaults = await call('GET', 'folder', { parentType: 'user', parentId: user._id });
     const publicFolder = defaults.find((f: { name: string }) => f.name === 'Public')._id as string;
@@ -254,10 +284,14 @@ const zipBench: Benchmark = async ({ quick }) => {
     const blobPaths: string[] = [];
     const blobPath = (blobId: string) => path.join(dataDir, 'blobs', blobId.slice(0, 2), blobId);
     for (let i = 0; i < sizes.largeFiles; i++) {
-      blobPaths.push(blobPath((await uploadFile('folder', folders[i % folders.length], `large-${i}.bin`, sizes.largeFile)).blobId));
+      blobPaths.push(
+        blobPath((await uploadFile('folder', folders[i % folders.length], `large-${i}.bin`, sizes.largeFile)).blobId),
+      );
     }
     for (let i = 0; i < sizes.smallFiles; i++) {
-      blobPaths.push(blobPath((await uploadFile('folder', folders[i % folders.length], `small-${i}.dat`, sizes.smallFile)).blobId));
+      blobPaths.push(
+        blobPath((await uploadFile('folder', folders[i % folders.length], `small-${i}.dat`, sizes.smallFile)).blobId),
+      );
     }
     if (sizes.zeroFiles > 0) {
       // One sparse blob of zeros, placed where the blob store keeps those bytes before they are uploaded (the upload
@@ -269,7 +303,10 @@ const zipBench: Benchmark = async ({ quick }) => {
       const first = await uploadFile('folder', root, 'zeros-0.bin', sizes.zeroFile, true);
       blobPaths.push(zeroBlob);
       for (let i = 1; i < sizes.zeroFiles; i++) {
-        await call('POST', `item/${first.itemId}/copy`, { folderId: folders[i % folders.length], name: `zeros-${i}.bin` });
+        await call('POST', `item/${first.itemId}/copy`, {
+          folderId: folders[i % folders.length],
+          name: `zeros-${i}.bin`,
+        });
         blobPaths.push(zeroBlob);
       }
     }
@@ -298,17 +335,31 @@ const zipBench: Benchmark = async ({ quick }) => {
         .then(resolve, reject);
     });
     if (check.entries !== blobPaths.length || check.bytes !== total) {
-      throw new Error(`the archive holds ${check.entries} entries and ${check.bytes} bytes, expected ${blobPaths.length} and ${total}`);
+      throw new Error(
+        `the archive holds ${check.entries} entries and ${check.bytes} bytes, expected ${blobPaths.length} and ${total}`,
+      );
     }
     const what = `${blobPaths.length} files, ${mb(total).toFixed(0)} MiB${forceZip64 ? ', zip64' : ''}`;
     return [
       {
-        measure: `GET /folder/:id/download (${what})`, value: zipRate, unit: 'MiB/s', baselineName: 'archiver alone, same files from disk, same options',
-        baseline: aloneRate, ratio: zipRate / aloneRate, goal: '≥ 0.8× archiver alone', met: zipRate / aloneRate >= 0.8,
+        measure: `GET /folder/:id/download (${what})`,
+        value: zipRate,
+        unit: 'MiB/s',
+        baselineName: 'archiver alone, same files from disk, same options',
+        baseline: aloneRate,
+        ratio: zipRate / aloneRate,
+        goal: '≥ 0.8× archiver alone',
+        met: zipRate / aloneRate >= 0.8,
       },
       {
-        measure: `server RSS growth during the zip download (${what})`, value: mb(rssGrowth), unit: 'MiB', baselineName: 'archive size',
-        baseline: mb(zipBest.bytes), baselineUnit: 'MiB', ratio: rssGrowth / zipBest.bytes, goal: 'flat: < 64 MiB whatever the size',
+        measure: `server RSS growth during the zip download (${what})`,
+        value: mb(rssGrowth),
+        unit: 'MiB',
+        baselineName: 'archive size',
+        baseline: mb(zipBest.bytes),
+        baselineUnit: 'MiB',
+        ratio: rssGrowth / zipBest.bytes,
+        goal: 'flat: < 64 MiB whatever the size',
         met: rssGrowth < 64 * MiB,
       },
     ] satisfies BenchRow[];

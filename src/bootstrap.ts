@@ -27,7 +27,9 @@ import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
 import { WriteGate } from './infra/sqlite/writeGate';
 
-export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+export const VERSION: string = (
+  JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
+).version;
 
 /**
  * What the composition root hands back: route handlers, commands and queries receive `Services`, whose `readModel` is
@@ -65,7 +67,10 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   const background =
     readModel instanceof SqliteReadModel
       ? new SqliteBulkApply(db, {
-          file, gate, minFolders: config.bulkWorkerMinFolders, progress: { bus: bulkProgress, everyMs: config.bulkProgressIntervalMs },
+          file,
+          gate,
+          minFolders: config.bulkWorkerMinFolders,
+          progress: { bus: bulkProgress, everyMs: config.bulkProgressIntervalMs },
         })
       : undefined;
   if (readModel instanceof SqliteReadModel) readModel.gateWrites(gate);
@@ -112,7 +117,8 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
       await background?.close();
       await eventStore.dispose();
       await readModel.dispose();
-      if ('dispose' in services.blobs && typeof services.blobs.dispose === 'function') await (services.blobs.dispose as () => Promise<void>)();
+      if ('dispose' in services.blobs && typeof services.blobs.dispose === 'function')
+        await (services.blobs.dispose as () => Promise<void>)();
       db.close();
     },
   };
@@ -121,14 +127,20 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
 // ---- adapter selection (configuration only: EVENT_STORE, READ_MODEL, BLOB_STORE) ---------------------------------
 
 /** The configured event store: the embedded SQLite log, or KurrentDB (probed within the connect timeout). */
-export async function createEventStore(config: Config, db: SqliteDatabase | null, logger?: pino.Logger, sqlite: SqliteEventStoreOptions = {}): Promise<EventStore> {
+export async function createEventStore(
+  config: Config,
+  db: SqliteDatabase | null,
+  logger?: pino.Logger,
+  sqlite: SqliteEventStoreOptions = {},
+): Promise<EventStore> {
   switch (config.eventStore) {
     case 'sqlite':
       if (!db) throw new Error('EVENT_STORE=sqlite needs the SQLite file under DATA_DIR.');
       return new SqliteEventStore(db, sqlite);
     case 'kurrentdb': {
       // Loaded only when configured: the gRPC client costs start-up time and memory the embedded default never uses.
-      const { KurrentDbEventStore } = require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');
+      const { KurrentDbEventStore } =
+        require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');
       // loadConfig refuses EVENT_STORE=kurrentdb without KURRENTDB_URL.
       if (!config.kurrentdbUrl) throw new Error('EVENT_STORE=kurrentdb needs KURRENTDB_URL.');
       return KurrentDbEventStore.connect(config.kurrentdbUrl, {
@@ -154,10 +166,13 @@ export async function createBlobStore(config: Config): Promise<BlobStore> {
     case 'fs':
       return new FsBlobStore(path.join(config.dataDir, 'blobs'), { sweepGraceMs: config.blobSweepGraceMs });
     case 'gridfs': {
-      const { GridFsBlobStore } = require('./infra/blobs/gridfs/gridfsBlobStore') as typeof import('./infra/blobs/gridfs/gridfsBlobStore');
+      const { GridFsBlobStore } =
+        require('./infra/blobs/gridfs/gridfsBlobStore') as typeof import('./infra/blobs/gridfs/gridfsBlobStore');
       // loadConfig refuses BLOB_STORE=gridfs without MONGODB_URL.
       if (!config.mongodbUrl) throw new Error('BLOB_STORE=gridfs needs MONGODB_URL.');
-      return GridFsBlobStore.connect(config.mongodbUrl, databaseName(config.mongodbUrl), { sweepGraceMs: config.blobSweepGraceMs });
+      return GridFsBlobStore.connect(config.mongodbUrl, databaseName(config.mongodbUrl), {
+        sweepGraceMs: config.blobSweepGraceMs,
+      });
     }
   }
 }

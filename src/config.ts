@@ -81,7 +81,10 @@ const urlWithScheme = (name: string, schemes: string[], example: string) =>
   );
 
 const positiveInteger = (name: string) =>
-  z.coerce.number({ error: () => `${name} must be a positive integer.` }).int(`${name} must be a positive integer.`).positive(`${name} must be a positive integer.`);
+  z.coerce
+    .number({ error: () => `${name} must be a positive integer.` })
+    .int(`${name} must be a positive integer.`)
+    .positive(`${name} must be a positive integer.`);
 
 const schema = z
   .object({
@@ -116,7 +119,10 @@ const schema = z
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
-      ctx.addIssue({ code: 'custom', message: `EVENT_STORE=kurrentdb needs KURRENTDB_URL (e.g. ${KURRENTDB_EXAMPLE}).` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `EVENT_STORE=kurrentdb needs KURRENTDB_URL (e.g. ${KURRENTDB_EXAMPLE}).`,
+      });
     }
     if (env.READ_MODEL === 'mongodb' && !env.MONGODB_URL) {
       ctx.addIssue({ code: 'custom', message: `READ_MODEL=mongodb needs MONGODB_URL (e.g. ${MONGODB_EXAMPLE}).` });
@@ -138,7 +144,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const vars = parsed.data;
 
   const port = Number(vars.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}".`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number, got "${env.PORT}".`);
   return {
     port,
     dataDir: path.resolve(vars.DATA_DIR ?? './data'),

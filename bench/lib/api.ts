@@ -3,9 +3,18 @@ export class Api {
   token = '';
   constructor(readonly base: string) {}
 
-  async call<T = any>(method: string, url: string, form: Record<string, string | number> = {}): Promise<{ status: number; body: T; headers: Headers }> {
-    const query = new URLSearchParams(Object.entries(form).map(([k, v]): [string, string] => [k, String(v)])).toString();
-    const res = await fetch(`${this.base}${url}${query ? `?${query}` : ''}`, { method, headers: this.token ? { 'Girder-Token': this.token } : {} });
+  async call<T = any>(
+    method: string,
+    url: string,
+    form: Record<string, string | number> = {},
+  ): Promise<{ status: number; body: T; headers: Headers }> {
+    const query = new URLSearchParams(
+      Object.entries(form).map(([k, v]): [string, string] => [k, String(v)]),
+    ).toString();
+    const res = await fetch(`${this.base}${url}${query ? `?${query}` : ''}`, {
+      method,
+      headers: this.token ? { 'Girder-Token': this.token } : {},
+    });
     return { status: res.status, body: (await res.json()) as T, headers: res.headers };
   }
 
@@ -18,7 +27,13 @@ export class Api {
 
   /** Registers a user (the first one becomes site admin) and returns its id and token. */
   async register(login: string): Promise<{ id: string; token: string }> {
-    const user = await this.ok('POST', '/user', { login, email: `${login}@example.com`, firstName: 'Bench', lastName: 'User', password: 'password1' });
+    const user = await this.ok('POST', '/user', {
+      login,
+      email: `${login}@example.com`,
+      firstName: 'Bench',
+      lastName: 'User',
+      password: 'password1',
+    });
     return { id: user._id as string, token: user.authToken.token as string };
   }
 }

@@ -31,12 +31,18 @@ export async function load(o: {
     ...(o.setupRequest ? { requests: [{ setupRequest: o.setupRequest as never }] } : {}),
   });
   const bad = result.non2xx + result.errors + result.timeouts;
-  if (bad > 0) throw new Error(`${o.method ?? 'GET'} ${o.url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
+  if (bad > 0)
+    throw new Error(
+      `${o.method ?? 'GET'} ${o.url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`,
+    );
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: bad };
 }
 
 /** Latency percentiles (ms) of `n` sequential calls of `call`. */
-export async function sequentialLatency(n: number, call: (i: number) => Promise<void>): Promise<{ p50: number; mean: number }> {
+export async function sequentialLatency(
+  n: number,
+  call: (i: number) => Promise<void>,
+): Promise<{ p50: number; mean: number }> {
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
     const started = performance.now();

@@ -22,7 +22,10 @@ export async function scenario(server: ServerProcess): Promise<Scenario> {
   admin.token = a.token;
   const u = await user.register('benchuser');
   user.token = u.token;
-  const mine = await admin.ok<{ name: string; _id: string }[]>('GET', '/folder', { parentType: 'user', parentId: a.id });
+  const mine = await admin.ok<{ name: string; _id: string }[]>('GET', '/folder', {
+    parentType: 'user',
+    parentId: a.id,
+  });
   return { admin, user, adminId: a.id, userId: u.id, publicFolderId: mine.find((f) => f.name === 'Public')!._id };
 }
 
@@ -31,8 +34,19 @@ export async function scenario(server: ServerProcess): Promise<Scenario> {
  * seeded through the bulk event path; resolves once the service's read models list them all.
  */
 export async function folderWithChildren(s: Scenario, dataDir: string, name: string, count: number): Promise<string> {
-  const folder = await s.admin.ok('POST', '/folder', { parentType: 'user', parentId: s.adminId, name, public: 'false' });
-  const access = { users: [{ id: s.adminId, level: 2 as const, flags: [] }, { id: s.userId, level: 0 as const, flags: [] }], groups: [] };
+  const folder = await s.admin.ok('POST', '/folder', {
+    parentType: 'user',
+    parentId: s.adminId,
+    name,
+    public: 'false',
+  });
+  const access = {
+    users: [
+      { id: s.adminId, level: 2 as const, flags: [] },
+      { id: s.userId, level: 0 as const, flags: [] },
+    ],
+    groups: [],
+  };
   await s.admin.ok('PUT', `/folder/${folder._id}/access`, { access: JSON.stringify(access), public: 'false' });
   await seedChildFolders(dataDir, { id: folder._id, access, public: false, creatorId: s.adminId }, count);
   await waitForCount(s.admin, folder._id as string, count);

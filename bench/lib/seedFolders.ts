@@ -27,7 +27,12 @@ export interface SeedParent {
 }
 
 /** Appends `count` child folders named `<prefix><n>` (n zero-padded so names sort like numbers) under a folder. */
-export async function seedChildFolders(dataDir: string, parent: SeedParent, count: number, prefix = 'child '): Promise<void> {
+export async function seedChildFolders(
+  dataDir: string,
+  parent: SeedParent,
+  count: number,
+  prefix = 'child ',
+): Promise<void> {
   const db = openDatabase(path.join(dataDir, 'folder-service.sqlite'));
   const store = new SqliteEventStore(db);
   const meta = { ...systemMeta('bench-seed'), userId: parent.creatorId };
@@ -41,12 +46,30 @@ export async function seedChildFolders(dataDir: string, parent: SeedParent, coun
         const events = folderDecider.decide(
           {
             type: 'CreateFolder',
-            data: { folderId, name, description: '', parentType: 'folder', parentId: parent.id, creatorId: parent.creatorId, created: girderTime(), public: parent.public, access: parent.access },
+            data: {
+              folderId,
+              name,
+              description: '',
+              parentType: 'folder',
+              parentId: parent.id,
+              creatorId: parent.creatorId,
+              created: girderTime(),
+              public: parent.public,
+              access: parent.access,
+            },
           },
           folderStateFor(folderId),
         );
-        appends.push({ streamId: siblingNameStream(parent.id, name), expectedState: 'no_stream', events: toNewEvents([claim(name, 'folder', folderId)], meta) });
-        appends.push({ streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) });
+        appends.push({
+          streamId: siblingNameStream(parent.id, name),
+          expectedState: 'no_stream',
+          events: toNewEvents([claim(name, 'folder', folderId)], meta),
+        });
+        appends.push({
+          streamId: folderStream(folderId),
+          expectedState: 'no_stream',
+          events: toNewEvents(events, meta),
+        });
       }
       await store.appendToStreams(appends);
       // Lets the event loop breathe between batches (the service's poll and the bench's own timers).

@@ -17,7 +17,11 @@ export interface ServerProcess {
  * Forks `entry` (a TypeScript file run through tsx) and waits for it to report `{ port }` over IPC. The child is
  * killed if it has not reported within `startTimeoutMs`, and on stop (SIGTERM, then SIGKILL after 5 s).
  */
-export function startServer(entry: string, env: Record<string, string>, startTimeoutMs = 60_000): Promise<ServerProcess> {
+export function startServer(
+  entry: string,
+  env: Record<string, string>,
+  startTimeoutMs = 60_000,
+): Promise<ServerProcess> {
   const child = fork(entry, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, NODE_ENV: 'production', ...env },
@@ -46,7 +50,9 @@ export function startServer(entry: string, env: Record<string, string>, startTim
 }
 
 /** The Folder Service on a fresh throwaway DATA_DIR: `stop()` keeps it (for a replay), `remove()` stops and deletes. */
-export async function startService(extraEnv: Record<string, string> = {}): Promise<ServerProcess & { dataDir: string; remove(): Promise<void> }> {
+export async function startService(
+  extraEnv: Record<string, string> = {},
+): Promise<ServerProcess & { dataDir: string; remove(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-'));
   let server: ServerProcess;
   try {
@@ -66,7 +72,10 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
 }
 
 /** The bare express yardstick answering with the given bodies (see serveBare.ts). */
-export function startBare(bodies: { one?: { json: unknown; headers?: Record<string, string> }; list?: { json: unknown; headers?: Record<string, string> } }): Promise<ServerProcess> {
+export function startBare(bodies: {
+  one?: { json: unknown; headers?: Record<string, string> };
+  list?: { json: unknown; headers?: Record<string, string> };
+}): Promise<ServerProcess> {
   return startServer(path.join(__dirname, 'serveBare.ts'), { BARE_BODIES: JSON.stringify(bodies) });
 }
 

@@ -137,5 +137,8 @@ async function* readSource(store: EventStore, source: CatchUpSource, since: bigi
     }
     return;
   }
-  yield* store.readAll({ fromPosition: since, ...(source.streamPrefixes ? { streamPrefixes: source.streamPrefixes } : {}) });
+  yield* store.readAll({
+    fromPosition: since,
+    ...(source.streamPrefixes ? { streamPrefixes: source.streamPrefixes } : {}),
+  });
 }

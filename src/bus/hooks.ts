@@ -11,7 +11,10 @@ export class HookEvent<Info = Record<string, unknown>> {
   readonly responses: unknown[] = [];
   /** The `handlerName` of the listener running now (Girder's `currentHandlerName`). */
   currentHandlerName: string | null = null;
-  constructor(readonly name: string, readonly info: Info) {}
+  constructor(
+    readonly name: string,
+    readonly info: Info,
+  ) {}
   preventDefault(): this {
     this.defaultPrevented = true;
     return this;
@@ -62,9 +65,19 @@ export class HookBus {
   /**
    * Registers a listener under `handlerName` (as Girder's `events.bind`); returns a function that unbinds it.
    */
-  on<Info = Record<string, unknown>>(name: string, handlerName: string, listener: HookListener<Info>, options: ListenerOptions = {}): () => void {
+  on<Info = Record<string, unknown>>(
+    name: string,
+    handlerName: string,
+    listener: HookListener<Info>,
+    options: ListenerOptions = {},
+  ): () => void {
     // The bus does not know each name's info type: `on` and `trigger` agree on it by name, as Girder's events do.
-    const registration: Registration = { name, handlerName, listener: listener as HookListener<unknown>, ...(options.access ? { access: options.access } : {}) };
+    const registration: Registration = {
+      name,
+      handlerName,
+      listener: listener as HookListener<unknown>,
+      ...(options.access ? { access: options.access } : {}),
+    };
     this.registrations.push(registration);
     return () => {
       this.registrations = this.registrations.filter((r) => r !== registration);
@@ -92,7 +105,8 @@ export class HookBus {
     // A snapshot: listeners bound or unbound while this event runs take effect from the next trigger.
     for (const r of this.registrations.filter((reg) => reg.name === name)) {
       event.currentHandlerName = r.handlerName;
-      if (options.pre) await options.pre({ name: r.name, handlerName: r.handlerName, ...(r.access ? { access: r.access } : {}) });
+      if (options.pre)
+        await options.pre({ name: r.name, handlerName: r.handlerName, ...(r.access ? { access: r.access } : {}) });
       await r.listener(event);
       if (event.propagationStopped) break;
     }

@@ -114,7 +114,10 @@ export class Notifications {
   private readonly pollEveryMs: number;
   private readonly pollOverlapMs: number;
 
-  constructor(private readonly storage: NotificationStore, options: NotificationsOptions | (() => number) = {}) {
+  constructor(
+    private readonly storage: NotificationStore,
+    options: NotificationsOptions | (() => number) = {},
+  ) {
     const settings = typeof options === 'function' ? { now: options } : options;
     this.now = settings.now ?? Date.now;
     this.pollEveryMs = settings.pollEveryMs ?? 250;
@@ -202,7 +205,12 @@ export class Notifications {
     const updated = Date.parse(record.updated);
     const json = JSON.stringify(record);
     const known = this.announced.get(record._id);
-    if (!written && known !== undefined && (known.updated > updated || (known.updated === updated && known.json === json))) return;
+    if (
+      !written &&
+      known !== undefined &&
+      (known.updated > updated || (known.updated === updated && known.json === json))
+    )
+      return;
     this.announced.set(record._id, { updated, json });
     if (updated > this.newestSeen) this.newestSeen = updated;
     // Without listeners no poll prunes: keep what a poll could still find, no more.

@@ -131,7 +131,9 @@ class ActiveProgress implements ProgressContext {
     this.lastSave = now;
     const snapshot = this.current;
     this.notifications.publish(snapshot);
-    const written = this.writes.then(() => (this.current === snapshot ? this.notifications.store(snapshot) : undefined));
+    const written = this.writes.then(() =>
+      this.current === snapshot ? this.notifications.store(snapshot) : undefined,
+    );
     this.writes = written.catch(() => undefined);
   }
 
@@ -217,7 +219,10 @@ export class ProgressService {
   private readonly now: () => number;
   private readonly bulk: BulkProgressBus | undefined;
 
-  constructor(private readonly notifications: Notifications, options: ProgressServiceOptions = {}) {
+  constructor(
+    private readonly notifications: Notifications,
+    options: ProgressServiceOptions = {},
+  ) {
     this.intervalMs = options.intervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
     this.now = options.now ?? Date.now;
     this.bulk = options.bulk;

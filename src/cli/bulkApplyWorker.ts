@@ -43,7 +43,11 @@ async function run(job: BulkJob): Promise<BulkReply> {
     });
   // Progress reports are posted while the transaction runs: the main thread gets them before this job's answer.
   const applied = job.progress
-    ? rowCounter.during(job.progress.everyMs, (rows) => port.postMessage({ id: job.id, rows } satisfies BulkReply), apply)
+    ? rowCounter.during(
+        job.progress.everyMs,
+        (rows) => port.postMessage({ id: job.id, rows } satisfies BulkReply),
+        apply,
+      )
     : apply();
   if (applied) {
     checkpointWal();
@@ -69,7 +73,9 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 function checkpointWal(): void {
   // At most ~200 ms: what is left is copied by the next automatic checkpoint, as before.
   for (let attempt = 0; attempt < 10; attempt++) {
-    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as ({ busy: number; log: number; checkpointed: number } | undefined)[];
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as (
+      { busy: number; log: number; checkpointed: number } | undefined
+    )[];
     if (!result || result.checkpointed >= result.log) return;
     Atomics.wait(pause, 0, 0, 20);
   }

@@ -13,7 +13,9 @@ async function serve(): Promise<void> {
     // The bound port (PORT=0 picks a free one; tests read it from this line).
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    runtime.services.logger.info(`Folder Service listening on http://localhost:${port}/api/v1 (data in ${config.dataDir})`);
+    runtime.services.logger.info(
+      `Folder Service listening on http://localhost:${port}/api/v1 (data in ${config.dataDir})`,
+    );
   });
   applyServerTimeouts(server);
   attachNotificationSocket(server, runtime.services);
@@ -28,7 +30,9 @@ async function serve(): Promise<void> {
 /** The test-only MongoDB stand-in lives inside one process: a command in a process of its own would see an empty one. */
 function refuseStandIn(verb: string): void {
   if (mongoStandInMode()) {
-    throw new Error(`${STANDIN_VARIABLE} selects an in-memory MongoDB stand-in that only exists inside a test process; "${verb}" cannot reach it. Unset ${STANDIN_VARIABLE}.`);
+    throw new Error(
+      `${STANDIN_VARIABLE} selects an in-memory MongoDB stand-in that only exists inside a test process; "${verb}" cannot reach it. Unset ${STANDIN_VARIABLE}.`,
+    );
   }
 }
 

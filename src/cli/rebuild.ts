@@ -50,7 +50,11 @@ function checkRebuildArgs(args: string[]): void {
  *    projector goes on there. On a MongoDB without transactions (standalone) the command holds the lease instead,
  *    as for SQLite.
  */
-export async function rebuildReadModels(config: Config, args: string[], out: NodeJS.WriteStream = process.stdout): Promise<RebuildProgress> {
+export async function rebuildReadModels(
+  config: Config,
+  args: string[],
+  out: NodeJS.WriteStream = process.stdout,
+): Promise<RebuildProgress> {
   checkRebuildArgs(args);
   const stores = await openCommandStores(config, 'rebuild', { replay: true });
   try {
@@ -72,7 +76,9 @@ export async function rebuildReadModels(config: Config, args: string[], out: Nod
       const replay = () => rebuildBlueGreen(eventStore, readModel, onProgress);
       // Without transactions (a standalone server) the switch cannot fence off a live projector's last write to the
       // old generation, so the rebuild then keeps the projectors out with the lease instead.
-      done = readModel.transactional ? await replay() : await withProjectorLease(readModel, config, stores.describe(), replay);
+      done = readModel.transactional
+        ? await replay()
+        : await withProjectorLease(readModel, config, stores.describe(), replay);
     } else {
       out.write(`Rebuilding the read models in ${stores.describe()} (event log head at position ${head})\n`);
       done = await withProjectorLease(readModel, config, stores.describe(), () =>
@@ -80,7 +86,8 @@ export async function rebuildReadModels(config: Config, args: string[], out: Nod
       );
     }
     if (terminal.overwriting) out.write('\n');
-    const generation = readModel instanceof MongoReadModel ? `, generation ${await readModel.currentGeneration()} current` : '';
+    const generation =
+      readModel instanceof MongoReadModel ? `, generation ${await readModel.currentGeneration()} current` : '';
     out.write(`Rebuild complete: ${describe(done)}, read models at position ${done.position}${generation}.\n`);
     return done;
   } finally {
@@ -92,7 +99,12 @@ export async function rebuildReadModels(config: Config, args: string[], out: Nod
  * Holds the projector lease while `work` runs (renewed every third of its time to live), so that no service projects
  * into read models being emptied and refilled; a service started meanwhile stands by and takes over afterwards.
  */
-async function withProjectorLease<T>(readModel: ReadModel, config: Config, where: string, work: () => Promise<T>): Promise<T> {
+async function withProjectorLease<T>(
+  readModel: ReadModel,
+  config: Config,
+  where: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const ttlMs = config.projectorLeaseTtlMs;
   const holder = newHolderId();
   holderStarted(holder);
@@ -105,9 +117,12 @@ async function withProjectorLease<T>(readModel: ReadModel, config: Config, where
           `Stop it before rebuilding the read models there; if it is already stopped, its lease expires within ${seconds} s.`,
       );
     }
-    const timer = setInterval(() => {
-      readModel.leases.renew(PROJECTOR_LEASE, holder, ttlMs).catch(() => undefined);
-    }, Math.max(1, Math.floor(ttlMs / 3)));
+    const timer = setInterval(
+      () => {
+        readModel.leases.renew(PROJECTOR_LEASE, holder, ttlMs).catch(() => undefined);
+      },
+      Math.max(1, Math.floor(ttlMs / 3)),
+    );
     timer.unref();
     try {
       return await work();
@@ -154,7 +169,8 @@ async function rebuildBlueGreen(
     }
     const state = await readModel.completeRebuild();
     if (state === 'switched') return progress();
-    if (state === 'superseded') throw new Error('Another rebuild started while this one ran; its generation was abandoned.');
+    if (state === 'superseded')
+      throw new Error('Another rebuild started while this one ran; its generation was abandoned.');
     await new Promise((resolve) => setTimeout(resolve, CATCH_UP_PAUSE_MS));
   }
 }

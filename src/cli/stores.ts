@@ -30,7 +30,11 @@ export function usesSqliteFile(config: Config): boolean {
  * Opens the configured event store and read model. `verb` words the error when DATA_DIR holds no SQLite file that
  * the configuration needs ("No data to rebuild: …"). `replay`: the command replays the log into these read models.
  */
-export async function openCommandStores(config: Config, verb: string, options: { replay?: boolean } = {}): Promise<CommandStores> {
+export async function openCommandStores(
+  config: Config,
+  verb: string,
+  options: { replay?: boolean } = {},
+): Promise<CommandStores> {
   let db: SqliteDatabase | null = null;
   if (usesSqliteFile(config)) {
     const file = path.join(config.dataDir, DB_FILE);
@@ -51,7 +55,8 @@ export async function openCommandStores(config: Config, verb: string, options: {
       eventStore: store,
       readModel,
       db,
-      describe: () => (readModel instanceof MongoReadModel ? `MongoDB database ${readModel.databaseName}` : config.dataDir),
+      describe: () =>
+        readModel instanceof MongoReadModel ? `MongoDB database ${readModel.databaseName}` : config.dataDir,
       async close() {
         await store.dispose();
         await readModel.dispose();

@@ -59,17 +59,26 @@ export async function verifyReadModels(
 ): Promise<number> {
   if (args.length > 0) throw new Error(`verify takes no arguments, got: ${args.join(' ')}.`);
   const { result, where } =
-    config.readModel === 'sqlite' && mongoStandInMode() === null ? await verifySqlite(config, projection) : await verifyMongo(config, projection);
-  out.write(`Verified the read models in ${where} against a replay of ${result.events} events (up to position ${result.position}).\n`);
+    config.readModel === 'sqlite' && mongoStandInMode() === null
+      ? await verifySqlite(config, projection)
+      : await verifyMongo(config, projection);
+  out.write(
+    `Verified the read models in ${where} against a replay of ${result.events} events (up to position ${result.position}).\n`,
+  );
   for (const line of result.differences) out.write(`${line}\n`);
   const { stopped } = result;
-  if (stopped) out.write(`projection stopped at position ${stopped.position} of ${stopped.head}: ${stopped.error.name}: ${stopped.error.message}\n`);
+  if (stopped)
+    out.write(
+      `projection stopped at position ${stopped.position} of ${stopped.head}: ${stopped.error.name}: ${stopped.error.message}\n`,
+    );
   if (result.differences.length === 0 && !stopped) {
     out.write('The read models match the event log.\n');
     return 0;
   }
   if (result.differences.length > 0) {
-    out.write(`${result.differences.length} difference${result.differences.length === 1 ? '' : 's'} between the live read models and the replay.\n`);
+    out.write(
+      `${result.differences.length} difference${result.differences.length === 1 ? '' : 's'} between the live read models and the replay.\n`,
+    );
   }
   return 1;
 }
@@ -179,7 +188,9 @@ export async function compareMongoWithReplay(
     upTo = await readModel.checkpoint(READ_MODELS_CHECKPOINT);
     if (upTo === before) live = dump;
     else if (attempt >= QUIET_ATTEMPTS) {
-      throw new Error(`The read models kept changing while verify read them (${QUIET_ATTEMPTS} attempts); run it again when writes are quieter.`);
+      throw new Error(
+        `The read models kept changing while verify read them (${QUIET_ATTEMPTS} attempts); run it again when writes are quieter.`,
+      );
     } else await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const scratch = await readModel.openScratch(`${readModel.databaseName}_verify_${randomBytes(4).toString('hex')}`);
@@ -205,7 +216,10 @@ type Row = Record<string, unknown>;
 /** Primary-key columns of a table, in key order (none for a table without one, e.g. a full-text index). */
 function sqliteKeyColumns(db: SqliteDatabase, table: string): string[] {
   const info = db.prepare(`PRAGMA table_info("${table.replace(/"/g, '""')}")`).all() as { name: string; pk: number }[];
-  return info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+  return info
+    .filter((c) => c.pk > 0)
+    .sort((a, b) => a.pk - b.pk)
+    .map((c) => c.name);
 }
 
 /** Documents pair by `_id`; the rows the MongoDB dump derives (ACL entries, ancestry) have none and pair whole. */
@@ -230,8 +244,10 @@ export function diffDumps(
   const tables = [...new Set([...Object.keys(live), ...Object.keys(replayed)])].sort();
   for (const table of tables) {
     const key = keyColumns(table);
-    const parse = (rows: unknown[] | undefined) => (rows ?? []).map((r) => (typeof r === 'string' ? (JSON.parse(r) as Row) : (r as Row)));
-    const keyOf = (row: Row) => (key.length ? key.map((c) => `${c}=${String(row[c])}`).join(', ') : JSON.stringify(row));
+    const parse = (rows: unknown[] | undefined) =>
+      (rows ?? []).map((r) => (typeof r === 'string' ? (JSON.parse(r) as Row) : (r as Row)));
+    const keyOf = (row: Row) =>
+      key.length ? key.map((c) => `${c}=${String(row[c])}`).join(', ') : JSON.stringify(row);
     const index = (rows: Row[]) => {
       const map = new Map<string, Row[]>();
       for (const row of rows) map.set(keyOf(row), [...(map.get(keyOf(row)) ?? []), row]);
@@ -246,7 +262,9 @@ export function diffDumps(
         const columns = [...new Set([...Object.keys(left[0]), ...Object.keys(right[0])])];
         const changed = columns.filter((c) => JSON.stringify(left[0][c]) !== JSON.stringify(right[0][c]));
         if (changed.length) {
-          lines.push(`${table} row ${k} differs: ${changed.map((c) => `${c}: live ${show(left[0][c])}, replayed ${show(right[0][c])}`).join('; ')}`);
+          lines.push(
+            `${table} row ${k} differs: ${changed.map((c) => `${c}: live ${show(left[0][c])}, replayed ${show(right[0][c])}`).join('; ')}`,
+          );
         }
         continue;
       }
@@ -258,8 +276,14 @@ export function diffDumps(
         rightLeft.splice(i, 1);
         return false;
       });
-      for (const row of leftOnly) lines.push(`${table} row ${key.length ? k : ''}${key.length ? ' ' : ''}only in the live read models: ${show(row)}`);
-      for (const text of rightLeft) lines.push(`${table} row ${key.length ? k : ''}${key.length ? ' ' : ''}missing from the live read models: ${show(JSON.parse(text))}`);
+      for (const row of leftOnly)
+        lines.push(
+          `${table} row ${key.length ? k : ''}${key.length ? ' ' : ''}only in the live read models: ${show(row)}`,
+        );
+      for (const text of rightLeft)
+        lines.push(
+          `${table} row ${key.length ? k : ''}${key.length ? ' ' : ''}missing from the live read models: ${show(JSON.parse(text))}`,
+        );
     }
   }
   return lines;

@@ -11,13 +11,25 @@ import { prepareToken } from './userCommands';
 
 export async function createApiKey(
   commands: CommandRunner,
-  input: { userId: string; ownerIsAdmin: boolean; name: string; scope: unknown[] | null; tokenDuration: number | null; active: boolean },
+  input: {
+    userId: string;
+    ownerIsAdmin: boolean;
+    name: string;
+    scope: unknown[] | null;
+    tokenDuration: number | null;
+    active: boolean;
+  },
   meta: RequestMeta,
 ): Promise<string> {
   const apiKeyId = newId();
   const key = generateToken(40);
   const created = girderTime();
-  await commands.decideOnStream(apiKeyStream(apiKeyId), apiKeyDecider, { type: 'CreateApiKey', data: { apiKeyId, key, created, ...input } }, meta);
+  await commands.decideOnStream(
+    apiKeyStream(apiKeyId),
+    apiKeyDecider,
+    { type: 'CreateApiKey', data: { apiKeyId, key, created, ...input } },
+    meta,
+  );
   return apiKeyId;
 }
 
@@ -59,7 +71,10 @@ export async function tokenFromApiKey(
     const eventMeta = { ...meta, userId: meta.userId ?? key.userId };
     const token = prepareToken({ userId: key.userId, scope: key.scope, days, apiKeyId }, eventMeta);
     return {
-      appends: [{ streamId: apiKeyStream(apiKeyId), expectedState: stream.expected, events: toNewEvents(events, eventMeta) }, token.append],
+      appends: [
+        { streamId: apiKeyStream(apiKeyId), expectedState: stream.expected, events: toNewEvents(events, eventMeta) },
+        token.append,
+      ],
       result: { userId: key.userId, token: token.token, expires: token.expires, scope: token.scope },
     };
   });

@@ -35,7 +35,11 @@ export async function createCollection(
     return {
       appends: [
         { streamId: collectionStream(collectionId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-        { streamId: collectionNameStream(name), expectedState: reservation.expected, events: toNewEvents([claim(name, 'collection', collectionId)], meta) },
+        {
+          streamId: collectionNameStream(name),
+          expectedState: reservation.expected,
+          events: toNewEvents([claim(name, 'collection', collectionId)], meta),
+        },
       ],
       result: collectionId,
     };
@@ -66,8 +70,16 @@ export async function updateCollection(
     if (renamed && reservation) {
       const previous = await commands.load(collectionNameStream(oldName), reservationDecider);
       appends.push(
-        { streamId: collectionNameStream(newName), expectedState: reservation.expected, events: toNewEvents([claim(newName, 'collection', collectionId)], meta) },
-        { streamId: collectionNameStream(oldName), expectedState: previous.expected, events: toNewEvents([release(collectionId)], meta) },
+        {
+          streamId: collectionNameStream(newName),
+          expectedState: reservation.expected,
+          events: toNewEvents([claim(newName, 'collection', collectionId)], meta),
+        },
+        {
+          streamId: collectionNameStream(oldName),
+          expectedState: previous.expected,
+          events: toNewEvents([release(collectionId)], meta),
+        },
       );
     }
     return { appends, result: undefined };
@@ -86,7 +98,9 @@ export async function setCollectionAccess(
     if (stream.state.status !== 'active') throw invalidId(collectionId);
     const { events } = decideOn(collectionDecider, stream.state, { type: 'SetCollectionAccess', data: input });
     return {
-      appends: [{ streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
+      appends: [
+        { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
+      ],
       result: undefined,
     };
   });
@@ -111,7 +125,11 @@ export async function deleteCollection(services: Services, collectionId: string,
     return {
       appends: [
         { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-        { streamId: collectionNameStream(stream.state.name), expectedState: name.expected, events: toNewEvents([release(collectionId)], meta) },
+        {
+          streamId: collectionNameStream(stream.state.name),
+          expectedState: name.expected,
+          events: toNewEvents([release(collectionId)], meta),
+        },
       ],
       result: await services.readModel.files.blobIdsUnderRoot(collectionId),
     };

@@ -18,7 +18,10 @@ const MAX_ATTEMPTS = 50;
  * load → decide → append cycle on a conflict, then wait until the read models reflect the write (read-your-writes).
  */
 export class CommandRunner {
-  constructor(readonly store: EventStore, readonly projector: Projector) {}
+  constructor(
+    readonly store: EventStore,
+    readonly projector: Projector,
+  ) {}
 
   async load<State, Event extends DomainEvent>(
     streamId: string,
@@ -50,7 +53,10 @@ export class CommandRunner {
     return this.run(async () => {
       const stream = await this.load(streamId, decider);
       const { events } = decideOn(decider, stream.state, command);
-      return { appends: [{ streamId, expectedState: stream.expected, events: toNewEvents(events, meta) }], result: events };
+      return {
+        appends: [{ streamId, expectedState: stream.expected, events: toNewEvents(events, meta) }],
+        result: events,
+      };
     });
   }
 
@@ -96,6 +102,12 @@ export function toNewEvents(events: DomainEvent[], meta: RequestMeta, at = new D
   return events.map((event) => ({
     type: event.type,
     data: event.data,
-    metadata: { userId: meta.userId, requestId: meta.requestId, correlationId: meta.correlationId, causationId: meta.causationId, at },
+    metadata: {
+      userId: meta.userId,
+      requestId: meta.requestId,
+      correlationId: meta.correlationId,
+      causationId: meta.causationId,
+      at,
+    },
   }));
 }

@@ -94,7 +94,11 @@ const tooMany = (error: unknown): never => {
  * before appending. When it was appended but not yet projected in time (ProjectionLagError) the file will reference
  * the blob: it is kept, and the sweep's grace period keeps it until the projection shows the reference.
  */
-async function withStoredBlob<T>(services: Services, source: Readable, commit: (blob: { blobId: string; size: number }) => Promise<T>): Promise<T> {
+async function withStoredBlob<T>(
+  services: Services,
+  source: Readable,
+  commit: (blob: { blobId: string; size: number }) => Promise<T>,
+): Promise<T> {
   const blob = await services.blobs.put(source).catch(tooMany);
   let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
   try {
@@ -134,7 +138,10 @@ async function completionAppend(
   let state = loaded.state;
   const events: UploadEvent[] = [];
   if (upload.lastChunk) {
-    const chunk = decideOn(uploadDecider, state, { type: 'ReceiveChunk', data: { userId, ...upload.lastChunk, now: girderTime() } });
+    const chunk = decideOn(uploadDecider, state, {
+      type: 'ReceiveChunk',
+      data: { userId, ...upload.lastChunk, now: girderTime() },
+    });
     events.push(...chunk.events);
     state = chunk.state;
   }
@@ -148,14 +155,21 @@ async function commitNewFile(services: Services, spec: NewFileSpec, meta: Reques
     const fileId = newId();
     const now = girderTime();
     const file: FileRecord = {
-      fileId, name: spec.name, mimeType: spec.mimeType, size: spec.blob.size, blobId: spec.blob.blobId, creatorId: spec.userId, created: now,
+      fileId,
+      name: spec.name,
+      mimeType: spec.mimeType,
+      size: spec.blob.size,
+      blobId: spec.blob.blobId,
+      creatorId: spec.userId,
+      created: now,
       exts: extensionsOf(spec.name),
     };
     let appends: StreamAppend[];
     let itemId: string;
     if (spec.parent.type === 'folder') {
       const folderId = spec.parent.folder._id;
-      if (!(await services.readModel.folders.get(folderId))) throw new ValidationError(`No such folder: ${folderId}`, 'id');
+      if (!(await services.readModel.folders.get(folderId)))
+        throw new ValidationError(`No such folder: ${folderId}`, 'id');
       itemId = newId();
       ({ appends } = await newItemAppends(
         services,
@@ -169,7 +183,8 @@ async function commitNewFile(services: Services, spec: NewFileSpec, meta: Reques
       const { events } = decideOn(itemDecider, loaded.state, { type: 'AddFile', data: { file } });
       appends = [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
     }
-    if (spec.upload) appends.push(await completionAppend(services, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId, meta));
+    if (spec.upload)
+      appends.push(await completionAppend(services, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId, meta));
     return { appends, result: fileId };
   });
 }
@@ -192,7 +207,9 @@ async function commitNewContents(
       type: 'ReplaceFileContents',
       data: { fileId, blobId: blob.blobId, size: blob.size, creatorId: userId, created: girderTime() },
     });
-    const appends: StreamAppend[] = [{ streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
+    const appends: StreamAppend[] = [
+      { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
+    ];
     if (upload) appends.push(await completionAppend(services, upload, userId, fileId, file.itemId, blob.blobId, meta));
     return { appends, result: previous };
   });
@@ -225,33 +242,57 @@ export async function startUpload(
   checkUploadName(input.parent, input.name);
   const spec = { parent: input.parent, name: input.name, mimeType: input.mimeType, userId: input.userId };
   if (input.size === 0) {
-    const fileId = await withStoredBlob(services, Readable.from([]), (blob) => commitNewFile(services, { ...spec, blob }, meta));
+    const fileId = await withStoredBlob(services, Readable.from([]), (blob) =>
+      commitNewFile(services, { ...spec, blob }, meta),
+    );
     return { kind: 'file', fileId };
   }
   if (body?.length !== undefined && body.length > input.size) throw new ValidationError('Received too many bytes.');
   if (body?.length === input.size) {
     const fileId = await withStoredBlob(services, limited(body.stream, input.size), (blob) => {
-      if (blob.size !== input.size) throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
+      if (blob.size !== input.size)
+        throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
       return commitNewFile(services, { ...spec, blob }, meta);
     });
     return { kind: 'file', fileId };
   }
-  const uploadId = await recordUploadStart(services, {
-    ...(input.parent.type === 'folder' ? { parentType: 'folder', parentId: input.parent.folder._id } : { parentType: 'item', parentId: input.parent.item._id }),
-    name: input.name, size: input.size, mimeType: input.mimeType, userId: input.userId,
-    ...(input.reference !== undefined ? { reference: input.reference } : {}),
-  }, meta);
+  const uploadId = await recordUploadStart(
+    services,
+    {
+      ...(input.parent.type === 'folder'
+        ? { parentType: 'folder', parentId: input.parent.folder._id }
+        : { parentType: 'item', parentId: input.parent.item._id }),
+      name: input.name,
+      size: input.size,
+      mimeType: input.mimeType,
+      userId: input.userId,
+      ...(input.reference !== undefined ? { reference: input.reference } : {}),
+    },
+    meta,
+  );
   if (body) return receiveChunk(services, { uploadId, offset: 0, userId: input.userId }, body, meta);
   return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
 }
 
 async function recordUploadStart(
   services: Services,
-  data: { parentType?: 'folder' | 'item'; parentId?: string; fileId?: string; name: string; size: number; mimeType: string; userId: string; reference?: string },
+  data: {
+    parentType?: 'folder' | 'item';
+    parentId?: string;
+    fileId?: string;
+    name: string;
+    size: number;
+    mimeType: string;
+    userId: string;
+    reference?: string;
+  },
   meta: RequestMeta,
 ): Promise<string> {
   const uploadId = newId();
-  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: { uploadId, created: girderTime(), ...data } });
+  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), {
+    type: 'StartUpload',
+    data: { uploadId, created: girderTime(), ...data },
+  });
   await services.commands.run(async () => ({
     appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
     result: undefined,
@@ -275,10 +316,18 @@ export async function startContentsUpload(
     await reclaimBlobs(services, [previous]);
     return { kind: 'file', fileId: input.file._id };
   }
-  const uploadId = await recordUploadStart(services, {
-    fileId: input.file._id, name: input.file.name, size: input.size, mimeType: input.file.mimeType, userId: input.userId,
-    ...(input.reference !== undefined ? { reference: input.reference } : {}),
-  }, meta);
+  const uploadId = await recordUploadStart(
+    services,
+    {
+      fileId: input.file._id,
+      name: input.file.name,
+      size: input.size,
+      mimeType: input.file.mimeType,
+      userId: input.userId,
+      ...(input.reference !== undefined ? { reference: input.reference } : {}),
+    },
+    meta,
+  );
   return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
 }
 
@@ -311,15 +360,28 @@ export async function receiveChunk(
   return uploadLocks.run(input.uploadId, async () => {
     const { state } = await loadUpload(services, input.uploadId);
     const started = checkChunk(state, input.userId, input.offset);
-    if (body.length !== undefined && body.length > remainingBytes(state)) throw new ValidationError('Received too many bytes.');
+    if (body.length !== undefined && body.length > remainingBytes(state))
+      throw new ValidationError('Received too many bytes.');
     const partial = services.partialUploads;
     const length = await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany);
     const lastChunk = { offset: input.offset, length };
     if (state.received + length < started.size) {
       await services.commands.run(async () => {
         const loaded = await loadUpload(services, input.uploadId);
-        const { events } = decideOn(uploadDecider, loaded.state, { type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
-        return { appends: [{ streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
+        const { events } = decideOn(uploadDecider, loaded.state, {
+          type: 'ReceiveChunk',
+          data: { userId: input.userId, ...lastChunk, now: girderTime() },
+        });
+        return {
+          appends: [
+            {
+              streamId: uploadStream(input.uploadId),
+              expectedState: loaded.expected,
+              events: toNewEvents(events, meta),
+            },
+          ],
+          result: undefined,
+        };
       });
       return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
     }
@@ -336,13 +398,18 @@ export async function receiveChunk(
       } else {
         const parent = await uploadParent(services, started);
         fileId = await withStoredBlob(services, partial.read(input.uploadId), (blob) =>
-          commitNewFile(services, { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload }, meta),
+          commitNewFile(
+            services,
+            { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
+            meta,
+          ),
         );
       }
       await partial.remove(input.uploadId);
       return { kind: 'file', fileId };
     } catch (error) {
-      if (error instanceof RestError || error instanceof ValidationError) await cancelQuietly(services, input.uploadId, meta);
+      if (error instanceof RestError || error instanceof ValidationError)
+        await cancelQuietly(services, input.uploadId, meta);
       throw error;
     }
   });
@@ -354,7 +421,13 @@ async function cancelQuietly(services: Services, uploadId: string, meta: Request
       const loaded = await loadUpload(services, uploadId);
       if (loaded.state.status !== 'active') return { appends: [], result: undefined };
       return {
-        appends: [{ streamId: uploadStream(uploadId), expectedState: loaded.expected, events: toNewEvents([{ type: 'UploadCancelled', data: { uploadId } }], meta) }],
+        appends: [
+          {
+            streamId: uploadStream(uploadId),
+            expectedState: loaded.expected,
+            events: toNewEvents([{ type: 'UploadCancelled', data: { uploadId } }], meta),
+          },
+        ],
         result: undefined,
       };
     });
@@ -365,12 +438,24 @@ async function cancelQuietly(services: Services, uploadId: string, meta: Request
 }
 
 /** `DELETE /file/upload/:id`: only its initiator (or a site admin) may cancel; the partial bytes are removed. */
-export async function cancelUpload(services: Services, input: { uploadId: string; userId: string; admin: boolean }, meta: RequestMeta): Promise<void> {
+export async function cancelUpload(
+  services: Services,
+  input: { uploadId: string; userId: string; admin: boolean },
+  meta: RequestMeta,
+): Promise<void> {
   await uploadLocks.run(input.uploadId, async () => {
     await services.commands.run(async () => {
       const loaded = await loadUpload(services, input.uploadId);
-      const { events } = decideOn(uploadDecider, loaded.state, { type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
-      return { appends: [{ streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
+      const { events } = decideOn(uploadDecider, loaded.state, {
+        type: 'CancelUpload',
+        data: { userId: input.userId, admin: input.admin },
+      });
+      return {
+        appends: [
+          { streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
+        ],
+        result: undefined,
+      };
     });
     await services.partialUploads.remove(input.uploadId);
   });
@@ -382,7 +467,9 @@ export async function deleteFile(services: Services, file: FileDoc, meta: Reques
     const loaded = await loadItemStream(services, file.itemId);
     const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteFile', data: { fileId: file._id } });
     return {
-      appends: [{ streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
+      appends: [
+        { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
+      ],
       // DeleteFile refused above if the item has no such file.
       result: loaded.state.files[file._id].blobId,
     };

@@ -28,7 +28,6 @@ import type { ParentType } from '../domain/parents';
  * attempt against the new state, so concurrent writers neither lose updates nor share a sibling name.
  */
 
-
 /**
  * A folder's decider state from its stream. A folder whose stream holds no creation event was created by a subtree
  * copy (FolderCopied on its copy root's stream, docs/subtree-operations.md): its state is the read model's document,
@@ -47,7 +46,11 @@ export async function loadFolder(services: Services, folderId: string) {
  * a copy of its access list (not its publicFlags); a user parent passes on nothing (no `public` field at all). The
  * creator then gets ADMIN, and an explicit `public` wins.
  */
-export function inheritedAcl(parent: ParentDoc, creatorId: string | null, explicitPublic?: boolean): { public?: boolean; access: AccessList } {
+export function inheritedAcl(
+  parent: ParentDoc,
+  creatorId: string | null,
+  explicitPublic?: boolean,
+): { public?: boolean; access: AccessList } {
   let isPublic: boolean | undefined;
   let access = emptyAccess();
   if (parent.type === 'folder' || parent.type === 'collection') {
@@ -64,7 +67,11 @@ export function siblingLookup(services: Services): SiblingLookup {
   return async (parentType, parentId, name) => {
     if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
     if (parentType === 'folder') {
-      const items = await services.readModel.items.listInFolder({ folderId: parentId, name, paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 } });
+      const items = await services.readModel.items.listInFolder({
+        folderId: parentId,
+        name,
+        paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 },
+      });
       if (items.total > 0) return 'item';
     }
     return null;
@@ -103,8 +110,16 @@ export async function createFolder(services: Services, input: CreateFolderInput,
       if (existing) {
         if (!metadata) return { appends: [], result: existing._id };
         const folder = await loadFolder(services, existing._id);
-        const { events } = decideOn(folderDecider, folder.state, { type: 'SetFolderMetadata', data: { metadata, allowNull: false, now: girderTime() } });
-        return { appends: [{ streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: existing._id };
+        const { events } = decideOn(folderDecider, folder.state, {
+          type: 'SetFolderMetadata',
+          data: { metadata, allowNull: false, now: girderTime() },
+        });
+        return {
+          appends: [
+            { streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) },
+          ],
+          result: existing._id,
+        };
       }
     }
     // Girder's order: name and sibling checks (on save) before the metadata keys (an empty name is never taken).
@@ -112,7 +127,14 @@ export async function createFolder(services: Services, input: CreateFolderInput,
     const { events } = decideOn(folderDecider, folderStateFor(folderId), {
       type: 'CreateFolder',
       data: {
-        folderId, name: input.name, description: input.description, parentType, parentId, creatorId: input.creatorId, created, ...acl,
+        folderId,
+        name: input.name,
+        description: input.description,
+        parentType,
+        parentId,
+        creatorId: input.creatorId,
+        created,
+        ...acl,
         ...(metadata ? { metadata } : {}),
       },
     });
@@ -125,7 +147,10 @@ export async function createFolder(services: Services, input: CreateFolderInput,
 }
 
 /** The last event of a stream (revision and position), or null when the stream is empty. */
-async function lastEventOf(services: Services, streamId: string): Promise<{ revision: bigint; position: bigint } | null> {
+async function lastEventOf(
+  services: Services,
+  streamId: string,
+): Promise<{ revision: bigint; position: bigint } | null> {
   try {
     for await (const event of services.eventStore.readStream(streamId, { direction: 'backwards', maxCount: 1 })) {
       return { revision: event.revision, position: event.position };
@@ -162,8 +187,10 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
     const update = decideOn(folderDecider, before, {
       type: 'UpdateFolder',
       data: {
-        ...(input.name !== undefined ? { name: input.name } : {}), ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.metadata !== undefined ? { metadata: input.metadata } : {}), now,
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+        now,
       },
     });
     const events = [...update.events];
@@ -171,46 +198,105 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
     const appends: StreamAppend[] = [];
 
     if (input.move) {
-      const parent = await loadParent(services, input.move.parentType, input.move.parentId, input.viewer, AccessLevel.WRITE);
+      const parent = await loadParent(
+        services,
+        input.move.parentType,
+        input.move.parentId,
+        input.viewer,
+        AccessLevel.WRITE,
+      );
       if (parent.type !== after.parentType || parent.doc._id !== after.parentId) {
         // Serialise with every other move, and check against a read model that reflects all of them.
         const tree = await lastEventOf(services, FOLDER_TREE_STREAM);
         if (tree) await services.projector.waitFor(tree.position);
-        const targetPath = parent.type === 'folder' ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id] : [];
-        const moved = decideOn(folderDecider, after, { type: 'MoveFolder', data: { parentType: parent.type, parentId: parent.doc._id, targetPath, now } });
+        const targetPath =
+          parent.type === 'folder'
+            ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id]
+            : [];
+        const moved = decideOn(folderDecider, after, {
+          type: 'MoveFolder',
+          data: { parentType: parent.type, parentId: parent.doc._id, targetPath, now },
+        });
         events.push(...moved.events);
         after = moved.state;
-        const marker = { type: 'FolderTreeChanged', data: FolderTreeChangedSchema.parse({ folderId: input.folderId, parentType: parent.type, parentId: parent.doc._id }) };
-        appends.push({ streamId: FOLDER_TREE_STREAM, expectedState: tree ? tree.revision : 'no_stream', events: toNewEvents([marker], meta) });
+        const marker = {
+          type: 'FolderTreeChanged',
+          data: FolderTreeChangedSchema.parse({
+            folderId: input.folderId,
+            parentType: parent.type,
+            parentId: parent.doc._id,
+          }),
+        };
+        appends.push({
+          streamId: FOLDER_TREE_STREAM,
+          expectedState: tree ? tree.revision : 'no_stream',
+          events: toNewEvents([marker], meta),
+        });
       }
     }
 
     if (after.parentId !== before.parentId || after.name !== before.name) {
-      const guard = await guardSiblingName(commands, siblingLookup(services), after.parentType, after.parentId, after.name);
+      const guard = await guardSiblingName(
+        commands,
+        siblingLookup(services),
+        after.parentType,
+        after.parentId,
+        after.name,
+      );
       refuseTakenSiblingName(guard.takenBy);
       appends.push(guard.claimAppend('folder', input.folderId, meta));
     }
-    appends.push({ streamId: folderStream(input.folderId), expectedState: folder.expected, events: toNewEvents(events, meta) });
+    appends.push({
+      streamId: folderStream(input.folderId),
+      expectedState: folder.expected,
+      events: toNewEvents(events, meta),
+    });
     return { appends, result: undefined };
   });
 }
 
 /** Runs one decider command on a folder stream (load → decide → append, retried on conflict). */
-async function decideFolder(services: Services, folderId: string, command: (now: string) => FolderCommand, meta: RequestMeta): Promise<void> {
+async function decideFolder(
+  services: Services,
+  folderId: string,
+  command: (now: string) => FolderCommand,
+  meta: RequestMeta,
+): Promise<void> {
   await services.commands.run(async () => {
     const folder = await loadFolder(services, folderId);
     const { events } = decideOn(folderDecider, folder.state, command(girderTime()));
-    return { appends: [{ streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) }], result: undefined };
+    return {
+      appends: [
+        { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
+      ],
+      result: undefined,
+    };
   });
 }
 
 /** `PUT /folder/:id/metadata`: merge (nulls delete keys unless `allowNull`), then every top-level key is validated. */
-export function setFolderMetadata(services: Services, folderId: string, metadata: Metadata, allowNull: boolean, meta: RequestMeta): Promise<void> {
-  return decideFolder(services, folderId, (now) => ({ type: 'SetFolderMetadata', data: { metadata, allowNull, now } }), meta);
+export function setFolderMetadata(
+  services: Services,
+  folderId: string,
+  metadata: Metadata,
+  allowNull: boolean,
+  meta: RequestMeta,
+): Promise<void> {
+  return decideFolder(
+    services,
+    folderId,
+    (now) => ({ type: 'SetFolderMetadata', data: { metadata, allowNull, now } }),
+    meta,
+  );
 }
 
 /** `DELETE /folder/:id/metadata`: the names are validated, then removed (absent ones ignored). */
-export function deleteFolderMetadata(services: Services, folderId: string, fields: string[], meta: RequestMeta): Promise<void> {
+export function deleteFolderMetadata(
+  services: Services,
+  folderId: string,
+  fields: string[],
+  meta: RequestMeta,
+): Promise<void> {
   return decideFolder(services, folderId, (now) => ({ type: 'DeleteFolderMetadata', data: { fields, now } }), meta);
 }
 

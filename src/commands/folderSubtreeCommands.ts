@@ -42,13 +42,20 @@ async function requireInReadModel(services: Services, folderId: string): Promise
  * Appends `command`'s event to the folder's stream, together with the blob ids of every file in the subtree as the
  * read model stood right before (what may become unreferenced), and reclaims those blobs after the commit.
  */
-async function removeUnder(services: Services, folderId: string, command: (opId: string) => FolderCommand, meta: RequestMeta): Promise<void> {
+async function removeUnder(
+  services: Services,
+  folderId: string,
+  command: (opId: string) => FolderCommand,
+  meta: RequestMeta,
+): Promise<void> {
   const blobIds = await services.commands.run(async () => {
     const folder = await loadFolder(services, folderId);
     const { events } = decideOn(folderDecider, folder.state, command(newId()));
     await catchUp(services);
     await requireInReadModel(services, folderId);
-    const appends: StreamAppend[] = [{ streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) }];
+    const appends: StreamAppend[] = [
+      { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
+    ];
     return { appends, result: await services.readModel.subtree.blobIdsInSubtree(folderId) };
   });
   // Bytes of a file added to the subtree between the read above and the commit are left to the startup sweep.
@@ -82,7 +89,12 @@ export interface CopyFolderInput {
 }
 
 /** Finds the first free name among `name`, `name (1)`, … under the parent and returns it with its guard. */
-async function freeName(services: Services, parentType: ParentDoc['type'], parentId: string, name: string): Promise<{ name: string; guard: NameGuard }> {
+async function freeName(
+  services: Services,
+  parentType: ParentDoc['type'],
+  parentId: string,
+  name: string,
+): Promise<{ name: string; guard: NameGuard }> {
   const lookup = siblingLookup(services);
   for (let n = 0; ; n++) {
     const candidate = folderNameCandidate(name, n);
@@ -108,7 +120,14 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
     const s = source.state;
     if (!s.exists) throw new RestError(`Invalid folder id (${input.sourceId}).`);
     const wanted = input.name ? checkFolderName(input.name) : s.name;
-    const explicit = input.public === 'true' ? true : input.public === 'false' ? false : input.public === 'original' ? s.public : undefined;
+    const explicit =
+      input.public === 'true'
+        ? true
+        : input.public === 'false'
+          ? false
+          : input.public === 'original'
+            ? s.public
+            : undefined;
     const acl = inheritedAcl(input.parent, input.copier.id, explicit);
     // Girder copies every source field the new document lacks: a copy under a user without `public` takes the source's.
     const isPublic = acl.public ?? s.public;
@@ -117,9 +136,20 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
     const { events } = decideOn(folderDecider, folderStateFor(folderId), {
       type: 'CopyFolder',
       data: {
-        opId: newId(), sourceId: s.folderId, folderId, parentType, parentId, name, description: input.description ?? s.description,
-        ...(isPublic !== undefined ? { public: isPublic } : {}), ...(s.publicFlags !== undefined ? { publicFlags: s.publicFlags } : {}),
-        access: acl.access, creatorId: input.copier.id, created: girderTime(), meta: s.meta, copier: input.copier,
+        opId: newId(),
+        sourceId: s.folderId,
+        folderId,
+        parentType,
+        parentId,
+        name,
+        description: input.description ?? s.description,
+        ...(isPublic !== undefined ? { public: isPublic } : {}),
+        ...(s.publicFlags !== undefined ? { publicFlags: s.publicFlags } : {}),
+        access: acl.access,
+        creatorId: input.copier.id,
+        created: girderTime(),
+        meta: s.meta,
+        copier: input.copier,
       },
     });
     const appends: StreamAppend[] = [
@@ -130,7 +160,8 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
   });
   if (!(await services.readModel.folders.get(folderId))) {
     // The projection skipped the copy: the source or the destination was deleted concurrently, before it in the log.
-    if (!(await services.readModel.folders.get(input.sourceId))) throw new RestError(`Invalid folder id (${input.sourceId}).`);
+    if (!(await services.readModel.folders.get(input.sourceId)))
+      throw new RestError(`Invalid folder id (${input.sourceId}).`);
     throw new ValidationError(`No such ${parentType}: ${parentId}`, 'id');
   }
   return folderId;

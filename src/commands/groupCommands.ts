@@ -30,7 +30,11 @@ export async function createGroup(
     return {
       appends: [
         { streamId: groupStream(groupId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-        { streamId: groupNameStream(name), expectedState: reservation.expected, events: toNewEvents([claim(name, 'group', groupId)], meta) },
+        {
+          streamId: groupNameStream(name),
+          expectedState: reservation.expected,
+          events: toNewEvents([claim(name, 'group', groupId)], meta),
+        },
       ],
       result: groupId,
     };
@@ -55,12 +59,22 @@ export async function updateGroup(
       { type: 'UpdateGroup', ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null },
       stream.state,
     );
-    const appends: StreamAppend[] = [{ streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) }];
+    const appends: StreamAppend[] = [
+      { streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) },
+    ];
     if (renamed && reservation) {
       const previous = await commands.load(groupNameStream(oldName), reservationDecider);
       appends.push(
-        { streamId: groupNameStream(newName), expectedState: reservation.expected, events: toNewEvents([claim(newName, 'group', groupId)], meta) },
-        { streamId: groupNameStream(oldName), expectedState: previous.expected, events: toNewEvents([release(groupId)], meta) },
+        {
+          streamId: groupNameStream(newName),
+          expectedState: reservation.expected,
+          events: toNewEvents([claim(newName, 'group', groupId)], meta),
+        },
+        {
+          streamId: groupNameStream(oldName),
+          expectedState: previous.expected,
+          events: toNewEvents([release(groupId)], meta),
+        },
       );
     }
     return { appends, result: undefined };
@@ -78,7 +92,10 @@ export async function changeMembership(
     const stream = await commands.load(groupStream(groupId), groupDecider);
     if (stream.state.status !== 'active') throw invalidId(groupId);
     const events = groupDecider.decide(command, stream.state);
-    return { appends: [{ streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) }], result: undefined };
+    return {
+      appends: [{ streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
+      result: undefined,
+    };
   });
 }
 
@@ -93,7 +110,11 @@ export async function deleteGroup(commands: CommandRunner, groupId: string, meta
     return {
       appends: [
         { streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-        { streamId: groupNameStream(name), expectedState: reservation.expected, events: toNewEvents([release(groupId)], meta) },
+        {
+          streamId: groupNameStream(name),
+          expectedState: reservation.expected,
+          events: toNewEvents([release(groupId)], meta),
+        },
       ],
       result: undefined,
     };

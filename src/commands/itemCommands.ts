@@ -36,10 +36,23 @@ export async function loadItemStream(services: Services, itemId: string) {
   await services.projector.waitFor(await services.eventStore.headPosition());
   const item = await services.readModel.items.get(itemId);
   if (!item) return { ...loaded, state: loaded.exists ? loaded.state : itemStateFor(itemId) };
-  const files = await services.readModel.files.listForItem(itemId, { limit: 0, offset: 0, sort: 'created', sortdir: 1 });
+  const files = await services.readModel.files.listForItem(itemId, {
+    limit: 0,
+    offset: 0,
+    sort: 'created',
+    sortdir: 1,
+  });
   const state: ItemState = {
-    exists: true, itemId, folderId: item.folderId, name: item.name, description: item.description, meta: item.meta, size: item.size,
-    creatorId: item.creatorId, created: item.created, updated: item.updated,
+    exists: true,
+    itemId,
+    folderId: item.folderId,
+    name: item.name,
+    description: item.description,
+    meta: item.meta,
+    size: item.size,
+    creatorId: item.creatorId,
+    created: item.created,
+    updated: item.updated,
     files: Object.fromEntries(
       files.rows.map(({ _id, itemId: _item, ...file }) => {
         return [_id, { ...file, fileId: _id }];
@@ -57,7 +70,11 @@ function itemSiblingLookup(services: Services, itemId: string): SiblingLookup {
   return async (parentType, parentId, name) => {
     if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
     if (parentType !== 'folder') return null;
-    const items = await services.readModel.items.listInFolder({ folderId: parentId, name, paging: { limit: 2, offset: 0, sort: '_id', sortdir: 1 } });
+    const items = await services.readModel.items.listInFolder({
+      folderId: parentId,
+      name,
+      paging: { limit: 2, offset: 0, sort: '_id', sortdir: 1 },
+    });
     return items.rows.some((item) => item._id !== itemId) ? 'item' : null;
   };
 }
@@ -106,7 +123,11 @@ export async function claimItemName(
 
 /** The item of exactly this name in a folder (the first by id), as the read model stands. */
 async function itemNamed(services: Services, folderId: string, name: string): Promise<string | null> {
-  const items = await services.readModel.items.listInFolder({ folderId, name, paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 } });
+  const items = await services.readModel.items.listInFolder({
+    folderId,
+    name,
+    paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 },
+  });
   return items.rows[0]?._id ?? null;
 }
 
@@ -134,8 +155,18 @@ export async function newItemAppends(
   more: (state: ItemState) => ItemCommand[] = () => [],
   nameGuard?: NameGuard,
 ): Promise<{ appends: StreamAppend[]; name: string }> {
-  const claimed = await claimItemName(services, input.folderId, checkItemName(input.name), input.itemId, meta, nameGuard);
-  const created = decideOn(itemDecider, itemStateFor(input.itemId), { type: 'CreateItem', data: { ...input, name: claimed.name } });
+  const claimed = await claimItemName(
+    services,
+    input.folderId,
+    checkItemName(input.name),
+    input.itemId,
+    meta,
+    nameGuard,
+  );
+  const created = decideOn(itemDecider, itemStateFor(input.itemId), {
+    type: 'CreateItem',
+    data: { ...input, name: claimed.name },
+  });
   let state = created.state;
   const events = [...created.events];
   for (const command of more(state)) {
@@ -144,7 +175,10 @@ export async function newItemAppends(
     state = next.state;
   }
   return {
-    appends: [...claimed.appends, { streamId: itemStream(input.itemId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
+    appends: [
+      ...claimed.appends,
+      { streamId: itemStream(input.itemId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
+    ],
     name: claimed.name,
   };
 }
@@ -181,14 +215,27 @@ export async function createItem(services: Services, input: CreateItemInput, met
       if (existingId) {
         if (!metadata) return { appends: [], result: existingId };
         const existing = await loadItemStream(services, existingId);
-        const { events } = decideOn(itemDecider, existing.state, { type: 'SetItemMetadata', data: { metadata, allowNull: false, now: girderTime() } });
-        return { appends: [{ streamId: itemStream(existingId), expectedState: existing.expected, events: toNewEvents(events, meta) }], result: existingId };
+        const { events } = decideOn(itemDecider, existing.state, {
+          type: 'SetItemMetadata',
+          data: { metadata, allowNull: false, now: girderTime() },
+        });
+        return {
+          appends: [
+            { streamId: itemStream(existingId), expectedState: existing.expected, events: toNewEvents(events, meta) },
+          ],
+          result: existingId,
+        };
       }
     }
     const { appends } = await newItemAppends(
       services,
       {
-        itemId, folderId, name, description: input.description, creatorId: input.creatorId, created: girderTime(),
+        itemId,
+        folderId,
+        name,
+        description: input.description,
+        creatorId: input.creatorId,
+        created: girderTime(),
         ...(metadata ? { metadata } : {}),
       },
       meta,
@@ -218,7 +265,8 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     const now = girderTime();
     const loaded = await loadItemStream(services, itemId);
     const before = loaded.state;
-    const destination = input.folder !== undefined && input.folder._id !== before.folderId && before.exists ? input.folder : undefined;
+    const destination =
+      input.folder !== undefined && input.folder._id !== before.folderId && before.exists ? input.folder : undefined;
     // The name in the item's own folder (Girder's validate on save; only the intermediate name of a rename and move).
     let name: string | undefined;
     let renamed: { name: string; guard: NameGuard } | undefined;
@@ -229,14 +277,21 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     }
     const updated = decideOn(itemDecider, before, {
       type: 'UpdateItem',
-      data: { ...(name !== undefined ? { name } : {}), ...(input.description !== undefined ? { description: input.description } : {}), now },
+      data: {
+        ...(name !== undefined ? { name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        now,
+      },
     });
     const events = [...updated.events];
     const appends: StreamAppend[] = [];
     const state = updated.state;
     if (destination) {
       const claimed = await claimItemName(services, destination._id, state.name, itemId, meta);
-      const moved = decideOn(itemDecider, state, { type: 'MoveItem', data: { folderId: destination._id, name: claimed.name, now } });
+      const moved = decideOn(itemDecider, state, {
+        type: 'MoveItem',
+        data: { folderId: destination._id, name: claimed.name, now },
+      });
       events.push(...moved.events);
       appends.push(...claimed.appends);
     } else if (renamed && state.name !== before.name) {
@@ -251,17 +306,36 @@ async function changeItem(services: Services, itemId: string, command: ItemComma
   await services.commands.run(async () => {
     const loaded = await loadItemStream(services, itemId);
     const { events } = decideOn(itemDecider, loaded.state, command);
-    return { appends: [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }], result: undefined };
+    return {
+      appends: [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
+      result: undefined,
+    };
   });
 }
 
 /** `PUT /item/:id/metadata` (and the metadata part of `PUT /item/:id`). */
-export function setItemMetadata(services: Services, itemId: string, metadata: Metadata, allowNull: boolean, meta: RequestMeta): Promise<void> {
-  return changeItem(services, itemId, { type: 'SetItemMetadata', data: { metadata, allowNull, now: girderTime() } }, meta);
+export function setItemMetadata(
+  services: Services,
+  itemId: string,
+  metadata: Metadata,
+  allowNull: boolean,
+  meta: RequestMeta,
+): Promise<void> {
+  return changeItem(
+    services,
+    itemId,
+    { type: 'SetItemMetadata', data: { metadata, allowNull, now: girderTime() } },
+    meta,
+  );
 }
 
 /** `DELETE /item/:id/metadata`. */
-export function deleteItemMetadata(services: Services, itemId: string, fields: string[], meta: RequestMeta): Promise<void> {
+export function deleteItemMetadata(
+  services: Services,
+  itemId: string,
+  fields: string[],
+  meta: RequestMeta,
+): Promise<void> {
   return changeItem(services, itemId, { type: 'DeleteItemMetadata', data: { fields, now: girderTime() } }, meta);
 }
 
@@ -273,8 +347,13 @@ export async function deleteItem(services: Services, itemId: string, meta: Reque
   const { name, blobIds } = await services.commands.run(async () => {
     const loaded = await loadItemStream(services, itemId);
     const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteItem', data: {} });
-    const appends: StreamAppend[] = [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
-    return { appends, result: { name: loaded.state.name, blobIds: Object.values(loaded.state.files).map((f) => f.blobId) } };
+    const appends: StreamAppend[] = [
+      { streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
+    ];
+    return {
+      appends,
+      result: { name: loaded.state.name, blobIds: Object.values(loaded.state.files).map((f) => f.blobId) },
+    };
   });
   await reclaimBlobs(services, blobIds);
   return name;
@@ -313,8 +392,14 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
       const { appends } = await newItemAppends(
         services,
         {
-          itemId, folderId: input.folder._id, name: input.name || s.name, description: input.description ?? s.description,
-          creatorId: input.creatorId, created: now, meta: s.meta, copyOfItem: s.itemId,
+          itemId,
+          folderId: input.folder._id,
+          name: input.name || s.name,
+          description: input.description ?? s.description,
+          creatorId: input.creatorId,
+          created: now,
+          meta: s.meta,
+          copyOfItem: s.itemId,
         },
         meta,
         () =>
@@ -324,14 +409,21 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
               type: 'AddFile' as const,
               data: {
                 file: {
-                  ...file, fileId: newId(), copyOfFile: file.fileId, copied: now,
+                  ...file,
+                  fileId: newId(),
+                  copyOfFile: file.fileId,
+                  copied: now,
                   ...(input.creatorId !== null ? { copierId: input.creatorId } : {}),
                 },
               },
             };
           }),
       );
-      appends.push({ streamId: itemStream(s.itemId), expectedState: source.expected, events: toNewEvents(recorded.events, meta) });
+      appends.push({
+        streamId: itemStream(s.itemId),
+        expectedState: source.expected,
+        events: toNewEvents(recorded.events, meta),
+      });
       return { appends, result: itemId };
     });
   } finally {

@@ -22,7 +22,6 @@ import type { ParentType } from '../domain/parents';
  * removal; the blobs are held while the restore commits, so the retention purge cannot take them meanwhile.
  */
 
-
 export interface RestoreFolderInput {
   folderId: string;
   viewer: Viewer;
@@ -33,7 +32,12 @@ export interface RestoreFolderInput {
 export const PURGED_MESSAGE = "The folder's files were purged; it can no longer be restored.";
 
 /** The first free name among `name`, `name (1)`, … under the parent, with the guard whose claim takes it. */
-async function freeName(services: Services, parentType: ParentType, parentId: string, name: string): Promise<{ name: string; guard: NameGuard }> {
+async function freeName(
+  services: Services,
+  parentType: ParentType,
+  parentId: string,
+  name: string,
+): Promise<{ name: string; guard: NameGuard }> {
   const lookup = siblingLookup(services);
   for (let n = 0; ; n++) {
     const candidate = folderNameCandidate(name, n);
@@ -69,7 +73,8 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
   if (await services.readModel.folders.get(folderId)) throw new RestError('The folder is not deleted.');
   const removed = await history.removedFolder(folderId);
   if (!removed) throw new RestError(`Invalid folder id (${folderId}).`);
-  if (!viewer.admin && !hasAccess(removed.doc, viewer, AccessLevel.ADMIN)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'folder', folderId, viewer));
+  if (!viewer.admin && !hasAccess(removed.doc, viewer, AccessLevel.ADMIN))
+    throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'folder', folderId, viewer));
 
   const parent = input.parent
     ? await loadParent(services, input.parent.type, input.parent.id, viewer, AccessLevel.WRITE)
@@ -101,12 +106,21 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
         {
           type: 'RestoreFolder',
           data: {
-            opId: newId(), deletedPosition: removed.position, removedWithAncestor: !folder.state.deleted, parentType: parent.type,
-            parentId: parent.doc._id, name,
+            opId: newId(),
+            deletedPosition: removed.position,
+            removedWithAncestor: !folder.state.deleted,
+            parentType: parent.type,
+            parentId: parent.doc._id,
+            name,
             snapshot: {
-              description: d.description, ...(d.public !== undefined ? { public: d.public } : {}),
-              ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}), access: d.access, meta: d.meta,
-              creatorId: d.creatorId, created: d.created, updated: d.updated,
+              description: d.description,
+              ...(d.public !== undefined ? { public: d.public } : {}),
+              ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+              access: d.access,
+              meta: d.meta,
+              creatorId: d.creatorId,
+              created: d.created,
+              updated: d.updated,
             },
           },
         },

@@ -4,11 +4,18 @@ import type { RequestMeta } from './requestMeta';
 import { SETTINGS_STREAM, settingsDecider, type SettingsState } from '../domain/settings';
 
 /** Sets (or, with a null value, unsets) system settings, all or none, on the settings stream. */
-export async function changeSettings(commands: CommandRunner, changes: { key: string; value: unknown }[], meta: RequestMeta): Promise<void> {
+export async function changeSettings(
+  commands: CommandRunner,
+  changes: { key: string; value: unknown }[],
+  meta: RequestMeta,
+): Promise<void> {
   await commands.run(async () => {
     const stream = await commands.load(SETTINGS_STREAM, settingsDecider);
     const events = settingsDecider.decide(changes, stream.state);
-    return { appends: [{ streamId: SETTINGS_STREAM, expectedState: stream.expected, events: toNewEvents(events, meta) }], result: undefined };
+    return {
+      appends: [{ streamId: SETTINGS_STREAM, expectedState: stream.expected, events: toNewEvents(events, meta) }],
+      result: undefined,
+    };
   });
 }
 

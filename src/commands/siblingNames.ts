@@ -23,7 +23,11 @@ export interface NameGuard {
   claimAppend(ownerType: 'folder' | 'item', ownerId: string, meta: RequestMeta): StreamAppend;
 }
 
-export type SiblingLookup = (parentType: ParentType, parentId: string, name: string) => Promise<'folder' | 'item' | null>;
+export type SiblingLookup = (
+  parentType: ParentType,
+  parentId: string,
+  name: string,
+) => Promise<'folder' | 'item' | null>;
 
 export async function guardSiblingName(
   commands: CommandRunner,

@@ -2,7 +2,14 @@ import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
-import { FIRST_USER_STREAM, userDecider, userStream, validateRegistration, type RegistrationInput, type UserEvent } from '../domain/user';
+import {
+  FIRST_USER_STREAM,
+  userDecider,
+  userStream,
+  validateRegistration,
+  type RegistrationInput,
+  type UserEvent,
+} from '../domain/user';
 import { decideOn } from '../domain/decider';
 import { claim, emailStream, loginStream, reservationDecider, siblingNameStream } from '../domain/uniqueName';
 import { ValidationError } from '../domain/errors';
@@ -45,29 +52,59 @@ export async function registerUser(
     const { events: registered } = decideOn(userDecider, userDecider.initialState(), {
       type: 'RegisterUser',
       data: {
-        userId, login: valid.login, email: valid.email, firstName: valid.firstName, lastName: valid.lastName,
-        admin: isFirst || options.admin, emailVerified: isFirst, passwordHash, created,
+        userId,
+        login: valid.login,
+        email: valid.email,
+        firstName: valid.firstName,
+        lastName: valid.lastName,
+        admin: isFirst || options.admin,
+        emailVerified: isFirst,
+        passwordHash,
+        created,
       },
     });
     const appends: StreamAppend[] = [
-      { streamId: loginStream(valid.login), expectedState: login.expected, events: toNewEvents([claim(valid.login, 'user', userId)], eventMeta) },
-      { streamId: emailStream(valid.email), expectedState: email.expected, events: toNewEvents([claim(valid.email, 'user', userId)], eventMeta) },
+      {
+        streamId: loginStream(valid.login),
+        expectedState: login.expected,
+        events: toNewEvents([claim(valid.login, 'user', userId)], eventMeta),
+      },
+      {
+        streamId: emailStream(valid.email),
+        expectedState: email.expected,
+        events: toNewEvents([claim(valid.email, 'user', userId)], eventMeta),
+      },
       { streamId: userStream(userId), expectedState: 'no_stream', events: toNewEvents(registered, eventMeta) },
     ];
     if (isFirst) {
-      appends.push({ streamId: FIRST_USER_STREAM, expectedState: 'no_stream', events: toNewEvents([claim('first-user', 'user', userId)], eventMeta) });
+      appends.push({
+        streamId: FIRST_USER_STREAM,
+        expectedState: 'no_stream',
+        events: toNewEvents([claim('first-user', 'user', userId)], eventMeta),
+      });
     }
     for (const folder of DEFAULT_FOLDERS) {
       const folderId = newId();
       const { events: createdFolder } = decideOn(folderDecider, folderStateFor(folderId), {
         type: 'CreateFolder',
         data: {
-          folderId, name: folder.name, description: '', parentType: 'user', parentId: userId, creatorId: userId, created,
-          public: folder.public, access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN),
+          folderId,
+          name: folder.name,
+          description: '',
+          parentType: 'user',
+          parentId: userId,
+          creatorId: userId,
+          created,
+          public: folder.public,
+          access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN),
         },
       });
       appends.push(
-        { streamId: siblingNameStream(userId, folder.name), expectedState: 'no_stream', events: toNewEvents([claim(folder.name, 'folder', folderId)], eventMeta) },
+        {
+          streamId: siblingNameStream(userId, folder.name),
+          expectedState: 'no_stream',
+          events: toNewEvents([claim(folder.name, 'folder', folderId)], eventMeta),
+        },
         { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(createdFolder, eventMeta) },
       );
     }
@@ -95,9 +132,21 @@ export function prepareToken(
   const scope = [...new Set(options.scope ?? [Scope.USER_AUTH])];
   const event = tokenEvent({
     type: 'TokenIssued',
-    data: { hash, userId: options.userId, scope, created: girderTime(now), expires, ...(options.apiKeyId ? { apiKeyId: options.apiKeyId } : {}) },
+    data: {
+      hash,
+      userId: options.userId,
+      scope,
+      created: girderTime(now),
+      expires,
+      ...(options.apiKeyId ? { apiKeyId: options.apiKeyId } : {}),
+    },
   });
-  return { token, expires, scope, append: { streamId: tokenStream(hash), expectedState: 'no_stream', events: toNewEvents([event], meta) } };
+  return {
+    token,
+    expires,
+    scope,
+    append: { streamId: tokenStream(hash), expectedState: 'no_stream', events: toNewEvents([event], meta) },
+  };
 }
 
 /** Issues a login token for a user. */
@@ -120,13 +169,21 @@ export async function revokeToken(commands: CommandRunner, hash: string, meta: R
 }
 
 /** `PUT /user/password`: a new password (Girder's length rule and message) for a registered user. */
-export async function changePassword(commands: CommandRunner, userId: string, password: string, meta: RequestMeta): Promise<void> {
+export async function changePassword(
+  commands: CommandRunner,
+  userId: string,
+  password: string,
+  meta: RequestMeta,
+): Promise<void> {
   if (!/^[^\n]{6}/.test(password)) throw new ValidationError('Password must be at least 6 characters.', 'password');
   const passwordHash = await hashPassword(password);
   await commands.run(async () => {
     const stream = await commands.load(userStream(userId), userDecider);
     if (!stream.state.registered) throw new ValidationError(`No such user: ${userId}`, 'id');
     const changed: UserEvent = { type: 'UserPasswordChanged', data: { userId, passwordHash } };
-    return { appends: [{ streamId: userStream(userId), expectedState: stream.expected, events: toNewEvents([changed], meta) }], result: undefined };
+    return {
+      appends: [{ streamId: userStream(userId), expectedState: stream.expected, events: toNewEvents([changed], meta) }],
+      result: undefined,
+    };
   });
 }

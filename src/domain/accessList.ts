@@ -9,7 +9,8 @@ import type { AccessEntry, AccessList } from './access';
  * are registered. Unlike Girder (500), an id that is not an ObjectId is a 400 too.
  */
 export function parseAccessList(value: unknown): AccessList {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('Invalid access list', 'access');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError('Invalid access list', 'access');
   const input = value as Record<string, unknown>;
   return { users: entries(input.users), groups: entries(input.groups) };
 }
@@ -19,7 +20,8 @@ function entries(list: unknown): AccessEntry[] {
   if (!Array.isArray(list)) throw new ValidationError('Invalid access list', 'access');
   const byId = new Map<string, AccessEntry>();
   for (const raw of list) {
-    if (raw === null || typeof raw !== 'object' || !('id' in raw) || !('level' in raw)) throw new ValidationError('Invalid access list', 'access');
+    if (raw === null || typeof raw !== 'object' || !('id' in raw) || !('level' in raw))
+      throw new ValidationError('Invalid access list', 'access');
     const { id, level } = raw as { id: unknown; level: unknown };
     if (level !== 0 && level !== 1 && level !== 2) throw new ValidationError('Invalid access level', 'access');
     if (typeof id !== 'string' || !isObjectId(id)) throw new ValidationError('Invalid access list', 'access');

@@ -9,9 +9,18 @@ export const apiKeyStream = (id: string): string => `apikey-${id}`;
  * registered admin scopes when the key's owner is a site administrator. `core.user_auth` is not among them: a key
  * with no scope list (null) is what grants full access.
  */
-export const USER_KEY_SCOPES: readonly string[] = ['core.user_info.read', 'core.data.read', 'core.data.write', 'core.data.own'];
+export const USER_KEY_SCOPES: readonly string[] = [
+  'core.user_info.read',
+  'core.data.read',
+  'core.data.write',
+  'core.data.own',
+];
 export const ADMIN_KEY_SCOPES: readonly string[] = [
-  'core.plugins.read', 'core.setting.read', 'core.assetstore.read', 'core.partial_upload.read', 'core.partial_upload.clean',
+  'core.plugins.read',
+  'core.setting.read',
+  'core.assetstore.read',
+  'core.partial_upload.read',
+  'core.partial_upload.clean',
 ];
 
 /**
@@ -107,8 +116,15 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
         const d = command.data;
         if (state.status !== 'none') throw new RestError(`API key ${d.apiKeyId} already exists.`, 409);
         const key: ApiKeySnapshot = {
-          apiKeyId: d.apiKeyId, userId: d.userId, name: d.name.trim(), key: d.key, scope: validScope(d.scope, d.ownerIsAdmin),
-          tokenDuration: validDuration(d.tokenDuration), active: d.active, created: d.created, lastUse: null,
+          apiKeyId: d.apiKeyId,
+          userId: d.userId,
+          name: d.name.trim(),
+          key: d.key,
+          scope: validScope(d.scope, d.ownerIsAdmin),
+          tokenDuration: validDuration(d.tokenDuration),
+          active: d.active,
+          created: d.created,
+          lastUse: null,
         };
         return [{ type: 'ApiKeyCreated', data: key }];
       }

@@ -56,7 +56,14 @@ export type CollectionEvent =
 
 export type CollectionState =
   | { status: 'none' }
-  | { status: 'active' | 'deleted'; id: string; name: string; description: string; public: boolean; access: AccessList };
+  | {
+      status: 'active' | 'deleted';
+      id: string;
+      name: string;
+      description: string;
+      public: boolean;
+      access: AccessList;
+    };
 
 /**
  * `nameOwner` is the id holding the requested name's reservation stream (`collectionname-…`) as loaded in the same
@@ -75,7 +82,10 @@ export type CollectionCommand =
         nameOwner: string | null;
       };
     }
-  | { type: 'UpdateCollection'; data: { name?: string; description?: string; updated: string; nameOwner: string | null } }
+  | {
+      type: 'UpdateCollection';
+      data: { name?: string; description?: string; updated: string; nameOwner: string | null };
+    }
   | { type: 'SetCollectionAccess'; data: { access: AccessList; public?: boolean; publicFlags?: string[] } }
   | { type: 'DeleteCollection'; data: Record<string, never> };
 
@@ -83,11 +93,13 @@ export type CollectionCommand =
 function checkName(name: string, nameOwner: string | null, selfId: string): string {
   const stripped = name.trim();
   if (!stripped) throw new ValidationError('Collection name must not be empty.', 'name');
-  if (nameOwner !== null && nameOwner !== selfId) throw new ValidationError('A collection with that name already exists.', 'name');
+  if (nameOwner !== null && nameOwner !== selfId)
+    throw new ValidationError('A collection with that name already exists.', 'name');
   return stripped;
 }
 
-const gone = (state: CollectionState) => new RestError(`Invalid collection id (${state.status === 'none' ? '(unknown)' : state.id}).`);
+const gone = (state: CollectionState) =>
+  new RestError(`Invalid collection id (${state.status === 'none' ? '(unknown)' : state.id}).`);
 
 export const collectionDecider: Decider<CollectionState, CollectionCommand, CollectionEvent> = {
   initialState: () => ({ status: 'none' }),
@@ -95,7 +107,14 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
     switch (event.type) {
       case 'CollectionCreated': {
         const d = event.data;
-        return { status: 'active', id: d.collectionId, name: d.name, description: d.description, public: d.public, access: d.access };
+        return {
+          status: 'active',
+          id: d.collectionId,
+          name: d.name,
+          description: d.description,
+          public: d.public,
+          access: d.access,
+        };
       }
       case 'CollectionUpdated':
         if (state.status === 'none') return state;
@@ -106,7 +125,11 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
         };
       case 'CollectionAccessChanged':
         if (state.status === 'none') return state;
-        return { ...state, access: event.data.access, ...(event.data.public !== undefined ? { public: event.data.public } : {}) };
+        return {
+          ...state,
+          access: event.data.access,
+          ...(event.data.public !== undefined ? { public: event.data.public } : {}),
+        };
       case 'CollectionDeleted':
         return state.status === 'none' ? state : { ...state, status: 'deleted' };
       default:
@@ -124,8 +147,13 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
           {
             type: 'CollectionCreated',
             data: {
-              collectionId: d.collectionId, name, description: d.description.trim(), public: d.public, creatorId: d.creatorId,
-              created: d.created, access,
+              collectionId: d.collectionId,
+              name,
+              description: d.description.trim(),
+              public: d.public,
+              creatorId: d.creatorId,
+              created: d.created,
+              access,
             },
           },
         ];

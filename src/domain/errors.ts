@@ -5,7 +5,11 @@
 
 /** An invalid request (type `rest`): bad parameter, unresolvable id, invalid search mode… Status defaults to 400. */
 export class RestError extends Error {
-  constructor(message: string, readonly status = 400, readonly extra?: unknown) {
+  constructor(
+    message: string,
+    readonly status = 400,
+    readonly extra?: unknown,
+  ) {
     super(message);
     this.name = 'RestError';
   }
@@ -13,7 +17,10 @@ export class RestError extends Error {
 
 /** A model validation failure (type `validation`, always 400); `field` names the field when known. */
 export class ValidationError extends Error {
-  constructor(message: string, readonly field?: string) {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
     super(message);
     this.name = 'ValidationError';
   }
@@ -21,7 +28,10 @@ export class ValidationError extends Error {
 
 /** Access denied (type `access`): 401 when the caller is anonymous, 403 when logged in. */
 export class AccessDeniedError extends Error {
-  constructor(message: string, readonly extra?: unknown) {
+  constructor(
+    message: string,
+    readonly extra?: unknown,
+  ) {
     super(message);
     this.name = 'AccessDeniedError';
   }

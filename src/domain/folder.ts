@@ -209,8 +209,15 @@ export interface FolderState {
 }
 
 const initialState = (): FolderState => ({
-  exists: false, folderId: '', name: '', description: '', parentType: 'folder', parentId: '', access: { users: [], groups: [] },
-  meta: {}, updated: '',
+  exists: false,
+  folderId: '',
+  name: '',
+  description: '',
+  parentType: 'folder',
+  parentId: '',
+  access: { users: [], groups: [] },
+  meta: {},
+  updated: '',
 });
 
 function evolve(state: FolderState, event: FolderEvent): FolderState {
@@ -218,22 +225,42 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
     case 'FolderCreated': {
       const d = event.data;
       return {
-        exists: true, folderId: d.folderId, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
-        ...(d.public !== undefined ? { public: d.public } : {}), access: d.access, meta: d.meta, updated: d.created,
+        exists: true,
+        folderId: d.folderId,
+        name: d.name,
+        description: d.description,
+        parentType: d.parentType,
+        parentId: d.parentId,
+        ...(d.public !== undefined ? { public: d.public } : {}),
+        access: d.access,
+        meta: d.meta,
+        updated: d.created,
       };
     }
     case 'FolderUpdated': {
       const d = event.data;
-      return { ...state, ...(d.name !== undefined ? { name: d.name } : {}), ...(d.description !== undefined ? { description: d.description } : {}), updated: d.updated };
+      return {
+        ...state,
+        ...(d.name !== undefined ? { name: d.name } : {}),
+        ...(d.description !== undefined ? { description: d.description } : {}),
+        updated: d.updated,
+      };
     }
     case 'FolderMetadataChanged':
       return { ...state, meta: event.data.meta, updated: event.data.updated };
     case 'FolderMoved':
-      return { ...state, parentType: event.data.parentType, parentId: event.data.parentId, updated: event.data.updated };
+      return {
+        ...state,
+        parentType: event.data.parentType,
+        parentId: event.data.parentId,
+        updated: event.data.updated,
+      };
     case 'FolderAccessChanged': {
       const d = event.data;
       return {
-        ...state, access: d.access, ...(d.public !== undefined ? { public: d.public } : {}),
+        ...state,
+        access: d.access,
+        ...(d.public !== undefined ? { public: d.public } : {}),
         ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
       };
     }
@@ -244,17 +271,33 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
     case 'FolderCopied': {
       const d = event.data;
       return {
-        exists: true, folderId: d.folderId, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
-        ...(d.public !== undefined ? { public: d.public } : {}), ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-        access: d.access, meta: d.meta, updated: d.created,
+        exists: true,
+        folderId: d.folderId,
+        name: d.name,
+        description: d.description,
+        parentType: d.parentType,
+        parentId: d.parentId,
+        ...(d.public !== undefined ? { public: d.public } : {}),
+        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+        access: d.access,
+        meta: d.meta,
+        updated: d.created,
       };
     }
     case 'FolderRestored': {
       const d = event.data;
       return {
-        exists: true, folderId: d.folderId, name: d.name, description: d.description, parentType: d.parentType, parentId: d.parentId,
-        ...(d.public !== undefined ? { public: d.public } : {}), ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-        access: d.access, meta: d.meta, updated: d.updated,
+        exists: true,
+        folderId: d.folderId,
+        name: d.name,
+        description: d.description,
+        parentType: d.parentType,
+        parentId: d.parentId,
+        ...(d.public !== undefined ? { public: d.public } : {}),
+        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+        access: d.access,
+        meta: d.meta,
+        updated: d.updated,
       };
     }
     default:
@@ -324,8 +367,14 @@ export type FolderCommand =
         parentId: string;
         name: string;
         snapshot: {
-          description: string; public?: boolean; publicFlags?: string[]; access: AccessList; meta: Metadata; creatorId: string | null;
-          created: string; updated: string;
+          description: string;
+          public?: boolean;
+          publicFlags?: string[];
+          access: AccessList;
+          meta: Metadata;
+          creatorId: string | null;
+          created: string;
+          updated: string;
         };
       };
     };
@@ -356,8 +405,16 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
         {
           type: 'FolderCreated',
           data: {
-            folderId: d.folderId, name, description: d.description.trim(), parentType: d.parentType, parentId: d.parentId,
-            creatorId: d.creatorId, created: d.created, ...(d.public !== undefined ? { public: d.public } : {}), access: d.access, meta,
+            folderId: d.folderId,
+            name,
+            description: d.description.trim(),
+            parentType: d.parentType,
+            parentId: d.parentId,
+            creatorId: d.creatorId,
+            created: d.created,
+            ...(d.public !== undefined ? { public: d.public } : {}),
+            access: d.access,
+            meta,
           },
         },
       ];
@@ -369,13 +426,18 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
         {
           type: 'FolderUpdated',
           data: {
-            folderId: state.folderId, ...(d.name !== undefined ? { name: checkName(d.name) } : {}),
-            ...(d.description !== undefined ? { description: d.description.trim() } : {}), updated: d.now,
+            folderId: state.folderId,
+            ...(d.name !== undefined ? { name: checkName(d.name) } : {}),
+            ...(d.description !== undefined ? { description: d.description.trim() } : {}),
+            updated: d.now,
           },
         },
       ];
       if (d.metadata && Object.keys(d.metadata).length > 0) {
-        events.push({ type: 'FolderMetadataChanged', data: { folderId: state.folderId, meta: mergeMetadata(state.meta, d.metadata, false), updated: d.now } });
+        events.push({
+          type: 'FolderMetadataChanged',
+          data: { folderId: state.folderId, meta: mergeMetadata(state.meta, d.metadata, false), updated: d.now },
+        });
       }
       return events;
     }
@@ -383,13 +445,18 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
       requireExisting(state);
       const d = command.data;
       if (d.parentType === state.parentType && d.parentId === state.parentId) return [];
-      if (d.targetPath.includes(state.folderId)) throw new ValidationError('You may not move a folder underneath itself.');
+      if (d.targetPath.includes(state.folderId))
+        throw new ValidationError('You may not move a folder underneath itself.');
       return [
         {
           type: 'FolderMoved',
           data: {
-            folderId: state.folderId, fromParentType: state.parentType, fromParentId: state.parentId, parentType: d.parentType,
-            parentId: d.parentId, updated: d.now,
+            folderId: state.folderId,
+            fromParentType: state.parentType,
+            fromParentId: state.parentId,
+            parentType: d.parentType,
+            parentId: d.parentId,
+            updated: d.now,
           },
         },
       ];
@@ -397,12 +464,22 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
     case 'SetFolderMetadata': {
       requireExisting(state);
       const d = command.data;
-      return [{ type: 'FolderMetadataChanged', data: { folderId: state.folderId, meta: mergeMetadata(state.meta, d.metadata, d.allowNull), updated: d.now } }];
+      return [
+        {
+          type: 'FolderMetadataChanged',
+          data: { folderId: state.folderId, meta: mergeMetadata(state.meta, d.metadata, d.allowNull), updated: d.now },
+        },
+      ];
     }
     case 'DeleteFolderMetadata': {
       requireExisting(state);
       const d = command.data;
-      return [{ type: 'FolderMetadataChanged', data: { folderId: state.folderId, meta: removeMetadataKeys(state.meta, d.fields), updated: d.now } }];
+      return [
+        {
+          type: 'FolderMetadataChanged',
+          data: { folderId: state.folderId, meta: removeMetadataKeys(state.meta, d.fields), updated: d.now },
+        },
+      ];
     }
     case 'SetFolderAccess': {
       requireExisting(state);
@@ -411,9 +488,16 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
         {
           type: 'FolderAccessChanged',
           data: {
-            folderId: state.folderId, access: d.access, ...(d.public !== undefined ? { public: d.public } : {}),
+            folderId: state.folderId,
+            access: d.access,
+            ...(d.public !== undefined ? { public: d.public } : {}),
             ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-            ...(d.recurse ? { recurse: true as const, actor: { id: d.recurse.actor.id, admin: d.recurse.actor.admin, groups: [...d.recurse.actor.groups] } } : {}),
+            ...(d.recurse
+              ? {
+                  recurse: true as const,
+                  actor: { id: d.recurse.actor.id, admin: d.recurse.actor.admin, groups: [...d.recurse.actor.groups] },
+                }
+              : {}),
           },
         },
       ];
@@ -423,7 +507,13 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
       return [
         {
           type: 'FolderDeleted',
-          data: { folderId: state.folderId, parentType: state.parentType, parentId: state.parentId, name: state.name, opId: command.data.opId },
+          data: {
+            folderId: state.folderId,
+            parentType: state.parentType,
+            parentId: state.parentId,
+            name: state.name,
+            opId: command.data.opId,
+          },
         },
       ];
     case 'ClearFolderContents':
@@ -437,10 +527,19 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
         {
           type: 'FolderCopied',
           data: {
-            opId: d.opId, sourceId: d.sourceId, folderId: d.folderId, parentType: d.parentType, parentId: d.parentId,
-            name: checkName(d.name), description: d.description.trim(), ...(d.public !== undefined ? { public: d.public } : {}),
-            ...(d.publicFlags !== undefined ? { publicFlags: [...d.publicFlags] } : {}), access: structuredClone(d.access),
-            creatorId: d.creatorId, created: d.created, meta: structuredClone(d.meta),
+            opId: d.opId,
+            sourceId: d.sourceId,
+            folderId: d.folderId,
+            parentType: d.parentType,
+            parentId: d.parentId,
+            name: checkName(d.name),
+            description: d.description.trim(),
+            ...(d.public !== undefined ? { public: d.public } : {}),
+            ...(d.publicFlags !== undefined ? { publicFlags: [...d.publicFlags] } : {}),
+            access: structuredClone(d.access),
+            creatorId: d.creatorId,
+            created: d.created,
+            meta: structuredClone(d.meta),
             copier: { id: d.copier.id, admin: d.copier.admin, groups: [...d.copier.groups] },
           },
         },
@@ -454,10 +553,20 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
         {
           type: 'FolderRestored',
           data: {
-            folderId: state.folderId, opId: d.opId, deletedPosition: d.deletedPosition.toString(), parentType: d.parentType, parentId: d.parentId,
-            name: checkName(d.name), description: s.description, ...(s.public !== undefined ? { public: s.public } : {}),
-            ...(s.publicFlags !== undefined ? { publicFlags: [...s.publicFlags] } : {}), access: structuredClone(s.access),
-            meta: structuredClone(s.meta), creatorId: s.creatorId, created: s.created, updated: s.updated,
+            folderId: state.folderId,
+            opId: d.opId,
+            deletedPosition: d.deletedPosition.toString(),
+            parentType: d.parentType,
+            parentId: d.parentId,
+            name: checkName(d.name),
+            description: s.description,
+            ...(s.public !== undefined ? { public: s.public } : {}),
+            ...(s.publicFlags !== undefined ? { publicFlags: [...s.publicFlags] } : {}),
+            access: structuredClone(s.access),
+            meta: structuredClone(s.meta),
+            creatorId: s.creatorId,
+            created: s.created,
+            updated: s.updated,
           },
         },
       ];
@@ -471,17 +580,38 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
  * read model's document, taken once the read model reflects the folder's stream (see src/commands/folderCommands.ts).
  */
 export function folderStateFromDoc(doc: {
-  _id: string; name: string; description: string; parentCollection: ParentType; parentId: string; public?: boolean; publicFlags?: string[];
-  access: AccessList; meta: Metadata; updated: string;
+  _id: string;
+  name: string;
+  description: string;
+  parentCollection: ParentType;
+  parentId: string;
+  public?: boolean;
+  publicFlags?: string[];
+  access: AccessList;
+  meta: Metadata;
+  updated: string;
 }): FolderState {
   return {
-    exists: true, folderId: doc._id, name: doc.name, description: doc.description, parentType: doc.parentCollection, parentId: doc.parentId,
-    ...(doc.public !== undefined ? { public: doc.public } : {}), ...(doc.publicFlags !== undefined ? { publicFlags: [...doc.publicFlags] } : {}),
-    access: structuredClone(doc.access), meta: structuredClone(doc.meta), updated: doc.updated,
+    exists: true,
+    folderId: doc._id,
+    name: doc.name,
+    description: doc.description,
+    parentType: doc.parentCollection,
+    parentId: doc.parentId,
+    ...(doc.public !== undefined ? { public: doc.public } : {}),
+    ...(doc.publicFlags !== undefined ? { publicFlags: [...doc.publicFlags] } : {}),
+    access: structuredClone(doc.access),
+    meta: structuredClone(doc.meta),
+    updated: doc.updated,
   };
 }
 
-export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = { initialState, evolve, decide, eventSchemas: folderEventSchemas };
+export const folderDecider: Decider<FolderState, FolderCommand, FolderEvent> = {
+  initialState,
+  evolve,
+  decide,
+  eventSchemas: folderEventSchemas,
+};
 
 /** The decider's initial state for a known id, so refusals name the folder (`Invalid folder id (<id>).`). */
 export const folderStateFor = (folderId: string): FolderState => ({ ...initialState(), folderId });

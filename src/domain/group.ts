@@ -90,7 +90,16 @@ const without = <V>(record: Record<string, V>, key: string): Record<string, V> =
 function evolve(state: GroupState, event: GroupEvent): GroupState {
   if (event.type === 'GroupCreated') {
     const d = event.data;
-    return { status: 'active', id: d.groupId, name: d.name, public: d.public, addAllowed: 'default', members: {}, invites: {}, requests: [] };
+    return {
+      status: 'active',
+      id: d.groupId,
+      name: d.name,
+      public: d.public,
+      addAllowed: 'default',
+      members: {},
+      invites: {},
+      requests: [],
+    };
   }
   if (state.status !== 'active') return state;
   switch (event.type) {
@@ -114,10 +123,16 @@ function evolve(state: GroupState, event: GroupEvent): GroupState {
     }
     case 'GroupUserInvited': {
       const { userId, level } = event.data;
-      return { ...state, invites: { ...state.invites, [userId]: level }, requests: state.requests.filter((id) => id !== userId) };
+      return {
+        ...state,
+        invites: { ...state.invites, [userId]: level },
+        requests: state.requests.filter((id) => id !== userId),
+      };
     }
     case 'GroupJoinRequested':
-      return state.requests.includes(event.data.userId) ? state : { ...state, requests: [...state.requests, event.data.userId] };
+      return state.requests.includes(event.data.userId)
+        ? state
+        : { ...state, requests: [...state.requests, event.data.userId] };
     case 'GroupUserRemoved': {
       const { userId } = event.data;
       return {
@@ -139,8 +154,25 @@ function evolve(state: GroupState, event: GroupEvent): GroupState {
 // ---- commands ----
 
 export type GroupCommand =
-  | { type: 'CreateGroup'; groupId: string; name: string; description: string; public: boolean; creatorId: string; created: string; nameOwner: string | null }
-  | { type: 'UpdateGroup'; name?: string; description?: string; public?: boolean; addAllowed?: AddAllowed; updated: string; nameOwner: string | null }
+  | {
+      type: 'CreateGroup';
+      groupId: string;
+      name: string;
+      description: string;
+      public: boolean;
+      creatorId: string;
+      created: string;
+      nameOwner: string | null;
+    }
+  | {
+      type: 'UpdateGroup';
+      name?: string;
+      description?: string;
+      public?: boolean;
+      addAllowed?: AddAllowed;
+      updated: string;
+      nameOwner: string | null;
+    }
   /** `POST /group/:id/invitation`: with `force` the user is added at once (the route checked who may force). */
   | { type: 'InviteUser'; userId: string; level: Level; force: boolean }
   | { type: 'JoinGroup'; userId: string }
@@ -152,7 +184,8 @@ export type GroupCommand =
 function checkName(name: string, nameOwner: string | null, selfId: string): string {
   const stripped = name.trim();
   if (!stripped) throw new ValidationError('Group name must not be empty.', 'name');
-  if (nameOwner !== null && nameOwner !== selfId) throw new ValidationError('A group with that name already exists.', 'name');
+  if (nameOwner !== null && nameOwner !== selfId)
+    throw new ValidationError('A group with that name already exists.', 'name');
   return stripped;
 }
 
@@ -167,7 +200,17 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
     const name = checkName(command.name, command.nameOwner, command.groupId);
     const { groupId, creatorId } = command;
     return [
-      { type: 'GroupCreated', data: { groupId, name, description: command.description.trim(), public: command.public, creatorId, created: command.created } },
+      {
+        type: 'GroupCreated',
+        data: {
+          groupId,
+          name,
+          description: command.description.trim(),
+          public: command.public,
+          creatorId,
+          created: command.created,
+        },
+      },
       // The creator is the group's first administrator (Girder's _grantCreatorAccess).
       { type: 'GroupMemberSet', data: { groupId, userId: creatorId, level: 2 } },
     ];
@@ -187,7 +230,8 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
       const { userId, level } = command;
       // Girder's addUser (force) also changes a member's level; inviteUser refuses members, and turns an
       // outstanding request to join into membership.
-      if (command.force || group.requests.includes(userId)) return [{ type: 'GroupMemberSet', data: { groupId, userId, level } }];
+      if (command.force || group.requests.includes(userId))
+        return [{ type: 'GroupMemberSet', data: { groupId, userId, level } }];
       if (userId in group.members) throw new ValidationError('User is already in this group.');
       return [{ type: 'GroupUserInvited', data: { groupId, userId, level } }];
     }

@@ -134,7 +134,11 @@ export type ItemEvent =
 // ---- rules ----
 
 /** Girder's File.validate: `exts` are the lower-cased parts of the name after its first dot. */
-export const extensionsOf = (name: string): string[] => name.split('.').slice(1).map((ext) => ext.toLowerCase());
+export const extensionsOf = (name: string): string[] =>
+  name
+    .split('.')
+    .slice(1)
+    .map((ext) => ext.toLowerCase());
 
 /** Girder's Item.validate: the stripped name must not be empty. */
 export function checkItemName(name: string): string {
@@ -164,7 +168,17 @@ export interface ItemState {
 }
 
 const initialState = (): ItemState => ({
-  exists: false, itemId: '', folderId: '', name: '', description: '', meta: {}, size: 0, creatorId: null, created: '', updated: '', files: {},
+  exists: false,
+  itemId: '',
+  folderId: '',
+  name: '',
+  description: '',
+  meta: {},
+  size: 0,
+  creatorId: null,
+  created: '',
+  updated: '',
+  files: {},
 });
 
 /** The decider's initial state for a known id, so refusals name the item (`Invalid item id (<id>).`). */
@@ -178,13 +192,27 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
     case 'ItemCreated': {
       const d = event.data;
       return {
-        exists: true, itemId: d.itemId, folderId: d.folderId, name: d.name, description: d.description, meta: d.meta, size: 0,
-        creatorId: d.creatorId, created: d.created, updated: d.created, files: {},
+        exists: true,
+        itemId: d.itemId,
+        folderId: d.folderId,
+        name: d.name,
+        description: d.description,
+        meta: d.meta,
+        size: 0,
+        creatorId: d.creatorId,
+        created: d.created,
+        updated: d.created,
+        files: {},
       };
     }
     case 'ItemUpdated': {
       const d = event.data;
-      return { ...state, ...(d.name !== undefined ? { name: d.name } : {}), ...(d.description !== undefined ? { description: d.description } : {}), updated: d.updated };
+      return {
+        ...state,
+        ...(d.name !== undefined ? { name: d.name } : {}),
+        ...(d.description !== undefined ? { description: d.description } : {}),
+        updated: d.updated,
+      };
     }
     case 'ItemMoved':
       return { ...state, folderId: event.data.folderId, name: event.data.name, updated: event.data.updated };
@@ -205,7 +233,10 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       return {
         ...state,
         size: state.size - file.size + d.size,
-        files: { ...state.files, [d.fileId]: { ...file, blobId: d.blobId, size: d.size, creatorId: d.creatorId, created: d.created } },
+        files: {
+          ...state.files,
+          [d.fileId]: { ...file, blobId: d.blobId, size: d.size, creatorId: d.creatorId, created: d.created },
+        },
       };
     }
     case 'FileDeleted': {
@@ -245,7 +276,10 @@ export type ItemCommand =
   | { type: 'RecordCopy'; data: { copyItemId: string } }
   | { type: 'DeleteItem'; data: Record<string, never> }
   | { type: 'AddFile'; data: { file: FileRecord } }
-  | { type: 'ReplaceFileContents'; data: { fileId: string; blobId: string; size: number; creatorId: string | null; created: string } }
+  | {
+      type: 'ReplaceFileContents';
+      data: { fileId: string; blobId: string; size: number; creatorId: string | null; created: string };
+    }
   | { type: 'DeleteFile'; data: { fileId: string } };
 
 function requireExisting(state: ItemState): void {
@@ -265,12 +299,22 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
       const d = command.data;
       if (state.exists) throw new RestError(`Item ${d.itemId} already exists.`, 409);
       const name = checkItemName(d.name);
-      const meta = d.meta ? structuredClone(d.meta) : d.metadata && Object.keys(d.metadata).length > 0 ? mergeMetadata({}, d.metadata, false) : {};
+      const meta = d.meta
+        ? structuredClone(d.meta)
+        : d.metadata && Object.keys(d.metadata).length > 0
+          ? mergeMetadata({}, d.metadata, false)
+          : {};
       return [
         {
           type: 'ItemCreated',
           data: {
-            itemId: d.itemId, folderId: d.folderId, name, description: d.description.trim(), creatorId: d.creatorId, created: d.created, meta,
+            itemId: d.itemId,
+            folderId: d.folderId,
+            name,
+            description: d.description.trim(),
+            creatorId: d.creatorId,
+            created: d.created,
+            meta,
             ...(d.copyOfItem !== undefined ? { copyOfItem: d.copyOfItem } : {}),
           },
         },
@@ -283,8 +327,10 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
         {
           type: 'ItemUpdated',
           data: {
-            itemId: state.itemId, ...(d.name !== undefined ? { name: checkItemName(d.name) } : {}),
-            ...(d.description !== undefined ? { description: d.description.trim() } : {}), updated: d.now,
+            itemId: state.itemId,
+            ...(d.name !== undefined ? { name: checkItemName(d.name) } : {}),
+            ...(d.description !== undefined ? { description: d.description.trim() } : {}),
+            updated: d.now,
           },
         },
       ];
@@ -293,17 +339,38 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
       requireExisting(state);
       const d = command.data;
       if (d.folderId === state.folderId) return [];
-      return [{ type: 'ItemMoved', data: { itemId: state.itemId, fromFolderId: state.folderId, folderId: d.folderId, name: checkItemName(d.name), updated: d.now } }];
+      return [
+        {
+          type: 'ItemMoved',
+          data: {
+            itemId: state.itemId,
+            fromFolderId: state.folderId,
+            folderId: d.folderId,
+            name: checkItemName(d.name),
+            updated: d.now,
+          },
+        },
+      ];
     }
     case 'SetItemMetadata': {
       requireExisting(state);
       const d = command.data;
-      return [{ type: 'ItemMetadataChanged', data: { itemId: state.itemId, meta: mergeMetadata(state.meta, d.metadata, d.allowNull), updated: d.now } }];
+      return [
+        {
+          type: 'ItemMetadataChanged',
+          data: { itemId: state.itemId, meta: mergeMetadata(state.meta, d.metadata, d.allowNull), updated: d.now },
+        },
+      ];
     }
     case 'DeleteItemMetadata': {
       requireExisting(state);
       const d = command.data;
-      return [{ type: 'ItemMetadataChanged', data: { itemId: state.itemId, meta: removeMetadataKeys(state.meta, d.fields), updated: d.now } }];
+      return [
+        {
+          type: 'ItemMetadataChanged',
+          data: { itemId: state.itemId, meta: removeMetadataKeys(state.meta, d.fields), updated: d.now },
+        },
+      ];
     }
     case 'RecordCopy':
       requireExisting(state);
@@ -314,7 +381,9 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
         {
           type: 'ItemDeleted',
           data: {
-            itemId: state.itemId, folderId: state.folderId, name: state.name,
+            itemId: state.itemId,
+            folderId: state.folderId,
+            name: state.name,
             files: Object.values(state.files).map((f) => ({ fileId: f.fileId, blobId: f.blobId, size: f.size })),
           },
         },
@@ -333,17 +402,33 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
         {
           type: 'FileContentsReplaced',
           data: {
-            itemId: state.itemId, fileId: d.fileId, blobId: d.blobId, size: d.size, previousBlobId: file.blobId, previousSize: file.size,
-            creatorId: d.creatorId, created: d.created,
+            itemId: state.itemId,
+            fileId: d.fileId,
+            blobId: d.blobId,
+            size: d.size,
+            previousBlobId: file.blobId,
+            previousSize: file.size,
+            creatorId: d.creatorId,
+            created: d.created,
           },
         },
       ];
     }
     case 'DeleteFile': {
       const file = requireFile(state, command.data.fileId);
-      return [{ type: 'FileDeleted', data: { itemId: state.itemId, fileId: file.fileId, blobId: file.blobId, size: file.size } }];
+      return [
+        {
+          type: 'FileDeleted',
+          data: { itemId: state.itemId, fileId: file.fileId, blobId: file.blobId, size: file.size },
+        },
+      ];
     }
   }
 }
 
-export const itemDecider: Decider<ItemState, ItemCommand, ItemEvent> = { initialState, evolve, decide, eventSchemas: itemEventSchemas };
+export const itemDecider: Decider<ItemState, ItemCommand, ItemEvent> = {
+  initialState,
+  evolve,
+  decide,
+  eventSchemas: itemEventSchemas,
+};

@@ -12,7 +12,8 @@ export function validateMetadataKeys(keys: Iterable<string>): void {
   for (const key of keys) {
     if (!key) throw new ValidationError('Key names must not be empty.');
     if (key.includes('.')) throw new ValidationError(`Invalid key ${key}: keys must not contain the "." character.`);
-    if (key.startsWith('$')) throw new ValidationError(`Invalid key ${key}: keys must not start with the "$" character.`);
+    if (key.startsWith('$'))
+      throw new ValidationError(`Invalid key ${key}: keys must not start with the "$" character.`);
   }
 }
 
@@ -50,12 +51,20 @@ export function parseStringList(name: string, value: unknown): string[] {
   const schema = { items: { type: 'string' }, type: 'array' };
   if (!Array.isArray(value)) throw schemaError(name, value, "'array'", 'schema', schema, 'instance');
   value.forEach((entry, index) => {
-    if (typeof entry !== 'string') throw schemaError(name, entry, "'string'", "schema['items']", schema.items, `instance[${index}]`);
+    if (typeof entry !== 'string')
+      throw schemaError(name, entry, "'string'", "schema['items']", schema.items, `instance[${index}]`);
   });
   return value as string[];
 }
 
-function schemaError(name: string, instance: unknown, type: string, schemaPath: string, schema: unknown, instancePath: string): RestError {
+function schemaError(
+  name: string,
+  instance: unknown,
+  type: string,
+  schemaPath: string,
+  schema: unknown,
+  instancePath: string,
+): RestError {
   const message = `${pyRepr(instance, false)} is not of type ${type}\n\nFailed validating 'type' in ${schemaPath}:\n    ${pyRepr(schema, true)}\n\nOn ${instancePath}:\n    ${pyRepr(instance, true)}`;
   return new RestError(`Invalid JSON object for parameter ${name}: ${message}`);
 }

@@ -20,8 +20,12 @@ export const SettingKey = {
 
 /** The keys `GET /system/public_settings` returns (Girder's list, in its order). */
 export const PUBLIC_SETTING_KEYS = [
-  SettingKey.BRAND_NAME, SettingKey.CONTACT_EMAIL_ADDRESS, SettingKey.PRIVACY_NOTICE, SettingKey.BANNER_COLOR,
-  SettingKey.REGISTRATION_POLICY, SettingKey.ENABLE_PASSWORD_LOGIN,
+  SettingKey.BRAND_NAME,
+  SettingKey.CONTACT_EMAIL_ADDRESS,
+  SettingKey.PRIVACY_NOTICE,
+  SettingKey.BANNER_COLOR,
+  SettingKey.REGISTRATION_POLICY,
+  SettingKey.ENABLE_PASSWORD_LOGIN,
 ];
 
 /** A key's default and its validator (Girder's settings.py: same messages), which may normalise the value. */
@@ -52,7 +56,8 @@ const RULES: Record<string, SettingRule> = {
     default: '#3F3B3B',
     validate(value) {
       if (!value) throw invalid('The banner color may not be empty');
-      if (typeof value !== 'string' || !/^#[0-9A-Fa-f]{6}$/.test(value)) throw invalid('The banner color must be a hex color triplet');
+      if (typeof value !== 'string' || !/^#[0-9A-Fa-f]{6}$/.test(value))
+        throw invalid('The banner color must be a hex color triplet');
       return value;
     },
   },
@@ -134,8 +139,13 @@ export const settingsDecider = {
       const rule = RULES[key] as SettingRule | undefined;
       if (!rule) throw new ValidationError(`Invalid setting key "${key}".`, 'key');
       const event: SettingsEvent =
-        value === null ? { type: 'SettingUnset', data: { key } } : { type: 'SettingChanged', data: { key, value: rule.validate(value) } };
-      if (event.type === 'SettingUnset' ? !(key in next) : JSON.stringify(next[key]) === JSON.stringify(event.data.value)) continue;
+        value === null
+          ? { type: 'SettingUnset', data: { key } }
+          : { type: 'SettingChanged', data: { key, value: rule.validate(value) } };
+      if (
+        event.type === 'SettingUnset' ? !(key in next) : JSON.stringify(next[key]) === JSON.stringify(event.data.value)
+      )
+        continue;
       events.push(event);
       next = settingsDecider.evolve(next, event);
     }

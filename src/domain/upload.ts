@@ -35,7 +35,12 @@ export const UploadChunkReceivedSchema = z.object({
   updated: z.string(),
 });
 
-export const UploadCompletedSchema = z.object({ uploadId: z.string(), fileId: z.string(), itemId: z.string(), blobId: z.string() });
+export const UploadCompletedSchema = z.object({
+  uploadId: z.string(),
+  fileId: z.string(),
+  itemId: z.string(),
+  blobId: z.string(),
+});
 export const UploadCancelledSchema = z.object({ uploadId: z.string() });
 
 export const uploadEventSchemas = {
@@ -66,7 +71,13 @@ export const uploadStateFor = (uploadId: string): UploadState => ({ ...initialSt
 function evolve(state: UploadState, event: UploadEvent): UploadState {
   switch (event.type) {
     case 'UploadStarted':
-      return { status: 'active', uploadId: event.data.uploadId, started: event.data, received: 0, updated: event.data.created };
+      return {
+        status: 'active',
+        uploadId: event.data.uploadId,
+        started: event.data,
+        received: 0,
+        updated: event.data.created,
+      };
     case 'UploadChunkReceived':
       return { ...state, received: event.data.offset + event.data.length, updated: event.data.updated };
     case 'UploadCompleted':
@@ -97,7 +108,8 @@ function requireActive(state: UploadState): UploadStartedData {
 export function checkChunk(state: UploadState, userId: string, offset: number): UploadStartedData {
   const started = requireActive(state);
   if (started.userId !== userId) throw new AccessDeniedError('You did not initiate this upload.');
-  if (state.received !== offset) throw new RestError(`Server has received ${state.received} bytes, but client sent offset ${offset}.`);
+  if (state.received !== offset)
+    throw new RestError(`Server has received ${state.received} bytes, but client sent offset ${offset}.`);
   return started;
 }
 
@@ -115,7 +127,12 @@ function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
       const d = command.data;
       const started = checkChunk(state, d.userId, d.offset);
       if (state.received + d.length > started.size) throw new ValidationError('Received too many bytes.');
-      return [{ type: 'UploadChunkReceived', data: { uploadId: state.uploadId, offset: d.offset, length: d.length, updated: d.now } }];
+      return [
+        {
+          type: 'UploadChunkReceived',
+          data: { uploadId: state.uploadId, offset: d.offset, length: d.length, updated: d.now },
+        },
+      ];
     }
     case 'CompleteUpload': {
       const started = requireActive(state);
@@ -124,10 +141,16 @@ function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
     }
     case 'CancelUpload': {
       const started = requireActive(state);
-      if (started.userId !== command.data.userId && !command.data.admin) throw new AccessDeniedError('You did not initiate this upload.');
+      if (started.userId !== command.data.userId && !command.data.admin)
+        throw new AccessDeniedError('You did not initiate this upload.');
       return [{ type: 'UploadCancelled', data: { uploadId: state.uploadId } }];
     }
   }
 }
 
-export const uploadDecider: Decider<UploadState, UploadCommand, UploadEvent> = { initialState, evolve, decide, eventSchemas: uploadEventSchemas };
+export const uploadDecider: Decider<UploadState, UploadCommand, UploadEvent> = {
+  initialState,
+  evolve,
+  decide,
+  eventSchemas: uploadEventSchemas,
+};

@@ -24,7 +24,10 @@ export const UserRegisteredSchema = z.object({
 });
 
 export const UserPasswordChangedSchema = z.object({ userId: z.string(), passwordHash: z.string() });
-export const userEventSchemas = { UserRegistered: UserRegisteredSchema, UserPasswordChanged: UserPasswordChangedSchema } as const;
+export const userEventSchemas = {
+  UserRegistered: UserRegisteredSchema,
+  UserPasswordChanged: UserPasswordChangedSchema,
+} as const;
 
 export type UserRegisteredData = z.infer<typeof UserRegisteredSchema>;
 export type UserEvent =
@@ -39,7 +42,10 @@ export interface UserState {
 /** Registration, once its input is valid (`validateRegistration`) and the password hashed. */
 export interface UserCommand {
   type: 'RegisterUser';
-  data: Pick<UserRegisteredData, 'userId' | 'login' | 'email' | 'firstName' | 'lastName' | 'admin' | 'emailVerified' | 'passwordHash' | 'created'>;
+  data: Pick<
+    UserRegisteredData,
+    'userId' | 'login' | 'email' | 'firstName' | 'lastName' | 'admin' | 'emailVerified' | 'passwordHash' | 'created'
+  >;
 }
 
 export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
@@ -59,9 +65,17 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
     const d = command.data;
     if (state.registered) throw new RestError(`User ${d.userId} already exists.`, 409);
     const data: UserRegisteredData = {
-      userId: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
-      ...(d.emailVerified !== undefined ? { emailVerified: d.emailVerified } : {}), public: true, passwordHash: d.passwordHash,
-      created: d.created, access: withUserAccess(emptyAccess(), d.userId, AccessLevel.ADMIN),
+      userId: d.userId,
+      login: d.login,
+      email: d.email,
+      firstName: d.firstName,
+      lastName: d.lastName,
+      admin: d.admin,
+      ...(d.emailVerified !== undefined ? { emailVerified: d.emailVerified } : {}),
+      public: true,
+      passwordHash: d.passwordHash,
+      created: d.created,
+      access: withUserAccess(emptyAccess(), d.userId, AccessLevel.ADMIN),
     };
     return [{ type: 'UserRegistered', data }];
   },
@@ -83,7 +97,8 @@ const EMAIL_PATTERN = /^[\p{L}\p{N}_.!#$%&'*+/=?^`{|}~-]+@[\p{L}\p{N}_-]+(\.[\p{
 /** Girder's user validation, in its order and with its messages. Returns the normalised values. */
 export function validateRegistration(input: RegistrationInput): RegistrationInput {
   // Python's `re.match('.{6}.*', password)`: six characters other than a newline at the start.
-  if (!/^[^\n]{6}/.test(input.password)) throw new ValidationError('Password must be at least 6 characters.', 'password');
+  if (!/^[^\n]{6}/.test(input.password))
+    throw new ValidationError('Password must be at least 6 characters.', 'password');
   const firstName = input.firstName.trim();
   const lastName = input.lastName.trim();
   if (!firstName) throw new ValidationError('First name must not be empty.', 'firstName');

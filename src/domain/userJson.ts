@@ -23,7 +23,8 @@ export function jsonDepthExceeds(value: unknown, limit: number): boolean {
     const level = depth + 1;
     if (level > limit) return true;
     const children = Array.isArray(current) ? current : Object.values(current);
-    for (const child of children) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: level });
+    for (const child of children)
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: level });
   }
   return false;
 }
@@ -37,6 +38,9 @@ export function checkUserJson(field: string, value: unknown): void {
   const json = JSON.stringify(value) as string | undefined;
   const bytes = Buffer.byteLength(json ?? '', 'utf8');
   if (bytes > MAX_JSON_BYTES) {
-    throw new ValidationError(`${field} is too large: ${bytes} bytes of JSON, at most ${MAX_JSON_BYTES} allowed.`, field);
+    throw new ValidationError(
+      `${field} is too large: ${bytes} bytes of JSON, at most ${MAX_JSON_BYTES} allowed.`,
+      field,
+    );
   }
 }

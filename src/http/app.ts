@@ -9,7 +9,14 @@ import { collectParams, hasProcessableBody } from './requestParams';
 import { BODY_LIMIT, readBody } from './bodyReader';
 import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
-import { RESPONSE_SENT, routeEventName, type HttpMethod, type Resource, type RouteContext, type RouteDef } from './routeTable';
+import {
+  RESPONSE_SENT,
+  routeEventName,
+  type HttpMethod,
+  type Resource,
+  type RouteContext,
+  type RouteDef,
+} from './routeTable';
 import { openApiDocument } from './openapi';
 import { apiResources } from './resources';
 import type { ListenerInfo } from '../bus/hooks';
@@ -92,7 +99,13 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   });
 
   /** Runs a route: access, params, handler; fires `.failed` when any of them throws. */
-  async function runDefault(ctxBase: Omit<RouteContext, 'params'>, route: RouteDef, info: { params: Record<string, string> }, bodyText: string | undefined, eventName: string) {
+  async function runDefault(
+    ctxBase: Omit<RouteContext, 'params'>,
+    route: RouteDef,
+    info: { params: Record<string, string> },
+    bodyText: string | undefined,
+    eventName: string,
+  ) {
     try {
       checkAccessMode(route, ctxBase.principal);
       const raw = info.params;
@@ -124,8 +137,10 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
       const { route } = match;
 
       // A raw-body route (uploads) still gets its parameters from a urlencoded form body, as CherryPy would parse it.
-      const formOnRawRoute = route.rawBody === true && req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
-      const body = (!route.rawBody || formOnRawRoute) && hasProcessableBody(req) ? await readBody(req, BODY_LIMIT) : undefined;
+      const formOnRawRoute =
+        route.rawBody === true && req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+      const body =
+        (!route.rawBody || formOnRawRoute) && hasProcessableBody(req) ? await readBody(req, BODY_LIMIT) : undefined;
       const { raw, bodyText } = collectParams(req, body);
       principal = await resolvePrincipal(services, req, route, raw);
       const eventName = routeEventName(method, match.resource.name, route.path);

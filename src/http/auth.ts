@@ -8,10 +8,8 @@ import { hashToken } from '../domain/token';
 import { Scope } from '../domain/scopes';
 import { ANONYMOUS, type Principal } from './principal';
 
-
 export const viewerOf = (user: UserDoc | null): Viewer | null =>
   user ? { id: user._id, admin: user.admin, groups: user.groups } : null;
-
 
 export function parseCookies(header: string | undefined): Record<string, string> {
   // A Map, not an object indexed by the cookie's name: `__proto__` or `constructor` are names like any other.
@@ -59,7 +57,12 @@ export async function validToken(services: Services, token: string | null): Prom
  * Resolves the caller once per request (firing `auth.user.get`, whose listener may supply the user). A token that
  * lacks the route's scopes identifies nobody: the request goes on as anonymous (Girder's behaviour).
  */
-export async function resolvePrincipal(services: Services, req: Request, route: RouteDef, rawParams: Record<string, string>): Promise<Principal> {
+export async function resolvePrincipal(
+  services: Services,
+  req: Request,
+  route: RouteDef,
+  rawParams: Record<string, string>,
+): Promise<Principal> {
   const token = await validToken(services, presentedToken(req, rawParams, route.cookie === true));
   const hook = await services.hooks.trigger('auth.user.get', { token });
   if (hook.defaultPrevented && hook.responses.length > 0) {
@@ -86,7 +89,9 @@ export function checkAccessMode(route: RouteDef, principal: Principal): void {
       if (!principal.token) throw new AccessDeniedError('You must be logged in or have a valid auth token.');
       const required = route.scope ?? [];
       if (!tokenHasScopes(principal.token, required)) {
-        throw new AccessDeniedError(`Invalid token scope.\nRequired: ${required.join(' ')}.\nAllowed: ${principal.token.scope.join(' ')}`);
+        throw new AccessDeniedError(
+          `Invalid token scope.\nRequired: ${required.join(' ')}.\nAllowed: ${principal.token.scope.join(' ')}`,
+        );
       }
       return;
     }

@@ -23,10 +23,20 @@ export function errorResponse(
   options: { loggedIn: boolean; production: boolean; requestId: string },
 ): { status: number; body: ErrorBody } {
   if (error instanceof RestError) {
-    return { status: error.status, body: { message: error.message, type: 'rest', ...(error.extra !== undefined ? { extra: error.extra } : {}) } };
+    return {
+      status: error.status,
+      body: { message: error.message, type: 'rest', ...(error.extra !== undefined ? { extra: error.extra } : {}) },
+    };
   }
   if (error instanceof ValidationError) {
-    return { status: 400, body: { message: error.message, type: 'validation', ...(error.field !== undefined ? { field: error.field } : {}) } };
+    return {
+      status: 400,
+      body: {
+        message: error.message,
+        type: 'validation',
+        ...(error.field !== undefined ? { field: error.field } : {}),
+      },
+    };
   }
   if (error instanceof AccessDeniedError) {
     return {
@@ -35,7 +45,10 @@ export function errorResponse(
     };
   }
   if (error instanceof MaxAppendSizeExceededError) {
-    return { status: 413, body: { message: 'The change is too large to record (over 1 MiB of event data).', type: 'rest' } };
+    return {
+      status: 413,
+      body: { message: 'The change is too large to record (over 1 MiB of event data).', type: 'rest' },
+    };
   }
   if (error instanceof ProjectionStoppedError) {
     // Appended: recorded (nothing is lost), only not visible until the projection is fixed. Else nothing was changed.
@@ -48,11 +61,17 @@ export function errorResponse(
     return { status: 503, body: { message: 'The service is catching up; retry shortly.', type: 'rest' } };
   }
   if (error instanceof BodyTooLargeError) {
-    return { status: 413, body: { message: `Request entity too large (the limit is ${error.limit} bytes).`, type: 'rest' } };
+    return {
+      status: 413,
+      body: { message: `Request entity too large (the limit is ${error.limit} bytes).`, type: 'rest' },
+    };
   }
   const err = error instanceof Error ? error : new Error(String(error));
   if (options.production) {
-    return { status: 500, body: { message: 'An unexpected error occurred on the server.', type: 'internal', uid: options.requestId } };
+    return {
+      status: 500,
+      body: { message: 'An unexpected error occurred on the server.', type: 'internal', uid: options.requestId },
+    };
   }
   return {
     status: 500,
@@ -60,7 +79,10 @@ export function errorResponse(
       message: `${err.name}: ${errorRepr(err)}`,
       type: 'internal',
       uid: options.requestId,
-      trace: (err.stack ?? '').split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')),
+      trace: (err.stack ?? '')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line.startsWith('at ')),
     },
   };
 }

@@ -18,7 +18,9 @@ export interface HealthOptions {
   maxLagEvents?: number;
 }
 
-type Check = { status: 'ok'; [detail: string]: unknown } | { status: 'failed' | 'skipped'; error: string; [detail: string]: unknown };
+type Check =
+  | { status: 'ok'; [detail: string]: unknown }
+  | { status: 'failed' | 'skipped'; error: string; [detail: string]: unknown };
 
 /** What /readyz says about this process and the projector lease. */
 const LEASE_STATES = { holder: 'held', standby: 'standby', stopped: 'stopped' } as const;
@@ -64,8 +66,12 @@ export async function readiness(services: Services, options: HealthOptions = {})
   ]);
   const lease = LEASE_STATES[projector.role];
   const checks: ReadinessReport['checks'] = {
-    eventStore: head.status === 'fulfilled' ? { status: 'ok', headPosition: head.value.toString() } : failed(head.reason),
-    readModel: checkpoint.status === 'fulfilled' ? { status: 'ok', checkpoint: checkpoint.value.toString() } : failed(checkpoint.reason),
+    eventStore:
+      head.status === 'fulfilled' ? { status: 'ok', headPosition: head.value.toString() } : failed(head.reason),
+    readModel:
+      checkpoint.status === 'fulfilled'
+        ? { status: 'ok', checkpoint: checkpoint.value.toString() }
+        : failed(checkpoint.reason),
     projector: { status: 'skipped', lease, error: 'needs the event store head' },
   };
 
@@ -76,13 +82,19 @@ export async function readiness(services: Services, options: HealthOptions = {})
     // Where it stopped (the event that failed) when known: the position an operator needs to find the cause.
     const stopped = projector.stoppedOn;
     checks.projector = stopped
-      ? { status: 'failed', lease, stoppedAt: stopped.position.toString(), error: `projection stopped at position ${stopped.position}: ${projector.failed.message}` }
+      ? {
+          status: 'failed',
+          lease,
+          stoppedAt: stopped.position.toString(),
+          error: `projection stopped at position ${stopped.position}: ${projector.failed.message}`,
+        }
       : { status: 'failed', lease, error: `stopped: ${projector.failed.message}` };
   } else if (standby && checkpoint.status !== 'fulfilled') {
     checks.projector = { status: 'skipped', lease, error: 'needs the read model checkpoint' };
   } else if (head.status === 'fulfilled') {
     try {
-      const lag = position >= head.value ? 0 : await within(countAfter(services, position, maxLag), timeoutMs, 'event store');
+      const lag =
+        position >= head.value ? 0 : await within(countAfter(services, position, maxLag), timeoutMs, 'event store');
       checks.projector =
         lag < maxLag
           ? { status: 'ok', lease, position: position.toString(), lagEvents: lag }

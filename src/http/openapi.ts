@@ -10,10 +10,21 @@ export function openApiDocument(resources: Resource[], version: string): Record<
   for (const resource of resources) {
     for (const route of resource.routes) {
       const openPath = `/${resource.name}${route.path ? '/' + route.path : ''}`.replace(/:(\w+)/g, '{$1}');
-      const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+      const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
+        name: m[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      }));
       const queryParams = route.params
         .filter((p) => p.in === 'query')
-        .map((p) => ({ name: p.name, in: 'query', required: p.required, description: p.description, schema: paramSchema(p) }));
+        .map((p) => ({
+          name: p.name,
+          in: 'query',
+          required: p.required,
+          description: p.description,
+          schema: paramSchema(p),
+        }));
       const bodyParam = route.params.find((p) => p.in === 'body');
       const operation: Record<string, unknown> = {
         tags: [resource.name],
@@ -26,22 +37,39 @@ export function openApiDocument(resources: Resource[], version: string): Record<
         responses: {
           '200': { description: 'Success', content: { [route.produces ?? 'application/json']: {} } },
           '400': { description: 'Invalid request', content: { 'application/json': { schema: ERROR_REF } } },
-          '401': { description: 'Access denied to an anonymous caller', content: { 'application/json': { schema: ERROR_REF } } },
-          '403': { description: 'Access denied to a logged-in caller', content: { 'application/json': { schema: ERROR_REF } } },
+          '401': {
+            description: 'Access denied to an anonymous caller',
+            content: { 'application/json': { schema: ERROR_REF } },
+          },
+          '403': {
+            description: 'Access denied to a logged-in caller',
+            content: { 'application/json': { schema: ERROR_REF } },
+          },
           '500': { description: 'Unexpected failure', content: { 'application/json': { schema: ERROR_REF } } },
         },
       };
       if (bodyParam) {
-        operation.requestBody = { required: true, description: bodyParam.description, content: { 'application/json': { schema: paramSchema(bodyParam) } } };
+        operation.requestBody = {
+          required: true,
+          description: bodyParam.description,
+          content: { 'application/json': { schema: paramSchema(bodyParam) } },
+        };
       } else if (route.rawBody) {
-        operation.requestBody = { required: false, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } };
+        operation.requestBody = {
+          required: false,
+          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+        };
       }
       (paths[openPath] ??= {})[route.method.toLowerCase()] = operation;
     }
   }
   return {
     openapi: '3.0.3',
-    info: { title: 'Folder Service', version, description: 'Event-sourced data-management REST API (Girder-compatible folder interface).' },
+    info: {
+      title: 'Folder Service',
+      version,
+      description: 'Event-sourced data-management REST API (Girder-compatible folder interface).',
+    },
     servers: [{ url: '/api/v1' }],
     tags: resources.map((r) => ({ name: r.name, description: r.description })),
     paths,
@@ -78,9 +106,16 @@ const SAFE_INTEGER_BOUNDS = { minimum: Number.MIN_SAFE_INTEGER, maximum: Number.
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   try {
-    const { $schema, ...rest } = z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' }) as Record<string, unknown>;
+    const { $schema, ...rest } = z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' }) as Record<
+      string,
+      unknown
+    >;
     // zod bounds every integer by the safe-integer range; that says nothing to a client.
-    if (rest.type === 'integer' && rest.minimum === SAFE_INTEGER_BOUNDS.minimum && rest.maximum === SAFE_INTEGER_BOUNDS.maximum) {
+    if (
+      rest.type === 'integer' &&
+      rest.minimum === SAFE_INTEGER_BOUNDS.minimum &&
+      rest.maximum === SAFE_INTEGER_BOUNDS.maximum
+    ) {
       delete rest.minimum;
       delete rest.maximum;
     }

@@ -101,7 +101,9 @@ export const UNIX_SECONDS: IntRange = { min: -8_640_000_000_000, max: 8_640_000_
 export function parseBoundedInteger(name: string, raw: string, range: IntRange): number {
   const value = parseInteger(name, raw);
   if (!Number.isSafeInteger(value) || value < range.min || value > range.max) {
-    throw new RestError(`Invalid value for integer parameter ${name}: ${raw}. It must be between ${range.min} and ${range.max}.`);
+    throw new RestError(
+      `Invalid value for integer parameter ${name}: ${raw}. It must be between ${range.min} and ${range.max}.`,
+    );
   }
   return value;
 }
@@ -110,7 +112,8 @@ export function parseBoundedInteger(name: string, raw: string, range: IntRange):
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 function refuseControlCharacters(name: string, value: string): string {
-  if (CONTROL_CHARACTERS.test(value)) throw new RestError(`Invalid value for ${name}: control characters are not allowed.`);
+  if (CONTROL_CHARACTERS.test(value))
+    throw new RestError(`Invalid value for ${name}: control characters are not allowed.`);
   return value;
 }
 
@@ -159,16 +162,35 @@ export const param = {
     );
   },
   requiredString<N extends string>(name: N, opts: Common & { strip?: boolean } = {}) {
-    return make<N, string>('string', name, true, opts.description, z.string(), (s) => (opts.strip ? s.trim() : s), () => '');
+    return make<N, string>(
+      'string',
+      name,
+      true,
+      opts.description,
+      z.string(),
+      (s) => (opts.strip ? s.trim() : s),
+      () => '',
+    );
   },
   bool<N extends string>(name: N, opts: Common & { default?: boolean } = {}) {
     return make<N, boolean | undefined>('bool', name, false, opts.description, z.boolean(), toBool, () => opts.default);
   },
   flag<N extends string>(name: N, defaultValue: boolean, opts: Common = {}) {
-    return make<N, boolean>('bool', name, false, opts.description, z.boolean().default(defaultValue), toBool, () => defaultValue);
+    return make<N, boolean>(
+      'bool',
+      name,
+      false,
+      opts.description,
+      z.boolean().default(defaultValue),
+      toBool,
+      () => defaultValue,
+    );
   },
   /** A safe integer within `range` (default {@link NON_NEGATIVE}). */
-  int<N extends string, R extends boolean = false>(name: N, opts: Common & { default?: number; required?: R; range?: IntRange } = {}) {
+  int<N extends string, R extends boolean = false>(
+    name: N,
+    opts: Common & { default?: number; required?: R; range?: IntRange } = {},
+  ) {
     const range = opts.range ?? NON_NEGATIVE;
     return {
       ...make<N, Given<number, R>>(
@@ -227,7 +249,11 @@ export const param = {
       name,
       opts.required ?? false,
       opts.description,
-      opts.shape === 'array' ? z.array(z.unknown()) : opts.shape === 'object' ? z.record(z.string(), z.unknown()) : z.unknown(),
+      opts.shape === 'array'
+        ? z.array(z.unknown())
+        : opts.shape === 'object'
+          ? z.record(z.string(), z.unknown())
+          : z.unknown(),
       (raw) => {
         const value = parseJson(name, raw);
         checkJsonShape(name, value, opts.shape ?? 'any');
@@ -241,7 +267,10 @@ export const param = {
    * A JSON parameter carried as the request body (Girder's jsonParam with paramType='body'). When the same name is
    * present in the query or form it is taken from there instead (the router passes it in as raw).
    */
-  jsonBody<N extends string, T = unknown>(name: N, opts: Common & { shape?: JsonShape; validate?: (value: unknown) => T } = {}) {
+  jsonBody<N extends string, T = unknown>(
+    name: N,
+    opts: Common & { shape?: JsonShape; validate?: (value: unknown) => T } = {},
+  ) {
     const spec = param.json<N, T, true>(name, { ...opts, required: true });
     return { ...spec, in: 'body' as const };
   },
@@ -249,7 +278,8 @@ export const param = {
 
 /** Reads the JSON request body for a body parameter, with the reference's messages. */
 export function parseJsonBody(name: string, body: string | undefined): string {
-  if (body === undefined || body.length === 0) throw new RestError(`JSON parameter ${name} must be passed in request body.`);
+  if (body === undefined || body.length === 0)
+    throw new RestError(`JSON parameter ${name} must be passed in request body.`);
   try {
     JSON.parse(body);
   } catch {
@@ -323,5 +353,10 @@ export function pagingParams(defaultSort: string) {
 }
 
 export function pagingOf(params: { limit?: number; offset?: number; sort?: string; sortdir?: 1 | -1 }): Paging {
-  return { limit: params.limit ?? 50, offset: params.offset ?? 0, sort: params.sort ?? 'lowerName', sortdir: params.sortdir ?? 1 };
+  return {
+    limit: params.limit ?? 50,
+    offset: params.offset ?? 0,
+    sort: params.sort ?? 'lowerName',
+    sortdir: params.sortdir ?? 1,
+  };
 }

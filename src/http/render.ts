@@ -34,7 +34,8 @@ export function wantsHtml(accept: string | undefined): boolean {
   return false;
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
 
 /** Girder's HTML rendering: the indented JSON, escaped, spaces as &nbsp; and newlines as <br />. */
 export function htmlOf(value: unknown): string {

@@ -34,7 +34,8 @@ export function requestLog(logger: Logger) {
     let log: Logger | undefined;
     Object.defineProperty(req, 'log', {
       configurable: true,
-      get: () => (log ??= logger.child({ req: { id, method: req.method, url: url.replace(SECRET_PARAMS, '$1[redacted]') } })),
+      get: () =>
+        (log ??= logger.child({ req: { id, method: req.method, url: url.replace(SECRET_PARAMS, '$1[redacted]') } })),
     });
     if (logger.isLevelEnabled('info')) {
       // 'close' follows 'finish' on a completed answer, and also comes alone when the client went away first.
@@ -42,9 +43,15 @@ export function requestLog(logger: Logger) {
         const statusCode = res.statusCode;
         const responseTime = Date.now() - started;
         if (statusCode >= 500) {
-          req.log.info({ res: { statusCode }, err: new Error(`failed with status code ${statusCode}`), responseTime }, 'request errored');
+          req.log.info(
+            { res: { statusCode }, err: new Error(`failed with status code ${statusCode}`), responseTime },
+            'request errored',
+          );
         } else {
-          req.log.info({ res: { statusCode }, responseTime }, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
+          req.log.info(
+            { res: { statusCode }, responseTime },
+            !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted',
+          );
         }
       });
     }

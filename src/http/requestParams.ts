@@ -8,7 +8,10 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  * (Girder: `Parameter "foo" must not be specified multiple times.`). A non-form body is returned as text for JSON
  * body parameters.
  */
-export function collectParams(req: Request, body: Buffer | undefined): { raw: Record<string, string>; bodyText: string | undefined } {
+export function collectParams(
+  req: Request,
+  body: Buffer | undefined,
+): { raw: Record<string, string>; bodyText: string | undefined } {
   const entries: [string, string][] = [];
   const queryIndex = req.originalUrl.indexOf('?');
   if (queryIndex >= 0) entries.push(...new URLSearchParams(req.originalUrl.slice(queryIndex + 1)));

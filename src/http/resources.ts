@@ -13,6 +13,15 @@ import { groupResource } from './resources/group';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
-  systemResource, userResource, apiKeyResource, collectionResource, folderResource, notificationResource, itemResource, fileResource,
-  resourceResource, eventsResource, groupResource,
+  systemResource,
+  userResource,
+  apiKeyResource,
+  collectionResource,
+  folderResource,
+  notificationResource,
+  itemResource,
+  fileResource,
+  resourceResource,
+  eventsResource,
+  groupResource,
 ];

@@ -15,7 +15,9 @@ export type AccessMode = 'public' | 'user' | 'admin' | 'token';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type AnyParams = readonly ParamSpec[];
-export type ParamsOf<P extends AnyParams> = { [S in P[number] as S['name']]: S extends ParamSpec<string, infer T> ? T : never };
+export type ParamsOf<P extends AnyParams> = {
+  [S in P[number] as S['name']]: S extends ParamSpec<string, infer T> ? T : never;
+};
 
 export interface RouteContext<P extends AnyParams = AnyParams> {
   /** Coerced declared parameters. */

@@ -21,7 +21,11 @@ export class Router {
 
   constructor(resources: Resource[]) {
     for (const resource of resources) {
-      const compiled = resource.routes.map((route) => ({ resource, route, segments: route.path ? route.path.split('/') : [] }));
+      const compiled = resource.routes.map((route) => ({
+        resource,
+        route,
+        segments: route.path ? route.path.split('/') : [],
+      }));
       compiled.sort((a, b) => specificity(a.segments, b.segments));
       this.byResource.set(resource.name, compiled);
     }

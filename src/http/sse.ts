@@ -39,7 +39,8 @@ export const DEFAULT_OVERFLOW_EVENT: SseEvent = {
 const NEWLINE = /\r\n|\r|\n/;
 
 function checkField(name: string, value: string): string {
-  if (/[\r\n\0]/.test(value)) throw new Error(`SSE ${name} must not contain line breaks or NUL: ${JSON.stringify(value)}`);
+  if (/[\r\n\0]/.test(value))
+    throw new Error(`SSE ${name} must not contain line breaks or NUL: ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -55,7 +56,10 @@ export function formatSseEvent(event: SseEvent): string {
 
 /** Comment lines (ignored by clients), e.g. heartbeats. */
 export function formatSseComment(text: string): string {
-  return `${text.split(NEWLINE).map((line) => `: ${line}`).join('\n')}\n\n`;
+  return `${text
+    .split(NEWLINE)
+    .map((line) => `: ${line}`)
+    .join('\n')}\n\n`;
 }
 
 export class SseWriter {
@@ -68,7 +72,10 @@ export class SseWriter {
   /** Whether the stream was ended because the client fell behind. */
   overflowed = false;
 
-  private constructor(private readonly res: ServerResponse, options: SseOptions) {
+  private constructor(
+    private readonly res: ServerResponse,
+    options: SseOptions,
+  ) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
     this.overflowEvent = options.overflowEvent ?? DEFAULT_OVERFLOW_EVENT;
     this.closeGraceMs = options.closeGraceMs ?? 10_000;

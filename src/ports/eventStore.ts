@@ -109,7 +109,10 @@ export class StreamNotFoundError extends Error {
 }
 
 export class MaxAppendSizeExceededError extends Error {
-  constructor(readonly size: number, readonly maxSize: number) {
+  constructor(
+    readonly size: number,
+    readonly maxSize: number,
+  ) {
     super(`Append of ${size} bytes exceeds the maximum append size of ${maxSize} bytes.`);
     this.name = 'MaxAppendSizeExceededError';
   }
@@ -119,7 +122,11 @@ export class MaxAppendSizeExceededError extends Error {
 export const MAX_APPEND_SIZE = 1024 * 1024;
 
 export interface EventStore {
-  appendToStream(streamId: string, events: NewEvent[], options: { expectedState: ExpectedState }): Promise<AppendResult>;
+  appendToStream(
+    streamId: string,
+    events: NewEvent[],
+    options: { expectedState: ExpectedState },
+  ): Promise<AppendResult>;
   /**
    * Appends to several streams atomically: either every stream's expectation holds and all events are written
    * (contiguous positions, in the order given) or nothing is written. (KurrentDB 25.1+ multi-stream append.)

@@ -6,8 +6,15 @@ import type { ApiKeyDoc, ReadModelTx } from '../ports/readModel';
 
 function putApiKey(tx: ReadModelTx, d: ApiKeySnapshot): void {
   const doc: ApiKeyDoc = {
-    _id: d.apiKeyId, userId: d.userId, name: d.name, key: d.key, scope: d.scope, tokenDuration: d.tokenDuration,
-    active: d.active, created: d.created, lastUse: d.lastUse,
+    _id: d.apiKeyId,
+    userId: d.userId,
+    name: d.name,
+    key: d.key,
+    scope: d.scope,
+    tokenDuration: d.tokenDuration,
+    active: d.active,
+    created: d.created,
+    lastUse: d.lastUse,
   };
   tx.apiKeys.put(doc);
 }
@@ -16,17 +23,36 @@ export const accountsProjection = projectionOf<UserEvent | TokenEvent | ApiKeyEv
   UserRegistered: (event, tx) => {
     const d = event.data;
     tx.users.put({
-      _id: d.userId, login: d.login, email: d.email, firstName: d.firstName, lastName: d.lastName, admin: d.admin,
-      public: d.public, created: d.created, size: 0, groups: [], groupInvites: [], status: 'enabled',
-      emailVerified: d.emailVerified ?? d.admin, access: d.access, passwordHash: d.passwordHash,
+      _id: d.userId,
+      login: d.login,
+      email: d.email,
+      firstName: d.firstName,
+      lastName: d.lastName,
+      admin: d.admin,
+      public: d.public,
+      created: d.created,
+      size: 0,
+      groups: [],
+      groupInvites: [],
+      status: 'enabled',
+      emailVerified: d.emailVerified ?? d.admin,
+      access: d.access,
+      passwordHash: d.passwordHash,
     });
   },
   UserPasswordChanged: (event, tx) => tx.users.setPasswordHash(event.data.userId, event.data.passwordHash),
   TokenIssued: (event, tx) => {
     const d = event.data;
-    tx.tokens.put({ hash: d.hash, userId: d.userId, scope: d.scope, created: d.created, expires: d.expires, ...(d.apiKeyId ? { apiKeyId: d.apiKeyId } : {}) });
+    tx.tokens.put({
+      hash: d.hash,
+      userId: d.userId,
+      scope: d.scope,
+      created: d.created,
+      expires: d.expires,
+      ...(d.apiKeyId ? { apiKeyId: d.apiKeyId } : {}),
+    });
   },
-  TokenRevoked: (event, tx) => tx.tokens.delete((event.data).hash),
+  TokenRevoked: (event, tx) => tx.tokens.delete(event.data.hash),
   ApiKeyCreated: (event, tx) => putApiKey(tx, event.data),
   ApiKeyUpdated: (event, tx) => {
     const d = event.data;

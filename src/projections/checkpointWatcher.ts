@@ -28,7 +28,10 @@ export class CheckpointWatcher {
    * Resolves once the checkpoint is at or past `position`. Rejects with `timeoutError()` after `timeoutMs`, with
    * `signal.reason` when the signal aborts, and with `closedError()` when the watcher is closed.
    */
-  until(position: bigint, wait: { timeoutMs?: number; timeoutError?: () => Error; signal?: AbortSignal } = {}): Promise<void> {
+  until(
+    position: bigint,
+    wait: { timeoutMs?: number; timeoutError?: () => Error; signal?: AbortSignal } = {},
+  ): Promise<void> {
     if (this.latest >= position) return Promise.resolve();
     if (this.closed) return Promise.reject(new Error('The checkpoint watcher is closed.'));
     return new Promise<void>((resolve, reject) => {
@@ -50,7 +53,10 @@ export class CheckpointWatcher {
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       if (wait.timeoutMs !== undefined) {
-        waiter.timer = setTimeout(() => waiter.settle(wait.timeoutError?.() ?? new Error(`The checkpoint did not reach ${position} in time.`)), wait.timeoutMs);
+        waiter.timer = setTimeout(
+          () => waiter.settle(wait.timeoutError?.() ?? new Error(`The checkpoint did not reach ${position} in time.`)),
+          wait.timeoutMs,
+        );
         waiter.timer.unref();
       }
       this.waiters.add(waiter);

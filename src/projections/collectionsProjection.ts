@@ -5,8 +5,16 @@ export const collectionsProjection = projectionOf<CollectionEvent>({
   CollectionCreated: (event, tx) => {
     const d = event.data;
     tx.collections.put({
-      _id: d.collectionId, name: d.name, description: d.description, public: d.public, access: d.access,
-      created: d.created, updated: d.created, size: 0, meta: {}, creatorId: d.creatorId,
+      _id: d.collectionId,
+      name: d.name,
+      description: d.description,
+      public: d.public,
+      access: d.access,
+      created: d.created,
+      updated: d.created,
+      size: 0,
+      meta: {},
+      creatorId: d.creatorId,
     });
   },
   CollectionUpdated: (event, tx) => {

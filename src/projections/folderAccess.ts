@@ -11,7 +11,11 @@ import type { ProjectionReads } from '../ports/readModel';
  * the folders under X the actor lacks ADMIN on, then the folders under X outside those. The projection plans with it
  * (foldersProjection.ts); the route counts its progress total with it (src/http/resources/folderWrite.ts).
  */
-export async function accessTargets(folders: ProjectionReads['folders'], folderId: string, actor: Viewer): Promise<string[]> {
+export async function accessTargets(
+  folders: ProjectionReads['folders'],
+  folderId: string,
+  actor: Viewer,
+): Promise<string[]> {
   if (!(await folders.get(folderId))) return [];
   if (actor.admin) return [folderId, ...(await folders.idsUnder(folderId))];
   const denied = await folders.idsUnder(folderId, { lacking: { viewer: actor, level: AccessLevel.ADMIN } });

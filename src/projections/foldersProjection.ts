@@ -1,5 +1,11 @@
 import { planned, projectionOf } from './projection';
-import type { FolderAccessChangedData, FolderContentsClearedData, FolderCopiedData, FolderDeletedData, FolderEvent } from '../domain/folder';
+import type {
+  FolderAccessChangedData,
+  FolderContentsClearedData,
+  FolderCopiedData,
+  FolderDeletedData,
+  FolderEvent,
+} from '../domain/folder';
 import { accessTargets } from './folderAccess';
 import { folderPresent, parentPresent } from './lateEvents';
 
@@ -14,9 +20,19 @@ export const foldersProjection = projectionOf<FolderEvent>({
   FolderCreated: (event, tx) => {
     const d = event.data;
     tx.folders.insert({
-      _id: d.folderId, name: d.name, lowerName: d.name.toLowerCase(), description: d.description,
-      parentCollection: d.parentType, parentId: d.parentId, creatorId: d.creatorId, created: d.created,
-      updated: d.created, size: 0, ...(d.public !== undefined ? { public: d.public } : {}), access: d.access, meta: d.meta,
+      _id: d.folderId,
+      name: d.name,
+      lowerName: d.name.toLowerCase(),
+      description: d.description,
+      parentCollection: d.parentType,
+      parentId: d.parentId,
+      creatorId: d.creatorId,
+      created: d.created,
+      updated: d.created,
+      size: 0,
+      ...(d.public !== undefined ? { public: d.public } : {}),
+      access: d.access,
+      meta: d.meta,
     });
   },
   FolderUpdated: (event, tx) => {
@@ -78,7 +94,8 @@ export const foldersProjection = projectionOf<FolderEvent>({
     // The source or the destination deleted earlier in log order (a concurrent delete won): nothing is copied, and the
     // new folder never appears (its later events are skipped like those of any folder deleted with an ancestor).
     plan: async (event, reads) =>
-      (await folderPresent(reads, event.data.sourceId)) && (await parentPresent(reads, event.data.parentType, event.data.parentId)),
+      (await folderPresent(reads, event.data.sourceId)) &&
+      (await parentPresent(reads, event.data.parentType, event.data.parentId)),
     apply: (event, tx, present) => {
       if (present) tx.subtree.copyFolder(event.data, event.position);
     },
@@ -86,7 +103,13 @@ export const foldersProjection = projectionOf<FolderEvent>({
   FolderRestored: (event, tx) => {
     const d = event.data;
     tx.history.restoreFolder(
-      { folderId: d.folderId, deletedPosition: BigInt(d.deletedPosition), parentType: d.parentType, parentId: d.parentId, name: d.name },
+      {
+        folderId: d.folderId,
+        deletedPosition: BigInt(d.deletedPosition),
+        parentType: d.parentType,
+        parentId: d.parentId,
+        name: d.name,
+      },
       event.position,
     );
   },

@@ -6,8 +6,14 @@ export const groupsProjection = projectionOf<GroupEvent>({
   GroupCreated: (event, tx) => {
     const d = event.data;
     tx.groups.put({
-      _id: d.groupId, name: d.name, description: d.description, public: d.public, addAllowed: 'default',
-      creatorId: d.creatorId, created: d.created, updated: d.created,
+      _id: d.groupId,
+      name: d.name,
+      description: d.description,
+      public: d.public,
+      addAllowed: 'default',
+      creatorId: d.creatorId,
+      created: d.created,
+      updated: d.created,
     });
   },
   GroupUpdated: (event, tx) => {

@@ -6,4 +6,10 @@ import { itemsProjection } from './itemsProjection';
 import { groupsProjection } from './groupsProjection';
 
 /** Every read model's projection, in one dispatch table driven by the projector. */
-export const readModelProjection = combineProjections(accountsProjection, collectionsProjection, foldersProjection, itemsProjection, groupsProjection);
+export const readModelProjection = combineProjections(
+  accountsProjection,
+  collectionsProjection,
+  foldersProjection,
+  itemsProjection,
+  groupsProjection,
+);

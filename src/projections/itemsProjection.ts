@@ -9,8 +9,15 @@ export const itemsProjection = projectionOf<ItemEvent>({
   ItemCreated: (event, tx) => {
     const d = event.data;
     tx.items.insert({
-      _id: d.itemId, name: d.name, description: d.description, folderId: d.folderId, creatorId: d.creatorId, created: d.created,
-      updated: d.created, meta: d.meta, ...(d.copyOfItem !== undefined ? { copyOfItem: d.copyOfItem } : {}),
+      _id: d.itemId,
+      name: d.name,
+      description: d.description,
+      folderId: d.folderId,
+      creatorId: d.creatorId,
+      created: d.created,
+      updated: d.created,
+      meta: d.meta,
+      ...(d.copyOfItem !== undefined ? { copyOfItem: d.copyOfItem } : {}),
     });
   },
   ItemUpdated: (event, tx) => {
@@ -31,7 +38,7 @@ export const itemsProjection = projectionOf<ItemEvent>({
   },
   // The copy's own ItemCreated (on the copy's stream) carries everything the read model needs.
   ItemCopied: () => undefined,
-  ItemDeleted: (event, tx) => tx.items.delete((event.data).itemId),
+  ItemDeleted: (event, tx) => tx.items.delete(event.data.itemId),
   FileCreated: (event, tx) => {
     const { itemId, fileId, ...file } = event.data;
     tx.files.insert({ _id: fileId, itemId, ...file });

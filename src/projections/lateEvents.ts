@@ -12,7 +12,11 @@ export async function folderPresent(reads: ProjectionReads, folderId: string): P
 }
 
 /** Whether a parent (folder, collection or user) is still in the read model. */
-export async function parentPresent(reads: ProjectionReads, parentType: ParentType, parentId: string): Promise<boolean> {
+export async function parentPresent(
+  reads: ProjectionReads,
+  parentType: ParentType,
+  parentId: string,
+): Promise<boolean> {
   switch (parentType) {
     case 'folder':
       return folderPresent(reads, parentId);

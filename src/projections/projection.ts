@@ -42,10 +42,14 @@ export type EventHandlers<E extends DomainEvent> = {
   [T in E['type']]: Handler<Extract<E, { type: T }>['data']>;
 };
 
-export const projectionOf = <E extends DomainEvent>(handlers: EventHandlers<E>): Projection => ({ handlers: handlers as Record<string, Handler> });
+export const projectionOf = <E extends DomainEvent>(handlers: EventHandlers<E>): Projection => ({
+  handlers: handlers as Record<string, Handler>,
+});
 
 const asPlanned = (handler: Handler): PlannedHandler =>
-  typeof handler === 'function' ? { needsPlan: () => false, plan: async () => null, apply: (event, tx) => handler(event, tx) } : handler;
+  typeof handler === 'function'
+    ? { needsPlan: () => false, plan: async () => null, apply: (event, tx) => handler(event, tx) }
+    : handler;
 
 /** Whether the projection's handler of `event` must plan (read) before its writes can be made. */
 export function needsPlan(projection: Projection, event: RecordedEvent): boolean {
@@ -58,7 +62,11 @@ export function needsPlan(projection: Projection, event: RecordedEvent): boolean
  * The writes of `event`: plans first when its handler needs it (reading through `reads`), then returns the
  * synchronous write to run in the event's transaction. Call it only once every earlier event is applied.
  */
-export async function writerOf(projection: Projection, event: RecordedEvent, reads: ProjectionReads): Promise<(tx: ReadModelTx) => void> {
+export async function writerOf(
+  projection: Projection,
+  event: RecordedEvent,
+  reads: ProjectionReads,
+): Promise<(tx: ReadModelTx) => void> {
   const handler = projection.handlers[event.type];
   if (!handler) return () => undefined;
   if (typeof handler === 'function') return (tx) => handler(event, tx);
@@ -93,7 +101,10 @@ export function combineProjections(...projections: Projection[]): Projection {
         const wants = (h: PlannedHandler, event: RecordedEvent) => h.needsPlan?.(event) ?? true;
         handlers[type] = planned<unknown, [unknown, unknown]>({
           needsPlan: (event) => wants(first, event) || wants(second, event),
-          plan: async (event, reads) => [wants(first, event) ? await first.plan(event, reads) : null, wants(second, event) ? await second.plan(event, reads) : null],
+          plan: async (event, reads) => [
+            wants(first, event) ? await first.plan(event, reads) : null,
+            wants(second, event) ? await second.plan(event, reads) : null,
+          ],
           apply: (event, tx, plans) => {
             first.apply(event, tx, plans?.[0] ?? null);
             second.apply(event, tx, plans?.[1] ?? null);

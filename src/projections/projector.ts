@@ -190,7 +190,10 @@ export class Projector {
       throw error;
     }
     if (!acquired) {
-      this.logger?.info({ holder: (await this.readModel.leases.get(lease.name))?.holder }, 'projector on standby: another process holds the lease');
+      this.logger?.info(
+        { holder: (await this.readModel.leases.get(lease.name))?.holder },
+        'projector on standby: another process holds the lease',
+      );
       this.becomeStandby(lease.retryEveryMs);
       return;
     }
@@ -302,7 +305,9 @@ export class Projector {
     for (const event of events) {
       if (needsPlan(this.projection, event)) {
         if (pending.length) applied += await this.readModel.applyBatch(READ_MODELS_CHECKPOINT, pending, this.fence);
-        pending = [{ position: event.position, write: await writerOf(this.projection, event, this.readModel.projectionReads) }];
+        pending = [
+          { position: event.position, write: await writerOf(this.projection, event, this.readModel.projectionReads) },
+        ];
       } else {
         pending.push({ position: event.position, write: unplannedWriterOf(this.projection, event) });
       }
@@ -312,11 +317,15 @@ export class Projector {
   }
 
   private async applyInBackground(background: BackgroundApply, event: RecordedEvent): Promise<boolean> {
-    const lease = this.lease && this.currentRole === 'holder' ? { name: this.lease.name, holderId: this.lease.holderId, ttlMs: this.lease.ttlMs } : undefined;
+    const lease =
+      this.lease && this.currentRole === 'holder'
+        ? { name: this.lease.name, holderId: this.lease.holderId, ttlMs: this.lease.ttlMs }
+        : undefined;
     this.applyingInBackground = true;
     try {
       const { applied, leaseRenewedAt } = await background.apply(READ_MODELS_CHECKPOINT, event, lease);
-      if (lease && leaseRenewedAt !== undefined) this.validUntil = Math.max(this.validUntil, leaseRenewedAt + lease.ttlMs);
+      if (lease && leaseRenewedAt !== undefined)
+        this.validUntil = Math.max(this.validUntil, leaseRenewedAt + lease.ttlMs);
       return applied;
     } finally {
       this.applyingInBackground = false;
@@ -342,7 +351,9 @@ export class Projector {
     }
     for (;;) {
       try {
-        await firstValueFrom(merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)));
+        await firstValueFrom(
+          merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)),
+        );
         return;
       } catch {
         this.throwIfStopped(position);
@@ -444,7 +455,10 @@ export class Projector {
 
   private recordFailure(error: Error, position: bigint): void {
     this.failure = { error, position };
-    this.logger?.fatal({ err: error, position: position.toString() }, 'projector stopped: the read models no longer advance');
+    this.logger?.fatal(
+      { err: error, position: position.toString() },
+      'projector stopped: the read models no longer advance',
+    );
     const failed$ = this.failed$;
     this.failed$ = new Subject<never>();
     failed$.error(error);

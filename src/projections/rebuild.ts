@@ -35,7 +35,11 @@ export interface RebuildOptions {
  * of consecutive events each applied with one checkpoint write (as the live projector does, so the result is the
  * live result).
  */
-export async function rebuild(store: EventStore, readModel: ProjectorStore, options: RebuildOptions = {}): Promise<RebuildProgress> {
+export async function rebuild(
+  store: EventStore,
+  readModel: ProjectorStore,
+  options: RebuildOptions = {},
+): Promise<RebuildProgress> {
   const interval = options.progressIntervalMs ?? 1000;
   await readModel.reset();
   const projector = new Projector(store, readModel, readModelProjection);

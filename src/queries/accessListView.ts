@@ -15,12 +15,26 @@ export async function fullAccessList(services: Services, access: AccessList): Pr
   const users: FullAccessList['users'] = [];
   for (const entry of access.users) {
     const user = await services.readModel.users.get(entry.id);
-    if (user) users.push({ id: entry.id, level: entry.level, flags: entry.flags, login: user.login, name: `${user.firstName} ${user.lastName}` });
+    if (user)
+      users.push({
+        id: entry.id,
+        level: entry.level,
+        flags: entry.flags,
+        login: user.login,
+        name: `${user.firstName} ${user.lastName}`,
+      });
   }
   const groups: FullAccessList['groups'] = [];
   for (const entry of access.groups) {
     const group = await services.readModel.groups.get(entry.id);
-    if (group) groups.push({ id: entry.id, level: entry.level, flags: entry.flags, name: group.name, description: group.description });
+    if (group)
+      groups.push({
+        id: entry.id,
+        level: entry.level,
+        flags: entry.flags,
+        name: group.name,
+        description: group.description,
+      });
   }
   return { users, groups };
 }

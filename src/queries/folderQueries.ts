@@ -35,7 +35,11 @@ export interface FindFoldersInput {
  * results carry `_textScore` and are ordered by the requested sort; else `Invalid search mode.`. Empty strings
  * count as absent, as Girder's truthiness tests do. `total` ignores limit and offset.
  */
-export async function findFolders(services: Services, viewer: Viewer | null, input: FindFoldersInput): Promise<{ rows: View[]; total: number }> {
+export async function findFolders(
+  services: Services,
+  viewer: Viewer | null,
+  input: FindFoldersInput,
+): Promise<{ rows: View[]; total: number }> {
   const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
   const folders = services.readModel.folders;
   if (input.parentType && input.parentId) {
@@ -66,7 +70,11 @@ export async function getFolder(services: Services, viewer: Viewer | null, id: s
  * `GET /folder/:id/details`: `nItems` counts every item directly in the folder (items carry no ACL of their own, so
  * there is nothing to filter), `nFolders` the direct subfolders the caller may read.
  */
-export async function folderDetails(services: Services, viewer: Viewer | null, id: string): Promise<{ nItems: number; nFolders: number }> {
+export async function folderDetails(
+  services: Services,
+  viewer: Viewer | null,
+  id: string,
+): Promise<{ nItems: number; nFolders: number }> {
   const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
   const folders = services.readModel.folders;
   const [nItems, nFolders] = await Promise.all([
@@ -96,12 +104,22 @@ export async function folderRootPath(services: Services, viewer: Viewer | null, 
     throw new RestError(`Invalid folder id (${missing}).`);
   }
   for (const ancestor of [...ancestors].reverse()) {
-    if (!hasAccess(ancestor, viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, 'folder', ancestor._id, viewer));
+    if (!hasAccess(ancestor, viewer, AccessLevel.READ))
+      throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, 'folder', ancestor._id, viewer));
   }
   const rootEntry: RootPathEntry =
     folder.baseParentType === 'user'
-      ? { type: 'user', object: userView(await loadModel(services, 'user', folder.baseParentId, viewer, AccessLevel.READ), viewer) }
-      : { type: 'collection', object: collectionView(await loadModel(services, 'collection', folder.baseParentId, viewer, AccessLevel.READ), viewer) };
+      ? {
+          type: 'user',
+          object: userView(await loadModel(services, 'user', folder.baseParentId, viewer, AccessLevel.READ), viewer),
+        }
+      : {
+          type: 'collection',
+          object: collectionView(
+            await loadModel(services, 'collection', folder.baseParentId, viewer, AccessLevel.READ),
+            viewer,
+          ),
+        };
   return [rootEntry, ...ancestors.map((a): RootPathEntry => ({ type: 'folder', object: folderView(a, viewer) }))];
 }
 

@@ -6,10 +6,16 @@ import { isObjectId } from '../domain/ids';
 import { groupAccessLevel } from '../domain/group';
 
 /** Loads the group of a route's `:id` at a level (Girder's modelParam on GroupModel, with its messages). */
-export async function loadGroup(services: Services, id: string, viewer: Viewer | null, level: Level): Promise<GroupDoc> {
+export async function loadGroup(
+  services: Services,
+  id: string,
+  viewer: Viewer | null,
+  level: Level,
+): Promise<GroupDoc> {
   const group = isObjectId(id) ? await services.readModel.groups.get(id) : null;
   if (!group) throw new RestError(`Invalid group id (${id}).`);
-  if (groupAccessLevel(group, viewer) < level) throw new AccessDeniedError(accessDeniedMessage(level, 'group', id, viewer));
+  if (groupAccessLevel(group, viewer) < level)
+    throw new AccessDeniedError(accessDeniedMessage(level, 'group', id, viewer));
   return group;
 }
 
@@ -17,15 +23,22 @@ export async function loadGroup(services: Services, id: string, viewer: Viewer |
 export async function loadUserParam(services: Services, id: string, viewer: Viewer | null): Promise<UserDoc> {
   const user = isObjectId(id) ? await services.readModel.users.get(id) : null;
   if (!user) throw new RestError(`Invalid user id (${id}).`);
-  if (!hasAccess(user, viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, 'user', id, viewer));
+  if (!hasAccess(user, viewer, AccessLevel.READ))
+    throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, 'user', id, viewer));
   return user;
 }
 
 /** Girder's group filter: the READ fields, `_modelType` and the caller's `_accessLevel`. */
 export function groupView(group: GroupDoc, viewer: Viewer | null): Record<string, unknown> {
   return {
-    _id: group._id, _modelType: 'group', _accessLevel: groupAccessLevel(group, viewer), name: group.name,
-    description: group.description, public: group.public, created: group.created, updated: group.updated,
+    _id: group._id,
+    _modelType: 'group',
+    _accessLevel: groupAccessLevel(group, viewer),
+    name: group.name,
+    description: group.description,
+    public: group.public,
+    created: group.created,
+    updated: group.updated,
     addAllowed: group.addAllowed,
   };
 }
@@ -34,7 +47,12 @@ export function groupView(group: GroupDoc, viewer: Viewer | null): Record<string
  * The group with `access` (Girder's getFullAccessList: members with their level, login and name) and, unless left
  * out, `requests` (users asking to join: id, login, name).
  */
-export async function groupWithAccess(services: Services, group: GroupDoc, viewer: Viewer | null, withRequests = true): Promise<Record<string, unknown>> {
+export async function groupWithAccess(
+  services: Services,
+  group: GroupDoc,
+  viewer: Viewer | null,
+  withRequests = true,
+): Promise<Record<string, unknown>> {
   const named = async (id: string) => {
     const user = await services.readModel.users.get(id);
     return user ? { id, login: user.login, name: `${user.firstName} ${user.lastName}` } : null;

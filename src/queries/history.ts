@@ -2,7 +2,14 @@ import type { Services } from '../services';
 import type { RecordedEvent } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { HistoryQueries, SubtreeOperation } from '../ports/readModel';
-import { AccessLevel, accessDeniedMessage, hasAccess, type AccessControlled, type AccessList, type Viewer } from '../domain/access';
+import {
+  AccessLevel,
+  accessDeniedMessage,
+  hasAccess,
+  type AccessControlled,
+  type AccessList,
+  type Viewer,
+} from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
 import { isObjectId } from '../domain/ids';
 import { folderStream } from '../domain/folder';
@@ -19,7 +26,6 @@ import { collectionStream } from '../domain/collection';
  * with an ancestor. Such an event is listed as it is recorded on the acting folder's stream, with
  * `data.via = {folderId, operation}` naming that folder and what the operation did to this one (docs/events.md).
  */
-
 
 /** What an operation on another folder did to this one (`operation`), and which folder's stream holds the event. */
 export interface Via {
@@ -100,7 +106,11 @@ async function operationEvent(
 }
 
 /** The folder's own events and the subtree operations of other folders that touched it, in log order. */
-export async function folderTimeline(services: Services, folderId: string, cache = new StreamCache(services)): Promise<TimelineEntry[]> {
+export async function folderTimeline(
+  services: Services,
+  folderId: string,
+  cache = new StreamCache(services),
+): Promise<TimelineEntry[]> {
   const own = await cache.stream(folderStream(folderId));
   const positions = new Set(own.map((e) => e.position));
   const entries: TimelineEntry[] = own.map((event) => ({ event }));
@@ -111,11 +121,16 @@ export async function folderTimeline(services: Services, folderId: string, cache
     positions.add(op.position);
     entries.push({ event: found.event, via: { ...found.by, operation: op.operation } });
   }
-  return entries.sort((a, b) => (a.event.position < b.event.position ? -1 : a.event.position > b.event.position ? 1 : 0));
+  return entries.sort((a, b) =>
+    a.event.position < b.event.position ? -1 : a.event.position > b.event.position ? 1 : 0,
+  );
 }
 
 /** What an item's own events say about the folders it was in: [from, to) intervals, in order. */
-function itemFolderIntervals(own: RecordedEvent[], fallbackFolderId: string | null): { folderId: string; from: bigint; to: bigint | null }[] {
+function itemFolderIntervals(
+  own: RecordedEvent[],
+  fallbackFolderId: string | null,
+): { folderId: string; from: bigint; to: bigint | null }[] {
   const intervals: { folderId: string; from: bigint; to: bigint | null }[] = [];
   const open = (folderId: string, from: bigint) => intervals.push({ folderId, from, to: null });
   const closeAt = (position: bigint) => {
@@ -156,14 +171,21 @@ export async function itemTimeline(
   const entries: TimelineEntry[] = own.map((event) => ({ event }));
   for (const interval of itemFolderIntervals(own, currentFolderId)) {
     for (const op of await services.readModel.subtree.subtreeOpsFor(interval.folderId)) {
-      if (op.position < interval.from || (interval.to !== null && op.position >= interval.to) || positions.has(op.position)) continue;
+      if (
+        op.position < interval.from ||
+        (interval.to !== null && op.position >= interval.to) ||
+        positions.has(op.position)
+      )
+        continue;
       const found = await operationEvent(cache, op.rootId, op.position);
       if (!found) continue;
       positions.add(op.position);
       entries.push({ event: found.event, via: { ...found.by, operation: op.operation, inFolder: interval.folderId } });
     }
   }
-  return entries.sort((a, b) => (a.event.position < b.event.position ? -1 : a.event.position > b.event.position ? 1 : 0));
+  return entries.sort((a, b) =>
+    a.event.position < b.event.position ? -1 : a.event.position > b.event.position ? 1 : 0,
+  );
 }
 
 /**
@@ -194,7 +216,12 @@ export function lastKnownAcl(timeline: TimelineEntry[]): AccessControlled | null
  * was when removed (kept by the read model), else as its timeline last recorded it; site admins always. Throws
  * `Invalid folder id (<id>).` when nothing is known about the id.
  */
-export async function authorizeFolderHistory(services: Services, viewer: Viewer | null, folderId: string, timeline: TimelineEntry[]): Promise<void> {
+export async function authorizeFolderHistory(
+  services: Services,
+  viewer: Viewer | null,
+  folderId: string,
+  timeline: TimelineEntry[],
+): Promise<void> {
   if (!isObjectId(folderId)) throw new RestError(`Invalid folder id (${folderId}).`);
   const live = await services.readModel.folders.get(folderId);
   const removed = live ? null : await historyOf(services).removedFolder(folderId);
@@ -227,7 +254,9 @@ export function redactEventData(type: string, data: unknown): unknown {
     if (Array.isArray(value)) return value.map(strip);
     if (value && typeof value === 'object') {
       return Object.fromEntries(
-        Object.entries(value as Record<string, unknown>).filter(([key]) => !SECRET_KEYS.has(key)).map(([key, v]) => [key, strip(v)]),
+        Object.entries(value as Record<string, unknown>)
+          .filter(([key]) => !SECRET_KEYS.has(key))
+          .map(([key, v]) => [key, strip(v)]),
       );
     }
     return value;
@@ -284,11 +313,17 @@ export interface HistoryPaging {
 }
 
 /** Pages a timeline: `after` (a revision of the own stream) first, then offset and limit (0: no limit). */
-export function pageTimeline(timeline: TimelineEntry[], ownStreamId: string, paging: HistoryPaging): { rows: TimelineEntry[]; total: number } {
+export function pageTimeline(
+  timeline: TimelineEntry[],
+  ownStreamId: string,
+  paging: HistoryPaging,
+): { rows: TimelineEntry[]; total: number } {
   let rows = timeline;
   const { after } = paging;
   if (after !== undefined) {
-    const anchor = timeline.find((e) => !e.via && e.event.streamId === ownStreamId && e.event.revision === BigInt(after));
+    const anchor = timeline.find(
+      (e) => !e.via && e.event.streamId === ownStreamId && e.event.revision === BigInt(after),
+    );
     if (!anchor) throw new RestError(`No event at revision ${after} of this history.`);
     rows = rows.filter((e) => e.event.position > anchor.event.position);
   }

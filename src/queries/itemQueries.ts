@@ -25,9 +25,18 @@ export function itemSortField(sort: string): string {
 /** Girder's Item filter: `_id, name, description, folderId, baseParentType/Id, creatorId, created, updated, size, meta`. */
 export function itemView(item: ItemDoc): View {
   return {
-    _id: item._id, _modelType: 'item', name: item.name, description: item.description, folderId: item.folderId,
-    baseParentType: item.baseParentType, baseParentId: item.baseParentId, creatorId: item.creatorId, created: item.created,
-    updated: item.updated, size: item.size, metadata: item.meta,
+    _id: item._id,
+    _modelType: 'item',
+    name: item.name,
+    description: item.description,
+    folderId: item.folderId,
+    baseParentType: item.baseParentType,
+    baseParentId: item.baseParentId,
+    creatorId: item.creatorId,
+    created: item.created,
+    updated: item.updated,
+    size: item.size,
+    metadata: item.meta,
     ...(item.copyOfItem !== undefined ? { copyOfItem: item.copyOfItem } : {}),
   };
 }
@@ -35,8 +44,15 @@ export function itemView(item: ItemDoc): View {
 /** Girder's File filter: `_id, name, mimeType, size, itemId, creatorId, created, exts`. */
 export function fileView(file: FileDoc): View {
   return {
-    _id: file._id, _modelType: 'file', name: file.name, mimeType: file.mimeType, size: file.size, itemId: file.itemId,
-    creatorId: file.creatorId, created: file.created, exts: file.exts,
+    _id: file._id,
+    _modelType: 'file',
+    name: file.name,
+    mimeType: file.mimeType,
+    size: file.size,
+    itemId: file.itemId,
+    creatorId: file.creatorId,
+    created: file.created,
+    exts: file.exts,
   };
 }
 
@@ -45,8 +61,15 @@ export function uploadView(state: UploadState): View {
   const s = state.started;
   if (!s) throw new RestError(`Invalid upload id (${state.uploadId}).`);
   return {
-    _id: s.uploadId, _modelType: 'upload', created: s.created, updated: state.updated, size: s.size, name: s.name,
-    mimeType: s.mimeType, received: state.received, userId: s.userId,
+    _id: s.uploadId,
+    _modelType: 'upload',
+    created: s.created,
+    updated: state.updated,
+    size: s.size,
+    name: s.name,
+    mimeType: s.mimeType,
+    received: state.received,
+    userId: s.userId,
     ...(s.parentType !== undefined ? { parentType: s.parentType, parentId: s.parentId } : {}),
     ...(s.fileId !== undefined ? { fileId: s.fileId } : {}),
     ...(s.reference !== undefined ? { reference: s.reference } : {}),
@@ -65,23 +88,40 @@ async function fetchItem(services: Services, id: string): Promise<{ item: ItemDo
 }
 
 /** `:id` of the item routes: `Invalid item id (<id>).`, then the level on the item's folder. */
-export async function loadItem(services: Services, id: string, viewer: Viewer | null, level: Level): Promise<{ item: ItemDoc; folder: FolderDoc }> {
+export async function loadItem(
+  services: Services,
+  id: string,
+  viewer: Viewer | null,
+  level: Level,
+): Promise<{ item: ItemDoc; folder: FolderDoc }> {
   const found = await fetchItem(services, id);
   if (!found) throw new RestError(`Invalid item id (${id}).`);
-  if (!hasAccess(found.folder, viewer, level)) throw new AccessDeniedError(accessDeniedMessage(level, 'item', id, viewer));
+  if (!hasAccess(found.folder, viewer, level))
+    throw new AccessDeniedError(accessDeniedMessage(level, 'item', id, viewer));
   return found;
 }
 
 /** An item named by a parameter (Girder's `load(…, exc=True)`): `No such item: <id>`. */
-export async function loadParentItem(services: Services, id: string, viewer: Viewer | null, level: Level): Promise<{ item: ItemDoc; folder: FolderDoc }> {
+export async function loadParentItem(
+  services: Services,
+  id: string,
+  viewer: Viewer | null,
+  level: Level,
+): Promise<{ item: ItemDoc; folder: FolderDoc }> {
   const found = await fetchItem(services, id);
   if (!found) throw new ValidationError(`No such item: ${id}`, 'id');
-  if (!hasAccess(found.folder, viewer, level)) throw new AccessDeniedError(accessDeniedMessage(level, 'item', id, viewer));
+  if (!hasAccess(found.folder, viewer, level))
+    throw new AccessDeniedError(accessDeniedMessage(level, 'item', id, viewer));
   return found;
 }
 
 /** A folder named by a model parameter (`folderId` of the item routes): `Invalid folder id (<id>).` */
-export async function loadFolderParam(services: Services, id: string, viewer: Viewer | null, level: Level): Promise<FolderDoc> {
+export async function loadFolderParam(
+  services: Services,
+  id: string,
+  viewer: Viewer | null,
+  level: Level,
+): Promise<FolderDoc> {
   const folder = isObjectId(id) ? await services.readModel.folders.get(id) : null;
   if (!folder) throw new RestError(`Invalid folder id (${id}).`);
   if (!hasAccess(folder, viewer, level)) throw new AccessDeniedError(accessDeniedMessage(level, 'folder', id, viewer));
@@ -98,7 +138,8 @@ export async function loadFile(
   const file = isObjectId(id) ? await services.readModel.files.get(id) : null;
   const found = file && (await fetchItem(services, file.itemId));
   if (!file || !found) throw new RestError(`Invalid file id (${id}).`);
-  if (!hasAccess(found.folder, viewer, level)) throw new AccessDeniedError(accessDeniedMessage(level, 'file', id, viewer));
+  if (!hasAccess(found.folder, viewer, level))
+    throw new AccessDeniedError(accessDeniedMessage(level, 'file', id, viewer));
   return { file, ...found };
 }
 
@@ -114,7 +155,11 @@ export interface FindItemsInput {
  * optionally by exact name and text; else with `text` (even empty), a global text search over items in folders the
  * caller may read; else `Invalid search mode.`.
  */
-export async function findItems(services: Services, viewer: Viewer | null, input: FindItemsInput): Promise<{ rows: View[]; total: number }> {
+export async function findItems(
+  services: Services,
+  viewer: Viewer | null,
+  input: FindItemsInput,
+): Promise<{ rows: View[]; total: number }> {
   const paging = { ...input.paging, sort: itemSortField(input.paging.sort) };
   if (input.folderId) {
     const parent = await loadParent(services, 'folder', input.folderId, viewer, AccessLevel.READ);

@@ -5,7 +5,8 @@ import { AccessDeniedError, RestError, ValidationError } from '../domain/errors'
 import { isObjectId } from '../domain/ids';
 import type { ParentType } from '../domain/parents';
 
-export type ParentDoc = { type: 'folder'; doc: FolderDoc } | { type: 'user'; doc: UserDoc } | { type: 'collection'; doc: CollectionDoc };
+export type ParentDoc =
+  { type: 'folder'; doc: FolderDoc } | { type: 'user'; doc: UserDoc } | { type: 'collection'; doc: CollectionDoc };
 
 async function fetchModel(services: Services, model: ParentType, id: string): Promise<ParentDoc | null> {
   if (!isObjectId(id)) return null;
@@ -50,7 +51,13 @@ export async function loadModel<M extends ParentType>(
 }
 
 /** Loads a parent named by a parameter (Girder's `load(…, exc=True)`): `No such <model>: <id>` when it does not resolve. */
-export async function loadParent(services: Services, model: ParentType, id: string, viewer: Viewer | null, level: Level): Promise<ParentDoc> {
+export async function loadParent(
+  services: Services,
+  model: ParentType,
+  id: string,
+  viewer: Viewer | null,
+  level: Level,
+): Promise<ParentDoc> {
   const found = await fetchModel(services, model, id);
   if (!found) throw new ValidationError(`No such ${model}: ${id}`, 'id');
   requireLevel(found, model, id, viewer, level);

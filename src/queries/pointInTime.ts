@@ -1,5 +1,12 @@
 import type { Services } from '../services';
-import { folderDecider, folderStateFor, type FolderAccessChangedData, type FolderCopiedData, type FolderEvent, type FolderState } from '../domain/folder';
+import {
+  folderDecider,
+  folderStateFor,
+  type FolderAccessChangedData,
+  type FolderCopiedData,
+  type FolderEvent,
+  type FolderState,
+} from '../domain/folder';
 import { unknownEvent } from '../domain/decider';
 import type { FolderDoc } from '../ports/readModel';
 import { AccessLevel, hasAccess, type Viewer } from '../domain/access';
@@ -25,7 +32,6 @@ import type { ParentType } from '../domain/parents';
  * sum over its items' streams).
  */
 
-
 /** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
 export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
 
@@ -50,7 +56,8 @@ export async function positionOf(services: Services, at: AtValue): Promise<bigin
   if ('position' in at) return at.position;
   const store = services.eventStore;
   const firstFrom = async (position: bigint) => {
-    for await (const event of store.readAll({ fromPosition: position > 0n ? position - 1n : 0n, maxCount: 1 })) return event;
+    for await (const event of store.readAll({ fromPosition: position > 0n ? position - 1n : 0n, maxCount: 1 }))
+      return event;
     return null;
   };
   let lo = 0n;
@@ -112,7 +119,11 @@ class TimeMachine {
     return state?.exists ? state : null;
   }
 
-  private async apply(folderId: string, state: FolderAt | null, { event, via }: TimelineEntry): Promise<FolderAt | null> {
+  private async apply(
+    folderId: string,
+    state: FolderAt | null,
+    { event, via }: TimelineEntry,
+  ): Promise<FolderAt | null> {
     // The folder's own events: its stream holds folder events only.
     if (!via) return evolveAt(folderId, state, { type: event.type, data: event.data } as FolderEvent);
     // What an operation on an ancestor (or its collection) did to this folder.
@@ -147,10 +158,21 @@ class TimeMachine {
     if (!before) return null;
     const placement = await historyOf(this.services).placementAt(folderId, position);
     return {
-      exists: true, folderId, name: before.name, description: before.description, parentType: 'folder',
-      parentId: placement?.parentId ?? (before.parentId === copy.sourceId ? copy.folderId : deriveId(copy.opId, before.parentId)),
-      public: copy.public ?? false, ...(before.publicFlags !== undefined ? { publicFlags: before.publicFlags } : {}), access: copy.access,
-      meta: before.meta, creatorId: copy.creatorId, created: copy.created, updated: copy.created,
+      exists: true,
+      folderId,
+      name: before.name,
+      description: before.description,
+      parentType: 'folder',
+      parentId:
+        placement?.parentId ??
+        (before.parentId === copy.sourceId ? copy.folderId : deriveId(copy.opId, before.parentId)),
+      public: copy.public ?? false,
+      ...(before.publicFlags !== undefined ? { publicFlags: before.publicFlags } : {}),
+      access: copy.access,
+      meta: before.meta,
+      creatorId: copy.creatorId,
+      created: copy.created,
+      updated: copy.created,
     };
   }
 
@@ -172,11 +194,22 @@ class TimeMachine {
     const history = historyOf(this.services);
     const placement = await history.placementAt(folderId, position);
     return {
-      _id: folderId, name: state.name, lowerName: state.name.toLowerCase(), description: state.description, parentCollection: state.parentType,
-      parentId: state.parentId, baseParentType: placement?.baseParentType ?? (state.parentType === 'folder' ? 'user' : state.parentType),
-      baseParentId: placement?.baseParentId ?? state.parentId, creatorId: state.creatorId, created: state.created, updated: state.updated,
-      size: await history.sizeAt(folderId, position), ...(state.public !== undefined ? { public: state.public } : {}),
-      ...(state.publicFlags !== undefined ? { publicFlags: state.publicFlags } : {}), access: state.access, meta: state.meta,
+      _id: folderId,
+      name: state.name,
+      lowerName: state.name.toLowerCase(),
+      description: state.description,
+      parentCollection: state.parentType,
+      parentId: state.parentId,
+      baseParentType: placement?.baseParentType ?? (state.parentType === 'folder' ? 'user' : state.parentType),
+      baseParentId: placement?.baseParentId ?? state.parentId,
+      creatorId: state.creatorId,
+      created: state.created,
+      updated: state.updated,
+      size: await history.sizeAt(folderId, position),
+      ...(state.public !== undefined ? { public: state.public } : {}),
+      ...(state.publicFlags !== undefined ? { publicFlags: state.publicFlags } : {}),
+      access: state.access,
+      meta: state.meta,
     };
   }
 }
@@ -187,7 +220,12 @@ const didNotExist = (at: AtValue) => new RestError(`The folder did not exist at 
  * `GET /folder/:id?at=…`: ADMIN on the folder now (a site admin may also look at a folder that no longer exists);
  * the same view fields as the normal GET, `_accessLevel` judged on the ACL it had then.
  */
-export async function getFolderAt(services: Services, viewer: Viewer | null, folderId: string, atRaw: string): Promise<Record<string, unknown>> {
+export async function getFolderAt(
+  services: Services,
+  viewer: Viewer | null,
+  folderId: string,
+  atRaw: string,
+): Promise<Record<string, unknown>> {
   historyOf(services);
   const at = parseAt(atRaw);
   await requireAdminNow(services, viewer, folderId);
@@ -219,7 +257,11 @@ export interface ChildrenAtInput {
  * each rebuilt from its events), those the caller could READ then, optionally by exact name; sorted and paged as the
  * normal listing. ADMIN on the parent now (site admins pass).
  */
-export async function listFoldersAt(services: Services, viewer: Viewer | null, input: ChildrenAtInput): Promise<{ rows: Record<string, unknown>[]; total: number }> {
+export async function listFoldersAt(
+  services: Services,
+  viewer: Viewer | null,
+  input: ChildrenAtInput,
+): Promise<{ rows: Record<string, unknown>[]; total: number }> {
   const history = historyOf(services);
   const at = parseAt(input.at);
   const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.ADMIN);
@@ -255,7 +297,14 @@ function valueAt(doc: FolderDoc, field: string): unknown {
 
 /** Ascending order of mixed values: absent first, then numbers, then strings (binary), then anything else as JSON. */
 function compare(a: unknown, b: unknown): number {
-  const rank = (v: unknown) => (v === undefined || v === null ? 0 : typeof v === 'number' || typeof v === 'boolean' ? 1 : typeof v === 'string' ? 2 : 3);
+  const rank = (v: unknown) =>
+    v === undefined || v === null
+      ? 0
+      : typeof v === 'number' || typeof v === 'boolean'
+        ? 1
+        : typeof v === 'string'
+          ? 2
+          : 3;
   const ra = rank(a);
   const rb = rank(b);
   if (ra !== rb) return ra - rb;

@@ -88,7 +88,11 @@ async function childNamed(services: Services, parent: Found, token: string): Pro
     if (folder) return { type: 'folder', doc: folder };
   }
   if (parent.type === 'folder') {
-    const page = await rm.items.listInFolder({ folderId: parent.doc._id, name: token, paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 } });
+    const page = await rm.items.listInFolder({
+      folderId: parent.doc._id,
+      name: token,
+      paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 },
+    });
     if (page.rows[0]) return { type: 'item', doc: page.rows[0], folder: parent.doc };
   }
   if (parent.type === 'item') {
@@ -104,7 +108,12 @@ async function childNamed(services: Services, parent: Found, token: string): Pro
  * `Path not found: <path>` (the path without its leading slashes), so that a path does not reveal what the caller may
  * not read. With `test`, both give null instead. A path that names neither root kind is `Invalid path format`.
  */
-export async function lookUpPath(services: Services, path: string, viewer: Viewer | null, test: boolean): Promise<View | null> {
+export async function lookUpPath(
+  services: Services,
+  path: string,
+  viewer: Viewer | null,
+  test: boolean,
+): Promise<View | null> {
   const stripped = path.replace(/^\/+/, '');
   // A path of one token (`user`) has no root name.
   const [model, rootName, ...tokens] = splitPath(stripped) as [string, string | undefined, ...string[]];
@@ -173,14 +182,20 @@ async function fetchResource(services: Services, type: ResourceType, id: string)
 }
 
 /** A parent on the way up, loaded at READ (`Invalid <model> id (<id>).` when it is gone). */
-async function loadParentAtRead(services: Services, type: ResourceType, id: string, viewer: Viewer | null): Promise<Found> {
+async function loadParentAtRead(
+  services: Services,
+  type: ResourceType,
+  id: string,
+  viewer: Viewer | null,
+): Promise<Found> {
   if (type === 'user' || type === 'collection' || type === 'folder') {
     const doc = await loadModel(services, type, id, viewer, AccessLevel.READ);
     return { type, doc } as Found;
   }
   const found = await fetchResource(services, type, id);
   if (!found) throw new RestError(`Invalid ${type} id (${id}).`);
-  if (!hasAccess(aclOf(found), viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
+  if (!hasAccess(aclOf(found), viewer, AccessLevel.READ))
+    throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
   return found;
 }
 
@@ -204,11 +219,17 @@ function parentOf(found: Found): { type: ResourceType; id: string } | null {
  * `type` is 400 `Invalid resource id.`, which girder_client's `--parent-type auto` relies on to try the next type),
  * then every ancestor at READ; the path names them from the root down.
  */
-export async function resourcePath(services: Services, type: string, id: string, viewer: Viewer | null): Promise<string> {
+export async function resourcePath(
+  services: Services,
+  type: string,
+  id: string,
+  viewer: Viewer | null,
+): Promise<string> {
   if (!(RESOURCE_TYPES as readonly string[]).includes(type)) throw new RestError('Invalid resources format.');
   let current = await fetchResource(services, type as ResourceType, id);
   if (!current) throw new RestError('Invalid resource id.');
-  if (!hasAccess(aclOf(current), viewer, AccessLevel.READ)) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
+  if (!hasAccess(aclOf(current), viewer, AccessLevel.READ))
+    throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
   const names = [nameOf(current)];
   for (let parent = parentOf(current); parent; parent = parentOf(current)) {
     current = await loadParentAtRead(services, parent.type, parent.id, viewer);

@@ -70,7 +70,12 @@ function mimeAccepts(mimeFilter: readonly unknown[], file: FileDoc): boolean {
   return mimeFilter.length === 0 || mimeFilter.includes(file.mimeType);
 }
 
-async function* itemEntries(source: LayoutSource, item: ItemDoc, dir: string, options: Required<LayoutOptions>): AsyncGenerator<ZipEntry> {
+async function* itemEntries(
+  source: LayoutSource,
+  item: ItemDoc,
+  dir: string,
+  options: Required<LayoutOptions>,
+): AsyncGenerator<ZipEntry> {
   const fetch = (paging: Paging) => source.files.listForItem(item._id, paging);
   const first = await fetch({ limit: options.pageSize, offset: 0, sort: '_id', sortdir: 1 });
   const single = first.total === 1 && first.rows[0]?.name === item.name;
@@ -90,16 +95,31 @@ async function* folderEntries(
   viewer: Viewer | null,
   options: Required<LayoutOptions>,
 ): AsyncGenerator<ZipEntry> {
-  const subfolders = paged((paging) => source.folders.listChildren({ parentType: 'folder', parentId: folder._id, viewer, paging }), options.pageSize);
-  for await (const sub of subfolders) yield* folderEntries(source, sub, `${dir}/${sanitizeSegment(sub.name)}`, viewer, options);
-  for await (const item of paged((paging) => source.items.listInFolder({ folderId: folder._id, paging }), options.pageSize)) {
+  const subfolders = paged(
+    (paging) => source.folders.listChildren({ parentType: 'folder', parentId: folder._id, viewer, paging }),
+    options.pageSize,
+  );
+  for await (const sub of subfolders)
+    yield* folderEntries(source, sub, `${dir}/${sanitizeSegment(sub.name)}`, viewer, options);
+  for await (const item of paged(
+    (paging) => source.items.listInFolder({ folderId: folder._id, paging }),
+    options.pageSize,
+  )) {
     yield* itemEntries(source, item, dir, options);
   }
 }
 
 /** The entries of `folder`'s archive as `viewer` may see them, in archive order. */
-export function zipLayout(source: LayoutSource, folder: FolderDoc, viewer: Viewer | null, options: LayoutOptions = {}): AsyncGenerator<ZipEntry> {
-  const resolved: Required<LayoutOptions> = { mimeFilter: options.mimeFilter ?? [], pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE };
+export function zipLayout(
+  source: LayoutSource,
+  folder: FolderDoc,
+  viewer: Viewer | null,
+  options: LayoutOptions = {},
+): AsyncGenerator<ZipEntry> {
+  const resolved: Required<LayoutOptions> = {
+    mimeFilter: options.mimeFilter ?? [],
+    pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
+  };
   return folderEntries(source, folder, sanitizeRoot(folder.name), viewer, resolved);
 }
 

@@ -62,7 +62,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
   const count = options.processes ?? 3;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-chaos-'));
-  const env = { PROJECTOR_LEASE_TTL_MS: '1500', BLOB_RETENTION_DAYS: '0', BLOB_SWEEP_GRACE_SECONDS: String(GRACE_SECONDS) };
+  const env = {
+    PROJECTOR_LEASE_TTL_MS: '1500',
+    BLOB_RETENTION_DAYS: '0',
+    BLOB_SWEEP_GRACE_SECONDS: String(GRACE_SECONDS),
+  };
   const slots: (ServiceProcess | null)[] = [];
   const failures: string[] = [];
   const expectations: Expectation[] = [];
@@ -72,11 +76,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let subscribing = true;
 
   const live = () => slots.filter((s): s is ServiceProcess => s !== null && !s.dead);
-  const sqlite = () => new Database(path.join(dataDir, 'folder-service.sqlite'), { readonly: true, fileMustExist: true });
+  const sqlite = () =>
+    new Database(path.join(dataDir, 'folder-service.sqlite'), { readonly: true, fileMustExist: true });
   const leaseRow = () => {
     const db = sqlite();
     try {
-      return db.prepare("SELECT holder, epoch FROM ops_leases WHERE name = 'projector:read-models'").get() as { holder: string; epoch: number } | undefined;
+      return db.prepare("SELECT holder, epoch FROM ops_leases WHERE name = 'projector:read-models'").get() as
+        { holder: string; epoch: number } | undefined;
     } finally {
       db.close();
     }
@@ -86,7 +92,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (let i = 0; i < count; i++) slots.push(await startService(dataDir, env));
     let turn = 0;
     /** One request to the next live process (round robin); null when it did not answer (a process died). */
-    const call = async (method: string, target: string, init: { token?: string; form?: Record<string, string>; json?: unknown; body?: Buffer } = {}) => {
+    const call = async (
+      method: string,
+      target: string,
+      init: { token?: string; form?: Record<string, string>; json?: unknown; body?: Buffer } = {},
+    ) => {
       const alive = live();
       if (alive.length === 0) return null;
       const service = alive[turn++ % alive.length];
@@ -105,7 +115,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         body = init.body;
       }
       try {
-        const res = await fetch(`${service.api}${target}`, { method, headers, body, signal: AbortSignal.timeout(20_000) });
+        const res = await fetch(`${service.api}${target}`, {
+          method,
+          headers,
+          body,
+          signal: AbortSignal.timeout(20_000),
+        });
         const text = await res.text();
         return { status: res.status, body: text ? JSON.parse(text) : null };
       } catch {
@@ -114,10 +129,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
 
     // Set-up, retried until a process answers (nothing is being killed yet).
-    const admin = await call('POST', '/user', { form: { login: 'admin', email: 'admin@example.com', firstName: 'A', lastName: 'D', password: 'password1' } });
+    const admin = await call('POST', '/user', {
+      form: { login: 'admin', email: 'admin@example.com', firstName: 'A', lastName: 'D', password: 'password1' },
+    });
     if (admin?.status !== 200) throw new Error(`could not create the admin: ${JSON.stringify(admin)}`);
     const token: string = admin.body.authToken.token;
-    const root = await call('POST', '/folder', { token, form: { parentType: 'user', parentId: admin.body._id, name: 'chaos' } });
+    const root = await call('POST', '/folder', {
+      token,
+      form: { parentType: 'user', parentId: admin.body._id, name: 'chaos' },
+    });
     if (root?.status !== 200) throw new Error(`could not create the root folder: ${JSON.stringify(root)}`);
     const folders: string[] = [root.body._id];
     const startPosition = (() => {
@@ -173,10 +193,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const operations: (() => Promise<void>)[] = [
       async () => {
         const parentId = pick(folders);
-        const res = await call('POST', '/folder', { token, form: { parentType: 'folder', parentId, name: `f${++counter}` } });
+        const res = await call('POST', '/folder', {
+          token,
+          form: { parentType: 'folder', parentId, name: `f${++counter}` },
+        });
         if (res?.status !== 200) return;
         folders.push(res.body._id);
-        expectations.push({ what: 'create', streamId: `folder-${res.body._id}`, type: 'FolderCreated', matches: (d) => d.parentId === parentId });
+        expectations.push({
+          what: 'create',
+          streamId: `folder-${res.body._id}`,
+          type: 'FolderCreated',
+          matches: (d) => d.parentId === parentId,
+        });
       },
       async () => {
         const id = pick(folders.slice(1));
@@ -184,7 +212,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         if (!id) return;
         const res = await call('PUT', `/folder/${id}/metadata`, { token, json: { chaos: value } });
         if (res?.status !== 200) return;
-        expectations.push({ what: 'metadata', streamId: `folder-${id}`, type: 'FolderMetadataChanged', matches: (d) => d.meta?.chaos === value });
+        expectations.push({
+          what: 'metadata',
+          streamId: `folder-${id}`,
+          type: 'FolderMetadataChanged',
+          matches: (d) => d.meta?.chaos === value,
+        });
       },
       async () => {
         const [id, target] = [pick(folders.slice(1)), pick(folders)];
@@ -192,25 +225,52 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const res = await call('PUT', `/folder/${id}`, { token, form: { parentType: 'folder', parentId: target } });
         if (res?.status !== 200) return;
         // A move to the parent it already has appends nothing: then the event that put it there is what counts.
-        expectations.push({ what: 'move', streamId: `folder-${id}`, type: ['FolderMoved', 'FolderCreated', 'FolderCopied'], matches: (d) => d.parentId === target });
+        expectations.push({
+          what: 'move',
+          streamId: `folder-${id}`,
+          type: ['FolderMoved', 'FolderCreated', 'FolderCopied'],
+          matches: (d) => d.parentId === target,
+        });
       },
       async () => {
         const folderId = pick(folders);
         const item = await call('POST', `/item?folderId=${folderId}&name=i${++counter}`, { token });
         if (item?.status !== 200) return;
-        expectations.push({ what: 'item', streamId: `item-${item.body._id}`, type: 'ItemCreated', matches: () => true });
+        expectations.push({
+          what: 'item',
+          streamId: `item-${item.body._id}`,
+          type: 'ItemCreated',
+          matches: () => true,
+        });
         const bytes = pick(PAYLOADS);
-        const file = await call('POST', `/file?parentType=item&parentId=${item.body._id}&name=data.bin&size=${bytes.length}`, { token, body: bytes });
+        const file = await call(
+          'POST',
+          `/file?parentType=item&parentId=${item.body._id}&name=data.bin&size=${bytes.length}`,
+          { token, body: bytes },
+        );
         if (file?.status !== 200) return;
-        expectations.push({ what: 'upload', streamId: `item-${item.body._id}`, type: 'FileCreated', matches: (d) => d.fileId === file.body._id });
+        expectations.push({
+          what: 'upload',
+          streamId: `item-${item.body._id}`,
+          type: 'FileCreated',
+          matches: (d) => d.fileId === file.body._id,
+        });
       },
       async () => {
         const [id, target] = [pick(folders.slice(1)), pick(folders)];
         if (!id) return;
-        const res = await call('POST', `/folder/${id}/copy`, { token, form: { parentType: 'folder', parentId: target, name: `c${++counter}` } });
+        const res = await call('POST', `/folder/${id}/copy`, {
+          token,
+          form: { parentType: 'folder', parentId: target, name: `c${++counter}` },
+        });
         if (res?.status !== 200) return;
         folders.push(res.body._id);
-        expectations.push({ what: 'copy', streamId: `folder-${res.body._id}`, type: 'FolderCopied', matches: (d) => d.sourceId === id });
+        expectations.push({
+          what: 'copy',
+          streamId: `folder-${res.body._id}`,
+          type: 'FolderCopied',
+          matches: (d) => d.sourceId === id,
+        });
       },
       async () => {
         if (folders.length < 12) return;
@@ -261,15 +321,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(restarts);
 
     // Quiet: every process up, the read models at the head of the log, every subscriber at the head.
-    for (let slot = 0; slot < count; slot++) if (!slots[slot] || slots[slot]!.dead) slots[slot] = await startService(dataDir, env);
+    for (let slot = 0; slot < count; slot++)
+      if (!slots[slot] || slots[slot]!.dead) slots[slot] = await startService(dataDir, env);
     const db = sqlite();
     const head = () => (db.prepare('SELECT MAX(position) AS p FROM es_events').get() as { p: number }).p;
     const checkpoint = () =>
-      (db.prepare("SELECT position FROM rm_checkpoints WHERE projection = 'read-models'").get() as { position: number } | undefined)?.position ?? 0;
+      (
+        db.prepare("SELECT position FROM rm_checkpoints WHERE projection = 'read-models'").get() as
+          { position: number } | undefined
+      )?.position ?? 0;
     const settleBy = Date.now() + 60_000;
     while (checkpoint() < head() && Date.now() < settleBy) await sleep(100);
     if (checkpoint() < head()) failures.push(`the read models stopped at ${checkpoint()}, the log's head is ${head()}`);
-    const expected = (db.prepare('SELECT position FROM es_events WHERE position > ? ORDER BY position').pluck().all(startPosition) as number[]).map(String);
+    const expected = (
+      db
+        .prepare('SELECT position FROM es_events WHERE position > ? ORDER BY position')
+        .pluck()
+        .all(startPosition) as number[]
+    ).map(String);
     for (const subscriber of subscribers) {
       while (subscriber.ids.at(-1) !== expected.at(-1) && Date.now() < settleBy) await sleep(100);
     }
@@ -280,7 +349,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const events = eventsOf.all(expectation.streamId) as { type: string; data: string }[];
       const types = ([] as string[]).concat(expectation.type);
       if (!events.some((e) => types.includes(e.type) && expectation.matches(JSON.parse(e.data)))) {
-        failures.push(`acknowledged ${expectation.what} missing from the log: no ${types.join('/')} on ${expectation.streamId}`);
+        failures.push(
+          `acknowledged ${expectation.what} missing from the log: no ${types.join('/')} on ${expectation.streamId}`,
+        );
       }
     }
     // Each subscriber saw the log's sequence: no gap, no duplicate, in order.
@@ -288,7 +359,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (JSON.stringify(subscriber.ids) !== JSON.stringify(expected)) {
         const missing = expected.filter((id) => !subscriber.ids.includes(id)).length;
         const duplicates = subscriber.ids.length - new Set(subscriber.ids).size;
-        failures.push(`subscriber ${i}: ${subscriber.ids.length} events over ${subscriber.connections.length} connections, log has ${expected.length} (missing ${missing}, duplicates ${duplicates})`);
+        failures.push(
+          `subscriber ${i}: ${subscriber.ids.length} events over ${subscriber.connections.length} connections, log has ${expected.length} (missing ${missing}, duplicates ${duplicates})`,
+        );
       }
     }
     const takeovers = (leaseRow()?.epoch ?? 0) - startEpoch;
@@ -312,12 +385,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const stored = new Map<string, number>();
     for (const dir of fs.readdirSync(blobRoot)) {
       if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-      for (const name of fs.readdirSync(path.join(blobRoot, dir))) stored.set(name, fs.statSync(path.join(blobRoot, dir, name)).mtimeMs);
+      for (const name of fs.readdirSync(path.join(blobRoot, dir)))
+        stored.set(name, fs.statSync(path.join(blobRoot, dir, name)).mtimeMs);
     }
-    for (const blobId of referenced) if (!stored.has(blobId)) failures.push(`blob ${blobId} is referenced by a file but missing`);
+    for (const blobId of referenced)
+      if (!stored.has(blobId)) failures.push(`blob ${blobId} is referenced by a file but missing`);
     const oldest = Date.now() - GRACE_SECONDS * 1000 - 5000;
     for (const [blobId, mtime] of stored) {
-      if (!referenced.has(blobId) && mtime < oldest) failures.push(`blob ${blobId} is unreferenced and older than the grace period`);
+      if (!referenced.has(blobId) && mtime < oldest)
+        failures.push(`blob ${blobId} is unreferenced and older than the grace period`);
     }
 
     const eventsChecked = subscribers.reduce((sum, s) => sum + s.ids.length, 0);

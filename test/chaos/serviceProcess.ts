@@ -30,7 +30,10 @@ export function startService(dataDir: string, env: Record<string, string>): Prom
     }),
   );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start within 60 s:\n${output.slice(-2000)}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the service did not start within 60 s:\n${output.slice(-2000)}`)),
+      60_000,
+    );
     let listening = false;
     const onData = (chunk: Buffer) => {
       // Only the start-up lines matter; the request log is drained and dropped.
@@ -64,7 +67,11 @@ export async function stopGracefully(service: ServiceProcess): Promise<void> {
 }
 
 /** Runs `src/cli/main.ts <args>` to the end; resolves with its exit code and output. */
-export function runCli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
+export function runCli(
+  dataDir: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; output: string }> {
   const proc = spawn(process.execPath, ['-r', 'tsx/cjs', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...env },

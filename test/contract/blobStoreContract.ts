@@ -7,7 +7,10 @@ import type { BlobStore } from '../../src/ports/blobStore';
  * once), streamed reads with ranges, holds and deletion tickets (the reclaim race), failed puts leaving nothing,
  * and the sweep. `make` returns a fresh, empty store.
  */
-export function blobStoreContract(name: string, make: () => Promise<{ store: BlobStore; dispose(): Promise<void> }>): void {
+export function blobStoreContract(
+  name: string,
+  make: () => Promise<{ store: BlobStore; dispose(): Promise<void> }>,
+): void {
   describe(`BlobStore contract: ${name}`, () => {
     let store: BlobStore;
     let dispose: () => Promise<void>;
@@ -23,7 +26,10 @@ export function blobStoreContract(name: string, make: () => Promise<{ store: Blo
       return Buffer.concat(chunks);
     };
     /** A source in several chunks, as a request body would arrive. */
-    const source = (bytes: Buffer, chunk = 7) => Readable.from(Array.from({ length: Math.ceil(bytes.length / chunk) }, (_, i) => bytes.subarray(i * chunk, (i + 1) * chunk)));
+    const source = (bytes: Buffer, chunk = 7) =>
+      Readable.from(
+        Array.from({ length: Math.ceil(bytes.length / chunk) }, (_, i) => bytes.subarray(i * chunk, (i + 1) * chunk)),
+      );
     const put = async (bytes: Buffer) => {
       const blob = await store.put(source(bytes));
       store.release(blob.blobId);

@@ -169,7 +169,11 @@ export function eventStoreContract(
       let s: string;
       beforeAll(async () => {
         s = stream();
-        await store.appendToStream(s, [0, 1, 2, 3, 4].map((i) => ev(`E${i}`, { i })), { expectedState: 'no_stream' });
+        await store.appendToStream(
+          s,
+          [0, 1, 2, 3, 4].map((i) => ev(`E${i}`, { i })),
+          { expectedState: 'no_stream' },
+        );
       });
       const types = async (options?: Parameters<EventStore['readStream']>[1]) =>
         (await collect(store.readStream(s, options))).map((e) => e.type);
@@ -204,7 +208,11 @@ export function eventStoreContract(
       it('reads long streams completely and in order', async () => {
         const long = stream();
         const n = 1234;
-        await store.appendToStream(long, range(n).map((i) => ev('N', { i })), { expectedState: 'no_stream' });
+        await store.appendToStream(
+          long,
+          range(n).map((i) => ev('N', { i })),
+          { expectedState: 'no_stream' },
+        );
         const fwd = await collect(store.readStream(long));
         expect(fwd.map((e) => (e.data as { i: number }).i)).toEqual(range(n));
         expect(fwd.map((e) => e.revision)).toEqual(range(n).map(BigInt));
@@ -232,7 +240,9 @@ export function eventStoreContract(
         expect(written[3]).toMatchObject({ streamId: `${cat}a-1`, revision: 1n, type: 'A3' });
       });
       it('reads backwards', async () => {
-        const types = (await collect(store.readAll({ direction: 'backwards', streamPrefixes: [cat] }))).map((e) => e.type);
+        const types = (await collect(store.readAll({ direction: 'backwards', streamPrefixes: [cat] }))).map(
+          (e) => e.type,
+        );
         expect(types).toEqual(['BB1', 'A3', 'A2', 'B1', 'A1']);
       });
       it('treats fromPosition as exclusive in either direction', async () => {
@@ -336,7 +346,9 @@ export function eventStoreContract(
 
       it('rejects an event over 1 MiB and writes nothing', async () => {
         const s = stream();
-        const err = await rejection(store.appendToStream(s, [ev('Big', { blob: blob(1025) })], { expectedState: 'any' }));
+        const err = await rejection(
+          store.appendToStream(s, [ev('Big', { blob: blob(1025) })], { expectedState: 'any' }),
+        );
         expect(err).toBeInstanceOf(MaxAppendSizeExceededError);
         expect((err as MaxAppendSizeExceededError).maxSize).toBe(MAX_APPEND_SIZE);
         expect((err as MaxAppendSizeExceededError).size).toBeGreaterThan(MAX_APPEND_SIZE);
@@ -405,7 +417,11 @@ export function eventStoreContract(
       it('resumes strictly after fromPosition', async () => {
         const cat = category();
         const s = `${cat}-1`;
-        await store.appendToStream(s, range(6).map((i) => ev(`E${i}`)), { expectedState: 'no_stream' });
+        await store.appendToStream(
+          s,
+          range(6).map((i) => ev(`E${i}`)),
+          { expectedState: 'no_stream' },
+        );
         const events = await collect(store.readStream(s));
         const sub = store.subscribeToAll({ fromPosition: events[2].position, streamPrefixes: [cat] });
         const items = await drain(sub, async (got) => got.some((i) => i.kind === 'caughtUp'));
@@ -433,9 +449,13 @@ export function eventStoreContract(
         const cat = category();
         const initial = 1200;
         for (let i = 0; i < initial / 100; i++) {
-          await store.appendToStream(`${cat}-${i % 3}`, range(100).map((k) => ev('Pre', { i, k })), {
-            expectedState: 'any',
-          });
+          await store.appendToStream(
+            `${cat}-${i % 3}`,
+            range(100).map((k) => ev('Pre', { i, k })),
+            {
+              expectedState: 'any',
+            },
+          );
         }
         const racing = 150;
         const appends: Promise<unknown>[] = [];
@@ -474,7 +494,9 @@ export function eventStoreContract(
         const caughtUpAt = items.findIndex((i) => i.kind === 'caughtUp');
         expect(caughtUpAt).toBeGreaterThanOrEqual(initial);
         expect(eventsOf(items.slice(0, caughtUpAt)).filter((e) => e.type === 'Pre')).toHaveLength(initial);
-        expect(delivered.filter((e) => e.type === 'Race').map((e) => (e.data as { n: number }).n)).toEqual(range(racing));
+        expect(delivered.filter((e) => e.type === 'Race').map((e) => (e.data as { n: number }).n)).toEqual(
+          range(racing),
+        );
       });
 
       it('unsubscribe ends an iterator that is waiting for live events', async () => {
@@ -502,7 +524,11 @@ export function eventStoreContract(
 
       it('unsubscribe during catch-up stops delivery after the item in flight', async () => {
         const cat = category();
-        await store.appendToStream(`${cat}-1`, range(20).map(() => ev('E')), { expectedState: 'no_stream' });
+        await store.appendToStream(
+          `${cat}-1`,
+          range(20).map(() => ev('E')),
+          { expectedState: 'no_stream' },
+        );
         const sub = store.subscribeToAll({ streamPrefixes: [cat] });
         const seen: SubscriptionItem[] = [];
         await withTimeout(
@@ -675,7 +701,9 @@ async function drain(
   try {
     await withTimeout(loop, timeoutMs, 'subscription timed out');
   } catch (err) {
-    throw new Error(`${(err as Error).message} after ${items.length} items: ${shape(items).slice(-10).join(', ')}`, { cause: err });
+    throw new Error(`${(err as Error).message} after ${items.length} items: ${shape(items).slice(-10).join(', ')}`, {
+      cause: err,
+    });
   } finally {
     await sub.unsubscribe();
   }

@@ -11,7 +11,10 @@ const tempRoot = () => fs.mkdtempSync(path.join(os.tmpdir(), 'fs-blobs-'));
 
 blobStoreContract('filesystem', async () => {
   const root = tempRoot();
-  return { store: new FsBlobStore(path.join(root, 'blobs'), { sweepGraceMs: 0 }), dispose: async () => fs.rmSync(root, { recursive: true, force: true }) };
+  return {
+    store: new FsBlobStore(path.join(root, 'blobs'), { sweepGraceMs: 0 }),
+    dispose: async () => fs.rmSync(root, { recursive: true, force: true }),
+  };
 });
 
 describe('FsBlobStore on disk', () => {
@@ -25,9 +28,13 @@ describe('FsBlobStore on disk', () => {
 
   /** Every regular file under the blob root, relative to it. */
   const filesOnDisk = (dir = store.root, prefix = ''): string[] =>
-    fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-      entry.isDirectory() ? filesOnDisk(path.join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`],
-    );
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .flatMap((entry) =>
+        entry.isDirectory()
+          ? filesOnDisk(path.join(dir, entry.name), `${prefix}${entry.name}/`)
+          : [`${prefix}${entry.name}`],
+      );
 
   it('stores identical bytes once, at <sha[0:2]>/<sha>, with no temporary file left', async () => {
     const bytes = crypto.randomBytes(4096);

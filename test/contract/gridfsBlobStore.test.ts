@@ -13,13 +13,19 @@ import { sharedBlobStoreContract } from './sharedBlobStoreContract';
  */
 
 blobStoreContract('GridFS (driver GridFSBucket over the stand-in)', async () => {
-  const store = await GridFsBlobStore.open(new MongoStandIn().db('blobs').asDb(), { chunkSizeBytes: 64, sweepGraceMs: 0 });
+  const store = await GridFsBlobStore.open(new MongoStandIn().db('blobs').asDb(), {
+    chunkSizeBytes: 64,
+    sweepGraceMs: 0,
+  });
   return { store, dispose: () => store.dispose() };
 });
 
 sharedBlobStoreContract('GridFS (two stores on one database over the stand-in)', async ({ sweepGraceMs }) => {
   const db = new MongoStandIn().db('blobs').asDb();
-  const [first, second] = [await GridFsBlobStore.open(db, { sweepGraceMs }), await GridFsBlobStore.open(db, { sweepGraceMs })];
+  const [first, second] = [
+    await GridFsBlobStore.open(db, { sweepGraceMs }),
+    await GridFsBlobStore.open(db, { sweepGraceMs }),
+  ];
   return { first, second, dispose: async () => undefined };
 });
 
@@ -68,7 +74,10 @@ describe('GridFsBlobStore', () => {
     const files = await db.collection('blobs.files').find({}).toArray();
     expect(files).toHaveLength(1);
     expect(files[0]).toMatchObject({ filename: sha256(bytes), length: 1050, chunkSize: 100 });
-    const chunks = await db.collection('blobs.chunks').find({ files_id: files[0]._id }, { sort: { n: 1 } }).toArray();
+    const chunks = await db
+      .collection('blobs.chunks')
+      .find({ files_id: files[0]._id }, { sort: { n: 1 } })
+      .toArray();
     expect(chunks.map((c) => c.n)).toEqual(Array.from({ length: 11 }, (_, i) => i));
     expect(await db.collection('blobs.pending').countDocuments({})).toBe(0);
     expect(await bytesOf(await store.get(blobId))).toEqual(bytes);
@@ -77,14 +86,29 @@ describe('GridFsBlobStore', () => {
   it('reads ranges that start and end inside and across chunks', async () => {
     const bytes = crypto.randomBytes(1050);
     const { blobId } = await put(bytes);
-    for (const [start, end] of [[0, 1], [0, 100], [99, 101], [150, 950], [1000, 1050], [1049, 1050], [0, 1050], [300, 300]]) {
-      expect([start, end, await bytesOf(await store.get(blobId, { start, end }))]).toEqual([start, end, bytes.subarray(start, end)]);
+    for (const [start, end] of [
+      [0, 1],
+      [0, 100],
+      [99, 101],
+      [150, 950],
+      [1000, 1050],
+      [1049, 1050],
+      [0, 1050],
+      [300, 300],
+    ]) {
+      expect([start, end, await bytesOf(await store.get(blobId, { start, end }))]).toEqual([
+        start,
+        end,
+        bytes.subarray(start, end),
+      ]);
     }
   });
 
   it('stores identical bytes once when they are put concurrently', async () => {
     const bytes = crypto.randomBytes(500);
-    const results = await Promise.all(Array.from({ length: 5 }, () => store.put(Readable.from([bytes.subarray(0, 250), bytes.subarray(250)]))));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => store.put(Readable.from([bytes.subarray(0, 250), bytes.subarray(250)]))),
+    );
     for (const r of results) store.release(r.blobId);
     expect(new Set(results.map((r) => r.blobId))).toEqual(new Set([sha256(bytes)]));
     expect(await db.collection('blobs.files').countDocuments({})).toBe(1);

@@ -48,11 +48,13 @@ describe('KurrentDbEventStore.connect failures (no server needed)', () => {
 
   it('reports a refused connection in one line, without the credentials', async () => {
     const port = await closedPort();
-    const err = await KurrentDbEventStore.connect(`kurrentdb://admin:secret@127.0.0.1:${port}?tls=false`, { timeoutMs: 5000 }).catch(
-      (e: unknown) => e,
-    );
+    const err = await KurrentDbEventStore.connect(`kurrentdb://admin:secret@127.0.0.1:${port}?tls=false`, {
+      timeoutMs: 5000,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KurrentDbConnectError);
-    expect((err as Error).message).toMatch(new RegExp(`^Cannot reach KurrentDB at kurrentdb://\\*\\*\\*@127\\.0\\.0\\.1:${port}\\?tls=false: .+$`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`^Cannot reach KurrentDB at kurrentdb://\\*\\*\\*@127\\.0\\.0\\.1:${port}\\?tls=false: .+$`),
+    );
     expect((err as Error).message).not.toContain('secret');
     expect((err as Error).message).not.toContain('\n');
   });
@@ -67,9 +69,13 @@ describe('KurrentDbEventStore.connect failures (no server needed)', () => {
     const { port } = silent.address() as net.AddressInfo;
     try {
       const started = Date.now();
-      const err = await KurrentDbEventStore.connect(`kurrentdb://127.0.0.1:${port}?tls=false`, { timeoutMs: 300 }).catch((e: unknown) => e);
+      const err = await KurrentDbEventStore.connect(`kurrentdb://127.0.0.1:${port}?tls=false`, {
+        timeoutMs: 300,
+      }).catch((e: unknown) => e);
       expect(Date.now() - started).toBeLessThan(3000);
-      expect((err as Error).message).toBe(`Cannot reach KurrentDB at kurrentdb://127.0.0.1:${port}?tls=false: no answer within 300 ms`);
+      expect((err as Error).message).toBe(
+        `Cannot reach KurrentDB at kurrentdb://127.0.0.1:${port}?tls=false: no answer within 300 ms`,
+      );
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
@@ -81,11 +87,21 @@ describe('KurrentDbEventStore.connect failures (no server needed)', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-start-'));
     try {
       const root = path.join(__dirname, '..', '..');
-      const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), path.join(root, 'src', 'cli', 'main.ts'), 'serve'], {
-        cwd: root,
-        env: { ...process.env, EVENT_STORE: 'kurrentdb', KURRENTDB_URL: `kurrentdb://127.0.0.1:${port}?tls=false`, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['-r', require.resolve('tsx/cjs'), path.join(root, 'src', 'cli', 'main.ts'), 'serve'],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            EVENT_STORE: 'kurrentdb',
+            KURRENTDB_URL: `kurrentdb://127.0.0.1:${port}?tls=false`,
+            DATA_DIR: dataDir,
+            LOG_LEVEL: 'silent',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stderr = '';
       let stdout = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -95,7 +111,9 @@ describe('KurrentDbEventStore.connect failures (no server needed)', () => {
       expect(stdout).toBe('');
       const lines = stderr.split('\n').filter((line) => line.trim() !== '');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^Cannot reach KurrentDB at kurrentdb://127\\.0\\.0\\.1:${port}\\?tls=false: `));
+      expect(lines[0]).toMatch(
+        new RegExp(`^Cannot reach KurrentDB at kurrentdb://127\\.0\\.0\\.1:${port}\\?tls=false: `),
+      );
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

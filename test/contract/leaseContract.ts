@@ -30,7 +30,10 @@ export function leaseContract(name: string, make: () => Promise<LeaseFixture>): 
 
     it('lets only one of two holders acquire a free lease', async () => {
       expect(await a.get(LEASE)).toBeNull();
-      const [first, second] = await Promise.all([a.acquire(LEASE, 'holder-a', LONG), b.acquire(LEASE, 'holder-b', LONG)]);
+      const [first, second] = await Promise.all([
+        a.acquire(LEASE, 'holder-a', LONG),
+        b.acquire(LEASE, 'holder-b', LONG),
+      ]);
       expect([first, second].filter(Boolean)).toHaveLength(1);
       const winner = first ? 'holder-a' : 'holder-b';
       expect((await a.get(LEASE))?.holder).toBe(winner);
@@ -115,7 +118,7 @@ export function leaseContract(name: string, make: () => Promise<LeaseFixture>): 
       expect((await a.get(LEASE))?.epoch).toBe(first + 3);
     });
 
-    it("refuses a projection write carrying an older epoch, and writes nothing of it", async () => {
+    it('refuses a projection write carrying an older epoch, and writes nothing of it', async () => {
       expect(await a.acquire(LEASE, 'holder-a', LONG)).toBe(true);
       const oldFence = { lease: LEASE, epoch: (await a.get(LEASE))!.epoch };
       expect(await fixture.first.apply('fenced', 1n, (tx) => tx.users.put(user('u1', 'alice')), oldFence)).toBe(true);
@@ -127,14 +130,18 @@ export function leaseContract(name: string, make: () => Promise<LeaseFixture>): 
       for (const stalled of [fixture.first, fixture.second]) {
         const refused = stalled.apply('fenced', 2n, (tx) => tx.users.put(user('u2', 'bob')), oldFence);
         await expect(refused).rejects.toBeInstanceOf(FencedOffError);
-        await expect(refused).rejects.toThrow(`Projection write refused: lease ${LEASE} is at epoch ${newFence.epoch}, this holder's epoch is ${oldFence.epoch}.`);
+        await expect(refused).rejects.toThrow(
+          `Projection write refused: lease ${LEASE} is at epoch ${newFence.epoch}, this holder's epoch is ${oldFence.epoch}.`,
+        );
       }
       expect(await fixture.second.checkpoint('fenced')).toBe(1n);
       expect(await fixture.second.users.get('u2')).toBeNull();
       // The new holder writes on; once it released the lease, the old epoch is still refused.
       expect(await fixture.second.apply('fenced', 2n, (tx) => tx.users.put(user('u3', 'carol')), newFence)).toBe(true);
       await b.release(LEASE, 'holder-b');
-      await expect(fixture.first.apply('fenced', 3n, (tx) => tx.users.put(user('u2', 'bob')), oldFence)).rejects.toBeInstanceOf(FencedOffError);
+      await expect(
+        fixture.first.apply('fenced', 3n, (tx) => tx.users.put(user('u2', 'bob')), oldFence),
+      ).rejects.toBeInstanceOf(FencedOffError);
       expect(await fixture.first.checkpoint('fenced')).toBe(2n);
       expect((await fixture.first.users.get('u3'))?.login).toBe('carol');
       expect(await fixture.first.users.get('u2')).toBeNull();

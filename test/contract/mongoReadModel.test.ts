@@ -32,12 +32,15 @@ readModelContract('MongoReadModel over the driver stand-in (standalone: no trans
 });
 
 for (const transactions of [true, false]) {
-  leaseContract(`MongoReadModel over the driver stand-in (${transactions ? 'transactions' : 'standalone'}, two read models on one database)`, async () => {
-    const standIn = new MongoStandIn({ transactions });
-    const open = () => MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb());
-    const [first, second] = [await open(), await open()];
-    return { first, second, dispose: async () => undefined };
-  });
+  leaseContract(
+    `MongoReadModel over the driver stand-in (${transactions ? 'transactions' : 'standalone'}, two read models on one database)`,
+    async () => {
+      const standIn = new MongoStandIn({ transactions });
+      const open = () => MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb());
+      const [first, second] = [await open(), await open()];
+      return { first, second, dispose: async () => undefined };
+    },
+  );
 }
 
 const MONGODB_URL = process.env.MONGODB_URL;
@@ -52,11 +55,14 @@ if (MONGODB_URL) {
     const readModel = await MongoReadModel.open(client, db);
     return { readModel, dispose: () => db.dropDatabase().then(() => undefined) };
   });
-  leaseContract(`MongoReadModel on ${MONGODB_URL.replace(/\/\/[^@]*@/, '//')} (two read models on one database)`, async () => {
-    const db = client.db(`rm_lease_${randomUUID().slice(0, 8)}`);
-    const [first, second] = [await MongoReadModel.open(client, db), await MongoReadModel.open(client, db)];
-    return { first, second, dispose: () => db.dropDatabase().then(() => undefined) };
-  });
+  leaseContract(
+    `MongoReadModel on ${MONGODB_URL.replace(/\/\/[^@]*@/, '//')} (two read models on one database)`,
+    async () => {
+      const db = client.db(`rm_lease_${randomUUID().slice(0, 8)}`);
+      const [first, second] = [await MongoReadModel.open(client, db), await MongoReadModel.open(client, db)];
+      return { first, second, dispose: () => db.dropDatabase().then(() => undefined) };
+    },
+  );
 } else {
   describe('ReadModel contract: MongoReadModel on a real server', () => {
     it.skip('skipped: MONGODB_URL not set', () => undefined);
@@ -73,14 +79,21 @@ let accessReached: string[] = [];
 const ACCESS_CHANGE = (tx: ReadModelTx, position: bigint) => {
   tx.subtree.recordOps(accessReached, position, 'accessChanged', 'b');
   tx.folders.setAccess(accessReached, {
-    access: { users: [{ id: 'u1', level: 2, flags: [] }, { id: 'u2', level: 0, flags: [] }], groups: [] },
+    access: {
+      users: [
+        { id: 'u1', level: 2, flags: [] },
+        { id: 'u2', level: 0, flags: [] },
+      ],
+      groups: [],
+    },
     public: true,
   });
 };
 
 /** Plans the event's writes on the read model as it stands (only the recursive access change reads). */
 async function planFor(readModel: MongoReadModel, event: unknown): Promise<void> {
-  if (event === ACCESS_CHANGE) accessReached = await accessTargets(readModel.projectionReads.folders, 'b', { id: 'u1', admin: false, groups: [] });
+  if (event === ACCESS_CHANGE)
+    accessReached = await accessTargets(readModel.projectionReads.folders, 'b', { id: 'u1', admin: false, groups: [] });
 }
 
 /** A history exercising every kind of write: sizes, moves, recursive access, subtree delete and copy. */
@@ -90,10 +103,34 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
     tx.collections.put(collection('c1', 'Col', { public: true }));
     tx.collections.put(collection('c2', 'Other'));
   },
-  (tx) => tx.folders.insert(folder('a', 'A', { type: 'collection', id: 'c1' }, { access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] } })),
-  (tx) => tx.folders.insert(folder('b', 'B', { type: 'folder', id: 'a' }, { access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] } })),
+  (tx) =>
+    tx.folders.insert(
+      folder(
+        'a',
+        'A',
+        { type: 'collection', id: 'c1' },
+        { access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] } },
+      ),
+    ),
+  (tx) =>
+    tx.folders.insert(
+      folder(
+        'b',
+        'B',
+        { type: 'folder', id: 'a' },
+        { access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] } },
+      ),
+    ),
   (tx) => tx.folders.insert(folder('c', 'C', { type: 'folder', id: 'b' })),
-  (tx) => tx.folders.insert(folder('d', 'D', { type: 'folder', id: 'b' }, { access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] } })),
+  (tx) =>
+    tx.folders.insert(
+      folder(
+        'd',
+        'D',
+        { type: 'folder', id: 'b' },
+        { access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] } },
+      ),
+    ),
   (tx) => {
     tx.items.insert(item('i1', 'One', 'b'));
     tx.items.insert(item('i2', 'Two', 'c'));
@@ -117,9 +154,18 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
   (tx, position) =>
     tx.subtree.copyFolder(
       {
-        opId: '65a0000000000000000000cc', sourceId: 'b', folderId: 'copy', parentType: 'collection', parentId: 'c1', name: 'Copy',
-        description: '', access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] }, creatorId: 'u1', created: '2024-03-02T00:00:00.000Z',
-        meta: {}, copier: { id: 'u1', admin: false, groups: [] },
+        opId: '65a0000000000000000000cc',
+        sourceId: 'b',
+        folderId: 'copy',
+        parentType: 'collection',
+        parentId: 'c1',
+        name: 'Copy',
+        description: '',
+        access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] },
+        creatorId: 'u1',
+        created: '2024-03-02T00:00:00.000Z',
+        meta: {},
+        copier: { id: 'u1', admin: false, groups: [] },
       },
       position,
     ),
@@ -133,7 +179,11 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
     tx.subtree.clearContents('copy', position);
   },
   // Restores what the delete two events before took (position 14), under another root.
-  (tx, position) => tx.history!.restoreFolder({ folderId: 'b', deletedPosition: 14n, parentType: 'user', parentId: 'u1', name: 'B again' }, position),
+  (tx, position) =>
+    tx.history!.restoreFolder(
+      { folderId: 'b', deletedPosition: 14n, parentType: 'user', parentId: 'u1', name: 'B again' },
+      position,
+    ),
   (tx) => tx.items.addSize('i2', 1),
   (tx) => tx.folders.insert(folder('e', 'E', { type: 'collection', id: 'c1' })),
   (tx, position) => {
@@ -246,7 +296,10 @@ describe('MongoReadModel: blue/green rebuilds', () => {
   it('switches at once when the current generation is empty', async () => {
     const { standIn, readModel } = await overStandIn(false);
     await readModel.reset();
-    expect(await standIn.db('rm').collection('rm_meta').findOne({ _id: 'alias' })).toMatchObject({ current: 2, building: null });
+    expect(await standIn.db('rm').collection('rm_meta').findOne({ _id: 'alias' })).toMatchObject({
+      current: 2,
+      building: null,
+    });
     await applyAll(readModel, EVENTS.slice(0, 3));
     expect(await readModel.folders.ancestorIds('b')).toEqual(['a']);
   });
@@ -270,11 +323,28 @@ describe('MongoReadModel: documents', () => {
     await applyAll(readModel, EVENTS.slice(0, 5));
     const doc = await standIn.db('rm').collection('rm_folders_g1').findOne({ _id: 'd' });
     expect(doc).toMatchObject({
-      _id: 'd', name: 'D', lowerName: 'd', parentCollection: 'folder', parentId: 'b', baseParentType: 'collection', baseParentId: 'c1',
-      ancestors: ['a', 'b'], access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] }, meta: {},
+      _id: 'd',
+      name: 'D',
+      lowerName: 'd',
+      parentCollection: 'folder',
+      parentId: 'b',
+      baseParentType: 'collection',
+      baseParentId: 'c1',
+      ancestors: ['a', 'b'],
+      access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] },
+      meta: {},
     });
     expect(doc?._rev).toBe('00000000000000000005:000000');
     const indexes = (await standIn.db('rm').collection('rm_folders_g1').indexes()).map((i) => i.name);
-    expect(indexes).toEqual(expect.arrayContaining(['parent_lower_name', 'ancestors', 'text', 'base_parent', 'access_users', 'access_groups']));
+    expect(indexes).toEqual(
+      expect.arrayContaining([
+        'parent_lower_name',
+        'ancestors',
+        'text',
+        'base_parent',
+        'access_users',
+        'access_groups',
+      ]),
+    );
   });
 });

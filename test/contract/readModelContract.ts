@@ -1,6 +1,13 @@
 import type { AccessList, Viewer } from '../../src/domain/access';
 import type {
-  ApiKeyDoc, CollectionDoc, FileDoc, FolderDoc, ItemDoc, ReadModel, ReadModelTx, UserDoc,
+  ApiKeyDoc,
+  CollectionDoc,
+  FileDoc,
+  FolderDoc,
+  ItemDoc,
+  ReadModel,
+  ReadModelTx,
+  UserDoc,
 } from '../../src/ports/readModel';
 import { pagingOf } from '../../src/http/params';
 import { deriveId } from '../../src/domain/ids';
@@ -28,14 +35,39 @@ const acl = (users: [string, 0 | 1 | 2][] = [], groups: [string, 0 | 1 | 2][] = 
 
 export function user(id: string, login: string, extra: Partial<UserDoc> = {}): UserDoc {
   return {
-    _id: id, login, email: `${login}@example.com`, firstName: 'First', lastName: login.toUpperCase(), admin: false, public: true,
-    created: T0, size: 0, groups: [], groupInvites: [], status: 'enabled', emailVerified: true, access: acl([[id, 2]]),
-    passwordHash: 'scrypt$x', ...extra,
+    _id: id,
+    login,
+    email: `${login}@example.com`,
+    firstName: 'First',
+    lastName: login.toUpperCase(),
+    admin: false,
+    public: true,
+    created: T0,
+    size: 0,
+    groups: [],
+    groupInvites: [],
+    status: 'enabled',
+    emailVerified: true,
+    access: acl([[id, 2]]),
+    passwordHash: 'scrypt$x',
+    ...extra,
   };
 }
 
 export function collection(id: string, name: string, extra: Partial<CollectionDoc> = {}): CollectionDoc {
-  return { _id: id, name, description: '', public: false, access: acl(), created: T0, updated: T0, size: 0, meta: {}, creatorId: null, ...extra };
+  return {
+    _id: id,
+    name,
+    description: '',
+    public: false,
+    access: acl(),
+    created: T0,
+    updated: T0,
+    size: 0,
+    meta: {},
+    creatorId: null,
+    ...extra,
+  };
 }
 
 export function folder(
@@ -45,17 +77,45 @@ export function folder(
   extra: Partial<FolderDoc> = {},
 ): Omit<FolderDoc, 'baseParentType' | 'baseParentId'> {
   return {
-    _id: id, name, lowerName: name.toLowerCase(), description: '', parentCollection: parent.type, parentId: parent.id, creatorId: null,
-    created: T0, updated: T0, size: 0, public: false, access: acl(), meta: {}, ...extra,
+    _id: id,
+    name,
+    lowerName: name.toLowerCase(),
+    description: '',
+    parentCollection: parent.type,
+    parentId: parent.id,
+    creatorId: null,
+    created: T0,
+    updated: T0,
+    size: 0,
+    public: false,
+    access: acl(),
+    meta: {},
+    ...extra,
   };
 }
 
-export function item(id: string, name: string, folderId: string, extra: Partial<ItemDoc> = {}): Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'> {
+export function item(
+  id: string,
+  name: string,
+  folderId: string,
+  extra: Partial<ItemDoc> = {},
+): Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'> {
   return { _id: id, name, description: '', folderId, creatorId: null, created: T0, updated: T0, meta: {}, ...extra };
 }
 
 export function file(id: string, itemId: string, size: number, blobId: string, extra: Partial<FileDoc> = {}): FileDoc {
-  return { _id: id, itemId, name: `${id}.bin`, mimeType: 'application/octet-stream', size, blobId, creatorId: null, created: T0, exts: ['bin'], ...extra };
+  return {
+    _id: id,
+    itemId,
+    name: `${id}.bin`,
+    mimeType: 'application/octet-stream',
+    size,
+    blobId,
+    creatorId: null,
+    created: T0,
+    exts: ['bin'],
+    ...extra,
+  };
 }
 
 const paging = (o: Parameters<typeof pagingOf>[0] = {}) => pagingOf({ limit: 0, ...o });
@@ -146,7 +206,9 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(ids(all.rows)).toEqual(['u3', 'u2', 'u1']);
         expect(all.total).toBe(3);
         expect(ids((await rm.users.list({ text: 'BOB', paging: paging({ sort: 'lastName' }) })).rows)).toEqual(['u2']);
-        expect(ids((await rm.users.list({ text: 'cooper', paging: paging({ sort: 'lastName' }) })).rows)).toEqual(['u1']);
+        expect(ids((await rm.users.list({ text: 'cooper', paging: paging({ sort: 'lastName' }) })).rows)).toEqual([
+          'u1',
+        ]);
         expect(ids((await rm.users.list({ text: '%', paging: paging() })).rows)).toEqual([]);
         const page = await rm.users.list({ paging: paging({ sort: 'login', sortdir: -1, limit: 1, offset: 1 }) });
         expect(ids(page.rows)).toEqual(['u2']);
@@ -169,7 +231,13 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.tokens.put({ hash: 'h2', userId: 'u1', scope: [], created: T0, expires: T1, apiKeyId: 'k1' });
           tx.tokens.put({ hash: 'h3', userId: 'u2', scope: [], created: T0, expires: T1, apiKeyId: 'k1' });
         });
-        expect(await rm.tokens.get('h1')).toEqual({ hash: 'h1', userId: 'u1', scope: ['core.user_auth'], created: T0, expires: T1 });
+        expect(await rm.tokens.get('h1')).toEqual({
+          hash: 'h1',
+          userId: 'u1',
+          scope: ['core.user_auth'],
+          created: T0,
+          expires: T1,
+        });
         await apply((tx) => tx.tokens.deleteForApiKey('k1'));
         expect(await rm.tokens.get('h2')).toBeNull();
         expect(await rm.tokens.get('h3')).toBeNull();
@@ -179,7 +247,15 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
 
       it('stores, lists and deletes API keys', async () => {
         const key = (id: string, name: string, userId = 'u1'): ApiKeyDoc => ({
-          _id: id, userId, name, key: `key-${id}`, scope: null, tokenDuration: null, active: true, created: T0, lastUse: null,
+          _id: id,
+          userId,
+          name,
+          key: `key-${id}`,
+          scope: null,
+          tokenDuration: null,
+          active: true,
+          created: T0,
+          lastUse: null,
         });
         await apply((tx) => {
           tx.apiKeys.put(key('k2', 'beta'));
@@ -201,12 +277,15 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         await apply((tx) => {
           tx.collections.put(collection('c1', 'Public things', { public: true, description: 'open to all' }));
           tx.collections.put(collection('c2', 'Private things', { access: acl([['u1', 0]]) }));
-          tx.collections.put(collection('c3', 'Group things', { access: acl([], [['g1', 1]]), description: 'for the group' }));
+          tx.collections.put(
+            collection('c3', 'Group things', { access: acl([], [['g1', 1]]), description: 'for the group' }),
+          );
         });
       });
 
       it('lists what the viewer may read, inside the query', async () => {
-        const list = async (v: Viewer | null) => ids((await rm.collections.list({ viewer: v, paging: paging({ sort: 'name' }) })).rows);
+        const list = async (v: Viewer | null) =>
+          ids((await rm.collections.list({ viewer: v, paging: paging({ sort: 'name' }) })).rows);
         expect(await list(null)).toEqual(['c1']);
         expect(await list(viewer('u1'))).toEqual(['c2', 'c1']);
         expect(await list(viewer('u2', ['g1']))).toEqual(['c3', 'c1']);
@@ -246,16 +325,39 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.collections.put(collection('c1', 'Col', { public: true }));
           tx.collections.put(collection('c2', 'Other'));
         });
-        await apply((tx) => tx.folders.insert(folder('a', 'Alpha', { type: 'collection', id: 'c1' }, { public: true, description: 'first letter' })));
-        await apply((tx) => tx.folders.insert(folder('b', 'Beta', { type: 'folder', id: 'a' }, { access: acl([['u1', 2]]) })));
-        await apply((tx) => tx.folders.insert(folder('c', 'Gamma', { type: 'folder', id: 'b' }, { access: acl([['u1', 0]], [['g1', 2]]) })));
-        await apply((tx) => tx.folders.insert(folder('d', 'Delta', { type: 'folder', id: 'c' }, { access: acl([['u1', 2]]) })));
-        await apply((tx) => tx.folders.insert(folder('e', 'Epsilon', { type: 'folder', id: 'b' }, { access: acl([['u1', 2]]), public: true })));
+        await apply((tx) =>
+          tx.folders.insert(
+            folder('a', 'Alpha', { type: 'collection', id: 'c1' }, { public: true, description: 'first letter' }),
+          ),
+        );
+        await apply((tx) =>
+          tx.folders.insert(folder('b', 'Beta', { type: 'folder', id: 'a' }, { access: acl([['u1', 2]]) })),
+        );
+        await apply((tx) =>
+          tx.folders.insert(
+            folder('c', 'Gamma', { type: 'folder', id: 'b' }, { access: acl([['u1', 0]], [['g1', 2]]) }),
+          ),
+        );
+        await apply((tx) =>
+          tx.folders.insert(folder('d', 'Delta', { type: 'folder', id: 'c' }, { access: acl([['u1', 2]]) })),
+        );
+        await apply((tx) =>
+          tx.folders.insert(
+            folder('e', 'Epsilon', { type: 'folder', id: 'b' }, { access: acl([['u1', 2]]), public: true }),
+          ),
+        );
       });
 
       it('derives the base parent and ancestry from the parent', async () => {
         const d = await rm.folders.get('d');
-        expect(d).toMatchObject({ _id: 'd', parentCollection: 'folder', parentId: 'c', baseParentType: 'collection', baseParentId: 'c1', lowerName: 'delta' });
+        expect(d).toMatchObject({
+          _id: 'd',
+          parentCollection: 'folder',
+          parentId: 'c',
+          baseParentType: 'collection',
+          baseParentId: 'c1',
+          lowerName: 'delta',
+        });
         expect(d).not.toHaveProperty('ancestors');
         expect(await rm.folders.ancestorIds('d')).toEqual(['a', 'b', 'c']);
         expect(await rm.folders.ancestorIds('a')).toEqual([]);
@@ -267,7 +369,10 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
 
       it('lists permitted children with name and text filters, and counts them', async () => {
         const children = async (v: Viewer | null, o: { name?: string; text?: string } = {}) =>
-          ids((await rm.folders.listChildren({ parentType: 'folder', parentId: 'b', viewer: v, paging: paging(), ...o })).rows);
+          ids(
+            (await rm.folders.listChildren({ parentType: 'folder', parentId: 'b', viewer: v, paging: paging(), ...o }))
+              .rows,
+          );
         expect(await children(null)).toEqual(['e']);
         expect(await children(viewer('u1'))).toEqual(['e', 'c']);
         expect(await children(viewer('u2', ['g1']))).toEqual(['e', 'c']);
@@ -286,7 +391,16 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         await apply((tx) => tx.folders.update('c', { meta: { rank: 2 } }));
         await apply((tx) => tx.folders.update('e', { meta: { rank: 1 } }));
         const sorted = async (sort: string, sortdir: 1 | -1 = 1) =>
-          ids((await rm.folders.listChildren({ parentType: 'folder', parentId: 'b', viewer: ADMIN, paging: paging({ sort, sortdir }) })).rows);
+          ids(
+            (
+              await rm.folders.listChildren({
+                parentType: 'folder',
+                parentId: 'b',
+                viewer: ADMIN,
+                paging: paging({ sort, sortdir }),
+              })
+            ).rows,
+          );
         expect(await sorted('meta.rank')).toEqual(['e', 'c']);
         expect(await sorted('meta.rank', -1)).toEqual(['c', 'e']);
         expect(await sorted('no.such.field')).toEqual(['c', 'e']);
@@ -294,7 +408,11 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
       });
 
       it('searches globally with scores, permission filtered', async () => {
-        await apply((tx) => tx.folders.insert(folder('x', 'Letters', { type: 'collection', id: 'c1' }, { public: true, description: 'alpha beta' })));
+        await apply((tx) =>
+          tx.folders.insert(
+            folder('x', 'Letters', { type: 'collection', id: 'c1' }, { public: true, description: 'alpha beta' }),
+          ),
+        );
         const res = await rm.folders.search({ text: 'alpha', viewer: null, paging: paging({ sort: 'name' }) });
         expect(ids(res.rows)).toEqual(['a', 'x']);
         expect(res.total).toBe(2);
@@ -302,16 +420,32 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(alpha._textScore).toBeGreaterThan(letters._textScore);
         expect(letters._textScore).toBeGreaterThan(0);
         expect(ids((await rm.folders.search({ text: 'gamma', viewer: null, paging: paging() })).rows)).toEqual([]);
-        expect(ids((await rm.folders.search({ text: 'gamma', viewer: viewer('u1'), paging: paging() })).rows)).toEqual(['c']);
-        expect(ids((await rm.folders.search({ text: 'LETTER', viewer: null, paging: paging() })).rows)).toEqual(['a', 'x']);
-        const paged = await rm.folders.search({ text: 'alpha', viewer: null, paging: paging({ sort: 'name', limit: 1, offset: 1 }) });
+        expect(ids((await rm.folders.search({ text: 'gamma', viewer: viewer('u1'), paging: paging() })).rows)).toEqual([
+          'c',
+        ]);
+        expect(ids((await rm.folders.search({ text: 'LETTER', viewer: null, paging: paging() })).rows)).toEqual([
+          'a',
+          'x',
+        ]);
+        const paged = await rm.folders.search({
+          text: 'alpha',
+          viewer: null,
+          paging: paging({ sort: 'name', limit: 1, offset: 1 }),
+        });
         expect(ids(paged.rows)).toEqual(['x']);
         expect(paged.total).toBe(2);
       });
 
       it('updates fields (a rename changes lowerName and the search)', async () => {
-        await apply((tx) => tx.folders.update('e', { name: 'Zeta', lowerName: 'zeta', description: 'last', updated: T1 }));
-        expect(await rm.folders.get('e')).toMatchObject({ name: 'Zeta', lowerName: 'zeta', description: 'last', updated: T1 });
+        await apply((tx) =>
+          tx.folders.update('e', { name: 'Zeta', lowerName: 'zeta', description: 'last', updated: T1 }),
+        );
+        expect(await rm.folders.get('e')).toMatchObject({
+          name: 'Zeta',
+          lowerName: 'zeta',
+          description: 'last',
+          updated: T1,
+        });
         expect(ids((await rm.folders.search({ text: 'epsilon', viewer: ADMIN, paging: paging() })).rows)).toEqual([]);
         expect(ids((await rm.folders.search({ text: 'zeta', viewer: ADMIN, paging: paging() })).rows)).toEqual(['e']);
       });
@@ -324,7 +458,12 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         });
         expect((await rm.collections.get('c1'))?.size).toBe(100);
         await apply((tx) => tx.folders.move('b', 'collection', 'c2', T1));
-        expect(await rm.folders.get('b')).toMatchObject({ parentCollection: 'collection', parentId: 'c2', baseParentId: 'c2', updated: T1 });
+        expect(await rm.folders.get('b')).toMatchObject({
+          parentCollection: 'collection',
+          parentId: 'c2',
+          baseParentId: 'c2',
+          updated: T1,
+        });
         expect(await rm.folders.ancestorIds('d')).toEqual(['b', 'c']);
         expect((await rm.folders.get('d'))?.baseParentId).toBe('c2');
         expect((await rm.items.get('i1'))?.baseParentId).toBe('c2');
@@ -343,7 +482,9 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         // The generic set-wise steps the rule is built from (src/projections/folderAccess.ts)…
         expect((await rm.folders.idsUnder('b')).sort()).toEqual(['c', 'd', 'e']);
         expect(await rm.folders.idsUnder('b', { lacking: { viewer: actor, level: 2 } })).toEqual(['c']);
-        expect((await rm.folders.idsUnder('b', { lacking: { viewer: viewer('u2', ['g1']), level: 2 } })).sort()).toEqual(['d', 'e']);
+        expect(
+          (await rm.folders.idsUnder('b', { lacking: { viewer: viewer('u2', ['g1']), level: 2 } })).sort(),
+        ).toEqual(['d', 'e']);
         expect(await rm.folders.idsUnder('b', { lacking: { viewer: ADMIN, level: 2 } })).toEqual([]);
         expect(await rm.folders.idsUnder('b', { outside: ['c'] })).toEqual(['e']);
         expect(await rm.folders.idsUnder('d')).toEqual([]);
@@ -351,7 +492,10 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect((await accessTargets(rm.folders, 'b', actor)).length).toBe(2); // b and e; c denies ADMIN, so d is cut off
         expect((await accessTargets(rm.folders, 'b', ADMIN)).length).toBe(4);
         expect((await accessTargets(rm.folders, 'nope', ADMIN)).length).toBe(0);
-        const access = acl([['u1', 2], ['u9', 0]]);
+        const access = acl([
+          ['u1', 2],
+          ['u9', 0],
+        ]);
         const reached = await accessTargets(rm.projectionReads.folders, 'b', actor);
         await apply((tx) => {
           tx.subtree.recordOps(reached, position, 'accessChanged', 'b');
@@ -362,9 +506,22 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.folders.get('e')).toMatchObject({ access, public: true });
         expect((await rm.folders.get('c'))?.access).toEqual(acl([['u1', 0]], [['g1', 2]]));
         expect(await rm.folders.get('d')).toMatchObject({ access: acl([['u1', 2]]), public: false });
-        expect((await rm.subtree.subtreeOpsFor('e')).map((o) => [o.operation, o.rootId])).toEqual([['accessChanged', 'b']]);
+        expect((await rm.subtree.subtreeOpsFor('e')).map((o) => [o.operation, o.rootId])).toEqual([
+          ['accessChanged', 'b'],
+        ]);
         expect(await rm.subtree.subtreeOpsFor('d')).toEqual([]);
-        expect(ids((await rm.folders.listChildren({ parentType: 'folder', parentId: 'b', viewer: viewer('u9'), paging: paging() })).rows)).toEqual(['e']);
+        expect(
+          ids(
+            (
+              await rm.folders.listChildren({
+                parentType: 'folder',
+                parentId: 'b',
+                viewer: viewer('u9'),
+                paging: paging(),
+              })
+            ).rows,
+          ),
+        ).toEqual(['e']);
       });
 
       it('deletes single folders and everything under a root', async () => {
@@ -398,9 +555,17 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         await apply((tx) => tx.folders.insert(folder('b', 'B', { type: 'folder', id: 'a' })));
         const reads = rm.projectionReads;
         expect(await reads.folders.idsUnder('a')).toEqual(['b']);
-        expect([await folderPresent(reads, 'a'), await parentPresent(reads, 'collection', 'c1'), await parentPresent(reads, 'user', 'u1')]).toEqual([true, true, true]);
+        expect([
+          await folderPresent(reads, 'a'),
+          await parentPresent(reads, 'collection', 'c1'),
+          await parentPresent(reads, 'user', 'u1'),
+        ]).toEqual([true, true, true]);
         await apply((tx) => tx.subtree.deleteFolder('a', position));
-        expect([await folderPresent(reads, 'b'), await parentPresent(reads, 'folder', 'a'), await parentPresent(reads, 'user', 'u2')]).toEqual([false, false, false]);
+        expect([
+          await folderPresent(reads, 'b'),
+          await parentPresent(reads, 'folder', 'a'),
+          await parentPresent(reads, 'user', 'u2'),
+        ]).toEqual([false, false, false]);
         expect(await reads.folders.idsUnder('a')).toEqual([]);
       });
     });
@@ -411,8 +576,12 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.users.put(user('u1', 'alice'));
           tx.collections.put(collection('c1', 'Col'));
         });
-        await apply((tx) => tx.folders.insert(folder('pub', 'Public', { type: 'collection', id: 'c1' }, { public: true })));
-        await apply((tx) => tx.folders.insert(folder('priv', 'Private', { type: 'user', id: 'u1' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) =>
+          tx.folders.insert(folder('pub', 'Public', { type: 'collection', id: 'c1' }, { public: true })),
+        );
+        await apply((tx) =>
+          tx.folders.insert(folder('priv', 'Private', { type: 'user', id: 'u1' }, { access: acl([['u1', 2]]) })),
+        );
         await apply((tx) => {
           tx.items.insert(item('i1', 'Apple pie', 'pub', { description: 'baked apples' }));
           tx.items.insert(item('i2', 'Banana', 'pub'));
@@ -431,7 +600,13 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
       });
 
       it('derives base parents, skips orphans and keeps sizes on items, folders and roots', async () => {
-        expect(await rm.items.get('i1')).toMatchObject({ folderId: 'pub', baseParentType: 'collection', baseParentId: 'c1', size: 15, lowerName: 'apple pie' });
+        expect(await rm.items.get('i1')).toMatchObject({
+          folderId: 'pub',
+          baseParentType: 'collection',
+          baseParentId: 'c1',
+          size: 15,
+          lowerName: 'apple pie',
+        });
         expect(await rm.items.get('ghost')).toBeNull();
         expect(await rm.files.get('f4')).toBeNull();
         expect((await rm.folders.get('pub'))?.size).toBe(15);
@@ -445,20 +620,35 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
 
       it('lists items of a folder by name and text, and searches where the folder is readable', async () => {
         expect(ids((await rm.items.listInFolder({ folderId: 'pub', paging: paging() })).rows)).toEqual(['i1', 'i2']);
-        expect(ids((await rm.items.listInFolder({ folderId: 'pub', name: 'Banana', paging: paging() })).rows)).toEqual(['i2']);
-        expect(ids((await rm.items.listInFolder({ folderId: 'pub', text: 'apples', paging: paging() })).rows)).toEqual(['i1']);
-        const search = async (v: Viewer | null) => ids((await rm.items.search({ text: 'apple', viewer: v, paging: paging() })).rows);
+        expect(ids((await rm.items.listInFolder({ folderId: 'pub', name: 'Banana', paging: paging() })).rows)).toEqual([
+          'i2',
+        ]);
+        expect(ids((await rm.items.listInFolder({ folderId: 'pub', text: 'apples', paging: paging() })).rows)).toEqual([
+          'i1',
+        ]);
+        const search = async (v: Viewer | null) =>
+          ids((await rm.items.search({ text: 'apple', viewer: v, paging: paging() })).rows);
         expect(await search(null)).toEqual(['i1']);
         expect(await search(viewer('u1'))).toEqual(['i1', 'i3']);
         expect(await search(viewer('u2'))).toEqual(['i1']);
-        const paged = await rm.items.search({ text: 'apple', viewer: ADMIN, paging: paging({ limit: 1, sortdir: -1 }) });
+        const paged = await rm.items.search({
+          text: 'apple',
+          viewer: ADMIN,
+          paging: paging({ limit: 1, sortdir: -1 }),
+        });
         expect(ids(paged.rows)).toEqual(['i3']);
         expect(paged.total).toBe(2);
       });
 
       it('moves items (sizes follow), renames, updates and deletes them', async () => {
         await apply((tx) => tx.items.move('i1', 'priv', 'Moved pie', T1));
-        expect(await rm.items.get('i1')).toMatchObject({ folderId: 'priv', name: 'Moved pie', lowerName: 'moved pie', baseParentType: 'user', updated: T1 });
+        expect(await rm.items.get('i1')).toMatchObject({
+          folderId: 'priv',
+          name: 'Moved pie',
+          lowerName: 'moved pie',
+          baseParentType: 'user',
+          updated: T1,
+        });
         expect((await rm.folders.get('pub'))?.size).toBe(0);
         expect((await rm.folders.get('priv'))?.size).toBe(35);
         expect((await rm.collections.get('c1'))?.size).toBe(0);
@@ -489,7 +679,12 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.files.update('f2', { name: 'notes.TAR.GZ', blobId: '4'.repeat(64), size: 8 });
           tx.items.addSize('i1', 3);
         });
-        expect(await rm.files.get('f2')).toMatchObject({ name: 'notes.TAR.GZ', exts: ['tar', 'gz'], size: 8, blobId: '4'.repeat(64) });
+        expect(await rm.files.get('f2')).toMatchObject({
+          name: 'notes.TAR.GZ',
+          exts: ['tar', 'gz'],
+          size: 8,
+          blobId: '4'.repeat(64),
+        });
         expect((await rm.items.get('i1'))?.size).toBe(18);
         const listed = await rm.files.listForItem('i1', paging({ sort: 'name' }));
         expect(ids(listed.rows)).toEqual(['f1', 'f2']);
@@ -507,10 +702,18 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.users.put(user('u1', 'alice'));
           tx.collections.put(collection('c1', 'Col'));
         });
-        await apply((tx) => tx.folders.insert(folder('r', 'Root', { type: 'collection', id: 'c1' }, { access: acl([['u1', 2]]) })));
-        await apply((tx) => tx.folders.insert(folder('s', 'Seen', { type: 'folder', id: 'r' }, { access: acl([['u1', 0]]), publicFlags: ['x'] })));
+        await apply((tx) =>
+          tx.folders.insert(folder('r', 'Root', { type: 'collection', id: 'c1' }, { access: acl([['u1', 2]]) })),
+        );
+        await apply((tx) =>
+          tx.folders.insert(
+            folder('s', 'Seen', { type: 'folder', id: 'r' }, { access: acl([['u1', 0]]), publicFlags: ['x'] }),
+          ),
+        );
         await apply((tx) => tx.folders.insert(folder('h', 'Hidden', { type: 'folder', id: 'r' }, { meta: { k: 1 } })));
-        await apply((tx) => tx.folders.insert(folder('hs', 'Under hidden', { type: 'folder', id: 'h' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) =>
+          tx.folders.insert(folder('hs', 'Under hidden', { type: 'folder', id: 'h' }, { access: acl([['u1', 2]]) })),
+        );
         await apply((tx) => {
           tx.items.insert(item('ir', 'At root', 'r'));
           tx.items.insert(item('is', 'In seen', 's'));
@@ -530,7 +733,11 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.subtree.subtreeCount('r')).toBe(4 + 3);
         expect(await rm.subtree.subtreeCount('h')).toBe(2 + 1);
         expect(await rm.subtree.subtreeCount('nope')).toBe(0);
-        expect((await rm.subtree.blobIdsInSubtree('r')).sort()).toEqual(['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64)]);
+        expect((await rm.subtree.blobIdsInSubtree('r')).sort()).toEqual([
+          'a'.repeat(64),
+          'b'.repeat(64),
+          'c'.repeat(64),
+        ]);
         expect(await rm.subtree.blobIdsInSubtree('s')).toEqual(['b'.repeat(64)]);
       });
 
@@ -543,8 +750,12 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.files.get('fh')).toBeNull();
         expect((await rm.collections.get('c1'))?.size).toBe(3);
         expect((await rm.folders.get('r'))?.size).toBe(1);
-        expect(await rm.subtree.subtreeOpsFor('hs')).toEqual([{ folderId: 'hs', position: at, operation: 'deleted', rootId: 'h' }]);
-        expect(await rm.subtree.subtreeOpsFor('h')).toEqual([{ folderId: 'h', position: at, operation: 'deleted', rootId: 'h' }]);
+        expect(await rm.subtree.subtreeOpsFor('hs')).toEqual([
+          { folderId: 'hs', position: at, operation: 'deleted', rootId: 'h' },
+        ]);
+        expect(await rm.subtree.subtreeOpsFor('h')).toEqual([
+          { folderId: 'h', position: at, operation: 'deleted', rootId: 'h' },
+        ]);
       });
 
       it('empties a folder, which stays with size 0', async () => {
@@ -554,19 +765,33 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.folders.getMany(['s', 'h', 'hs'])).toEqual([]);
         expect(await rm.items.get('ir')).toBeNull();
         expect((await rm.collections.get('c1'))?.size).toBe(0);
-        expect(await rm.subtree.subtreeOpsFor('r')).toEqual([{ folderId: 'r', position: at, operation: 'cleared', rootId: 'r' }]);
+        expect(await rm.subtree.subtreeOpsFor('r')).toEqual([
+          { folderId: 'r', position: at, operation: 'cleared', rootId: 'r' },
+        ]);
         expect(await rm.subtree.subtreeCount('r')).toBe(1);
       });
 
       it('copies what the copier may read, with derived ids, shared blobs, sizes and history', async () => {
         const copier = viewer('u1');
         let at = 0n;
-        await apply((tx) => tx.folders.insert(folder('dest', 'Dest', { type: 'user', id: 'u1' }, { access: acl([['u1', 2]]) })));
+        await apply((tx) =>
+          tx.folders.insert(folder('dest', 'Dest', { type: 'user', id: 'u1' }, { access: acl([['u1', 2]]) })),
+        );
         await apply((tx) =>
           tx.subtree.copyFolder(
             {
-              opId: '65a0000000000000000000aa', sourceId: 'r', folderId: 'copy', parentType: 'folder', parentId: 'dest', name: 'Copy',
-              description: 'copied', access: acl([['u1', 2]]), creatorId: 'u1', created: T1, meta: { m: 1 }, copier,
+              opId: '65a0000000000000000000aa',
+              sourceId: 'r',
+              folderId: 'copy',
+              parentType: 'folder',
+              parentId: 'dest',
+              name: 'Copy',
+              description: 'copied',
+              access: acl([['u1', 2]]),
+              creatorId: 'u1',
+              created: T1,
+              meta: { m: 1 },
+              copier,
             },
             (at = position),
           ),
@@ -574,21 +799,52 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         const op = '65a0000000000000000000aa';
         const sCopy = deriveId(op, 's');
         expect(await rm.folders.get('copy')).toMatchObject({
-          name: 'Copy', description: 'copied', parentId: 'dest', baseParentType: 'user', baseParentId: 'u1', size: 1, created: T1, meta: { m: 1 },
+          name: 'Copy',
+          description: 'copied',
+          parentId: 'dest',
+          baseParentType: 'user',
+          baseParentId: 'u1',
+          size: 1,
+          created: T1,
+          meta: { m: 1 },
         });
         expect(await rm.folders.get(sCopy)).toMatchObject({
-          name: 'Seen', parentId: 'copy', size: 2, public: false, publicFlags: ['x'], access: acl([['u1', 2]]), creatorId: 'u1', created: T1,
+          name: 'Seen',
+          parentId: 'copy',
+          size: 2,
+          public: false,
+          publicFlags: ['x'],
+          access: acl([['u1', 2]]),
+          creatorId: 'u1',
+          created: T1,
         });
         expect(await rm.folders.ancestorIds(sCopy)).toEqual(['dest', 'copy']);
         expect(await rm.folders.get(deriveId(op, 'h'))).toBeNull();
         expect(await rm.folders.get(deriveId(op, 'hs'))).toBeNull();
         const copiedItem = await rm.items.get(deriveId(op, 'is'));
-        expect(copiedItem).toMatchObject({ folderId: sCopy, copyOfItem: 'is', size: 2, baseParentId: 'u1', creatorId: 'u1', created: T1 });
-        expect(await rm.files.get(deriveId(op, 'fs'))).toMatchObject({ itemId: deriveId(op, 'is'), blobId: 'b'.repeat(64), copyOfFile: 'fs', copierId: 'u1', copied: T1 });
+        expect(copiedItem).toMatchObject({
+          folderId: sCopy,
+          copyOfItem: 'is',
+          size: 2,
+          baseParentId: 'u1',
+          creatorId: 'u1',
+          created: T1,
+        });
+        expect(await rm.files.get(deriveId(op, 'fs'))).toMatchObject({
+          itemId: deriveId(op, 'is'),
+          blobId: 'b'.repeat(64),
+          copyOfFile: 'fs',
+          copierId: 'u1',
+          copied: T1,
+        });
         expect((await rm.users.get('u1'))?.size).toBe(3);
         expect((await rm.collections.get('c1'))?.size).toBe(7);
-        expect(await rm.subtree.subtreeOpsFor('s')).toEqual([{ folderId: 's', position: at, operation: 'copiedFrom', rootId: 'copy' }]);
-        expect(await rm.subtree.subtreeOpsFor(sCopy)).toEqual([{ folderId: sCopy, position: at, operation: 'copied', rootId: 'copy' }]);
+        expect(await rm.subtree.subtreeOpsFor('s')).toEqual([
+          { folderId: 's', position: at, operation: 'copiedFrom', rootId: 'copy' },
+        ]);
+        expect(await rm.subtree.subtreeOpsFor(sCopy)).toEqual([
+          { folderId: sCopy, position: at, operation: 'copied', rootId: 'copy' },
+        ]);
       });
 
       it('deletes everything rooted under a collection that goes away, and whatever lands there later', async () => {
@@ -607,11 +863,18 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.collections.delete('c1');
         });
         expect(await rm.folders.getMany(['r', 's', 'h', 'hs', 'k'])).toHaveLength(1);
-        expect([await rm.items.get('ir'), await rm.items.get('is'), await rm.files.get('fs')]).toEqual([null, null, null]);
+        expect([await rm.items.get('ir'), await rm.items.get('is'), await rm.files.get('fs')]).toEqual([
+          null,
+          null,
+          null,
+        ]);
         expect(await rm.files.isBlobReferenced('a'.repeat(64))).toBe(false);
         expect(await rm.files.isBlobReferenced('b'.repeat(64))).toBe(true);
         expect(await rm.files.blobIdsUnderRoot('c1')).toEqual([]);
-        for (const id of ['r', 'hs']) expect(await rm.subtree.subtreeOpsFor(id)).toEqual([{ folderId: id, position: at, operation: 'deleted', rootId: 'c1' }]);
+        for (const id of ['r', 'hs'])
+          expect(await rm.subtree.subtreeOpsFor(id)).toEqual([
+            { folderId: id, position: at, operation: 'deleted', rootId: 'c1' },
+          ]);
         expect(await rm.subtree.subtreeOpsFor('k')).toEqual([]);
         // Created or moved under the collection after its delete (in log order): gone with it.
         await apply((tx) => tx.folders.insert(folder('late', 'Late', { type: 'collection', id: 'c1' })));
@@ -626,14 +889,29 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         await apply((tx) =>
           tx.subtree.copyFolder(
             {
-              opId: '65a0000000000000000000bb', sourceId: 'r', folderId: 'inner', parentType: 'folder', parentId: 's', name: 'Inner',
-              description: '', access: acl([['u1', 2]]), creatorId: 'u1', created: T1, meta: {}, copier: ADMIN,
+              opId: '65a0000000000000000000bb',
+              sourceId: 'r',
+              folderId: 'inner',
+              parentType: 'folder',
+              parentId: 's',
+              name: 'Inner',
+              description: '',
+              access: acl([['u1', 2]]),
+              creatorId: 'u1',
+              created: T1,
+              meta: {},
+              copier: ADMIN,
             },
             position,
           ),
         );
         expect(await rm.subtree.subtreeCount('inner')).toBe(4 + 3);
-        expect(await rm.folders.ancestorIds(deriveId('65a0000000000000000000bb', 'hs'))).toEqual(['r', 's', 'inner', deriveId('65a0000000000000000000bb', 'h')]);
+        expect(await rm.folders.ancestorIds(deriveId('65a0000000000000000000bb', 'hs'))).toEqual([
+          'r',
+          's',
+          'inner',
+          deriveId('65a0000000000000000000bb', 'h'),
+        ]);
         expect((await rm.collections.get('c1'))?.size).toBe(14);
       });
     });
@@ -694,20 +972,36 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
 
         const restoredAt = position + 1n;
         await apply((tx) =>
-          tx.history!.restoreFolder({ folderId: 's', deletedPosition: removedAt, parentType: 'folder', parentId: 'home', name: 'Back' }, restoredAt),
+          tx.history!.restoreFolder(
+            { folderId: 's', deletedPosition: removedAt, parentType: 'folder', parentId: 'home', name: 'Back' },
+            restoredAt,
+          ),
         );
-        expect(await rm.folders.get('s')).toMatchObject({ name: 'Back', lowerName: 'back', parentId: 'home', baseParentType: 'user', baseParentId: 'u1', size: 2 });
+        expect(await rm.folders.get('s')).toMatchObject({
+          name: 'Back',
+          lowerName: 'back',
+          parentId: 'home',
+          baseParentType: 'user',
+          baseParentId: 'u1',
+          size: 2,
+        });
         expect(await rm.folders.ancestorIds('t')).toEqual(['home', 's']);
         expect(await rm.items.get('it')).toMatchObject({ folderId: 't', baseParentId: 'u1', size: 4 });
         expect(await rm.files.get('ft')).toMatchObject({ itemId: 'it', blobId: 'c'.repeat(64) });
         expect((await rm.users.get('u1'))?.size).toBe(6);
-        expect((await rm.subtree.subtreeOpsFor('t')).map((o) => [o.operation, o.rootId])).toEqual([['deleted', 's'], ['restored', 's']]);
+        expect((await rm.subtree.subtreeOpsFor('t')).map((o) => [o.operation, o.rootId])).toEqual([
+          ['deleted', 's'],
+          ['restored', 's'],
+        ]);
         expect(await history().removedFolder('s')).toBeNull();
         expect(await history().restorable('s', removedAt)).toEqual({ folderIds: [], blobIds: [] });
         // Restoring again (the folder is live) changes nothing.
         const before = await rm.dump();
         await apply((tx) =>
-          tx.history!.restoreFolder({ folderId: 's', deletedPosition: removedAt, parentType: 'collection', parentId: 'c1', name: 'Again' }, position + 1n),
+          tx.history!.restoreFolder(
+            { folderId: 's', deletedPosition: removedAt, parentType: 'collection', parentId: 'c1', name: 'Again' },
+            position + 1n,
+          ),
         );
         expect(await rm.folders.get('s')).toMatchObject({ name: 'Back' });
         expect((await rm.dump()).rm_folders).toEqual(before.rm_folders);
@@ -734,10 +1028,22 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         const moved = position;
         await apply((tx) => tx.items.addSize('is', 10));
         expect(await history().placementAt('s', beforeMove)).toEqual({
-          folderId: 's', parentType: 'folder', parentId: 'r', baseParentType: 'collection', baseParentId: 'c1', from: created, to: moved,
+          folderId: 's',
+          parentType: 'folder',
+          parentId: 'r',
+          baseParentType: 'collection',
+          baseParentId: 'c1',
+          from: created,
+          to: moved,
         });
         expect(await history().placementAt('s', moved)).toEqual({
-          folderId: 's', parentType: 'folder', parentId: 'home', baseParentType: 'user', baseParentId: 'u1', from: moved, to: null,
+          folderId: 's',
+          parentType: 'folder',
+          parentId: 'home',
+          baseParentType: 'user',
+          baseParentId: 'u1',
+          from: moved,
+          to: null,
         });
         expect(await history().placementAt('s', created - 1n)).toBeNull();
         expect((await history().placementAt('t', moved))?.baseParentId).toBe('u1');

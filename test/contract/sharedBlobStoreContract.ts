@@ -14,7 +14,10 @@ export interface SharedBlobStores {
   dispose(): Promise<void>;
 }
 
-export function sharedBlobStoreContract(name: string, make: (options: { sweepGraceMs: number }) => Promise<SharedBlobStores>): void {
+export function sharedBlobStoreContract(
+  name: string,
+  make: (options: { sweepGraceMs: number }) => Promise<SharedBlobStores>,
+): void {
   describe(`BlobStore contract across processes: ${name}`, () => {
     let stores: SharedBlobStores;
     afterEach(() => stores.dispose());
@@ -57,7 +60,10 @@ export function sharedBlobStoreContract(name: string, make: (options: { sweepGra
       for (let round = 0; round < 25; round++) {
         const seed = await first.put(Readable.from([data]));
         first.release(seed.blobId);
-        const [, again] = await Promise.all([first.delete(blobId), second.put(Readable.from([data.subarray(0, 5), data.subarray(5)]))]);
+        const [, again] = await Promise.all([
+          first.delete(blobId),
+          second.put(Readable.from([data.subarray(0, 5), data.subarray(5)])),
+        ]);
         // Whatever happened to the old copy, the bytes the second process just stored are there.
         expect(again.blobId).toBe(blobId);
         expect(await second.exists(blobId)).toBe(true);

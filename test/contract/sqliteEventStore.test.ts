@@ -69,7 +69,9 @@ describe('SqliteEventStore specifics', () => {
       nextExpectedRevision: 0n,
       position: 1n,
     });
-    expect(await store.appendToStreams([{ streamId: 'b-1', expectedState: 'any', events: [ev('B'), ev('C')] }])).toEqual({
+    expect(
+      await store.appendToStreams([{ streamId: 'b-1', expectedState: 'any', events: [ev('B'), ev('C')] }]),
+    ).toEqual({
       position: 3n,
     });
     expect(await store.headPosition()).toBe(3n);
@@ -147,84 +149,87 @@ describe('SqliteEventStore specifics', () => {
   it.each([
     ['on the calling thread', 'in-place'],
     ['on the append worker thread', 'worker'],
-  ])('keeps every acknowledged append when the writing process is killed with SIGKILL (commits %s)', async (_how, mode) => {
-    const streamId = 'durable-1';
-    const fixture = path.join(__dirname, 'fixtures', 'appendForever.ts');
-    const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), fixture, file, streamId, mode], {
-      cwd: path.join(__dirname, '..', '..'),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const acknowledged: bigint[] = [];
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
-      child.on('exit', (code, signal) => resolve(signal ?? code)),
-    );
-
-    // Meanwhile this process follows the log through a live subscription (another connection, seen via the poll).
-    const sub = store.subscribeToAll({ streamPrefixes: ['durable-'] });
-    const delivered: RecordedEvent[] = [];
-    // The last acknowledged revision, once known (set below while the subscription runs).
-    const wanted: { revision?: bigint } = {};
-    let reachedTarget!: () => void;
-    const followed = new Promise<void>((resolve) => (reachedTarget = resolve));
-    const follow = (async () => {
-      for await (const item of sub) {
-        if (item.kind !== 'event') continue;
-        delivered.push(item.event);
-        if (wanted.revision !== undefined && item.event.revision >= wanted.revision) reachedTarget();
-      }
-    })();
-
-    let timeout: NodeJS.Timeout | undefined;
-    await new Promise<void>((resolve, reject) => {
-      let buffered = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString();
-        const lines = buffered.split('\n');
-        buffered = lines.pop()!;
-        for (const line of lines) acknowledged.push(BigInt(line));
-        if (acknowledged.length >= 200 && child.exitCode === null && !child.killed) {
-          child.kill('SIGKILL');
-          resolve();
-        }
+  ])(
+    'keeps every acknowledged append when the writing process is killed with SIGKILL (commits %s)',
+    async (_how, mode) => {
+      const streamId = 'durable-1';
+      const fixture = path.join(__dirname, 'fixtures', 'appendForever.ts');
+      const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), fixture, file, streamId, mode], {
+        cwd: path.join(__dirname, '..', '..'),
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      child.on('exit', () => reject(new Error(`writer exited early after ${acknowledged.length} acks: ${stderr}`)));
-      timeout = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`timed out after ${acknowledged.length} acks: ${stderr}`));
-      }, 15000);
-    }).finally(() => clearTimeout(timeout));
-    expect(await exited).toBe('SIGKILL');
+      const acknowledged: bigint[] = [];
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        child.on('exit', (code, signal) => resolve(signal ?? code)),
+      );
 
-    expect(acknowledged.slice(0, 200)).toEqual(Array.from({ length: 200 }, (_, i) => BigInt(i)));
-    const lastAck = acknowledged[acknowledged.length - 1];
+      // Meanwhile this process follows the log through a live subscription (another connection, seen via the poll).
+      const sub = store.subscribeToAll({ streamPrefixes: ['durable-'] });
+      const delivered: RecordedEvent[] = [];
+      // The last acknowledged revision, once known (set below while the subscription runs).
+      const wanted: { revision?: bigint } = {};
+      let reachedTarget!: () => void;
+      const followed = new Promise<void>((resolve) => (reachedTarget = resolve));
+      const follow = (async () => {
+        for await (const item of sub) {
+          if (item.kind !== 'event') continue;
+          delivered.push(item.event);
+          if (wanted.revision !== undefined && item.event.revision >= wanted.revision) reachedTarget();
+        }
+      })();
 
-    // Reopen the file from scratch (recovering the WAL the killed writer left behind).
-    const reopenedDb = openDatabase(file);
-    const reopened = new SqliteEventStore(reopenedDb);
-    try {
-      const revision = await reopened.streamRevision(streamId);
-      expect(revision).not.toBe('no_stream');
-      expect(revision as bigint).toBeGreaterThanOrEqual(lastAck);
-      const events = await collect(reopened.readStream(streamId));
-      const revisions = new Set(events.map((e) => e.revision));
-      for (const ack of acknowledged) expect(revisions.has(ack)).toBe(true);
-      expect(events.map((e) => (e.data as { n: number }).n)).toEqual(events.map((_, i) => i));
-    } finally {
-      await reopened.dispose();
-      reopenedDb.close();
-    }
+      let timeout: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve, reject) => {
+        let buffered = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString();
+          const lines = buffered.split('\n');
+          buffered = lines.pop()!;
+          for (const line of lines) acknowledged.push(BigInt(line));
+          if (acknowledged.length >= 200 && child.exitCode === null && !child.killed) {
+            child.kill('SIGKILL');
+            resolve();
+          }
+        });
+        child.on('exit', () => reject(new Error(`writer exited early after ${acknowledged.length} acks: ${stderr}`)));
+        timeout = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`timed out after ${acknowledged.length} acks: ${stderr}`));
+        }, 15000);
+      }).finally(() => clearTimeout(timeout));
+      expect(await exited).toBe('SIGKILL');
 
-    // The subscription saw every acknowledged event too, in order.
-    wanted.revision = lastAck;
-    if (delivered.some((e) => e.revision >= lastAck)) reachedTarget();
-    let followTimer: NodeJS.Timeout | undefined;
-    await Promise.race([followed, new Promise((resolve) => (followTimer = setTimeout(resolve, 3000)))]);
-    clearTimeout(followTimer);
-    await sub.unsubscribe();
-    await follow;
-    expect(delivered.length).toBeGreaterThan(Number(lastAck));
-    expect(delivered.slice(0, acknowledged.length).map((e) => e.revision)).toEqual(acknowledged);
-  });
+      expect(acknowledged.slice(0, 200)).toEqual(Array.from({ length: 200 }, (_, i) => BigInt(i)));
+      const lastAck = acknowledged[acknowledged.length - 1];
+
+      // Reopen the file from scratch (recovering the WAL the killed writer left behind).
+      const reopenedDb = openDatabase(file);
+      const reopened = new SqliteEventStore(reopenedDb);
+      try {
+        const revision = await reopened.streamRevision(streamId);
+        expect(revision).not.toBe('no_stream');
+        expect(revision as bigint).toBeGreaterThanOrEqual(lastAck);
+        const events = await collect(reopened.readStream(streamId));
+        const revisions = new Set(events.map((e) => e.revision));
+        for (const ack of acknowledged) expect(revisions.has(ack)).toBe(true);
+        expect(events.map((e) => (e.data as { n: number }).n)).toEqual(events.map((_, i) => i));
+      } finally {
+        await reopened.dispose();
+        reopenedDb.close();
+      }
+
+      // The subscription saw every acknowledged event too, in order.
+      wanted.revision = lastAck;
+      if (delivered.some((e) => e.revision >= lastAck)) reachedTarget();
+      let followTimer: NodeJS.Timeout | undefined;
+      await Promise.race([followed, new Promise((resolve) => (followTimer = setTimeout(resolve, 3000)))]);
+      clearTimeout(followTimer);
+      await sub.unsubscribe();
+      await follow;
+      expect(delivered.length).toBeGreaterThan(Number(lastAck));
+      expect(delivered.slice(0, acknowledged.length).map((e) => e.revision)).toEqual(acknowledged);
+    },
+  );
 });

@@ -47,22 +47,44 @@ describe('SqliteReadModel: per-read-class child counts', () => {
   });
 
   async function expectExact(): Promise<void> {
-    const maintained = db.prepare('SELECT * FROM rm_folder_read_counts ORDER BY parent_id, parent_type, read_class').all();
+    const maintained = db
+      .prepare('SELECT * FROM rm_folder_read_counts ORDER BY parent_id, parent_type, read_class')
+      .all();
     db.exec('SAVEPOINT recount');
     // A table that does not exist yet is counted from rm_folders on open: the same rows as the triggers kept.
     db.exec('DROP TABLE rm_folder_read_counts');
     ensureReadClassCounts(db);
-    const recounted = db.prepare('SELECT * FROM rm_folder_read_counts ORDER BY parent_id, parent_type, read_class').all();
+    const recounted = db
+      .prepare('SELECT * FROM rm_folder_read_counts ORDER BY parent_id, parent_type, read_class')
+      .all();
     db.exec('ROLLBACK TO recount; RELEASE recount');
     expect(maintained).toEqual(recounted);
-    const parents = db.prepare('SELECT DISTINCT parent_id, parent_type FROM rm_folders').all() as { parent_id: string; parent_type: 'folder' }[];
+    const parents = db.prepare('SELECT DISTINCT parent_id, parent_type FROM rm_folders').all() as {
+      parent_id: string;
+      parent_type: 'folder';
+    }[];
     for (const { parent_id, parent_type } of parents) {
       for (const viewer of viewers) {
         const filter = readableSql('f', viewer);
-        const counted = (db.prepare(`SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${filter.sql}`)
-          .get(parent_id, parent_type, ...filter.args) as { n: number }).n;
-        const listed = await rm.folders.listChildren({ parentType: parent_type, parentId: parent_id, viewer, paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 } });
-        expect([parent_id, viewer?.id, listed.total, listed.rows.length]).toEqual([parent_id, viewer?.id, counted, counted]);
+        const counted = (
+          db
+            .prepare(
+              `SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_id = ? AND f.parent_type = ? AND ${filter.sql}`,
+            )
+            .get(parent_id, parent_type, ...filter.args) as { n: number }
+        ).n;
+        const listed = await rm.folders.listChildren({
+          parentType: parent_type,
+          parentId: parent_id,
+          viewer,
+          paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
+        });
+        expect([parent_id, viewer?.id, listed.total, listed.rows.length]).toEqual([
+          parent_id,
+          viewer?.id,
+          counted,
+          counted,
+        ]);
         expect(await rm.folders.countChildren({ parentType: parent_type, parentId: parent_id, viewer })).toBe(counted);
       }
     }
@@ -96,8 +118,18 @@ describe('SqliteReadModel: per-read-class child counts', () => {
     await apply((tx) =>
       tx.subtree.copyFolder(
         {
-          opId: 'op1', sourceId: 'top', folderId: 'copy', parentType: 'collection', parentId: 'c', name: 'Copy', description: '', access: access(['carol']),
-          creatorId: 'carol', created: T, meta: {}, copier: { id: 'root', admin: true, groups: [] },
+          opId: 'op1',
+          sourceId: 'top',
+          folderId: 'copy',
+          parentType: 'collection',
+          parentId: 'c',
+          name: 'Copy',
+          description: '',
+          access: access(['carol']),
+          creatorId: 'carol',
+          created: T,
+          meta: {},
+          copier: { id: 'root', admin: true, groups: [] },
         },
         position,
       ),
@@ -109,7 +141,12 @@ describe('SqliteReadModel: per-read-class child counts', () => {
     await apply((tx) => tx.folders.delete('p'));
     await expectExact();
 
-    await apply((tx) => tx.history!.restoreFolder({ folderId: 'a', deletedPosition: deletedAt, parentType: 'folder', parentId: 'top', name: 'A again' }, position));
+    await apply((tx) =>
+      tx.history!.restoreFolder(
+        { folderId: 'a', deletedPosition: deletedAt, parentType: 'folder', parentId: 'top', name: 'A again' },
+        position,
+      ),
+    );
     await apply((tx) => tx.subtree.clearContents('copy', position));
     await expectExact();
   });

@@ -83,7 +83,9 @@ describe('SqliteReadModel: deleting everything under a collection', () => {
     expect(await rm.files.isBlobReferenced('2'.repeat(64))).toBe(true);
     expect(await rm.files.blobIdsUnderRoot('c1')).toEqual([]);
     for (const id of ['a', 'b']) {
-      expect((await rm.subtree.subtreeOpsFor(id)).map((o) => [o.operation, o.rootId, o.position])).toEqual([['deleted', 'c1', position]]);
+      expect((await rm.subtree.subtreeOpsFor(id)).map((o) => [o.operation, o.rootId, o.position])).toEqual([
+        ['deleted', 'c1', position],
+      ]);
     }
     expect(await rm.subtree.subtreeOpsFor('k')).toEqual([]);
     expect((await rm.collections.get('c2'))?.size).toBe(5);

@@ -1,9 +1,22 @@
 import { describeInChromium } from './support/chromium';
 import { useBrowserSuite } from './support/suite';
-import { addMetadata, createFolderHere, folderAction, folderRow, logIn, logOut, openFolder, openMyFolders, register, openDialog, confirm } from './support/journeys';
+import {
+  addMetadata,
+  createFolderHere,
+  folderAction,
+  folderRow,
+  logIn,
+  logOut,
+  openFolder,
+  openMyFolders,
+  register,
+  openDialog,
+  confirm,
+} from './support/journeys';
 
 /** `YYYY-MM-DDTHH:MM:SS` in local time, what a datetime-local input takes. */
-const localInput = (date: Date): string => new Date(date.getTime() - date.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
+const localInput = (date: Date): string =>
+  new Date(date.getTime() - date.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
 
 describeInChromium('web client: accounts and folders', () => {
   const ui = useBrowserSuite();
@@ -63,7 +76,10 @@ describeInChromium('web client: accounts and folders', () => {
       await openMyFolders(ui.session);
       await openFolder(ui.session, 'Public');
       await openFolder(ui.session, 'Destination');
-      await page.locator('.fs-activity-panel .fs-activity-entry', { hasText: 'FolderCreated' }).filter({ hasText: 'alice' }).waitFor();
+      await page
+        .locator('.fs-activity-panel .fs-activity-entry', { hasText: 'FolderCreated' })
+        .filter({ hasText: 'alice' })
+        .waitFor();
     });
     const before = new Date();
     await new Promise((resolve) => setTimeout(resolve, 1100));

@@ -4,7 +4,17 @@ import { describeInChromium } from './support/chromium';
 import { useBrowserSuite } from './support/suite';
 import { api, registerByApi } from './support/api';
 import {
-  addMetadata, createFolderHere, grantAccessTo, itemRow, logIn, logOut, openFolder, openMyFolders, register, uploadHere, openDialog,
+  addMetadata,
+  createFolderHere,
+  grantAccessTo,
+  itemRow,
+  logIn,
+  logOut,
+  openFolder,
+  openMyFolders,
+  register,
+  uploadHere,
+  openDialog,
 } from './support/journeys';
 
 /** The id after `<model>/` in the client's URL (`#user/<id>/folder/<id>`, `#item/<id>`, `#group/<id>/…`). */
@@ -50,12 +60,18 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
       await itemRow(ui.session, 'small.txt').waitFor();
       await itemRow(ui.session, 'large.bin').waitFor();
     });
-    for (const [name, bytes] of [['small.txt', small], ['large.bin', large]] as const) {
+    for (const [name, bytes] of [
+      ['small.txt', small],
+      ['large.bin', large],
+    ] as const) {
       await ui.session.step(`download ${name}`, async () => {
         await itemRow(ui.session, name).locator('.g-item-list-link').click();
         await page.locator('.g-file-list-link', { hasText: name }).waitFor();
         await ui.session.idle();
-        const [download] = await Promise.all([page.waitForEvent('download'), page.locator('.g-file-list-link', { hasText: name }).click()]);
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.locator('.g-file-list-link', { hasText: name }).click(),
+        ]);
         expect(Buffer.compare(fs.readFileSync(await download.path()), bytes)).toBe(0);
         await page.goBack();
         await itemRow(ui.session, name).waitFor();
@@ -68,7 +84,9 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
     const { page } = ui.session;
     await ui.session.step('folder metadata', async () => {
       await addMetadata(ui.session, 'project', 'apollo');
-      expect((await api(ui.service.baseUrl, 'GET', `folder/${sharedId}`, aliceToken)).metadata).toEqual({ project: 'apollo' });
+      expect((await api(ui.service.baseUrl, 'GET', `folder/${sharedId}`, aliceToken)).metadata).toEqual({
+        project: 'apollo',
+      });
       // Read back from the server, not only as the widget left it.
       await page.reload();
       await page.locator('.g-widget-metadata-row', { hasText: 'apollo' }).waitFor();
@@ -80,7 +98,9 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
       await ui.session.idle();
       await addMetadata(ui.session, 'kind', 'greeting');
       const itemId = idIn(page.url(), 'item');
-      expect((await api(ui.service.baseUrl, 'GET', `item/${itemId}`, aliceToken)).metadata).toEqual({ kind: 'greeting' });
+      expect((await api(ui.service.baseUrl, 'GET', `item/${itemId}`, aliceToken)).metadata).toEqual({
+        kind: 'greeting',
+      });
       await page.reload();
       await page.locator('.g-widget-metadata-row', { hasText: 'greeting' }).waitFor();
       await ui.session.idle();
@@ -103,7 +123,10 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
       await ui.session.idle();
       const groupId = idIn(page.url(), 'group');
       // Alice is a site administrator: she may add Carol directly.
-      await api(ui.service.baseUrl, 'POST', `group/${groupId}/invitation`, aliceToken, { userId: carol._id, force: 'true' });
+      await api(ui.service.baseUrl, 'POST', `group/${groupId}/invitation`, aliceToken, {
+        userId: carol._id,
+        force: 'true',
+      });
     });
     await ui.session.step('share', async () => {
       await ui.session.goto(`folder/${sharedId}`);

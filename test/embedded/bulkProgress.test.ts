@@ -20,10 +20,16 @@ const clients: SseClient[] = [];
 async function buildTree(parentId: string, width: number, doublings: number): Promise<{ id: string; entries: number }> {
   const root = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
   for (let i = 0; i < width; i++) {
-    const folder = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }));
+    const folder = ok(
+      await api
+        .as(admin)
+        .post('/folder')
+        .query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }),
+    );
     await api.newItem(admin, folder._id, `item ${i}`);
   }
-  for (let n = 0; n < doublings; n++) ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
+  for (let n = 0; n < doublings; n++)
+    ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
   return { id: root._id, entries: (1 + 2 * width) * 2 ** doublings };
 }
 
@@ -44,7 +50,9 @@ async function progressOf(client: SseClient, title: string): Promise<[number, nu
 
 /** Versions strictly between the start and the end: the ones the worker's reports made. */
 function intermediate(versions: [number, number, string][], total: number): number[] {
-  return versions.filter(([t, current, state]) => t === total && state === 'active' && current > 0 && current < total).map(([, c]) => c);
+  return versions
+    .filter(([t, current, state]) => t === total && state === 'active' && current > 0 && current < total)
+    .map(([, c]) => c);
 }
 
 beforeAll(async () => {
@@ -66,7 +74,12 @@ describe('progress of subtree operations applied by the bulk worker', () => {
     const tree = await buildTree(privateId, 8, 4);
 
     const copyStream = await stream();
-    const copy = ok(await api.as(admin).post(`/folder/${tree.id}/copy`).query({ parentType: 'folder', parentId: privateId, name: 'copy', progress: 'true' }));
+    const copy = ok(
+      await api
+        .as(admin)
+        .post(`/folder/${tree.id}/copy`)
+        .query({ parentType: 'folder', parentId: privateId, name: 'copy', progress: 'true' }),
+    );
     const copied = await progressOf(copyStream, 'Copying folder tree');
     expect(copied[0]).toEqual([0, 0, 'active']);
     expect(copied.at(-2)).toEqual([tree.entries, tree.entries, 'active']);
@@ -83,7 +96,9 @@ describe('progress of subtree operations applied by the bulk worker', () => {
     expect(updated.at(-1)).toEqual([folderCount, folderCount, 'success']);
     expect(intermediate(updated, folderCount).length).toBeGreaterThan(0);
 
-    const inner = ok(await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: copy._id, limit: 1, sort: 'name' }));
+    const inner = ok(
+      await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: copy._id, limit: 1, sort: 'name' }),
+    );
     const clearStream = await stream();
     ok(await api.as(admin).delete(`/folder/${copy._id}/contents`).query({ progress: 'true' }));
     const cleared = await progressOf(clearStream, 'Clearing folder copy');
@@ -102,7 +117,10 @@ describe('progress of subtree operations applied by the bulk worker', () => {
     const titles = listed.map((r: { data: { title: string; state: string } }) => [r.data.title, r.data.state]);
     expect(titles).toEqual(
       expect.arrayContaining([
-        ['Copying folder tree', 'success'], ['Updating permissions', 'success'], ['Clearing folder copy', 'success'], ['Deleting folder tree', 'success'],
+        ['Copying folder tree', 'success'],
+        ['Updating permissions', 'success'],
+        ['Clearing folder copy', 'success'],
+        ['Deleting folder tree', 'success'],
       ]),
     );
   });

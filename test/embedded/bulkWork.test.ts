@@ -27,16 +27,28 @@ let probeFolderId: string | null;
 
 function spyOnWorker(): void {
   const original = SqliteBulkApply.prototype.apply;
-  jest.spyOn(SqliteBulkApply.prototype, 'apply').mockImplementation(function (this: SqliteBulkApply, checkpoint, event: RecordedEvent, lease) {
+  jest.spyOn(SqliteBulkApply.prototype, 'apply').mockImplementation(function (
+    this: SqliteBulkApply,
+    checkpoint,
+    event: RecordedEvent,
+    lease,
+  ) {
     const call: BackgroundCall = { type: event.type };
     calls.push(call);
     const applying = original.call(this, checkpoint, event, lease);
     if (probeFolderId) {
       let done = false;
       void applying.finally(() => (done = true)).catch(() => undefined);
-      void Promise.all([api.as(admin).get(`/folder/${probeFolderId}`), api.site().get('/readyz')]).then(([folder, readyz]) => {
-        if (!done) call.answeredMeanwhile = { folder: folder.status, readyz: readyz.status, lease: readyz.body.checks?.projector?.lease };
-      });
+      void Promise.all([api.as(admin).get(`/folder/${probeFolderId}`), api.site().get('/readyz')]).then(
+        ([folder, readyz]) => {
+          if (!done)
+            call.answeredMeanwhile = {
+              folder: folder.status,
+              readyz: readyz.status,
+              lease: readyz.body.checks?.projector?.lease,
+            };
+        },
+      );
     }
     return applying;
   });
@@ -46,10 +58,16 @@ function spyOnWorker(): void {
 async function buildTree(parentId: string, width: number, doublings: number): Promise<{ id: string; folders: number }> {
   const root = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
   for (let i = 0; i < width; i++) {
-    const folder = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }));
+    const folder = ok(
+      await api
+        .as(admin)
+        .post('/folder')
+        .query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }),
+    );
     await api.newItem(admin, folder._id, `item ${i}`);
   }
-  for (let n = 0; n < doublings; n++) ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
+  for (let n = 0; n < doublings; n++)
+    ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
   return { id: root._id, folders: (1 + width) * 2 ** doublings };
 }
 
@@ -74,7 +92,9 @@ describe('a large copy, applied by the worker', () => {
     probeFolderId = publicId;
     calls = [];
 
-    const copy = ok(await api.as(admin).post(`/folder/${tree.id}/copy`).query({ parentType: 'folder', parentId: publicId }));
+    const copy = ok(
+      await api.as(admin).post(`/folder/${tree.id}/copy`).query({ parentType: 'folder', parentId: publicId }),
+    );
 
     expect(calls).toEqual([{ type: 'FolderCopied', answeredMeanwhile: { folder: 200, readyz: 200, lease: 'held' } }]);
     const details = ok(await api.as(admin).get(`/folder/${copy._id}/details`));
@@ -99,18 +119,33 @@ describe('every subtree event through the worker (BULK_WORKER_MIN_FOLDERS=1)', (
   it('copies, re-permissions, empties and deletes as documented', async () => {
     const other = await api.createUser('other');
     const privateId = await api.defaultFolder(admin, 'Private');
-    const source = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: privateId, name: 'source' }));
-    const child = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: source._id, name: 'child' }));
+    const source = ok(
+      await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: privateId, name: 'source' }),
+    );
+    const child = ok(
+      await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: source._id, name: 'child' }),
+    );
     const item = await api.newItem(admin, child._id, 'report');
     await api.addFile(admin, item, 'twelve bytes');
 
-    const copy = ok(await api.as(admin).post(`/folder/${source._id}/copy`).query({ parentType: 'folder', parentId: privateId, name: 'copy' }));
+    const copy = ok(
+      await api
+        .as(admin)
+        .post(`/folder/${source._id}/copy`)
+        .query({ parentType: 'folder', parentId: privateId, name: 'copy' }),
+    );
     const copiedChildren = ok(await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: copy._id }));
     expect(copiedChildren.map((f: { name: string; size: number }) => [f.name, f.size])).toEqual([['child', 12]]);
     const copiedItems = ok(await api.as(admin).get('/item').query({ folderId: copiedChildren[0]._id }));
     expect(copiedItems.map((i: { name: string; size: number }) => [i.name, i.size])).toEqual([['report', 12]]);
 
-    const access = JSON.stringify({ users: [{ id: admin._id, level: 2 }, { id: other._id, level: 0 }], groups: [] });
+    const access = JSON.stringify({
+      users: [
+        { id: admin._id, level: 2 },
+        { id: other._id, level: 0 },
+      ],
+      groups: [],
+    });
     ok(await api.as(admin).put(`/folder/${copy._id}/access`).query({ access, recurse: 'true' }));
     const readByOther = await api.as(other).get(`/folder/${copiedChildren[0]._id}`);
     expect(readByOther.status).toBe(200);
@@ -119,7 +154,8 @@ describe('every subtree event through the worker (BULK_WORKER_MIN_FOLDERS=1)', (
     ok(await api.as(admin).delete(`/folder/${copy._id}/contents`));
     expect(ok(await api.as(admin).get(`/folder/${copy._id}/details`))).toEqual({ nFolders: 0, nItems: 0 });
     expect((await api.as(admin).get(`/folder/${copiedChildren[0]._id}`)).body).toEqual({
-      message: `Invalid folder id (${copiedChildren[0]._id}).`, type: 'rest',
+      message: `Invalid folder id (${copiedChildren[0]._id}).`,
+      type: 'rest',
     });
 
     ok(await api.as(admin).delete(`/folder/${source._id}`));
@@ -128,10 +164,18 @@ describe('every subtree event through the worker (BULK_WORKER_MIN_FOLDERS=1)', (
     expect(gone.body).toEqual({ message: `Invalid folder id (${child._id}).`, type: 'rest' });
 
     const collection = ok(await api.as(admin).post('/collection').query({ name: 'doomed' }));
-    const inCollection = ok(await api.as(admin).post('/folder').query({ parentType: 'collection', parentId: collection._id, name: 'inside' }));
+    const inCollection = ok(
+      await api.as(admin).post('/folder').query({ parentType: 'collection', parentId: collection._id, name: 'inside' }),
+    );
     ok(await api.as(admin).delete(`/collection/${collection._id}`));
     expect((await api.as(admin).get(`/folder/${inCollection._id}`)).status).toBe(400);
 
-    expect(calls.map((c) => c.type)).toEqual(['FolderCopied', 'FolderAccessChanged', 'FolderContentsCleared', 'FolderDeleted', 'CollectionDeleted']);
+    expect(calls.map((c) => c.type)).toEqual([
+      'FolderCopied',
+      'FolderAccessChanged',
+      'FolderContentsCleared',
+      'FolderDeleted',
+      'CollectionDeleted',
+    ]);
   });
 });

@@ -35,7 +35,8 @@ describe('rebuild and verify on MongoDB', () => {
     await api.createUser('alice');
     const collection = await api.as(admin).post('/collection').type('form').send({ name: 'Shared' });
     for (const name of ['One', 'Two']) {
-      const folder = await api.as(admin)
+      const folder = await api
+        .as(admin)
         .post('/folder')
         .type('form')
         .send({ parentType: 'collection', parentId: collection.body._id, name });
@@ -52,7 +53,10 @@ describe('rebuild and verify on MongoDB', () => {
     const readModel = api.runtime.services.readModel as MongoReadModel;
     const scratches: MongoReadModel[] = [];
     const openScratch = MongoReadModel.prototype.openScratch;
-    jest.spyOn(MongoReadModel.prototype, 'openScratch').mockImplementation(async function (this: MongoReadModel, name: string) {
+    jest.spyOn(MongoReadModel.prototype, 'openScratch').mockImplementation(async function (
+      this: MongoReadModel,
+      name: string,
+    ) {
       const scratch = await openScratch.call(this, name);
       scratches.push(scratch);
       return scratch;
@@ -60,7 +64,9 @@ describe('rebuild and verify on MongoDB', () => {
 
     const clean = capture();
     expect(await verifyReadModels(config(), [], clean.out)).toBe(0);
-    expect(clean.text()).toMatch(/^Verified the read models in MongoDB database folder_service against a replay of \d+ events \(up to position \d+\)\.\n/);
+    expect(clean.text()).toMatch(
+      /^Verified the read models in MongoDB database folder_service against a replay of \d+ events \(up to position \d+\)\.\n/,
+    );
     expect(clean.text()).toContain('The read models match the event log.');
     expect(scratches).toHaveLength(1);
     expect(scratches[0].databaseName).toMatch(/^folder_service_verify_[0-9a-f]{8}$/);
@@ -72,7 +78,9 @@ describe('rebuild and verify on MongoDB', () => {
     await folders.updateOne({ _id: victim._id }, { $set: { name: 'corrupted' } });
     const damaged = capture();
     expect(await verifyReadModels(config(), [], damaged.out)).toBe(1);
-    expect(damaged.text()).toContain(`rm_folders row _id=${String(victim._id)} differs: name: live "corrupted", replayed "One"`);
+    expect(damaged.text()).toContain(
+      `rm_folders row _id=${String(victim._id)} differs: name: live "corrupted", replayed "One"`,
+    );
     expect(damaged.text()).toContain('1 difference between the live read models and the replay.');
   });
 
@@ -85,7 +93,8 @@ describe('rebuild and verify on MongoDB', () => {
     expect(await readModel.currentGeneration()).toBe(generation + 1);
     expect(await readModel.dump()).toEqual(live);
     // The service's projector goes on in the new generation.
-    const admin = (await api.anonymous().get('/user/authentication').auth('admin', 'password1')).body.authToken.token as string;
+    const admin = (await api.anonymous().get('/user/authentication').auth('admin', 'password1')).body.authToken
+      .token as string;
     const created = await api.as(admin).post('/collection').type('form').send({ name: 'After' });
     expect(created.status).toBe(200);
     expect((await api.as(admin).get(`/collection/${created.body._id}`)).body.name).toBe('After');

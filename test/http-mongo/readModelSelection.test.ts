@@ -24,11 +24,18 @@ describe('http-mongo project', () => {
 
   it('keeps progress notifications in the MongoDB database, not in the SQLite file', async () => {
     const user = await api.createUser('notified');
-    const progress = await api.runtime.services.progress.start({ on: true, userId: user._id, title: 'Mongo-backed', message: 'm' });
+    const progress = await api.runtime.services.progress.start({
+      on: true,
+      userId: user._id,
+      title: 'Mongo-backed',
+      message: 'm',
+    });
     const listed = await api.as(user).get('/notification');
     expect(listed.body.map((record: { _id: string }) => record._id)).toEqual([progress.record!._id]);
     const readModel = api.runtime.services.readModel as MongoReadModel;
-    const stored = await readModel.database.collection(NOTIFICATIONS_COLLECTION).findOne({ _id: progress.record!._id as never });
+    const stored = await readModel.database
+      .collection(NOTIFICATIONS_COLLECTION)
+      .findOne({ _id: progress.record!._id as never });
     expect(stored).toMatchObject({ userId: user._id, doc: { data: { title: 'Mongo-backed' } } });
     const sqliteTable = api.runtime.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'ops_notifications'").get();
     expect(sqliteTable).toBeUndefined();

@@ -1,6 +1,18 @@
 import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 
-const KEY_FIELDS = ['_accessLevel', '_id', '_modelType', 'active', 'created', 'key', 'lastUse', 'name', 'scope', 'tokenDuration', 'userId'];
+const KEY_FIELDS = [
+  '_accessLevel',
+  '_id',
+  '_modelType',
+  'active',
+  'created',
+  'key',
+  'lastUse',
+  'name',
+  'scope',
+  'tokenDuration',
+  'userId',
+];
 
 describe('API keys', () => {
   let api: ApiClient;
@@ -13,7 +25,12 @@ describe('API keys', () => {
     if (res.status !== 200) throw new Error(`createKey: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as { _id: string; key: string; name: string };
   };
-  const tokenFor = (key: string, extra: Record<string, string> = {}) => api.anonymous().post('/api_key/token').type('form').send({ key, ...extra });
+  const tokenFor = (key: string, extra: Record<string, string> = {}) =>
+    api
+      .anonymous()
+      .post('/api_key/token')
+      .type('form')
+      .send({ key, ...extra });
   const daysUntil = (iso: string) => (Date.parse(iso) - Date.now()) / 86_400_000;
 
   beforeAll(async () => {
@@ -36,7 +53,14 @@ describe('API keys', () => {
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(KEY_FIELDS);
       expect(res.body).toMatchObject({
-        _modelType: 'api_key', _accessLevel: 2, name: '', scope: null, tokenDuration: null, active: true, lastUse: null, userId: alice._id,
+        _modelType: 'api_key',
+        _accessLevel: 2,
+        name: '',
+        scope: null,
+        tokenDuration: null,
+        active: true,
+        lastUse: null,
+        userId: alice._id,
       });
       expect(res.body._id).toMatch(/^[0-9a-f]{24}$/);
       expect(res.body.key).toMatch(/^[A-Za-z0-9]{40}$/);
@@ -45,10 +69,18 @@ describe('API keys', () => {
 
     it('takes a stripped name, a scope list, a token duration and the active flag', async () => {
       const res = await api.as(alice).post('/api_key').type('form').send({
-        name: '  Backup job  ', scope: '["core.data.read", "core.data.write"]', tokenDuration: '7', active: 'false',
+        name: '  Backup job  ',
+        scope: '["core.data.read", "core.data.write"]',
+        tokenDuration: '7',
+        active: 'false',
       });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ name: 'Backup job', scope: ['core.data.read', 'core.data.write'], tokenDuration: 7, active: false });
+      expect(res.body).toMatchObject({
+        name: 'Backup job',
+        scope: ['core.data.read', 'core.data.write'],
+        tokenDuration: 7,
+        active: false,
+      });
     });
 
     it('validates the scope parameter and the scopes, and the duration', async () => {
@@ -57,16 +89,26 @@ describe('API keys', () => {
         [{ scope: '{"a": 1}' }, { message: 'Parameter scope must be a JSON array.', type: 'rest' }],
         [{ scope: 'null' }, { message: 'Parameter scope must be a JSON array.', type: 'rest' }],
         [{ scope: '[]' }, { message: 'Custom scope list must not be empty.', type: 'validation' }],
-        [{ scope: '["core.user_auth", "bogus", "core.data.read"]' }, { message: 'Invalid scopes: core.user_auth,bogus.', type: 'validation' }],
+        [
+          { scope: '["core.user_auth", "bogus", "core.data.read"]' },
+          { message: 'Invalid scopes: core.user_auth,bogus.', type: 'validation' },
+        ],
         [{ scope: '["core.setting.read"]' }, { message: 'Invalid scopes: core.setting.read.', type: 'validation' }],
-        [{ tokenDuration: 'week' }, { message: 'Invalid value for integer parameter tokenDuration: week.', type: 'rest' }],
+        [
+          { tokenDuration: 'week' },
+          { message: 'Invalid value for integer parameter tokenDuration: week.', type: 'rest' },
+        ],
       ];
       for (const [params, body] of cases) {
         const res = await api.as(alice).post('/api_key').type('form').send(params);
         expect({ params, status: res.status, body: res.body }).toEqual({ params, status: 400, body });
       }
       // Admin-only scopes are grantable by site administrators.
-      const adminKey = await api.as(admin).post('/api_key').type('form').send({ scope: '["core.setting.read", "core.data.read"]' });
+      const adminKey = await api
+        .as(admin)
+        .post('/api_key')
+        .type('form')
+        .send({ scope: '["core.setting.read", "core.data.read"]' });
       expect(adminKey.status).toBe(200);
       expect(adminKey.body.scope).toEqual(['core.setting.read', 'core.data.read']);
     });
@@ -79,7 +121,7 @@ describe('API keys', () => {
       for (const name of ['beta', 'alpha', 'gamma']) await createKey(carol, { name });
     });
 
-    it('lists the caller\'s keys sorted by name, with paging', async () => {
+    it("lists the caller's keys sorted by name, with paging", async () => {
       const all = await api.as(carol).get('/api_key');
       expect(all.status).toBe(200);
       expect(all.body.map((k: { name: string }) => k.name)).toEqual(['alpha', 'beta', 'gamma']);
@@ -93,7 +135,7 @@ describe('API keys', () => {
       expect(self.body).toHaveLength(3);
     });
 
-    it('lets only site admins list another user\'s keys', async () => {
+    it("lets only site admins list another user's keys", async () => {
       const denied = await api.as(bob).get(`/api_key?userId=${carol._id}`);
       expect(denied.status).toBe(403);
       expect(denied.body).toEqual({ message: 'Administrator access required.', type: 'access' });
@@ -102,7 +144,11 @@ describe('API keys', () => {
       expect(byAdmin.body.map((k: { name: string }) => k.name)).toEqual(['alpha', 'beta', 'gamma']);
       const unknown = await api.as(admin).get('/api_key?userId=0123456789abcdef01234567');
       expect(unknown.status).toBe(400);
-      expect(unknown.body).toEqual({ message: 'No such user: 0123456789abcdef01234567', type: 'validation', field: 'id' });
+      expect(unknown.body).toEqual({
+        message: 'No such user: 0123456789abcdef01234567',
+        type: 'validation',
+        field: 'id',
+      });
       const anonymous = await api.anonymous().get('/api_key');
       expect(anonymous.status).toBe(401);
     });
@@ -113,10 +159,26 @@ describe('API keys', () => {
       const key = await createKey(alice, { name: 'editable', scope: '["core.data.read"]' });
       const renamed = await api.as(alice).put(`/api_key/${key._id}`).type('form').send({ name: '  renamed ' });
       expect(renamed.status).toBe(200);
-      expect(renamed.body).toMatchObject({ _id: key._id, name: 'renamed', scope: ['core.data.read'], active: true, tokenDuration: null, key: key.key });
-      const rescoped = await api.as(admin).put(`/api_key/${key._id}`).type('form').send({ scope: '["core.data.own"]', tokenDuration: '3' });
+      expect(renamed.body).toMatchObject({
+        _id: key._id,
+        name: 'renamed',
+        scope: ['core.data.read'],
+        active: true,
+        tokenDuration: null,
+        key: key.key,
+      });
+      const rescoped = await api
+        .as(admin)
+        .put(`/api_key/${key._id}`)
+        .type('form')
+        .send({ scope: '["core.data.own"]', tokenDuration: '3' });
       expect(rescoped.status).toBe(200);
-      expect(rescoped.body).toMatchObject({ name: 'renamed', scope: ['core.data.own'], tokenDuration: 3, userId: alice._id });
+      expect(rescoped.body).toMatchObject({
+        name: 'renamed',
+        scope: ['core.data.own'],
+        tokenDuration: 3,
+        userId: alice._id,
+      });
       const badScope = await api.as(alice).put(`/api_key/${key._id}`).type('form').send({ scope: '[]' });
       expect(badScope.status).toBe(400);
       expect(badScope.body).toEqual({ message: 'Custom scope list must not be empty.', type: 'validation' });
@@ -126,10 +188,16 @@ describe('API keys', () => {
       const key = await createKey(alice, { name: 'private' });
       const put = await api.as(bob).put(`/api_key/${key._id}`).type('form').send({ name: 'mine now' });
       expect(put.status).toBe(403);
-      expect(put.body).toEqual({ message: `Write access denied for api_key ${key._id} (user ${bob._id}).`, type: 'access' });
+      expect(put.body).toEqual({
+        message: `Write access denied for api_key ${key._id} (user ${bob._id}).`,
+        type: 'access',
+      });
       const del = await api.as(bob).delete(`/api_key/${key._id}`);
       expect(del.status).toBe(403);
-      expect(del.body).toEqual({ message: `Admin access denied for api_key ${key._id} (user ${bob._id}).`, type: 'access' });
+      expect(del.body).toEqual({
+        message: `Admin access denied for api_key ${key._id} (user ${bob._id}).`,
+        type: 'access',
+      });
       for (const id of ['0123456789abcdef01234567', 'not-an-id']) {
         const res = await api.as(alice).put(`/api_key/${id}`).type('form').send({ name: 'x' });
         expect(res.status).toBe(400);
@@ -194,7 +262,7 @@ describe('API keys', () => {
       expect(used.lastUse).toMatch(/\+00:00$/);
     });
 
-    it('gives a scoped key\'s tokens exactly its scopes', async () => {
+    it("gives a scoped key's tokens exactly its scopes", async () => {
       const privateOne = await api.as(admin).post('/collection').type('form').send({ name: 'Hidden' });
       expect(privateOne.status).toBe(200);
       const key = await createKey(admin, { scope: '["core.data.read"]' });
@@ -206,10 +274,12 @@ describe('API keys', () => {
       // …but the admin on data.read routes.
       const listed = await api.as(t).get('/collection');
       expect(listed.body.map((c: { name: string }) => c.name)).toContain('Hidden');
-      expect((await api.anonymous().get('/collection')).body.map((c: { name: string }) => c.name)).not.toContain('Hidden');
+      expect((await api.anonymous().get('/collection')).body.map((c: { name: string }) => c.name)).not.toContain(
+        'Hidden',
+      );
     });
 
-    it('caps the requested duration by the key\'s tokenDuration, else by the login token lifetime', async () => {
+    it("caps the requested duration by the key's tokenDuration, else by the login token lifetime", async () => {
       const capped = await createKey(alice, { tokenDuration: '2' });
       const long = await tokenFor(capped.key, { duration: '10' });
       expect(daysUntil(long.body.authToken.expires)).toBeGreaterThan(1.99);

@@ -5,21 +5,61 @@ import { systemMeta } from '../../src/commands/requestMeta';
 import { Scope } from '../../src/domain/scopes';
 
 /** Test-only routes: who the router thinks the caller is, with and without cookie acceptance and scopes. */
-const whoAmI = ({ principal }: { principal: { user: { login: string } | null } }) => ({ login: principal.user?.login ?? null });
+const whoAmI = ({ principal }: { principal: { user: { login: string } | null } }) => ({
+  login: principal.user?.login ?? null,
+});
 const probe: Resource = {
   name: 'authprobe',
   description: 'Test-only probe of token resolution.',
   routes: [
-    route({ method: 'GET', path: 'cookie', summary: 'Accepts cookies.', access: 'public', cookie: true, params: [], handler: whoAmI }),
+    route({
+      method: 'GET',
+      path: 'cookie',
+      summary: 'Accepts cookies.',
+      access: 'public',
+      cookie: true,
+      params: [],
+      handler: whoAmI,
+    }),
     route({ method: 'GET', path: 'plain', summary: 'Ignores cookies.', access: 'public', params: [], handler: whoAmI }),
-    route({ method: 'GET', path: 'read', summary: 'Needs data.read.', access: 'user', scope: [Scope.DATA_READ], params: [], handler: whoAmI }),
-    route({ method: 'GET', path: 'token', summary: 'Token mode.', access: 'token', scope: [Scope.DATA_WRITE], params: [], handler: whoAmI }),
+    route({
+      method: 'GET',
+      path: 'read',
+      summary: 'Needs data.read.',
+      access: 'user',
+      scope: [Scope.DATA_READ],
+      params: [],
+      handler: whoAmI,
+    }),
+    route({
+      method: 'GET',
+      path: 'token',
+      summary: 'Token mode.',
+      access: 'token',
+      scope: [Scope.DATA_WRITE],
+      params: [],
+      handler: whoAmI,
+    }),
   ],
 };
 
 const SELF_FIELDS = [
-  '_accessLevel', '_id', '_modelType', 'admin', 'created', 'email', 'emailVerified', 'firstName', 'groupInvites', 'groups',
-  'lastName', 'login', 'otp', 'public', 'size', 'status',
+  '_accessLevel',
+  '_id',
+  '_modelType',
+  'admin',
+  'created',
+  'email',
+  'emailVerified',
+  'firstName',
+  'groupInvites',
+  'groups',
+  'lastName',
+  'login',
+  'otp',
+  'public',
+  'size',
+  'status',
 ].sort();
 
 describe('authentication and tokens', () => {
@@ -53,7 +93,9 @@ describe('authentication and tokens', () => {
       const days = (Date.parse(res.body.authToken.expires) - Date.now()) / 86_400_000;
       expect(days).toBeGreaterThan(179.9);
       expect(days).toBeLessThanOrEqual(180);
-      expect(res.headers['set-cookie'][0]).toMatch(new RegExp(`^serviceToken=${res.body.authToken.token}; Path=/; Expires=`));
+      expect(res.headers['set-cookie'][0]).toMatch(
+        new RegExp(`^serviceToken=${res.body.authToken.token}; Path=/; Expires=`),
+      );
       const me = await api.as(res.body.authToken.token).get('/user/me');
       expect(me.body.login).toBe('alice');
     });
@@ -96,13 +138,19 @@ describe('authentication and tokens', () => {
       for (const header of headers) {
         const res = await api.anonymous().get('/user/authentication').set('Authorization', header);
         expect({ header, status: res.status, body: res.body }).toEqual({
-          header, status: 401, body: { message: 'Invalid HTTP Authorization header', type: 'rest' },
+          header,
+          status: 401,
+          body: { message: 'Invalid HTTP Authorization header', type: 'rest' },
         });
       }
     });
 
     it('answers 401 access "Login failed." for an unknown login or a wrong password', async () => {
-      for (const [login, password] of [['alice', 'wrong-pass'], ['nobody', 'password1'], ['nobody@example.com', 'password1']]) {
+      for (const [login, password] of [
+        ['alice', 'wrong-pass'],
+        ['nobody', 'password1'],
+        ['nobody@example.com', 'password1'],
+      ]) {
         const res = await api.anonymous().get('/user/authentication').auth(login, password);
         expect(res.status).toBe(401);
         expect(res.body).toEqual({ message: 'Login failed.', type: 'access' });
@@ -180,7 +228,12 @@ describe('authentication and tokens', () => {
       expect(alias.body.login).toBe('alice');
       const emptyParam = await api.as(bob).get('/user/me?token=');
       expect(emptyParam.body.login).toBe('bobby');
-      const form = await api.anonymous().post('/user/me').set('X-HTTP-Method-Override', 'GET').type('form').send({ token: alice.token });
+      const form = await api
+        .anonymous()
+        .post('/user/me')
+        .set('X-HTTP-Method-Override', 'GET')
+        .type('form')
+        .send({ token: alice.token });
       expect(form.body.login).toBe('alice');
     });
 
@@ -193,9 +246,7 @@ describe('authentication and tokens', () => {
       expect(ignored.body).toEqual({ login: null });
       const me = await api.anonymous().get('/user/me').set('Cookie', `serviceToken=${alice.token}`);
       expect(me.body).toBeNull();
-      const headerFirst = await api.as(bob)
-        .get('/authprobe/cookie')
-        .set('Cookie', `serviceToken=${alice.token}`);
+      const headerFirst = await api.as(bob).get('/authprobe/cookie').set('Cookie', `serviceToken=${alice.token}`);
       expect(headerFirst.body).toEqual({ login: 'bobby' });
       const loginCookie = await api.anonymous().get('/user/authentication').auth('bobby', 'password1');
       const [cookie] = (loginCookie.headers['set-cookie'] as unknown as string[])[0].split(';');

@@ -3,7 +3,18 @@ import path from 'node:path';
 import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { rebuild } from '../../src/projections/rebuild';
 
-const VIEW_FIELDS = ['_accessLevel', '_id', '_modelType', 'created', 'description', 'meta', 'name', 'public', 'size', 'updated'];
+const VIEW_FIELDS = [
+  '_accessLevel',
+  '_id',
+  '_modelType',
+  'created',
+  'description',
+  'meta',
+  'name',
+  'public',
+  'size',
+  'updated',
+];
 
 describe('collections', () => {
   let api: ApiClient;
@@ -12,12 +23,20 @@ describe('collections', () => {
   let bob: TestUser;
 
   const create = async (name: string, extra: Record<string, string> = {}) => {
-    const res = await api.as(admin).post('/collection').type('form').send({ name, ...extra });
+    const res = await api
+      .as(admin)
+      .post('/collection')
+      .type('form')
+      .send({ name, ...extra });
     if (res.status !== 200) throw new Error(`create ${name}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as { _id: string; name: string; updated: string };
   };
   const grant = (id: string, users: { id: string; level: number }[], extra: Record<string, string> = {}) =>
-    api.as(admin).put(`/collection/${id}/access`).type('form').send({ access: JSON.stringify({ users, groups: [] }), ...extra });
+    api
+      .as(admin)
+      .put(`/collection/${id}/access`)
+      .type('form')
+      .send({ access: JSON.stringify({ users, groups: [] }), ...extra });
   const names = (body: { name: string }[]) => body.map((c) => c.name);
 
   beforeAll(async () => {
@@ -39,16 +58,29 @@ describe('collections', () => {
     });
 
     it('creates a private collection with stripped fields, the creator holding ADMIN', async () => {
-      const res = await api.as(admin).post('/collection').type('form').send({ name: '  Research  ', description: '  Lab data ' });
+      const res = await api
+        .as(admin)
+        .post('/collection')
+        .type('form')
+        .send({ name: '  Research  ', description: '  Lab data ' });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(VIEW_FIELDS);
       expect(res.body).toMatchObject({
-        _modelType: 'collection', _accessLevel: 2, name: 'Research', description: 'Lab data', public: false, size: 0, meta: {},
+        _modelType: 'collection',
+        _accessLevel: 2,
+        name: 'Research',
+        description: 'Lab data',
+        public: false,
+        size: 0,
+        meta: {},
       });
       expect(res.body.created).toBe(res.body.updated);
       expect(res.body.created).toMatch(/\+00:00$/);
       const access = await api.as(admin).get(`/collection/${res.body._id}/access`);
-      expect(access.body).toEqual({ users: [{ id: admin._id, level: 2, flags: [], login: 'admin', name: 'Site Admin' }], groups: [] });
+      expect(access.body).toEqual({
+        users: [{ id: admin._id, level: 2, flags: [], login: 'admin', name: 'Site Admin' }],
+        groups: [],
+      });
       const pub = await api.as(admin).post('/collection').type('form').send({ name: 'Open', public: 'true' });
       expect(pub.body).toMatchObject({ public: true, description: '' });
     });
@@ -63,7 +95,11 @@ describe('collections', () => {
       await create('Unique');
       const dup = await api.as(admin).post('/collection').type('form').send({ name: ' Unique ' });
       expect(dup.status).toBe(400);
-      expect(dup.body).toEqual({ message: 'A collection with that name already exists.', type: 'validation', field: 'name' });
+      expect(dup.body).toEqual({
+        message: 'A collection with that name already exists.',
+        type: 'validation',
+        field: 'name',
+      });
       // Names are case-sensitive, as Girder's exact-match query.
       const otherCase = await api.as(admin).post('/collection').type('form').send({ name: 'unique' });
       expect(otherCase.status).toBe(200);
@@ -71,13 +107,23 @@ describe('collections', () => {
 
     it('lets exactly one of 20 concurrent creations with one name succeed', async () => {
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => api.as(admin).post('/collection').type('form').send({ name: 'Contended', description: `attempt ${i}` })),
+        Array.from({ length: 20 }, (_, i) =>
+          api
+            .as(admin)
+            .post('/collection')
+            .type('form')
+            .send({ name: 'Contended', description: `attempt ${i}` }),
+        ),
       );
       const ok = results.filter((r) => r.status === 200);
       expect(ok).toHaveLength(1);
       for (const r of results.filter((x) => x.status !== 200)) {
         expect(r.status).toBe(400);
-        expect(r.body).toEqual({ message: 'A collection with that name already exists.', type: 'validation', field: 'name' });
+        expect(r.body).toEqual({
+          message: 'A collection with that name already exists.',
+          type: 'validation',
+          field: 'name',
+        });
       }
       const listed = await api.as(admin).get('/collection?limit=0');
       expect(names(listed.body).filter((n) => n === 'Contended')).toHaveLength(1);
@@ -98,10 +144,16 @@ describe('collections', () => {
     it('GET /collection/:id needs READ and names the caller when denied', async () => {
       const anonymous = await api.anonymous().get(`/collection/${hidden._id}`);
       expect(anonymous.status).toBe(401);
-      expect(anonymous.body).toEqual({ message: `Read access denied for collection ${hidden._id} (user None).`, type: 'access' });
+      expect(anonymous.body).toEqual({
+        message: `Read access denied for collection ${hidden._id} (user None).`,
+        type: 'access',
+      });
       const user = await api.as(alice).get(`/collection/${hidden._id}`);
       expect(user.status).toBe(403);
-      expect(user.body).toEqual({ message: `Read access denied for collection ${hidden._id} (user ${alice._id}).`, type: 'access' });
+      expect(user.body).toEqual({
+        message: `Read access denied for collection ${hidden._id} (user ${alice._id}).`,
+        type: 'access',
+      });
       const publicOne = await api.anonymous().get(`/collection/${shown._id}`);
       expect(publicOne.status).toBe(200);
       expect(Object.keys(publicOne.body).sort()).toEqual(VIEW_FIELDS);
@@ -147,14 +199,23 @@ describe('collections', () => {
   describe('PUT /collection/:id', () => {
     it('needs WRITE', async () => {
       const c = await create('W Target');
-      await grant(c._id, [{ id: alice._id, level: 0 }, { id: admin._id, level: 2 }]);
+      await grant(c._id, [
+        { id: alice._id, level: 0 },
+        { id: admin._id, level: 2 },
+      ]);
       const reader = await api.as(alice).put(`/collection/${c._id}`).type('form').send({ name: 'Taken over' });
       expect(reader.status).toBe(403);
-      expect(reader.body).toEqual({ message: `Write access denied for collection ${c._id} (user ${alice._id}).`, type: 'access' });
+      expect(reader.body).toEqual({
+        message: `Write access denied for collection ${c._id} (user ${alice._id}).`,
+        type: 'access',
+      });
       const anonymous = await api.anonymous().put(`/collection/${c._id}`).type('form').send({ name: 'x' });
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ message: 'You must be logged in.', type: 'access' });
-      await grant(c._id, [{ id: alice._id, level: 1 }, { id: admin._id, level: 2 }]);
+      await grant(c._id, [
+        { id: alice._id, level: 1 },
+        { id: admin._id, level: 2 },
+      ]);
       const writer = await api.as(alice).put(`/collection/${c._id}`).type('form').send({ description: '  edited  ' });
       expect(writer.status).toBe(200);
       expect(writer.body).toMatchObject({ name: 'W Target', description: 'edited', _accessLevel: 1 });
@@ -166,7 +227,11 @@ describe('collections', () => {
       await create('Occupied');
       const clash = await api.as(admin).put(`/collection/${c._id}`).type('form').send({ name: 'Occupied' });
       expect(clash.status).toBe(400);
-      expect(clash.body).toEqual({ message: 'A collection with that name already exists.', type: 'validation', field: 'name' });
+      expect(clash.body).toEqual({
+        message: 'A collection with that name already exists.',
+        type: 'validation',
+        field: 'name',
+      });
       const empty = await api.as(admin).put(`/collection/${c._id}`).type('form').send({ name: ' ' });
       expect(empty.status).toBe(400);
       expect(empty.body).toEqual({ message: 'Collection name must not be empty.', type: 'validation', field: 'name' });
@@ -185,7 +250,9 @@ describe('collections', () => {
 
     it('concurrent renames to one name leave exactly one holder', async () => {
       const cs = await Promise.all(['Swap A', 'Swap B', 'Swap C', 'Swap D'].map((n) => create(n)));
-      const results = await Promise.all(cs.map((c) => api.as(admin).put(`/collection/${c._id}`).type('form').send({ name: 'Swap Target' })));
+      const results = await Promise.all(
+        cs.map((c) => api.as(admin).put(`/collection/${c._id}`).type('form').send({ name: 'Swap Target' })),
+      );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       const listed = names((await api.as(admin).get('/collection?limit=0')).body);
       expect(listed.filter((n) => n === 'Swap Target')).toHaveLength(1);
@@ -196,10 +263,16 @@ describe('collections', () => {
   describe('access', () => {
     it('GET /collection/:id/access needs ADMIN and expands users', async () => {
       const c = await create('A Target');
-      await grant(c._id, [{ id: admin._id, level: 2 }, { id: alice._id, level: 1 }]);
+      await grant(c._id, [
+        { id: admin._id, level: 2 },
+        { id: alice._id, level: 1 },
+      ]);
       const writer = await api.as(alice).get(`/collection/${c._id}/access`);
       expect(writer.status).toBe(403);
-      expect(writer.body).toEqual({ message: `Admin access denied for collection ${c._id} (user ${alice._id}).`, type: 'access' });
+      expect(writer.body).toEqual({
+        message: `Admin access denied for collection ${c._id} (user ${alice._id}).`,
+        type: 'access',
+      });
       const res = await api.as(admin).get(`/collection/${c._id}/access`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
@@ -210,21 +283,41 @@ describe('collections', () => {
         groups: [],
       });
       // What GET returns can be PUT back.
-      const back = await api.as(admin).put(`/collection/${c._id}/access`).type('form').send({ access: JSON.stringify(res.body) });
+      const back = await api
+        .as(admin)
+        .put(`/collection/${c._id}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(res.body) });
       expect(back.status).toBe(200);
-      expect(back.body.access).toEqual({ users: [{ id: admin._id, level: 2, flags: [] }, { id: alice._id, level: 1, flags: [] }], groups: [] });
+      expect(back.body.access).toEqual({
+        users: [
+          { id: admin._id, level: 2, flags: [] },
+          { id: alice._id, level: 1, flags: [] },
+        ],
+        groups: [],
+      });
     });
 
     it('PUT /collection/:id/access replaces the ACL, public and publicFlags, and answers the view with access', async () => {
       const c = await create('P Target');
-      const res = await api.as(admin).put(`/collection/${c._id}/access`).type('form').send({
-        access: JSON.stringify({ users: [{ id: bob._id, level: 2, flags: ['x'] }] }),
-        public: 'true',
-        publicFlags: '["some.flag"]',
-      });
+      const res = await api
+        .as(admin)
+        .put(`/collection/${c._id}/access`)
+        .type('form')
+        .send({
+          access: JSON.stringify({ users: [{ id: bob._id, level: 2, flags: ['x'] }] }),
+          public: 'true',
+          publicFlags: '["some.flag"]',
+        });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual([...VIEW_FIELDS, 'access', 'publicFlags'].sort());
-      expect(res.body).toMatchObject({ _id: c._id, public: true, publicFlags: [], _accessLevel: 2, updated: c.updated });
+      expect(res.body).toMatchObject({
+        _id: c._id,
+        public: true,
+        publicFlags: [],
+        _accessLevel: 2,
+        updated: c.updated,
+      });
       expect(res.body.access).toEqual({ users: [{ id: bob._id, level: 2, flags: [] }], groups: [] });
       expect((await api.anonymous().get(`/collection/${c._id}`)).body.public).toBe(true);
       // Bob now administers it; the admin's own entry is gone but site admins pass anyway.
@@ -242,9 +335,18 @@ describe('collections', () => {
         [{}, { message: "Parameter 'access' is required.", type: 'rest' }],
         [{ access: 'nope' }, { message: 'Parameter access must be valid JSON.', type: 'rest' }],
         [{ access: '[]' }, { message: 'Parameter access must be a JSON object.', type: 'rest' }],
-        [{ access: '{"users":[{"id":"0123456789abcdef01234567"}]}' }, { message: 'Invalid access list', type: 'validation', field: 'access' }],
-        [{ access: '{"users":[{"id":"0123456789abcdef01234567","level":3}]}' }, { message: 'Invalid access level', type: 'validation', field: 'access' }],
-        [{ access: '{}', publicFlags: '{}' }, { message: 'Parameter publicFlags must be a JSON array.', type: 'rest' }],
+        [
+          { access: '{"users":[{"id":"0123456789abcdef01234567"}]}' },
+          { message: 'Invalid access list', type: 'validation', field: 'access' },
+        ],
+        [
+          { access: '{"users":[{"id":"0123456789abcdef01234567","level":3}]}' },
+          { message: 'Invalid access level', type: 'validation', field: 'access' },
+        ],
+        [
+          { access: '{}', publicFlags: '{}' },
+          { message: 'Parameter publicFlags must be a JSON array.', type: 'rest' },
+        ],
       ];
       for (const [params, body] of cases) {
         const res = await api.as(admin).put(`/collection/${c._id}/access`).type('form').send(params);
@@ -252,25 +354,45 @@ describe('collections', () => {
       }
       const denied = await api.as(alice).put(`/collection/${c._id}/access`).type('form').send({ access: '{}' });
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Admin access denied for collection ${c._id} (user ${alice._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Admin access denied for collection ${c._id} (user ${alice._id}).`,
+        type: 'access',
+      });
     });
   });
 
   describe('DELETE /collection/:id', () => {
     it('needs ADMIN, deletes, frees the name and removes the folders rooted in it from the read model', async () => {
       const c = await create('D Target');
-      await grant(c._id, [{ id: admin._id, level: 2 }, { id: alice._id, level: 1 }]);
-      const top = await api.as(admin).post('/folder').type('form').send({ parentType: 'collection', parentId: c._id, name: 'Top' });
+      await grant(c._id, [
+        { id: admin._id, level: 2 },
+        { id: alice._id, level: 1 },
+      ]);
+      const top = await api
+        .as(admin)
+        .post('/folder')
+        .type('form')
+        .send({ parentType: 'collection', parentId: c._id, name: 'Top' });
       expect(top.status).toBe(200);
-      const sub = await api.as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: top.body._id, name: 'Sub' });
+      const sub = await api
+        .as(admin)
+        .post('/folder')
+        .type('form')
+        .send({ parentType: 'folder', parentId: top.body._id, name: 'Sub' });
       expect(sub.status).toBe(200);
       const userFolders = await api.runtime.services.readModel.folders.listChildren({
-        parentType: 'user', parentId: alice._id, viewer: null, paging: { limit: 0, offset: 0, sort: 'name', sortdir: 1 },
+        parentType: 'user',
+        parentId: alice._id,
+        viewer: null,
+        paging: { limit: 0, offset: 0, sort: 'name', sortdir: 1 },
       });
 
       const writer = await api.as(alice).delete(`/collection/${c._id}`);
       expect(writer.status).toBe(403);
-      expect(writer.body).toEqual({ message: `Admin access denied for collection ${c._id} (user ${alice._id}).`, type: 'access' });
+      expect(writer.body).toEqual({
+        message: `Admin access denied for collection ${c._id} (user ${alice._id}).`,
+        type: 'access',
+      });
       const res = await api.as(admin).delete(`/collection/${c._id}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ message: 'Deleted collection D Target.' });
@@ -284,7 +406,10 @@ describe('collections', () => {
       expect(await rm.folders.get(top.body._id)).toBeNull();
       expect(await rm.folders.get(sub.body._id)).toBeNull();
       const stillThere = await rm.folders.listChildren({
-        parentType: 'user', parentId: alice._id, viewer: null, paging: { limit: 0, offset: 0, sort: 'name', sortdir: 1 },
+        parentType: 'user',
+        parentId: alice._id,
+        viewer: null,
+        paging: { limit: 0, offset: 0, sort: 'name', sortdir: 1 },
       });
       expect(stillThere.rows.map((f) => f._id)).toEqual(userFolders.rows.map((f) => f._id));
       const recreated = await api.as(admin).post('/collection').type('form').send({ name: 'D Target' });
@@ -305,7 +430,8 @@ describe('collections', () => {
         return res.body._id as string;
       };
       const upload = async (parentType: 'folder' | 'item', parentId: string, name: string, bytes: Buffer) => {
-        const res = await api.as(admin)
+        const res = await api
+          .as(admin)
           .post('/file')
           .query({ parentType, parentId, name, size: bytes.length })
           .set('Content-Type', 'application/octet-stream')
@@ -333,7 +459,12 @@ describe('collections', () => {
       const itemIds = [topItem, deepItem, files[2].itemId, files[3].itemId];
       // The same bytes in a folder outside the collection: that blob stays.
       const adminFolders = await api.as(admin).get(`/folder?parentType=user&parentId=${admin._id}`);
-      const outside = await upload('folder', adminFolders.body[0]._id, 'shared.bin', Buffer.from('collection delete: bytes also outside'));
+      const outside = await upload(
+        'folder',
+        adminFolders.body[0]._id,
+        'shared.bin',
+        Buffer.from('collection delete: bytes also outside'),
+      );
       const blobs = await Promise.all(files.map((f) => blobOf(f._id)));
       expect(await blobOf(outside._id)).toBe(blobs[3]);
       for (const blobId of blobs) expect(fs.existsSync(blobFile(blobId))).toBe(true);
@@ -360,7 +491,9 @@ describe('collections', () => {
       expect((await api.as(admin).get(`/file/${outside._id}/download`)).status).toBe(200);
       // History index: each removed folder was deleted along with the collection.
       for (const id of folderIds) {
-        expect((await rm.subtree.subtreeOpsFor(id)).map((op) => [op.operation, op.rootId])).toEqual([['deleted', c._id]]);
+        expect((await rm.subtree.subtreeOpsFor(id)).map((op) => [op.operation, op.rootId])).toEqual([
+          ['deleted', c._id],
+        ]);
       }
 
       const live = await rm.dump();

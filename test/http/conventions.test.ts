@@ -22,7 +22,11 @@ describe('HTTP conventions', () => {
 
   describe('parameters', () => {
     it('merges the query string and an urlencoded body, ignoring unknown names', async () => {
-      const res = await api.anonymous().post('/probe/params?text=hello&unknown=1').type('form').send({ count: '3', color: 'red' });
+      const res = await api
+        .anonymous()
+        .post('/probe/params?text=hello&unknown=1')
+        .type('form')
+        .send({ count: '3', color: 'red' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         route: 'POST params',
@@ -32,8 +36,18 @@ describe('HTTP conventions', () => {
     });
 
     it.each([
-      ['true', true], ['TRUE', true], [' yes ', true], ['On', true], ['1', true], ['\tyes\n', true],
-      ['False', false], ['0', false], ['banana', false], ['', false], ['off', false], ['2', false],
+      ['true', true],
+      ['TRUE', true],
+      [' yes ', true],
+      ['On', true],
+      ['1', true],
+      ['\tyes\n', true],
+      ['False', false],
+      ['0', false],
+      ['banana', false],
+      ['', false],
+      ['off', false],
+      ['2', false],
     ])('reads the boolean %j as %s', async (raw, expected) => {
       const res = await api.anonymous().get('/probe/params').query({ flag: raw, maybe: raw });
       expect(res.status).toBe(200);
@@ -67,9 +81,17 @@ describe('HTTP conventions', () => {
       expect(sortdir.body).toEqual(rest('Invalid value for sortdir: "2". Allowed values: 1, -1.'));
       const color = await api.anonymous().get('/probe/params?color=blue');
       expect(color.body).toEqual(rest('Invalid value for color: "blue". Allowed values: red, green.'));
-      expect((await api.anonymous().get('/probe/paging')).body).toEqual({ limit: 50, offset: 0, sort: 'lowerName', sortdir: 1 });
+      expect((await api.anonymous().get('/probe/paging')).body).toEqual({
+        limit: 50,
+        offset: 0,
+        sort: 'lowerName',
+        sortdir: 1,
+      });
       expect((await api.anonymous().get('/probe/paging?sortdir=-1&limit=0&offset=5&sort=name')).body).toEqual({
-        limit: 0, offset: 5, sort: 'name', sortdir: -1,
+        limit: 0,
+        offset: 5,
+        sort: 'name',
+        sortdir: -1,
       });
     });
 
@@ -79,26 +101,51 @@ describe('HTTP conventions', () => {
     });
 
     it('parses JSON parameters with the reference messages', async () => {
-      const ok = await api.anonymous().get('/probe/json').query({ anything: '"s"', obj: '{"a":[1]}', list: '[1,{"b":2}]' });
+      const ok = await api
+        .anonymous()
+        .get('/probe/json')
+        .query({ anything: '"s"', obj: '{"a":[1]}', list: '[1,{"b":2}]' });
       expect(ok.body).toEqual({ anything: 's', obj: { a: [1] }, list: [1, { b: 2 }] });
-      expect((await api.anonymous().get('/probe/json').query({ anything: '{bad' })).body).toEqual(rest('Parameter anything must be valid JSON.'));
-      expect((await api.anonymous().get('/probe/json').query({ obj: '[1]' })).body).toEqual(rest('Parameter obj must be a JSON object.'));
-      expect((await api.anonymous().get('/probe/json').query({ obj: 'null' })).body).toEqual(rest('Parameter obj must be a JSON object.'));
-      expect((await api.anonymous().get('/probe/json').query({ list: '{}' })).body).toEqual(rest('Parameter list must be a JSON array.'));
+      expect((await api.anonymous().get('/probe/json').query({ anything: '{bad' })).body).toEqual(
+        rest('Parameter anything must be valid JSON.'),
+      );
+      expect((await api.anonymous().get('/probe/json').query({ obj: '[1]' })).body).toEqual(
+        rest('Parameter obj must be a JSON object.'),
+      );
+      expect((await api.anonymous().get('/probe/json').query({ obj: 'null' })).body).toEqual(
+        rest('Parameter obj must be a JSON object.'),
+      );
+      expect((await api.anonymous().get('/probe/json').query({ list: '{}' })).body).toEqual(
+        rest('Parameter list must be a JSON array.'),
+      );
     });
 
     it('reads a JSON body parameter, unless the query or form carries it', async () => {
       const put = (url = '/probe/body') => api.anonymous().put(url);
-      expect((await put().set('Content-Type', 'application/json').send('{"a": {"b": [1, 2]}}')).body).toEqual({ metadata: { a: { b: [1, 2] } } });
+      expect((await put().set('Content-Type', 'application/json').send('{"a": {"b": [1, 2]}}')).body).toEqual({
+        metadata: { a: { b: [1, 2] } },
+      });
       const missing = await put();
       expect(missing.status).toBe(400);
       expect(missing.body).toEqual(rest('JSON parameter metadata must be passed in request body.'));
-      expect((await put().set('Content-Type', 'application/json').send('{bad')).body).toEqual(rest('Invalid JSON passed in request body.'));
-      expect((await put().set('Content-Type', 'application/json').send('{"a": NaN}')).body).toEqual(rest('Error: "NaN" is not valid JSON.'));
-      expect((await put().set('Content-Type', 'application/json').send('[-Infinity]')).body).toEqual(rest('Error: "-Infinity" is not valid JSON.'));
-      expect((await put().set('Content-Type', 'application/json').send('{"a": "NaN"')).body).toEqual(rest('Invalid JSON passed in request body.'));
-      expect((await put().set('Content-Type', 'application/json').send('[1]')).body).toEqual(rest('Parameter metadata must be a JSON object.'));
-      const fromQuery = await put('/probe/body?metadata=%7B%22q%22%3A1%7D').set('Content-Type', 'application/json').send('{"b": 2}');
+      expect((await put().set('Content-Type', 'application/json').send('{bad')).body).toEqual(
+        rest('Invalid JSON passed in request body.'),
+      );
+      expect((await put().set('Content-Type', 'application/json').send('{"a": NaN}')).body).toEqual(
+        rest('Error: "NaN" is not valid JSON.'),
+      );
+      expect((await put().set('Content-Type', 'application/json').send('[-Infinity]')).body).toEqual(
+        rest('Error: "-Infinity" is not valid JSON.'),
+      );
+      expect((await put().set('Content-Type', 'application/json').send('{"a": "NaN"')).body).toEqual(
+        rest('Invalid JSON passed in request body.'),
+      );
+      expect((await put().set('Content-Type', 'application/json').send('[1]')).body).toEqual(
+        rest('Parameter metadata must be a JSON object.'),
+      );
+      const fromQuery = await put('/probe/body?metadata=%7B%22q%22%3A1%7D')
+        .set('Content-Type', 'application/json')
+        .send('{"b": 2}');
       expect(fromQuery.body).toEqual({ metadata: { q: 1 } });
       const fromForm = await put().type('form').send({ metadata: '{"f":true}', before: 'x' });
       expect(fromForm.body).toEqual({ before: 'x', metadata: { f: true } });
@@ -112,9 +159,15 @@ describe('HTTP conventions', () => {
     });
 
     it('processes parameters in declaration order: the first failing one decides', async () => {
-      expect((await api.anonymous().get('/probe/nameFirst?limit=abc')).body).toEqual(rest("Parameter 'name' is required."));
-      expect((await api.anonymous().get('/probe/limitFirst?limit=abc')).body).toEqual(rest('Invalid value for integer parameter limit: abc.'));
-      expect((await api.anonymous().get('/probe/nameFirst?name=x&limit=abc')).body).toEqual(rest('Invalid value for integer parameter limit: abc.'));
+      expect((await api.anonymous().get('/probe/nameFirst?limit=abc')).body).toEqual(
+        rest("Parameter 'name' is required."),
+      );
+      expect((await api.anonymous().get('/probe/limitFirst?limit=abc')).body).toEqual(
+        rest('Invalid value for integer parameter limit: abc.'),
+      );
+      expect((await api.anonymous().get('/probe/nameFirst?name=x&limit=abc')).body).toEqual(
+        rest('Invalid value for integer parameter limit: abc.'),
+      );
     });
 
     it('rejects a parameter given twice, in the query or in query and form', async () => {
@@ -125,7 +178,9 @@ describe('HTTP conventions', () => {
       expect(mixed.status).toBe(400);
       expect(mixed.body).toEqual(rest('Parameter "count" must not be specified multiple times.'));
       // Even a name no route declares, and before the access check.
-      expect((await api.anonymous().get('/probe/private?x=1&x=2')).body).toEqual(rest('Parameter "x" must not be specified multiple times.'));
+      expect((await api.anonymous().get('/probe/private?x=1&x=2')).body).toEqual(
+        rest('Parameter "x" must not be specified multiple times.'),
+      );
     });
 
     it('checks access before validating parameters', async () => {
@@ -170,7 +225,11 @@ describe('HTTP conventions', () => {
 
     it('merges a DELETE body when a Content-Length is present', async () => {
       const res = await api.anonymous().delete('/probe/params?text=q').type('form').send({ count: '5' });
-      expect(res.body).toMatchObject({ route: 'DELETE params', params: { text: 'q', count: 5 }, raw: { text: 'q', count: '5' } });
+      expect(res.body).toMatchObject({
+        route: 'DELETE params',
+        params: { text: 'q', count: 5 },
+        raw: { text: 'q', count: '5' },
+      });
     });
 
     it('ignores a DELETE body sent without a Content-Length', async () => {
@@ -180,7 +239,11 @@ describe('HTTP conventions', () => {
         `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
       );
       expect(res.status).toBe(200);
-      expect(JSON.parse(res.body)).toEqual({ route: 'DELETE params', params: { text: 'q', flag: true, count: 7 }, raw: { text: 'q' } });
+      expect(JSON.parse(res.body)).toEqual({
+        route: 'DELETE params',
+        params: { text: 'q', flag: true, count: 7 },
+        raw: { text: 'q' },
+      });
     });
 
     it('reads a chunked POST body', async () => {
@@ -192,11 +255,14 @@ describe('HTTP conventions', () => {
       expect(JSON.parse(res.body).params.count).toBe(6);
     });
 
-    it.each(['POST', 'PUT'])('answers a %s with neither Content-Length nor Transfer-Encoding (no hang)', async (method) => {
-      const res = await listener.raw(`${method} /api/v1/probe/params?count=2 HTTP/1.1\r\nHost: localhost`);
-      expect(res.status).toBe(200);
-      expect(JSON.parse(res.body)).toMatchObject({ route: `${method} params`, params: { count: 2 } });
-    });
+    it.each(['POST', 'PUT'])(
+      'answers a %s with neither Content-Length nor Transfer-Encoding (no hang)',
+      async (method) => {
+        const res = await listener.raw(`${method} /api/v1/probe/params?count=2 HTTP/1.1\r\nHost: localhost`);
+        expect(res.status).toBe(200);
+        expect(JSON.parse(res.body)).toMatchObject({ route: `${method} params`, params: { count: 2 } });
+      },
+    );
 
     it('reports an unmatched method or path below the resource', async () => {
       const del = await api.anonymous().delete('/user');
@@ -211,7 +277,11 @@ describe('HTTP conventions', () => {
 
     it('matches literal segments before wildcards at the same position', async () => {
       expect((await api.anonymous().get('/probe/x1/details')).body).toEqual({ route: ':id/details', id: 'x1' });
-      expect((await api.anonymous().get('/probe/x1/other')).body).toEqual({ route: ':id/:sub', id: 'x1', sub: 'other' });
+      expect((await api.anonymous().get('/probe/x1/other')).body).toEqual({
+        route: ':id/:sub',
+        id: 'x1',
+        sub: 'other',
+      });
       expect((await api.anonymous().get('/probe/fixed/details')).body).toEqual({ route: 'fixed/:sub', sub: 'details' });
       expect((await api.anonymous().get('/probe/params')).body.route).toBe('GET params');
       expect((await api.anonymous().get('/probe/anything')).body).toEqual({ route: ':id', id: 'anything' });
@@ -272,7 +342,10 @@ describe('HTTP conventions', () => {
     });
 
     it('hides the details of an unexpected error in production', async () => {
-      const production = await startApi({ NODE_ENV: 'production', LOG_LEVEL: 'silent' }, { resources: [probeResource] });
+      const production = await startApi(
+        { NODE_ENV: 'production', LOG_LEVEL: 'silent' },
+        { resources: [probeResource] },
+      );
       try {
         expect(production.runtime.services.config.production).toBe(true);
         const res = await production.anonymous().get('/probe/boom');
@@ -282,7 +355,11 @@ describe('HTTP conventions', () => {
           type: 'internal',
           uid: res.headers['girder-request-uid'],
         });
-        expect((await production.anonymous().get('/probe/teapot')).body).toEqual({ message: 'I am a teapot.', type: 'rest', extra: { spout: 1 } });
+        expect((await production.anonymous().get('/probe/teapot')).body).toEqual({
+          message: 'I am a teapot.',
+          type: 'rest',
+          extra: { spout: 1 },
+        });
       } finally {
         await production.close();
       }
@@ -326,7 +403,12 @@ describe('HTTP conventions', () => {
         expect(res.text).toBe(html);
       } else {
         expect(res.headers['content-type']).toMatch(/^application\/json/);
-        expect(JSON.parse(res.text)).toEqual({ alpha: { a: null, b: '<a & "b">' }, empty: {}, none: [], zeta: [1, 'two words'] });
+        expect(JSON.parse(res.text)).toEqual({
+          alpha: { a: null, b: '<a & "b">' },
+          empty: {},
+          none: [],
+          zeta: [1, 'two words'],
+        });
       }
     });
 

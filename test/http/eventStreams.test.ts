@@ -10,7 +10,6 @@ let alice: TestUser;
 let bob: TestUser;
 let alicePrivate: string;
 
-
 /** An SSE reader on `path` under this test's listener. */
 const sse = (path: string, headers: Record<string, string> = {}) => listener.sse(path, headers);
 
@@ -20,7 +19,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The positions of a folder stream's events after `since`, straight from the event store. */
 async function storedPositions(folderId: string, since = 0n): Promise<string[]> {
   const out: string[] = [];
-  for await (const e of api.runtime.services.eventStore.readStream(folderStream(folderId))) if (e.position > since) out.push(e.position.toString());
+  for await (const e of api.runtime.services.eventStore.readStream(folderStream(folderId)))
+    if (e.position > since) out.push(e.position.toString());
   return out;
 }
 
@@ -37,26 +37,60 @@ afterAll(() => api.close());
 describe('GET /folder/:id/events', () => {
   it('catches up, goes live, and resumes with Last-Event-ID: every event exactly once', async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Watched');
-    for (let i = 0; i < 3; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `before ${i}` }), 'update');
+    for (let i = 0; i < 3; i++)
+      ok(
+        await api
+          .as(alice)
+          .put(`/folder/${f}`)
+          .type('form')
+          .send({ description: `before ${i}` }),
+        'update',
+      );
 
     const first = sse(`/folder/${f}/events?since=0`, tokenHeader(alice));
     await first.opened;
     expect(first.status).toBe(200);
     expect(first.headers['content-type']).toBe('text/event-stream');
     await first.waitFor((events) => events.length === 4);
-    expect(first.events.map((e) => e.event)).toEqual(['FolderCreated', 'FolderUpdated', 'FolderUpdated', 'FolderUpdated']);
-    expect(first.events[0].json).toMatchObject({ streamId: `folder-${f}`, revision: 0, type: 'FolderCreated', userId: alice._id, login: 'alice' });
+    expect(first.events.map((e) => e.event)).toEqual([
+      'FolderCreated',
+      'FolderUpdated',
+      'FolderUpdated',
+      'FolderUpdated',
+    ]);
+    expect(first.events[0].json).toMatchObject({
+      streamId: `folder-${f}`,
+      revision: 0,
+      type: 'FolderCreated',
+      userId: alice._id,
+      login: 'alice',
+    });
     expect(first.events.map((e) => e.id)).toEqual(first.events.map((e) => e.json.position));
 
     // Live, while writes keep coming from another client.
     const writer = (async () => {
-      for (let i = 0; i < 20; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `live ${i}` }), 'live update');
+      for (let i = 0; i < 20; i++)
+        ok(
+          await api
+            .as(alice)
+            .put(`/folder/${f}`)
+            .type('form')
+            .send({ description: `live ${i}` }),
+          'live update',
+        );
     })();
     await first.waitFor((events) => events.length >= 10);
     first.close();
     const lastSeen = first.events[first.events.length - 1].id;
     await writer;
-    ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"after": "reconnect"}'), 'meta');
+    ok(
+      await api
+        .as(alice)
+        .put(`/folder/${f}/metadata`)
+        .set('Content-Type', 'application/json')
+        .send('{"after": "reconnect"}'),
+      'meta',
+    );
 
     const second = sse(`/folder/${f}/events?since=0`, { ...tokenHeader(alice), 'Last-Event-ID': lastSeen });
     const all = await storedPositions(f);
@@ -76,7 +110,15 @@ describe('GET /folder/:id/events', () => {
     const f = await api.newFolder(alice, alicePrivate, 'Racing');
     let stop = false;
     const writer = (async () => {
-      for (let i = 0; !stop && i < 200; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `r${i}` }), 'update');
+      for (let i = 0; !stop && i < 200; i++)
+        ok(
+          await api
+            .as(alice)
+            .put(`/folder/${f}`)
+            .type('form')
+            .send({ description: `r${i}` }),
+          'update',
+        );
     })();
     const seen: string[] = [];
     let lastId = '0';
@@ -93,7 +135,8 @@ describe('GET /folder/:id/events', () => {
     await writer;
     const tail = sse(`/folder/${f}/events`, { ...tokenHeader(alice), 'Last-Event-ID': lastId });
     const all = await storedPositions(f);
-    if (lastId !== all[all.length - 1]) await tail.waitFor((events) => events.length > 0 && events[events.length - 1].id === all[all.length - 1]);
+    if (lastId !== all[all.length - 1])
+      await tail.waitFor((events) => events.length > 0 && events[events.length - 1].id === all[all.length - 1]);
     tail.close();
     seen.push(...tail.events.map((e) => e.id));
     expect(seen).toEqual(all);
@@ -104,9 +147,29 @@ describe('GET /folder/:id/events', () => {
     const open = await api.newFolder(alice, t, 'open');
     const secret = await api.newFolder(alice, t, 'secret');
     const outside = await api.newFolder(alice, alicePrivate, `Outside ${Math.random()}`);
-    const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
-    ok(await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(access), recurse: 'true' }), 'share');
-    ok(await api.as(alice).put(`/folder/${secret}/access`).type('form').send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }], groups: [] }) }), 'hide');
+    const access = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 0 },
+      ],
+      groups: [],
+    };
+    ok(
+      await api
+        .as(alice)
+        .put(`/folder/${t}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(access), recurse: 'true' }),
+      'share',
+    );
+    ok(
+      await api
+        .as(alice)
+        .put(`/folder/${secret}/access`)
+        .type('form')
+        .send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }], groups: [] }) }),
+      'hide',
+    );
     const since = String(await api.runtime.services.eventStore.headPosition());
 
     const bobs = sse(`/folder/${t}/events?subtree=true&since=${since}`, tokenHeader(bob));
@@ -121,11 +184,16 @@ describe('GET /folder/:id/events', () => {
 
     await alices.waitFor((events) => events.length === 4);
     expect(alices.events.map((e) => [e.event, e.json.data.folderId])).toEqual([
-      ['ItemCreated', open], ['ItemCreated', secret], ['FolderUpdated', open], ['FolderUpdated', t],
+      ['ItemCreated', open],
+      ['ItemCreated', secret],
+      ['FolderUpdated', open],
+      ['FolderUpdated', t],
     ]);
     await bobs.waitFor((events) => events.length === 3);
     expect(bobs.events.map((e) => [e.event, e.json.data.itemId ?? e.json.data.folderId])).toEqual([
-      ['ItemCreated', item], ['FolderUpdated', open], ['FolderUpdated', t],
+      ['ItemCreated', item],
+      ['FolderUpdated', open],
+      ['FolderUpdated', t],
     ]);
     await own.waitFor((events) => events.length === 1);
     expect(own.events.map((e) => e.json.data.folderId)).toEqual([t]);
@@ -181,7 +249,8 @@ describe('GET /folder/:id/events', () => {
     await new Promise((resolve) => res.on('end', resolve));
     return body;
   }
-  const overflowTail = 'event: overflow\ndata: {"message":"The client did not read the stream fast enough; the stream was closed."}\n\n';
+  const overflowTail =
+    'event: overflow\ndata: {"message":"The client did not read the stream fast enough; the stream was closed."}\n\n';
   const bigMeta = (i: number) => JSON.stringify({ blob: 'x'.repeat(400_000), i });
 
   it('cuts off a live client that does not read with a final overflow event', async () => {
@@ -190,7 +259,11 @@ describe('GET /folder/:id/events', () => {
     eventStreamLimits.maxBufferedBytes = 256 * 1024;
     try {
       const body = await stalledClient(`/folder/${f}/events`, async () => {
-        for (let i = 0; i < 40; i++) ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send(bigMeta(i)), 'meta');
+        for (let i = 0; i < 40; i++)
+          ok(
+            await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send(bigMeta(i)),
+            'meta',
+          );
       });
       expect(body.endsWith(overflowTail)).toBe(true);
       expect(body.split('\n\n').filter((b) => b.startsWith('id: ')).length).toBeLessThan(40);
@@ -202,7 +275,14 @@ describe('GET /folder/:id/events', () => {
   it('waits for a slow client during catch-up, and cuts off one that does not read at all', async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Backlog');
     for (let i = 0; i < 60; i++) {
-      ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ blob: 'y'.repeat(100_000), i })), 'meta');
+      ok(
+        await api
+          .as(alice)
+          .put(`/folder/${f}/metadata`)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ blob: 'y'.repeat(100_000), i })),
+        'meta',
+      );
     }
     const saved = { ...eventStreamLimits };
     eventStreamLimits.catchUpDrainTimeoutMs = 300;
@@ -228,7 +308,7 @@ describe('GET /events', () => {
     await Promise.all([all.opened, folders.opened]);
     expect(all.status).toBe(200);
     const carol = await api.createUser('carol');
-    const f = await api.newFolder(carol, (await api.defaultFolder(carol, 'Private')), 'Carol stuff');
+    const f = await api.newFolder(carol, await api.defaultFolder(carol, 'Private'), 'Carol stuff');
     await api.newItem(carol, f, 'thing');
     await folders.waitFor((events) => events.some((e) => e.event === 'ItemCreated'));
     expect(folders.events.map((e) => e.event).every((t) => t === 'FolderCreated' || t === 'ItemCreated')).toBe(true);
@@ -255,8 +335,12 @@ describe('GET /events', () => {
       stream: 'folder-<folderId>',
       data: { type: 'object', properties: { folderId: { type: 'string' }, name: { type: 'string' } } },
     });
-    expect(res.body.events.FolderCreated.data.required).toEqual(expect.arrayContaining(['folderId', 'name', 'parentType', 'access']));
-    expect(Object.keys(res.body.events)).toEqual(expect.arrayContaining(['FolderDeleted', 'FolderRestored', 'ItemCreated', 'FileCreated', 'UploadStarted']));
+    expect(res.body.events.FolderCreated.data.required).toEqual(
+      expect.arrayContaining(['folderId', 'name', 'parentType', 'access']),
+    );
+    expect(Object.keys(res.body.events)).toEqual(
+      expect.arrayContaining(['FolderDeleted', 'FolderRestored', 'ItemCreated', 'FileCreated', 'UploadStarted']),
+    );
     expect(res.body.metadata.properties).toHaveProperty('correlationId');
   });
 });

@@ -10,9 +10,13 @@ import { createApp } from '../../src/http/app';
 /** Every file under a directory (relative paths), for checking what is on disk. */
 function filesUnder(dir: string, prefix = ''): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(path.join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`],
-  );
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? filesUnder(path.join(dir, entry.name), `${prefix}${entry.name}/`)
+        : [`${prefix}${entry.name}`],
+    );
 }
 
 const sha256 = (bytes: Buffer) => crypto.createHash('sha256').update(bytes).digest('hex');
@@ -45,10 +49,19 @@ describe('files and uploads', () => {
     return res.body as Record<string, any>;
   }
   const chunk = (user: TestUser, uploadId: string, offset: number, bytes: Buffer) =>
-    api.as(user).post('/file/chunk').query({ uploadId, offset }).set('Content-Type', 'application/octet-stream').send(bytes);
+    api
+      .as(user)
+      .post('/file/chunk')
+      .query({ uploadId, offset })
+      .set('Content-Type', 'application/octet-stream')
+      .send(bytes);
   /** girder_client's single-request upload: the whole file as the body of POST /file (no Content-Type). */
   async function uploadToFolder(user: TestUser, folderId: string, name: string, bytes: Buffer) {
-    const res = await api.as(user).post('/file').query({ parentType: 'folder', parentId: folderId, name, size: bytes.length }).send(bytes);
+    const res = await api
+      .as(user)
+      .post('/file')
+      .query({ parentType: 'folder', parentId: folderId, name, size: bytes.length })
+      .send(bytes);
     expect(res.status).toBe(200);
     return res.body as Record<string, any>;
   }
@@ -68,11 +81,29 @@ describe('files and uploads', () => {
   describe('POST /file', () => {
     it('creates an empty file at once, in a new item named after it', async () => {
       const folder = await newFolder(alice, privateId, 'empty');
-      const res = await api.as(alice).post('/file').query({ parentType: 'folder', parentId: folder, name: 'Empty.TAR.gz', size: 0 });
+      const res = await api
+        .as(alice)
+        .post('/file')
+        .query({ parentType: 'folder', parentId: folder, name: 'Empty.TAR.gz', size: 0 });
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body).sort()).toEqual(['_id', '_modelType', 'created', 'creatorId', 'exts', 'itemId', 'mimeType', 'name', 'size']);
+      expect(Object.keys(res.body).sort()).toEqual([
+        '_id',
+        '_modelType',
+        'created',
+        'creatorId',
+        'exts',
+        'itemId',
+        'mimeType',
+        'name',
+        'size',
+      ]);
       expect(res.body).toMatchObject({
-        _modelType: 'file', name: 'Empty.TAR.gz', mimeType: 'application/octet-stream', size: 0, creatorId: alice._id, exts: ['tar', 'gz'],
+        _modelType: 'file',
+        name: 'Empty.TAR.gz',
+        mimeType: 'application/octet-stream',
+        size: 0,
+        creatorId: alice._id,
+        exts: ['tar', 'gz'],
       });
       const item = await api.as(alice).get(`/item/${res.body.itemId}`);
       expect(item.body).toMatchObject({ name: 'Empty.TAR.gz', folderId: folder, size: 0 });
@@ -108,12 +139,36 @@ describe('files and uploads', () => {
     it('returns an upload record and takes the bytes in three chunks', async () => {
       const itemId = await newItem(alice, privateId, 'chunked');
       const bytes = crypto.randomBytes(25);
-      const upload = await startUpload(alice, { parentType: 'item', parentId: itemId, name: 'three.bin', size: 25, mimeType: 'application/x-test', reference: 'ref-1' });
-      expect(Object.keys(upload).sort()).toEqual(
-        ['_id', '_modelType', 'created', 'mimeType', 'name', 'parentId', 'parentType', 'received', 'reference', 'size', 'updated', 'userId'],
-      );
+      const upload = await startUpload(alice, {
+        parentType: 'item',
+        parentId: itemId,
+        name: 'three.bin',
+        size: 25,
+        mimeType: 'application/x-test',
+        reference: 'ref-1',
+      });
+      expect(Object.keys(upload).sort()).toEqual([
+        '_id',
+        '_modelType',
+        'created',
+        'mimeType',
+        'name',
+        'parentId',
+        'parentType',
+        'received',
+        'reference',
+        'size',
+        'updated',
+        'userId',
+      ]);
       expect(upload).toMatchObject({
-        _modelType: 'upload', name: 'three.bin', size: 25, mimeType: 'application/x-test', received: 0, parentType: 'item', parentId: itemId,
+        _modelType: 'upload',
+        name: 'three.bin',
+        size: 25,
+        mimeType: 'application/x-test',
+        received: 0,
+        parentType: 'item',
+        parentId: itemId,
         userId: alice._id,
       });
       const c1 = await chunk(alice, upload._id, 0, bytes.subarray(0, 10));
@@ -124,7 +179,14 @@ describe('files and uploads', () => {
       expect(c2.body.received).toBe(20);
       const c3 = await chunk(alice, upload._id, 20, bytes.subarray(20));
       expect(c3.status).toBe(200);
-      expect(c3.body).toMatchObject({ _modelType: 'file', name: 'three.bin', size: 25, itemId, mimeType: 'application/x-test', exts: ['bin'] });
+      expect(c3.body).toMatchObject({
+        _modelType: 'file',
+        name: 'three.bin',
+        size: 25,
+        itemId,
+        mimeType: 'application/x-test',
+        exts: ['bin'],
+      });
       expect(partialFiles()).toEqual([]);
       expect((await download(alice, c3.body._id)).body).toEqual(bytes);
       expect((await api.as(alice).get(`/item/${itemId}`)).body.size).toBe(25);
@@ -136,7 +198,8 @@ describe('files and uploads', () => {
 
     it('treats a shorter body as the first chunk', async () => {
       const folder = await newFolder(alice, privateId, 'first chunk');
-      const res = await api.as(alice)
+      const res = await api
+        .as(alice)
         .post('/file')
         .query({ parentType: 'folder', parentId: folder, name: 'two parts.txt', size: 8 })
         .set('Content-Type', 'text/plain')
@@ -149,7 +212,11 @@ describe('files and uploads', () => {
 
     it('takes its parameters from a urlencoded form body too', async () => {
       const folder = await newFolder(alice, privateId, 'form');
-      const res = await api.as(alice).post('/file').type('form').send({ parentType: 'folder', parentId: folder, name: 'formed', size: '3' });
+      const res = await api
+        .as(alice)
+        .post('/file')
+        .type('form')
+        .send({ parentType: 'folder', parentId: folder, name: 'formed', size: '3' });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ _modelType: 'upload', received: 0, size: 3, name: 'formed' });
     });
@@ -157,23 +224,58 @@ describe('files and uploads', () => {
     it('checks parameters, parents and access with the reference messages', async () => {
       const missing = await api.as(alice).post('/file').query({ parentType: 'folder', parentId: privateId, name: 'n' });
       expect(missing.body).toEqual({ message: "Parameter 'size' is required.", type: 'rest' });
-      const badType = await api.as(alice).post('/file').query({ parentType: 'user', parentId: privateId, name: 'n', size: 1 });
-      expect(badType.body).toEqual({ message: 'Invalid value for parentType: "user". Allowed values: folder, item.', type: 'rest' });
-      const noFolder = await api.as(alice).post('/file').query({ parentType: 'folder', parentId: '000000000000000000000000', name: 'n', size: 1 });
-      expect(noFolder.body).toEqual({ message: 'No such folder: 000000000000000000000000', type: 'validation', field: 'id' });
-      const noItem = await api.as(alice).post('/file').query({ parentType: 'item', parentId: 'abc', name: 'n', size: 1 });
+      const badType = await api
+        .as(alice)
+        .post('/file')
+        .query({ parentType: 'user', parentId: privateId, name: 'n', size: 1 });
+      expect(badType.body).toEqual({
+        message: 'Invalid value for parentType: "user". Allowed values: folder, item.',
+        type: 'rest',
+      });
+      const noFolder = await api
+        .as(alice)
+        .post('/file')
+        .query({ parentType: 'folder', parentId: '000000000000000000000000', name: 'n', size: 1 });
+      expect(noFolder.body).toEqual({
+        message: 'No such folder: 000000000000000000000000',
+        type: 'validation',
+        field: 'id',
+      });
+      const noItem = await api
+        .as(alice)
+        .post('/file')
+        .query({ parentType: 'item', parentId: 'abc', name: 'n', size: 1 });
       expect(noItem.body).toEqual({ message: 'No such item: abc', type: 'validation', field: 'id' });
-      const denied = await api.as(bob).post('/file').query({ parentType: 'folder', parentId: privateId, name: 'n', size: 1 });
+      const denied = await api
+        .as(bob)
+        .post('/file')
+        .query({ parentType: 'folder', parentId: privateId, name: 'n', size: 1 });
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Write access denied for folder ${privateId} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Write access denied for folder ${privateId} (user ${bob._id}).`,
+        type: 'access',
+      });
       const itemId = await newItem(alice, privateId, 'guarded');
-      const itemDenied = await api.as(bob).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 1 });
-      expect(itemDenied.body).toEqual({ message: `Write access denied for item ${itemId} (user ${bob._id}).`, type: 'access' });
+      const itemDenied = await api
+        .as(bob)
+        .post('/file')
+        .query({ parentType: 'item', parentId: itemId, name: 'n', size: 1 });
+      expect(itemDenied.body).toEqual({
+        message: `Write access denied for item ${itemId} (user ${bob._id}).`,
+        type: 'access',
+      });
       const anon = await api.as(null).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 1 });
       expect(anon.status).toBe(401);
-      const negative = await api.as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: -1 });
+      const negative = await api
+        .as(alice)
+        .post('/file')
+        .query({ parentType: 'item', parentId: itemId, name: 'n', size: -1 });
       expect(negative.body).toEqual({ message: 'File size must not be negative.', type: 'validation' });
-      const tooLong = await api.as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 2 }).send(Buffer.from('abc'));
+      const tooLong = await api
+        .as(alice)
+        .post('/file')
+        .query({ parentType: 'item', parentId: itemId, name: 'n', size: 2 })
+        .send(Buffer.from('abc'));
       expect(tooLong.body).toEqual({ message: 'Received too many bytes.', type: 'validation' });
       expect((await api.as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
     });
@@ -186,7 +288,10 @@ describe('files and uploads', () => {
       await chunk(alice, upload._id, 0, Buffer.alloc(4)).expect(200);
       const wrongOffset = await chunk(alice, upload._id, 2, Buffer.alloc(2));
       expect(wrongOffset.status).toBe(400);
-      expect(wrongOffset.body).toEqual({ message: 'Server has received 4 bytes, but client sent offset 2.', type: 'rest' });
+      expect(wrongOffset.body).toEqual({
+        message: 'Server has received 4 bytes, but client sent offset 2.',
+        type: 'rest',
+      });
       const otherUser = await chunk(bob, upload._id, 4, Buffer.alloc(2));
       expect(otherUser.status).toBe(403);
       expect(otherUser.body).toEqual({ message: 'You did not initiate this upload.', type: 'access' });
@@ -276,13 +381,23 @@ describe('files and uploads', () => {
 
     it('checks READ on the item’s folder, accepting the token cookie', async () => {
       const itemId = await newItem(alice, privateId, 'private download');
-      const file = await api.as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'p.bin', size: 3 }).send(Buffer.from('abc'));
+      const file = await api
+        .as(alice)
+        .post('/file')
+        .query({ parentType: 'item', parentId: itemId, name: 'p.bin', size: 3 })
+        .send(Buffer.from('abc'));
       const anon = await download(null, file.body._id);
       expect(anon.status).toBe(401);
-      expect(JSON.parse(anon.body.toString())).toEqual({ message: `Read access denied for file ${file.body._id} (user None).`, type: 'access' });
+      expect(JSON.parse(anon.body.toString())).toEqual({
+        message: `Read access denied for file ${file.body._id} (user None).`,
+        type: 'access',
+      });
       const denied = await api.as(bob).get(`/file/${file.body._id}`);
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Read access denied for file ${file.body._id} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Read access denied for file ${file.body._id} (user ${bob._id}).`,
+        type: 'access',
+      });
       const cookie = await download(null, file.body._id).set('Cookie', `serviceToken=${alice.token}`);
       expect(cookie.status).toBe(200);
       expect(cookie.body.toString()).toBe('abc');
@@ -311,11 +426,23 @@ describe('files and uploads', () => {
       expect(blobFiles()).toContain(oldBlob);
       const upload = await api.as(alice).put(`/file/${file._id}/contents?size=6`);
       expect(upload.status).toBe(200);
-      expect(upload.body).toMatchObject({ _modelType: 'upload', fileId: file._id, size: 6, received: 0, name: 'doc.txt' });
+      expect(upload.body).toMatchObject({
+        _modelType: 'upload',
+        fileId: file._id,
+        size: 6,
+        received: 0,
+        name: 'doc.txt',
+      });
       const denied = await api.as(bob).put(`/file/${file._id}/contents?size=6`);
       expect(denied.status).toBe(403);
       const done = await chunk(alice, upload.body._id, 0, Buffer.from('brand!'));
-      expect(done.body).toMatchObject({ _id: file._id, _modelType: 'file', size: 6, name: 'doc.txt', itemId: file.itemId });
+      expect(done.body).toMatchObject({
+        _id: file._id,
+        _modelType: 'file',
+        size: 6,
+        name: 'doc.txt',
+        itemId: file.itemId,
+      });
       expect((await download(alice, file._id)).body.toString()).toBe('brand!');
       expect((await api.as(alice).get(`/item/${file.itemId}`)).body.size).toBe(6);
       expect((await api.as(alice).get(`/folder/${folder}`)).body.size).toBe(6);
@@ -332,7 +459,10 @@ describe('files and uploads', () => {
       const file = await uploadToFolder(alice, folder, 'gone.bin', bytes);
       const denied = await api.as(bob).delete(`/file/${file._id}`);
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Write access denied for file ${file._id} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Write access denied for file ${file._id} (user ${bob._id}).`,
+        type: 'access',
+      });
       const res = await api.as(alice).delete(`/file/${file._id}`);
       expect(res.status).toBe(200);
       expect(res.body).toBeNull();
@@ -366,14 +496,29 @@ describe('files and uploads', () => {
       try {
         const itemId = await newItem(alice, privateId, 'interrupted');
         // A whole-file body cut short: no file, no temporary file.
-        await abandon(listener.port, `${API_PREFIX}/file?parentType=item&parentId=${itemId}&name=cut.bin&size=100`, 100, Buffer.alloc(40, 1));
+        await abandon(
+          listener.port,
+          `${API_PREFIX}/file?parentType=item&parentId=${itemId}&name=cut.bin&size=100`,
+          100,
+          Buffer.alloc(40, 1),
+        );
         expect((await api.as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
         expect(filesUnder(path.join(api.server.dataDir, 'blobs', 'tmp'))).toEqual([]);
 
         // A chunk cut short: the upload still says 3 received, the partial file holds exactly those bytes.
-        const upload = await startUpload(alice, { parentType: 'item', parentId: itemId, name: 'resumable.bin', size: 50 });
+        const upload = await startUpload(alice, {
+          parentType: 'item',
+          parentId: itemId,
+          name: 'resumable.bin',
+          size: 50,
+        });
         await chunk(alice, upload._id, 0, Buffer.from('abc')).expect(200);
-        await abandon(listener.port, `${API_PREFIX}/file/chunk?uploadId=${upload._id}&offset=3`, 40, Buffer.alloc(20, 2));
+        await abandon(
+          listener.port,
+          `${API_PREFIX}/file/chunk?uploadId=${upload._id}&offset=3`,
+          40,
+          Buffer.alloc(20, 2),
+        );
         expect((await api.as(alice).get(`/file/offset?uploadId=${upload._id}`)).body).toEqual({ offset: 3 });
         expect(fs.readFileSync(path.join(api.server.dataDir, 'uploads', upload._id)).toString()).toBe('abc');
 
@@ -399,9 +544,19 @@ describe('files and uploads', () => {
         const own = await api.as(alice).get(`/folder?parentType=user&parentId=${alice._id}&name=Private`);
         const folder = await newFolder(alice, own.body[0]._id, 'sweep');
         const kept = await uploadToFolder(alice, folder, 'kept.bin', Buffer.from('keep me'));
-        const active = await startUpload(alice, { parentType: 'folder', parentId: folder, name: 'later.bin', size: 10 });
+        const active = await startUpload(alice, {
+          parentType: 'folder',
+          parentId: folder,
+          name: 'later.bin',
+          size: 10,
+        });
         await chunk(alice, active._id, 0, Buffer.from('12345')).expect(200);
-        const finished = await startUpload(alice, { parentType: 'folder', parentId: folder, name: 'done.bin', size: 2 });
+        const finished = await startUpload(alice, {
+          parentType: 'folder',
+          parentId: folder,
+          name: 'done.bin',
+          size: 2,
+        });
         await chunk(alice, finished._id, 0, Buffer.from('ok')).expect(200);
 
         const blobs = path.join(other.server.dataDir, 'blobs');
@@ -417,7 +572,9 @@ describe('files and uploads', () => {
 
         await other.runtime.close();
         // No grace period: everything the test left lying around is old enough to go.
-        restarted = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: other.server.dataDir, BLOB_SWEEP_GRACE_SECONDS: '0' }));
+        restarted = await bootstrap(
+          loadConfig({ NODE_ENV: 'test', DATA_DIR: other.server.dataDir, BLOB_SWEEP_GRACE_SECONDS: '0' }),
+        );
         api = new ApiClient({ ...other.server, runtime: restarted, app: createApp(restarted.services) });
 
         expect(fs.existsSync(orphanPath)).toBe(false);

@@ -30,7 +30,13 @@ interface Call {
 function send(call: Call, token: string | null) {
   const session = api.as(token);
   let req =
-    call.method === 'GET' ? session.get(call.path) : call.method === 'POST' ? session.post(call.path) : call.method === 'PUT' ? session.put(call.path) : session.delete(call.path);
+    call.method === 'GET'
+      ? session.get(call.path)
+      : call.method === 'POST'
+        ? session.post(call.path)
+        : call.method === 'PUT'
+          ? session.put(call.path)
+          : session.delete(call.path);
   req = req.query(call.query ?? {});
   if (call.form) req = req.type('form').send(call.form);
   if (call.json !== undefined) req = req.set('Content-Type', 'application/json').send(JSON.stringify(call.json));
@@ -42,7 +48,10 @@ const unique = (prefix: string) => `${prefix} ${++counter}`;
 
 /** A private folder on which reader, writer and folderAdmin hold READ, WRITE and ADMIN (created by owner). */
 async function makeTarget(): Promise<string> {
-  const created = await send({ method: 'POST', path: '/folder', form: { parentType: 'folder', parentId: ownerPublic, name: unique('target') } }, owner.token);
+  const created = await send(
+    { method: 'POST', path: '/folder', form: { parentType: 'folder', parentId: ownerPublic, name: unique('target') } },
+    owner.token,
+  );
   if (created.status !== 200) throw new Error(`POST /folder: ${created.status} ${JSON.stringify(created.body)}`);
   const id: string = created.body._id;
   const access = {
@@ -54,7 +63,10 @@ async function makeTarget(): Promise<string> {
     ],
     groups: [],
   };
-  const set = await send({ method: 'PUT', path: `/folder/${id}/access`, form: { access: JSON.stringify(access), public: 'false' } }, owner.token);
+  const set = await send(
+    { method: 'PUT', path: `/folder/${id}/access`, form: { access: JSON.stringify(access), public: 'false' } },
+    owner.token,
+  );
   if (set.status !== 200) throw new Error(`PUT /folder/:id/access: ${set.status} ${JSON.stringify(set.body)}`);
   return id;
 }
@@ -70,31 +82,116 @@ interface RouteRow {
 }
 
 const ROUTES: RouteRow[] = [
-  { route: 'GET /folder?parentType=folder&parentId=:id', method: 'GET', path: '', level: 'Read',
-    call: (id) => ({ method: 'GET', path: '/folder', query: { parentType: 'folder', parentId: id } }) },
-  { route: 'GET /folder/:id', method: 'GET', path: ':id', level: 'Read', call: (id) => ({ method: 'GET', path: `/folder/${id}` }) },
-  { route: 'GET /folder/:id/details', method: 'GET', path: ':id/details', level: 'Read', call: (id) => ({ method: 'GET', path: `/folder/${id}/details` }) },
-  { route: 'GET /folder/:id/download', method: 'GET', path: ':id/download', level: 'Read', call: (id) => ({ method: 'GET', path: `/folder/${id}/download` }) },
-  { route: 'GET /folder/:id/rootpath', method: 'GET', path: ':id/rootpath', level: 'Read', call: (id) => ({ method: 'GET', path: `/folder/${id}/rootpath` }) },
-  { route: 'GET /folder/:id/access', method: 'GET', path: ':id/access', level: 'Admin', call: (id) => ({ method: 'GET', path: `/folder/${id}/access` }) },
-  { route: 'POST /folder (parentId=:id)', method: 'POST', path: '', level: 'Write',
-    call: (id) => ({ method: 'POST', path: '/folder', form: { parentType: 'folder', parentId: id, name: unique('child') } }) },
-  { route: 'PUT /folder/:id', method: 'PUT', path: ':id', level: 'Write',
-    call: (id) => ({ method: 'PUT', path: `/folder/${id}`, form: { description: 'changed' } }) },
-  { route: 'PUT /folder/:id/access', method: 'PUT', path: ':id/access', level: 'Admin',
-    call: (id) => ({ method: 'PUT', path: `/folder/${id}/access`, form: { access: JSON.stringify({ users: [], groups: [] }) } }) },
-  { route: 'PUT /folder/:id/metadata', method: 'PUT', path: ':id/metadata', level: 'Write',
-    call: (id) => ({ method: 'PUT', path: `/folder/${id}/metadata`, json: { a: 1 } }) },
-  { route: 'DELETE /folder/:id/metadata', method: 'DELETE', path: ':id/metadata', level: 'Write',
-    call: (id) => ({ method: 'DELETE', path: `/folder/${id}/metadata`, json: ['a'] }) },
-  { route: 'POST /folder/:id/copy', method: 'POST', path: ':id/copy', level: 'Read',
-    call: (id) => ({ method: 'POST', path: `/folder/${id}/copy` }) },
-  { route: 'DELETE /folder/:id/contents', method: 'DELETE', path: ':id/contents', level: 'Write',
-    call: (id) => ({ method: 'DELETE', path: `/folder/${id}/contents` }) },
-  { route: 'DELETE /folder/:id', method: 'DELETE', path: ':id', level: 'Admin', call: (id) => ({ method: 'DELETE', path: `/folder/${id}` }) },
+  {
+    route: 'GET /folder?parentType=folder&parentId=:id',
+    method: 'GET',
+    path: '',
+    level: 'Read',
+    call: (id) => ({ method: 'GET', path: '/folder', query: { parentType: 'folder', parentId: id } }),
+  },
+  {
+    route: 'GET /folder/:id',
+    method: 'GET',
+    path: ':id',
+    level: 'Read',
+    call: (id) => ({ method: 'GET', path: `/folder/${id}` }),
+  },
+  {
+    route: 'GET /folder/:id/details',
+    method: 'GET',
+    path: ':id/details',
+    level: 'Read',
+    call: (id) => ({ method: 'GET', path: `/folder/${id}/details` }),
+  },
+  {
+    route: 'GET /folder/:id/download',
+    method: 'GET',
+    path: ':id/download',
+    level: 'Read',
+    call: (id) => ({ method: 'GET', path: `/folder/${id}/download` }),
+  },
+  {
+    route: 'GET /folder/:id/rootpath',
+    method: 'GET',
+    path: ':id/rootpath',
+    level: 'Read',
+    call: (id) => ({ method: 'GET', path: `/folder/${id}/rootpath` }),
+  },
+  {
+    route: 'GET /folder/:id/access',
+    method: 'GET',
+    path: ':id/access',
+    level: 'Admin',
+    call: (id) => ({ method: 'GET', path: `/folder/${id}/access` }),
+  },
+  {
+    route: 'POST /folder (parentId=:id)',
+    method: 'POST',
+    path: '',
+    level: 'Write',
+    call: (id) => ({
+      method: 'POST',
+      path: '/folder',
+      form: { parentType: 'folder', parentId: id, name: unique('child') },
+    }),
+  },
+  {
+    route: 'PUT /folder/:id',
+    method: 'PUT',
+    path: ':id',
+    level: 'Write',
+    call: (id) => ({ method: 'PUT', path: `/folder/${id}`, form: { description: 'changed' } }),
+  },
+  {
+    route: 'PUT /folder/:id/access',
+    method: 'PUT',
+    path: ':id/access',
+    level: 'Admin',
+    call: (id) => ({
+      method: 'PUT',
+      path: `/folder/${id}/access`,
+      form: { access: JSON.stringify({ users: [], groups: [] }) },
+    }),
+  },
+  {
+    route: 'PUT /folder/:id/metadata',
+    method: 'PUT',
+    path: ':id/metadata',
+    level: 'Write',
+    call: (id) => ({ method: 'PUT', path: `/folder/${id}/metadata`, json: { a: 1 } }),
+  },
+  {
+    route: 'DELETE /folder/:id/metadata',
+    method: 'DELETE',
+    path: ':id/metadata',
+    level: 'Write',
+    call: (id) => ({ method: 'DELETE', path: `/folder/${id}/metadata`, json: ['a'] }),
+  },
+  {
+    route: 'POST /folder/:id/copy',
+    method: 'POST',
+    path: ':id/copy',
+    level: 'Read',
+    call: (id) => ({ method: 'POST', path: `/folder/${id}/copy` }),
+  },
+  {
+    route: 'DELETE /folder/:id/contents',
+    method: 'DELETE',
+    path: ':id/contents',
+    level: 'Write',
+    call: (id) => ({ method: 'DELETE', path: `/folder/${id}/contents` }),
+  },
+  {
+    route: 'DELETE /folder/:id',
+    method: 'DELETE',
+    path: ':id',
+    level: 'Admin',
+    call: (id) => ({ method: 'DELETE', path: `/folder/${id}` }),
+  },
 ];
 
-const implemented = (row: { method: HttpMethod; path: string }) => folderResource.routes.some((r) => r.method === row.method && r.path === row.path);
+const implemented = (row: { method: HttpMethod; path: string }) =>
+  folderResource.routes.some((r) => r.method === row.method && r.path === row.path);
 const row = (route: string) => ROUTES.find((r) => r.route === route)!;
 
 /**
@@ -106,38 +203,49 @@ type Outcome = 'ok' | 'login' | 'denied' | 'parentDenied';
 const CALLERS = ['anonymous', 'READ', 'WRITE', 'ADMIN', 'site admin'] as const;
 const MATRIX: [route: string, outcomes: [Outcome, Outcome, Outcome, Outcome, Outcome]][] = [
   //                                             anonymous  READ      WRITE     ADMIN  site admin
-  ['GET /folder?parentType=folder&parentId=:id', ['denied', 'ok',     'ok',     'ok',  'ok']],
-  ['GET /folder/:id',                            ['denied', 'ok',     'ok',     'ok',  'ok']],
-  ['GET /folder/:id/details',                    ['denied', 'ok',     'ok',     'ok',  'ok']],
-  ['GET /folder/:id/download',                   ['denied', 'ok',     'ok',     'ok',  'ok']],
-  ['GET /folder/:id/rootpath',                   ['denied', 'ok',     'ok',     'ok',  'ok']],
-  ['GET /folder/:id/access',                     ['login',  'denied', 'denied', 'ok',  'ok']],
-  ['POST /folder (parentId=:id)',                ['login',  'denied', 'ok',     'ok',  'ok']],
-  ['PUT /folder/:id',                            ['login',  'denied', 'ok',     'ok',  'ok']],
-  ['PUT /folder/:id/access',                     ['login',  'denied', 'denied', 'ok',  'ok']],
-  ['PUT /folder/:id/metadata',                   ['login',  'denied', 'ok',     'ok',  'ok']],
-  ['DELETE /folder/:id/metadata',                ['login',  'denied', 'ok',     'ok',  'ok']],
-  ['POST /folder/:id/copy',                      ['login',  'parentDenied', 'parentDenied', 'parentDenied', 'ok']],
-  ['DELETE /folder/:id/contents',                ['login',  'denied', 'ok',     'ok',  'ok']],
-  ['DELETE /folder/:id',                         ['login',  'denied', 'denied', 'ok',  'ok']],
+  ['GET /folder?parentType=folder&parentId=:id', ['denied', 'ok', 'ok', 'ok', 'ok']],
+  ['GET /folder/:id', ['denied', 'ok', 'ok', 'ok', 'ok']],
+  ['GET /folder/:id/details', ['denied', 'ok', 'ok', 'ok', 'ok']],
+  ['GET /folder/:id/download', ['denied', 'ok', 'ok', 'ok', 'ok']],
+  ['GET /folder/:id/rootpath', ['denied', 'ok', 'ok', 'ok', 'ok']],
+  ['GET /folder/:id/access', ['login', 'denied', 'denied', 'ok', 'ok']],
+  ['POST /folder (parentId=:id)', ['login', 'denied', 'ok', 'ok', 'ok']],
+  ['PUT /folder/:id', ['login', 'denied', 'ok', 'ok', 'ok']],
+  ['PUT /folder/:id/access', ['login', 'denied', 'denied', 'ok', 'ok']],
+  ['PUT /folder/:id/metadata', ['login', 'denied', 'ok', 'ok', 'ok']],
+  ['DELETE /folder/:id/metadata', ['login', 'denied', 'ok', 'ok', 'ok']],
+  ['POST /folder/:id/copy', ['login', 'parentDenied', 'parentDenied', 'parentDenied', 'ok']],
+  ['DELETE /folder/:id/contents', ['login', 'denied', 'ok', 'ok', 'ok']],
+  ['DELETE /folder/:id', ['login', 'denied', 'denied', 'ok', 'ok']],
 ];
 
 function callerOf(name: (typeof CALLERS)[number]): TestUser | null {
   return { anonymous: null, READ: reader, WRITE: writer, ADMIN: folderAdmin, 'site admin': siteAdmin }[name];
 }
 
-function expected(outcome: Outcome, level: RouteRow['level'], id: string, caller: TestUser | null): { status: number; body?: object } {
+function expected(
+  outcome: Outcome,
+  level: RouteRow['level'],
+  id: string,
+  caller: TestUser | null,
+): { status: number; body?: object } {
   switch (outcome) {
     case 'ok':
       return { status: 200 };
     case 'login':
       return { status: 401, body: { message: 'You must be logged in.', type: 'access' } };
     case 'parentDenied':
-      return { status: 403, body: { message: `Write access denied for folder ${ownerPublic} (user ${caller!._id}).`, type: 'access' } };
+      return {
+        status: 403,
+        body: { message: `Write access denied for folder ${ownerPublic} (user ${caller!._id}).`, type: 'access' },
+      };
     case 'denied':
       return {
         status: caller ? 403 : 401,
-        body: { message: `${level} access denied for folder ${id} (user ${caller ? caller._id : 'None'}).`, type: 'access' },
+        body: {
+          message: `${level} access denied for folder ${id} (user ${caller ? caller._id : 'None'}).`,
+          type: 'access',
+        },
       };
   }
 }
@@ -157,7 +265,10 @@ beforeAll(async () => {
   reader = await api.createUser('reader');
   writer = await api.createUser('writer');
   folderAdmin = await api.createUser('folderadmin');
-  const defaults = await send({ method: 'GET', path: '/folder', query: { parentType: 'user', parentId: owner._id, name: 'Public' } }, owner.token);
+  const defaults = await send(
+    { method: 'GET', path: '/folder', query: { parentType: 'user', parentId: owner._id, name: 'Public' } },
+    owner.token,
+  );
   ownerPublic = defaults.body[0]._id;
 });
 afterAll(() => api.close());
@@ -173,7 +284,12 @@ describe('access matrix: route × caller', () => {
     it.each(cases)(`${route} as %s → %s`, async (callerName, outcome) => {
       const id = await makeTarget();
       const caller = callerOf(callerName);
-      await check(`${route} as ${callerName}`, r.call(id), caller?.token ?? null, expected(outcome, r.level, id, caller));
+      await check(
+        `${route} as ${callerName}`,
+        r.call(id),
+        caller?.token ?? null,
+        expected(outcome, r.level, id, caller),
+      );
     });
   }
 });
@@ -212,7 +328,13 @@ describe('access matrix: token scopes', () => {
   ];
 
   const tokenFor = async (scopes: string[]) =>
-    (await issueToken(api.runtime.services.commands, { userId: folderAdmin._id, scope: scopes, days: 1 }, systemMeta('test-scoped-token'))).token;
+    (
+      await issueToken(
+        api.runtime.services.commands,
+        { userId: folderAdmin._id, scope: scopes, days: 1 },
+        systemMeta('test-scoped-token'),
+      )
+    ).token;
 
   for (const [scopes, route, outcome] of SCOPED) {
     const r = row(route);
@@ -233,7 +355,10 @@ describe('access matrix: unresolvable ids', () => {
 
   for (const r of idRoutes) {
     it.each([MALFORMED, UNKNOWN])(`${r.route} with id %s → 400 Invalid folder id`, async (id) => {
-      await check(`${r.route} ${id}`, r.call(id), siteAdmin.token, { status: 400, body: { message: `Invalid folder id (${id}).`, type: 'rest' } });
+      await check(`${r.route} ${id}`, r.call(id), siteAdmin.token, {
+        status: 400,
+        body: { message: `Invalid folder id (${id}).`, type: 'rest' },
+      });
     });
   }
 
@@ -245,12 +370,23 @@ describe('access matrix: unresolvable ids', () => {
   );
 
   const PARENT_CALLS: [label: string, route: { method: HttpMethod; path: string }, call: Call][] = [
-    ['GET /folder', { method: 'GET', path: '' }, { method: 'GET', path: '/folder', query: { parentType: 'folder', parentId: UNKNOWN } }],
-    ['POST /folder', { method: 'POST', path: '' }, { method: 'POST', path: '/folder', form: { parentType: 'folder', parentId: UNKNOWN, name: 'x' } }],
+    [
+      'GET /folder',
+      { method: 'GET', path: '' },
+      { method: 'GET', path: '/folder', query: { parentType: 'folder', parentId: UNKNOWN } },
+    ],
+    [
+      'POST /folder',
+      { method: 'POST', path: '' },
+      { method: 'POST', path: '/folder', form: { parentType: 'folder', parentId: UNKNOWN, name: 'x' } },
+    ],
   ];
   for (const [label, route, call] of PARENT_CALLS) {
     it(`${label} with an unknown parent → 400 No such folder`, async () => {
-      await check(label, call, siteAdmin.token, { status: 400, body: { message: `No such folder: ${UNKNOWN}`, type: 'validation', field: 'id' } });
+      await check(label, call, siteAdmin.token, {
+        status: 400,
+        body: { message: `No such folder: ${UNKNOWN}`, type: 'validation', field: 'id' },
+      });
     });
   }
 });

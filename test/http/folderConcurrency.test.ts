@@ -55,7 +55,10 @@ beforeAll(async () => {
   injectLatency(api.runtime.services.eventStore);
   owner = await api.createUser('owner');
   const page = await api.runtime.services.readModel.folders.listChildren({
-    parentType: 'user', parentId: owner._id, viewer: { id: owner._id, admin: false, groups: [] }, name: 'Private',
+    parentType: 'user',
+    parentId: owner._id,
+    viewer: { id: owner._id, admin: false, groups: [] },
+    name: 'Private',
     paging: { limit: 1, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
   home = page.rows[0]._id;
@@ -72,9 +75,17 @@ it(`${N} parallel creations of one name under one parent: exactly one succeeds`,
   const refused = responses.filter((r) => r.status === 400);
   expect(ok).toHaveLength(1);
   expect(refused).toHaveLength(N - 1);
-  for (const r of refused) expect(r.body).toEqual({ message: 'A folder with that name already exists here.', type: 'validation', field: 'name' });
+  for (const r of refused)
+    expect(r.body).toEqual({
+      message: 'A folder with that name already exists here.',
+      type: 'validation',
+      field: 'name',
+    });
   const children = await api.runtime.services.readModel.folders.listChildren({
-    parentType: 'folder', parentId: home, viewer: { id: owner._id, admin: false, groups: [] }, name: 'Contested',
+    parentType: 'folder',
+    parentId: home,
+    viewer: { id: owner._id, admin: false, groups: [] },
+    name: 'Contested',
     paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
   expect(children.rows.map((f) => f._id)).toEqual([ok[0].body._id]);
@@ -85,7 +96,11 @@ it(`${N} parallel metadata updates with different keys: all survive`, async () =
   const id = (await createFolder(home, 'Tagged')).body._id as string;
   const responses = await Promise.all(
     Array.from({ length: N }, (_, i) =>
-      api.as(owner).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ [`k${i}`]: i })),
+      api
+        .as(owner)
+        .put(`/folder/${id}/metadata`)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ [`k${i}`]: i })),
     ),
   );
   expect(responses.map((r) => r.status)).toEqual(Array(N).fill(200));
@@ -103,7 +118,8 @@ it('parallel renames of different folders to one name: exactly one succeeds', as
     ids.map((id) => api.as(owner).put(`/folder/${id}`).type('form').send({ name: 'Winner' })),
   );
   expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
-  for (const r of responses.filter((r) => r.status !== 200)) expect(r.body.message).toBe('A folder with that name already exists here.');
+  for (const r of responses.filter((r) => r.status !== 200))
+    expect(r.body.message).toBe('A folder with that name already exists here.');
   expect(conflicts).toBeGreaterThan(0);
 });
 
@@ -117,7 +133,10 @@ it('concurrent crossing moves never form a cycle', async () => {
       api.as(owner).put(`/folder/${b}`).type('form').send({ parentType: 'folder', parentId: a }),
     ]);
     expect([ab.status, ba.status].sort()).toEqual([200, 400]);
-    expect((ab.status === 400 ? ab : ba).body).toEqual({ message: 'You may not move a folder underneath itself.', type: 'validation' });
+    expect((ab.status === 400 ? ab : ba).body).toEqual({
+      message: 'You may not move a folder underneath itself.',
+      type: 'validation',
+    });
     const folders = services.readModel.folders;
     expect((await folders.isSelfOrDescendant(a, b)) && (await folders.isSelfOrDescendant(b, a))).toBe(false);
   }

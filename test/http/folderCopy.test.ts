@@ -11,22 +11,42 @@ let alicePrivate: string;
 let alicePublic: string;
 let bobPrivate: string;
 
-async function newFolder(user: TestUser, parentId: string, name: string, extra: Record<string, string> = {}): Promise<string> {
-  const res = await api.as(user).post('/folder').type('form').send({ parentType: 'folder', parentId, name, ...extra });
+async function newFolder(
+  user: TestUser,
+  parentId: string,
+  name: string,
+  extra: Record<string, string> = {},
+): Promise<string> {
+  const res = await api
+    .as(user)
+    .post('/folder')
+    .type('form')
+    .send({ parentType: 'folder', parentId, name, ...extra });
   if (res.status !== 200) throw new Error(`POST /folder: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body._id;
 }
 
-async function setAccess(by: TestUser, id: string, users: { id: string; level: number }[], extra: Record<string, string> = {}) {
-  const res = await api.as(by).put(`/folder/${id}/access`).type('form').send({ access: JSON.stringify({ users, groups: [] }), ...extra });
+async function setAccess(
+  by: TestUser,
+  id: string,
+  users: { id: string; level: number }[],
+  extra: Record<string, string> = {},
+) {
+  const res = await api
+    .as(by)
+    .put(`/folder/${id}/access`)
+    .type('form')
+    .send({ access: JSON.stringify({ users, groups: [] }), ...extra });
   if (res.status !== 200) throw new Error(`PUT access: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
-const copy = (user: TestUser, id: string, form: Record<string, string> = {}) => api.as(user).post(`/folder/${id}/copy`).type('form').send(form);
+const copy = (user: TestUser, id: string, form: Record<string, string> = {}) =>
+  api.as(user).post(`/folder/${id}/copy`).type('form').send(form);
 const rm = () => api.runtime.services.readModel;
 const children = async (user: TestUser, parentId: string) =>
   (await api.as(user).get('/folder').query({ parentType: 'folder', parentId, limit: 0 })).body as Record<string, any>[];
-const itemsIn = async (user: TestUser, folderId: string) => (await api.as(user).get('/item').query({ folderId, limit: 0 })).body as Record<string, any>[];
+const itemsIn = async (user: TestUser, folderId: string) =>
+  (await api.as(user).get('/item').query({ folderId, limit: 0 })).body as Record<string, any>[];
 const userSize = async (user: TestUser) => (await api.as(admin).get(`/user/${user._id}`)).body.size as number;
 const fullAccess = async (id: string) => (await api.as(admin).get(`/folder/${id}/access`)).body;
 
@@ -40,12 +60,18 @@ const unique = (length: number) => `c${++counter}-${Math.random()}`.slice(0, len
  * Bob holds READ on S and A (and so on A1, which inherited S's ACL before bob was added? no: set explicitly).
  */
 async function tree() {
-  const s = await newFolder(alice, alicePrivate, `S ${++counter}`, { description: 'the source', metadata: JSON.stringify({ k: { deep: [1] } }) });
+  const s = await newFolder(alice, alicePrivate, `S ${++counter}`, {
+    description: 'the source',
+    metadata: JSON.stringify({ k: { deep: [1] } }),
+  });
   const a = await newFolder(alice, s, 'A');
   const a1 = await newFolder(alice, a, 'A1');
   const h = await newFolder(alice, s, 'H');
   const h1 = await newFolder(alice, h, 'H1');
-  const readers = [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }];
+  const readers = [
+    { id: alice._id, level: 2 },
+    { id: bob._id, level: 0 },
+  ];
   for (const id of [s, a, a1]) await setAccess(alice, id, readers);
   const itemS = await api.newItem(alice, s, 's');
   const fileS = await api.addFile(alice, itemS, unique(10), 's.txt');
@@ -64,7 +90,11 @@ beforeAll(async () => {
   bob = await api.createUser('bobby');
   carol = await api.createUser('carol');
   const mine = async (user: TestUser) =>
-    Object.fromEntries(((await api.as(user).get(`/folder?parentType=user&parentId=${user._id}`)).body as { name: string; _id: string }[]).map((f) => [f.name, f._id]));
+    Object.fromEntries(
+      (
+        (await api.as(user).get(`/folder?parentType=user&parentId=${user._id}`)).body as { name: string; _id: string }[]
+      ).map((f) => [f.name, f._id]),
+    );
   const a = await mine(alice);
   alicePrivate = a.Private;
   alicePublic = a.Public;
@@ -83,8 +113,18 @@ describe('POST /folder/:id/copy', () => {
     expect(res.status).toBe(200);
     const c = res.body;
     expect(c).toMatchObject({
-      _modelType: 'folder', _accessLevel: 2, name: source.name, description: 'the source', parentCollection: 'folder', parentId: target,
-      baseParentType: 'user', baseParentId: alice._id, creatorId: alice._id, size: 10, public: true, metadata: { k: { deep: [1] } },
+      _modelType: 'folder',
+      _accessLevel: 2,
+      name: source.name,
+      description: 'the source',
+      parentCollection: 'folder',
+      parentId: target,
+      baseParentType: 'user',
+      baseParentId: alice._id,
+      creatorId: alice._id,
+      size: 10,
+      public: true,
+      metadata: { k: { deep: [1] } },
     });
     expect(c._id).not.toBe(x.s);
     expect(c.created).toBe(c.updated);
@@ -101,7 +141,14 @@ describe('POST /folder/:id/copy', () => {
     // Files: new records on the same bytes.
     const [cFile] = (await rm().files.listForItem(cItem._id, { limit: 0, offset: 0, sort: '_id', sortdir: 1 })).rows;
     const srcFile = (await rm().files.get(x.fileS))!;
-    expect(cFile).toMatchObject({ name: 's.txt', blobId: srcFile.blobId, size: 10, copyOfFile: x.fileS, copierId: alice._id, itemId: cItem._id });
+    expect(cFile).toMatchObject({
+      name: 's.txt',
+      blobId: srcFile.blobId,
+      size: 10,
+      copyOfFile: x.fileS,
+      copierId: alice._id,
+      itemId: cItem._id,
+    });
     expect(cFile._id).not.toBe(x.fileS);
     const download = await api.as(alice).get(`/file/${cFile._id}/download`);
     expect(download.status).toBe(200);
@@ -110,22 +157,48 @@ describe('POST /folder/:id/copy', () => {
     expect(await userSize(alice)).toBe(sizeBefore + 60);
     // Ancestry: a deep copy knows its whole path.
     const path = await api.as(alice).get(`/folder/${(await children(alice, cA._id))[0]._id}/rootpath`);
-    expect(path.body.map((p: { object: { _id: string } }) => p.object._id)).toEqual([alice._id, alicePublic, target, c._id, cA._id]);
+    expect(path.body.map((p: { object: { _id: string } }) => p.object._id)).toEqual([
+      alice._id,
+      alicePublic,
+      target,
+      c._id,
+      cA._id,
+    ]);
     // The source is untouched.
     expect(await rm().folders.get(x.s)).toEqual(source);
   });
 
   it('gives the copies the new parent’s ACL plus the copier’s ADMIN, not the source’s; publicFlags come from the source', async () => {
     const x = await tree();
-    await setAccess(alice, x.s, [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }, { id: carol._id, level: 1 }], { publicFlags: '[]' });
+    await setAccess(
+      alice,
+      x.s,
+      [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 0 },
+        { id: carol._id, level: 1 },
+      ],
+      { publicFlags: '[]' },
+    );
     const target = await newFolder(bob, bobPrivate, `from alice ${counter}`);
-    await setAccess(bob, target, [{ id: bob._id, level: 2 }, { id: admin._id, level: 0 }]);
+    await setAccess(bob, target, [
+      { id: bob._id, level: 2 },
+      { id: admin._id, level: 0 },
+    ]);
 
     const res = await copy(bob, x.s, { parentId: target });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ creatorId: bob._id, public: false, publicFlags: [], baseParentId: bob._id });
-    const expected = { users: [{ id: bob._id, level: 2, flags: [] }, { id: admin._id, level: 0, flags: [] }], groups: [] };
-    expect((await fullAccess(res.body._id)).users.map((u: { id: string; level: number }) => [u.id, u.level])).toEqual(expected.users.map((u) => [u.id, u.level]));
+    const expected = {
+      users: [
+        { id: bob._id, level: 2, flags: [] },
+        { id: admin._id, level: 0, flags: [] },
+      ],
+      groups: [],
+    };
+    expect((await fullAccess(res.body._id)).users.map((u: { id: string; level: number }) => [u.id, u.level])).toEqual(
+      expected.users.map((u) => [u.id, u.level]),
+    );
     const [cA] = await children(bob, res.body._id);
     expect((await rm().folders.get(cA._id))!).toMatchObject({ access: expected, public: false, creatorId: bob._id });
     // Carol had WRITE on the source: nothing of that reaches the copy.
@@ -152,7 +225,10 @@ describe('POST /folder/:id/copy', () => {
     // Bob may only READ the source and cannot write to its parent (alice's Private): stricter than Girder on purpose.
     const refused = await copy(bob, x.s);
     expect(refused.status).toBe(403);
-    expect(refused.body).toEqual({ message: `Write access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access' });
+    expect(refused.body).toEqual({
+      message: `Write access denied for folder ${alicePrivate} (user ${bob._id}).`,
+      type: 'access',
+    });
     const first = await copy(alice, x.s);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ name: `${name} (1)`, parentId: alicePrivate, baseParentId: alice._id });
@@ -164,7 +240,11 @@ describe('POST /folder/:id/copy', () => {
     const third = await copy(alice, x.s, { parentId: host, name: ' Taken ' });
     expect(third.status).toBe(200);
     expect(third.body.name).toBe('Taken (1)');
-    expect((await copy(alice, x.s, { parentId: host, name: '   ' })).body).toEqual({ message: 'Folder name must not be empty.', type: 'validation', field: 'name' });
+    expect((await copy(alice, x.s, { parentId: host, name: '   ' })).body).toEqual({
+      message: 'Folder name must not be empty.',
+      type: 'validation',
+      field: 'name',
+    });
   });
 
   it('needs WRITE on a given parent, READ on the source; validates `public` as a string enum', async () => {
@@ -177,11 +257,18 @@ describe('POST /folder/:id/copy', () => {
     expect(hidden.body.message).toBe(`Read access denied for folder ${x.h} (user ${bob._id}).`);
     const bad = await copy(alice, x.s, { public: 'True' });
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ message: 'Invalid value for public: "True". Allowed values: true, false, original.', type: 'rest' });
+    expect(bad.body).toEqual({
+      message: 'Invalid value for public: "True". Allowed values: true, false, original.',
+      type: 'rest',
+    });
     const missing = await copy(alice, x.s, { parentType: 'collection' });
     expect(missing.body).toEqual({ message: `No such collection: ${alicePrivate}`, type: 'validation', field: 'id' });
     const unknown = await copy(alice, x.s, { parentId: '0123456789abcdef01234567' });
-    expect(unknown.body).toEqual({ message: 'No such folder: 0123456789abcdef01234567', type: 'validation', field: 'id' });
+    expect(unknown.body).toEqual({
+      message: 'No such folder: 0123456789abcdef01234567',
+      type: 'validation',
+      field: 'id',
+    });
   });
 
   it('sets public as asked: true/false explicitly, original = the source’s, absent = inherited (or the source’s under a user)', async () => {
@@ -250,8 +337,12 @@ describe('POST /folder/:id/copy', () => {
     const x = await tree();
     const res = await copy(alice, x.s, { parentId: alicePublic });
     const [cA] = await children(alice, res.body._id);
-    expect((await rm().subtree.subtreeOpsFor(cA._id)).map((o) => [o.operation, o.rootId])).toEqual([['copied', res.body._id]]);
-    expect((await rm().subtree.subtreeOpsFor(x.a)).map((o) => [o.operation, o.rootId])).toEqual([['copiedFrom', res.body._id]]);
+    expect((await rm().subtree.subtreeOpsFor(cA._id)).map((o) => [o.operation, o.rootId])).toEqual([
+      ['copied', res.body._id],
+    ]);
+    expect((await rm().subtree.subtreeOpsFor(x.a)).map((o) => [o.operation, o.rootId])).toEqual([
+      ['copiedFrom', res.body._id],
+    ]);
   });
 });
 
@@ -260,17 +351,45 @@ describe('the copies are folders, items and files like any other', () => {
     const x = await tree();
     const c = (await copy(alice, x.s, { parentId: alicePublic })).body;
     const [cA] = await children(alice, c._id);
-    const renamed = await api.as(alice).put(`/folder/${cA._id}`).type('form').send({ name: 'A renamed', metadata: JSON.stringify({ more: 1 }) });
+    const renamed = await api
+      .as(alice)
+      .put(`/folder/${cA._id}`)
+      .type('form')
+      .send({ name: 'A renamed', metadata: JSON.stringify({ more: 1 }) });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toMatchObject({ name: 'A renamed', metadata: { more: 1 } });
-    const meta = await api.as(alice).put(`/folder/${cA._id}/metadata`).set('Content-Type', 'application/json').send('{"again": 2}');
+    const meta = await api
+      .as(alice)
+      .put(`/folder/${cA._id}/metadata`)
+      .set('Content-Type', 'application/json')
+      .send('{"again": 2}');
     expect(meta.body.metadata).toEqual({ more: 1, again: 2 });
-    expect((await api.as(alice).put(`/folder/${cA._id}/access`).type('form').send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }] }), recurse: 'true' })).status).toBe(200);
-    const moved = await api.as(alice).put(`/folder/${cA._id}`).type('form').send({ parentType: 'folder', parentId: alicePrivate });
+    expect(
+      (
+        await api
+          .as(alice)
+          .put(`/folder/${cA._id}/access`)
+          .type('form')
+          .send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }] }), recurse: 'true' })
+      ).status,
+    ).toBe(200);
+    const moved = await api
+      .as(alice)
+      .put(`/folder/${cA._id}`)
+      .type('form')
+      .send({ parentType: 'folder', parentId: alicePrivate });
     expect(moved.body).toMatchObject({ parentId: alicePrivate });
     // A sibling name the copy holds is taken.
-    const clash = await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: c._id, name: 'H' });
-    expect(clash.body).toEqual({ message: 'A folder with that name already exists here.', type: 'validation', field: 'name' });
+    const clash = await api
+      .as(alice)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'folder', parentId: c._id, name: 'H' });
+    expect(clash.body).toEqual({
+      message: 'A folder with that name already exists here.',
+      type: 'validation',
+      field: 'name',
+    });
     // A copy of a copy.
     const again = await copy(alice, cA._id, { parentId: alicePublic });
     expect(again.status).toBe(200);

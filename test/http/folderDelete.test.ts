@@ -24,7 +24,9 @@ const blobExists = (blobId: string) => api.runtime.services.blobs.exists(blobId)
 const folderDoc = (id: string) => api.runtime.services.readModel.folders.get(id);
 const userSize = async (user: TestUser) => (await api.as(admin).get(`/user/${user._id}`)).body.size as number;
 const progressRecords = async (user: TestUser, title: string) =>
-  (await api.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter((n) => n.data.title === title);
+  (await api.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter(
+    (n) => n.data.title === title,
+  );
 
 let counter = 0;
 /** Bytes no other test uses, of exactly `length` bytes. */
@@ -43,7 +45,15 @@ async function tree() {
   const a1 = await newFolder(alice, a, 'A1');
   const a2 = await newFolder(alice, a, 'A2');
   const bobOnly = { users: [{ id: bob._id, level: 2 }], groups: [] };
-  expect((await api.as(admin).put(`/folder/${a2}/access`).type('form').send({ access: JSON.stringify(bobOnly) })).status).toBe(200);
+  expect(
+    (
+      await api
+        .as(admin)
+        .put(`/folder/${a2}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(bobOnly) })
+    ).status,
+  ).toBe(200);
   const b = await newFolder(alice, t, 'B');
   const itemA1 = await api.newItem(alice, a1, 'a1');
   const fileA1 = await api.addFile(alice, itemA1, unique(10));
@@ -83,9 +93,13 @@ describe('DELETE /folder/:id', () => {
     expect(res.body).toEqual({ message: `Deleted folder ${name}.` });
 
     for (const id of [x.t, x.a, x.a1, x.a2, x.b]) {
-      expect((await api.as(admin).get(`/folder/${id}`)).body).toEqual({ message: `Invalid folder id (${id}).`, type: 'rest' });
+      expect((await api.as(admin).get(`/folder/${id}`)).body).toEqual({
+        message: `Invalid folder id (${id}).`,
+        type: 'rest',
+      });
     }
-    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT]) expect((await api.as(admin).get(`/item/${id}`)).status).toBe(400);
+    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT])
+      expect((await api.as(admin).get(`/item/${id}`)).status).toBe(400);
     expect(await api.runtime.services.readModel.files.get(x.fileA1)).toBeNull();
     // The parent folder's size counts its direct items only: unchanged, as is its `updated`.
     expect(await folderDoc(alicePrivate)).toEqual(parentBefore);
@@ -99,9 +113,19 @@ describe('DELETE /folder/:id', () => {
     if (!process.env.TEST_READ_MODEL) {
       const db = api.runtime.db;
       const ids = JSON.stringify([x.t, x.a, x.a1, x.a2, x.b]);
-      expect(db.prepare('SELECT COUNT(*) AS n FROM rm_folder_ancestors WHERE folder_id IN (SELECT value FROM json_each(?)) OR ancestor_id IN (SELECT value FROM json_each(?))').get(ids, ids)).toEqual({ n: 0 });
-      expect(db.prepare('SELECT COUNT(*) AS n FROM rm_acl WHERE resource_id IN (SELECT value FROM json_each(?))').get(ids)).toEqual({ n: 0 });
-      expect(db.prepare('SELECT COUNT(*) AS n FROM rm_folders_fts WHERE id IN (SELECT value FROM json_each(?))').get(ids)).toEqual({ n: 0 });
+      expect(
+        db
+          .prepare(
+            'SELECT COUNT(*) AS n FROM rm_folder_ancestors WHERE folder_id IN (SELECT value FROM json_each(?)) OR ancestor_id IN (SELECT value FROM json_each(?))',
+          )
+          .get(ids, ids),
+      ).toEqual({ n: 0 });
+      expect(
+        db.prepare('SELECT COUNT(*) AS n FROM rm_acl WHERE resource_id IN (SELECT value FROM json_each(?))').get(ids),
+      ).toEqual({ n: 0 });
+      expect(
+        db.prepare('SELECT COUNT(*) AS n FROM rm_folders_fts WHERE id IN (SELECT value FROM json_each(?))').get(ids),
+      ).toEqual({ n: 0 });
     }
   });
 
@@ -121,7 +145,13 @@ describe('DELETE /folder/:id', () => {
     expect((await api.as(alice).delete(`/folder/${x.t}`).query({ progress: 'true' })).status).toBe(200);
     const [record] = await progressRecords(alice, `Deleting folder ${name}`);
     // T + A, A1, A2, B + items a1, a2, b, t
-    expect(record.data).toMatchObject({ title: `Deleting folder ${name}`, total: 9, current: 9, state: 'success', message: 'Done' });
+    expect(record.data).toMatchObject({
+      title: `Deleting folder ${name}`,
+      total: 9,
+      current: 9,
+      state: 'success',
+      message: 'Done',
+    });
   });
 
   it('records no progress without the flag', async () => {
@@ -132,8 +162,22 @@ describe('DELETE /folder/:id', () => {
 
   it('needs ADMIN on the folder', async () => {
     const t = await newFolder(alice, alicePrivate, 'Guarded');
-    const write = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
-    expect((await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(write) })).status).toBe(200);
+    const write = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 1 },
+      ],
+      groups: [],
+    };
+    expect(
+      (
+        await api
+          .as(alice)
+          .put(`/folder/${t}/access`)
+          .type('form')
+          .send({ access: JSON.stringify(write) })
+      ).status,
+    ).toBe(200);
     const res = await api.as(bob).delete(`/folder/${t}`);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: `Admin access denied for folder ${t} (user ${bob._id}).`, type: 'access' });
@@ -146,12 +190,21 @@ describe('DELETE /folder/:id', () => {
     const invalid = (id: string) => ({ message: `Invalid folder id (${id}).`, type: 'rest' });
     for (const id of [x.t, x.a1]) {
       expect((await api.as(alice).put(`/folder/${id}`).type('form').send({ name: 'again' })).body).toEqual(invalid(id));
-      expect((await api.as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send('{"a": 1}')).body).toEqual(invalid(id));
-      expect((await api.as(alice).put(`/folder/${id}/access`).type('form').send({ access: '{}' })).body).toEqual(invalid(id));
+      expect(
+        (await api.as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send('{"a": 1}'))
+          .body,
+      ).toEqual(invalid(id));
+      expect((await api.as(alice).put(`/folder/${id}/access`).type('form').send({ access: '{}' })).body).toEqual(
+        invalid(id),
+      );
       expect((await api.as(alice).delete(`/folder/${id}`)).body).toEqual(invalid(id));
       expect((await api.as(alice).delete(`/folder/${id}/contents`)).body).toEqual(invalid(id));
       expect((await api.as(alice).post(`/folder/${id}/copy`)).body).toEqual(invalid(id));
-      const child = await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: id, name: 'child' });
+      const child = await api
+        .as(alice)
+        .post('/folder')
+        .type('form')
+        .send({ parentType: 'folder', parentId: id, name: 'child' });
       expect(child.body).toEqual({ message: `No such folder: ${id}`, type: 'validation', field: 'id' });
     }
   });
@@ -159,7 +212,11 @@ describe('DELETE /folder/:id', () => {
   it('frees the name: a folder of that name can be created again under the parent', async () => {
     const t = await newFolder(alice, alicePrivate, 'Reborn');
     expect((await api.as(alice).delete(`/folder/${t}`)).status).toBe(200);
-    const again = await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: alicePrivate, name: 'Reborn' });
+    const again = await api
+      .as(alice)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'folder', parentId: alicePrivate, name: 'Reborn' });
     expect(again.status).toBe(200);
     expect(again.body._id).not.toBe(t);
   });
@@ -183,8 +240,22 @@ describe('DELETE /folder/:id/contents', () => {
     const sizeBefore = await userSize(alice);
     const blobA2 = await blobOf(x.fileA2);
     // WRITE suffices (Girder), and removes A2 which the caller cannot even read.
-    const write = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
-    expect((await api.as(alice).put(`/folder/${x.t}/access`).type('form').send({ access: JSON.stringify(write) })).status).toBe(200);
+    const write = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 1 },
+      ],
+      groups: [],
+    };
+    expect(
+      (
+        await api
+          .as(alice)
+          .put(`/folder/${x.t}/access`)
+          .type('form')
+          .send({ access: JSON.stringify(write) })
+      ).status,
+    ).toBe(200);
 
     const res = await api.as(bob).delete(`/folder/${x.t}/contents`).query({ progress: 'true' });
     expect(res.status).toBe(200);
@@ -194,20 +265,37 @@ describe('DELETE /folder/:id/contents', () => {
     expect(after).toMatchObject({ size: 0, updated: before.updated, name: before.name });
     expect((await api.as(admin).get(`/folder/${x.t}/details`)).body).toEqual({ nItems: 0, nFolders: 0 });
     for (const id of [x.a, x.a1, x.a2, x.b]) expect(await folderDoc(id)).toBeNull();
-    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT]) expect(await api.runtime.services.readModel.items.get(id)).toBeNull();
+    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT])
+      expect(await api.runtime.services.readModel.items.get(id)).toBeNull();
     expect(await userSize(alice)).toBe(sizeBefore - (10 + 20 + 30 + 40));
     expect(await blobExists(blobA2)).toBe(false);
     const [record] = await progressRecords(bob, `Clearing folder ${before.name}`);
     expect(record.data).toMatchObject({ total: 8, current: 8, state: 'success', message: 'Done' });
     const ops = await api.runtime.services.readModel.subtree.subtreeOpsFor(x.t);
     expect(ops.map((o) => [o.operation, o.rootId])).toEqual([['cleared', x.t]]);
-    expect((await api.runtime.services.readModel.subtree.subtreeOpsFor(x.a1)).map((o) => o.operation)).toEqual(['deleted']);
+    expect((await api.runtime.services.readModel.subtree.subtreeOpsFor(x.a1)).map((o) => o.operation)).toEqual([
+      'deleted',
+    ]);
   });
 
   it('needs WRITE', async () => {
     const t = await newFolder(alice, alicePrivate, 'Readers only');
-    const read = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
-    expect((await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(read) })).status).toBe(200);
+    const read = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 0 },
+      ],
+      groups: [],
+    };
+    expect(
+      (
+        await api
+          .as(alice)
+          .put(`/folder/${t}/access`)
+          .type('form')
+          .send({ access: JSON.stringify(read) })
+      ).status,
+    ).toBe(200);
     const res = await api.as(bob).delete(`/folder/${t}/contents`);
     expect(res.status).toBe(403);
     expect(res.body.message).toBe(`Write access denied for folder ${t} (user ${bob._id}).`);
@@ -240,7 +328,13 @@ describe('writes racing a subtree delete (the projection never stops)', () => {
     // A create under a parent the command saw before the delete: appended after it.
     const created = await createFolder(
       services,
-      { parent: { type: 'folder', doc: staleParent }, name: 'late', description: '', reuseExisting: false, creatorId: alice._id },
+      {
+        parent: { type: 'folder', doc: staleParent },
+        name: 'late',
+        description: '',
+        reuseExisting: false,
+        creatorId: alice._id,
+      },
       meta,
     );
     expect(await folderDoc(created)).toBeNull();
@@ -248,13 +342,24 @@ describe('writes racing a subtree delete (the projection never stops)', () => {
     await setFolderMetadata(services, inner, { late: true }, false, meta);
     expect(await folderDoc(inner)).toBeNull();
     // An item created in it.
-    const item = await createItem(services, { folder: staleParent, name: 'late item', description: '', reuseExisting: false, creatorId: alice._id }, meta);
+    const item = await createItem(
+      services,
+      { folder: staleParent, name: 'late item', description: '', reuseExisting: false, creatorId: alice._id },
+      meta,
+    );
     expect(await services.readModel.items.get(item)).toBeNull();
     // A move into it (decided before the delete): the moved subtree goes with it, and its size leaves the root.
     const moved = await services.commands.load(folderStream(mover), { initialState: () => null, evolve: () => null });
     const move = {
       type: 'FolderMoved',
-      data: { folderId: mover, fromParentType: 'folder', fromParentId: alicePrivate, parentType: 'folder', parentId: inner, updated: '2024-01-01T00:00:00+00:00' },
+      data: {
+        folderId: mover,
+        fromParentType: 'folder',
+        fromParentId: alicePrivate,
+        parentType: 'folder',
+        parentId: inner,
+        updated: '2024-01-01T00:00:00+00:00',
+      },
     };
     const { position } = await services.eventStore.appendToStreams([
       { streamId: folderStream(mover), expectedState: moved.expected, events: toNewEvents([move], meta) },
@@ -266,7 +371,15 @@ describe('writes racing a subtree delete (the projection never stops)', () => {
 
     expect(services.projector.failed).toBeNull();
     // The projector still runs.
-    expect((await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: alicePrivate, name: 'after the race' })).status).toBe(200);
+    expect(
+      (
+        await api
+          .as(alice)
+          .post('/folder')
+          .type('form')
+          .send({ parentType: 'folder', parentId: alicePrivate, name: 'after the race' })
+      ).status,
+    ).toBe(200);
   });
 });
 

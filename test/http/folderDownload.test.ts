@@ -33,7 +33,12 @@ function readZip(buffer: Buffer, options: { data: boolean } = { data: true }): P
       if (error || !zip) return reject(error ?? new Error('no zip'));
       const entries: ZipFileEntry[] = [];
       const add = (entry: yauzl.Entry, data: Buffer) => {
-        entries.push({ name: entry.fileName, data, compressionMethod: entry.compressionMethod, flags: entry.generalPurposeBitFlag });
+        entries.push({
+          name: entry.fileName,
+          data,
+          compressionMethod: entry.compressionMethod,
+          flags: entry.generalPurposeBitFlag,
+        });
         zip.readEntry();
       };
       zip.on('error', reject);
@@ -62,7 +67,8 @@ function download(folderId: string, caller: Caller, query: Record<string, string
 const jsonOf = (body: Buffer) => JSON.parse(body.toString('utf8'));
 
 async function createFolder(owner: TestUser, parentId: string, name: string, isPublic = true): Promise<string> {
-  const res = await api.as(owner)
+  const res = await api
+    .as(owner)
     .post('/folder')
     .type('form')
     .send({ parentType: 'folder', parentId, name, public: String(isPublic) });
@@ -77,13 +83,22 @@ async function createItem(owner: TestUser, folderId: string, name: string): Prom
 }
 
 /** One-request upload (`POST /file` with the whole body), into a folder (a new item named after the file) or an item. */
-async function upload(owner: TestUser, parentType: 'folder' | 'item', parentId: string, name: string, bytes: Buffer, mimeType = 'application/octet-stream') {
-  const res = await api.as(owner)
+async function upload(
+  owner: TestUser,
+  parentType: 'folder' | 'item',
+  parentId: string,
+  name: string,
+  bytes: Buffer,
+  mimeType = 'application/octet-stream',
+) {
+  const res = await api
+    .as(owner)
     .post('/file')
     .query({ parentType, parentId, name, size: String(bytes.length), mimeType })
     .set('Content-Type', 'application/octet-stream')
     .send(bytes);
-  if (res.status !== 200 || res.body._modelType !== 'file') throw new Error(`POST /file ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 200 || res.body._modelType !== 'file')
+    throw new Error(`POST /file ${name}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
@@ -102,7 +117,15 @@ beforeAll(async () => {
   const defaults = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id });
   alicePublic = defaults.body.find((f: { name: string }) => f.name === 'Public')._id;
 
-  for (const [key, size] of [['big', 1536 * 1024 + 7], ['deep', 100_000], ['secret', 2048], ['single', 333], ['a', 10], ['pic', 4096], ['other', 77]] as const) {
+  for (const [key, size] of [
+    ['big', 1536 * 1024 + 7],
+    ['deep', 100_000],
+    ['secret', 2048],
+    ['single', 333],
+    ['a', 10],
+    ['pic', 4096],
+    ['other', 77],
+  ] as const) {
     bytes[key] = crypto.randomBytes(size);
   }
   root = await createFolder(alice, alicePublic, 'Root');
@@ -123,7 +146,10 @@ beforeAll(async () => {
   await createItem(alice, root, 'no files');
   await upload(alice, 'folder', root, 'zero.txt', Buffer.alloc(0), 'text/plain');
 
-  const head: [string, Buffer][] = [['Root/Sub A/Deeper/deep.bin', bytes.deep], ['Root/Sub A/big.bin', bytes.big]];
+  const head: [string, Buffer][] = [
+    ['Root/Sub A/Deeper/deep.bin', bytes.deep],
+    ['Root/Sub A/big.bin', bytes.big],
+  ];
   const tail: [string, Buffer][] = [
     ['Root/single.txt', bytes.single],
     ['Root/multi/a.txt', bytes.a],
@@ -170,13 +196,21 @@ describe('GET /folder/:id/download', () => {
     const jpeg = await download(root, alice, { mimeFilter: '["image/jpeg"]' });
     expect(simplify(await readZip(jpeg.body))).toEqual(expected([['Root/multi/pic.jpeg', bytes.pic]]));
     const text = await download(root, alice, { mimeFilter: JSON.stringify(['text/plain', 'nothing/else']) });
-    expect(simplify(await readZip(text.body)).map(([name]) => name)).toEqual(['Root/single.txt', 'Root/multi/a.txt', 'Root/zero.txt']);
+    expect(simplify(await readZip(text.body)).map(([name]) => name)).toEqual([
+      'Root/single.txt',
+      'Root/multi/a.txt',
+      'Root/zero.txt',
+    ]);
     const all = await download(root, alice, { mimeFilter: '[]' });
     expect(simplify(await readZip(all.body))).toEqual(expected(everything));
   });
 
   it('rejects a mimeFilter that is not a JSON array', async () => {
-    for (const [value, message] of [['{}', 'Parameter mimeFilter must be a JSON array.'], ['"image/jpeg"', 'Parameter mimeFilter must be a JSON array.'], ['nope', 'Parameter mimeFilter must be valid JSON.']]) {
+    for (const [value, message] of [
+      ['{}', 'Parameter mimeFilter must be a JSON array.'],
+      ['"image/jpeg"', 'Parameter mimeFilter must be a JSON array.'],
+      ['nope', 'Parameter mimeFilter must be valid JSON.'],
+    ]) {
       const res = await download(root, alice, { mimeFilter: value });
       expect(res.status).toBe(400);
       expect(jsonOf(res.body)).toEqual({ message, type: 'rest' });
@@ -193,10 +227,16 @@ describe('GET /folder/:id/download', () => {
   it('needs READ on the folder: 401 anonymous, 403 logged in; unknown ids are 400', async () => {
     const anonymous = await download(privateSub, null);
     expect(anonymous.status).toBe(401);
-    expect(jsonOf(anonymous.body)).toEqual({ message: `Read access denied for folder ${privateSub} (user None).`, type: 'access' });
+    expect(jsonOf(anonymous.body)).toEqual({
+      message: `Read access denied for folder ${privateSub} (user None).`,
+      type: 'access',
+    });
     const other = await download(privateSub, bob);
     expect(other.status).toBe(403);
-    expect(jsonOf(other.body)).toEqual({ message: `Read access denied for folder ${privateSub} (user ${bob._id}).`, type: 'access' });
+    expect(jsonOf(other.body)).toEqual({
+      message: `Read access denied for folder ${privateSub} (user ${bob._id}).`,
+      type: 'access',
+    });
     const missing = await download('0123456789abcdef01234567', alice);
     expect(missing.status).toBe(400);
     expect(jsonOf(missing.body)).toEqual({ message: 'Invalid folder id (0123456789abcdef01234567).', type: 'rest' });
@@ -204,7 +244,12 @@ describe('GET /folder/:id/download', () => {
 
   it('accepts the token from the serviceToken or girderToken cookie', async () => {
     for (const cookie of [`serviceToken=${alice.token}`, `girderToken=${alice.token}`]) {
-      const res = await api.anonymous().get(`/folder/${privateSub}/download`).set('Cookie', cookie).buffer(true).parse(binary);
+      const res = await api
+        .anonymous()
+        .get(`/folder/${privateSub}/download`)
+        .set('Cookie', cookie)
+        .buffer(true)
+        .parse(binary);
       expect(res.status).toBe(200);
       expect(simplify(await readZip(res.body))).toEqual(expected([['Sub B/secret.bin', bytes.secret]]));
     }
@@ -269,14 +314,17 @@ describe('GET /folder/:id/download', () => {
     expect(entries[0].flags & 0x800).toBe(0x800);
     // Girder compares the NFKD latin-1 fallback with the UTF-8 name: an accented latin-1 name gets both forms too.
     const latin = await createFolder(alice, alicePublic, 'Café');
-    expect((await download(latin, alice)).headers['content-disposition']).toBe(`attachment; filename="Cafe.zip"; filename*=UTF-8''Caf%C3%A9.zip`);
+    expect((await download(latin, alice)).headers['content-disposition']).toBe(
+      `attachment; filename="Cafe.zip"; filename*=UTF-8''Caf%C3%A9.zip`,
+    );
   });
 });
 
 describe('streaming', () => {
   it('stops reading blobs when the client goes away', async () => {
     const folder = await createFolder(alice, alicePublic, 'Large');
-    for (let i = 0; i < 8; i++) await upload(alice, 'folder', folder, `part${i}.bin`, crypto.randomBytes(4 * 1024 * 1024));
+    for (let i = 0; i < 8; i++)
+      await upload(alice, 'folder', folder, `part${i}.bin`, crypto.randomBytes(4 * 1024 * 1024));
     const blobs = api.runtime.services.blobs;
     const opened: Readable[] = [];
     const original = blobs.get.bind(blobs);
@@ -289,7 +337,12 @@ describe('streaming', () => {
     try {
       await new Promise<void>((resolve, reject) => {
         const req = http.get(
-          { host: '127.0.0.1', port: listener.port, path: `/api/v1/folder/${folder}/download`, headers: { 'Service-Token': alice.token } },
+          {
+            host: '127.0.0.1',
+            port: listener.port,
+            path: `/api/v1/folder/${folder}/download`,
+            headers: { 'Service-Token': alice.token },
+          },
           (res) => {
             expect(res.statusCode).toBe(200);
             res.once('data', () => {
@@ -299,7 +352,9 @@ describe('streaming', () => {
             });
           },
         );
-        req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+        req.on('error', (error) =>
+          (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error),
+        );
       });
       // Every blob opened is closed soon after, and the walk stopped well before the last part.
       await waitFor(() => opened.length > 0 && opened.every((s) => s.destroyed));
@@ -329,7 +384,10 @@ describe('streaming', () => {
       first.mockRestore();
     }
     const original = blobs.get.bind(blobs);
-    const second = jest.spyOn(blobs, 'get').mockImplementationOnce(original).mockRejectedValueOnce(new Error('the disk is gone'));
+    const second = jest
+      .spyOn(blobs, 'get')
+      .mockImplementationOnce(original)
+      .mockRejectedValueOnce(new Error('the disk is gone'));
     try {
       await expect(download(folder, alice)).rejects.toThrow();
     } finally {
@@ -340,7 +398,17 @@ describe('streaming', () => {
   it('writes zip64 records from 65535 entries, so that readers find them all', async () => {
     const count = 65535;
     expect(needsZip64({ entries: count, bytes: count, nameBytes: count * 12 })).toBe(true);
-    const file = { _id: 'f', itemId: 'i', name: 'n', mimeType: 'x', size: 0, blobId: 'b', creatorId: null, created: '', exts: [] } as FileDoc;
+    const file = {
+      _id: 'f',
+      itemId: 'i',
+      name: 'n',
+      mimeType: 'x',
+      size: 0,
+      blobId: 'b',
+      creatorId: null,
+      created: '',
+      exts: [],
+    } as FileDoc;
     async function* entries(): AsyncGenerator<ZipEntry> {
       for (let i = 0; i < count; i++) yield { entryPath: `R/${i}`, file };
     }
@@ -359,7 +427,17 @@ describe('streaming', () => {
   }, 120_000);
 
   it('fails without ending the output when a blob is missing', async () => {
-    const file = { _id: 'f', itemId: 'i', name: 'n', mimeType: 'x', size: 3, blobId: 'b', creatorId: null, created: '', exts: [] } as FileDoc;
+    const file = {
+      _id: 'f',
+      itemId: 'i',
+      name: 'n',
+      mimeType: 'x',
+      size: 3,
+      blobId: 'b',
+      creatorId: null,
+      created: '',
+      exts: [],
+    } as FileDoc;
     async function* entries(): AsyncGenerator<ZipEntry> {
       yield { entryPath: 'R/ok', file };
       yield { entryPath: 'R/missing', file };

@@ -13,7 +13,8 @@ let alicePrivate: string;
 
 /** A collection created by the site admin through POST /collection. */
 async function createCollection(name: string, isPublic: boolean): Promise<string> {
-  const res = await api.as(admin)
+  const res = await api
+    .as(admin)
     .post('/collection')
     .type('form')
     .send({ name, description: `about ${name}`, public: String(isPublic) });
@@ -37,10 +38,21 @@ describe('GET /folder/:id', () => {
     const res = await api.as(alice).get(`/folder/${alicePublic}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      _id: alicePublic, _modelType: 'folder', _accessLevel: 2, name: 'Public', description: '', parentCollection: 'user',
-      parentId: alice._id, baseParentType: 'user', baseParentId: alice._id, creatorId: alice._id,
-      created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/), updated: res.body.created,
-      size: 0, public: true, metadata: {},
+      _id: alicePublic,
+      _modelType: 'folder',
+      _accessLevel: 2,
+      name: 'Public',
+      description: '',
+      parentCollection: 'user',
+      parentId: alice._id,
+      baseParentType: 'user',
+      baseParentId: alice._id,
+      creatorId: alice._id,
+      created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/),
+      updated: res.body.created,
+      size: 0,
+      public: true,
+      metadata: {},
     });
     expect(res.body).not.toHaveProperty('access');
     expect(res.body).not.toHaveProperty('lowerName');
@@ -67,10 +79,19 @@ describe('GET /folder/:id', () => {
 
   it('shows publicFlags once they are set, and READ through an entry as _accessLevel 0', async () => {
     const id = await api.subfolder(alice, alicePublic, 'Flagged');
-    const set = await api.as(alice)
+    const set = await api
+      .as(alice)
       .put(`/folder/${id}/access`)
       .type('form')
-      .send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }] }), publicFlags: '[]' });
+      .send({
+        access: JSON.stringify({
+          users: [
+            { id: alice._id, level: 2 },
+            { id: bob._id, level: 0 },
+          ],
+        }),
+        publicFlags: '[]',
+      });
     expect(set.status).toBe(200);
     const res = await api.as(bob).get(`/folder/${id}`);
     expect(res.body).toMatchObject({ public: true, publicFlags: [], _accessLevel: 0 });
@@ -81,7 +102,12 @@ describe('GET /folder/:id', () => {
     const child = await api.subfolder(alice, alicePublic, 'Nested');
     const grandChild = await api.subfolder(alice, child, 'Deeper');
     const res = await api.as(null).get(`/folder/${grandChild}`);
-    expect(res.body).toMatchObject({ parentCollection: 'folder', parentId: child, baseParentType: 'user', baseParentId: alice._id });
+    expect(res.body).toMatchObject({
+      parentCollection: 'folder',
+      parentId: child,
+      baseParentType: 'user',
+      baseParentId: alice._id,
+    });
   });
 
   it.each<[string, string, () => Caller, number, string]>([
@@ -96,10 +122,16 @@ describe('GET /folder/:id', () => {
   it('denies READ on a private folder: 401 anonymous, 403 logged in', async () => {
     const anonymous = await api.as(null).get(`/folder/${alicePrivate}`);
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body).toEqual({ message: `Read access denied for folder ${alicePrivate} (user None).`, type: 'access' });
+    expect(anonymous.body).toEqual({
+      message: `Read access denied for folder ${alicePrivate} (user None).`,
+      type: 'access',
+    });
     const other = await api.as(bob).get(`/folder/${alicePrivate}`);
     expect(other.status).toBe(403);
-    expect(other.body).toEqual({ message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access' });
+    expect(other.body).toEqual({
+      message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`,
+      type: 'access',
+    });
   });
 });
 
@@ -109,28 +141,57 @@ describe('GET /folder/:id/details', () => {
     await api.subfolder(alice, parent, 'open 1');
     await api.subfolder(alice, parent, 'open 2');
     await api.subfolder(alice, parent, 'closed', { public: false });
-    await api.subfolder(alice, parent, 'shared with bob', { public: false, access: { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] } });
+    await api.subfolder(alice, parent, 'shared with bob', {
+      public: false,
+      access: {
+        users: [
+          { id: alice._id, level: 2 },
+          { id: bob._id, level: 0 },
+        ],
+        groups: [],
+      },
+    });
     const grandChild = await api.subfolder(alice, parent, 'open 3');
     await api.subfolder(alice, grandChild, 'not direct');
-    const expected: [TestUser | null, number][] = [[alice, 5], [admin, 5], [bob, 4], [null, 3]];
+    const expected: [TestUser | null, number][] = [
+      [alice, 5],
+      [admin, 5],
+      [bob, 4],
+      [null, 3],
+    ];
     for (const [caller, nFolders] of expected) {
       const res = await api.as(caller).get(`/folder/${parent}/details`);
-      expect({ caller: caller?.login, status: res.status, body: res.body }).toEqual({ caller: caller?.login, status: 200, body: { nItems: 0, nFolders } });
+      expect({ caller: caller?.login, status: res.status, body: res.body }).toEqual({
+        caller: caller?.login,
+        status: 200,
+        body: { nItems: 0, nFolders },
+      });
     }
   });
 
   it('needs READ on the folder', async () => {
     expect((await api.as(bob).get(`/folder/${alicePrivate}/details`)).body).toEqual({
-      message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access',
+      message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`,
+      type: 'access',
     });
-    expect((await api.as(bob).get('/folder/nope/details')).body).toEqual({ message: 'Invalid folder id (nope).', type: 'rest' });
+    expect((await api.as(bob).get('/folder/nope/details')).body).toEqual({
+      message: 'Invalid folder id (nope).',
+      type: 'rest',
+    });
   });
 });
 
 describe('GET /folder/:id/rootpath', () => {
   const userObject = (user: TestUser, level: number) => ({
-    _id: user._id, _modelType: 'user', _accessLevel: level, login: user.login, public: true, firstName: expect.any(String),
-    lastName: expect.any(String), admin: user.admin, created: expect.any(String),
+    _id: user._id,
+    _modelType: 'user',
+    _accessLevel: level,
+    login: user.login,
+    public: true,
+    firstName: expect.any(String),
+    lastName: expect.any(String),
+    admin: user.admin,
+    created: expect.any(String),
   });
 
   it('lists the root user and the ancestor folders down to the parent', async () => {
@@ -140,7 +201,10 @@ describe('GET /folder/:id/rootpath', () => {
     const res = await api.as(bob).get(`/folder/${l3}/rootpath`);
     expect(res.status).toBe(200);
     expect(res.body.map((e: { type: string; object: { _id: string } }) => [e.type, e.object._id])).toEqual([
-      ['user', alice._id], ['folder', alicePublic], ['folder', l1], ['folder', l2],
+      ['user', alice._id],
+      ['folder', alicePublic],
+      ['folder', l1],
+      ['folder', l2],
     ]);
     expect(res.body[0].object).toEqual(userObject(alice, -1));
     expect(res.body[0].object).toEqual((await api.as(bob).get(`/user/${alice._id}`)).body);
@@ -152,7 +216,12 @@ describe('GET /folder/:id/rootpath', () => {
     const res = await api.as(alice).get(`/folder/${alicePublic}/rootpath`);
     expect(res.body).toHaveLength(1);
     expect(res.body[0].type).toBe('user');
-    expect(res.body[0].object).toMatchObject({ _accessLevel: 2, email: 'alice@example.com', firstName: 'Alice', lastName: 'Liddell' });
+    expect(res.body[0].object).toMatchObject({
+      _accessLevel: 2,
+      email: 'alice@example.com',
+      firstName: 'Alice',
+      lastName: 'Liddell',
+    });
   });
 
   it('follows a move of an ancestor', async () => {
@@ -160,13 +229,19 @@ describe('GET /folder/:id/rootpath', () => {
     const moving = await api.subfolder(alice, from, 'Moving');
     const leaf = await api.subfolder(alice, moving, 'Leaf');
     const to = await api.subfolder(alice, alicePublic, 'Move target');
-    const moved = await api.as(alice)
+    const moved = await api
+      .as(alice)
       .put(`/folder/${moving}`)
       .type('form')
       .send({ parentType: 'folder', parentId: to });
     expect(moved.status).toBe(200);
     const res = await api.as(alice).get(`/folder/${leaf}/rootpath`);
-    expect(res.body.map((e: { object: { _id: string } }) => e.object._id)).toEqual([alice._id, alicePublic, to, moving]);
+    expect(res.body.map((e: { object: { _id: string } }) => e.object._id)).toEqual([
+      alice._id,
+      alicePublic,
+      to,
+      moving,
+    ]);
   });
 
   it('fails on the nearest unreadable ancestor', async () => {
@@ -175,10 +250,16 @@ describe('GET /folder/:id/rootpath', () => {
     const p3 = await api.subfolder(alice, p2, 'P3');
     const anonymous = await api.as(null).get(`/folder/${p3}/rootpath`);
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body).toEqual({ message: `Read access denied for folder ${alicePrivate} (user None).`, type: 'access' });
+    expect(anonymous.body).toEqual({
+      message: `Read access denied for folder ${alicePrivate} (user None).`,
+      type: 'access',
+    });
     const other = await api.as(bob).get(`/folder/${p3}/rootpath`);
     expect(other.status).toBe(403);
-    expect(other.body).toEqual({ message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access' });
+    expect(other.body).toEqual({
+      message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`,
+      type: 'access',
+    });
     expect((await api.as(alice).get(`/folder/${p3}/rootpath`)).status).toBe(200);
   });
 
@@ -198,7 +279,10 @@ describe('GET /folder/:id/rootpath', () => {
     const inside = await api.createFolder(admin, 'collection', closedCollection, 'Visible', { public: true });
     const denied = await api.as(bob).get(`/folder/${inside}/rootpath`);
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ message: `Read access denied for collection ${closedCollection} (user ${bob._id}).`, type: 'access' });
+    expect(denied.body).toEqual({
+      message: `Read access denied for collection ${closedCollection} (user ${bob._id}).`,
+      type: 'access',
+    });
   });
 
   it('needs READ on the folder itself', async () => {
@@ -212,13 +296,23 @@ describe('GET /folder/:id/access', () => {
   it('returns the access list with user logins and names', async () => {
     const res = await api.as(alice).get(`/folder/${alicePrivate}/access`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ users: [{ id: alice._id, level: 2, flags: [], login: 'alice', name: 'Alice Liddell' }], groups: [] });
+    expect(res.body).toEqual({
+      users: [{ id: alice._id, level: 2, flags: [], login: 'alice', name: 'Alice Liddell' }],
+      groups: [],
+    });
   });
 
   it('leaves out entries whose user or group does not exist', async () => {
     const ghost = newId();
     const id = await api.createFolder(alice, 'user', alice._id, 'With ghosts', {
-      access: { users: [{ id: ghost, level: 2 }, { id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [{ id: newId(), level: 0 }] },
+      access: {
+        users: [
+          { id: ghost, level: 2 },
+          { id: alice._id, level: 2 },
+          { id: bob._id, level: 1 },
+        ],
+        groups: [{ id: newId(), level: 0 }],
+      },
     });
     const res = await api.as(admin).get(`/folder/${id}/access`);
     expect(res.status).toBe(200);
@@ -237,7 +331,10 @@ describe('GET /folder/:id/access', () => {
     expect(anonymous.body).toEqual({ message: 'You must be logged in.', type: 'access' });
     const reader = await api.as(bob).get(`/folder/${alicePublic}/access`);
     expect(reader.status).toBe(403);
-    expect(reader.body).toEqual({ message: `Admin access denied for folder ${alicePublic} (user ${bob._id}).`, type: 'access' });
+    expect(reader.body).toEqual({
+      message: `Admin access denied for folder ${alicePublic} (user ${bob._id}).`,
+      type: 'access',
+    });
     expect((await api.as(admin).get(`/folder/${alicePublic}/access`)).status).toBe(200);
   });
 });

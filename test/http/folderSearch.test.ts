@@ -44,7 +44,10 @@ describe('GET /folder: search modes and parameters', () => {
     [{ offset: '1.5' }, 'Invalid value for integer parameter offset: 1.5.'],
     [{ sortdir: '2' }, 'Invalid value for sortdir: "2". Allowed values: 1, -1.'],
     // Declaration order decides: parentType comes before the paging parameters.
-    [{ parentType: 'bad', limit: 'bad' }, 'Invalid value for parentType: "bad". Allowed values: folder, user, collection.'],
+    [
+      { parentType: 'bad', limit: 'bad' },
+      'Invalid value for parentType: "bad". Allowed values: folder, user, collection.',
+    ],
   ])('rejects %j', async (query, message) => {
     const res = await api.as(alice).get('/folder').query(query);
     expect(res.status).toBe(400);
@@ -66,10 +69,16 @@ describe('GET /folder: children of a parent', () => {
   });
 
   it('filters by exact, case-sensitive name', async () => {
-    const exact = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id, name: 'Private' });
+    const exact = await api
+      .as(alice)
+      .get('/folder')
+      .query({ parentType: 'user', parentId: alice._id, name: 'Private' });
     expect(names(exact.body)).toEqual(['Private']);
     expect(exact.headers['girder-total-count']).toBe('1');
-    const otherCase = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id, name: 'private' });
+    const otherCase = await api
+      .as(alice)
+      .get('/folder')
+      .query({ parentType: 'user', parentId: alice._id, name: 'private' });
     expect(otherCase.body).toEqual([]);
     expect(otherCase.headers['girder-total-count']).toBe('0');
     // An empty name is no filter (Girder tests its truthiness).
@@ -93,12 +102,42 @@ describe('GET /folder: children of a parent', () => {
   it('loads the parent at READ: unknown or malformed parents and unreadable parents fail', async () => {
     const missing = newId();
     const cases: [Record<string, string>, Caller, number, object][] = [
-      [{ parentType: 'folder', parentId: missing }, alice, 400, { message: `No such folder: ${missing}`, type: 'validation', field: 'id' }],
-      [{ parentType: 'folder', parentId: 'nope' }, alice, 400, { message: 'No such folder: nope', type: 'validation', field: 'id' }],
-      [{ parentType: 'user', parentId: missing }, alice, 400, { message: `No such user: ${missing}`, type: 'validation', field: 'id' }],
-      [{ parentType: 'collection', parentId: missing }, null, 400, { message: `No such collection: ${missing}`, type: 'validation', field: 'id' }],
-      [{ parentType: 'folder', parentId: alicePrivate }, null, 401, { message: `Read access denied for folder ${alicePrivate} (user None).`, type: 'access' }],
-      [{ parentType: 'folder', parentId: alicePrivate }, bob, 403, { message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access' }],
+      [
+        { parentType: 'folder', parentId: missing },
+        alice,
+        400,
+        { message: `No such folder: ${missing}`, type: 'validation', field: 'id' },
+      ],
+      [
+        { parentType: 'folder', parentId: 'nope' },
+        alice,
+        400,
+        { message: 'No such folder: nope', type: 'validation', field: 'id' },
+      ],
+      [
+        { parentType: 'user', parentId: missing },
+        alice,
+        400,
+        { message: `No such user: ${missing}`, type: 'validation', field: 'id' },
+      ],
+      [
+        { parentType: 'collection', parentId: missing },
+        null,
+        400,
+        { message: `No such collection: ${missing}`, type: 'validation', field: 'id' },
+      ],
+      [
+        { parentType: 'folder', parentId: alicePrivate },
+        null,
+        401,
+        { message: `Read access denied for folder ${alicePrivate} (user None).`, type: 'access' },
+      ],
+      [
+        { parentType: 'folder', parentId: alicePrivate },
+        bob,
+        403,
+        { message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access' },
+      ],
     ];
     for (const [query, caller, status, body] of cases) {
       const res = await api.as(caller).get('/folder').query(query);
@@ -110,8 +149,21 @@ describe('GET /folder: children of a parent', () => {
     const res = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id, name: 'Public' });
     const [folder] = res.body;
     expect(Object.keys(folder).sort()).toEqual([
-      '_accessLevel', '_id', '_modelType', 'baseParentId', 'baseParentType', 'created', 'creatorId', 'description', 'metadata',
-      'name', 'parentCollection', 'parentId', 'public', 'size', 'updated',
+      '_accessLevel',
+      '_id',
+      '_modelType',
+      'baseParentId',
+      'baseParentType',
+      'created',
+      'creatorId',
+      'description',
+      'metadata',
+      'name',
+      'parentCollection',
+      'parentId',
+      'public',
+      'size',
+      'updated',
     ]);
   });
 });
@@ -124,7 +176,11 @@ describe('GET /folder: paging and sorting', () => {
     await api.subfolder(alice, parent, 'A', { metadata: { x: 3 } });
     await api.subfolder(alice, parent, 'C', { metadata: { x: 1 } });
   });
-  const list = (query: Record<string, string | number>) => api.as(alice).get('/folder').query({ parentType: 'folder', parentId: parent, ...query });
+  const list = (query: Record<string, string | number>) =>
+    api
+      .as(alice)
+      .get('/folder')
+      .query({ parentType: 'folder', parentId: parent, ...query });
 
   it.each<[Record<string, string | number>, string[]]>([
     [{}, ['A', 'b', 'C']],
@@ -172,18 +228,23 @@ describe('GET /folder: global text search', () => {
     ['another user', () => bob, ['Jogging', 'Running shoes']],
     ['the owner', () => alice, ['Jogging', 'Running shoes', 'Secret run']],
     ['a site admin', () => admin, ['Jogging', 'Running shoes', 'Secret run']],
-  ])('finds stemmed words of names and descriptions that %s may read, sorted by lowerName', async (_label, caller, expected) => {
-    const res = await api.as(caller()).get('/folder').query({ text: 'running' });
-    expect(res.status).toBe(200);
-    expect(names(res.body)).toEqual(expected);
-    expect(res.headers['girder-total-count']).toBe(String(expected.length));
-    for (const folder of res.body) expect(folder._textScore).toBeGreaterThan(0);
-  });
+  ])(
+    'finds stemmed words of names and descriptions that %s may read, sorted by lowerName',
+    async (_label, caller, expected) => {
+      const res = await api.as(caller()).get('/folder').query({ text: 'running' });
+      expect(res.status).toBe(200);
+      expect(names(res.body)).toEqual(expected);
+      expect(res.headers['girder-total-count']).toBe(String(expected.length));
+      for (const folder of res.body) expect(folder._textScore).toBeGreaterThan(0);
+    },
+  );
 
   it('is case-insensitive and honours the sort rather than the score', async () => {
     const res = await api.as(bob).get('/folder').query({ text: 'RUN', sortdir: -1 });
     expect(names(res.body)).toEqual(['Running shoes', 'Jogging']);
-    const byName = Object.fromEntries(res.body.map((f: { name: string; _textScore: number }) => [f.name, f._textScore]));
+    const byName = Object.fromEntries(
+      res.body.map((f: { name: string; _textScore: number }) => [f.name, f._textScore]),
+    );
     // A name match weighs more than a description match, yet the listing stays in sort order.
     expect(byName['Running shoes']).toBeGreaterThan(byName.Jogging);
     const ascending = await api.as(bob).get('/folder').query({ text: 'run' });
@@ -200,7 +261,10 @@ describe('GET /folder: global text search', () => {
     ['a lone parentId', { parentId: alicePrivate }],
     ['a lone parentType', { parentType: 'folder' }],
   ])('searches globally when text comes with %s', async (_label, extra) => {
-    const res = await api.as(bob).get('/folder').query({ text: 'running', ...extra });
+    const res = await api
+      .as(bob)
+      .get('/folder')
+      .query({ text: 'running', ...extra });
     expect(names(res.body)).toEqual(['Jogging', 'Running shoes']);
   });
 
@@ -217,7 +281,16 @@ describe('GET /folder: text search syntax', () => {
     await api.subfolder(alice, alicePublic, 'Blue whale notes');
     await api.subfolder(alice, alicePublic, 'Whale songs', { description: 'recorded near the blue coast' });
     await api.subfolder(alice, alicePublic, 'Café crème');
-    await api.subfolder(alice, alicePublic, 'Shared whale', { public: false, access: { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] } });
+    await api.subfolder(alice, alicePublic, 'Shared whale', {
+      public: false,
+      access: {
+        users: [
+          { id: alice._id, level: 2 },
+          { id: bob._id, level: 0 },
+        ],
+        groups: [],
+      },
+    });
   });
   const search = (text: string, caller: Caller = bob) => api.as(caller).get('/folder').query({ text });
 
@@ -294,16 +367,34 @@ describe('GET /folder: follows the writes', () => {
   it('applies a changed ACL to listings and search', async () => {
     const parent = await api.subfolder(alice, alicePublic, 'Acl parent');
     const id = await api.subfolder(alice, parent, 'Quokka');
-    const listed = async (caller: Caller) => names((await api.as(caller).get('/folder').query({ parentType: 'folder', parentId: parent })).body);
+    const listed = async (caller: Caller) =>
+      names((await api.as(caller).get('/folder').query({ parentType: 'folder', parentId: parent })).body);
     const found = async (caller: Caller) => names((await api.as(caller).get('/folder').query({ text: 'quokka' })).body);
     expect([await listed(null), await found(bob)]).toEqual([['Quokka'], ['Quokka']]);
 
     const privateAcl = { users: [{ id: alice._id, level: 2 }], groups: [] };
-    expect((await put(`/folder/${id}/access`, alice, { access: JSON.stringify(privateAcl), public: 'false' })).status).toBe(200);
-    expect([await listed(null), await listed(bob), await found(bob), await listed(alice)]).toEqual([[], [], [], ['Quokka']]);
-    expect((await api.as(bob).get('/folder').query({ parentType: 'folder', parentId: parent })).headers['girder-total-count']).toBe('0');
+    expect(
+      (await put(`/folder/${id}/access`, alice, { access: JSON.stringify(privateAcl), public: 'false' })).status,
+    ).toBe(200);
+    expect([await listed(null), await listed(bob), await found(bob), await listed(alice)]).toEqual([
+      [],
+      [],
+      [],
+      ['Quokka'],
+    ]);
+    expect(
+      (await api.as(bob).get('/folder').query({ parentType: 'folder', parentId: parent })).headers[
+        'girder-total-count'
+      ],
+    ).toBe('0');
 
-    const sharedAcl = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
+    const sharedAcl = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 0 },
+      ],
+      groups: [],
+    };
     expect((await put(`/folder/${id}/access`, alice, { access: JSON.stringify(sharedAcl) })).status).toBe(200);
     expect([await listed(null), await listed(bob), await found(bob)]).toEqual([[], ['Quokka'], ['Quokka']]);
   });
@@ -312,12 +403,16 @@ describe('GET /folder: follows the writes', () => {
     const parent = await api.subfolder(alice, alicePublic, 'Metadata sort');
     const first = await api.subfolder(alice, parent, 'first', { metadata: { order: 1 } });
     await api.subfolder(alice, parent, 'second', { metadata: { order: 2 } });
-    const setMeta = await api.as(alice)
+    const setMeta = await api
+      .as(alice)
       .put(`/folder/${first}/metadata`)
       .set('Content-Type', 'application/json')
       .send(JSON.stringify({ order: 3 }));
     expect(setMeta.status).toBe(200);
-    const res = await api.as(alice).get('/folder').query({ parentType: 'folder', parentId: parent, sort: 'metadata.order' });
+    const res = await api
+      .as(alice)
+      .get('/folder')
+      .query({ parentType: 'folder', parentId: parent, sort: 'metadata.order' });
     expect(names(res.body)).toEqual(['second', 'first']);
   });
 });

@@ -23,7 +23,6 @@ const OBJECT_ID = /^[0-9a-f]{24}$/;
 let counter = 0;
 const unique = (prefix = 'folder') => `${prefix} ${++counter}`;
 
-
 function post(form: Record<string, string>, token: string | null) {
   return api.as(token).post('/folder').type('form').send(form);
 }
@@ -54,18 +53,32 @@ async function create(parentId: string, token: string, extra: Record<string, str
 
 async function childNamed(parentId: string, name: string): Promise<FolderDoc[]> {
   const page = await api.runtime.services.readModel.folders.listChildren({
-    parentType: 'folder', parentId, viewer: { id: admin._id, admin: true, groups: [] }, name, paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
+    parentType: 'folder',
+    parentId,
+    viewer: { id: admin._id, admin: true, groups: [] },
+    name,
+    paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
   return page.rows;
 }
 
 async function scopedToken(user: TestUser, scope: string[]): Promise<string> {
-  return (await issueToken(api.runtime.services.commands, { userId: user._id, scope, days: 1 }, systemMeta('test-scoped-token'))).token;
+  return (
+    await issueToken(
+      api.runtime.services.commands,
+      { userId: user._id, scope, days: 1 },
+      systemMeta('test-scoped-token'),
+    )
+  ).token;
 }
 
 async function defaultFolder(user: TestUser, name: 'Public' | 'Private'): Promise<string> {
   const page = await api.runtime.services.readModel.folders.listChildren({
-    parentType: 'user', parentId: user._id, viewer: { id: user._id, admin: false, groups: [] }, name, paging: { limit: 1, offset: 0, sort: 'lowerName', sortdir: 1 },
+    parentType: 'user',
+    parentId: user._id,
+    viewer: { id: user._id, admin: false, groups: [] },
+    name,
+    paging: { limit: 1, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
   return page.rows[0]._id;
 }
@@ -88,9 +101,21 @@ describe('POST /folder', () => {
     const res = await post({ parentId: alicePrivate, name: '  Data  ', description: '  about  ' }, alice.token);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      _id: expect.stringMatching(OBJECT_ID), _modelType: 'folder', _accessLevel: 2, name: 'Data', description: 'about',
-      parentCollection: 'folder', parentId: alicePrivate, baseParentType: 'user', baseParentId: alice._id, creatorId: alice._id,
-      created: expect.stringMatching(ISO), updated: res.body.created, size: 0, public: false, metadata: {},
+      _id: expect.stringMatching(OBJECT_ID),
+      _modelType: 'folder',
+      _accessLevel: 2,
+      name: 'Data',
+      description: 'about',
+      parentCollection: 'folder',
+      parentId: alicePrivate,
+      baseParentType: 'user',
+      baseParentId: alice._id,
+      creatorId: alice._id,
+      created: expect.stringMatching(ISO),
+      updated: res.body.created,
+      size: 0,
+      public: false,
+      metadata: {},
     });
     const doc = await folder(res.body._id);
     expect(doc.access).toEqual({ users: [{ id: alice._id, level: 2, flags: [] }], groups: [] });
@@ -105,13 +130,22 @@ describe('POST /folder', () => {
 
   it('copies public and access from a folder parent, then gives the creator ADMIN', async () => {
     const parent = await create(alicePrivate, alice.token);
-    const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
+    const access = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 1 },
+      ],
+      groups: [],
+    };
     expect((await putAccess(parent, { access: JSON.stringify(access), public: 'true' }, alice.token)).status).toBe(200);
     const res = await post({ parentId: parent, name: unique() }, bob.token);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ public: true, creatorId: bob._id, _accessLevel: 2 });
     expect((await folder(res.body._id)).access).toEqual({
-      users: [{ id: alice._id, level: 2, flags: [] }, { id: bob._id, level: 2, flags: [] }],
+      users: [
+        { id: alice._id, level: 2, flags: [] },
+        { id: bob._id, level: 2, flags: [] },
+      ],
       groups: [],
     });
   });
@@ -120,18 +154,38 @@ describe('POST /folder', () => {
     const plain = await post({ parentType: 'user', parentId: alice._id, name: unique() }, alice.token);
     expect(plain.status).toBe(200);
     expect(plain.body).not.toHaveProperty('public');
-    expect(plain.body).toMatchObject({ parentCollection: 'user', parentId: alice._id, baseParentType: 'user', baseParentId: alice._id });
-    expect((await folder(plain.body._id)).access).toEqual({ users: [{ id: alice._id, level: 2, flags: [] }], groups: [] });
-    const explicit = await post({ parentType: 'user', parentId: alice._id, name: unique(), public: 'yes' }, alice.token);
+    expect(plain.body).toMatchObject({
+      parentCollection: 'user',
+      parentId: alice._id,
+      baseParentType: 'user',
+      baseParentId: alice._id,
+    });
+    expect((await folder(plain.body._id)).access).toEqual({
+      users: [{ id: alice._id, level: 2, flags: [] }],
+      groups: [],
+    });
+    const explicit = await post(
+      { parentType: 'user', parentId: alice._id, name: unique(), public: 'yes' },
+      alice.token,
+    );
     expect(explicit.body.public).toBe(true);
   });
 
   it('copies public (default false) and access from a collection parent', async () => {
-    const coll = await api.as(admin).post('/collection').type('form').send({ name: unique('coll'), public: 'true' });
+    const coll = await api
+      .as(admin)
+      .post('/collection')
+      .type('form')
+      .send({ name: unique('coll'), public: 'true' });
     expect(coll.status).toBe(200);
     const res = await post({ parentType: 'collection', parentId: coll.body._id, name: unique() }, admin.token);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ parentCollection: 'collection', baseParentType: 'collection', baseParentId: coll.body._id, public: true });
+    expect(res.body).toMatchObject({
+      parentCollection: 'collection',
+      baseParentType: 'collection',
+      baseParentId: coll.body._id,
+      public: true,
+    });
     const collectionDoc = await api.runtime.services.readModel.collections.get(coll.body._id);
     expect((await folder(res.body._id)).access).toEqual(collectionDoc!.access);
   });
@@ -144,7 +198,10 @@ describe('POST /folder', () => {
   });
 
   it('records the given metadata (nulls dropped)', async () => {
-    const res = await post({ parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: null, c: { 'd.e': [1] } }) }, alice.token);
+    const res = await post(
+      { parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: null, c: { 'd.e': [1] } }) },
+      alice.token,
+    );
     expect(res.status).toBe(200);
     expect(res.body.metadata).toEqual({ a: 1, c: { 'd.e': [1] } });
     expect(res.body.updated).toBe(res.body.created);
@@ -183,7 +240,11 @@ describe('POST /folder', () => {
     expect((await post({ parentId: alicePrivate, name }, alice.token)).status).toBe(200);
     const dup = await post({ parentId: alicePrivate, name: ` ${name} ` }, alice.token);
     expect(dup.status).toBe(400);
-    expect(dup.body).toEqual({ message: 'A folder with that name already exists here.', type: 'validation', field: 'name' });
+    expect(dup.body).toEqual({
+      message: 'A folder with that name already exists here.',
+      type: 'validation',
+      field: 'name',
+    });
     expect((await post({ parentId: alicePrivate, name: name.toLowerCase() }, alice.token)).status).toBe(200);
     expect((await post({ parentId: alicePublic, name }, alice.token)).status).toBe(200);
   });
@@ -195,15 +256,39 @@ describe('POST /folder', () => {
     const { eventStore, projector } = api.runtime.services;
     const appended = await eventStore.appendToStream(
       itemStream(itemId),
-      toNewEvents([{ type: 'ItemCreated', data: { itemId, folderId: parent, name: 'report.txt', description: '', creatorId: alice._id, created: '2024-01-01T00:00:00+00:00', meta: {} } }], systemMeta('test-item')),
+      toNewEvents(
+        [
+          {
+            type: 'ItemCreated',
+            data: {
+              itemId,
+              folderId: parent,
+              name: 'report.txt',
+              description: '',
+              creatorId: alice._id,
+              created: '2024-01-01T00:00:00+00:00',
+              meta: {},
+            },
+          },
+        ],
+        systemMeta('test-item'),
+      ),
       { expectedState: 'no_stream' },
     );
     await projector.waitFor(appended.position);
     const res = await post({ parentId: parent, name: 'report.txt' }, alice.token);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: 'An item with that name already exists here.', type: 'validation', field: 'name' });
+    expect(res.body).toEqual({
+      message: 'An item with that name already exists here.',
+      type: 'validation',
+      field: 'name',
+    });
     const reuse = await post({ parentId: parent, name: 'report.txt', reuseExisting: 'true' }, alice.token);
-    expect(reuse.body).toEqual({ message: 'An item with that name already exists here.', type: 'validation', field: 'name' });
+    expect(reuse.body).toEqual({
+      message: 'An item with that name already exists here.',
+      type: 'validation',
+      field: 'name',
+    });
   });
 
   it('reuses an existing folder of that exact name, merging metadata into it', async () => {
@@ -213,7 +298,10 @@ describe('POST /folder', () => {
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     await sleep(5);
-    const merged = await post({ parentId: alicePrivate, name: ` ${name}`, reuseExisting: 'on', metadata: JSON.stringify({ b: null, c: 3 }) }, alice.token);
+    const merged = await post(
+      { parentId: alicePrivate, name: ` ${name}`, reuseExisting: 'on', metadata: JSON.stringify({ b: null, c: 3 }) },
+      alice.token,
+    );
     expect(merged.status).toBe(200);
     expect(merged.body._id).toBe(first.body._id);
     expect(merged.body.metadata).toEqual({ a: 1, c: 3 });
@@ -225,9 +313,18 @@ describe('POST /folder', () => {
   it('checks the parameters in order', async () => {
     const badType = await post({ parentType: 'item', parentId: alicePrivate, name: 'x' }, alice.token);
     expect(badType.status).toBe(400);
-    expect(badType.body).toEqual({ message: 'Invalid value for parentType: "item". Allowed values: folder, user, collection.', type: 'rest' });
-    expect((await post({ name: 'x' }, alice.token)).body).toEqual({ message: "Parameter 'parentId' is required.", type: 'rest' });
-    expect((await post({ parentId: alicePrivate }, alice.token)).body).toEqual({ message: "Parameter 'name' is required.", type: 'rest' });
+    expect(badType.body).toEqual({
+      message: 'Invalid value for parentType: "item". Allowed values: folder, user, collection.',
+      type: 'rest',
+    });
+    expect((await post({ name: 'x' }, alice.token)).body).toEqual({
+      message: "Parameter 'parentId' is required.",
+      type: 'rest',
+    });
+    expect((await post({ parentId: alicePrivate }, alice.token)).body).toEqual({
+      message: "Parameter 'name' is required.",
+      type: 'rest',
+    });
   });
 
   it('refuses an unknown parent', async () => {
@@ -241,16 +338,28 @@ describe('POST /folder', () => {
 
   it('needs a logged-in user with WRITE on the parent and the data.write scope', async () => {
     expect((await post({ parentId: alicePublic, name: 'x' }, null)).status).toBe(401);
-    expect((await post({ parentId: alicePublic, name: 'x' }, null)).body).toEqual({ message: 'You must be logged in.', type: 'access' });
+    expect((await post({ parentId: alicePublic, name: 'x' }, null)).body).toEqual({
+      message: 'You must be logged in.',
+      type: 'access',
+    });
     const denied = await post({ parentId: alicePublic, name: 'x' }, bob.token);
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ message: `Write access denied for folder ${alicePublic} (user ${bob._id}).`, type: 'access' });
+    expect(denied.body).toEqual({
+      message: `Write access denied for folder ${alicePublic} (user ${bob._id}).`,
+      type: 'access',
+    });
     const deniedUser = await post({ parentType: 'user', parentId: alice._id, name: 'x' }, bob.token);
-    expect(deniedUser.body).toEqual({ message: `Write access denied for user ${alice._id} (user ${bob._id}).`, type: 'access' });
+    expect(deniedUser.body).toEqual({
+      message: `Write access denied for user ${alice._id} (user ${bob._id}).`,
+      type: 'access',
+    });
     const readOnly = await post({ parentId: alicePublic, name: 'x' }, await scopedToken(alice, [Scope.DATA_READ]));
     expect(readOnly.status).toBe(401);
     expect(readOnly.body).toEqual({ message: 'You must be logged in.', type: 'access' });
-    const writeScoped = await post({ parentId: alicePublic, name: unique() }, await scopedToken(alice, [Scope.DATA_WRITE]));
+    const writeScoped = await post(
+      { parentId: alicePublic, name: unique() },
+      await scopedToken(alice, [Scope.DATA_WRITE]),
+    );
     expect(writeScoped.status).toBe(200);
   });
 
@@ -307,17 +416,25 @@ describe('PUT /folder/:id', () => {
     const id = created.body._id;
     const dup = await put(id, { name: taken }, alice.token);
     expect(dup.status).toBe(400);
-    expect(dup.body).toEqual({ message: 'A folder with that name already exists here.', type: 'validation', field: 'name' });
+    expect(dup.body).toEqual({
+      message: 'A folder with that name already exists here.',
+      type: 'validation',
+      field: 'name',
+    });
     expect((await put(id, { name: created.body.name }, alice.token)).status).toBe(200);
     const newName = unique('Fresh');
     expect((await put(id, { name: newName }, alice.token)).status).toBe(200);
     expect((await post({ parentId: alicePrivate, name: created.body.name }, alice.token)).status).toBe(200);
-    expect((await post({ parentId: alicePrivate, name: newName }, alice.token)).body.message).toBe('A folder with that name already exists here.');
+    expect((await post({ parentId: alicePrivate, name: newName }, alice.token)).body.message).toBe(
+      'A folder with that name already exists here.',
+    );
     expect((await put(id, { name: newName.toUpperCase() }, alice.token)).status).toBe(200);
   });
 
   it('merges metadata, nulls deleting keys', async () => {
-    const id = (await post({ parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: 2 }) }, alice.token)).body._id;
+    const id = (
+      await post({ parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: 2 }) }, alice.token)
+    ).body._id;
     const res = await put(id, { metadata: JSON.stringify({ b: null, c: 'x' }) }, alice.token);
     expect(res.status).toBe(200);
     expect(res.body.metadata).toEqual({ a: 1, c: 'x' });
@@ -329,7 +446,10 @@ describe('PUT /folder/:id', () => {
     const created = await post({ parentId: alicePrivate, name: unique() }, alice.token);
     const res = await put(created.body._id, { name: unique(), metadata: JSON.stringify({ 'x.y': 1 }) }, alice.token);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: 'Invalid key x.y: keys must not contain the "." character.', type: 'validation' });
+    expect(res.body).toEqual({
+      message: 'Invalid key x.y: keys must not contain the "." character.',
+      type: 'validation',
+    });
     expect(await folder(created.body._id)).toMatchObject({ name: created.body.name, updated: created.body.updated });
   });
 
@@ -341,7 +461,12 @@ describe('PUT /folder/:id', () => {
     await sleep(5);
     const res = await put(b, { parentType: 'folder', parentId: adminPrivate }, admin.token);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ parentCollection: 'folder', parentId: adminPrivate, baseParentType: 'user', baseParentId: admin._id });
+    expect(res.body).toMatchObject({
+      parentCollection: 'folder',
+      parentId: adminPrivate,
+      baseParentType: 'user',
+      baseParentId: admin._id,
+    });
     expect(res.body.updated > before.updated).toBe(true);
     const folders = api.runtime.services.readModel.folders;
     expect(await folders.ancestorIds(c)).toEqual([adminPrivate, b]);
@@ -354,7 +479,13 @@ describe('PUT /folder/:id', () => {
     expect(toUser.body).toMatchObject({ parentCollection: 'user', parentId: alice._id, baseParentId: alice._id });
     expect(await folders.ancestorIds(c)).toEqual([b]);
     const events = await api.runtime.services.commands.readAll(folderStream(b));
-    expect(events.map((e) => e.type)).toEqual(['FolderCreated', 'FolderUpdated', 'FolderMoved', 'FolderUpdated', 'FolderMoved']);
+    expect(events.map((e) => e.type)).toEqual([
+      'FolderCreated',
+      'FolderUpdated',
+      'FolderMoved',
+      'FolderUpdated',
+      'FolderMoved',
+    ]);
   });
 
   it('moves the name claim with the folder', async () => {
@@ -374,7 +505,11 @@ describe('PUT /folder/:id', () => {
     const moving = (await post({ parentId: alicePrivate, name }, alice.token)).body._id;
     const res = await put(moving, { parentType: 'folder', parentId: target }, alice.token);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: 'A folder with that name already exists here.', type: 'validation', field: 'name' });
+    expect(res.body).toEqual({
+      message: 'A folder with that name already exists here.',
+      type: 'validation',
+      field: 'name',
+    });
     expect((await folder(moving)).parentId).toBe(alicePrivate);
     // A rename in the same request makes the final name free there.
     const renamed = await put(moving, { name: unique('Other'), parentType: 'folder', parentId: target }, alice.token);
@@ -412,14 +547,25 @@ describe('PUT /folder/:id', () => {
     const id = created.body._id;
     const denied = await put(id, { name: unique(), parentType: 'folder', parentId: adminPrivate }, alice.token);
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ message: `Write access denied for folder ${adminPrivate} (user ${alice._id}).`, type: 'access' });
+    expect(denied.body).toEqual({
+      message: `Write access denied for folder ${adminPrivate} (user ${alice._id}).`,
+      type: 'access',
+    });
     const missing = '65f0000000000000000000ee';
     const gone = await put(id, { description: 'lost', parentType: 'collection', parentId: missing }, alice.token);
     expect(gone.status).toBe(400);
     expect(gone.body).toEqual({ message: `No such collection: ${missing}`, type: 'validation', field: 'id' });
-    expect(await folder(id)).toMatchObject({ name: created.body.name, description: '', updated: created.body.updated, parentId: alicePrivate });
+    expect(await folder(id)).toMatchObject({
+      name: created.body.name,
+      description: '',
+      updated: created.body.updated,
+      parentId: alicePrivate,
+    });
     const badType = await put(id, { parentType: 'item', parentId: missing }, alice.token);
-    expect(badType.body).toEqual({ message: 'Invalid value for parentType: "item". Allowed values: folder, user, collection.', type: 'rest' });
+    expect(badType.body).toEqual({
+      message: 'Invalid value for parentType: "item". Allowed values: folder, user, collection.',
+      type: 'rest',
+    });
   });
 
   it('needs a logged-in user with WRITE and the data.write scope', async () => {
@@ -441,17 +587,24 @@ describe('PUT /folder/:id', () => {
 
 describe('PUT /folder/:id/metadata', () => {
   it('merges the body into the metadata; null deletes unless allowNull', async () => {
-    const created = await post({ parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: 2 }) }, alice.token);
+    const created = await post(
+      { parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: 2 }) },
+      alice.token,
+    );
     const id = created.body._id;
     await sleep(5);
-    const res = await putMetadata(id, JSON.stringify({ b: null, c: { nested: ['x'] }, 'ünï': true }), alice.token);
+    const res = await putMetadata(id, JSON.stringify({ b: null, c: { nested: ['x'] }, ünï: true }), alice.token);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ...created.body, metadata: { a: 1, c: { nested: ['x'] }, 'ünï': true }, updated: expect.stringMatching(ISO) });
+    expect(res.body).toEqual({
+      ...created.body,
+      metadata: { a: 1, c: { nested: ['x'] }, ünï: true },
+      updated: expect.stringMatching(ISO),
+    });
     expect(res.body.updated > created.body.updated).toBe(true);
     const kept = await putMetadata(id, JSON.stringify({ a: null }), alice.token, { allowNull: 'true' });
-    expect(kept.body.metadata).toEqual({ a: null, c: { nested: ['x'] }, 'ünï': true });
+    expect(kept.body.metadata).toEqual({ a: null, c: { nested: ['x'] }, ünï: true });
     const dropped = await putMetadata(id, JSON.stringify({ a: null }), alice.token, { allowNull: 'false' });
-    expect(dropped.body.metadata).toEqual({ c: { nested: ['x'] }, 'ünï': true });
+    expect(dropped.body.metadata).toEqual({ c: { nested: ['x'] }, ünï: true });
   });
 
   it('validates every top-level key and saves nothing on failure', async () => {
@@ -476,14 +629,26 @@ describe('PUT /folder/:id/metadata', () => {
     const empty = await api.as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send('');
     expect(empty.status).toBe(400);
     expect(empty.body).toEqual({ message: 'JSON parameter metadata must be passed in request body.', type: 'rest' });
-    expect((await putMetadata(id, '[1, 2]', alice.token)).body).toEqual({ message: 'Parameter metadata must be a JSON object.', type: 'rest' });
-    expect((await putMetadata(id, '{"a": ', alice.token)).body).toEqual({ message: 'Invalid JSON passed in request body.', type: 'rest' });
-    expect((await putMetadata(id, '{"a": NaN}', alice.token)).body).toEqual({ message: 'Error: "NaN" is not valid JSON.', type: 'rest' });
+    expect((await putMetadata(id, '[1, 2]', alice.token)).body).toEqual({
+      message: 'Parameter metadata must be a JSON object.',
+      type: 'rest',
+    });
+    expect((await putMetadata(id, '{"a": ', alice.token)).body).toEqual({
+      message: 'Invalid JSON passed in request body.',
+      type: 'rest',
+    });
+    expect((await putMetadata(id, '{"a": NaN}', alice.token)).body).toEqual({
+      message: 'Error: "NaN" is not valid JSON.',
+      type: 'rest',
+    });
   });
 
   it('needs a logged-in user with WRITE and the data.write scope', async () => {
     const id = await create(alicePublic, alice.token);
-    expect((await putMetadata(id, '{"a":1}', null)).body).toEqual({ message: 'You must be logged in.', type: 'access' });
+    expect((await putMetadata(id, '{"a":1}', null)).body).toEqual({
+      message: 'You must be logged in.',
+      type: 'access',
+    });
     const denied = await putMetadata(id, '{"a":1}', bob.token);
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual({ message: `Write access denied for folder ${id} (user ${bob._id}).`, type: 'access' });
@@ -495,7 +660,10 @@ describe('PUT /folder/:id/metadata', () => {
 
 describe('DELETE /folder/:id/metadata', () => {
   it('removes the named keys, ignoring missing ones, and advances updated', async () => {
-    const created = await post({ parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: 2, c: 3 }) }, alice.token);
+    const created = await post(
+      { parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1, b: 2, c: 3 }) },
+      alice.token,
+    );
     await sleep(5);
     const res = await deleteMetadata(created.body._id, JSON.stringify(['a', 'c', 'missing']), alice.token);
     expect(res.status).toBe(200);
@@ -504,7 +672,8 @@ describe('DELETE /folder/:id/metadata', () => {
   });
 
   it('validates the names before deleting anything', async () => {
-    const id = (await post({ parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1 }) }, alice.token)).body._id;
+    const id = (await post({ parentId: alicePrivate, name: unique(), metadata: JSON.stringify({ a: 1 }) }, alice.token))
+      .body._id;
     for (const [fields, message] of [
       [['a', 'x.y'], 'Invalid key x.y: keys must not contain the "." character.'],
       [['$a'], 'Invalid key $a: keys must not start with the "$" character.'],
@@ -550,14 +719,23 @@ describe('PUT /folder/:id/access', () => {
     const id = created.body._id;
     await sleep(5);
     const access = {
-      users: [{ id: alice._id, level: 2, login: 'alice', name: 'First Last', flags: ['ignored'] }, { id: bob._id.toUpperCase(), level: 0 }],
+      users: [
+        { id: alice._id, level: 2, login: 'alice', name: 'First Last', flags: ['ignored'] },
+        { id: bob._id.toUpperCase(), level: 0 },
+      ],
       groups: [],
     };
     const res = await putAccess(id, { access: JSON.stringify(access) }, alice.token);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...created.body,
-      access: { users: [{ id: alice._id, level: 2, flags: [] }, { id: bob._id, level: 0, flags: [] }], groups: [] },
+      access: {
+        users: [
+          { id: alice._id, level: 2, flags: [] },
+          { id: bob._id, level: 0, flags: [] },
+        ],
+        groups: [],
+      },
     });
     expect(await folder(id)).toMatchObject({ updated: created.body.updated, public: false });
     expect((await putMetadata(id, '{"a":1}', bob.token)).status).toBe(403);
@@ -568,9 +746,16 @@ describe('PUT /folder/:id/access', () => {
     const acl = JSON.stringify({ users: [{ id: alice._id, level: 2 }] });
     const res = await putAccess(id, { access: acl, public: 'true', publicFlags: '["anything"]' }, alice.token);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ public: true, publicFlags: [], access: { users: [{ id: alice._id, level: 2, flags: [] }], groups: [] } });
+    expect(res.body).toMatchObject({
+      public: true,
+      publicFlags: [],
+      access: { users: [{ id: alice._id, level: 2, flags: [] }], groups: [] },
+    });
     const anon = await api.runtime.services.readModel.folders.listChildren({
-      parentType: 'folder', parentId: alicePrivate, viewer: null, paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
+      parentType: 'folder',
+      parentId: alicePrivate,
+      viewer: null,
+      paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
     });
     expect(anon.rows.map((f) => f._id)).toContain(id);
     const unset = await putAccess(id, { access: acl }, alice.token);
@@ -579,7 +764,12 @@ describe('PUT /folder/:id/access', () => {
 
   it('lets a granted WRITE user write', async () => {
     const id = await create(alicePrivate, alice.token);
-    const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }] };
+    const access = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 1 },
+      ],
+    };
     await putAccess(id, { access: JSON.stringify(access) }, alice.token);
     expect((await putMetadata(id, '{"by":"bob"}', bob.token)).status).toBe(200);
     const denied = await putAccess(id, { access: JSON.stringify(access) }, bob.token);
@@ -593,9 +783,18 @@ describe('PUT /folder/:id/access', () => {
       [{}, { message: "Parameter 'access' is required.", type: 'rest' }],
       [{ access: '[]' }, { message: 'Parameter access must be a JSON object.', type: 'rest' }],
       [{ access: '{bad' }, { message: 'Parameter access must be valid JSON.', type: 'rest' }],
-      [{ access: JSON.stringify({ users: [{ id: bob._id }] }) }, { message: 'Invalid access list', type: 'validation', field: 'access' }],
-      [{ access: JSON.stringify({ users: [{ id: bob._id, level: 5 }] }) }, { message: 'Invalid access level', type: 'validation', field: 'access' }],
-      [{ access: '{}', publicFlags: '{}' }, { message: 'Parameter publicFlags must be a JSON array.', type: 'rest' }],
+      [
+        { access: JSON.stringify({ users: [{ id: bob._id }] }) },
+        { message: 'Invalid access list', type: 'validation', field: 'access' },
+      ],
+      [
+        { access: JSON.stringify({ users: [{ id: bob._id, level: 5 }] }) },
+        { message: 'Invalid access level', type: 'validation', field: 'access' },
+      ],
+      [
+        { access: '{}', publicFlags: '{}' },
+        { message: 'Parameter publicFlags must be a JSON array.', type: 'rest' },
+      ],
     ];
     for (const [form, body] of cases) {
       const res = await putAccess(id, form, alice.token);
@@ -608,7 +807,10 @@ describe('PUT /folder/:id/access', () => {
   it('needs a logged-in user with ADMIN and the data.own scope; site admins pass', async () => {
     const id = await create(alicePrivate, alice.token);
     const acl = JSON.stringify({ users: [{ id: alice._id, level: 2 }] });
-    expect((await putAccess(id, { access: acl }, null)).body).toEqual({ message: 'You must be logged in.', type: 'access' });
+    expect((await putAccess(id, { access: acl }, null)).body).toEqual({
+      message: 'You must be logged in.',
+      type: 'access',
+    });
     expect((await putAccess(id, { access: acl }, await scopedToken(alice, [Scope.DATA_WRITE]))).status).toBe(401);
     expect((await putAccess(id, { access: acl }, await scopedToken(alice, [Scope.DATA_OWN]))).status).toBe(200);
     const byAdmin = await putAccess(id, { access: JSON.stringify({}) }, admin.token);
@@ -632,15 +834,33 @@ describe('PUT /folder/:id/access', () => {
       return { r, c1, g1, c2, g2, bobOnly };
     }
     const progressRecords = async (user: TestUser) =>
-      (await api.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter((n) => n.data.title === 'Updating permissions');
+      (await api.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter(
+        (n) => n.data.title === 'Updating permissions',
+      );
 
     it('applies the policy to descendants reachable through folders where the caller has ADMIN, with progress', async () => {
       const { r, c1, g1, c2, g2, bobOnly } = await tree();
       const before = await Promise.all([r, c1, g1, c2, g2].map(folder));
-      const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
-      const res = await putAccess(r, { access: JSON.stringify(access), public: 'true', recurse: 'true', progress: 'true' }, alice.token);
+      const access = {
+        users: [
+          { id: alice._id, level: 2 },
+          { id: bob._id, level: 0 },
+        ],
+        groups: [],
+      };
+      const res = await putAccess(
+        r,
+        { access: JSON.stringify(access), public: 'true', recurse: 'true', progress: 'true' },
+        alice.token,
+      );
       expect(res.status).toBe(200);
-      const expected = { users: [{ id: alice._id, level: 2, flags: [] }, { id: bob._id, level: 0, flags: [] }], groups: [] };
+      const expected = {
+        users: [
+          { id: alice._id, level: 2, flags: [] },
+          { id: bob._id, level: 0, flags: [] },
+        ],
+        groups: [],
+      };
       expect(res.body.access).toEqual(expected);
       for (const id of [r, c1, g1]) expect(await folder(id)).toMatchObject({ access: expected, public: true });
       expect(await folder(c2)).toMatchObject({ access: bobOnly, public: false });
@@ -650,19 +870,37 @@ describe('PUT /folder/:id/access', () => {
       // The ACL rows follow the documents: bobby may now read C1's child.
       const bobView = { id: bob._id, admin: false, groups: [] };
       const paging = { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 as const };
-      const listed = await api.runtime.services.readModel.folders.listChildren({ parentType: 'folder', parentId: c1, viewer: bobView, paging });
+      const listed = await api.runtime.services.readModel.folders.listChildren({
+        parentType: 'folder',
+        parentId: c1,
+        viewer: bobView,
+        paging,
+      });
       expect(listed.rows.map((f) => f._id)).toEqual([g1]);
       const [record] = await progressRecords(alice);
-      expect(record.data).toMatchObject({ title: 'Updating permissions', total: 3, current: 3, state: 'success', message: 'Done' });
+      expect(record.data).toMatchObject({
+        title: 'Updating permissions',
+        total: 3,
+        current: 3,
+        state: 'success',
+        message: 'Done',
+      });
     });
 
     it('reaches the whole subtree for a site admin', async () => {
       const { r, c1, g1, c2, g2 } = await tree();
       const access = { users: [{ id: admin._id, level: 2 }], groups: [] };
-      const res = await putAccess(r, { access: JSON.stringify(access), publicFlags: '[]', recurse: 'yes' }, admin.token);
+      const res = await putAccess(
+        r,
+        { access: JSON.stringify(access), publicFlags: '[]', recurse: 'yes' },
+        admin.token,
+      );
       expect(res.status).toBe(200);
       for (const id of [r, c1, g1, c2, g2]) {
-        expect(await folder(id)).toMatchObject({ access: { users: [{ id: admin._id, level: 2, flags: [] }], groups: [] }, publicFlags: [] });
+        expect(await folder(id)).toMatchObject({
+          access: { users: [{ id: admin._id, level: 2, flags: [] }], groups: [] },
+          publicFlags: [],
+        });
       }
       expect(await progressRecords(admin)).toEqual([]);
     });

@@ -4,7 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import {
-  AuthenticationError, GirderClient, IncorrectUploadLengthError, bufferStream, type RecordedRequest,
+  AuthenticationError,
+  GirderClient,
+  IncorrectUploadLengthError,
+  bufferStream,
+  type RecordedRequest,
 } from '../support/girderClientReplay';
 import type { Viewer } from '../../src/domain/access';
 
@@ -59,7 +63,9 @@ async function countTree(folderId: string): Promise<{ folders: number; items: nu
       counts.items += 1;
       counts.files += (await rm.files.listForItem(item._id, all)).total;
     }
-    for (const sub of (await rm.folders.listChildren({ parentType: 'folder', parentId: id, viewer: SITE_ADMIN, paging: all })).rows) {
+    for (const sub of (
+      await rm.folders.listChildren({ parentType: 'folder', parentId: id, viewer: SITE_ADMIN, paging: all })
+    ).rows) {
       counts.folders += 1;
       await walk(sub._id);
     }
@@ -74,7 +80,8 @@ beforeAll(async () => {
   uploader = await api.createUser('uploader');
   listener = await api.listen();
   apiUrl = `http://127.0.0.1:${listener.port}/api/v1`;
-  const res = await api.as(uploader)
+  const res = await api
+    .as(uploader)
     .post('/folder')
     .type('form')
     .send({ parentType: 'user', parentId: uploader._id, name: 'Uploads' });
@@ -101,7 +108,9 @@ describe('login', () => {
     expect(me._id).toBe(uploader._id);
     expect(gc.requests[1].headers['Girder-Token']).toBe(gc.token);
 
-    await expect(new GirderClient(apiUrl).authenticate({ username: 'uploader', password: 'wrong' })).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(
+      new GirderClient(apiUrl).authenticate({ username: 'uploader', password: 'wrong' }),
+    ).rejects.toBeInstanceOf(AuthenticationError);
   });
 
   it('authenticate(apiKey=): POST api_key/token?key= with an empty Girder-Token header', async () => {
@@ -296,7 +305,9 @@ describe('chunked uploads', () => {
   it('a stream shorter than announced ends with DELETE file/upload/:id and no file', async () => {
     const before = (await gc.get(`item/${item}/files`, { limit: 0 })).length;
     gc.requests.length = 0;
-    await expect(gc.uploadFile(item, bufferStream(Buffer.alloc(100)), 'short.bin', 500)).rejects.toBeInstanceOf(IncorrectUploadLengthError);
+    await expect(gc.uploadFile(item, bufferStream(Buffer.alloc(100)), 'short.bin', 500)).rejects.toBeInstanceOf(
+      IncorrectUploadLengthError,
+    );
     expect(lines(gc.requests)).toEqual([
       'POST file?parentType=item&parentId=:id&name=short.bin&size=500&mimeType=application%2Foctet-stream',
       'POST file/chunk?offset=0&uploadId=:id',

@@ -8,7 +8,11 @@ describe('groups', () => {
   let carol: TestUser;
 
   const createGroup = async (user: TestUser, name: string, extra: Record<string, string> = {}) => {
-    const res = await api.as(user).post('/group').type('form').send({ name, ...extra });
+    const res = await api
+      .as(user)
+      .post('/group')
+      .type('form')
+      .send({ name, ...extra });
     if (res.status !== 200) throw new Error(`POST /group: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body._id as string;
   };
@@ -28,14 +32,28 @@ describe('groups', () => {
 
   describe('POST /group', () => {
     it('creates a group whose creator is its administrator', async () => {
-      const res = await api.as(alice).post('/group').type('form').send({ name: '  Readers ', description: ' people who read ' });
+      const res = await api
+        .as(alice)
+        .post('/group')
+        .type('form')
+        .send({ name: '  Readers ', description: ' people who read ' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        _id: expect.any(String), _modelType: 'group', _accessLevel: 2, name: 'Readers', description: 'people who read',
-        public: false, created: expect.any(String), updated: expect.any(String), addAllowed: 'default',
+        _id: expect.any(String),
+        _modelType: 'group',
+        _accessLevel: 2,
+        name: 'Readers',
+        description: 'people who read',
+        public: false,
+        created: expect.any(String),
+        updated: expect.any(String),
+        addAllowed: 'default',
       });
       const access = await api.as(alice).get(`/group/${res.body._id}/access`);
-      expect(access.body.access).toEqual({ users: [{ id: alice._id, login: 'alice', name: 'Alice Liddell', level: 2, flags: [] }], groups: [] });
+      expect(access.body.access).toEqual({
+        users: [{ id: alice._id, login: 'alice', name: 'Alice Liddell', level: 2, flags: [] }],
+        groups: [],
+      });
       expect(access.body.requests).toEqual([]);
       const me = await api.as(alice).get('/user/me');
       expect(me.body.groups).toContain(res.body._id);
@@ -51,7 +69,11 @@ describe('groups', () => {
       await createGroup(alice, 'Unique');
       const taken = await api.as(bob).post('/group').type('form').send({ name: 'UNIQUE' });
       expect(taken.status).toBe(400);
-      expect(taken.body).toEqual({ message: 'A group with that name already exists.', type: 'validation', field: 'name' });
+      expect(taken.body).toEqual({
+        message: 'A group with that name already exists.',
+        type: 'validation',
+        field: 'name',
+      });
     });
   });
 
@@ -59,14 +81,18 @@ describe('groups', () => {
     it('lists public groups to everyone and private ones to members, invitees and site admins', async () => {
       const open = await createGroup(alice, 'Open club', { public: 'true' });
       const closed = await createGroup(alice, 'Closed club');
-      const names = async (user: TestUser | null) => (await api.as(user).get('/group').query({ text: 'club' })).body.map((g: { name: string }) => g.name);
+      const names = async (user: TestUser | null) =>
+        (await api.as(user).get('/group').query({ text: 'club' })).body.map((g: { name: string }) => g.name);
       expect(await names(null)).toEqual(['Open club']);
       expect(await names(bob)).toEqual(['Open club']);
       expect(await names(alice)).toEqual(['Closed club', 'Open club']);
       expect(await names(admin)).toEqual(['Closed club', 'Open club']);
       const denied = await api.as(bob).get(`/group/${closed}`);
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Read access denied for group ${closed} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Read access denied for group ${closed} (user ${bob._id}).`,
+        type: 'access',
+      });
       const anonymous = await api.anonymous().get(`/group/${closed}`);
       expect(anonymous.status).toBe(401);
       const visible = await api.as(bob).get(`/group/${open}`);
@@ -88,7 +114,11 @@ describe('groups', () => {
     });
 
     it('invites a user, who sees the group and joins at the invited level', async () => {
-      const invited = await api.as(alice).post(`/group/${team}/invitation`).type('form').send({ userId: bob._id, level: '1' });
+      const invited = await api
+        .as(alice)
+        .post(`/group/${team}/invitation`)
+        .type('form')
+        .send({ userId: bob._id, level: '1' });
       expect(invited.status).toBe(200);
       const bobMe = await api.as(bob).get('/user/me');
       expect(bobMe.body.groupInvites).toEqual([{ groupId: team, level: 1 }]);
@@ -98,7 +128,10 @@ describe('groups', () => {
       expect(invitations.body.map((u: { login: string }) => u.login)).toEqual(['bobby']);
       const joined = await api.as(bob).post(`/group/${team}/member`);
       expect(joined.status).toBe(200);
-      expect(joined.body.access.users.map((u: { login: string; level: number }) => [u.login, u.level])).toEqual([['alice', 2], ['bobby', 1]]);
+      expect(joined.body.access.users.map((u: { login: string; level: number }) => [u.login, u.level])).toEqual([
+        ['alice', 2],
+        ['bobby', 1],
+      ]);
       const members = await api.anonymous().get(`/group/${team}/member`);
       expect(members.status).toBe(401);
       const listed = await api.as(bob).get(`/group/${team}/member`);
@@ -125,18 +158,37 @@ describe('groups', () => {
 
     it('lets only those with the level invite at it, and only admins force-add', async () => {
       // Bob is a moderator (WRITE): he may invite at READ and WRITE, not ADMIN.
-      const tooHigh = await api.as(bob).post(`/group/${team}/invitation`).type('form').send({ userId: carol._id, level: '2' });
+      const tooHigh = await api
+        .as(bob)
+        .post(`/group/${team}/invitation`)
+        .type('form')
+        .send({ userId: carol._id, level: '2' });
       expect(tooHigh.status).toBe(403);
-      expect(tooHigh.body).toEqual({ message: `Admin access denied for group ${team} (user ${bob._id}).`, type: 'access' });
-      const forced = await api.as(bob).post(`/group/${team}/invitation`).type('form').send({ userId: carol._id, force: 'true' });
+      expect(tooHigh.body).toEqual({
+        message: `Admin access denied for group ${team} (user ${bob._id}).`,
+        type: 'access',
+      });
+      const forced = await api
+        .as(bob)
+        .post(`/group/${team}/invitation`)
+        .type('form')
+        .send({ userId: carol._id, force: 'true' });
       expect(forced.status).toBe(403);
       expect(forced.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-      const badLevel = await api.as(alice).post(`/group/${team}/invitation`).type('form').send({ userId: carol._id, level: '7' });
+      const badLevel = await api
+        .as(alice)
+        .post(`/group/${team}/invitation`)
+        .type('form')
+        .send({ userId: carol._id, level: '7' });
       expect(badLevel.status).toBe(400);
       expect(badLevel.body).toEqual({ message: 'Invalid access level', type: 'rest' });
       const noUser = await api.as(alice).post(`/group/${team}/invitation`).type('form').send({});
       expect(noUser.body).toEqual({ message: "Parameter 'userId' is required.", type: 'rest' });
-      const added = await api.as(admin).post(`/group/${team}/invitation`).type('form').send({ userId: carol._id, force: 'true' });
+      const added = await api
+        .as(admin)
+        .post(`/group/${team}/invitation`)
+        .type('form')
+        .send({ userId: carol._id, force: 'true' });
       expect(added.body.access.users.map((u: { login: string }) => u.login)).toEqual(['alice', 'bobby', 'carol']);
     });
 
@@ -151,14 +203,21 @@ describe('groups', () => {
       expect(byModerator.status).toBe(403);
       expect(byModerator.body.message).toBe(`Admin access denied for group ${team} (user ${bob._id}).`);
       const outsider = await api.createUser('dave');
-      const notMember = await api.as(alice).post(`/group/${team}/moderator`).type('form').send({ userId: outsider._id });
+      const notMember = await api
+        .as(alice)
+        .post(`/group/${team}/moderator`)
+        .type('form')
+        .send({ userId: outsider._id });
       expect(notMember.status).toBe(403);
       expect(notMember.body).toEqual({ message: 'That user is not a group member.', type: 'access' });
     });
 
     it('grants a folder to the group: members read it, and lose it once removed', async () => {
       const folder = await privateFolderOf(alice);
-      const grant = await api.as(alice).put(`/folder/${folder}/access`).type('form')
+      const grant = await api
+        .as(alice)
+        .put(`/folder/${folder}/access`)
+        .type('form')
         .send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }], groups: [{ id: team, level: 0 }] }) });
       expect(grant.status).toBe(200);
       const acl = await api.as(alice).get(`/folder/${folder}/access`);
@@ -175,7 +234,10 @@ describe('groups', () => {
       expect(removed.body.access.users.map((u: { login: string }) => u.login)).toEqual(['alice', 'bobby']);
       const lost = await api.as(carol).get(`/folder/${folder}`);
       expect(lost.status).toBe(403);
-      expect(lost.body).toEqual({ message: `Read access denied for folder ${folder} (user ${carol._id}).`, type: 'access' });
+      expect(lost.body).toEqual({
+        message: `Read access denied for folder ${folder} (user ${carol._id}).`,
+        type: 'access',
+      });
       const relisted = await api.as(carol).get('/folder').query({ parentType: 'user', parentId: alice._id });
       expect(relisted.body.map((f: { name: string }) => f.name)).toEqual(['Public']);
       // Leaving by oneself needs no level.
@@ -204,7 +266,10 @@ describe('groups', () => {
       expect(notAdmin.status).toBe(403);
       const deleted = await api.as(alice).delete(`/group/${id}`);
       expect(deleted.body).toEqual({ message: 'Deleted the group Renamed.' });
-      expect((await api.as(alice).get(`/group/${id}`)).body).toEqual({ message: `Invalid group id (${id}).`, type: 'rest' });
+      expect((await api.as(alice).get(`/group/${id}`)).body).toEqual({
+        message: `Invalid group id (${id}).`,
+        type: 'rest',
+      });
       expect((await api.as(bob).get('/user/me')).body.groups).not.toContain(id);
     });
   });

@@ -48,13 +48,22 @@ describe('GET /healthz and /readyz (embedded default)', () => {
     await eventStore.appendToStream('healthprobe-1', [1, 2, 3].map(ev), { expectedState: 'no_stream' });
     const res = await api.site().get('/readyz');
     expect(res.status).toBe(200);
-    expect(res.body.checks.projector).toEqual({ status: 'ok', lease: 'stopped', position: expect.any(String), lagEvents: 3 });
+    expect(res.body.checks.projector).toEqual({
+      status: 'ok',
+      lease: 'stopped',
+      position: expect.any(String),
+      lagEvents: 3,
+    });
   });
 
   it('/readyz answers 503 naming the projector when it lags by the allowed events or more', async () => {
     const { eventStore, projector } = api.runtime.services;
     await projector.stop();
-    await eventStore.appendToStream('healthprobe-1', Array.from({ length: 100 }, (_, i) => ev(i)), { expectedState: 'no_stream' });
+    await eventStore.appendToStream(
+      'healthprobe-1',
+      Array.from({ length: 100 }, (_, i) => ev(i)),
+      { expectedState: 'no_stream' },
+    );
     const res = await api.site().get('/readyz');
     expect(res.status).toBe(503);
     expect(res.body.status).toBe('unavailable');
@@ -73,7 +82,11 @@ describe('GET /healthz and /readyz (embedded default)', () => {
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['eventStore']);
     expect(res.body.checks.eventStore).toEqual({ status: 'failed', error: 'connection refused' });
-    expect(res.body.checks.projector).toEqual({ status: 'skipped', lease: 'held', error: 'needs the event store head' });
+    expect(res.body.checks.projector).toEqual({
+      status: 'skipped',
+      lease: 'held',
+      error: 'needs the event store head',
+    });
     expect(res.body.checks.readModel.status).toBe('ok');
   });
 
@@ -96,6 +109,10 @@ describe('GET /healthz and /readyz (embedded default)', () => {
     const res = await api.site().get('/readyz');
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['projector']);
-    expect(res.body.checks.projector).toEqual({ status: 'failed', lease: 'held', error: 'stopped: projection crashed' });
+    expect(res.body.checks.projector).toEqual({
+      status: 'failed',
+      lease: 'held',
+      error: 'stopped: projection crashed',
+    });
   });
 });

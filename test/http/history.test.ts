@@ -7,7 +7,6 @@ let bob: TestUser;
 let alicePrivate: string;
 let alicePublic: string;
 
-
 interface Entry {
   revision: number;
   position: string;
@@ -38,10 +37,26 @@ describe('GET /folder/:id/history', () => {
   it("lists the folder's events oldest first, with provenance", async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Audited');
     ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ name: 'Audited 2', description: 'd' }), 'rename');
-    ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"k": 1}'), 'meta');
-    ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ parentType: 'folder', parentId: alicePublic }), 'move');
-    const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
-    const changed = await api.as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(access) });
+    ok(
+      await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"k": 1}'),
+      'meta',
+    );
+    ok(
+      await api.as(alice).put(`/folder/${f}`).type('form').send({ parentType: 'folder', parentId: alicePublic }),
+      'move',
+    );
+    const access = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 0 },
+      ],
+      groups: [],
+    };
+    const changed = await api
+      .as(alice)
+      .put(`/folder/${f}/access`)
+      .type('form')
+      .send({ access: JSON.stringify(access) });
     const requestId = changed.headers['girder-request-uid'];
 
     const { res, entries } = await history(alice, `/folder/${f}`);
@@ -49,7 +64,11 @@ describe('GET /folder/:id/history', () => {
     // A move through PUT /folder/:id also advances `updated` (FolderUpdated), in the same append.
     expect(res.headers['girder-total-count']).toBe('6');
     expect(entries.map((e) => [e.revision, e.type])).toEqual([
-      [0, 'FolderCreated'], [1, 'FolderUpdated'], [2, 'FolderMetadataChanged'], [3, 'FolderUpdated'], [4, 'FolderMoved'],
+      [0, 'FolderCreated'],
+      [1, 'FolderUpdated'],
+      [2, 'FolderMetadataChanged'],
+      [3, 'FolderUpdated'],
+      [4, 'FolderMoved'],
       [5, 'FolderAccessChanged'],
     ]);
     const positions = entries.map((e) => BigInt(e.position));
@@ -62,16 +81,38 @@ describe('GET /folder/:id/history', () => {
     }
     expect(entries[5].requestId).toBe(requestId);
     expect(entries[3].requestId).toBe(entries[4].requestId);
-    expect(entries[0].data).toMatchObject({ folderId: f, name: 'Audited', parentType: 'folder', parentId: alicePrivate });
+    expect(entries[0].data).toMatchObject({
+      folderId: f,
+      name: 'Audited',
+      parentType: 'folder',
+      parentId: alicePrivate,
+    });
     expect(entries[1].data).toMatchObject({ name: 'Audited 2', description: 'd' });
     expect(entries[4].data).toMatchObject({ fromParentId: alicePrivate, parentId: alicePublic });
     expect(entries[5].data).toMatchObject({ access });
-    expect(Object.keys(entries[0]).sort()).toEqual(['at', 'data', 'login', 'position', 'requestId', 'revision', 'type', 'userId']);
+    expect(Object.keys(entries[0]).sort()).toEqual([
+      'at',
+      'data',
+      'login',
+      'position',
+      'requestId',
+      'revision',
+      'type',
+      'userId',
+    ]);
   });
 
   it('pages with limit and offset, or after a revision', async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Paged');
-    for (let i = 0; i < 6; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `v${i}` }), 'update');
+    for (let i = 0; i < 6; i++)
+      ok(
+        await api
+          .as(alice)
+          .put(`/folder/${f}`)
+          .type('form')
+          .send({ description: `v${i}` }),
+        'update',
+      );
     const page = await history(alice, `/folder/${f}`, { limit: 2, offset: 3 });
     expect(page.entries.map((e) => e.revision)).toEqual([3, 4]);
     expect(page.res.headers['girder-total-count']).toBe('7');
@@ -83,7 +124,9 @@ describe('GET /folder/:id/history', () => {
     const missing = await history(alice, `/folder/${f}`, { after: 99 });
     expect(missing.res.status).toBe(400);
     expect(missing.res.body).toEqual({ message: 'No event at revision 99 of this history.', type: 'rest' });
-    expect((await history(alice, `/folder/${f}`, { limit: 'x' })).res.body.message).toBe('Invalid value for integer parameter limit: x.');
+    expect((await history(alice, `/folder/${f}`, { limit: 'x' })).res.body.message).toBe(
+      'Invalid value for integer parameter limit: x.',
+    );
   });
 
   it('merges in what operations on ancestors did to the folder, in log order', async () => {
@@ -91,9 +134,19 @@ describe('GET /folder/:id/history', () => {
     const a = await api.newFolder(alice, t, 'A');
     const b = await api.newFolder(alice, a, 'B');
     const access = { users: [{ id: alice._id, level: 2 }], groups: [] };
-    ok(await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(access), recurse: 'true' }), 'recursive access');
+    ok(
+      await api
+        .as(alice)
+        .put(`/folder/${t}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(access), recurse: 'true' }),
+      'recursive access',
+    );
     const copy = ok(await api.as(alice).post(`/folder/${t}/copy`).type('form').send({ parentId: alicePublic }), 'copy');
-    const copiedA = ok<{ _id: string }[]>(await api.as(alice).get(`/folder?parentType=folder&parentId=${copy._id}`), 'list')[0]._id;
+    const copiedA = ok<{ _id: string }[]>(
+      await api.as(alice).get(`/folder?parentType=folder&parentId=${copy._id}`),
+      'list',
+    )[0]._id;
     ok(await api.as(alice).put(`/folder/${b}`).type('form').send({ description: 'own change' }), 'own change');
     ok(await api.as(alice).delete(`/folder/${t}`), 'delete');
 
@@ -111,31 +164,62 @@ describe('GET /folder/:id/history', () => {
 
     // A folder a copy created: its creation is the copy of its ancestor.
     const copied = await history(alice, `/folder/${copiedA}`);
-    expect(copied.entries.map((e) => [e.type, e.data.via])).toEqual([['FolderCopied', { folderId: copy._id, operation: 'copied' }]]);
+    expect(copied.entries.map((e) => [e.type, e.data.via])).toEqual([
+      ['FolderCopied', { folderId: copy._id, operation: 'copied' }],
+    ]);
     // The deleted root itself: its own stream, and the copy made of it (on the copy's stream).
     expect((await history(alice, `/folder/${t}`)).entries.map((e) => [e.type, e.data.via ?? null])).toEqual([
-      ['FolderCreated', null], ['FolderAccessChanged', null], ['FolderCopied', { folderId: copy._id, operation: 'copiedFrom' }], ['FolderDeleted', null],
+      ['FolderCreated', null],
+      ['FolderAccessChanged', null],
+      ['FolderCopied', { folderId: copy._id, operation: 'copiedFrom' }],
+      ['FolderDeleted', null],
     ]);
   });
 
   it('needs ADMIN; for a deleted folder, ADMIN as it was, or site admin', async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Guarded');
-    const read = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
-    ok(await api.as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(read) }), 'access');
+    const read = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 1 },
+      ],
+      groups: [],
+    };
+    ok(
+      await api
+        .as(alice)
+        .put(`/folder/${f}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(read) }),
+      'access',
+    );
     const denied = await history(bob, `/folder/${f}`);
     expect(denied.res.status).toBe(403);
-    expect(denied.res.body).toEqual({ message: `Admin access denied for folder ${f} (user ${bob._id}).`, type: 'access' });
+    expect(denied.res.body).toEqual({
+      message: `Admin access denied for folder ${f} (user ${bob._id}).`,
+      type: 'access',
+    });
     expect((await api.anonymous().get(`/folder/${f}/history`)).status).toBe(401);
     expect((await history(admin, `/folder/${f}`)).res.status).toBe(200);
 
     ok(await api.as(alice).delete(`/folder/${f}`), 'delete');
-    expect((await history(alice, `/folder/${f}`)).entries.map((e) => e.type)).toEqual(['FolderCreated', 'FolderAccessChanged', 'FolderDeleted']);
+    expect((await history(alice, `/folder/${f}`)).entries.map((e) => e.type)).toEqual([
+      'FolderCreated',
+      'FolderAccessChanged',
+      'FolderDeleted',
+    ]);
     expect((await history(bob, `/folder/${f}`)).res.status).toBe(403);
     expect((await history(admin, `/folder/${f}`)).res.status).toBe(200);
 
     const unknown = '0123456789abcdef01234567';
-    expect((await history(admin, `/folder/${unknown}`)).res.body).toEqual({ message: `Invalid folder id (${unknown}).`, type: 'rest' });
-    expect((await history(admin, '/folder/nope')).res.body).toEqual({ message: 'Invalid folder id (nope).', type: 'rest' });
+    expect((await history(admin, `/folder/${unknown}`)).res.body).toEqual({
+      message: `Invalid folder id (${unknown}).`,
+      type: 'rest',
+    });
+    expect((await history(admin, '/folder/nope')).res.body).toEqual({
+      message: 'Invalid folder id (nope).',
+      type: 'rest',
+    });
   });
 
   it('never shows password or token hashes', async () => {
@@ -174,20 +258,34 @@ describe('GET /item/:id/history', () => {
     ok(await api.as(alice).delete(`/item/${other}`), 'delete item');
     expect((await history(alice, `/item/${other}`)).entries.map((e) => e.type)).toEqual(['ItemCreated', 'ItemDeleted']);
     const unknown = '0123456789abcdef01234567';
-    expect((await history(admin, `/item/${unknown}`)).res.body).toEqual({ message: `Invalid item id (${unknown}).`, type: 'rest' });
+    expect((await history(admin, `/item/${unknown}`)).res.body).toEqual({
+      message: `Invalid item id (${unknown}).`,
+      type: 'rest',
+    });
   });
 
   it('shows the delete and restore of the folder around an item', async () => {
     const t = await api.newFolder(alice, alicePrivate, `Around ${Math.random()}`);
     const item = await api.newItem(alice, t, 'kept');
     ok(await api.as(alice).delete(`/folder/${t}`), 'delete');
-    expect((await history(alice, `/item/${item}`)).entries.map((e) => [e.type, e.data.via?.operation ?? null])).toEqual([
-      ['ItemCreated', null], ['FolderDeleted', 'deleted'],
-    ]);
+    expect((await history(alice, `/item/${item}`)).entries.map((e) => [e.type, e.data.via?.operation ?? null])).toEqual(
+      [
+        ['ItemCreated', null],
+        ['FolderDeleted', 'deleted'],
+      ],
+    );
     ok(await api.as(alice).post(`/folder/${t}/restore`), 'restore');
-    expect((await history(alice, `/item/${item}`)).entries.map((e) => [e.type, e.data.via?.operation ?? null])).toEqual([
-      ['ItemCreated', null], ['FolderDeleted', 'deleted'], ['FolderRestored', 'restored'],
+    expect((await history(alice, `/item/${item}`)).entries.map((e) => [e.type, e.data.via?.operation ?? null])).toEqual(
+      [
+        ['ItemCreated', null],
+        ['FolderDeleted', 'deleted'],
+        ['FolderRestored', 'restored'],
+      ],
+    );
+    expect((await history(alice, `/folder/${t}`)).entries.map((e) => e.type)).toEqual([
+      'FolderCreated',
+      'FolderDeleted',
+      'FolderRestored',
     ]);
-    expect((await history(alice, `/folder/${t}`)).entries.map((e) => e.type)).toEqual(['FolderCreated', 'FolderDeleted', 'FolderRestored']);
   });
 });

@@ -59,11 +59,15 @@ describe('HookBus', () => {
     bus.on('e', 'open', () => void calls.push('open'), { access: 'public' });
     bus.on('e', 'closed', () => void calls.push('closed'));
     await expect(
-      bus.trigger('e', {}, {
-        pre: (listener) => {
-          if (!listener.access) throw new Error(`${listener.handlerName} declares no access`);
+      bus.trigger(
+        'e',
+        {},
+        {
+          pre: (listener) => {
+            if (!listener.access) throw new Error(`${listener.handlerName} declares no access`);
+          },
         },
-      }),
+      ),
     ).rejects.toThrow('closed declares no access');
     expect(calls).toEqual(['open']);
   });
@@ -125,7 +129,11 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
     expect(res.status).toBe(200);
     const [before, after] = fired;
     expect(before.info).toEqual(expect.objectContaining({ id: 'abc', params: { extra: '1', other: 'x' } }));
-    expect(after.info).toEqual({ id: 'abc', params: { extra: '1', other: 'x' }, returnVal: { id: 'abc', extra: '1', from: 'handler' } });
+    expect(after.info).toEqual({
+      id: 'abc',
+      params: { extra: '1', other: 'x' },
+      returnVal: { id: 'abc', extra: '1', from: 'handler' },
+    });
   });
 
   it('lets a before-listener replace the response: neither the handler nor its access check runs', async () => {
@@ -149,7 +157,9 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
     hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.preventDefault(), { access: 'public' });
     expect((await api.as(alice).get('/probe/thing/zz')).body).toEqual(handled);
     hooks().off('rest.get.probe/thing/:id.before', 'test');
-    hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.addResponse('ignored'), { access: 'public' });
+    hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.addResponse('ignored'), {
+      access: 'public',
+    });
     expect((await api.as(alice).get('/probe/thing/zz')).body).toEqual(handled);
   });
 
@@ -167,8 +177,13 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
   });
 
   it("enforces a before-listener's declared access", async () => {
-    hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.preventDefault().addResponse('mine'), { access: 'user' });
-    expect((await api.anonymous().get('/probe/thing/zz')).body).toEqual({ message: 'You must be logged in.', type: 'access' });
+    hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.preventDefault().addResponse('mine'), {
+      access: 'user',
+    });
+    expect((await api.anonymous().get('/probe/thing/zz')).body).toEqual({
+      message: 'You must be logged in.',
+      type: 'access',
+    });
     expect((await api.as(alice).get('/probe/thing/zz')).body).toBe('mine');
   });
 

@@ -25,9 +25,17 @@ async function newFolder(user: TestUser, name: string, parentId = user._id, pare
 
 describe('user JSON is bounded before anything is appended', () => {
   it('refuses metadata nested 1,500 levels (which used to poison the projector on a move)', async () => {
-    const res = await api.as(admin).post('/folder').type('form').send({ parentType: 'user', parentId: admin._id, name: 'deep', metadata: nested(1500) });
+    const res = await api
+      .as(admin)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'user', parentId: admin._id, name: 'deep', metadata: nested(1500) });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: 'metadata is nested more than 100 levels deep.', type: 'validation', field: 'metadata' });
+    expect(res.body).toEqual({
+      message: 'metadata is nested more than 100 levels deep.',
+      type: 'validation',
+      field: 'metadata',
+    });
     const listed = await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, name: 'deep' });
     expect(listed.body).toEqual([]);
   });
@@ -35,14 +43,22 @@ describe('user JSON is bounded before anything is appended', () => {
   it('refuses metadata nested 5,000 levels on every metadata route, and accepts exactly 100', async () => {
     const folderId = await newFolder(admin, 'meta-target');
     const deep = nested(5000);
-    const put = await api.as(admin).put(`/folder/${folderId}/metadata`).set('Content-Type', 'application/json').send(deep);
+    const put = await api
+      .as(admin)
+      .put(`/folder/${folderId}/metadata`)
+      .set('Content-Type', 'application/json')
+      .send(deep);
     expect(put.status).toBe(400);
     expect(put.body.field).toBe('metadata');
     const itemId = await api.newItem(admin, folderId, 'meta-item');
     const item = await api.as(admin).put(`/item/${itemId}/metadata`).set('Content-Type', 'application/json').send(deep);
     expect(item.status).toBe(400);
     expect(item.body.message).toBe('metadata is nested more than 100 levels deep.');
-    const ok = await api.as(admin).put(`/folder/${folderId}/metadata`).set('Content-Type', 'application/json').send(nested(100));
+    const ok = await api
+      .as(admin)
+      .put(`/folder/${folderId}/metadata`)
+      .set('Content-Type', 'application/json')
+      .send(nested(100));
     expect(ok.status).toBe(200);
     const moved = await api.as(admin).put(`/folder/${folderId}`).query({ parentType: 'user', parentId: bob._id });
     expect(moved.status).toBe(200);
@@ -51,9 +67,17 @@ describe('user JSON is bounded before anything is appended', () => {
   it('refuses metadata over the size limit, also when it grows there by merges', async () => {
     const folderId = await newFolder(admin, 'meta-size');
     const half = 'x'.repeat(MAX_JSON_BYTES / 2);
-    const first = await api.as(admin).put(`/folder/${folderId}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ a: half }));
+    const first = await api
+      .as(admin)
+      .put(`/folder/${folderId}/metadata`)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ a: half }));
     expect(first.status).toBe(200);
-    const second = await api.as(admin).put(`/folder/${folderId}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ b: half }));
+    const second = await api
+      .as(admin)
+      .put(`/folder/${folderId}/metadata`)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ b: half }));
     expect(second.status).toBe(400);
     expect(second.body.message).toMatch(/^metadata is too large: \d+ bytes of JSON, at most 524288 allowed\.$/);
     const read = await api.as(admin).get(`/folder/${folderId}`);
@@ -69,7 +93,10 @@ describe('numbers, dates and strings are bounded where they enter', () => {
     ['limit', '-1'],
     ['offset', '-5'],
   ])('refuses %s=%s on a listing with a 400 naming it', async (name, value) => {
-    const res = await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, [name]: value });
+    const res = await api
+      .as(admin)
+      .get('/folder')
+      .query({ parentType: 'user', parentId: admin._id, [name]: value });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       message: `Invalid value for integer parameter ${name}: ${value}. It must be between 0 and ${Number.MAX_SAFE_INTEGER}.`,
@@ -77,24 +104,32 @@ describe('numbers, dates and strings are bounded where they enter', () => {
     });
   });
 
-  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])('sorts on %s like on any unknown field', async (sort) => {
-    await newFolder(admin, `sort-${sort}`);
-    for (const url of ['/folder', '/item', '/collection', '/user']) {
-      const res = await api.as(admin).get(url).query({ parentType: 'user', parentId: admin._id, folderId: admin._id, sort });
-      expect([200, 400]).toContain(res.status);
-    }
-    const folders = await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, sort });
-    expect(folders.status).toBe(200);
-    expect(folders.body.length).toBeGreaterThan(0);
-    const then = await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, sort, at: '1' });
-    expect(then.status).toBe(200);
-  });
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])(
+    'sorts on %s like on any unknown field',
+    async (sort) => {
+      await newFolder(admin, `sort-${sort}`);
+      for (const url of ['/folder', '/item', '/collection', '/user']) {
+        const res = await api
+          .as(admin)
+          .get(url)
+          .query({ parentType: 'user', parentId: admin._id, folderId: admin._id, sort });
+        expect([200, 400]).toContain(res.status);
+      }
+      const folders = await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, sort });
+      expect(folders.status).toBe(200);
+      expect(folders.body.length).toBeGreaterThan(0);
+      const then = await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, sort, at: '1' });
+      expect(then.status).toBe(200);
+    },
+  );
 
   it('refuses ?at= beyond the positions and dates it can represent', async () => {
     const folderId = await newFolder(admin, 'at-target');
     const position = await api.as(admin).get(`/folder/${folderId}`).query({ at: '99999999999999999999999' });
     expect(position.status).toBe(400);
-    expect(position.body.message).toBe('Invalid value for at: "99999999999999999999999". Expected an ISO 8601 time or a position.');
+    expect(position.body.message).toBe(
+      'Invalid value for at: "99999999999999999999999". Expected an ISO 8601 time or a position.',
+    );
     const farPast = await api.as(admin).get(`/folder/${folderId}`).query({ at: '0000-01-01' });
     expect(farPast.status).toBe(400);
     expect(farPast.body.message).toBe('The folder did not exist at 0000-01-01.');
@@ -102,29 +137,55 @@ describe('numbers, dates and strings are bounded where they enter', () => {
 
   it('refuses a file size past 2^53 and a MIME type with CR/LF', async () => {
     const folderId = await newFolder(admin, 'files');
-    const big = await api.as(admin).post('/file').query({ parentType: 'folder', parentId: folderId, name: 'big', size: '9007199254740993' });
-    expect(big.status).toBe(400);
-    expect(big.body.message).toBe(`Invalid value for integer parameter size: 9007199254740993. It must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`);
-    const crlf = await api.as(admin)
+    const big = await api
+      .as(admin)
       .post('/file')
-      .query({ parentType: 'folder', parentId: folderId, name: 'x.txt', size: 1, mimeType: 'text/plain\r\nSet-Cookie: a=b' })
+      .query({ parentType: 'folder', parentId: folderId, name: 'big', size: '9007199254740993' });
+    expect(big.status).toBe(400);
+    expect(big.body.message).toBe(
+      `Invalid value for integer parameter size: 9007199254740993. It must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`,
+    );
+    const crlf = await api
+      .as(admin)
+      .post('/file')
+      .query({
+        parentType: 'folder',
+        parentId: folderId,
+        name: 'x.txt',
+        size: 1,
+        mimeType: 'text/plain\r\nSet-Cookie: a=b',
+      })
       .set('Content-Type', 'application/octet-stream')
       .send(Buffer.from('x'));
     expect(crlf.status).toBe(400);
-    expect(crlf.body).toEqual({ message: 'Invalid value for mimeType: control characters are not allowed.', type: 'rest' });
+    expect(crlf.body).toEqual({
+      message: 'Invalid value for mimeType: control characters are not allowed.',
+      type: 'rest',
+    });
   });
 
   it('refuses token durations that are negative or past the date range, and issues tokens that live', async () => {
-    for (const [name, value] of [['tokenDuration', '-1'], ['tokenDuration', '100000000000'], ['tokenDuration', '0']]) {
-      const res = await api.as(admin).post('/api_key').query({ name: 'k', [name]: value });
+    for (const [name, value] of [
+      ['tokenDuration', '-1'],
+      ['tokenDuration', '100000000000'],
+      ['tokenDuration', '0'],
+    ]) {
+      const res = await api
+        .as(admin)
+        .post('/api_key')
+        .query({ name: 'k', [name]: value });
       expect(res.status).toBe(400);
-      expect(res.body.message).toBe(`Invalid value for integer parameter ${name}: ${value}. It must be between 1 and 36525.`);
+      expect(res.body.message).toBe(
+        `Invalid value for integer parameter ${name}: ${value}. It must be between 1 and 36525.`,
+      );
     }
     const key = await api.as(admin).post('/api_key').query({ name: 'k', tokenDuration: '36525' });
     expect(key.status).toBe(200);
     const negative = await api.anonymous().post('/api_key/token').query({ key: key.body.key, duration: '-3' });
     expect(negative.status).toBe(400);
-    expect(negative.body.message).toBe('Invalid value for integer parameter duration: -3. It must be between 1 and 36525.');
+    expect(negative.body.message).toBe(
+      'Invalid value for integer parameter duration: -3. It must be between 1 and 36525.',
+    );
     const token = await api.anonymous().post('/api_key/token').query({ key: key.body.key, duration: '2' });
     expect(token.status).toBe(200);
     expect(Date.parse(token.body.authToken.expires)).toBeGreaterThan(Date.now());
@@ -136,10 +197,20 @@ describe('copy needs WRITE on its destination', () => {
     const parent = await newFolder(admin, 'owner-parent');
     const shared = await newFolder(admin, 'shared', parent, 'folder');
     const access = { users: [{ id: bob._id, level: 0 }], groups: [] };
-    expect((await api.as(admin).put(`/folder/${shared}/access`).query({ access: JSON.stringify(access) })).status).toBe(200);
+    expect(
+      (
+        await api
+          .as(admin)
+          .put(`/folder/${shared}/access`)
+          .query({ access: JSON.stringify(access) })
+      ).status,
+    ).toBe(200);
     const res = await api.as(bob).post(`/folder/${shared}/copy`);
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ message: `Write access denied for folder ${parent} (user ${bob._id}).`, type: 'access' });
+    expect(res.body).toEqual({
+      message: `Write access denied for folder ${parent} (user ${bob._id}).`,
+      type: 'access',
+    });
     const children = await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: parent });
     expect(children.body.map((f: { name: string }) => f.name)).toEqual(['shared']);
     const own = await api.as(admin).post(`/folder/${shared}/copy`);
@@ -159,11 +230,16 @@ describe('downloads, streams and bodies answer with the right 4xx', () => {
       expect(res.headers['content-range']).toBe('bytes */5');
       expect(res.body).toEqual({ message: 'Requested range not satisfiable.', type: 'rest' });
     }
-    const partial = await api.as(admin).get(`/file/${fileId}/download`).query({ offset: '4' }).buffer(true).parse((r, cb) => {
-      let text = '';
-      r.on('data', (c: Buffer) => (text += c.toString()));
-      r.on('end', () => cb(null, text));
-    });
+    const partial = await api
+      .as(admin)
+      .get(`/file/${fileId}/download`)
+      .query({ offset: '4' })
+      .buffer(true)
+      .parse((r, cb) => {
+        let text = '';
+        r.on('data', (c: Buffer) => (text += c.toString()));
+        r.on('end', () => cb(null, text));
+      });
     expect(partial.status).toBe(206);
     expect(partial.headers['content-range']).toBe('bytes 4-4/5');
     expect(partial.body).toBe('o');
@@ -174,7 +250,10 @@ describe('downloads, streams and bodies answer with the right 4xx', () => {
     const since = (head + 1000n).toString();
     const res = await api.as(admin).get('/events').query({ since });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: `Invalid value for since: "${since}". The log ends at position ${head}.`, type: 'rest' });
+    expect(res.body).toEqual({
+      message: `Invalid value for since: "${since}". The log ends at position ${head}.`,
+      type: 'rest',
+    });
   });
 
   it('answers a body over the limit with 413 and the JSON error body, not a reset connection', async () => {
@@ -183,7 +262,17 @@ describe('downloads, streams and bodies answer with the right 4xx', () => {
       const body = Buffer.alloc(16 * 1024 * 1024 + 1, 'a');
       const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
         const req = http.request(
-          { host: '127.0.0.1', port, method: 'PUT', path: `/api/v1/folder/${admin._id}/metadata`, headers: { 'Content-Type': 'application/json', 'Content-Length': body.length, 'Service-Token': admin.token } },
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'PUT',
+            path: `/api/v1/folder/${admin._id}/metadata`,
+            headers: {
+              'Content-Type': 'application/json',
+              'Content-Length': body.length,
+              'Service-Token': admin.token,
+            },
+          },
           (res) => {
             let text = '';
             res.on('data', (c: Buffer) => (text += c.toString()));
@@ -194,7 +283,10 @@ describe('downloads, streams and bodies answer with the right 4xx', () => {
         req.end(body);
       });
       expect(answer.status).toBe(413);
-      expect(JSON.parse(answer.text)).toEqual({ message: 'Request entity too large (the limit is 16777216 bytes).', type: 'rest' });
+      expect(JSON.parse(answer.text)).toEqual({
+        message: 'Request entity too large (the limit is 16777216 bytes).',
+        type: 'rest',
+      });
     } finally {
       await close();
     }
@@ -210,25 +302,43 @@ describe('a missing folder is named as the reference names it, route by route', 
       const url = `/folder/${route.path.replace(':id', missing)}`;
       const agent = api.as(admin);
       // Well-formed required parameters, so that the id is what decides.
-      const query = route.params.some((p) => p.name === 'access' && p.required) ? { access: '{"users":[],"groups":[]}' } : {};
+      const query = route.params.some((p) => p.name === 'access' && p.required)
+        ? { access: '{"users":[],"groups":[]}' }
+        : {};
       const body = route.params.find((p) => p.in === 'body')?.name === 'fields' ? '[]' : '{}';
-      const res = await (route.method === 'GET' ? agent.get(url) : route.method === 'POST' ? agent.post(url) : route.method === 'PUT' ? agent.put(url) : agent.delete(url))
+      const res = await (
+        route.method === 'GET'
+          ? agent.get(url)
+          : route.method === 'POST'
+            ? agent.post(url)
+            : route.method === 'PUT'
+              ? agent.put(url)
+              : agent.delete(url)
+      )
         .query(query)
         .set('Content-Type', 'application/json')
         .send(route.params.some((p) => p.in === 'body') ? body : '');
       answers[`${route.method} ${route.path}`] = { status: res.status, message: res.body.message };
     }
-    const expected = Object.fromEntries(Object.keys(answers).map((key) => [key, { status: 400, message: `Invalid folder id (${missing}).` }]));
+    const expected = Object.fromEntries(
+      Object.keys(answers).map((key) => [key, { status: 400, message: `Invalid folder id (${missing}).` }]),
+    );
     expect(answers).toEqual(expected);
     // Named by a parameter, it is `No such folder: <id>` (Girder's load with exc=True), or the model-parameter
     // message where the reference loads `folderId` as a model parameter (items).
     const byParam = {
-      'GET /folder?parentId': (await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: missing })).body.message,
-      'POST /folder parentId': (await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: missing, name: 'x' })).body.message,
-      'POST /file parentId': (await api.as(admin).post('/file').query({ parentType: 'folder', parentId: missing, name: 'x', size: 0 })).body.message,
+      'GET /folder?parentId': (await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: missing }))
+        .body.message,
+      'POST /folder parentId': (
+        await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: missing, name: 'x' })
+      ).body.message,
+      'POST /file parentId': (
+        await api.as(admin).post('/file').query({ parentType: 'folder', parentId: missing, name: 'x', size: 0 })
+      ).body.message,
       'GET /item?folderId': (await api.as(admin).get('/item').query({ folderId: missing })).body.message,
       'POST /item folderId': (await api.as(admin).post('/item').query({ folderId: missing, name: 'x' })).body.message,
-      'GET /resource/:id/path': (await api.as(admin).get(`/resource/${missing}/path`).query({ type: 'folder' })).body.message,
+      'GET /resource/:id/path': (await api.as(admin).get(`/resource/${missing}/path`).query({ type: 'folder' })).body
+        .message,
     };
     const noSuch = `No such folder: ${missing}`;
     expect(byParam).toEqual({

@@ -27,10 +27,24 @@ beforeAll(async () => {
   api = await startApi();
   admin = await api.createUser('admin');
   other = await api.createUser('other');
-  const privateFolder = (await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, name: 'Private' })).body[0]._id;
-  fixtures.folder = (await api.as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: privateFolder, name: 'target' })).body._id;
+  const privateFolder = (
+    await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, name: 'Private' })
+  ).body[0]._id;
+  fixtures.folder = (
+    await api
+      .as(admin)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'folder', parentId: privateFolder, name: 'target' })
+  ).body._id;
   // Where `…Id` parameters point: not the fixture folder itself, or each copy into it would double its subtree.
-  fixtures.destination = (await api.as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: privateFolder, name: 'destination' })).body._id;
+  fixtures.destination = (
+    await api
+      .as(admin)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'folder', parentId: privateFolder, name: 'destination' })
+  ).body._id;
   fixtures.item = await api.newItem(admin, fixtures.folder, 'item');
   fixtures.file = await api.addFile(admin, fixtures.item, 'some bytes');
   fixtures.collection = (await api.as(admin).post('/collection').query({ name: 'coll' })).body._id;
@@ -45,11 +59,45 @@ afterAll(async () => {
 
 /** Values chosen to break parsers, lookups, databases and headers. */
 const nasty = fc.constantFrom(
-  '', ' ', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'null', 'undefined', 'NaN', 'Infinity', '-Infinity',
-  '0', '-0', '-1', '1e308', '0x10', '1_000', '9007199254740993', '18446744073709551617', '-99999999999999999999999',
-  '0000-01-01', '-271821-04-19T00:00:00Z', '275760-09-13T00:00:01Z', '9999-12-31T23:59:59.999+14:00',
-  'a\r\nSet-Cookie: x=1', 'a\u0000b', '\u202e\u0301', '\ud83d\ude00', '../../etc/passwd', "'; DROP TABLE rm_folders; --",
-  '{"$gt":""}', 'meta.__proto__.x', 'x'.repeat(10_000), '%', '%00', '\\', '"', '[]', '{}',
+  '',
+  ' ',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'null',
+  'undefined',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '0',
+  '-0',
+  '-1',
+  '1e308',
+  '0x10',
+  '1_000',
+  '9007199254740993',
+  '18446744073709551617',
+  '-99999999999999999999999',
+  '0000-01-01',
+  '-271821-04-19T00:00:00Z',
+  '275760-09-13T00:00:01Z',
+  '9999-12-31T23:59:59.999+14:00',
+  'a\r\nSet-Cookie: x=1',
+  'a\u0000b',
+  '\u202e\u0301',
+  '\ud83d\ude00',
+  '../../etc/passwd',
+  "'; DROP TABLE rm_folders; --",
+  '{"$gt":""}',
+  'meta.__proto__.x',
+  'x'.repeat(10_000),
+  '%',
+  '%00',
+  '\\',
+  '"',
+  '[]',
+  '{}',
 );
 const text = fc.oneof(nasty, fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 20 }));
 const integer = fc.oneof(
@@ -62,12 +110,24 @@ const boolean = fc.oneof(fc.constantFrom('true', 'false', 'on', 'yes', '1', 'TRU
 /** JSON nested `depth` levels, as objects or arrays. */
 const nestedJson = fc
   .tuple(fc.integer({ min: 90, max: 6000 }), fc.boolean())
-  .map(([depth, arrays]) => (arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
+  .map(([depth, arrays]) =>
+    arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
+  );
 const json = fc.oneof(
   fc.json({ maxDepth: 4 }),
   fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify({ k: v })),
   nestedJson,
-  fc.constantFrom('{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', '{"$set":1}', '{"a.b":1}', '{"":1}', 'NaN', '{"a":NaN}', '{', '[1,'),
+  fc.constantFrom(
+    '{"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{}}}',
+    '{"$set":1}',
+    '{"a.b":1}',
+    '{"":1}',
+    'NaN',
+    '{"a":NaN}',
+    '{',
+    '[1,',
+  ),
   fc.integer({ min: 1, max: 3 }).map((mb) => JSON.stringify({ big: 'x'.repeat(mb * 300_000) })),
   text,
 );
@@ -101,22 +161,49 @@ function edgesOf(spec: ParamSpec): string[] {
     case 'enum':
       return ['constructor', '__proto__'];
     case 'json':
-      return [deep(1500), deep(5000), '{"__proto__":{"x":1},"constructor":1}', JSON.stringify({ big: 'x'.repeat(600_000) })];
+      return [
+        deep(1500),
+        deep(5000),
+        '{"__proto__":{"x":1},"constructor":1}',
+        JSON.stringify({ big: 'x'.repeat(600_000) }),
+      ];
     case 'string':
-      return ['constructor', '__proto__', 'toString', 'text/plain\r\nX-Injected: 1', '0000-01-01', '99999999999999999999999', 'x'.repeat(10_000)];
+      return [
+        'constructor',
+        '__proto__',
+        'toString',
+        'text/plain\r\nX-Injected: 1',
+        '0000-01-01',
+        '99999999999999999999999',
+        'x'.repeat(10_000),
+      ];
   }
 }
 
 /** A request for `route`: each declared parameter absent or hostile, path ids a fixture or hostile. */
 function requestOf(resource: string, route: RouteDef) {
   const params = fc.record(
-    Object.fromEntries(route.params.map((spec) => [spec.name, fc.oneof(fc.constant(plausibleOf(spec)), valueOf(spec), fc.constant(undefined))])),
+    Object.fromEntries(
+      route.params.map((spec) => [
+        spec.name,
+        fc.oneof(fc.constant(plausibleOf(spec)), valueOf(spec), fc.constant(undefined)),
+      ]),
+    ),
   );
   const segments = route.path
     .split('/')
     .filter(Boolean)
-    .map((segment) => (segment.startsWith(':') ? fc.oneof({ weight: 4, arbitrary: fc.constant(fixtures[resource] ?? 'x') }, { weight: 1, arbitrary: text }) : fc.constant(segment)));
-  return fc.record({ params, segments: fc.tuple(...segments), asForm: fc.boolean(), anonymous: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) });
+    .map((segment) =>
+      segment.startsWith(':')
+        ? fc.oneof({ weight: 4, arbitrary: fc.constant(fixtures[resource] ?? 'x') }, { weight: 1, arbitrary: text })
+        : fc.constant(segment),
+    );
+  return fc.record({
+    params,
+    segments: fc.tuple(...segments),
+    asForm: fc.boolean(),
+    anonymous: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+  });
 }
 
 /**
@@ -139,7 +226,12 @@ function examplesOf(resource: string, route: RouteDef) {
     .map((segment) => (segment.startsWith(':') ? (fixtures[resource] ?? 'x') : segment));
   const plausible = Object.fromEntries(route.params.map((spec) => [spec.name, plausibleOf(spec)]));
   return route.params.flatMap((spec) =>
-    edgesOf(spec).map((value) => [{ params: { ...plausible, [spec.name]: value }, segments, asForm: spec.in !== 'body', anonymous: false }] as [never]),
+    edgesOf(spec).map(
+      (value) =>
+        [{ params: { ...plausible, [spec.name]: value }, segments, asForm: spec.in !== 'body', anonymous: false }] as [
+          never,
+        ],
+    ),
   );
 }
 
@@ -149,19 +241,34 @@ interface Answer {
 }
 
 /** Sends one request; a reset connection or no answer within the timeout rejects. Streams resolve on their headers. */
-function send(method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, stream: boolean): Promise<Answer> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+  stream: boolean,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: listener.port, method, path, headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) } }, (res) => {
-      if (stream && res.statusCode === 200) {
-        resolve({ status: 200, body: '' });
-        req.destroy();
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: listener.port,
+        method,
+        path,
+        headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) },
+      },
+      (res) => {
+        if (stream && res.statusCode === 200) {
+          resolve({ status: 200, body: '' });
+          req.destroy();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end(body);
@@ -179,7 +286,9 @@ const routes = apiResources
   .sort((a, b) => Number(a.route.method === 'DELETE') - Number(b.route.method === 'DELETE'));
 
 describe('every route answers hostile values with a 4xx, never a 5xx, a reset or a hang', () => {
-  it.each(routes.map(({ resource, route }) => [`${route.method} /${resource}/${route.path}`, resource, route] as const))('%s', async (_label, resource, route) => {
+  it.each(
+    routes.map(({ resource, route }) => [`${route.method} /${resource}/${route.path}`, resource, route] as const),
+  )('%s', async (_label, resource, route) => {
     const examples = examplesOf(resource, route);
     await fc.assert(
       fc.asyncProperty(requestOf(resource, route), async ({ params, segments, asForm, anonymous }) => {
@@ -207,7 +316,11 @@ describe('every route answers hostile values with a 4xx, never a 5xx, a reset or
           headers['Content-Type'] = 'application/x-www-form-urlencoded';
         }
         const answer = await send(route.method, url, headers, body, route.produces === 'text/event-stream');
-        expect({ url, status: answer.status < 500 ? 'not 5xx' : answer.status, body: answer.status < 500 ? '' : answer.body }).toEqual({ url, status: 'not 5xx', body: '' });
+        expect({
+          url,
+          status: answer.status < 500 ? 'not 5xx' : answer.status,
+          body: answer.status < 500 ? '' : answer.body,
+        }).toEqual({ url, status: 'not 5xx', body: '' });
         if (route.method === 'DELETE' && resource === 'user' && route.path === 'authentication') await login();
       }),
       // The examples count as runs: every one of them, then RUNS_PER_ROUTE random ones.
@@ -217,7 +330,11 @@ describe('every route answers hostile values with a 4xx, never a 5xx, a reset or
 
   it('still takes writes, is ready, and its read models equal a replay of the log', async () => {
     if ((await api.as(admin).get('/user/me')).body === null) await login();
-    const created = await api.as(admin).post('/folder').type('form').send({ parentType: 'user', parentId: admin._id, name: 'after the storm' });
+    const created = await api
+      .as(admin)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'user', parentId: admin._id, name: 'after the storm' });
     expect(created.status).toBe(200);
     const ready = await api.site().get('/readyz');
     expect(ready.status).toBe(200);

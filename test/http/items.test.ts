@@ -22,14 +22,18 @@ describe('items', () => {
   }
 
   async function newItem(user: TestUser, folderId: string, name: string, extra: Record<string, string> = {}) {
-    const res = await api.as(user).post('/item').query({ folderId, name, ...extra });
+    const res = await api
+      .as(user)
+      .post('/item')
+      .query({ folderId, name, ...extra });
     expect(res.status).toBe(200);
     return res.body as Record<string, any>;
   }
 
   /** Adds a file of `size` bytes to an item (one raw-body POST /file). */
   async function addBytes(user: TestUser, itemId: string, size: number, name = 'data.bin') {
-    const res = await api.as(user)
+    const res = await api
+      .as(user)
       .post('/file')
       .query({ parentType: 'item', parentId: itemId, name, size })
       .set('Content-Type', 'application/octet-stream')
@@ -39,7 +43,8 @@ describe('items', () => {
     return res.body as Record<string, any>;
   }
 
-  const sizeOf = async (kind: 'folder' | 'item' | 'collection', id: string) => (await api.as(admin).get(`/${kind}/${id}`)).body.size as number;
+  const sizeOf = async (kind: 'folder' | 'item' | 'collection', id: string) =>
+    (await api.as(admin).get(`/${kind}/${id}`)).body.size as number;
   const userSize = async (user: TestUser) => (await api.as(admin).get(`/user/${user._id}`)).body.size as number;
 
   beforeAll(async () => {
@@ -55,14 +60,35 @@ describe('items', () => {
 
   describe('POST /item', () => {
     it('creates an item with the filtered item document', async () => {
-      const res = await api.as(alice).post('/item').query({ folderId: privateId, name: '  first  ', description: ' about it ' });
+      const res = await api
+        .as(alice)
+        .post('/item')
+        .query({ folderId: privateId, name: '  first  ', description: ' about it ' });
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body).sort()).toEqual(
-        ['_id', '_modelType', 'baseParentId', 'baseParentType', 'created', 'creatorId', 'description', 'folderId', 'metadata', 'name', 'size', 'updated'],
-      );
+      expect(Object.keys(res.body).sort()).toEqual([
+        '_id',
+        '_modelType',
+        'baseParentId',
+        'baseParentType',
+        'created',
+        'creatorId',
+        'description',
+        'folderId',
+        'metadata',
+        'name',
+        'size',
+        'updated',
+      ]);
       expect(res.body).toMatchObject({
-        _modelType: 'item', name: 'first', description: 'about it', folderId: privateId, baseParentType: 'user',
-        baseParentId: alice._id, creatorId: alice._id, size: 0, metadata: {},
+        _modelType: 'item',
+        name: 'first',
+        description: 'about it',
+        folderId: privateId,
+        baseParentType: 'user',
+        baseParentId: alice._id,
+        creatorId: alice._id,
+        size: 0,
+        metadata: {},
       });
       expect(res.body.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/);
       expect(res.body.updated).toBe(res.body.created);
@@ -80,14 +106,21 @@ describe('items', () => {
       // A folder cannot take a name an item holds.
       const clash = await api.as(alice).post('/folder').query({ parentId: folder, name: 'x' });
       expect(clash.status).toBe(400);
-      expect(clash.body).toEqual({ message: 'An item with that name already exists here.', type: 'validation', field: 'name' });
+      expect(clash.body).toEqual({
+        message: 'An item with that name already exists here.',
+        type: 'validation',
+        field: 'name',
+      });
     });
 
     it('reuses an existing item by exact name and merges metadata into it', async () => {
       const folder = await newFolder(alice, privateId, 'reuse');
       const first = await newItem(alice, folder, 'same', { metadata: JSON.stringify({ a: 1 }) });
       expect(first.metadata).toEqual({ a: 1 });
-      const again = await newItem(alice, folder, 'same', { reuseExisting: 'true', metadata: JSON.stringify({ b: 2, a: null }) });
+      const again = await newItem(alice, folder, 'same', {
+        reuseExisting: 'true',
+        metadata: JSON.stringify({ b: 2, a: null }),
+      });
       expect(again._id).toBe(first._id);
       expect(again.metadata).toEqual({ b: 2 });
       const notReused = await newItem(alice, folder, 'same', { reuseExisting: 'false' });
@@ -111,12 +144,21 @@ describe('items', () => {
       expect(empty.body).toEqual({ message: 'Item name must not be empty.', type: 'validation', field: 'name' });
       const denied = await api.as(bob).post('/item').query({ folderId: privateId, name: 'n' });
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Write access denied for folder ${privateId} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Write access denied for folder ${privateId} (user ${bob._id}).`,
+        type: 'access',
+      });
       const badMeta = await api.as(alice).post('/item').query({ folderId: privateId, name: 'm', metadata: '[1]' });
       expect(badMeta.body).toEqual({ message: 'Parameter metadata must be a JSON object.', type: 'rest' });
-      const badKey = await api.as(alice).post('/item').query({ folderId: privateId, name: 'm', metadata: JSON.stringify({ 'a.b': 1 }) });
+      const badKey = await api
+        .as(alice)
+        .post('/item')
+        .query({ folderId: privateId, name: 'm', metadata: JSON.stringify({ 'a.b': 1 }) });
       expect(badKey.status).toBe(400);
-      expect(badKey.body).toEqual({ message: 'Invalid key a.b: keys must not contain the "." character.', type: 'validation' });
+      expect(badKey.body).toEqual({
+        message: 'Invalid key a.b: keys must not contain the "." character.',
+        type: 'validation',
+      });
       // Nothing was saved: the name is still free.
       expect((await newItem(alice, privateId, 'm')).name).toBe('m');
     });
@@ -126,7 +168,8 @@ describe('items', () => {
     let folder: string;
     beforeAll(async () => {
       folder = await newFolder(alice, publicId, 'listing');
-      for (const name of ['beta', 'Alpha', 'gamma ray', 'delta']) await newItem(alice, folder, name, { description: `the ${name}` });
+      for (const name of ['beta', 'Alpha', 'gamma ray', 'delta'])
+        await newItem(alice, folder, name, { description: `the ${name}` });
     });
 
     it('lists a folder sorted by lowerName with Girder-Total-Count and paging', async () => {
@@ -160,10 +203,17 @@ describe('items', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: 'Invalid search mode.', type: 'rest' });
       const missing = await api.as(alice).get('/item?folderId=000000000000000000000000');
-      expect(missing.body).toEqual({ message: 'No such folder: 000000000000000000000000', type: 'validation', field: 'id' });
+      expect(missing.body).toEqual({
+        message: 'No such folder: 000000000000000000000000',
+        type: 'validation',
+        field: 'id',
+      });
       const denied = await api.as(bob).get(`/item?folderId=${privateId}`);
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Read access denied for folder ${privateId} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Read access denied for folder ${privateId} (user ${bob._id}).`,
+        type: 'access',
+      });
     });
 
     it('gets one item through its folder’s access', async () => {
@@ -171,7 +221,10 @@ describe('items', () => {
       expect((await api.as(alice).get(`/item/${item._id}`)).body).toEqual(item);
       const denied = await api.as(bob).get(`/item/${item._id}`);
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Read access denied for item ${item._id} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Read access denied for item ${item._id} (user ${bob._id}).`,
+        type: 'access',
+      });
       const anon = await api.as(null).get(`/item/${item._id}`);
       expect(anon.status).toBe(401);
       expect(anon.body).toEqual({ message: `Read access denied for item ${item._id} (user None).`, type: 'access' });
@@ -188,7 +241,8 @@ describe('items', () => {
       const folder = await newFolder(alice, privateId, 'edit');
       await newItem(alice, folder, 'taken');
       const item = await newItem(alice, folder, 'mine');
-      const res = await api.as(alice)
+      const res = await api
+        .as(alice)
         .put(`/item/${item._id}`)
         .query({ name: 'taken', description: ' words ', metadata: JSON.stringify({ k: 'v' }) });
       expect(res.status).toBe(200);
@@ -202,7 +256,10 @@ describe('items', () => {
       expect(empty.body).toEqual({ message: 'Item name must not be empty.', type: 'validation', field: 'name' });
       const denied = await api.as(bob).put(`/item/${item._id}`).query({ name: 'z' });
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Write access denied for item ${item._id} (user ${bob._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Write access denied for item ${item._id} (user ${bob._id}).`,
+        type: 'access',
+      });
     });
 
     it('moves to another folder with WRITE there, renaming on collision and carrying its size', async () => {
@@ -222,7 +279,10 @@ describe('items', () => {
       const bobs = await defaultFolders(bob);
       const denied = await api.as(alice).put(`/item/${item._id}`).query({ folderId: bobs.Private });
       expect(denied.status).toBe(403);
-      expect(denied.body).toEqual({ message: `Write access denied for folder ${bobs.Private} (user ${alice._id}).`, type: 'access' });
+      expect(denied.body).toEqual({
+        message: `Write access denied for folder ${bobs.Private} (user ${alice._id}).`,
+        type: 'access',
+      });
       const invalid = await api.as(alice).put(`/item/${item._id}`).query({ folderId: 'bad' });
       expect(invalid.body).toEqual({ message: 'Invalid folder id (bad).', type: 'rest' });
     });
@@ -231,7 +291,10 @@ describe('items', () => {
   describe('metadata', () => {
     it('sets, merges, deletes with null and deletes by key', async () => {
       const item = await newItem(alice, privateId, 'meta');
-      const set = await api.as(alice).put(`/item/${item._id}/metadata`).send({ a: 1, b: { c: 2 }, d: 'x' });
+      const set = await api
+        .as(alice)
+        .put(`/item/${item._id}/metadata`)
+        .send({ a: 1, b: { c: 2 }, d: 'x' });
       expect(set.status).toBe(200);
       expect(set.body.metadata).toEqual({ a: 1, b: { c: 2 }, d: 'x' });
       const nulls = await api.as(alice).put(`/item/${item._id}/metadata`).send({ a: null });
@@ -241,7 +304,10 @@ describe('items', () => {
       const removed = await api.as(alice).delete(`/item/${item._id}/metadata`).send(['d', 'missing']);
       expect(removed.body.metadata).toEqual({ b: { c: 2 }, e: null });
       const badKey = await api.as(alice).put(`/item/${item._id}/metadata`).send({ $x: 1 });
-      expect(badKey.body).toEqual({ message: 'Invalid key $x: keys must not start with the "$" character.', type: 'validation' });
+      expect(badKey.body).toEqual({
+        message: 'Invalid key $x: keys must not start with the "$" character.',
+        type: 'validation',
+      });
       const noBody = await api.as(alice).put(`/item/${item._id}/metadata`);
       expect(noBody.body).toEqual({ message: 'JSON parameter metadata must be passed in request body.', type: 'rest' });
       const denied = await api.as(bob).put(`/item/${item._id}/metadata`).send({ a: 1 });
@@ -260,8 +326,14 @@ describe('items', () => {
       const res = await api.as(alice).delete(`/item/${item._id}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ message: 'Deleted item doomed.' });
-      expect((await api.as(alice).get(`/item/${item._id}`)).body).toEqual({ message: `Invalid item id (${item._id}).`, type: 'rest' });
-      expect((await api.as(alice).get(`/file/${file._id}`)).body).toEqual({ message: `Invalid file id (${file._id}).`, type: 'rest' });
+      expect((await api.as(alice).get(`/item/${item._id}`)).body).toEqual({
+        message: `Invalid item id (${item._id}).`,
+        type: 'rest',
+      });
+      expect((await api.as(alice).get(`/file/${file._id}`)).body).toEqual({
+        message: `Invalid file id (${file._id}).`,
+        type: 'rest',
+      });
       expect(await sizeOf('folder', folder)).toBe(0);
       expect(await userSize(alice)).toBe(before - 9);
       expect((await newItem(alice, folder, 'doomed')).name).toBe('doomed');
@@ -292,7 +364,15 @@ describe('items', () => {
       const file = await addBytes(alice, item._id, 5, 'f.bin');
       const copy = await api.as(alice).post(`/item/${item._id}/copy`);
       expect(copy.status).toBe(200);
-      expect(copy.body).toMatchObject({ name: 'orig (1)', description: 'd', metadata: { m: 1 }, size: 5, folderId: folder, creatorId: alice._id, copyOfItem: item._id });
+      expect(copy.body).toMatchObject({
+        name: 'orig (1)',
+        description: 'd',
+        metadata: { m: 1 },
+        size: 5,
+        folderId: folder,
+        creatorId: alice._id,
+        copyOfItem: item._id,
+      });
       expect(await sizeOf('folder', folder)).toBe(10);
       const files = (await api.as(alice).get(`/item/${copy.body._id}/files`)).body;
       expect(files).toHaveLength(1);
@@ -302,7 +382,10 @@ describe('items', () => {
       expect(bytes.body).toEqual(Buffer.alloc(5, 7));
 
       const other = await newFolder(alice, publicId, 'copy target');
-      const named = await api.as(alice).post(`/item/${item._id}/copy`).query({ folderId: other, name: 'renamed', description: 'new' });
+      const named = await api
+        .as(alice)
+        .post(`/item/${item._id}/copy`)
+        .query({ folderId: other, name: 'renamed', description: 'new' });
       expect(named.body).toMatchObject({ name: 'renamed', description: 'new', folderId: other, size: 5 });
 
       // Without folderId the copy goes next to the original, which needs WRITE there.
@@ -310,11 +393,17 @@ describe('items', () => {
       const bobs = await defaultFolders(bob);
       const noWrite = await api.as(bob).post(`/item/${publicItem._id}/copy`);
       expect(noWrite.status).toBe(403);
-      expect(noWrite.body).toEqual({ message: `Write access denied for folder ${publicId} (user ${bob._id}).`, type: 'access' });
+      expect(noWrite.body).toEqual({
+        message: `Write access denied for folder ${publicId} (user ${bob._id}).`,
+        type: 'access',
+      });
       const bobCopy = await api.as(bob).post(`/item/${publicItem._id}/copy`).query({ folderId: bobs.Private });
       expect(bobCopy.body).toMatchObject({ name: 'shared', creatorId: bob._id });
       const unreadable = await api.as(bob).post(`/item/${item._id}/copy`).query({ folderId: bobs.Private });
-      expect(unreadable.body).toEqual({ message: `Read access denied for item ${item._id} (user ${bob._id}).`, type: 'access' });
+      expect(unreadable.body).toEqual({
+        message: `Read access denied for item ${item._id} (user ${bob._id}).`,
+        type: 'access',
+      });
     });
   });
 
@@ -341,7 +430,8 @@ describe('items', () => {
       const collection = await api.as(admin).post('/collection').query({ name: 'Sizes', public: 'true' });
       expect(collection.status).toBe(200);
       const target = await newFolder(admin, collection.body._id, 'landing', 'collection');
-      const grant = await api.as(admin)
+      const grant = await api
+        .as(admin)
         .put(`/folder/${target}/access`)
         .query({ access: JSON.stringify({ users: [{ id: carol._id, level: 1 }], groups: [] }) });
       expect(grant.status).toBe(200);
@@ -349,12 +439,19 @@ describe('items', () => {
       expect(moved.status).toBe(200);
       expect(await userSize(carol)).toBe(0);
       expect(await sizeOf('collection', collection.body._id)).toBe(11);
-      expect((await api.as(carol).get(`/item/${inB._id}`)).body).toMatchObject({ baseParentType: 'collection', baseParentId: collection.body._id });
+      expect((await api.as(carol).get(`/item/${inB._id}`)).body).toMatchObject({
+        baseParentType: 'collection',
+        baseParentId: collection.body._id,
+      });
 
       // Deleting a file and an item shrinks item, folder and root.
       const files = (await api.as(carol).get(`/item/${inB._id}/files`)).body;
       await api.as(carol).delete(`/file/${files[0]._id}`).expect(200);
-      expect([await sizeOf('item', inB._id), await sizeOf('folder', b), await sizeOf('collection', collection.body._id)]).toEqual([0, 0, 1]);
+      expect([
+        await sizeOf('item', inB._id),
+        await sizeOf('folder', b),
+        await sizeOf('collection', collection.body._id),
+      ]).toEqual([0, 0, 1]);
       await api.as(carol).delete(`/item/${inA._id}`).expect(200);
       expect([await sizeOf('folder', a), await sizeOf('collection', collection.body._id)]).toEqual([0, 0]);
     });
@@ -398,7 +495,9 @@ describe('items', () => {
 
     it('gives 30 parallel POST /item with one name 30 distinct names: n, n (1) … n (29)', async () => {
       const folder = await newFolder(alice, privateId, 'parallel');
-      const responses = await Promise.all(Array.from({ length: 30 }, () => api.as(alice).post('/item').query({ folderId: folder, name: 'n' })));
+      const responses = await Promise.all(
+        Array.from({ length: 30 }, () => api.as(alice).post('/item').query({ folderId: folder, name: 'n' })),
+      );
       expect(responses.map((r) => r.status)).toEqual(Array(30).fill(200));
       const expected = ['n', ...Array.from({ length: 29 }, (_, i) => `n (${i + 1})`)];
       expect(responses.map((r) => r.body.name).sort()).toEqual([...expected].sort());
@@ -409,7 +508,9 @@ describe('items', () => {
     it('lets parallel reuseExisting requests for one name share one item', async () => {
       const folder = await newFolder(alice, privateId, 'parallel reuse');
       const responses = await Promise.all(
-        Array.from({ length: 8 }, () => api.as(alice).post('/item').query({ folderId: folder, name: 'shared', reuseExisting: 'true' })),
+        Array.from({ length: 8 }, () =>
+          api.as(alice).post('/item').query({ folderId: folder, name: 'shared', reuseExisting: 'true' }),
+        ),
       );
       expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
       expect(new Set(responses.map((r) => r.body._id)).size).toBe(1);

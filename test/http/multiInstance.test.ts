@@ -33,12 +33,16 @@ describe('three instances on one DATA_DIR', () => {
     return { api, listener: await api.listen() };
   };
   const subscribe = (instance: Instance, headers: Record<string, string> = {}, query = 'since=0') => {
-    const client = instance.listener.sse(`/folder/${folderId}/events?${query}`, { 'Girder-Token': admin.token, ...headers });
+    const client = instance.listener.sse(`/folder/${folderId}/events?${query}`, {
+      'Girder-Token': admin.token,
+      ...headers,
+    });
     subscribers.push(client);
     return client;
   };
   const setMeta = async (instance: Instance, value: number) => {
-    const res = await instance.api.anonymous()
+    const res = await instance.api
+      .anonymous()
       .put(`/folder/${folderId}/metadata`)
       .set('Girder-Token', admin.token)
       .set('Content-Type', 'application/json')
@@ -49,7 +53,8 @@ describe('three instances on one DATA_DIR', () => {
   /** The folder stream's positions, straight from the log. */
   const logPositions = async () => {
     const out: string[] = [];
-    for await (const event of instances[0].api.runtime.services.eventStore.readStream(folderStream(folderId))) out.push(event.position.toString());
+    for await (const event of instances[0].api.runtime.services.eventStore.readStream(folderStream(folderId)))
+      out.push(event.position.toString());
     return out;
   };
   const ids = (client: SseClient) => client.events.map((event) => event.id);
@@ -58,7 +63,8 @@ describe('three instances on one DATA_DIR', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'multi-instance-'));
     instances = [await start(), await start(), await start()];
     admin = await instances[0].api.createUser('admin');
-    const created = await instances[1].api.anonymous()
+    const created = await instances[1].api
+      .anonymous()
       .post('/folder')
       .set('Girder-Token', admin.token)
       .type('form')
@@ -73,7 +79,11 @@ describe('three instances on one DATA_DIR', () => {
   });
 
   it('delivers every event of the stream to a subscriber on each instance, exactly once and in log order, whoever wrote it', async () => {
-    expect(instances.map((i) => i.api.runtime.services.projector.role).sort()).toEqual(['holder', 'standby', 'standby']);
+    expect(instances.map((i) => i.api.runtime.services.projector.role).sort()).toEqual([
+      'holder',
+      'standby',
+      'standby',
+    ]);
     const clients = instances.map((instance) => subscribe(instance));
     await Promise.all(clients.map((client) => client.opened));
     for (let step = 1; step <= 9; step++) await setMeta(instances[step % 3], step);
@@ -121,25 +131,38 @@ describe('three instances on one DATA_DIR', () => {
     const stream = reader.listener.sse('/notification/stream?timeout=10', { 'Girder-Token': admin.token });
     subscribers.push(stream);
     await stream.opened;
-    const doomed = await writer.api.anonymous()
+    const doomed = await writer.api
+      .anonymous()
       .post('/folder')
       .set('Girder-Token', admin.token)
       .type('form')
       .send({ parentType: 'folder', parentId: folderId, name: 'doomed' });
     expect(doomed.status).toBe(200);
-    const deleted = await writer.api.anonymous().delete(`/folder/${doomed.body._id}`).query({ progress: true }).set('Girder-Token', admin.token);
+    const deleted = await writer.api
+      .anonymous()
+      .delete(`/folder/${doomed.body._id}`)
+      .query({ progress: true })
+      .set('Girder-Token', admin.token);
     expect(deleted.status).toBe(200);
 
     const listed = await reader.api.anonymous().get('/notification').set('Girder-Token', admin.token);
     expect(listed.status).toBe(200);
     expect(listed.body).toHaveLength(1);
-    expect(listed.body[0]).toMatchObject({ type: 'progress', userId: admin._id, data: { title: 'Deleting folder doomed', state: 'success', message: 'Done' } });
+    expect(listed.body[0]).toMatchObject({
+      type: 'progress',
+      userId: admin._id,
+      data: { title: 'Deleting folder doomed', state: 'success', message: 'Done' },
+    });
     const fromWriter = await writer.api.anonymous().get('/notification').set('Girder-Token', admin.token);
     expect(fromWriter.body).toEqual(listed.body);
 
     await stream.waitFor((events) => events.some((e) => e.json?.data?.state === 'success'), 5000);
     const streamed = stream.events.filter((e) => e.json._id === listed.body[0]._id);
-    expect(streamed.at(-1)!.json).toMatchObject({ _id: listed.body[0]._id, updated: listed.body[0].updated, data: listed.body[0].data });
+    expect(streamed.at(-1)!.json).toMatchObject({
+      _id: listed.body[0]._id,
+      updated: listed.body[0].updated,
+      data: listed.body[0].data,
+    });
     // Each version once: no record was announced twice with the same content.
     expect(new Set(streamed.map((e) => e.data.replace(/"_girderTime":\d+,?/, ''))).size).toBe(streamed.length);
   });

@@ -30,16 +30,26 @@ describe('notification socket', () => {
     });
   }
 
-  const nextMessage = (ws: WebSocket) => new Promise<Record<string, unknown>>((resolve) => ws.once('message', (data) => resolve(JSON.parse(String(data)))));
+  const nextMessage = (ws: WebSocket) =>
+    new Promise<Record<string, unknown>>((resolve) => ws.once('message', (data) => resolve(JSON.parse(String(data)))));
 
   it('sends the caller its own progress records, and nobody else’s', async () => {
     const opened = await connect(`${NOTIFICATION_SOCKET_PATH}?token=${alice.token}`);
     if (!('ws' in opened)) throw new Error(`refused with ${opened.status}`);
     const received = nextMessage(opened.ws);
     await api.runtime.services.progress.start({ on: true, userId: admin._id, title: 'not for alice', message: 'm' });
-    await api.runtime.services.progress.start({ on: true, userId: alice._id, title: 'Copying folder f', message: 'Calculating folder size...' });
+    await api.runtime.services.progress.start({
+      on: true,
+      userId: alice._id,
+      title: 'Copying folder f',
+      message: 'Calculating folder size...',
+    });
     const record = await received;
-    expect(record).toMatchObject({ type: 'progress', userId: alice._id, data: { title: 'Copying folder f', message: 'Calculating folder size...' } });
+    expect(record).toMatchObject({
+      type: 'progress',
+      userId: alice._id,
+      data: { title: 'Copying folder f', message: 'Calculating folder size...' },
+    });
     opened.ws.close();
   });
 

@@ -49,7 +49,12 @@ describe('notifications', () => {
   });
 
   it('streams existing records with sorted keys and _girderTime, then closes when timeout=0', async () => {
-    const progress = await services().progress.start({ on: true, userId: alice._id, title: 'Deleting folder f', message: 'Calculating folder size...' });
+    const progress = await services().progress.start({
+      on: true,
+      userId: alice._id,
+      title: 'Deleting folder f',
+      message: 'Calculating folder size...',
+    });
     await services().progress.start({ on: true, userId: admin._id, title: 'not for alice', message: 'm' });
     const before = Math.floor(Date.now() / 1000);
     const client = open('?timeout=0', { 'Service-Token': alice.token });
@@ -79,14 +84,19 @@ describe('notifications', () => {
     expect(client.body).toBe(client.events.map((e) => e.raw).join(''));
   });
 
-  it('pushes each change of the caller\'s records as a test-driven ProgressContext advances', async () => {
+  it("pushes each change of the caller's records as a test-driven ProgressContext advances", async () => {
     const client = open('?timeout=10', { 'Service-Token': alice.token });
     await client.opened;
     expect(client.status).toBe(200);
     await sleep(50);
     expect(client.events).toHaveLength(0);
 
-    const progress = await services().progress.start({ on: true, userId: alice._id, title: 'Copying folder f', message: 'Calculating folder size...' });
+    const progress = await services().progress.start({
+      on: true,
+      userId: alice._id,
+      title: 'Copying folder f',
+      message: 'Calculating folder size...',
+    });
     const other = await services().progress.start({ on: true, userId: admin._id, title: 'admin only', message: 'm' });
     await client.waitFor((events) => events.length === 1);
     expect(client.events[0].json.data.state).toBe('active');
@@ -104,7 +114,9 @@ describe('notifications', () => {
     await client.waitFor((events) => events.length === 5);
     await sleep(100);
 
-    expect(client.events.map((e) => [e.json.data.total, e.json.data.current, e.json.data.state, e.json.data.message])).toEqual([
+    expect(
+      client.events.map((e) => [e.json.data.total, e.json.data.current, e.json.data.state, e.json.data.message]),
+    ).toEqual([
       [0, 0, 'active', 'Calculating folder size...'],
       [3, 0, 'active', 'Calculating folder size...'],
       [3, 1, 'active', 'Copied item a'],
@@ -139,7 +151,8 @@ describe('notifications', () => {
     expect(list.body).toEqual([first.record, second.record]);
     const after = await api.as(alice).get('/notification').query({ since: first.record!.updated });
     expect(after.body.map((r: NotificationRecord) => r.data.title)).toEqual(['second']);
-    const naive = await api.as(alice)
+    const naive = await api
+      .as(alice)
       .get('/notification')
       .query({ since: new Date(firstUpdated - 1).toISOString().replace('Z', '') });
     expect(naive.body.map((r: NotificationRecord) => r.data.title)).toEqual(['first', 'second']);
@@ -169,7 +182,12 @@ describe('notifications', () => {
     await Promise.all([idle.opened, busy.opened]);
     const start = Date.now();
     await sleep(700);
-    const progress = await services().progress.start({ on: true, userId: alice._id, title: 'keeps busy alive', message: 'm' });
+    const progress = await services().progress.start({
+      on: true,
+      userId: alice._id,
+      title: 'keeps busy alive',
+      message: 'm',
+    });
     await busy.waitFor((events) => events.length === 1);
     const lastEvent = Date.now();
     await Promise.all([idle.finished, busy.finished]);
@@ -208,7 +226,12 @@ describe('notifications', () => {
   it('records nothing at all when progress is off', async () => {
     const client = open('?timeout=2', { 'Service-Token': alice.token });
     await client.opened;
-    const ctx = await services().progress.start({ on: false, userId: alice._id, title: 'Deleting folder f', message: 'Calculating folder size...' });
+    const ctx = await services().progress.start({
+      on: false,
+      userId: alice._id,
+      title: 'Deleting folder f',
+      message: 'Calculating folder size...',
+    });
     await ctx.update({ total: 3, force: true });
     await ctx.update({ increment: 3, force: true });
     await ctx.finish();
@@ -223,7 +246,12 @@ describe('notifications', () => {
     const client = open('?timeout=5', { 'Service-Token': alice.token });
     await client.opened;
     const started = Date.now();
-    const progress = await services().progress.start({ on: true, userId: alice._id, title: 'burst', message: 'Calculating folder size...' });
+    const progress = await services().progress.start({
+      on: true,
+      userId: alice._id,
+      title: 'burst',
+      message: 'Calculating folder size...',
+    });
     await progress.update({ total: 500 });
     for (let i = 1; i <= 500; i += 1) await progress.update({ increment: 1, message: `Deleted item ${i}` });
     const elapsed = Date.now() - started;
@@ -231,7 +259,12 @@ describe('notifications', () => {
     await client.waitFor((events) => events.some((e) => e.json.data.state === 'success'));
     await sleep(100);
     expect(client.events.length).toBeLessThanOrEqual(2 + Math.floor(elapsed / 500) + 1);
-    expect(client.events.at(-1)!.json.data).toMatchObject({ total: 500, current: 500, state: 'success', message: 'Done' });
+    expect(client.events.at(-1)!.json.data).toMatchObject({
+      total: 500,
+      current: 500,
+      state: 'success',
+      message: 'Done',
+    });
     const list = await api.as(alice).get('/notification');
     expect(list.body).toHaveLength(1);
     expect(list.body[0].data).toMatchObject({ total: 500, current: 500, state: 'success', message: 'Done' });
@@ -242,7 +275,12 @@ describe('notifications', () => {
     await client.opened;
     client.close();
     await sleep(50);
-    const progress = await services().progress.start({ on: true, userId: alice._id, title: 'after abort', message: 'm' });
+    const progress = await services().progress.start({
+      on: true,
+      userId: alice._id,
+      title: 'after abort',
+      message: 'm',
+    });
     await progress.finish();
     expect(client.events).toEqual([]);
   });
@@ -328,7 +366,11 @@ describe('SseWriter', () => {
     });
     paused.resume();
     await new Promise((resolve) => paused.on('end', resolve));
-    expect(body.endsWith('event: overflow\ndata: {"message":"The client did not read the stream fast enough; the stream was closed."}\n\n')).toBe(true);
+    expect(
+      body.endsWith(
+        'event: overflow\ndata: {"message":"The client did not read the stream fast enough; the stream was closed."}\n\n',
+      ),
+    ).toBe(true);
     expect(body.split('\n\n').filter((block) => block.startsWith('id: ')).length).toBe(sent + 1);
   });
 });

@@ -6,10 +6,42 @@ type Json = Record<string, any>;
 
 /** Keywords an OpenAPI 3.0 Schema Object may use (3.0 is not full JSON Schema: no const, no type arrays, …). */
 const SCHEMA_KEYWORDS = new Set([
-  'title', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern',
-  'maxItems', 'minItems', 'uniqueItems', 'maxProperties', 'minProperties', 'required', 'enum', 'type', 'allOf', 'oneOf',
-  'anyOf', 'not', 'items', 'properties', 'additionalProperties', 'description', 'format', 'default', 'nullable',
-  'discriminator', 'readOnly', 'writeOnly', 'xml', 'externalDocs', 'example', 'deprecated', '$ref',
+  'title',
+  'multipleOf',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'enum',
+  'type',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'items',
+  'properties',
+  'additionalProperties',
+  'description',
+  'format',
+  'default',
+  'nullable',
+  'discriminator',
+  'readOnly',
+  'writeOnly',
+  'xml',
+  'externalDocs',
+  'example',
+  'deprecated',
+  '$ref',
 ]);
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
 
@@ -17,9 +49,12 @@ function checkSchema(schema: Json, where: string, errors: string[]): void {
   for (const [key, value] of Object.entries(schema)) {
     if (!SCHEMA_KEYWORDS.has(key) && !key.startsWith('x-')) errors.push(`${where}: keyword ${key} is not OpenAPI 3.0`);
     if (key === 'type' && !TYPES.has(value as string)) errors.push(`${where}: type ${JSON.stringify(value)}`);
-    if (['items', 'not'].includes(key) || (key === 'additionalProperties' && typeof value === 'object')) checkSchema(value as Json, `${where}.${key}`, errors);
-    if (['allOf', 'anyOf', 'oneOf'].includes(key)) (value as Json[]).forEach((s, i) => checkSchema(s, `${where}.${key}[${i}]`, errors));
-    if (key === 'properties') for (const [p, s] of Object.entries(value as Json)) checkSchema(s as Json, `${where}.properties.${p}`, errors);
+    if (['items', 'not'].includes(key) || (key === 'additionalProperties' && typeof value === 'object'))
+      checkSchema(value as Json, `${where}.${key}`, errors);
+    if (['allOf', 'anyOf', 'oneOf'].includes(key))
+      (value as Json[]).forEach((s, i) => checkSchema(s, `${where}.${key}[${i}]`, errors));
+    if (key === 'properties')
+      for (const [p, s] of Object.entries(value as Json)) checkSchema(s as Json, `${where}.properties.${p}`, errors);
   }
 }
 
@@ -27,34 +62,40 @@ function checkSchema(schema: Json, where: string, errors: string[]): void {
 function validateOpenApi(doc: Json): string[] {
   const errors: string[] = [];
   if (!/^3\.0\.\d+$/.test(doc.openapi)) errors.push(`openapi: ${doc.openapi}`);
-  if (typeof doc.info?.title !== 'string' || typeof doc.info?.version !== 'string') errors.push('info needs title and version');
+  if (typeof doc.info?.title !== 'string' || typeof doc.info?.version !== 'string')
+    errors.push('info needs title and version');
   const operationIds = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths as Json)) {
     if (!path.startsWith('/')) errors.push(`${path}: must start with /`);
     const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     for (const [method, op] of Object.entries(item as Json)) {
       const where = `${method.toUpperCase()} ${path}`;
-      if (!['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(method)) errors.push(`${where}: method`);
+      if (!['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(method))
+        errors.push(`${where}: method`);
       if (operationIds.has(op.operationId)) errors.push(`${where}: duplicate operationId ${op.operationId}`);
       operationIds.add(op.operationId);
       if (!op.responses || Object.keys(op.responses).length === 0) errors.push(`${where}: no responses`);
       for (const [code, response] of Object.entries(op.responses as Json)) {
         if (!/^[1-5]\d\d$|^default$/.test(code)) errors.push(`${where}: response code ${code}`);
-        if (typeof (response as Json).description !== 'string') errors.push(`${where} ${code}: response needs a description`);
+        if (typeof (response as Json).description !== 'string')
+          errors.push(`${where} ${code}: response needs a description`);
       }
       const seen = new Set<string>();
       for (const param of op.parameters as Json[]) {
         const key = `${param.in}:${param.name}`;
         if (seen.has(key)) errors.push(`${where}: duplicate parameter ${key}`);
         seen.add(key);
-        if (!['query', 'header', 'path', 'cookie'].includes(param.in)) errors.push(`${where}: parameter ${param.name} in ${param.in}`);
-        if (param.in === 'path' && param.required !== true) errors.push(`${where}: path parameter ${param.name} must be required`);
+        if (!['query', 'header', 'path', 'cookie'].includes(param.in))
+          errors.push(`${where}: parameter ${param.name} in ${param.in}`);
+        if (param.in === 'path' && param.required !== true)
+          errors.push(`${where}: path parameter ${param.name} must be required`);
         if (typeof param.required !== 'boolean') errors.push(`${where}: ${param.name}.required`);
         if (!param.schema) errors.push(`${where}: ${param.name} has no schema`);
         else checkSchema(param.schema, `${where} ${param.name}`, errors);
       }
       const declaredPath = (op.parameters as Json[]).filter((p) => p.in === 'path').map((p) => p.name);
-      if (JSON.stringify(declaredPath.sort()) !== JSON.stringify([...templated].sort())) errors.push(`${where}: path params ${declaredPath} vs ${templated}`);
+      if (JSON.stringify(declaredPath.sort()) !== JSON.stringify([...templated].sort()))
+        errors.push(`${where}: path params ${declaredPath} vs ${templated}`);
       for (const media of Object.values((op.requestBody?.content ?? {}) as Json)) {
         if ((media as Json).schema) checkSchema((media as Json).schema, `${where} body`, errors);
       }
@@ -63,10 +104,14 @@ function validateOpenApi(doc: Json): string[] {
   const refs = new Set(JSON.stringify(doc).match(/"\$ref":"[^"]*"/g) ?? []);
   for (const ref of refs) {
     const target = ref.slice('"$ref":"'.length, -1);
-    const resolved = target.replace(/^#\//, '').split('/').reduce<any>((node, part) => node?.[part], doc);
+    const resolved = target
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<any>((node, part) => node?.[part], doc);
     if (resolved === undefined) errors.push(`unresolved ${target}`);
   }
-  for (const [name, schema] of Object.entries(doc.components?.schemas ?? {})) checkSchema(schema as Json, `components.schemas.${name}`, errors);
+  for (const [name, schema] of Object.entries(doc.components?.schemas ?? {}))
+    checkSchema(schema as Json, `components.schemas.${name}`, errors);
   return errors;
 }
 
@@ -86,16 +131,22 @@ describe('OpenAPI document and Swagger UI', () => {
 
   it('is a valid OpenAPI 3 document', () => {
     expect(validateOpenApi(doc)).toEqual([]);
-    expect(doc.info).toEqual(expect.objectContaining({ title: 'Folder Service', version: api.runtime.services.version }));
+    expect(doc.info).toEqual(
+      expect.objectContaining({ title: 'Folder Service', version: api.runtime.services.version }),
+    );
     expect(doc.servers).toEqual([{ url: '/api/v1' }]);
     expect(doc.tags.map((t: Json) => t.name)).toEqual(resources.map((r) => r.name));
   });
 
   it('describes every route of the route table, and nothing else', () => {
     const expected = resources.flatMap((r) =>
-      r.routes.map((route) => `${route.method.toLowerCase()} /${r.name}${route.path ? `/${route.path}` : ''}`.replace(/:(\w+)/g, '{$1}')),
+      r.routes.map((route) =>
+        `${route.method.toLowerCase()} /${r.name}${route.path ? `/${route.path}` : ''}`.replace(/:(\w+)/g, '{$1}'),
+      ),
     );
-    const described = Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.keys(item as Json).map((m) => `${m} ${path}`));
+    const described = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+      Object.keys(item as Json).map((m) => `${m} ${path}`),
+    );
     expect(described.sort()).toEqual(expected.sort());
   });
 
@@ -106,10 +157,19 @@ describe('OpenAPI document and Swagger UI', () => {
       { name: 'flag', in: 'query', required: false, description: '', schema: { type: 'boolean', default: true } },
       { name: 'maybe', in: 'query', required: false, description: '', schema: { type: 'boolean' } },
       { name: 'count', in: 'query', required: false, description: '', schema: { type: 'integer', default: 7 } },
-      { name: 'color', in: 'query', required: false, description: '', schema: { type: 'string', enum: ['red', 'green'] } },
+      {
+        name: 'color',
+        in: 'query',
+        required: false,
+        description: '',
+        schema: { type: 'string', enum: ['red', 'green'] },
+      },
       { name: 'padded', in: 'query', required: false, description: '', schema: { type: 'string' } },
     ]);
-    expect(doc.paths['/probe/nameFirst'].get.parameters.map((p: Json) => [p.name, p.required])).toEqual([['name', true], ['limit', false]]);
+    expect(doc.paths['/probe/nameFirst'].get.parameters.map((p: Json) => [p.name, p.required])).toEqual([
+      ['name', true],
+      ['limit', false],
+    ]);
     const paging = doc.paths['/probe/paging'].get.parameters;
     expect(paging.map((p: Json) => [p.name, p.schema])).toEqual([
       ['limit', { type: 'integer', default: 50 }],
@@ -123,8 +183,14 @@ describe('OpenAPI document and Swagger UI', () => {
       { type: 'array', items: {} },
     ]);
     const body = doc.paths['/probe/body'].put;
-    expect(body.parameters).toEqual([{ name: 'before', in: 'query', required: false, description: '', schema: { type: 'string' } }]);
-    expect(body.requestBody).toEqual({ required: true, description: '', content: { 'application/json': { schema: { type: 'object', additionalProperties: {} } } } });
+    expect(body.parameters).toEqual([
+      { name: 'before', in: 'query', required: false, description: '', schema: { type: 'string' } },
+    ]);
+    expect(body.requestBody).toEqual({
+      required: true,
+      description: '',
+      content: { 'application/json': { schema: { type: 'object', additionalProperties: {} } } },
+    });
     expect(doc.paths['/probe/{id}/{sub}'].get.parameters).toEqual([
       { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
       { name: 'sub', in: 'path', required: true, schema: { type: 'string' } },
@@ -134,15 +200,23 @@ describe('OpenAPI document and Swagger UI', () => {
   it('states each route’s access mode and scopes as extensions', () => {
     expect(doc.paths['/probe/admin'].get['x-access']).toBe('admin');
     expect(doc.paths['/probe/private'].get['x-access']).toBe('user');
-    expect(doc.paths['/probe/scoped'].get).toEqual(expect.objectContaining({ 'x-access': 'token', 'x-scope': ['core.data.read'] }));
-    expect(doc.paths['/user'].get).toEqual(expect.objectContaining({ 'x-access': 'public', 'x-scope': ['core.user_info.read'] }));
+    expect(doc.paths['/probe/scoped'].get).toEqual(
+      expect.objectContaining({ 'x-access': 'token', 'x-scope': ['core.data.read'] }),
+    );
+    expect(doc.paths['/user'].get).toEqual(
+      expect.objectContaining({ 'x-access': 'public', 'x-scope': ['core.user_info.read'] }),
+    );
     for (const item of Object.values(doc.paths as Json)) {
       for (const op of Object.values(item as Json)) {
         expect(['public', 'user', 'admin', 'token']).toContain((op as Json)['x-access']);
         expect(Array.isArray((op as Json)['x-scope'])).toBe(true);
       }
     }
-    expect(doc.components.securitySchemes.serviceToken).toEqual({ type: 'apiKey', in: 'header', name: 'Service-Token' });
+    expect(doc.components.securitySchemes.serviceToken).toEqual({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Service-Token',
+    });
   });
 
   it('serves Swagger UI at /api/v1, loading its assets and the document', async () => {
@@ -152,7 +226,12 @@ describe('OpenAPI document and Swagger UI', () => {
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.text).toContain('<div id="swagger-ui"></div>');
       expect(page.text).toContain('<title>Folder Service API</title>');
-      for (const asset of ['/api/v1/swagger-ui.css', '/api/v1/swagger-ui-bundle.js', '/api/v1/swagger-ui-standalone-preset.js', '/api/v1/swagger-ui-init.js']) {
+      for (const asset of [
+        '/api/v1/swagger-ui.css',
+        '/api/v1/swagger-ui-bundle.js',
+        '/api/v1/swagger-ui-standalone-preset.js',
+        '/api/v1/swagger-ui-init.js',
+      ]) {
         expect(page.text).toContain(`"${asset}"`);
       }
     }

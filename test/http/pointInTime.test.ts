@@ -10,8 +10,17 @@ let alicePublic: string;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const at = async () => String(await api.headPosition());
 const getAt = (user: TestUser, id: string, when: string) => api.as(user).get(`/folder/${id}`).query({ at: when });
-const childrenAt = async (user: TestUser, parentId: string, when: string, query: Record<string, string> = {}, parentType = 'folder') => {
-  const res = await api.as(user).get('/folder').query({ parentType, parentId, at: when, ...query });
+const childrenAt = async (
+  user: TestUser,
+  parentId: string,
+  when: string,
+  query: Record<string, string> = {},
+  parentType = 'folder',
+) => {
+  const res = await api
+    .as(user)
+    .get('/folder')
+    .query({ parentType, parentId, at: when, ...query });
   return { res, names: Array.isArray(res.body) ? (res.body as { name: string }[]).map((f) => f.name) : res.body };
 };
 
@@ -32,17 +41,44 @@ describe('GET /folder/:id?at=', () => {
     const initial = (await api.as(alice).get(`/folder/${f}`)).body;
     ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ name: 'Now', description: 'changed' }), 'rename');
     const renamed = await at();
-    ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"k": [1, 2]}'), 'meta');
+    ok(
+      await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"k": [1, 2]}'),
+      'meta',
+    );
     const item = await api.newItem(alice, f, 'i');
     await api.addFile(alice, item, Buffer.from('12345'));
     const sized = await at();
     ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ parentType: 'user', parentId: alice._id }), 'move');
-    const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 2 }], groups: [] };
-    ok(await api.as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(access), public: 'true' }), 'access');
+    const access = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 2 },
+      ],
+      groups: [],
+    };
+    ok(
+      await api
+        .as(alice)
+        .put(`/folder/${f}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(access), public: 'true' }),
+      'access',
+    );
 
     expect((await getAt(alice, f, created)).body).toEqual(initial);
-    expect((await getAt(alice, f, renamed)).body).toMatchObject({ name: 'Now', description: 'changed', metadata: {}, size: 0, parentId: alicePrivate });
-    expect((await getAt(alice, f, sized)).body).toMatchObject({ name: 'Now', metadata: { k: [1, 2] }, size: 5, parentCollection: 'folder' });
+    expect((await getAt(alice, f, renamed)).body).toMatchObject({
+      name: 'Now',
+      description: 'changed',
+      metadata: {},
+      size: 0,
+      parentId: alicePrivate,
+    });
+    expect((await getAt(alice, f, sized)).body).toMatchObject({
+      name: 'Now',
+      metadata: { k: [1, 2] },
+      size: 5,
+      parentCollection: 'folder',
+    });
     // At the head it is exactly what the read model serves.
     expect((await getAt(alice, f, await at())).body).toEqual((await api.as(alice).get(`/folder/${f}`)).body);
     expect((await getAt(admin, f, await at())).body).toEqual((await api.as(admin).get(`/folder/${f}`)).body);
@@ -69,10 +105,14 @@ describe('GET /folder/:id?at=', () => {
     const res = await getAt(alice, f, before);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message: `The folder did not exist at ${before}.`, type: 'rest' });
-    expect((await getAt(alice, f, '2001-01-01')).body).toEqual({ message: 'The folder did not exist at 2001-01-01.', type: 'rest' });
+    expect((await getAt(alice, f, '2001-01-01')).body).toEqual({
+      message: 'The folder did not exist at 2001-01-01.',
+      type: 'rest',
+    });
     for (const bad of ['yesterday', '12abc', '2024-13-45T99:00', '-5']) {
       expect((await getAt(alice, f, bad)).body).toEqual({
-        message: `Invalid value for at: "${bad}". Expected an ISO 8601 time or a position.`, type: 'rest',
+        message: `Invalid value for at: "${bad}". Expected an ISO 8601 time or a position.`,
+        type: 'rest',
       });
     }
     const alive = await at();
@@ -80,15 +120,31 @@ describe('GET /folder/:id?at=', () => {
     // Gone now: only a site admin may still look at its past.
     expect((await getAt(alice, f, alive)).status).toBe(400);
     expect((await getAt(admin, f, alive)).body.name).toBe('Short');
-    expect((await getAt(admin, f, await at())).body).toEqual({ message: `The folder did not exist at ${await at()}.`, type: 'rest' });
+    expect((await getAt(admin, f, await at())).body).toEqual({
+      message: `The folder did not exist at ${await at()}.`,
+      type: 'rest',
+    });
     ok(await api.as(alice).post(`/folder/${f}/restore`), 'restore');
     expect((await getAt(alice, f, await at())).body.name).toBe('Short');
   });
 
   it('needs ADMIN on the folder now', async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Admins only');
-    const read = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
-    ok(await api.as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(read) }), 'access');
+    const read = {
+      users: [
+        { id: alice._id, level: 2 },
+        { id: bob._id, level: 1 },
+      ],
+      groups: [],
+    };
+    ok(
+      await api
+        .as(alice)
+        .put(`/folder/${f}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(read) }),
+      'access',
+    );
     const res = await getAt(bob, f, await at());
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: `Admin access denied for folder ${f} (user ${bob._id}).`, type: 'access' });
@@ -100,17 +156,30 @@ describe('GET /folder/:id?at=', () => {
     const t = await api.newFolder(alice, alicePrivate, `Source ${Math.random()}`);
     const a = await api.newFolder(alice, t, 'A');
     const b = await api.newFolder(alice, a, 'B');
-    ok(await api.as(alice).put(`/folder/${b}/metadata`).set('Content-Type', 'application/json').send('{"deep": true}'), 'meta');
+    ok(
+      await api.as(alice).put(`/folder/${b}/metadata`).set('Content-Type', 'application/json').send('{"deep": true}'),
+      'meta',
+    );
     const copy = ok(await api.as(alice).post(`/folder/${t}/copy`).type('form').send({ parentId: alicePublic }), 'copy');
-    const copiedA = ok<{ _id: string }[]>(await api.as(alice).get(`/folder?parentType=folder&parentId=${copy._id}`), 'list')[0]._id;
-    const copiedB = ok<{ _id: string }[]>(await api.as(alice).get(`/folder?parentType=folder&parentId=${copiedA}`), 'list')[0]._id;
+    const copiedA = ok<{ _id: string }[]>(
+      await api.as(alice).get(`/folder?parentType=folder&parentId=${copy._id}`),
+      'list',
+    )[0]._id;
+    const copiedB = ok<{ _id: string }[]>(
+      await api.as(alice).get(`/folder?parentType=folder&parentId=${copiedA}`),
+      'list',
+    )[0]._id;
     const afterCopy = await at();
     ok(await api.as(alice).put(`/folder/${copiedB}`).type('form').send({ name: 'B renamed' }), 'rename copy');
     ok(await api.as(alice).put(`/folder/${b}`).type('form').send({ name: 'source renamed' }), 'rename source');
     for (const id of [copy._id, copiedA, copiedB]) {
       expect((await getAt(alice, id, await at())).body).toEqual((await api.as(alice).get(`/folder/${id}`)).body);
     }
-    expect((await getAt(alice, copiedB, afterCopy)).body).toMatchObject({ name: 'B', metadata: { deep: true }, parentId: copiedA });
+    expect((await getAt(alice, copiedB, afterCopy)).body).toMatchObject({
+      name: 'B',
+      metadata: { deep: true },
+      parentId: copiedA,
+    });
   });
 });
 
@@ -121,7 +190,10 @@ describe('GET /folder?parentType=&parentId=&at=', () => {
     const c2 = await api.newFolder(alice, p, 'c2');
     const c3 = await api.newFolder(alice, p, 'c3');
     const three = await at();
-    ok(await api.as(alice).put(`/folder/${c2}`).type('form').send({ parentType: 'folder', parentId: alicePublic }), 'move c2 away');
+    ok(
+      await api.as(alice).put(`/folder/${c2}`).type('form').send({ parentType: 'folder', parentId: alicePublic }),
+      'move c2 away',
+    );
     ok(await api.as(alice).put(`/folder/${c3}`).type('form').send({ name: 'c3 renamed' }), 'rename c3');
     const moved = await at();
     ok(await api.as(alice).delete(`/folder/${c1}`), 'delete c1');
@@ -154,16 +226,24 @@ describe('GET /folder?parentType=&parentId=&at=', () => {
     await api.newFolder(alice, t, 'y');
     const copy = ok(await api.as(alice).post(`/folder/${t}/copy`).type('form').send({ parentId: alicePublic }), 'copy');
     expect((await childrenAt(alice, copy._id, await at())).names).toEqual(['x', 'y']);
-    const rootNow = ok(await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id }), 'user root');
+    const rootNow = ok(
+      await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id }),
+      'user root',
+    );
     expect((await childrenAt(alice, alice._id, await at(), {}, 'user')).res.body).toEqual(rootNow);
 
     expect((await childrenAt(bob, t, await at())).res.status).toBe(403);
     expect((await childrenAt(alice, t, 'soon')).res.body).toEqual({
-      message: 'Invalid value for at: "soon". Expected an ISO 8601 time or a position.', type: 'rest',
+      message: 'Invalid value for at: "soon". Expected an ISO 8601 time or a position.',
+      type: 'rest',
     });
-    expect((await childrenAt(alice, copy._id, '3')).res.body).toEqual({ message: 'The folder did not exist at 3.', type: 'rest' });
+    expect((await childrenAt(alice, copy._id, '3')).res.body).toEqual({
+      message: 'The folder did not exist at 3.',
+      type: 'rest',
+    });
     expect((await api.as(alice).get('/folder').query({ text: 'x', at: '3' })).body).toEqual({
-      message: 'The at parameter needs parentType and parentId.', type: 'rest',
+      message: 'The at parameter needs parentType and parentId.',
+      type: 'rest',
     });
   });
 
@@ -172,7 +252,14 @@ describe('GET /folder?parentType=&parentId=&at=', () => {
     const hidden = await api.newFolder(admin, p, 'hidden');
     await api.newFolder(admin, p, 'shown');
     const adminOnly = { users: [{ id: admin._id, level: 2 }], groups: [] };
-    ok(await api.as(admin).put(`/folder/${hidden}/access`).type('form').send({ access: JSON.stringify(adminOnly), public: 'false' }), 'access');
+    ok(
+      await api
+        .as(admin)
+        .put(`/folder/${hidden}/access`)
+        .type('form')
+        .send({ access: JSON.stringify(adminOnly), public: 'false' }),
+      'access',
+    );
     expect((await childrenAt(alice, p, await at())).names).toEqual(['shown']);
     expect((await childrenAt(admin, p, await at())).names).toEqual(['hidden', 'shown']);
   });

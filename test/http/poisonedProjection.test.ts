@@ -56,16 +56,22 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
   // The poisoned write is appended but cannot be projected: 503 naming its position, where projection stopped.
   const poisonedWrite = await create(POISON);
   expect(poisonedWrite.status).toBe(503);
-  const match = /^The change was recorded at event position (\d+) but cannot be shown yet: projection stopped at position (\d+): disk full \(injected\)\.$/.exec(
-    poisonedWrite.body.message,
-  );
+  const match =
+    /^The change was recorded at event position (\d+) but cannot be shown yet: projection stopped at position (\d+): disk full \(injected\)\.$/.exec(
+      poisonedWrite.body.message,
+    );
   expect(match).not.toBeNull();
   expect(poisonedWrite.body.type).toBe('rest');
   const stoppedAt = BigInt(match![2]);
   expect(match![1]).toBe(match![2]);
   expect(stoppedAt).toBeGreaterThan(head);
-  const [failing] = await toArray(api.runtime.services.eventStore.readAll({ fromPosition: stoppedAt - 1n, maxCount: 1 }));
-  expect({ type: failing.type, name: (failing.data as { name: string }).name }).toEqual({ type: 'FolderCreated', name: POISON });
+  const [failing] = await toArray(
+    api.runtime.services.eventStore.readAll({ fromPosition: stoppedAt - 1n, maxCount: 1 }),
+  );
+  expect({ type: failing.type, name: (failing.data as { name: string }).name }).toEqual({
+    type: 'FolderCreated',
+    name: POISON,
+  });
   // Reads go on; readiness says where and why it stopped.
   expect((await as(`/folder/${before}`)).status).toBe(200);
   const ready = await api.site().get('/readyz');
@@ -86,14 +92,20 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
   // One that appends without reading them first is recorded after the stop, and says so.
   const renamed = await api.as(alice).put(`/folder/${before}`).type('form').send({ description: 'changed' });
   expect(renamed.status).toBe(503);
-  expect(renamed.body.message).toMatch(new RegExp(`^The change was recorded at event position \\d+ but cannot be shown yet: projection stopped at position ${stoppedAt}: `));
+  expect(renamed.body.message).toMatch(
+    new RegExp(
+      `^The change was recorded at event position \\d+ but cannot be shown yet: projection stopped at position ${stoppedAt}: `,
+    ),
+  );
   const newHead = await api.runtime.services.eventStore.headPosition();
   expect(newHead).toBeGreaterThan(stoppedAt);
 
   // verify compares the checkpoint with the head and names the event the projections cannot pass.
   const verified = await verifyOutput(dataDir, poisoned);
   expect(verified.code).toBe(1);
-  expect(verified.text).toContain(`projection stopped at position ${stoppedAt} of ${newHead}: Error: disk full (injected)\n`);
+  expect(verified.text).toContain(
+    `projection stopped at position ${stoppedAt} of ${newHead}: Error: disk full (injected)\n`,
+  );
   expect(verified.text).not.toContain('The read models match the event log.');
   await api.close();
 
@@ -107,7 +119,9 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
 
   // The fixed release resumes from where it stopped: nothing acknowledged or appended is lost.
   api = await startApi(env, { dataDir });
-  const names = (await as('/folder').query({ parentType: 'folder', parentId })).body.map((f: { name: string }) => f.name);
+  const names = (await as('/folder').query({ parentType: 'folder', parentId })).body.map(
+    (f: { name: string }) => f.name,
+  );
   expect(names).toEqual(['before', POISON]);
   expect((await as(`/folder/${before}`)).body.description).toBe('changed');
   expect((await api.site().get('/readyz')).status).toBe(200);

@@ -43,7 +43,9 @@ describe('projector lease: two instances on one DATA_DIR', () => {
     const [a, b] = [holder!, standby!];
     expect(a.runtime.services.projector.role).toBe('holder');
     expect(b.runtime.services.projector.role).toBe('standby');
-    expect((await b.runtime.services.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(a.runtime.services.projector.holderId);
+    expect((await b.runtime.services.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(
+      a.runtime.services.projector.holderId,
+    );
 
     const published: RecordedEvent[] = [];
     const subscription = b.runtime.services.domainEvents.applied$.subscribe((event) => published.push(event));
@@ -52,7 +54,8 @@ describe('projector lease: two instances on one DATA_DIR', () => {
       const admin = await b.createUser('admin');
       const me = await b.as(admin).get('/user/me');
       expect(me.body).toMatchObject({ login: 'admin', admin: true });
-      const created = await b.as(admin)
+      const created = await b
+        .as(admin)
         .post('/folder')
         .type('form')
         .send({ parentType: 'user', parentId: admin._id, name: 'Shared work' });
@@ -68,7 +71,9 @@ describe('projector lease: two instances on one DATA_DIR', () => {
       // The standby publishes what the holder applied (its SSE subscribers follow), in log order.
       const head = await b.runtime.services.eventStore.headPosition();
       await until(() => published.length > 0 && published[published.length - 1].position === head, 2000);
-      expect(published.map((e) => e.position)).toEqual([...published.map((e) => e.position)].sort((x, y) => (x < y ? -1 : 1)));
+      expect(published.map((e) => e.position)).toEqual(
+        [...published.map((e) => e.position)].sort((x, y) => (x < y ? -1 : 1)),
+      );
       expect(published.some((e) => e.type === 'FolderCreated' || e.type === 'FolderUpdated')).toBe(true);
     } finally {
       subscription.unsubscribe();
@@ -90,13 +95,19 @@ describe('projector lease: two instances on one DATA_DIR', () => {
     holder = undefined;
 
     await until(() => b.runtime.services.projector.role === 'holder', TTL_MS * 2);
-    expect((await b.runtime.services.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(b.runtime.services.projector.holderId);
-    const created = await b.as(token)
+    expect((await b.runtime.services.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(
+      b.runtime.services.projector.holderId,
+    );
+    const created = await b
+      .as(token)
       .post('/folder')
       .type('form')
       .send({ parentType: 'user', parentId: adminId, name: 'After the handover' });
     expect([created.status, created.body.name]).toEqual([200, 'After the handover']);
-    const listed = await b.as(token).get('/folder').query({ parentType: 'user', parentId: adminId, name: 'After the handover' });
+    const listed = await b
+      .as(token)
+      .get('/folder')
+      .query({ parentType: 'user', parentId: adminId, name: 'After the handover' });
     expect(listed.body.map((f: { _id: string }) => f._id)).toEqual([created.body._id]);
     const { eventStore, readModel } = b.runtime.services;
     expect(await readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(await eventStore.headPosition());

@@ -17,11 +17,19 @@ const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
  * The CLI in a process of its own, on the configured adapters (READ_MODEL=sqlite here): without the test-only MongoDB
  * stand-in of the http-mongo project, which lives in this process and which a command process could not reach.
  */
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(TSX, ['src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, TEST_READ_MODEL: '', ...env }, timeout: 20_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      TSX,
+      ['src/cli/main.ts', ...args],
+      { cwd: ROOT, env: { ...process.env, TEST_READ_MODEL: '', ...env }, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -42,18 +50,33 @@ async function workload(api: ApiClient): Promise<void> {
   );
   const doomed = ok(await api.as(admin).post('/collection').type('form').send({ name: 'Doomed' }), 'collection 2');
   ok(await api.as(admin).delete(`/collection/${doomed._id}`), 'collection delete');
-  ok(await api.as(admin).put(`/collection/${collection._id}`).type('form').send({ description: 'changed' }), 'collection update');
+  ok(
+    await api.as(admin).put(`/collection/${collection._id}`).type('form').send({ description: 'changed' }),
+    'collection update',
+  );
   const top = ok(
-    await api.as(admin).post('/folder').type('form').send({ parentType: 'collection', parentId: collection._id, name: 'Top' }),
+    await api
+      .as(admin)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'collection', parentId: collection._id, name: 'Top' }),
     'folder',
   );
   const sub = ok(
-    await api.as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: top._id, name: 'Sub', description: 'x' }),
+    await api
+      .as(admin)
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'folder', parentId: top._id, name: 'Sub', description: 'x' }),
     'subfolder',
   );
   ok(await api.as(admin).put(`/folder/${sub._id}`).type('form').send({ name: 'Renamed' }), 'folder rename');
   ok(
-    await api.as(admin).put(`/folder/${sub._id}/metadata`).set('Content-Type', 'application/json').send('{"k": 1, "deep": {"a": [1]}}'),
+    await api
+      .as(admin)
+      .put(`/folder/${sub._id}/metadata`)
+      .set('Content-Type', 'application/json')
+      .send('{"k": 1, "deep": {"a": [1]}}'),
     'metadata',
   );
   const me = ok(await api.as(users[1]).get('/user/me'), 'me');
@@ -80,12 +103,23 @@ describe('read-model rebuild', () => {
   it('rebuilds exactly the live read models from the log', async () => {
     const { readModel, eventStore } = api.runtime.services;
     const live = await readModel.dump();
-    for (const table of ['rm_users', 'rm_tokens', 'rm_api_keys', 'rm_acl', 'rm_collections', 'rm_folders', 'rm_folder_ancestors']) {
+    for (const table of [
+      'rm_users',
+      'rm_tokens',
+      'rm_api_keys',
+      'rm_acl',
+      'rm_collections',
+      'rm_folders',
+      'rm_folder_ancestors',
+    ]) {
       expect([table, live[table]?.length ?? 0]).not.toEqual([table, 0]);
     }
     const head = await eventStore.headPosition();
     const reports: number[] = [];
-    const result = await rebuild(eventStore, readModel, { onProgress: (p) => reports.push(p.events), progressIntervalMs: 0 });
+    const result = await rebuild(eventStore, readModel, {
+      onProgress: (p) => reports.push(p.events),
+      progressIntervalMs: 0,
+    });
     expect(result.events).toBe(Number(head));
     expect(result.position).toBe(head);
     expect(result.eventsPerSecond).toBeGreaterThan(0);
@@ -115,21 +149,29 @@ describe('read-model rebuild', () => {
     }
     // MongoDB: a new generation fills while the service keeps serving and writing; the alias switches once it caught up.
     const before = await readModel.currentGeneration();
-    const admin = (await api.anonymous().get('/user/authentication').auth('admin', 'password1')).body.authToken.token as string;
+    const admin = (await api.anonymous().get('/user/authentication').auth('admin', 'password1')).body.authToken
+      .token as string;
     const writes = Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        api.as(admin).post('/collection').type('form').send({ name: `During rebuild ${i}` }),
+        api
+          .as(admin)
+          .post('/collection')
+          .type('form')
+          .send({ name: `During rebuild ${i}` }),
       ),
     );
     const done = await rebuildReadModels(config, [], out);
     expect((await writes).map((res) => res.status)).toEqual([200, 200, 200, 200, 200]);
     expect(await readModel.currentGeneration()).toBe(before + 1);
-    expect(output.join('')).toContain(`Rebuilding the read models in MongoDB database ${readModel.databaseName} (event log head at position`);
+    expect(output.join('')).toContain(
+      `Rebuilding the read models in MongoDB database ${readModel.databaseName} (event log head at position`,
+    );
     expect(output.join('')).toContain(`, generation ${before + 1} current.`);
     expect(done.events).toBeGreaterThan(0);
     // The live projector went on in the new generation: it holds every write, and equals a replay of the log.
     await projector.waitFor(await eventStore.headPosition());
-    for (let i = 0; i < 5; i++) expect((await readModel.collections.getByName(`During rebuild ${i}`))?.name).toBe(`During rebuild ${i}`);
+    for (let i = 0; i < 5; i++)
+      expect((await readModel.collections.getByName(`During rebuild ${i}`))?.name).toBe(`During rebuild ${i}`);
     expect((await compareMongoWithReplay(eventStore, readModel)).differences).toEqual([]);
   });
 
@@ -141,7 +183,11 @@ describe('read-model rebuild', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain(`Rebuilding the read models in ${dataDir} (event log head at position ${head})`);
-    expect(stdout).toMatch(new RegExp(`Rebuild complete: replayed ${head} events in \\d+\\.\\d s \\(\\d+ events/s\\), read models at position ${head}\\.`));
+    expect(stdout).toMatch(
+      new RegExp(
+        `Rebuild complete: replayed ${head} events in \\d+\\.\\d s \\(\\d+ events/s\\), read models at position ${head}\\.`,
+      ),
+    );
     api = await startApi({}, { dataDir });
     expect(await api.runtime.services.readModel.dump()).toEqual(live);
   });
@@ -150,6 +196,8 @@ describe('read-model rebuild', () => {
     const empty = path.join(dataDir, 'nothing-here');
     const { code, stderr } = await runCli(['rebuild'], { DATA_DIR: empty, NODE_ENV: 'test' });
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe(`No data to rebuild: ${path.join(empty, 'folder-service.sqlite')} does not exist (set DATA_DIR).`);
+    expect(stderr.trim()).toBe(
+      `No data to rebuild: ${path.join(empty, 'folder-service.sqlite')} does not exist (set DATA_DIR).`,
+    );
   });
 });

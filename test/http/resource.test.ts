@@ -28,7 +28,9 @@ function get(path: string, caller: Caller, query: Record<string, string> = {}) {
 
 async function post(path: string, caller: TestUser, form: Record<string, string>, body?: Buffer) {
   const req = api.anonymous().post(path).set('Girder-Token', caller.token);
-  const res = body ? await req.query(form).set('Content-Type', 'application/octet-stream').send(body) : await req.type('form').send(form);
+  const res = body
+    ? await req.query(form).set('Content-Type', 'application/octet-stream').send(body)
+    : await req.type('form').send(form);
   if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
@@ -49,8 +51,17 @@ beforeAll(async () => {
   hiddenParent = await folderIn(alice, 'folder', alicePublic, 'Hidden', false);
   openChild = await folderIn(alice, 'folder', hiddenParent, 'Open');
   item = (await post('/item', alice, { folderId: sub, name: 'thing' }))._id;
-  file = (await post('/file', alice, { parentType: 'item', parentId: item, name: 'data.bin', size: '3' }, Buffer.from('abc')))._id;
-  privateItem = (await post('/file', alice, { parentType: 'folder', parentId: alicePrivate, name: 'secret.txt', size: '1' }, Buffer.from('s'))).itemId;
+  file = (
+    await post('/file', alice, { parentType: 'item', parentId: item, name: 'data.bin', size: '3' }, Buffer.from('abc'))
+  )._id;
+  privateItem = (
+    await post(
+      '/file',
+      alice,
+      { parentType: 'folder', parentId: alicePrivate, name: 'secret.txt', size: '1' },
+      Buffer.from('s'),
+    )
+  ).itemId;
   collection = (await post('/collection', admin, { name: 'Coll', public: 'true' }))._id;
   collectionFolder = await folderIn(admin, 'collection', collection, 'Shared');
 });
@@ -103,20 +114,33 @@ describe('GET /resource/lookup', () => {
       expect(below.body).toEqual({ message: 'Path not found: user/alice/Public/Hidden/Open', type: 'validation' });
     }
     expect((await get('/resource/lookup', alice, { path: '/user/alice/Private' })).body._id).toBe(alicePrivate);
-    expect((await get('/resource/lookup', alice, { path: '/user/alice/Private/secret.txt' })).body._id).toBe(privateItem);
+    expect((await get('/resource/lookup', alice, { path: '/user/alice/Private/secret.txt' })).body._id).toBe(
+      privateItem,
+    );
     // A trailing slash names an empty last segment.
-    expect((await get('/resource/lookup', alice, { path: '/user/alice/Public/' })).body.message).toBe('Path not found: user/alice/Public/');
+    expect((await get('/resource/lookup', alice, { path: '/user/alice/Public/' })).body.message).toBe(
+      'Path not found: user/alice/Public/',
+    );
   });
 
   it('names an unknown root, and rejects other path kinds', async () => {
-    expect((await get('/resource/lookup', alice, { path: '/user/nobody/x' })).body).toEqual({ message: 'User not found: nobody', type: 'validation' });
-    expect((await get('/resource/lookup', alice, { path: '/collection/None' })).body).toEqual({ message: 'Collection not found: None', type: 'validation' });
+    expect((await get('/resource/lookup', alice, { path: '/user/nobody/x' })).body).toEqual({
+      message: 'User not found: nobody',
+      type: 'validation',
+    });
+    expect((await get('/resource/lookup', alice, { path: '/collection/None' })).body).toEqual({
+      message: 'Collection not found: None',
+      type: 'validation',
+    });
     for (const path of ['/group/x', '', '/user']) {
       const res = await get('/resource/lookup', alice, { path });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: 'Invalid path format', type: 'validation' });
     }
-    expect((await get('/resource/lookup', alice, {})).body).toEqual({ message: "Parameter 'path' is required.", type: 'rest' });
+    expect((await get('/resource/lookup', alice, {})).body).toEqual({
+      message: "Parameter 'path' is required.",
+      type: 'rest',
+    });
   });
 
   it('with test=True answers null instead of "not found"', async () => {
@@ -127,7 +151,9 @@ describe('GET /resource/lookup', () => {
     }
     expect((await get('/resource/lookup', bob, { path: '/user/alice/Public/Sub', test: 'True' })).body._id).toBe(sub);
     expect((await get('/resource/lookup', bob, { path: '/user/alice/Public/Nope', test: 'False' })).status).toBe(400);
-    expect((await get('/resource/lookup', bob, { path: '/bad', test: 'True' })).body.message).toBe('Invalid path format');
+    expect((await get('/resource/lookup', bob, { path: '/bad', test: 'True' })).body.message).toBe(
+      'Invalid path format',
+    );
   });
 });
 
@@ -170,21 +196,38 @@ describe('GET /resource/:id/path', () => {
   });
 
   it('checks the type and requires it', async () => {
-    expect((await get(`/resource/${sub}/path`, alice, { type: 'group' })).body).toEqual({ message: 'Invalid resources format.', type: 'rest' });
-    expect((await get(`/resource/${sub}/path`, alice)).body).toEqual({ message: "Parameter 'type' is required.", type: 'rest' });
+    expect((await get(`/resource/${sub}/path`, alice, { type: 'group' })).body).toEqual({
+      message: 'Invalid resources format.',
+      type: 'rest',
+    });
+    expect((await get(`/resource/${sub}/path`, alice)).body).toEqual({
+      message: "Parameter 'type' is required.",
+      type: 'rest',
+    });
   });
 
   it('needs READ on the resource and on every ancestor', async () => {
     const anonymous = await get(`/resource/${alicePrivate}/path`, null, { type: 'folder' });
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body).toEqual({ message: `Read access denied for folder ${alicePrivate} (user None).`, type: 'access' });
+    expect(anonymous.body).toEqual({
+      message: `Read access denied for folder ${alicePrivate} (user None).`,
+      type: 'access',
+    });
     const other = await get(`/resource/${privateItem}/path`, bob, { type: 'item' });
     expect(other.status).toBe(403);
-    expect(other.body).toEqual({ message: `Read access denied for item ${privateItem} (user ${bob._id}).`, type: 'access' });
+    expect(other.body).toEqual({
+      message: `Read access denied for item ${privateItem} (user ${bob._id}).`,
+      type: 'access',
+    });
     // A public folder below a private one: the private ancestor refuses.
     const below = await get(`/resource/${openChild}/path`, bob, { type: 'folder' });
     expect(below.status).toBe(403);
-    expect(below.body).toEqual({ message: `Read access denied for folder ${hiddenParent} (user ${bob._id}).`, type: 'access' });
-    expect((await get(`/resource/${openChild}/path`, alice, { type: 'folder' })).body).toBe('/user/alice/Public/Hidden/Open');
+    expect(below.body).toEqual({
+      message: `Read access denied for folder ${hiddenParent} (user ${bob._id}).`,
+      type: 'access',
+    });
+    expect((await get(`/resource/${openChild}/path`, alice, { type: 'folder' })).body).toBe(
+      '/user/alice/Public/Hidden/Open',
+    );
   });
 });

@@ -32,8 +32,18 @@ async function tree(owner = alice, parent = alicePrivate) {
   const a1 = await api.newFolder(owner, a, 'A1');
   const a2 = await api.newFolder(owner, a, 'A2');
   const bobOnly = { users: [{ id: bob._id, level: 2 }], groups: [] };
-  ok(await api.as(admin).put(`/folder/${a2}/access`).type('form').send({ access: JSON.stringify(bobOnly) }), 'access');
-  ok(await api.as(owner).put(`/folder/${a1}/metadata`).set('Content-Type', 'application/json').send('{"k": "v"}'), 'metadata');
+  ok(
+    await api
+      .as(admin)
+      .put(`/folder/${a2}/access`)
+      .type('form')
+      .send({ access: JSON.stringify(bobOnly) }),
+    'access',
+  );
+  ok(
+    await api.as(owner).put(`/folder/${a1}/metadata`).set('Content-Type', 'application/json').send('{"k": "v"}'),
+    'metadata',
+  );
   const itemA1 = await api.newItem(owner, a1, 'a1');
   const bytes = { a1: unique(1000), a1b: unique(3), a2: unique(2000), t: unique(40) };
   const fileA1 = await api.addFile(owner, itemA1, bytes.a1, 'one.bin');
@@ -83,15 +93,23 @@ describe('POST /folder/:id/restore', () => {
     // ACLs as before: alice does not see bob's A2, bob does.
     expect((await api.as(alice).get(`/folder/${x.a2}`)).status).toBe(403);
     expect((await api.as(bob).get(`/folder/${x.a2}`)).status).toBe(200);
-    const listed = ok<{ name: string }[]>(await api.as(alice).get(`/folder?parentType=folder&parentId=${x.a}`), 'list').map((f) => f.name);
+    const listed = ok<{ name: string }[]>(
+      await api.as(alice).get(`/folder?parentType=folder&parentId=${x.a}`),
+      'list',
+    ).map((f) => f.name);
     expect(listed).toEqual(['A1']);
     expect((await api.as(admin).get(`/folder/${x.t}/details`)).body).toEqual({ nItems: 1, nFolders: 1 });
     // Search finds them again.
-    expect(ok<{ _id: string }[]>(await api.as(admin).get('/item').query({ text: 'a1' }), 'search').map((i) => i._id)).toContain(x.itemA1);
+    expect(
+      ok<{ _id: string }[]>(await api.as(admin).get('/item').query({ text: 'a1' }), 'search').map((i) => i._id),
+    ).toContain(x.itemA1);
 
     // Byte-exact downloads.
     for (const [fileId, bytes, user] of [
-      [x.fileA1, x.bytes.a1, alice], [x.fileA1b, x.bytes.a1b, alice], [x.fileA2, x.bytes.a2, bob], [x.fileT, x.bytes.t, alice],
+      [x.fileA1, x.bytes.a1, alice],
+      [x.fileA1b, x.bytes.a1b, alice],
+      [x.fileA2, x.bytes.a2, bob],
+      [x.fileT, x.bytes.t, alice],
     ] as const) {
       const got = await api.download(user, fileId);
       expect(got.status).toBe(200);
@@ -128,15 +146,19 @@ describe('POST /folder/:id/restore', () => {
     // A1 went with A; its parent A is gone too.
     const missing = await api.as(alice).post(`/folder/${x.a}/restore`);
     expect(missing.status).toBe(400);
-    expect(missing.body).toEqual({ message: 'The original parent no longer exists; pass parentId.', type: 'validation', field: 'parentId' });
+    expect(missing.body).toEqual({
+      message: 'The original parent no longer exists; pass parentId.',
+      type: 'validation',
+      field: 'parentId',
+    });
     const res = await api.as(alice).post(`/folder/${x.a}/restore`).query({ parentId: alicePrivate });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ _id: x.a, name: 'A', parentCollection: 'folder', parentId: alicePrivate });
     expect((await api.as(alice).get(`/folder/${x.a1}`)).body.parentId).toBe(x.a);
     expect((await api.as(admin).get(`/item/${x.itemA1}`)).body.folderId).toBe(x.a1);
-    expect((await api.as(admin).get(`/folder/${x.a1}/rootpath`)).body.map((e: { object: { _id: string } }) => e.object._id)).toEqual([
-      alice._id, alicePrivate, x.a,
-    ]);
+    expect(
+      (await api.as(admin).get(`/folder/${x.a1}/rootpath`)).body.map((e: { object: { _id: string } }) => e.object._id),
+    ).toEqual([alice._id, alicePrivate, x.a]);
     // T (deleted with outer) comes back without A, which was restored on its own.
     const t = await api.as(alice).post(`/folder/${x.t}/restore`).query({ parentType: 'user', parentId: alice._id });
     expect(t.status).toBe(200);
@@ -160,7 +182,10 @@ describe('POST /folder/:id/restore', () => {
     ok(await api.as(alice).delete(`/folder/${x.t}`), 'delete');
     const denied = await api.as(bob).post(`/folder/${x.t}/restore`);
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ message: `Admin access denied for folder ${x.t} (user ${bob._id}).`, type: 'access' });
+    expect(denied.body).toEqual({
+      message: `Admin access denied for folder ${x.t} (user ${bob._id}).`,
+      type: 'access',
+    });
     expect((await api.anonymous().post(`/folder/${x.t}/restore`)).status).toBe(401);
     // bob had ADMIN on A2 (deleted with T): he may restore it, somewhere he can write.
     const bobPrivate = await api.defaultFolder(bob, 'Private');
@@ -170,9 +195,15 @@ describe('POST /folder/:id/restore', () => {
 
   it('refuses folders that are not deleted, unknown ids and parents the caller cannot write', async () => {
     const t = await api.newFolder(alice, alicePrivate, 'Alive');
-    expect((await api.as(alice).post(`/folder/${t}/restore`)).body).toEqual({ message: 'The folder is not deleted.', type: 'rest' });
+    expect((await api.as(alice).post(`/folder/${t}/restore`)).body).toEqual({
+      message: 'The folder is not deleted.',
+      type: 'rest',
+    });
     const unknown = '0123456789abcdef01234567';
-    expect((await api.as(admin).post(`/folder/${unknown}/restore`)).body).toEqual({ message: `Invalid folder id (${unknown}).`, type: 'rest' });
+    expect((await api.as(admin).post(`/folder/${unknown}/restore`)).body).toEqual({
+      message: `Invalid folder id (${unknown}).`,
+      type: 'rest',
+    });
     ok(await api.as(alice).delete(`/folder/${t}`), 'delete');
     const bobPrivate = await api.defaultFolder(bob, 'Private');
     const res = await api.as(alice).post(`/folder/${t}/restore`).query({ parentId: bobPrivate });
@@ -191,7 +222,10 @@ describe('POST /folder/:id/restore', () => {
     expect(await services.blobs.exists(blobA1)).toBe(false);
     const res = await api.as(alice).post(`/folder/${x.t}/restore`);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: "The folder's files were purged; it can no longer be restored.", type: 'rest' });
+    expect(res.body).toEqual({
+      message: "The folder's files were purged; it can no longer be restored.",
+      type: 'rest',
+    });
   });
 });
 
@@ -210,6 +244,9 @@ describe('restore with BLOB_RETENTION_DAYS=0', () => {
     ok(await zero.as(owner).delete(`/folder/${folder}`), 'delete');
     expect(await zero.runtime.services.blobs.exists(blobId)).toBe(false);
     const res = await zero.as(owner).post(`/folder/${folder}/restore`);
-    expect(res.body).toEqual({ message: "The folder's files were purged; it can no longer be restored.", type: 'rest' });
+    expect(res.body).toEqual({
+      message: "The folder's files were purged; it can no longer be restored.",
+      type: 'rest',
+    });
   });
 });

@@ -26,7 +26,15 @@ function startService(dataDir: string): Promise<Service> {
     cwd: ROOT,
     // BLOB_RETENTION_DAYS=0: deleted bytes are not kept for restore, and BLOB_SWEEP_GRACE_SECONDS=0: the sweep spares
     // no young blob, so it must leave none unreferenced.
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'development', BLOB_RETENTION_DAYS: '0', BLOB_SWEEP_GRACE_SECONDS: '0' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'development',
+      BLOB_RETENTION_DAYS: '0',
+      BLOB_SWEEP_GRACE_SECONDS: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
@@ -78,7 +86,10 @@ async function call(method: string, url: string, form?: Record<string, string>, 
 async function countUnder(rootId: string, word: string): Promise<{ folders: number; items: number }> {
   const folders = (await call('GET', '/folder', { text: word, limit: '0' })) as { baseParentId: string }[];
   const items = (await call('GET', '/item', { text: word, limit: '0' })) as { baseParentId: string }[];
-  return { folders: folders.filter((f) => f.baseParentId === rootId).length, items: items.filter((i) => i.baseParentId === rootId).length };
+  return {
+    folders: folders.filter((f) => f.baseParentId === rootId).length,
+    items: items.filter((i) => i.baseParentId === rootId).length,
+  };
 }
 
 /** The stored blobs (DATA_DIR/blobs/<aa>/<sha256>). */
@@ -98,9 +109,15 @@ function checkStore(): void {
   try {
     const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
     expect({
-      orphanFolders: one("SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_type = 'folder' AND NOT EXISTS (SELECT 1 FROM rm_folders p WHERE p.id = f.parent_id)"),
-      orphanItems: one('SELECT COUNT(*) AS n FROM rm_items i WHERE NOT EXISTS (SELECT 1 FROM rm_folders f WHERE f.id = i.folder_id)'),
-      orphanFiles: one('SELECT COUNT(*) AS n FROM rm_files fl WHERE NOT EXISTS (SELECT 1 FROM rm_items i WHERE i.id = fl.item_id)'),
+      orphanFolders: one(
+        "SELECT COUNT(*) AS n FROM rm_folders f WHERE f.parent_type = 'folder' AND NOT EXISTS (SELECT 1 FROM rm_folders p WHERE p.id = f.parent_id)",
+      ),
+      orphanItems: one(
+        'SELECT COUNT(*) AS n FROM rm_items i WHERE NOT EXISTS (SELECT 1 FROM rm_folders f WHERE f.id = i.folder_id)',
+      ),
+      orphanFiles: one(
+        'SELECT COUNT(*) AS n FROM rm_files fl WHERE NOT EXISTS (SELECT 1 FROM rm_items i WHERE i.id = fl.item_id)',
+      ),
       orphanAncestry: one(
         'SELECT COUNT(*) AS n FROM rm_folder_ancestors a WHERE NOT EXISTS (SELECT 1 FROM rm_folders f WHERE f.id = a.folder_id) OR NOT EXISTS (SELECT 1 FROM rm_folders f WHERE f.id = a.ancestor_id)',
       ),
@@ -118,13 +135,23 @@ function checkStore(): void {
  * A tree of `word` folders with one item (and file) each, doubled by copying it into itself `doublings` times:
  * 1 + `width` folders and `width` items become (1 + width)·2^doublings folders and width·2^doublings items.
  */
-async function buildTree(parentId: string, word: string, width: number, doublings: number): Promise<{ id: string; folders: number; items: number; lastCopyMs: number }> {
+async function buildTree(
+  parentId: string,
+  word: string,
+  width: number,
+  doublings: number,
+): Promise<{ id: string; folders: number; items: number; lastCopyMs: number }> {
   const root = await call('POST', '/folder', { parentType: 'folder', parentId, name: `${word} root` });
   for (let i = 0; i < width; i++) {
     const folder = await call('POST', '/folder', { parentType: 'folder', parentId: root._id, name: `${word} ${i}` });
     const item = await call('POST', '/item', { folderId: folder._id, name: `${word} item ${i}` });
     const bytes = Buffer.from(`${word} bytes ${i} ${Math.random()}`);
-    await call('POST', '/file', { parentType: 'item', parentId: item._id, name: 'data.txt', size: String(bytes.length) }, bytes);
+    await call(
+      'POST',
+      '/file',
+      { parentType: 'item', parentId: item._id, name: 'data.txt', size: String(bytes.length) },
+      bytes,
+    );
   }
   let lastCopyMs = 0;
   for (let n = 0; n < doublings; n++) {
@@ -141,8 +168,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Sends the request, kills the service `afterMs` later (whatever the request's state), and restarts it. Resolves
  * with whether the request was answered before the kill.
  */
-async function crashDuring(method: string, url: string, form: Record<string, string>, afterMs: number): Promise<boolean> {
-  const pending = fetch(`${service.base}${url}?${new URLSearchParams(form).toString()}`, { method, headers: { 'Service-Token': token } })
+async function crashDuring(
+  method: string,
+  url: string,
+  form: Record<string, string>,
+  afterMs: number,
+): Promise<boolean> {
+  const pending = fetch(`${service.base}${url}?${new URLSearchParams(form).toString()}`, {
+    method,
+    headers: { 'Service-Token': token },
+  })
     .then((res) => res.status)
     .catch(() => null);
   await sleep(afterMs);
@@ -155,9 +190,12 @@ async function crashDuring(method: string, url: string, form: Record<string, str
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'subtree-crash-'));
   service = await startService(dataDir);
-  const user = await fetch(`${service.base}/user?${new URLSearchParams({ login: 'admin', email: 'admin@example.com', firstName: 'A', lastName: 'D', password: 'password1' }).toString()}`, {
-    method: 'POST',
-  }).then((r) => r.json() as Promise<{ _id: string; authToken: { token: string } }>);
+  const user = await fetch(
+    `${service.base}/user?${new URLSearchParams({ login: 'admin', email: 'admin@example.com', firstName: 'A', lastName: 'D', password: 'password1' }).toString()}`,
+    {
+      method: 'POST',
+    },
+  ).then((r) => r.json() as Promise<{ _id: string; authToken: { token: string } }>);
   token = user.authToken.token;
   adminId = user._id;
 });
@@ -168,7 +206,10 @@ afterAll(async () => {
 });
 
 it('a large copy cut short by kill -9 is absent or complete after a restart', async () => {
-  const folders = (await call('GET', '/folder', { parentType: 'user', parentId: adminId })) as { name: string; _id: string }[];
+  const folders = (await call('GET', '/folder', { parentType: 'user', parentId: adminId })) as {
+    name: string;
+    _id: string;
+  }[];
   const privateId = folders.find((f) => f.name === 'Private')!._id;
   const tree = await buildTree(privateId, 'node', 10, 9); // 5632 folders, 5120 items
   expect(await countUnder(adminId, 'node')).toEqual({ folders: tree.folders, items: tree.items });
@@ -178,9 +219,17 @@ it('a large copy cut short by kill -9 is absent or complete after a restart', as
   const outcomes: string[] = [];
   for (const [n, delay] of delays.entries()) {
     const collection = await call('POST', '/collection', { name: `destination ${n}` });
-    const answered = await crashDuring('POST', `/folder/${tree.id}/copy`, { parentType: 'collection', parentId: collection._id }, delay);
+    const answered = await crashDuring(
+      'POST',
+      `/folder/${tree.id}/copy`,
+      { parentType: 'collection', parentId: collection._id },
+      delay,
+    );
     const copied = await countUnder(collection._id, 'node');
-    expect([{ folders: 0, items: 0 }, { folders: tree.folders, items: tree.items }]).toContainEqual(copied);
+    expect([
+      { folders: 0, items: 0 },
+      { folders: tree.folders, items: tree.items },
+    ]).toContainEqual(copied);
     outcomes.push(`${copied.folders === 0 ? 'absent' : 'complete'}${answered ? '' : ' (killed before the answer)'}`);
     // The source is untouched either way.
     expect(await countUnder(adminId, 'node')).toEqual({ folders: tree.folders, items: tree.items });
@@ -190,16 +239,27 @@ it('a large copy cut short by kill -9 is absent or complete after a restart', as
 });
 
 it('a large delete cut short by kill -9 is absent or complete after a restart, and its bytes are swept', async () => {
-  const folders = (await call('GET', '/folder', { parentType: 'user', parentId: adminId })) as { name: string; _id: string }[];
+  const folders = (await call('GET', '/folder', { parentType: 'user', parentId: adminId })) as {
+    name: string;
+    _id: string;
+  }[];
   const publicId = folders.find((f) => f.name === 'Public')!._id;
   const outcomes: string[] = [];
   for (const [n, factor] of [0.5, 1.5].entries()) {
     const word = `doomed${n}`;
     const tree = await buildTree(publicId, word, 10, 8); // 2816 folders, 2560 items, bytes of their own
     expect(await countUnder(adminId, word)).toEqual({ folders: tree.folders, items: tree.items });
-    const answered = await crashDuring('DELETE', `/folder/${tree.id}`, {}, Math.max(2, Math.round(tree.lastCopyMs * factor)));
+    const answered = await crashDuring(
+      'DELETE',
+      `/folder/${tree.id}`,
+      {},
+      Math.max(2, Math.round(tree.lastCopyMs * factor)),
+    );
     const left = await countUnder(adminId, word);
-    expect([{ folders: 0, items: 0 }, { folders: tree.folders, items: tree.items }]).toContainEqual(left);
+    expect([
+      { folders: 0, items: 0 },
+      { folders: tree.folders, items: tree.items },
+    ]).toContainEqual(left);
     outcomes.push(`${left.folders === 0 ? 'deleted' : 'intact'}${answered ? '' : ' (killed before the answer)'}`);
     checkStore();
   }

@@ -19,7 +19,9 @@ let parents: [string, string];
 beforeAll(async () => {
   api = await startApi();
   alice = await api.createUser('alice');
-  const folders = (await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id })).body as { _id: string }[];
+  const folders = (await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id })).body as {
+    _id: string;
+  }[];
   parents = [folders[0]._id, folders[1]._id];
 });
 afterAll(async () => api?.close());
@@ -33,11 +35,25 @@ const nested = fc
     return value;
   });
 const extremeNumber = fc.constantFrom(1e308, -1e308, 5e-324, -0, Number.MAX_SAFE_INTEGER + 2, -(2 ** 63), 0.1 + 0.2);
-const wide = fc.dictionary(fc.string({ unit: 'binary', maxLength: 12 }), fc.oneof(fc.string({ unit: 'binary' }), extremeNumber), { maxKeys: 200 });
+const wide = fc.dictionary(
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.oneof(fc.string({ unit: 'binary' }), extremeNumber),
+  { maxKeys: 200 },
+);
 const large = fc.integer({ min: 400, max: 700 }).map((kib) => 'é'.repeat((kib * 1024) / 2));
-const value = fc.oneof(fc.jsonValue({ maxDepth: 6 }), nested, extremeNumber, wide, large, fc.string({ unit: 'binary', maxLength: 200 }));
+const value = fc.oneof(
+  fc.jsonValue({ maxDepth: 6 }),
+  nested,
+  extremeNumber,
+  wide,
+  large,
+  fc.string({ unit: 'binary', maxLength: 200 }),
+);
 const metadata = fc.dictionary(fc.string({ unit: 'binary', minLength: 0, maxLength: 20 }), value, { maxKeys: 4 });
-const name = fc.oneof(fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }), fc.constantFrom('x'.repeat(5000), '\u0000', ' ', '.', '__proto__'));
+const name = fc.oneof(
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }),
+  fc.constantFrom('x'.repeat(5000), '\u0000', ' ', '.', '__proto__'),
+);
 
 /** 200, or a refusal in the documented format: never a 5xx. */
 function refusedOrDone(res: { status: number; body: { message?: unknown; type?: unknown } }): boolean {
@@ -53,15 +69,26 @@ it('either refuses a command with a domain error or projects its events, and a r
   let projected = 0;
   await fc.assert(
     fc.asyncProperty(name, metadata, metadata, fc.boolean(), async (folderName, first, second, moveFirst) => {
-      const created = await api.as(alice)
+      const created = await api
+        .as(alice)
         .post('/folder')
         .type('form')
-        .send({ parentType: 'folder', parentId: parents[0], name: folderName, metadata: JSON.stringify(first), reuseExisting: 'true' });
+        .send({
+          parentType: 'folder',
+          parentId: parents[0],
+          name: folderName,
+          metadata: JSON.stringify(first),
+          reuseExisting: 'true',
+        });
       if (!refusedOrDone(created)) return;
       const id = created.body._id as string;
       const move = () => api.as(alice).put(`/folder/${id}`).query({ parentType: 'folder', parentId: parents[1] });
       if (moveFirst) refusedOrDone(await move());
-      const updated = await api.as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify(second));
+      const updated = await api
+        .as(alice)
+        .put(`/folder/${id}/metadata`)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify(second));
       if (refusedOrDone(updated)) projected += 1;
       if (!moveFirst) refusedOrDone(await move());
       // What was accepted is visible as accepted: the read models projected it.

@@ -14,10 +14,34 @@ const form = (overrides: Record<string, string> = {}) => ({
 });
 
 const SELF_FIELDS = [
-  '_accessLevel', '_id', '_modelType', 'admin', 'created', 'email', 'emailVerified', 'firstName', 'groupInvites', 'groups',
-  'lastName', 'login', 'otp', 'public', 'size', 'status',
+  '_accessLevel',
+  '_id',
+  '_modelType',
+  'admin',
+  'created',
+  'email',
+  'emailVerified',
+  'firstName',
+  'groupInvites',
+  'groups',
+  'lastName',
+  'login',
+  'otp',
+  'public',
+  'size',
+  'status',
 ].sort();
-const PUBLIC_FIELDS = ['_accessLevel', '_id', '_modelType', 'admin', 'created', 'firstName', 'lastName', 'login', 'public'].sort();
+const PUBLIC_FIELDS = [
+  '_accessLevel',
+  '_id',
+  '_modelType',
+  'admin',
+  'created',
+  'firstName',
+  'lastName',
+  'login',
+  'public',
+].sort();
 
 describe('users: registration', () => {
   let api: ApiClient;
@@ -34,12 +58,26 @@ describe('users: registration', () => {
   };
 
   it('makes the first user a site admin with a verified email, and logs the anonymous registrant in', async () => {
-    const res = await post(form({ login: 'Admin', email: 'Admin@Example.com', firstName: ' Ada ', lastName: ' Lovelace ' }));
+    const res = await post(
+      form({ login: 'Admin', email: 'Admin@Example.com', firstName: ' Ada ', lastName: ' Lovelace ' }),
+    );
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual([...SELF_FIELDS, 'authToken'].sort());
     expect(res.body).toMatchObject({
-      _modelType: 'user', _accessLevel: 2, login: 'admin', email: 'admin@example.com', firstName: 'Ada', lastName: 'Lovelace',
-      admin: true, public: true, size: 0, groups: [], groupInvites: [], status: 'enabled', emailVerified: true, otp: false,
+      _modelType: 'user',
+      _accessLevel: 2,
+      login: 'admin',
+      email: 'admin@example.com',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      admin: true,
+      public: true,
+      size: 0,
+      groups: [],
+      groupInvites: [],
+      status: 'enabled',
+      emailVerified: true,
+      otp: false,
     });
     expect(res.body._id).toMatch(/^[0-9a-f]{24}$/);
     expect(res.body.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/);
@@ -59,16 +97,25 @@ describe('users: registration', () => {
     const user = await api.createUser('folderowner');
     const viewer = { id: user._id, admin: false, groups: [] };
     const page = await api.runtime.services.readModel.folders.listChildren({
-      parentType: 'user', parentId: user._id, viewer, paging: pagingOf({ sort: 'name' }),
+      parentType: 'user',
+      parentId: user._id,
+      viewer,
+      paging: pagingOf({ sort: 'name' }),
     });
-    expect(page.rows.map((f) => [f.name, f.public, f.parentCollection, f.baseParentType, f.baseParentId, f.creatorId])).toEqual([
+    expect(
+      page.rows.map((f) => [f.name, f.public, f.parentCollection, f.baseParentType, f.baseParentId, f.creatorId]),
+    ).toEqual([
       ['Private', false, 'user', 'user', user._id, user._id],
       ['Public', true, 'user', 'user', user._id, user._id],
     ]);
-    for (const folder of page.rows) expect(folder.access).toEqual({ users: [{ id: user._id, level: 2, flags: [] }], groups: [] });
+    for (const folder of page.rows)
+      expect(folder.access).toEqual({ users: [{ id: user._id, level: 2, flags: [] }], groups: [] });
     // Anonymous callers see only the public one.
     const anon = await api.runtime.services.readModel.folders.listChildren({
-      parentType: 'user', parentId: user._id, viewer: null, paging: pagingOf({}),
+      parentType: 'user',
+      parentId: user._id,
+      viewer: null,
+      paging: pagingOf({}),
     });
     expect(anon.rows.map((f) => f.name)).toEqual(['Public']);
   });
@@ -146,12 +193,18 @@ describe('users: registration', () => {
     ];
     for (const [overrides, message, field] of cases) {
       const res = await post(form({ login: 'validuser', email: 'valid@example.com', ...overrides }));
-      expect({ overrides, status: res.status, body: res.body }).toEqual({ overrides, status: 400, body: { message, type: 'validation', field } });
+      expect({ overrides, status: res.status, body: res.body }).toEqual({
+        overrides,
+        status: 400,
+        body: { message, type: 'validation', field },
+      });
     }
   });
 
   it('accepts the login and email forms Girder accepts, normalised', async () => {
-    const res = await post(form({ login: ' Mixed.Case-99 ', email: " O'Brien+tag@Sub.Example.org ", password: '      ' }));
+    const res = await post(
+      form({ login: ' Mixed.Case-99 ', email: " O'Brien+tag@Sub.Example.org ", password: '      ' }),
+    );
     expect(res.status).toBe(200);
     expect(res.body.login).toBe('mixed.case-99');
     expect(res.body.email).toBe("o'brien+tag@sub.example.org");
@@ -190,14 +243,26 @@ describe('users: reading', () => {
     const me = await api.as(alice).get('/user/me');
     expect(me.status).toBe(200);
     expect(Object.keys(me.body).sort()).toEqual(SELF_FIELDS);
-    expect(me.body).toMatchObject({ _id: alice._id, login: 'alice', email: 'alice@example.com', _accessLevel: 2, admin: false });
+    expect(me.body).toMatchObject({
+      _id: alice._id,
+      login: 'alice',
+      email: 'alice@example.com',
+      _accessLevel: 2,
+      admin: false,
+    });
   });
 
   it('GET /user/:id filters by the caller: public fields for others, all for self and admins', async () => {
     const anon = await api.anonymous().get(`/user/${alice._id}`);
     expect(anon.status).toBe(200);
     expect(Object.keys(anon.body).sort()).toEqual(PUBLIC_FIELDS);
-    expect(anon.body).toMatchObject({ _id: alice._id, login: 'alice', firstName: 'Alice', lastName: 'Cooper', _accessLevel: 0 });
+    expect(anon.body).toMatchObject({
+      _id: alice._id,
+      login: 'alice',
+      firstName: 'Alice',
+      lastName: 'Cooper',
+      _accessLevel: 0,
+    });
 
     const other = await api.as(bob).get(`/user/${alice._id}`);
     expect(Object.keys(other.body).sort()).toEqual(PUBLIC_FIELDS);
@@ -246,9 +311,13 @@ describe('users: reading', () => {
       },
     });
     // The same service behind an app that logs every request into `lines`.
-    const logged = new ApiClient({ ...api.server, app: createApp({ ...api.runtime.services, logger: pino({ level: 'trace' }, sink) }) });
+    const logged = new ApiClient({
+      ...api.server,
+      app: createApp({ ...api.runtime.services, logger: pino({ level: 'trace' }, sink) }),
+    });
     const secret = 'SuperSecret123';
-    const created = await logged.anonymous()
+    const created = await logged
+      .anonymous()
       .post(`/user?login=carol&email=carol%40example.com&firstName=Carol&lastName=King&password=${secret}`);
     expect(created.status).toBe(200);
     const login = await logged.anonymous().get('/user/authentication').auth('carol', secret);

@@ -11,11 +11,19 @@ jest.setTimeout(240_000);
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(TSX, ['src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      TSX,
+      ['src/cli/main.ts', ...args],
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -68,30 +76,68 @@ async function workload(api: ApiClient, users: TestUser[], roots: string[]): Pro
     const item = rng.pick(items);
     const word = `w${rng.int(40)}`;
     const kinds = [
-      'createFolder', 'createFolder', 'createFolder', 'rename', 'move', 'metadata', 'access', 'createItem', 'createItem', 'upload', 'upload',
-      'renameItem', 'moveItem', 'copyItem', 'deleteItem', 'deleteFile', 'copyFolder', 'deleteFolder', 'clear', 'restore',
+      'createFolder',
+      'createFolder',
+      'createFolder',
+      'rename',
+      'move',
+      'metadata',
+      'access',
+      'createItem',
+      'createItem',
+      'upload',
+      'upload',
+      'renameItem',
+      'moveItem',
+      'copyItem',
+      'deleteItem',
+      'deleteFile',
+      'copyFolder',
+      'deleteFolder',
+      'clear',
+      'restore',
     ];
     const kind = kinds[rng.int(kinds.length)]!;
     let res;
     switch (kind) {
       case 'createFolder':
-        res = await as.post('/folder').type('form').send({ parentType: 'folder', parentId: folder, name: `${word} ${rng.int(5)}` });
+        res = await as
+          .post('/folder')
+          .type('form')
+          .send({ parentType: 'folder', parentId: folder, name: `${word} ${rng.int(5)}` });
         break;
       case 'rename':
-        res = await as.put(`/folder/${folder}`).type('form').send({ name: `${word} renamed`, description: `d${n}` });
+        res = await as
+          .put(`/folder/${folder}`)
+          .type('form')
+          .send({ name: `${word} renamed`, description: `d${n}` });
         break;
       case 'move':
         res = await as.put(`/folder/${folder}`).type('form').send({ parentType: 'folder', parentId: other });
         break;
       case 'metadata':
-        res = await as.put(`/folder/${folder}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ [word]: n, nested: { n } }));
+        res = await as
+          .put(`/folder/${folder}/metadata`)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ [word]: n, nested: { n } }));
         break;
       case 'access': {
         const level = rng.int(3);
-        const access = { users: [{ id: users[0]!._id, level: 2 }, { id: users[1 + rng.int(users.length - 1)]!._id, level }], groups: [] };
-        res = await as.put(`/folder/${folder}/access`).type('form').send({
-          access: JSON.stringify(access), public: String(rng.next() < 0.5), ...(rng.next() < 0.3 ? { recurse: 'true' } : {}),
-        });
+        const access = {
+          users: [
+            { id: users[0]!._id, level: 2 },
+            { id: users[1 + rng.int(users.length - 1)]!._id, level },
+          ],
+          groups: [],
+        };
+        res = await as
+          .put(`/folder/${folder}/access`)
+          .type('form')
+          .send({
+            access: JSON.stringify(access),
+            public: String(rng.next() < 0.5),
+            ...(rng.next() < 0.3 ? { recurse: 'true' } : {}),
+          });
         break;
       }
       case 'createItem':
@@ -100,13 +146,19 @@ async function workload(api: ApiClient, users: TestUser[], roots: string[]): Pro
       case 'upload': {
         if (!item) continue;
         const bytes = Buffer.from(`${word}-${rng.int(1000)}-`.repeat(1 + rng.int(20)));
-        res = await as.post('/file').query({ parentType: 'item', parentId: item, name: `${word}.txt`, size: bytes.length })
-          .set('Content-Type', 'application/octet-stream').send(bytes);
+        res = await as
+          .post('/file')
+          .query({ parentType: 'item', parentId: item, name: `${word}.txt`, size: bytes.length })
+          .set('Content-Type', 'application/octet-stream')
+          .send(bytes);
         break;
       }
       case 'renameItem':
         if (!item) continue;
-        res = await as.put(`/item/${item}`).type('form').send({ name: `${word} item renamed` });
+        res = await as
+          .put(`/item/${item}`)
+          .type('form')
+          .send({ name: `${word} item renamed` });
         break;
       case 'moveItem':
         if (!item) continue;
@@ -180,7 +232,23 @@ describeEmbedded('npm run cli -- verify', () => {
     const roots = [await api.defaultFolder(admin, 'Private'), await api.defaultFolder(admin, 'Public')];
     const counts = await workload(api, [admin, alice, bob], roots);
     const succeeded = (kind: string) => counts[`${kind} 200`] ?? 0;
-    for (const kind of ['createFolder', 'rename', 'move', 'metadata', 'access', 'createItem', 'upload', 'copyFolder', 'deleteFolder', 'clear', 'restore', 'moveItem', 'copyItem', 'deleteItem', 'deleteFile']) {
+    for (const kind of [
+      'createFolder',
+      'rename',
+      'move',
+      'metadata',
+      'access',
+      'createItem',
+      'upload',
+      'copyFolder',
+      'deleteFolder',
+      'clear',
+      'restore',
+      'moveItem',
+      'copyItem',
+      'deleteItem',
+      'deleteFile',
+    ]) {
       expect([kind, succeeded(kind) > 0]).toEqual([kind, true]);
     }
 
@@ -188,18 +256,26 @@ describeEmbedded('npm run cli -- verify', () => {
     const clean = await runCli(['verify'], env());
     expect(clean.stderr).toBe('');
     expect(clean.stdout).toContain('The read models match the event log.');
-    expect(clean.stdout).toMatch(new RegExp(`Verified the read models in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} against a replay of \\d+ events`));
+    expect(clean.stdout).toMatch(
+      new RegExp(
+        `Verified the read models in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} against a replay of \\d+ events`,
+      ),
+    );
     expect(clean.code).toBe(0);
 
     // Corrupt one live row behind the service's back: verify names it and fails.
     const file = path.join(dataDir, 'folder-service.sqlite');
     const raw = new Database(file);
-    const victim = raw.prepare("SELECT id, name FROM rm_folders WHERE parent_type = 'folder' ORDER BY id LIMIT 1").get() as { id: string; name: string };
+    const victim = raw
+      .prepare("SELECT id, name FROM rm_folders WHERE parent_type = 'folder' ORDER BY id LIMIT 1")
+      .get() as { id: string; name: string };
     raw.prepare('UPDATE rm_folders SET name = ? WHERE id = ?').run('corrupted', victim.id);
     raw.close();
     const corrupt = await runCli(['verify'], env());
     expect(corrupt.code).toBe(1);
-    expect(corrupt.stdout).toContain(`rm_folders row id=${victim.id} differs: name: live "corrupted", replayed ${JSON.stringify(victim.name)}`);
+    expect(corrupt.stdout).toContain(
+      `rm_folders row id=${victim.id} differs: name: live "corrupted", replayed ${JSON.stringify(victim.name)}`,
+    );
     expect(corrupt.stdout).toContain('1 difference between the live read models and the replay.');
 
     // A missing row is named too.
@@ -218,9 +294,13 @@ describeEmbedded('npm run cli -- verify', () => {
     const empty = path.join(dataDir, 'nothing-here');
     const none = await runCli(['verify'], { DATA_DIR: empty, NODE_ENV: 'test' });
     expect(none.code).toBe(1);
-    expect(none.stderr.trim()).toBe(`No data to verify: ${path.join(empty, 'folder-service.sqlite')} does not exist (set DATA_DIR).`);
+    expect(none.stderr.trim()).toBe(
+      `No data to verify: ${path.join(empty, 'folder-service.sqlite')} does not exist (set DATA_DIR).`,
+    );
     const other = await runCli(['rebuild', '--projection', 'folders'], env());
     expect(other.code).toBe(1);
-    expect(other.stderr.trim()).toBe('Unknown projection "folders". The read models are one projection, "read-models" (one checkpoint): rebuild rebuilds them all.');
+    expect(other.stderr.trim()).toBe(
+      'Unknown projection "folders". The read models are one projection, "read-models" (one checkpoint): rebuild rebuilds them all.',
+    );
   });
 });

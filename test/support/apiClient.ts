@@ -67,7 +67,8 @@ function session(app: TestServer['app'], prefix: string, token: string | null) {
   };
 }
 
-const tokenOf = (caller: Caller): string | null => (caller == null ? null : typeof caller === 'string' ? caller || null : caller.token);
+const tokenOf = (caller: Caller): string | null =>
+  caller == null ? null : typeof caller === 'string' ? caller || null : caller.token;
 
 /** A fixture step's body; fails with the response when the API refused it. */
 export function ok<T = any>(res: request.Response, what = 'fixture request'): T {
@@ -112,19 +113,39 @@ export class ApiClient {
 
   /** Registers a user (the first one becomes site admin) and returns it with a login token. */
   async createUser(login: string, overrides: Record<string, string> = {}): Promise<TestUser> {
-    const form = { login, email: `${login}@example.com`, firstName: 'First', lastName: 'Last', password: 'password1', ...overrides };
+    const form = {
+      login,
+      email: `${login}@example.com`,
+      firstName: 'First',
+      lastName: 'Last',
+      password: 'password1',
+      ...overrides,
+    };
     const body = ok(await this.anonymous().post('/user').type('form').send(form), `createUser ${login}`);
     return { _id: body._id, login, token: body.authToken.token, admin: body.admin };
   }
 
   /** Creates a folder through POST /folder (and PUT /folder/:id/access when an ACL is given); returns its id. */
-  async createFolder(owner: TestUser, parentType: 'folder' | 'user' | 'collection', parentId: string, name: string, o: FolderOptions = {}): Promise<string> {
+  async createFolder(
+    owner: TestUser,
+    parentType: 'folder' | 'user' | 'collection',
+    parentId: string,
+    name: string,
+    o: FolderOptions = {},
+  ): Promise<string> {
     const form: Record<string, string> = { parentType, parentId, name };
     if (o.public !== undefined) form.public = String(o.public);
     if (o.description !== undefined) form.description = o.description;
     if (o.metadata !== undefined) form.metadata = JSON.stringify(o.metadata);
     const id = ok(await this.as(owner).post('/folder').type('form').send(form), `POST /folder ${name}`)._id as string;
-    if (o.access) ok(await this.as(owner).put(`/folder/${id}/access`).type('form').send({ access: JSON.stringify(o.access) }), `PUT /folder/:id/access ${name}`);
+    if (o.access)
+      ok(
+        await this.as(owner)
+          .put(`/folder/${id}/access`)
+          .type('form')
+          .send({ access: JSON.stringify(o.access) }),
+        `PUT /folder/:id/access ${name}`,
+      );
     return id;
   }
 
@@ -143,7 +164,12 @@ export class ApiClient {
   }
 
   /** Uploads `content` as a new file of the item (named `data.txt` for text, `data.bin` for bytes); returns the file id. */
-  async addFile(user: TestUser, itemId: string, content: string | Buffer, name = typeof content === 'string' ? 'data.txt' : 'data.bin'): Promise<string> {
+  async addFile(
+    user: TestUser,
+    itemId: string,
+    content: string | Buffer,
+    name = typeof content === 'string' ? 'data.txt' : 'data.bin',
+  ): Promise<string> {
     const bytes = typeof content === 'string' ? Buffer.from(content) : content;
     const res = await this.as(user)
       .post('/file')
@@ -160,7 +186,10 @@ export class ApiClient {
 
   /** The id of one of the user's two default folders (`Public`, `Private`). */
   async defaultFolder(user: TestUser, name: 'Public' | 'Private'): Promise<string> {
-    const folders = ok<{ _id: string; name: string }[]>(await this.as(user).get(`/folder?parentType=user&parentId=${user._id}`), 'list');
+    const folders = ok<{ _id: string; name: string }[]>(
+      await this.as(user).get(`/folder?parentType=user&parentId=${user._id}`),
+      'list',
+    );
     return folders.find((f) => f.name === name)!._id;
   }
 

@@ -32,7 +32,12 @@ type Params = Record<string, Param>;
 type Json = any;
 
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly responseText: string, readonly url: string, readonly method: string) {
+  constructor(
+    readonly status: number,
+    readonly responseText: string,
+    readonly url: string,
+    readonly method: string,
+  ) {
     super(`HTTP error ${status}: ${method} ${url}\nResponse text: ${responseText}`);
     this.name = 'HttpError';
   }
@@ -44,7 +49,10 @@ export class AuthenticationError extends Error {
   }
 }
 export class IncorrectUploadLengthError extends Error {
-  constructor(message: string, readonly upload: Json) {
+  constructor(
+    message: string,
+    readonly upload: Json,
+  ) {
     super(message);
     this.name = 'IncorrectUploadLengthError';
   }
@@ -124,8 +132,15 @@ function listGreaterOrEqual(a: string[], b: string[]): boolean {
 
 /** The part of `mimetypes.guess_type` the tests need (unknown extensions give null, as Python's None). */
 const MIME_TYPES: Record<string, string> = {
-  '.txt': 'text/plain', '.json': 'application/json', '.bin': 'application/octet-stream', '.csv': 'text/csv',
-  '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.zip': 'application/zip', '.html': 'text/html',
+  '.txt': 'text/plain',
+  '.json': 'application/json',
+  '.bin': 'application/octet-stream',
+  '.csv': 'text/csv',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.zip': 'application/zip',
+  '.html': 'text/html',
 };
 export const guessType = (filePath: string): string | null => MIME_TYPES[path.extname(filePath).toLowerCase()] ?? null;
 
@@ -168,18 +183,28 @@ export class GirderClient {
   /** Sends one request and resolves with the response (its body unread). */
   private send(method: string, url: string, options: RequestOptions): Promise<http.IncomingMessage> {
     const headers: Record<string, string> = {
-      'User-Agent': 'python-requests/2.32.3', 'Accept-Encoding': 'gzip, deflate', Accept: '*/*', Connection: 'keep-alive',
+      'User-Agent': 'python-requests/2.32.3',
+      'Accept-Encoding': 'gzip, deflate',
+      Accept: '*/*',
+      Connection: 'keep-alive',
     };
     const extra: Record<string, string | null> = { 'Girder-Token': this.token, ...options.headers };
     for (const [name, value] of Object.entries(extra)) {
       if (value === null) delete headers[name];
       else headers[name] = value;
     }
-    if (options.auth) headers.Authorization = `Basic ${Buffer.from(`${options.auth[0]}:${options.auth[1]}`).toString('base64')}`;
+    if (options.auth)
+      headers.Authorization = `Basic ${Buffer.from(`${options.auth[0]}:${options.auth[1]}`).toString('base64')}`;
     const body = options.data;
     if (body) headers['Content-Length'] = String(body.length);
     else if (method !== 'GET' && method !== 'HEAD') headers['Content-Length'] = '0';
-    const record: RecordedRequest = { method, url: url.slice(this.urlBase.length), headers, bodyLength: body?.length ?? 0, status: 0 };
+    const record: RecordedRequest = {
+      method,
+      url: url.slice(this.urlBase.length),
+      headers,
+      bodyLength: body?.length ?? 0,
+      status: 0,
+    };
     this.requests.push(record);
     return new Promise((resolve, reject) => {
       const req = http.request(url, { method, headers }, (res) => {
@@ -237,7 +262,8 @@ export class GirderClient {
           headers: { 'Girder-Token': null },
         });
       } catch (error) {
-        if (error instanceof HttpError && (error.status === 401 || error.status === 403)) throw new AuthenticationError();
+        if (error instanceof HttpError && (error.status === 401 || error.status === 403))
+          throw new AuthenticationError();
         throw error;
       }
     }
@@ -292,7 +318,13 @@ export class GirderClient {
     return this.listResource(`item/${itemId}/files`, { id: itemId }, limit, offset);
   }
 
-  createItem(parentFolderId: string, name: string, description = '', reuseExisting = false, metadata: unknown = null): Promise<Json> {
+  createItem(
+    parentFolderId: string,
+    name: string,
+    description = '',
+    reuseExisting = false,
+    metadata: unknown = null,
+  ): Promise<Json> {
     const meta = metadata !== null && typeof metadata !== 'string' ? JSON.stringify(metadata) : metadata;
     return this.post('item', { folderId: parentFolderId, name, description, reuseExisting, metadata: meta });
   }
@@ -304,14 +336,28 @@ export class GirderClient {
     return this.listResource('item', params, limit, offset);
   }
 
-  createFolder(parentId: string, name: string, description = '', parentType = 'folder', isPublic: boolean | null = null, reuseExisting = false, metadata: unknown = null): Promise<Json> {
+  createFolder(
+    parentId: string,
+    name: string,
+    description = '',
+    parentType = 'folder',
+    isPublic: boolean | null = null,
+    reuseExisting = false,
+    metadata: unknown = null,
+  ): Promise<Json> {
     const meta = metadata !== null && typeof metadata !== 'string' ? JSON.stringify(metadata) : metadata;
     const params: Params = { parentId, parentType, name, description, reuseExisting, metadata: meta };
     if (isPublic !== null) params.public = isPublic;
     return this.post('folder', params);
   }
 
-  listFolder(parentId: string, parentFolderType = 'folder', name?: string, limit?: number, offset?: number): AsyncGenerator<Json> {
+  listFolder(
+    parentId: string,
+    parentFolderType = 'folder',
+    name?: string,
+    limit?: number,
+    offset?: number,
+  ): AsyncGenerator<Json> {
     const params: Params = { parentId, parentType: parentFolderType };
     if (name) params.name = name;
     return this.listResource('folder', params, limit, offset);
@@ -326,7 +372,13 @@ export class GirderClient {
     return [null, false];
   }
 
-  async uploadFileToItem(itemId: string, filepath: string, reference?: string, mimeType?: string | null, filename?: string): Promise<Json> {
+  async uploadFileToItem(
+    itemId: string,
+    filepath: string,
+    reference?: string,
+    mimeType?: string | null,
+    filename?: string,
+  ): Promise<Json> {
     const name = path.basename(filename ?? filepath);
     const absolute = path.resolve(filepath);
     const filesize = fs.statSync(absolute).size;
@@ -337,12 +389,24 @@ export class GirderClient {
       const params: Params = { size: filesize };
       if (reference) params.reference = reference;
       obj = await this.put(`file/${fileId}/contents`, params);
-      if (!('_id' in obj)) throw new Error(`After creating an upload token for replacing file contents, expected an object with an id. Got instead: ${JSON.stringify(obj)}`);
+      if (!('_id' in obj))
+        throw new Error(
+          `After creating an upload token for replacing file contents, expected an object with an id. Got instead: ${JSON.stringify(obj)}`,
+        );
     } else {
-      const params: Params = { parentType: 'item', parentId: itemId, name, size: filesize, mimeType: mimeType ?? guessType(absolute) };
+      const params: Params = {
+        parentType: 'item',
+        parentId: itemId,
+        name,
+        size: filesize,
+        mimeType: mimeType ?? guessType(absolute),
+      };
       if (reference) params.reference = reference;
       obj = await this.post('file', params);
-      if (!('_id' in obj)) throw new Error(`After creating an upload token for a new file, expected an object with an id. Got instead: ${JSON.stringify(obj)}`);
+      if (!('_id' in obj))
+        throw new Error(
+          `After creating an upload token for a new file, expected an object with an id. Got instead: ${JSON.stringify(obj)}`,
+        );
     }
     const file = await openFile(absolute);
     try {
@@ -352,7 +416,14 @@ export class GirderClient {
     }
   }
 
-  async uploadStreamToFolder(folderId: string, stream: ByteStream, filename: string, size: number, reference?: string, mimeType?: string | null): Promise<Json> {
+  async uploadStreamToFolder(
+    folderId: string,
+    stream: ByteStream,
+    filename: string,
+    size: number,
+    reference?: string,
+    mimeType?: string | null,
+  ): Promise<Json> {
     const params: Params = { parentType: 'folder', parentId: folderId, name: filename, size, mimeType };
     if (reference) params.reference = reference;
     if (size <= this.MAX_CHUNK_SIZE && listGreaterOrEqual(await this.getServerVersion(), ['2', '3'])) {
@@ -360,17 +431,33 @@ export class GirderClient {
       return this.post('file', params, chunk);
     }
     const obj = await this.post('file', params);
-    if (!('_id' in obj)) throw new Error(`After creating an upload token for a new file, expected an object with an id. Got instead: ${JSON.stringify(obj)}`);
+    if (!('_id' in obj))
+      throw new Error(
+        `After creating an upload token for a new file, expected an object with an id. Got instead: ${JSON.stringify(obj)}`,
+      );
     return this._uploadContents(obj, stream, size);
   }
 
-  async uploadFileToFolder(folderId: string, filepath: string, reference?: string, mimeType?: string | null, filename?: string): Promise<Json> {
+  async uploadFileToFolder(
+    folderId: string,
+    filepath: string,
+    reference?: string,
+    mimeType?: string | null,
+    filename?: string,
+  ): Promise<Json> {
     const name = path.basename(filename ?? filepath);
     const absolute = path.resolve(filepath);
     const filesize = fs.statSync(absolute).size;
     const file = await openFile(absolute);
     try {
-      return await this.uploadStreamToFolder(folderId, file, name, filesize, reference, mimeType ?? guessType(absolute));
+      return await this.uploadStreamToFolder(
+        folderId,
+        file,
+        name,
+        filesize,
+        reference,
+        mimeType ?? guessType(absolute),
+      );
     } finally {
       await file.close();
     }
@@ -384,7 +471,10 @@ export class GirderClient {
       const chunk = await stream.read(Math.min(this.MAX_CHUNK_SIZE, size - offset));
       if (chunk.length === 0) break;
       obj = await this.post(`file/chunk?offset=${offset}&uploadId=${uploadId}`, undefined, chunk);
-      if (!('_id' in obj)) throw new Error(`After uploading a file chunk, did not receive object with _id. Got instead: ${JSON.stringify(obj)}`);
+      if (!('_id' in obj))
+        throw new Error(
+          `After uploading a file chunk, did not receive object with _id. Got instead: ${JSON.stringify(obj)}`,
+        );
       offset += chunk.length;
     }
     if (offset !== size) {
@@ -394,11 +484,22 @@ export class GirderClient {
     return obj;
   }
 
-  async uploadFile(parentId: string, stream: ByteStream, name: string, size: number, parentType = 'item', reference?: string, mimeType?: string | null): Promise<Json> {
+  async uploadFile(
+    parentId: string,
+    stream: ByteStream,
+    name: string,
+    size: number,
+    parentType = 'item',
+    reference?: string,
+    mimeType?: string | null,
+  ): Promise<Json> {
     const params: Params = { parentType, parentId, name, size, mimeType: mimeType || guessType(name) };
     if (reference !== undefined) params.reference = reference;
     const obj = await this.post('file', params);
-    if (!('_id' in obj)) throw new Error(`After creating an upload token for a new file, expected an object with an id. Got instead: ${JSON.stringify(obj)}`);
+    if (!('_id' in obj))
+      throw new Error(
+        `After creating an upload token for a new file, expected an object with an id. Got instead: ${JSON.stringify(obj)}`,
+      );
     return this._uploadContents(obj, stream, size);
   }
 
@@ -406,17 +507,30 @@ export class GirderClient {
     const params: Params = { size };
     if (reference) params.reference = reference;
     const obj = await this.put(`file/${fileId}/contents`, params);
-    if (!('_id' in obj)) throw new Error(`After creating an upload token for replacing file contents, expected an object with an id. Got instead: ${JSON.stringify(obj)}`);
+    if (!('_id' in obj))
+      throw new Error(
+        `After creating an upload token for replacing file contents, expected an object with an id. Got instead: ${JSON.stringify(obj)}`,
+      );
     return this._uploadContents(obj, stream, size);
   }
 
-  async loadOrCreateFolder(folderName: string, parentId: string, parentType: string, metadata: unknown = null): Promise<Json> {
+  async loadOrCreateFolder(
+    folderName: string,
+    parentId: string,
+    parentType: string,
+    metadata: unknown = null,
+  ): Promise<Json> {
     const first = await this.listFolder(parentId, parentType, folderName).next();
     if (!first.done) return first.value;
     return this.createFolder(parentId, folderName, '', parentType, null, false, metadata);
   }
 
-  async loadOrCreateItem(name: string, parentFolderId: string, reuseExisting = true, metadata: unknown = null): Promise<Json> {
+  async loadOrCreateItem(
+    name: string,
+    parentFolderId: string,
+    reuseExisting = true,
+    metadata: unknown = null,
+  ): Promise<Json> {
     let item: Json = null;
     if (reuseExisting) {
       const first = await this.listItem(parentFolderId, undefined, name).next();
@@ -426,7 +540,13 @@ export class GirderClient {
     return item;
   }
 
-  async _uploadAsItem(localFile: string, parentFolderId: string, filePath: string, reuseExisting = false, reference?: string): Promise<void> {
+  async _uploadAsItem(
+    localFile: string,
+    parentFolderId: string,
+    filePath: string,
+    reuseExisting = false,
+    reference?: string,
+  ): Promise<void> {
     if (reuseExisting || fs.statSync(filePath).size === 0) {
       const currentItem = await this.loadOrCreateItem(path.basename(localFile), parentFolderId, reuseExisting);
       await this.uploadFileToItem(currentItem._id, filePath, reference, undefined, localFile);
@@ -435,25 +555,39 @@ export class GirderClient {
     }
   }
 
-  async _uploadFolderRecursive(localFolder: string, parentId: string, parentType: string, reuseExisting = false, reference?: string): Promise<void> {
+  async _uploadFolderRecursive(
+    localFolder: string,
+    parentId: string,
+    parentType: string,
+    reuseExisting = false,
+    reference?: string,
+  ): Promise<void> {
     const folder = await this.loadOrCreateFolder(path.basename(localFolder), parentId, parentType);
     for (const entry of fs.readdirSync(localFolder).sort()) {
       const fullEntry = path.join(localFolder, entry);
       const stat = fs.lstatSync(fullEntry);
       if (stat.isSymbolicLink()) continue; // os.walk skips symlinks by default
-      if (stat.isDirectory()) await this._uploadFolderRecursive(fullEntry, folder._id, 'folder', reuseExisting, reference);
+      if (stat.isDirectory())
+        await this._uploadFolderRecursive(fullEntry, folder._id, 'folder', reuseExisting, reference);
       else await this._uploadAsItem(entry, folder._id, fullEntry, reuseExisting, reference);
     }
   }
 
   /** `upload(filePattern, parentId, parentType)`, for patterns that name existing paths (no wildcards). */
-  async upload(filePaths: string | string[], parentId: string, parentType = 'folder', reuseExisting = false, reference?: string): Promise<void> {
+  async upload(
+    filePaths: string | string[],
+    parentId: string,
+    parentType = 'folder',
+    reuseExisting = false,
+    reference?: string,
+  ): Promise<void> {
     const resolvedParent = await this._checkResourcePath(parentId);
     for (const pattern of Array.isArray(filePaths) ? filePaths : [filePaths]) {
       if (!fs.existsSync(pattern)) continue;
       const currentFile = path.normalize(pattern);
       if (fs.statSync(currentFile).isFile()) {
-        if (parentType !== 'folder') throw new Error(`Attempting to upload an item under a ${parentType}. Items can only be added to folders.`);
+        if (parentType !== 'folder')
+          throw new Error(`Attempting to upload an item under a ${parentType}. Items can only be added to folders.`);
         await this._uploadAsItem(path.basename(currentFile), resolvedParent!, currentFile, reuseExisting, reference);
       } else {
         await this._uploadFolderRecursive(currentFile, resolvedParent!, parentType, reuseExisting, reference);
@@ -517,7 +651,8 @@ export class GirderClient {
         target = path.join(target, this.transformFilename(itemName));
         safeMakedirs(target);
       }
-      for (const file of files) await this.downloadFile(file._id, path.join(target, this.transformFilename(file.name)), file.created);
+      for (const file of files)
+        await this.downloadFile(file._id, path.join(target, this.transformFilename(file.name)), file.created);
       first = false;
       offset += files.length;
       if (files.length < DEFAULT_PAGE_LIMIT) break;
@@ -528,7 +663,12 @@ export class GirderClient {
     const folderId = await this._checkResourcePath(folderIdOrPath);
     let offset = 0;
     for (;;) {
-      const folders: Json[] = await this.get('folder', { limit: DEFAULT_PAGE_LIMIT, offset, parentType: 'folder', parentId: folderId });
+      const folders: Json[] = await this.get('folder', {
+        limit: DEFAULT_PAGE_LIMIT,
+        offset,
+        parentType: 'folder',
+        parentId: folderId,
+      });
       for (const folder of folders) {
         const local = path.join(dest, this.transformFilename(folder.name));
         safeMakedirs(local);

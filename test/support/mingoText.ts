@@ -29,7 +29,10 @@ const STOP_WORDS = new Set(
 
 /** Lower-cases and strips diacritics (NFD, then combining marks dropped). */
 export function foldText(text: string): string {
-  return text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** Words of a text as MongoDB's tokenizer sees them: runs of letters, digits and underscores, folded. */
@@ -47,11 +50,37 @@ export function terms(text: string): string[] {
 // ---- Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", 1980) ----
 
 const STEP2: Record<string, string> = {
-  ational: 'ate', tional: 'tion', enci: 'ence', anci: 'ance', izer: 'ize', bli: 'ble', alli: 'al', entli: 'ent', eli: 'e',
-  ousli: 'ous', ization: 'ize', ation: 'ate', ator: 'ate', alism: 'al', iveness: 'ive', fulness: 'ful', ousness: 'ous',
-  aliti: 'al', iviti: 'ive', biliti: 'ble', logi: 'log',
+  ational: 'ate',
+  tional: 'tion',
+  enci: 'ence',
+  anci: 'ance',
+  izer: 'ize',
+  bli: 'ble',
+  alli: 'al',
+  entli: 'ent',
+  eli: 'e',
+  ousli: 'ous',
+  ization: 'ize',
+  ation: 'ate',
+  ator: 'ate',
+  alism: 'al',
+  iveness: 'ive',
+  fulness: 'ful',
+  ousness: 'ous',
+  aliti: 'al',
+  iviti: 'ive',
+  biliti: 'ble',
+  logi: 'log',
 };
-const STEP3: Record<string, string> = { icate: 'ic', ative: '', alize: 'al', iciti: 'ic', ical: 'ic', ful: '', ness: '' };
+const STEP3: Record<string, string> = {
+  icate: 'ic',
+  ative: '',
+  alize: 'al',
+  iciti: 'ic',
+  ical: 'ic',
+  ful: '',
+  ness: '',
+};
 
 const c = '[^aeiou]';
 const v = '[aeiouy]';
@@ -92,7 +121,12 @@ export function stem(word: string): string {
   if ((m = /^(.+?)y$/.exec(w)) && S_V.test(m[1])) w = m[1] + 'i';
 
   // Step 2
-  if ((m = /^(.+?)(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$/.exec(w))) {
+  if (
+    (m =
+      /^(.+?)(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$/.exec(
+        w,
+      ))
+  ) {
     if (MGR0.test(m[1])) w = m[1] + STEP2[m[2]];
   }
 
@@ -172,7 +206,8 @@ function fieldTexts(doc: Record<string, unknown>, path: string): string[] {
     const next: unknown[] = [];
     for (const value of values) {
       if (Array.isArray(value)) {
-        for (const element of value) if (element && typeof element === 'object') next.push((element as Record<string, unknown>)[part]);
+        for (const element of value)
+          if (element && typeof element === 'object') next.push((element as Record<string, unknown>)[part]);
       } else if (value && typeof value === 'object') next.push((value as Record<string, unknown>)[part]);
     }
     values = next;
@@ -191,7 +226,9 @@ function fieldTexts(doc: Record<string, unknown>, path: string): string[] {
  */
 export function textScore(doc: Record<string, unknown>, weights: TextWeights, query: TextQuery): number | null {
   if (query.terms.length === 0 && query.phrases.length === 0) return null;
-  const fields = Object.entries(weights).flatMap(([path, weight]) => fieldTexts(doc, path).map((text) => ({ text, weight })));
+  const fields = Object.entries(weights).flatMap(([path, weight]) =>
+    fieldTexts(doc, path).map((text) => ({ text, weight })),
+  );
   const tokenized = fields.map((f) => ({ ...f, terms: terms(f.text), folded: foldText(f.text) }));
   for (const field of tokenized) if (query.negated.some((t) => field.terms.includes(t))) return null;
   for (const phrase of query.phrases) if (!tokenized.some((f) => f.folded.includes(phrase))) return null;

@@ -68,7 +68,10 @@ export class StandInCrash extends Error {
 const DUPLICATE_KEY = 11000;
 
 function isObjectId(value: unknown): value is ObjectId {
-  return value instanceof ObjectId || (typeof value === 'object' && value !== null && (value as { _bsontype?: string })._bsontype === 'ObjectId');
+  return (
+    value instanceof ObjectId ||
+    (typeof value === 'object' && value !== null && (value as { _bsontype?: string })._bsontype === 'ObjectId')
+  );
 }
 
 function isPlainObject(value: unknown): value is Doc {
@@ -80,7 +83,8 @@ function isPlainObject(value: unknown): value is Doc {
 /** A value as the BSON serializer would store it, as a fresh copy. */
 function toStored(value: unknown): unknown {
   if (value === undefined) return null;
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return value;
   if (typeof value === 'bigint') return Number(value);
   if (value instanceof Date) return new Date(value.getTime());
   if (Buffer.isBuffer(value) || value instanceof Uint8Array) return Buffer.from(value);
@@ -125,7 +129,10 @@ function canonical(value: unknown): string {
   if (isObjectId(value)) return `oid(${value.toHexString()})`;
   if (value instanceof Date) return `date(${value.toISOString()})`;
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isPlainObject(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  if (isPlainObject(value))
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
   return JSON.stringify(value);
 }
 
@@ -171,7 +178,10 @@ function usesExpr(value: unknown): boolean {
 }
 
 function refuseExprInUpsert(filter: Filter): void {
-  if (usesExpr(filter)) throw serverError(224, '$expr is not allowed in the query predicate for an upsert', { codeName: 'QueryFeatureNotAllowed' });
+  if (usesExpr(filter))
+    throw serverError(224, '$expr is not allowed in the query predicate for an upsert', {
+      codeName: 'QueryFeatureNotAllowed',
+    });
 }
 
 /** Equality fields of a filter (what an upsert copies into the new document). */
@@ -179,7 +189,8 @@ function equalityFields(filter: Filter): Doc {
   const out: Doc = {};
   for (const [key, value] of Object.entries(filter)) {
     if (key.startsWith('$')) {
-      if (key === '$and' && Array.isArray(value)) for (const clause of value) Object.assign(out, equalityFields(clause as Filter));
+      if (key === '$and' && Array.isArray(value))
+        for (const clause of value) Object.assign(out, equalityFields(clause as Filter));
       continue;
     }
     if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
@@ -284,7 +295,7 @@ export class MongoStandIn {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         throw new Error(
-          'MongoStandIn: an operation waited too long for another session\'s transaction (an operation inside a transaction sent without its session?)',
+          "MongoStandIn: an operation waited too long for another session's transaction (an operation inside a transaction sent without its session?)",
         );
       }
       let timer: NodeJS.Timeout | undefined;
@@ -308,7 +319,9 @@ export class MongoStandIn {
   /** @internal */
   async begin(session: StandInSession): Promise<void> {
     if (!this.transactions) {
-      throw serverError(20, 'Transaction numbers are only allowed on a replica set member or mongos', { codeName: 'IllegalOperation' });
+      throw serverError(20, 'Transaction numbers are only allowed on a replica set member or mongos', {
+        codeName: 'IllegalOperation',
+      });
     }
     await this.enter(undefined);
     while (this.transaction) await this.enter(undefined);
@@ -357,7 +370,9 @@ export class StandInSession {
         return result;
       } catch (error) {
         this.client.finish(this, false);
-        const transient = (error as { hasErrorLabel?: (l: string) => boolean }).hasErrorLabel?.('TransientTransactionError');
+        const transient = (error as { hasErrorLabel?: (l: string) => boolean }).hasErrorLabel?.(
+          'TransientTransactionError',
+        );
         if (!transient || attempt >= 5) throw error;
       }
     }
@@ -377,7 +392,10 @@ export class StandInDb {
   readonly readPreference = undefined;
   readonly bsonOptions = {};
 
-  constructor(readonly client: MongoStandIn, readonly databaseName: string) {}
+  constructor(
+    readonly client: MongoStandIn,
+    readonly databaseName: string,
+  ) {}
 
   collection(name: string): StandInCollection {
     let collection = this.collections.get(name);
@@ -392,12 +410,17 @@ export class StandInDb {
   async command(command: Doc): Promise<Doc> {
     if (command.hello !== undefined || command.isMaster !== undefined || command.ismaster !== undefined) {
       return {
-        isWritablePrimary: true, maxWireVersion: 21, ok: 1, maxBsonObjectSize: 16 * 1024 * 1024,
+        isWritablePrimary: true,
+        maxWireVersion: 21,
+        ok: 1,
+        maxBsonObjectSize: 16 * 1024 * 1024,
         ...(this.client.transactions ? { setName: 'standin', hosts: ['standin:27017'] } : {}),
       };
     }
     if (command.ping !== undefined) return { ok: 1 };
-    throw serverError(59, `MongoStandIn: no such command: '${Object.keys(command)[0]}'`, { codeName: 'CommandNotFound' });
+    throw serverError(59, `MongoStandIn: no such command: '${Object.keys(command)[0]}'`, {
+      codeName: 'CommandNotFound',
+    });
   }
 
   async dropCollection(name: string, options: SessionOptions = {}): Promise<boolean> {
@@ -434,7 +457,10 @@ export class StandInCursor {
   private position = 0;
   private closed = false;
 
-  constructor(private readonly run: (options: FindOptions) => Promise<Doc[]>, private options: FindOptions) {}
+  constructor(
+    private readonly run: (options: FindOptions) => Promise<Doc[]>,
+    private options: FindOptions,
+  ) {}
 
   sort(sort: Record<string, unknown>): this {
     this.options = { ...this.options, sort };
@@ -517,7 +543,10 @@ export class StandInCollection {
   private readonly uniqueKeys = new Map<string, Map<string, string>>();
   private created = false;
 
-  constructor(readonly db: StandInDb, readonly collectionName: string) {}
+  constructor(
+    readonly db: StandInDb,
+    readonly collectionName: string,
+  ) {}
 
   get namespace(): string {
     return `${this.db.databaseName}.${this.collectionName}`;
@@ -667,7 +696,8 @@ export class StandInCollection {
       for (const [field, dir] of sortKeys) if (!isMetaTextScore(dir)) plain[field] = dir === -1 ? -1 : 1;
       const scored = rows.map((doc) => ({ ...doc, [TEXT_SCORE]: scores?.get(doc) ?? 0, __standInRef: doc }));
       const spec: Record<string, 1 | -1> = {};
-      for (const [field, dir] of sortKeys) spec[isMetaTextScore(dir) ? TEXT_SCORE : field] = isMetaTextScore(dir) ? -1 : plain[field];
+      for (const [field, dir] of sortKeys)
+        spec[isMetaTextScore(dir) ? TEXT_SCORE : field] = isMetaTextScore(dir) ? -1 : plain[field];
       rows = (mingoFind(scored, {}).sort(spec).all() as Doc[]).map((d) => d.__standInRef as Doc);
     }
     const skip = Math.max(0, options.skip ?? 0);
@@ -698,7 +728,10 @@ export class StandInCollection {
     return this.findNow(filter, { ...options, limit: 1 })[0] ?? null;
   }
 
-  async countDocuments(filter: Filter = {}, options: SessionOptions & { skip?: number; limit?: number } = {}): Promise<number> {
+  async countDocuments(
+    filter: Filter = {},
+    options: SessionOptions & { skip?: number; limit?: number } = {},
+  ): Promise<number> {
     await this.client.enter(options.session);
     const n = this.matching(filter).docs.length - Math.max(0, options.skip ?? 0);
     return Math.max(0, options.limit && options.limit > 0 ? Math.min(n, options.limit) : n);
@@ -731,8 +764,12 @@ export class StandInCollection {
   }
 
   async listIndexesNow(): Promise<Doc[]> {
-    if (!this.exists()) throw serverError(26, `ns does not exist: ${this.namespace}`, { codeName: 'NamespaceNotFound' });
-    return [{ v: 2, key: { _id: 1 }, name: '_id_' }, ...this.indexList.map((i) => ({ v: 2, ...(copy(i) as unknown as Doc) }))];
+    if (!this.exists())
+      throw serverError(26, `ns does not exist: ${this.namespace}`, { codeName: 'NamespaceNotFound' });
+    return [
+      { v: 2, key: { _id: 1 }, name: '_id_' },
+      ...this.indexList.map((i) => ({ v: 2, ...(copy(i) as unknown as Doc) })),
+    ];
   }
 
   listIndexes(): StandInCursor {
@@ -775,21 +812,30 @@ export class StandInCollection {
     } else {
       const { $setOnInsert, ...rest } = update;
       const keys = Object.keys(rest);
-      if (keys.some((k) => !k.startsWith('$'))) throw serverError(9, 'Update document requires atomic operators', { codeName: 'FailedToParse' });
+      if (keys.some((k) => !k.startsWith('$')))
+        throw serverError(9, 'Update document requires atomic operators', { codeName: 'FailedToParse' });
       if (keys.length) {
         const box = [target];
         mingoUpdateOne(box, {}, toStored(rest) as never);
         target = box[0];
       }
-      if (insert && $setOnInsert) for (const [path, value] of Object.entries($setOnInsert as Doc)) setPath(target, path, toStored(value));
+      if (insert && $setOnInsert)
+        for (const [path, value] of Object.entries($setOnInsert as Doc)) setPath(target, path, toStored(value));
     }
     if (!insert && canonical(target._id) !== canonical(doc._id)) {
-      throw serverError(66, "Performing an update on the path '_id' would modify the immutable field '_id'", { codeName: 'ImmutableField' });
+      throw serverError(66, "Performing an update on the path '_id' would modify the immutable field '_id'", {
+        codeName: 'ImmutableField',
+      });
     }
     return toStored(target) as Doc;
   }
 
-  private updateNow(filter: Filter, update: Doc | Doc[], options: { upsert?: boolean; many: boolean }, session: StandInSession | undefined) {
+  private updateNow(
+    filter: Filter,
+    update: Doc | Doc[],
+    options: { upsert?: boolean; many: boolean },
+    session: StandInSession | undefined,
+  ) {
     if (options.upsert) refuseExprInUpsert(filter);
     const { docs } = this.matching(filter);
     const targets = options.many ? docs : docs.slice(0, 1);
@@ -810,14 +856,22 @@ export class StandInCollection {
     return { matchedCount: targets.length, modifiedCount, upsertedCount: 0, upsertedId: null };
   }
 
-  private replaceNow(filter: Filter, replacement: Doc, upsert: boolean | undefined, session: StandInSession | undefined) {
+  private replaceNow(
+    filter: Filter,
+    replacement: Doc,
+    upsert: boolean | undefined,
+    session: StandInSession | undefined,
+  ) {
     if (upsert) refuseExprInUpsert(filter);
-    if (Object.keys(replacement).some((k) => k.startsWith('$'))) throw serverError(2, 'Replacement document must not contain atomic operators', { codeName: 'BadValue' });
+    if (Object.keys(replacement).some((k) => k.startsWith('$')))
+      throw serverError(2, 'Replacement document must not contain atomic operators', { codeName: 'BadValue' });
     const doc = this.matching(filter).docs.at(0);
     if (doc) {
       const next = toStored({ ...replacement, _id: doc._id }) as Doc;
       if (replacement._id !== undefined && canonical(replacement._id) !== canonical(doc._id)) {
-        throw serverError(66, "After applying the update, the (immutable) field '_id' was found to have been altered", { codeName: 'ImmutableField' });
+        throw serverError(66, "After applying the update, the (immutable) field '_id' was found to have been altered", {
+          codeName: 'ImmutableField',
+        });
       }
       const modified = canonical(next) !== canonical(doc);
       if (modified) this.put(idKey(doc._id), next, session);
@@ -825,7 +879,10 @@ export class StandInCollection {
     }
     if (!upsert) return { matchedCount: 0, modifiedCount: 0, upsertedCount: 0, upsertedId: null };
     const seed = equalityFields(filter);
-    const inserted = { ...replacement, ...(seed._id !== undefined && replacement._id === undefined ? { _id: seed._id } : {}) };
+    const inserted = {
+      ...replacement,
+      ...(seed._id !== undefined && replacement._id === undefined ? { _id: seed._id } : {}),
+    };
     const id = this.insertNow(inserted, session);
     return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: id };
   }
@@ -843,18 +900,27 @@ export class StandInCollection {
   }
 
   async insertMany(documents: Doc[], options: SessionOptions & { ordered?: boolean } = {}) {
-    const result = await this.bulkWrite(documents.map((document) => ({ insertOne: { document } })), options);
+    const result = await this.bulkWrite(
+      documents.map((document) => ({ insertOne: { document } })),
+      options,
+    );
     return { acknowledged: true, insertedCount: result.insertedCount, insertedIds: result.insertedIds };
   }
 
   async updateOne(filter: Filter, update: Doc | Doc[], options: SessionOptions & { upsert?: boolean } = {}) {
     await this.client.enter(options.session);
-    return { acknowledged: true, ...this.updateNow(filter, update, { upsert: options.upsert, many: false }, options.session) };
+    return {
+      acknowledged: true,
+      ...this.updateNow(filter, update, { upsert: options.upsert, many: false }, options.session),
+    };
   }
 
   async updateMany(filter: Filter, update: Doc | Doc[], options: SessionOptions & { upsert?: boolean } = {}) {
     await this.client.enter(options.session);
-    return { acknowledged: true, ...this.updateNow(filter, update, { upsert: options.upsert, many: true }, options.session) };
+    return {
+      acknowledged: true,
+      ...this.updateNow(filter, update, { upsert: options.upsert, many: true }, options.session),
+    };
   }
 
   async replaceOne(filter: Filter, replacement: Doc, options: SessionOptions & { upsert?: boolean } = {}) {
@@ -896,7 +962,13 @@ export class StandInCollection {
     const session = options.session;
     const ordered = options.ordered ?? true;
     const tally: WriteTally = {
-      insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, upsertedIds: {}, insertedIds: {},
+      insertedCount: 0,
+      matchedCount: 0,
+      modifiedCount: 0,
+      deletedCount: 0,
+      upsertedCount: 0,
+      upsertedIds: {},
+      insertedIds: {},
     };
     const writeErrors: { index: number; code: number; errmsg: string; errInfo?: unknown }[] = [];
     for (const [index, operation] of operations.entries()) {
@@ -906,7 +978,7 @@ export class StandInCollection {
           tally.insertedCount++;
         } else if ('updateOne' in operation || 'updateMany' in operation) {
           const many = 'updateMany' in operation;
-          const spec = many ? operation.updateMany : (operation).updateOne;
+          const spec = many ? operation.updateMany : operation.updateOne;
           const r = this.updateNow(spec.filter, spec.update, { upsert: spec.upsert, many }, session);
           this.count(tally, index, r);
         } else if ('replaceOne' in operation) {
@@ -925,7 +997,13 @@ export class StandInCollection {
         if (ordered) break;
       }
     }
-    const result = { ...tally, ok: 1, isOk: () => true, hasWriteErrors: () => writeErrors.length > 0, getWriteErrors: () => writeErrors };
+    const result = {
+      ...tally,
+      ok: 1,
+      isOk: () => true,
+      hasWriteErrors: () => writeErrors.length > 0,
+      getWriteErrors: () => writeErrors,
+    };
     if (writeErrors.length) {
       const first = writeErrors[0];
       throw new MongoBulkWriteError({ message: first.errmsg, code: first.code, writeErrors } as never, result as never);
@@ -933,7 +1011,11 @@ export class StandInCollection {
     return result;
   }
 
-  private count(tally: WriteTally, index: number, r: { matchedCount: number; modifiedCount: number; upsertedCount: number; upsertedId: unknown }) {
+  private count(
+    tally: WriteTally,
+    index: number,
+    r: { matchedCount: number; modifiedCount: number; upsertedCount: number; upsertedId: unknown },
+  ) {
     tally.matchedCount += r.matchedCount;
     tally.modifiedCount += r.modifiedCount;
     if (r.upsertedCount) {
@@ -955,8 +1037,14 @@ export class StandInCollection {
   }
 
   private createIndexNow(spec: Partial<IndexSpec> & { key: Record<string, unknown> }): string {
-    const textFields = Object.entries(spec.key).filter(([, kind]) => kind === 'text').map(([field]) => field);
-    const name = spec.name ?? Object.entries(spec.key).map(([field, kind]) => `${field}_${String(kind)}`).join('_');
+    const textFields = Object.entries(spec.key)
+      .filter(([, kind]) => kind === 'text')
+      .map(([field]) => field);
+    const name =
+      spec.name ??
+      Object.entries(spec.key)
+        .map(([field, kind]) => `${field}_${String(kind)}`)
+        .join('_');
     const index: IndexSpec = {
       name,
       key: textFields.length ? { _fts: 'text', _ftsx: 1 } : { ...spec.key },
@@ -973,21 +1061,28 @@ export class StandInCollection {
     const existing = this.indexList.find((i) => i.name === name);
     if (existing) {
       if (canonical(existing) !== canonical(index)) {
-        throw serverError(86, `An existing index has the same name as the requested index: ${name}`, { codeName: 'IndexKeySpecsConflict' });
+        throw serverError(86, `An existing index has the same name as the requested index: ${name}`, {
+          codeName: 'IndexKeySpecsConflict',
+        });
       }
       return name;
     }
     if (index.weights && this.textIndex()) {
-      throw serverError(85, `An equivalent index already exists with a different name and options (only one text index per collection)`, {
-        codeName: 'IndexOptionsConflict',
-      });
+      throw serverError(
+        85,
+        `An equivalent index already exists with a different name and options (only one text index per collection)`,
+        {
+          codeName: 'IndexOptionsConflict',
+        },
+      );
     }
     if (index.unique) {
       const keys = new Map<string, string>();
       for (const [key, doc] of this.docs) {
         const k = this.indexKeyOf(index, doc);
         if (k === null) continue;
-        if (keys.has(k)) throw serverError(DUPLICATE_KEY, `E11000 duplicate key error collection: ${this.namespace} index: ${name}`);
+        if (keys.has(k))
+          throw serverError(DUPLICATE_KEY, `E11000 duplicate key error collection: ${this.namespace} index: ${name}`);
         keys.set(k, key);
       }
       this.uniqueKeys.set(name, keys);

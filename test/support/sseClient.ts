@@ -90,7 +90,13 @@ export class SseClient {
       } catch {
         // not JSON: `data` has it
       }
-      this.events.push({ id: fields.id?.[0] ?? '', event: fields.event?.[0] ?? 'message', data, json, raw: `${block}\n\n` });
+      this.events.push({
+        id: fields.id?.[0] ?? '',
+        event: fields.event?.[0] ?? 'message',
+        data,
+        json,
+        raw: `${block}\n\n`,
+      });
     }
     this.notify();
   }
@@ -103,7 +109,10 @@ export class SseClient {
   async waitFor(predicate: (events: SseMessage[]) => boolean, ms = 5000): Promise<void> {
     const deadline = Date.now() + ms;
     while (!predicate(this.events)) {
-      if (this.ended) throw new Error(`stream ended first after ${this.events.length} events (${this.events.map((e) => e.id).join(',')})`);
+      if (this.ended)
+        throw new Error(
+          `stream ended first after ${this.events.length} events (${this.events.map((e) => e.id).join(',')})`,
+        );
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out; saw ${this.events.map((e) => `${e.id}:${e.event}`).join(', ')}`);
       let timer: NodeJS.Timeout | undefined;

@@ -26,7 +26,10 @@ export interface TestServerOptions {
 }
 
 /** A fresh service on a throwaway DATA_DIR; tests drive it through an ApiClient (test/support/apiClient.ts). */
-export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: TestServerOptions = {},
+): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-test-'));
   const config: Config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, ...env }) };
   const runtime = await bootstrap(config, { ...(options.projection ? { projection: options.projection } : {}) });

@@ -6,7 +6,12 @@ const { given } = deciderSpec(collectionDecider);
 const created: CollectionEvent = {
   type: 'CollectionCreated',
   data: {
-    collectionId: 'c1', name: 'Data', description: 'd', public: false, creatorId: 'u1', created: 't0',
+    collectionId: 'c1',
+    name: 'Data',
+    description: 'd',
+    public: false,
+    creatorId: 'u1',
+    created: 't0',
     access: { users: [{ id: 'u1', level: 2, flags: [] }], groups: [] },
   },
 };
@@ -26,26 +31,37 @@ describe('collection decider', () => {
   });
 
   it('renames unless the name belongs to another collection; keeping its own name is fine', () => {
-    given([created]).when({ type: 'UpdateCollection', data: { name: ' New ', updated: 't1', nameOwner: null } })
+    given([created])
+      .when({ type: 'UpdateCollection', data: { name: ' New ', updated: 't1', nameOwner: null } })
       .then([{ type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'New', updated: 't1' } }]);
-    given([created]).when({ type: 'UpdateCollection', data: { name: 'Data', updated: 't1', nameOwner: 'c1' } })
+    given([created])
+      .when({ type: 'UpdateCollection', data: { name: 'Data', updated: 't1', nameOwner: 'c1' } })
       .then([{ type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'Data', updated: 't1' } }]);
-    given([created]).when({ type: 'UpdateCollection', data: { name: 'Taken', updated: 't1', nameOwner: 'c2' } })
+    given([created])
+      .when({ type: 'UpdateCollection', data: { name: 'Taken', updated: 't1', nameOwner: 'c2' } })
       .thenRefuses('A collection with that name already exists.');
   });
 
   it('replaces the access list, with public and publicFlags only when given', () => {
     const access = { users: [], groups: [] };
-    given([created]).when({ type: 'SetCollectionAccess', data: { access } })
+    given([created])
+      .when({ type: 'SetCollectionAccess', data: { access } })
       .then([{ type: 'CollectionAccessChanged', data: { collectionId: 'c1', access } }]);
-    given([created]).when({ type: 'SetCollectionAccess', data: { access, public: true, publicFlags: [] } })
+    given([created])
+      .when({ type: 'SetCollectionAccess', data: { access, public: true, publicFlags: [] } })
       .then([{ type: 'CollectionAccessChanged', data: { collectionId: 'c1', access, public: true, publicFlags: [] } }]);
   });
 
   it('deletes once, with the name it had', () => {
-    const renamed: CollectionEvent = { type: 'CollectionUpdated', data: { collectionId: 'c1', name: 'Renamed', updated: 't1' } };
-    given([created, renamed]).when({ type: 'DeleteCollection', data: {} })
+    const renamed: CollectionEvent = {
+      type: 'CollectionUpdated',
+      data: { collectionId: 'c1', name: 'Renamed', updated: 't1' },
+    };
+    given([created, renamed])
+      .when({ type: 'DeleteCollection', data: {} })
       .then([{ type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Renamed' } }]);
-    given([created, { type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Data' } }]).when({ type: 'DeleteCollection', data: {} }).then([]);
+    given([created, { type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Data' } }])
+      .when({ type: 'DeleteCollection', data: {} })
+      .then([]);
   });
 });

@@ -29,7 +29,8 @@ const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'ut
 const { kurrentdb, mongodb, service } = compose.services;
 
 /** Container-side port of each `host:container` mapping. */
-const containerPorts = (s: ComposeService | undefined) => (s?.ports ?? []).map((p) => Number(String(p).split(':').pop()));
+const containerPorts = (s: ComposeService | undefined) =>
+  (s?.ports ?? []).map((p) => Number(String(p).split(':').pop()));
 const env = (service as ComposeService | undefined)?.environment ?? {}; // the checks below say which is missing
 /** A URL of any scheme, read as http so that WHATWG URL parsing gives host, port and query. */
 const asUrl = (value: string) => new URL(value.replace(/^[a-z+]+:\/\//, 'http://'));
@@ -127,11 +128,19 @@ describe('src/config.ts validation', () => {
   };
 
   it('defaults to the embedded stores', () => {
-    expect(loadConfig({})).toMatchObject({ eventStore: 'sqlite', readModel: 'sqlite', blobStore: 'fs', kurrentdbUrl: undefined, mongodbUrl: undefined });
+    expect(loadConfig({})).toMatchObject({
+      eventStore: 'sqlite',
+      readModel: 'sqlite',
+      blobStore: 'fs',
+      kurrentdbUrl: undefined,
+      mongodbUrl: undefined,
+    });
   });
 
   it('names the missing URL with an example', () => {
-    expect(fails({ EVENT_STORE: 'kurrentdb' })).toBe('EVENT_STORE=kurrentdb needs KURRENTDB_URL (e.g. kurrentdb://localhost:2113?tls=false).');
+    expect(fails({ EVENT_STORE: 'kurrentdb' })).toBe(
+      'EVENT_STORE=kurrentdb needs KURRENTDB_URL (e.g. kurrentdb://localhost:2113?tls=false).',
+    );
     expect(fails({ READ_MODEL: 'mongodb', BLOB_STORE: 'gridfs' })).toBe(
       'READ_MODEL=mongodb needs MONGODB_URL (e.g. mongodb://localhost:27017/folder-service?replicaSet=rs0). ' +
         'BLOB_STORE=gridfs needs MONGODB_URL (e.g. mongodb://localhost:27017/folder-service?replicaSet=rs0).',
@@ -145,15 +154,21 @@ describe('src/config.ts validation', () => {
     expect(fails({ EVENT_STORE: 'kurrentdb', KURRENTDB_URL: 'http://localhost:2113' })).toBe(
       'KURRENTDB_URL must be a kurrentdb:// URL such as kurrentdb://localhost:2113?tls=false, got "http://localhost:2113".',
     );
-    expect(fails({ READ_MODEL: 'mongodb', MONGODB_URL: 'localhost:27017' })).toMatch(/^MONGODB_URL must be a mongodb:\/\/ URL/);
-    expect(fails({ KURRENTDB_CONNECT_TIMEOUT_MS: '0' })).toBe('KURRENTDB_CONNECT_TIMEOUT_MS must be a positive integer.');
+    expect(fails({ READ_MODEL: 'mongodb', MONGODB_URL: 'localhost:27017' })).toMatch(
+      /^MONGODB_URL must be a mongodb:\/\/ URL/,
+    );
+    expect(fails({ KURRENTDB_CONNECT_TIMEOUT_MS: '0' })).toBe(
+      'KURRENTDB_CONNECT_TIMEOUT_MS must be a positive integer.',
+    );
   });
 
   it('accepts the other connection-string schemes and treats empty variables as unset', () => {
-    expect(loadConfig({ EVENT_STORE: 'kurrentdb', KURRENTDB_URL: 'esdb+discover://node1:2113,node2:2113' }).kurrentdbUrl).toBe(
-      'esdb+discover://node1:2113,node2:2113',
+    expect(
+      loadConfig({ EVENT_STORE: 'kurrentdb', KURRENTDB_URL: 'esdb+discover://node1:2113,node2:2113' }).kurrentdbUrl,
+    ).toBe('esdb+discover://node1:2113,node2:2113');
+    expect(loadConfig({ MONGODB_URL: 'mongodb+srv://cluster.example.com/db' }).mongodbUrl).toBe(
+      'mongodb+srv://cluster.example.com/db',
     );
-    expect(loadConfig({ MONGODB_URL: 'mongodb+srv://cluster.example.com/db' }).mongodbUrl).toBe('mongodb+srv://cluster.example.com/db');
     expect(loadConfig({ EVENT_STORE: '', PORT: '' })).toMatchObject({ eventStore: 'sqlite', port: 8080 });
   });
 });

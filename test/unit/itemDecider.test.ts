@@ -25,7 +25,14 @@ const created: ItemEvent = {
 };
 
 const file = (fileId: string, size: number, blobId = 'a'.repeat(64), name = 'f.tar.gz'): FileRecord => ({
-  fileId, name, mimeType: 'application/octet-stream', size, blobId, creatorId: USER, created: T0, exts: extensionsOf(name),
+  fileId,
+  name,
+  mimeType: 'application/octet-stream',
+  size,
+  blobId,
+  creatorId: USER,
+  created: T0,
+  exts: extensionsOf(name),
 });
 const fileCreated = (record: FileRecord): ItemEvent => ({ type: 'FileCreated', data: { ...record, itemId: ITEM } });
 
@@ -35,24 +42,62 @@ describe('item decider', () => {
       .given([])
       .when({
         type: 'CreateItem',
-        data: { itemId: ITEM, folderId: FOLDER, name: ' item ', description: ' d ', creatorId: USER, created: T0, metadata: { a: 1, b: null } },
+        data: {
+          itemId: ITEM,
+          folderId: FOLDER,
+          name: ' item ',
+          description: ' d ',
+          creatorId: USER,
+          created: T0,
+          metadata: { a: 1, b: null },
+        },
       })
-      .then([{ type: 'ItemCreated', data: { itemId: ITEM, folderId: FOLDER, name: 'item', description: 'd', creatorId: USER, created: T0, meta: { a: 1 } } }]);
+      .then([
+        {
+          type: 'ItemCreated',
+          data: {
+            itemId: ITEM,
+            folderId: FOLDER,
+            name: 'item',
+            description: 'd',
+            creatorId: USER,
+            created: T0,
+            meta: { a: 1 },
+          },
+        },
+      ]);
   });
 
   it('refuses an empty name and invalid metadata keys', () => {
     spec
       .given([])
-      .when({ type: 'CreateItem', data: { itemId: ITEM, folderId: FOLDER, name: '  ', description: '', creatorId: USER, created: T0 } })
+      .when({
+        type: 'CreateItem',
+        data: { itemId: ITEM, folderId: FOLDER, name: '  ', description: '', creatorId: USER, created: T0 },
+      })
       .thenThrows(new ValidationError('Item name must not be empty.', 'name'));
     spec
       .given([])
-      .when({ type: 'CreateItem', data: { itemId: ITEM, folderId: FOLDER, name: 'n', description: '', creatorId: USER, created: T0, metadata: { '': 1 } } })
+      .when({
+        type: 'CreateItem',
+        data: {
+          itemId: ITEM,
+          folderId: FOLDER,
+          name: 'n',
+          description: '',
+          creatorId: USER,
+          created: T0,
+          metadata: { '': 1 },
+        },
+      })
       .thenThrows(new ValidationError('Key names must not be empty.'));
   });
 
   it('refuses commands on an item that does not exist (or no longer does)', () => {
-    spec.given([]).when({ type: 'DeleteItem', data: {} }).thenThrows(new RestError(`Invalid item id (${ITEM}).`));
+    spec
+      .given([])
+      .when({ type: 'DeleteItem', data: {} })
+      .thenThrows(new RestError(`Invalid item id (${ITEM}).`));
     spec
       .given([created, { type: 'ItemDeleted', data: { itemId: ITEM, folderId: FOLDER, name: 'item', files: [] } }])
       .when({ type: 'UpdateItem', data: { name: 'x', now: T1 } })
@@ -74,12 +119,23 @@ describe('item decider', () => {
     spec
       .given([created])
       .when({ type: 'MoveItem', data: { folderId: OTHER_FOLDER, name: 'item (1)', now: T1 } })
-      .then([{ type: 'ItemMoved', data: { itemId: ITEM, fromFolderId: FOLDER, folderId: OTHER_FOLDER, name: 'item (1)', updated: T1 } }]);
-    spec.given([created]).when({ type: 'MoveItem', data: { folderId: FOLDER, name: 'item', now: T1 } }).then([]);
+      .then([
+        {
+          type: 'ItemMoved',
+          data: { itemId: ITEM, fromFolderId: FOLDER, folderId: OTHER_FOLDER, name: 'item (1)', updated: T1 },
+        },
+      ]);
+    spec
+      .given([created])
+      .when({ type: 'MoveItem', data: { folderId: FOLDER, name: 'item', now: T1 } })
+      .then([]);
   });
 
   it('merges metadata (nulls delete unless allowed) and deletes keys', () => {
-    const withMeta: ItemEvent = { type: 'ItemMetadataChanged', data: { itemId: ITEM, meta: { a: 1, b: 2 }, updated: T0 } };
+    const withMeta: ItemEvent = {
+      type: 'ItemMetadataChanged',
+      data: { itemId: ITEM, meta: { a: 1, b: 2 }, updated: T0 },
+    };
     spec
       .given([created, withMeta])
       .when({ type: 'SetItemMetadata', data: { metadata: { a: null, c: 3 }, allowNull: false, now: T1 } })
@@ -104,7 +160,11 @@ describe('item decider', () => {
       .given([created])
       .when({ type: 'AddFile', data: { file: record } })
       .then([{ type: 'FileCreated', data: { ...record, exts: ['tar', 'gz'], itemId: ITEM } }]);
-    const state = foldEvents(itemDecider, [created, fileCreated(file('64b0000000000000000000f1', 10)), fileCreated(file('64b0000000000000000000f2', 5))]);
+    const state = foldEvents(itemDecider, [
+      created,
+      fileCreated(file('64b0000000000000000000f1', 10)),
+      fileCreated(file('64b0000000000000000000f2', 5)),
+    ]);
     expect(state.size).toBe(15);
     spec
       .given([created])
@@ -116,13 +176,22 @@ describe('item decider', () => {
     const f1 = file('64b0000000000000000000f1', 10, 'a'.repeat(64));
     spec
       .given([created, fileCreated(f1)])
-      .when({ type: 'ReplaceFileContents', data: { fileId: f1.fileId, blobId: 'b'.repeat(64), size: 3, creatorId: USER, created: T1 } })
+      .when({
+        type: 'ReplaceFileContents',
+        data: { fileId: f1.fileId, blobId: 'b'.repeat(64), size: 3, creatorId: USER, created: T1 },
+      })
       .then([
         {
           type: 'FileContentsReplaced',
           data: {
-            itemId: ITEM, fileId: f1.fileId, blobId: 'b'.repeat(64), size: 3, previousBlobId: 'a'.repeat(64), previousSize: 10,
-            creatorId: USER, created: T1,
+            itemId: ITEM,
+            fileId: f1.fileId,
+            blobId: 'b'.repeat(64),
+            size: 3,
+            previousBlobId: 'a'.repeat(64),
+            previousSize: 10,
+            creatorId: USER,
+            created: T1,
           },
         },
       ]);
@@ -131,7 +200,11 @@ describe('item decider', () => {
       .when({ type: 'DeleteFile', data: { fileId: f1.fileId } })
       .then([{ type: 'FileDeleted', data: { itemId: ITEM, fileId: f1.fileId, blobId: 'a'.repeat(64), size: 10 } }]);
     spec
-      .given([created, fileCreated(f1), { type: 'FileDeleted', data: { itemId: ITEM, fileId: f1.fileId, blobId: 'a'.repeat(64), size: 10 } }])
+      .given([
+        created,
+        fileCreated(f1),
+        { type: 'FileDeleted', data: { itemId: ITEM, fileId: f1.fileId, blobId: 'a'.repeat(64), size: 10 } },
+      ])
       .when({ type: 'DeleteFile', data: { fileId: f1.fileId } })
       .thenThrows(new RestError(`Invalid file id (${f1.fileId}).`));
   });
@@ -146,8 +219,13 @@ describe('item decider', () => {
         {
           type: 'ItemDeleted',
           data: {
-            itemId: ITEM, folderId: FOLDER, name: 'item',
-            files: [{ fileId: f1.fileId, blobId: 'a'.repeat(64), size: 10 }, { fileId: f2.fileId, blobId: 'c'.repeat(64), size: 4 }],
+            itemId: ITEM,
+            folderId: FOLDER,
+            name: 'item',
+            files: [
+              { fileId: f1.fileId, blobId: 'a'.repeat(64), size: 10 },
+              { fileId: f2.fileId, blobId: 'c'.repeat(64), size: 4 },
+            ],
           },
         },
       ]);
@@ -162,7 +240,14 @@ describe('item decider', () => {
 
   it('emits only events that satisfy the published schemas', () => {
     const f1 = file('64b0000000000000000000f1', 10);
-    const events = [created, fileCreated(f1), { type: 'ItemMoved', data: { itemId: ITEM, fromFolderId: FOLDER, folderId: OTHER_FOLDER, name: 'x', updated: T1 } }] as ItemEvent[];
+    const events = [
+      created,
+      fileCreated(f1),
+      {
+        type: 'ItemMoved',
+        data: { itemId: ITEM, fromFolderId: FOLDER, folderId: OTHER_FOLDER, name: 'x', updated: T1 },
+      },
+    ] as ItemEvent[];
     for (const event of events) expect(() => itemEventSchemas[event.type].parse(event.data)).not.toThrow();
     expect(() => itemEventSchemas.FileCreated.parse({ ...f1, itemId: ITEM, size: -1 })).toThrow();
   });

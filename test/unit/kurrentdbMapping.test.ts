@@ -42,10 +42,20 @@ import {
   toEventData,
   toPortError,
 } from '../../src/infra/eventstore/kurrentdb/mapping';
-import { KurrentDbEventStore, backoffDelay, type KurrentClient } from '../../src/infra/eventstore/kurrentdb/kurrentdbEventStore';
+import {
+  KurrentDbEventStore,
+  backoffDelay,
+  type KurrentClient,
+} from '../../src/infra/eventstore/kurrentdb/kurrentdbEventStore';
 import { SERVICE_STREAM_PREFIXES } from '../../src/infra/eventstore/kurrentdb/streamPrefixes';
 
-const meta: EventMetadata = { userId: 'u1', requestId: 'r1', correlationId: 'c1', causationId: null, at: '2024-05-06T07:08:09.123Z' };
+const meta: EventMetadata = {
+  userId: 'u1',
+  requestId: 'r1',
+  correlationId: 'c1',
+  causationId: null,
+  at: '2024-05-06T07:08:09.123Z',
+};
 const ev = (type: string, data: unknown = {}): NewEvent => ({ type, data, metadata: meta });
 
 describe('KurrentDB mapping', () => {
@@ -93,8 +103,20 @@ describe('KurrentDB mapping', () => {
 
   describe('events and metadata', () => {
     it('stores metadata as a JSON object of strings (null fields left out) and reads it back whole', () => {
-      const full: EventMetadata = { userId: 'u', requestId: 'r', correlationId: 'c', causationId: 'x', at: '2024-01-01T00:00:00.000Z' };
-      const nulls: EventMetadata = { userId: null, requestId: null, correlationId: null, causationId: null, at: '2024-01-01T00:00:00.000Z' };
+      const full: EventMetadata = {
+        userId: 'u',
+        requestId: 'r',
+        correlationId: 'c',
+        causationId: 'x',
+        at: '2024-01-01T00:00:00.000Z',
+      };
+      const nulls: EventMetadata = {
+        userId: null,
+        requestId: null,
+        correlationId: null,
+        causationId: null,
+        at: '2024-01-01T00:00:00.000Z',
+      };
       expect(encodeMetadata(nulls)).toEqual({ at: '2024-01-01T00:00:00.000Z' });
       expect(decodeMetadata(encodeMetadata(full))).toEqual(full);
       expect(decodeMetadata(encodeMetadata(nulls))).toEqual(nulls);
@@ -114,7 +136,10 @@ describe('KurrentDB mapping', () => {
     });
     it('builds JSON events, keeping given ids, and measures data plus metadata', () => {
       const id = '9f6e1c52-0d2c-4c5e-9b0f-6a8f0e8d1f11';
-      const { events, size } = toEventData([{ ...ev('A', { x: 'é' }), id }, { ...ev('B'), data: undefined }]);
+      const { events, size } = toEventData([
+        { ...ev('A', { x: 'é' }), id },
+        { ...ev('B'), data: undefined },
+      ]);
       expect(events[0]).toMatchObject({ id, type: 'A', contentType: 'application/json', data: { x: 'é' } });
       expect(events[0].metadata).toEqual(encodeMetadata(meta));
       expect(events[1].id).toMatch(/^[0-9a-f-]{36}$/);
@@ -127,7 +152,9 @@ describe('KurrentDB mapping', () => {
       const recorded = fromResolvedEvent(asNumbers)!;
       expect(recorded).toMatchObject({ streamId: 'folder-1', revision: 3n, position: 120n, type: 'T', data: { n: 1 } });
       expect(recorded.metadata).toEqual(meta);
-      expect(fromResolvedEvent(resolvedEvent({ streamId: 'folder-1', revision: 3n, position: 121n }))!.position).toBe(121n);
+      expect(fromResolvedEvent(resolvedEvent({ streamId: 'folder-1', revision: 3n, position: 121n }))!.position).toBe(
+        121n,
+      );
       expect(fromResolvedEvent({ commitPosition: 5n })).toBeUndefined();
     });
     it('takes the commit position from the record, then the resolved event, else -1', () => {
@@ -141,20 +168,45 @@ describe('KurrentDB mapping', () => {
 
   describe('errors', () => {
     it("maps the client's WrongExpectedVersionError with the state the caller asked for", () => {
-      const clientError = new ClientWrongExpectedVersionError(undefined, { streamName: 'folder-1', expected: NO_STREAM, current: 4n });
+      const clientError = new ClientWrongExpectedVersionError(undefined, {
+        streamName: 'folder-1',
+        expected: NO_STREAM,
+        current: 4n,
+      });
       const mapped = toPortError(clientError, { expected: new Map([['folder-1', 'no_stream' as const]]) });
       expect(mapped).toBeInstanceOf(WrongExpectedVersionError);
       expect(mapped).toMatchObject({ streamId: 'folder-1', expected: 'no_stream', actual: 4n });
     });
     it("reports 'no_stream' as the actual state of a missing stream", () => {
-      const clientError = new ClientWrongExpectedVersionError(undefined, { streamName: 'folder-2', expected: STREAM_EXISTS, current: NO_STREAM });
+      const clientError = new ClientWrongExpectedVersionError(undefined, {
+        streamName: 'folder-2',
+        expected: STREAM_EXISTS,
+        current: NO_STREAM,
+      });
       expect(toPortError(clientError)).toMatchObject({ streamId: 'folder-2', expected: 'exists', actual: 'no_stream' });
-      const fromV2 = ClientWrongExpectedVersionError.fromRevisionConflict({ stream: 'item-1', expectedRevision: '0', actualRevision: '-1' });
-      expect(toPortError(fromV2, { expected: new Map([['item-1', 0n]]) })).toMatchObject({ streamId: 'item-1', expected: 0n, actual: 'no_stream' });
+      const fromV2 = ClientWrongExpectedVersionError.fromRevisionConflict({
+        stream: 'item-1',
+        expectedRevision: '0',
+        actualRevision: '-1',
+      });
+      expect(toPortError(fromV2, { expected: new Map([['item-1', 0n]]) })).toMatchObject({
+        streamId: 'item-1',
+        expected: 0n,
+        actual: 'no_stream',
+      });
     });
     it('maps errors the client builds from raw server metadata (numbers as strings, negative sentinels)', () => {
-      const metadata = { 'exception': 'wrong-expected-version', 'stream-name': 'user-1', 'expected-version': '-1', 'actual-version': '2' };
-      const serviceError = Object.assign(new Error('Wrong expected version'), { code: 9, details: 'Wrong expected version', metadata: { getMap: () => metadata } });
+      const metadata = {
+        exception: 'wrong-expected-version',
+        'stream-name': 'user-1',
+        'expected-version': '-1',
+        'actual-version': '2',
+      };
+      const serviceError = Object.assign(new Error('Wrong expected version'), {
+        code: 9,
+        details: 'Wrong expected version',
+        metadata: { getMap: () => metadata },
+      });
       const clientError = convertToCommandError(serviceError);
       expect(clientError).toBeInstanceOf(ClientWrongExpectedVersionError);
       const mapped = toPortError(clientError);
@@ -165,12 +217,16 @@ describe('KurrentDB mapping', () => {
       const notFound = toPortError(new ClientStreamNotFoundError(undefined, 'folder-9'));
       expect(notFound).toBeInstanceOf(StreamNotFoundError);
       expect((notFound as StreamNotFoundError).streamId).toBe('folder-9');
-      const tooBig = toPortError(ClientMaxAppendSizeExceededError.fromMaxAppendSize(MAX_APPEND_SIZE), { size: 2_000_000 });
+      const tooBig = toPortError(ClientMaxAppendSizeExceededError.fromMaxAppendSize(MAX_APPEND_SIZE), {
+        size: 2_000_000,
+      });
       expect(tooBig).toBeInstanceOf(MaxAppendSizeExceededError);
       expect(tooBig).toMatchObject({ size: 2_000_000, maxSize: MAX_APPEND_SIZE });
       const unsupported = toPortError(new ClientUnsupportedError('multiStreamAppend', '25.1'));
       expect(unsupported).toBeInstanceOf(KurrentDbUnsupportedError);
-      expect((unsupported as Error).message).toBe('The KurrentDB server does not support multiStreamAppend: it needs KurrentDB 25.1 or later.');
+      expect((unsupported as Error).message).toBe(
+        'The KurrentDB server does not support multiStreamAppend: it needs KurrentDB 25.1 or later.',
+      );
       const other = new ClientUnavailableError();
       expect(toPortError(other)).toBe(other);
     });
@@ -202,12 +258,20 @@ interface LoggedEvent {
   type: string;
 }
 
-function resolvedEvent(e: { streamId: string; revision: bigint | number; position: bigint | number | undefined; type?: string }): AllStreamResolvedEvent {
-  const position = e.position === undefined ? undefined : ({ commit: e.position, prepare: e.position } as unknown as Position);
+function resolvedEvent(e: {
+  streamId: string;
+  revision: bigint | number;
+  position: bigint | number | undefined;
+  type?: string;
+}): AllStreamResolvedEvent {
+  const position =
+    e.position === undefined ? undefined : ({ commit: e.position, prepare: e.position } as unknown as Position);
   return {
     event: {
       streamId: e.streamId,
-      id: `00000000-0000-4000-8000-${String(e.position ?? 0).padStart(12, '0').slice(-12)}`,
+      id: `00000000-0000-4000-8000-${String(e.position ?? 0)
+        .padStart(12, '0')
+        .slice(-12)}`,
       revision: e.revision as bigint,
       type: e.type ?? 'T',
       isJson: true,
@@ -258,7 +322,11 @@ class FakeClient {
   readonly readAllCalls: { direction: string; fromPosition: unknown; maxCount: unknown; filter: Filter }[] = [];
   readonly appendCalls: { stream: string; events: EventData[]; streamState: unknown }[] = [];
   readonly multiCalls: unknown[] = [];
-  appendResult: ClientAppendResult | Error = { success: true, nextExpectedRevision: 0n, position: { commit: 1n, prepare: 1n } };
+  appendResult: ClientAppendResult | Error = {
+    success: true,
+    nextExpectedRevision: 0n,
+    position: { commit: 1n, prepare: 1n },
+  };
   multiResult: { position: bigint | number; responses: unknown[] } | Error = { position: 10n, responses: [] };
   readStreamError: Error | undefined;
   readonly dispose = jest.fn(async () => undefined);
@@ -271,10 +339,22 @@ class FakeClient {
     return e;
   }
 
-  readAll(options: { direction: string; fromPosition: Position | string; maxCount?: number; filter: Filter }): AsyncIterable<AllStreamResolvedEvent> {
-    this.readAllCalls.push({ direction: options.direction, fromPosition: options.fromPosition, maxCount: options.maxCount, filter: options.filter });
+  readAll(options: {
+    direction: string;
+    fromPosition: Position | string;
+    maxCount?: number;
+    filter: Filter;
+  }): AsyncIterable<AllStreamResolvedEvent> {
+    this.readAllCalls.push({
+      direction: options.direction,
+      fromPosition: options.fromPosition,
+      maxCount: options.maxCount,
+      filter: options.filter,
+    });
     const matches = (e: LoggedEvent) =>
-      'prefixes' in options.filter ? options.filter.prefixes.some((p) => e.streamId.startsWith(p)) : !e.type.startsWith('$');
+      'prefixes' in options.filter
+        ? options.filter.prefixes.some((p) => e.streamId.startsWith(p))
+        : !e.type.startsWith('$');
     let events = this.log.filter(matches);
     const from = options.fromPosition;
     if (options.direction === 'backwards') {
@@ -289,7 +369,10 @@ class FakeClient {
     })();
   }
 
-  readStream(streamId: string, options: { direction: string; maxCount?: number }): AsyncIterable<AllStreamResolvedEvent> {
+  readStream(
+    streamId: string,
+    options: { direction: string; maxCount?: number },
+  ): AsyncIterable<AllStreamResolvedEvent> {
     const error = this.readStreamError;
     let events = this.log.filter((e) => e.streamId === streamId);
     if (options.direction === 'backwards') events = events.reverse();
@@ -307,7 +390,11 @@ class FakeClient {
     return sub;
   }
 
-  async appendToStream(stream: string, events: EventData[], options: { streamState: unknown }): Promise<ClientAppendResult> {
+  async appendToStream(
+    stream: string,
+    events: EventData[],
+    options: { streamState: unknown },
+  ): Promise<ClientAppendResult> {
     this.appendCalls.push({ stream, events, streamState: options.streamState });
     if (this.appendResult instanceof Error) throw this.appendResult;
     return this.appendResult;
@@ -321,7 +408,10 @@ class FakeClient {
 }
 
 function storeOver(client: FakeClient, prefixes: string[] = ['folder-', 'item-']): KurrentDbEventStore {
-  return new KurrentDbEventStore(client as unknown as KurrentClient, { streamPrefixes: prefixes, backoff: { initialMs: 100, maxMs: 1000 } });
+  return new KurrentDbEventStore(client as unknown as KurrentClient, {
+    streamPrefixes: prefixes,
+    backoff: { initialMs: 100, maxMs: 1000 },
+  });
 }
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
@@ -352,8 +442,10 @@ function follow(iterable: AsyncIterable<SubscriptionItem>) {
   return {
     items,
     done,
-    until: (n: number) => new Promise<void>((resolve) => (items.length >= n ? resolve() : waiters.push({ n, resolve }))),
-    shape: () => items.map((i) => (i.kind === 'event' ? `${i.event.streamId}@${i.event.position}` : `caughtUp@${i.position}`)),
+    until: (n: number) =>
+      new Promise<void>((resolve) => (items.length >= n ? resolve() : waiters.push({ n, resolve }))),
+    shape: () =>
+      items.map((i) => (i.kind === 'event' ? `${i.event.streamId}@${i.event.position}` : `caughtUp@${i.position}`)),
   };
 }
 
@@ -370,7 +462,11 @@ describe('KurrentDbEventStore over a fake client', () => {
   describe('appending', () => {
     it('appends one stream with the mapped state and normalises revisions and positions to bigint', async () => {
       const client = new FakeClient();
-      client.appendResult = { success: true, nextExpectedRevision: 4 as unknown as bigint, position: { commit: 900 as unknown as bigint, prepare: 900n } };
+      client.appendResult = {
+        success: true,
+        nextExpectedRevision: 4 as unknown as bigint,
+        position: { commit: 900 as unknown as bigint, prepare: 900n },
+      };
       const store = storeOver(client);
       const result = await store.appendToStream('folder-1', [ev('A')], { expectedState: 3n });
       expect(result).toEqual({ nextExpectedRevision: 4n, position: 900n });
@@ -381,8 +477,14 @@ describe('KurrentDbEventStore over a fake client', () => {
 
     it("turns the client's conflict into the port's WrongExpectedVersionError", async () => {
       const client = new FakeClient();
-      client.appendResult = new ClientWrongExpectedVersionError(undefined, { streamName: 'folder-1', expected: NO_STREAM, current: 0n });
-      const err = await rejection(storeOver(client).appendToStream('folder-1', [ev('A')], { expectedState: 'no_stream' }));
+      client.appendResult = new ClientWrongExpectedVersionError(undefined, {
+        streamName: 'folder-1',
+        expected: NO_STREAM,
+        current: 0n,
+      });
+      const err = await rejection(
+        storeOver(client).appendToStream('folder-1', [ev('A')], { expectedState: 'no_stream' }),
+      );
       expect(err).toBeInstanceOf(WrongExpectedVersionError);
       expect(err).toMatchObject({ streamId: 'folder-1', expected: 'no_stream', actual: 0n });
     });
@@ -390,10 +492,16 @@ describe('KurrentDbEventStore over a fake client', () => {
     it('checks an append without events against the stream without writing', async () => {
       const client = new FakeClient();
       const store = storeOver(client);
-      expect(await store.appendToStream('folder-1', [], { expectedState: 'no_stream' })).toEqual({ nextExpectedRevision: -1n, position: 0n });
+      expect(await store.appendToStream('folder-1', [], { expectedState: 'no_stream' })).toEqual({
+        nextExpectedRevision: -1n,
+        position: 0n,
+      });
       client.add('folder-1');
       client.add('folder-1');
-      expect(await store.appendToStream('folder-1', [], { expectedState: 1n })).toEqual({ nextExpectedRevision: 1n, position: 200n });
+      expect(await store.appendToStream('folder-1', [], { expectedState: 1n })).toEqual({
+        nextExpectedRevision: 1n,
+        position: 200n,
+      });
       const err = await rejection(store.appendToStream('folder-1', [], { expectedState: 'no_stream' }));
       expect(err).toMatchObject({ streamId: 'folder-1', expected: 'no_stream', actual: 1n });
       expect(client.appendCalls).toHaveLength(0);
@@ -452,7 +560,11 @@ describe('KurrentDbEventStore over a fake client', () => {
 
     it("maps a multi-stream conflict to the failing stream's expected and actual state", async () => {
       const client = new FakeClient();
-      client.multiResult = ClientWrongExpectedVersionError.fromRevisionConflict({ stream: 'item-1', expectedRevision: '-1', actualRevision: '0' });
+      client.multiResult = ClientWrongExpectedVersionError.fromRevisionConflict({
+        stream: 'item-1',
+        expectedRevision: '-1',
+        actualRevision: '0',
+      });
       const err = await rejection(
         storeOver(client).appendToStreams([
           { streamId: 'folder-1', expectedState: 'any', events: [ev('A')] },

@@ -11,7 +11,18 @@ import ts from 'typescript';
 
 const SRC = path.resolve(__dirname, '../../src');
 
-type Layer = 'domain' | 'config' | 'ports' | 'bus' | 'projections' | 'queries' | 'services' | 'commands' | 'http' | 'infra' | 'wiring';
+type Layer =
+  | 'domain'
+  | 'config'
+  | 'ports'
+  | 'bus'
+  | 'projections'
+  | 'queries'
+  | 'services'
+  | 'commands'
+  | 'http'
+  | 'infra'
+  | 'wiring';
 
 /** What each layer may import besides itself. Keep in step with the table in docs/ARCHITECTURE.md. */
 const ALLOWED: Record<Layer, readonly Layer[]> = {
@@ -66,16 +77,25 @@ function specifiersOf(file: string): string[] {
   const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       const expr = node.moduleReference.expression;
       if (ts.isStringLiteral(expr)) found.push(expr.text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       found.push(node.argument.literal.text);
     } else if (
       ts.isCallExpression(node) &&
-      (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
       node.arguments.length === 1 &&
       ts.isStringLiteralLike(node.arguments[0])
     ) {
@@ -99,7 +119,12 @@ function resolveRelative(from: string, specifier: string): string {
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(SRC)) {
-    graph.set(file, specifiersOf(file).filter((s) => s.startsWith('.')).map((s) => resolveRelative(file, s)));
+    graph.set(
+      file,
+      specifiersOf(file)
+        .filter((s) => s.startsWith('.'))
+        .map((s) => resolveRelative(file, s)),
+    );
   }
   return graph;
 }
@@ -131,7 +156,8 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
         onStack.delete(w);
         component.push(w);
       } while (w !== v);
-      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) cycles.push(component.map((f) => path.relative(SRC, f)).sort());
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v))
+        cycles.push(component.map((f) => path.relative(SRC, f)).sort());
     }
   };
   for (const file of graph.keys()) if (!index.has(file)) connect(file);
@@ -154,7 +180,8 @@ describe('layering of src/', () => {
       if (!from) continue;
       for (const target of targets) {
         const to = layerOf(target);
-        if (to && to !== from && !ALLOWED[from].includes(to)) violations.push(`${relative(file)} (${from}) → ${relative(target)} (${to})`);
+        if (to && to !== from && !ALLOWED[from].includes(to))
+          violations.push(`${relative(file)} (${from}) → ${relative(target)} (${to})`);
       }
     }
     expect(violations).toEqual([]);
@@ -167,7 +194,14 @@ describe('layering of src/', () => {
   it('finds a cycle and an upward import when there is one (the checks above can fail)', () => {
     const a = path.join(SRC, 'domain', 'a.ts');
     const b = path.join(SRC, 'domain', 'b.ts');
-    expect(cyclesOf(new Map([[a, [b]], [b, [a]]]))).toEqual([['domain/a.ts', 'domain/b.ts']]);
+    expect(
+      cyclesOf(
+        new Map([
+          [a, [b]],
+          [b, [a]],
+        ]),
+      ),
+    ).toEqual([['domain/a.ts', 'domain/b.ts']]);
     expect(ALLOWED.domain.includes(layerOf(path.join(SRC, 'http', 'app.ts'))!)).toBe(false);
     expect(specifiersOf(path.join(SRC, 'ports', 'readModel.ts'))).toEqual(expect.arrayContaining(['../domain/paging']));
   });

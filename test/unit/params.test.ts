@@ -19,7 +19,12 @@ const failure = (fn: () => unknown): string => {
 };
 
 /** The parts of an express Request the param collection reads. */
-function fakeRequest(options: { method?: string; url?: string; headers?: Record<string, string>; form?: boolean }): Request {
+function fakeRequest(options: {
+  method?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  form?: boolean;
+}): Request {
   const headers = Object.fromEntries(Object.entries(options.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   return {
     method: options.method ?? 'GET',
@@ -32,8 +37,10 @@ function fakeRequest(options: { method?: string; url?: string; headers?: Record<
 
 describe('parameter coercion', () => {
   it('toBool: true|on|1|yes, any case, trimmed; anything else false', () => {
-    for (const raw of ['true', 'True', 'TRUE', 'on', 'ON', '1', 'yes', 'Yes', '  yes  ', '\ttrue\n']) expect(toBool(raw)).toBe(true);
-    for (const raw of ['False', 'false', '0', '', 'banana', 'no', 'off', '2', 'y', 't']) expect(toBool(raw)).toBe(false);
+    for (const raw of ['true', 'True', 'TRUE', 'on', 'ON', '1', 'yes', 'Yes', '  yes  ', '\ttrue\n'])
+      expect(toBool(raw)).toBe(true);
+    for (const raw of ['False', 'false', '0', '', 'banana', 'no', 'off', '2', 'y', 't'])
+      expect(toBool(raw)).toBe(false);
   });
 
   it('bool params default when absent; flags have a default, bools may stay undefined', () => {
@@ -82,8 +89,12 @@ describe('parameter coercion', () => {
   });
 
   it('JSON body parameters', () => {
-    expect(failure(() => parseJsonBody('metadata', undefined))).toBe('JSON parameter metadata must be passed in request body.');
-    expect(failure(() => parseJsonBody('metadata', ''))).toBe('JSON parameter metadata must be passed in request body.');
+    expect(failure(() => parseJsonBody('metadata', undefined))).toBe(
+      'JSON parameter metadata must be passed in request body.',
+    );
+    expect(failure(() => parseJsonBody('metadata', ''))).toBe(
+      'JSON parameter metadata must be passed in request body.',
+    );
     expect(failure(() => parseJsonBody('metadata', '{'))).toBe('Invalid JSON passed in request body.');
     expect(failure(() => parseJsonBody('metadata', '{"a": Infinity}'))).toBe('Error: "Infinity" is not valid JSON.');
     expect(failure(() => parseJsonBody('metadata', '[NaN, -Infinity]'))).toBe('Error: "NaN" is not valid JSON.');
@@ -96,7 +107,12 @@ describe('parameter coercion', () => {
 
   it('paging parameters', () => {
     const [limit, offset, sort, sortdir] = pagingParams('lowerName');
-    expect([limit.parse(undefined), offset.parse(undefined), sort.parse(undefined), sortdir.parse(undefined)]).toEqual([50, 0, 'lowerName', 1]);
+    expect([limit.parse(undefined), offset.parse(undefined), sort.parse(undefined), sortdir.parse(undefined)]).toEqual([
+      50,
+      0,
+      'lowerName',
+      1,
+    ]);
     expect(sortdir.parse(' -1')).toBe(-1);
     expect(failure(() => sortdir.parse('2'))).toBe('Invalid value for sortdir: "2". Allowed values: 1, -1.');
     expect(failure(() => sortdir.parse('up'))).toBe('Invalid value for integer parameter sortdir: up.');
@@ -114,7 +130,14 @@ describe('parameter coercion', () => {
 describe('request parameter collection', () => {
   it('merges query and form, decoding + and %XX, keeping empty values', () => {
     const req = fakeRequest({ method: 'POST', url: '/api/v1/x?a=1+2&b=%C3%A9&c=&d', form: true });
-    expect(collectParams(req, Buffer.from('e=f%26g&h=')).raw).toEqual({ a: '1 2', b: 'é', c: '', d: '', e: 'f&g', h: '' });
+    expect(collectParams(req, Buffer.from('e=f%26g&h=')).raw).toEqual({
+      a: '1 2',
+      b: 'é',
+      c: '',
+      d: '',
+      e: 'f&g',
+      h: '',
+    });
   });
 
   it('keeps a non-form body as text for body parameters', () => {
@@ -123,9 +146,13 @@ describe('request parameter collection', () => {
   });
 
   it('rejects a name given twice', () => {
-    expect(failure(() => collectParams(fakeRequest({ url: '/x?a=1&a=1' }), undefined))).toBe('Parameter "a" must not be specified multiple times.');
+    expect(failure(() => collectParams(fakeRequest({ url: '/x?a=1&a=1' }), undefined))).toBe(
+      'Parameter "a" must not be specified multiple times.',
+    );
     const form = fakeRequest({ method: 'POST', url: '/x?a=1', form: true });
-    expect(failure(() => collectParams(form, Buffer.from('a=2')))).toBe('Parameter "a" must not be specified multiple times.');
+    expect(failure(() => collectParams(form, Buffer.from('a=2')))).toBe(
+      'Parameter "a" must not be specified multiple times.',
+    );
   });
 
   it('reads bodies by the request method: POST/PUT/PATCH when announced, DELETE only with a length', () => {
@@ -135,15 +162,25 @@ describe('request parameter collection', () => {
       expect(hasProcessableBody(fakeRequest({ method }))).toBe(false);
     }
     expect(hasProcessableBody(fakeRequest({ method: 'DELETE', headers: { 'Content-Length': '3' } }))).toBe(true);
-    expect(hasProcessableBody(fakeRequest({ method: 'DELETE', headers: { 'Transfer-Encoding': 'chunked' } }))).toBe(false);
+    expect(hasProcessableBody(fakeRequest({ method: 'DELETE', headers: { 'Transfer-Encoding': 'chunked' } }))).toBe(
+      false,
+    );
     expect(hasProcessableBody(fakeRequest({ method: 'GET', headers: { 'Content-Length': '3' } }))).toBe(false);
   });
 
   it('takes the routing method from the last override header present, on POST only', () => {
     expect(routingMethod(fakeRequest({ method: 'POST' }))).toBe('POST');
     expect(routingMethod(fakeRequest({ method: 'POST', headers: { 'X-HTTP-Method-Override': 'put' } }))).toBe('PUT');
-    expect(routingMethod(fakeRequest({ method: 'POST', headers: { 'X-HTTP-Method-Override': 'put', 'X-HTTP-Method': 'patch' } }))).toBe('PATCH');
-    expect(routingMethod(fakeRequest({ method: 'POST', headers: { 'X-Method-Override': 'delete', 'X-HTTP-Method': 'patch' } }))).toBe('DELETE');
+    expect(
+      routingMethod(
+        fakeRequest({ method: 'POST', headers: { 'X-HTTP-Method-Override': 'put', 'X-HTTP-Method': 'patch' } }),
+      ),
+    ).toBe('PATCH');
+    expect(
+      routingMethod(
+        fakeRequest({ method: 'POST', headers: { 'X-Method-Override': 'delete', 'X-HTTP-Method': 'patch' } }),
+      ),
+    ).toBe('DELETE');
     expect(routingMethod(fakeRequest({ method: 'PUT', headers: { 'X-HTTP-Method-Override': 'DELETE' } }))).toBe('PUT');
     expect(routingMethod(fakeRequest({ method: 'HEAD' }))).toBe('GET');
   });
@@ -160,7 +197,9 @@ describe('rendering and error mapping', () => {
   });
 
   it('sorts keys and renders HTML in the reference format', () => {
-    expect(sortedJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}');
+    expect(sortedJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}',
+    );
     expect(htmlOf({ k: "it's <b>" })).toBe(
       '<div style="font-family:monospace;">{<br />&nbsp;&nbsp;&nbsp;&nbsp;&quot;k&quot;:&nbsp;&quot;it&#x27;s&nbsp;&lt;b&gt;&quot;<br />}</div>',
     );
@@ -170,8 +209,14 @@ describe('rendering and error mapping', () => {
   it('maps typed errors to statuses and bodies', () => {
     const opts = { loggedIn: false, production: false, requestId: 'r' };
     expect(errorResponse(new RestError('x'), opts)).toEqual({ status: 400, body: { message: 'x', type: 'rest' } });
-    expect(errorResponse(new RestError('x', 404, [1]), opts)).toEqual({ status: 404, body: { message: 'x', type: 'rest', extra: [1] } });
-    expect(errorResponse(new ValidationError('v'), opts)).toEqual({ status: 400, body: { message: 'v', type: 'validation' } });
+    expect(errorResponse(new RestError('x', 404, [1]), opts)).toEqual({
+      status: 404,
+      body: { message: 'x', type: 'rest', extra: [1] },
+    });
+    expect(errorResponse(new ValidationError('v'), opts)).toEqual({
+      status: 400,
+      body: { message: 'v', type: 'validation' },
+    });
     expect(errorResponse(new AccessDeniedError('a'), opts).status).toBe(401);
     expect(errorResponse(new AccessDeniedError('a'), { ...opts, loggedIn: true }).status).toBe(403);
     const internal = errorResponse(new TypeError("can't"), opts);

@@ -32,7 +32,12 @@ describe('ProgressContext', () => {
   });
 
   it('with progress off is a no-op that creates no record at all', async () => {
-    const ctx = await progress.start({ on: false, userId: USER, title: 'Deleting folder f', message: 'Calculating folder size...' });
+    const ctx = await progress.start({
+      on: false,
+      userId: USER,
+      title: 'Deleting folder f',
+      message: 'Calculating folder size...',
+    });
     expect(ctx).toBe(noProgress);
     expect(ctx.on).toBe(false);
     expect(ctx.record).toBeNull();
@@ -45,7 +50,12 @@ describe('ProgressContext', () => {
   });
 
   it('creates an active record with the initial message, current 0, total 0, expiring in an hour', async () => {
-    const ctx = await progress.start({ on: true, userId: USER, title: 'Deleting folder f', message: 'Calculating folder size...' });
+    const ctx = await progress.start({
+      on: true,
+      userId: USER,
+      title: 'Deleting folder f',
+      message: 'Calculating folder size...',
+    });
     const expected = {
       _id: ctx.record!._id,
       type: 'progress',
@@ -111,7 +121,14 @@ describe('ProgressContext', () => {
     expect(writes).toHaveLength(2);
     const [row] = await stored();
     expect(row.data).toEqual({
-      title: 't', total: 3, current: 3, state: 'success', message: 'Done', estimateTime: true, resource: null, resourceName: null,
+      title: 't',
+      total: 3,
+      current: 3,
+      state: 'success',
+      message: 'Done',
+      estimateTime: true,
+      resource: null,
+      resourceName: null,
     });
     expect(row.expires).toBe(girderTime(new Date(T0 + 50 + 30_000)));
     expect(row.updated).toBe(girderTime(new Date(T0 + 50)));
@@ -119,7 +136,10 @@ describe('ProgressContext', () => {
 
   it.each([
     [new RestError('Invalid folder id (x).'), 'Error: Invalid folder id (x).'],
-    [new ValidationError('A folder with that name already exists here.', 'name'), 'Error: A folder with that name already exists here.'],
+    [
+      new ValidationError('A folder with that name already exists here.', 'name'),
+      'Error: A folder with that name already exists here.',
+    ],
     [new AccessDeniedError('Write access denied for folder x (user y).'), 'Error'],
     [new TypeError('boom'), 'Error'],
   ])('fail(%p) writes state error with message %p', async (error, message) => {
@@ -150,7 +170,9 @@ describe('ProgressContext', () => {
       ['ok', 'success', 'Done', 2],
       ['bad', 'error', 'Error: nope', 0],
     ]);
-    await expect(withProgress(services, { on: false, userId: USER, title: 'off' }, async (p) => p.on)).resolves.toBe(false);
+    await expect(withProgress(services, { on: false, userId: USER, title: 'off' }, async (p) => p.on)).resolves.toBe(
+      false,
+    );
     expect(await stored()).toHaveLength(2);
   });
 
@@ -177,7 +199,9 @@ describe('ProgressContext', () => {
     clock += 1000;
     await a.update({ current: 1, force: true }); // a is now the most recently updated
     expect((await stored()).map((r) => r.data.title)).toEqual(['b', 'a']);
-    expect((await notifications.list({ userId: USER, tokenId: null }, T0 + 1000)).map((r) => r.data.title)).toEqual(['a']);
+    expect((await notifications.list({ userId: USER, tokenId: null }, T0 + 1000)).map((r) => r.data.title)).toEqual([
+      'a',
+    ]);
     expect(await notifications.list({ userId: USER, tokenId: null }, T0 + 2000)).toEqual([]);
 
     await b.finish(); // expires 30 s from now
@@ -199,7 +223,9 @@ describe('ProgressContext', () => {
     const byToken = await notifications.list({ userId: null, tokenId: 'tokenhash' });
     expect(byToken.map((r) => [r.data.title, r.tokenId, r.userId])).toEqual([['anon', 'tokenhash', undefined]]);
     expect((await stored()).map((r) => r.data.title)).toEqual(['user']);
-    await expect(progress.start({ on: true, userId: null, title: 'nobody' })).rejects.toThrow('needs a userId or a tokenId');
+    await expect(progress.start({ on: true, userId: null, title: 'nobody' })).rejects.toThrow(
+      'needs a userId or a tokenId',
+    );
   });
 
   it('keeps writes in call order even when updates are not awaited', async () => {

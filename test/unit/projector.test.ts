@@ -5,7 +5,12 @@ import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDa
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventStore';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import { spawnSync } from 'node:child_process';
-import { PROJECTOR_LEASE, Projector, ProjectionLagError, READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
+import {
+  PROJECTOR_LEASE,
+  Projector,
+  ProjectionLagError,
+  READ_MODELS_CHECKPOINT,
+} from '../../src/projections/projector';
 import { DomainEvents } from '../../src/bus/domainEvents';
 import type { Projection } from '../../src/projections/projection';
 import type { NewEvent, RecordedEvent } from '../../src/ports/eventStore';
@@ -66,14 +71,17 @@ describe('Projector', () => {
   });
 
   it('applies every event exactly once, strictly in $all order, through catch-up and live', async () => {
-    for (let i = 0; i < 20; i++) await stores.store.appendToStream(`tick-${i % 5}`, [tick(i)], { expectedState: 'any' });
+    for (let i = 0; i < 20; i++)
+      await stores.store.appendToStream(`tick-${i % 5}`, [tick(i)], { expectedState: 'any' });
     const projection = recorder();
     const p = projector(projection);
     await p.start();
     expect(projection.seen).toEqual(Array.from({ length: 20 }, (_, i) => BigInt(i + 1)));
     // Live: concurrent appends to many streams, several events per append.
     await Promise.all(
-      Array.from({ length: 20 }, (_, i) => stores.store.appendToStream(`live-${i % 7}`, [tick(i), tick(i)], { expectedState: 'any' })),
+      Array.from({ length: 20 }, (_, i) =>
+        stores.store.appendToStream(`live-${i % 7}`, [tick(i), tick(i)], { expectedState: 'any' }),
+      ),
     );
     const head = await stores.store.headPosition();
     await p.waitFor(head);
@@ -127,7 +135,9 @@ describe('Projector', () => {
     };
     const p = projector(failing);
     await p.start();
-    const { position } = await stores.store.appendToStreams([{ streamId: 'tick-x', expectedState: 'any', events: [tick(1)] }]);
+    const { position } = await stores.store.appendToStreams([
+      { streamId: 'tick-x', expectedState: 'any', events: [tick(1)] },
+    ]);
     const started = Date.now();
     await expect(p.waitFor(position, 5000)).rejects.toThrow('cannot project');
     expect(Date.now() - started).toBeLessThan(2000);
@@ -139,7 +149,9 @@ describe('Projector', () => {
     const p = projector(recorder());
     await p.start();
     await expect(p.waitFor(1000n, 50)).rejects.toBeInstanceOf(ProjectionLagError);
-    expect(errorResponse(new ProjectionLagError(1000n), { loggedIn: false, production: false, requestId: 'r' })).toEqual({
+    expect(
+      errorResponse(new ProjectionLagError(1000n), { loggedIn: false, production: false, requestId: 'r' }),
+    ).toEqual({
       status: 503,
       body: { message: 'The service is catching up; retry shortly.', type: 'rest' },
     });
@@ -207,7 +219,8 @@ describe('Projector in the service', () => {
       // Sequential: each GET right after its POST.
       for (let i = 0; i < 15; i++) {
         const login = `user${i}`;
-        const created = await api.anonymous()
+        const created = await api
+          .anonymous()
           .post('/user')
           .type('form')
           .send({ login, email: `${login}@example.com`, firstName: 'F', lastName: 'L', password: 'password1' });
@@ -222,7 +235,8 @@ describe('Projector in the service', () => {
       await Promise.all(
         Array.from({ length: 10 }, async (_, i) => {
           const login = `para${i}`;
-          const created = await api.as(admin)
+          const created = await api
+            .as(admin)
             .post('/user')
             .type('form')
             .send({ login, email: `${login}@example.com`, firstName: 'F', lastName: 'L', password: 'password1' });
@@ -251,7 +265,10 @@ describe('Projector with a lease (two processes on one read model)', () => {
     return s;
   };
   const leased = (s: Stores, projection: Projection, options: { domainEvents?: DomainEvents; ttlMs?: number } = {}) => {
-    const p = new Projector(s.store, s.readModel, projection, { domainEvents: options.domainEvents, lease: { ttlMs: options.ttlMs ?? TTL } });
+    const p = new Projector(s.store, s.readModel, projection, {
+      domainEvents: options.domainEvents,
+      lease: { ttlMs: options.ttlMs ?? TTL },
+    });
     running.push(p);
     return p;
   };
@@ -289,7 +306,9 @@ describe('Projector with a lease (two processes on one read model)', () => {
     // Writes through the standby's store: its waitFor resolves once the holder's projection is in the read model.
     // (Another connection's commits reach the holder's subscription through the store's poll, within 250 ms.)
     for (let i = 1; i <= 4; i++) {
-      const { position } = await two.store.appendToStreams([{ streamId: 'tick-s', expectedState: 'any', events: [tick(i)] }]);
+      const { position } = await two.store.appendToStreams([
+        { streamId: 'tick-s', expectedState: 'any', events: [tick(i)] },
+      ]);
       await standby.waitFor(position, 5000);
       expect(await two.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBeGreaterThanOrEqual(position);
     }
@@ -315,7 +334,9 @@ describe('Projector with a lease (two processes on one read model)', () => {
     await holder.stop();
     expect(await two.readModel.leases.get(PROJECTOR_LEASE)).toBeNull();
     await until(() => standby.role === 'holder', TTL);
-    const { position } = await two.store.appendToStreams([{ streamId: 'tick-h', expectedState: 'any', events: [tick(3)] }]);
+    const { position } = await two.store.appendToStreams([
+      { streamId: 'tick-h', expectedState: 'any', events: [tick(3)] },
+    ]);
     await standby.waitFor(position, 2000);
     expect(seenByOne.seen).toEqual([1n, 2n]);
     expect(seenByTwo.seen).toEqual([3n]);
@@ -373,14 +394,18 @@ describe('Projector with a lease (two processes on one read model)', () => {
     const s = open();
     let broken = true;
     const seen: bigint[] = [];
-    const p = leased(s, {
-      handlers: {
-        Tick: (event) => {
-          if (broken) throw new Error('projection bug');
-          seen.push(event.position);
+    const p = leased(
+      s,
+      {
+        handlers: {
+          Tick: (event) => {
+            if (broken) throw new Error('projection bug');
+            seen.push(event.position);
+          },
         },
       },
-    }, { ttlMs: 300 });
+      { ttlMs: 300 },
+    );
     await p.start();
     await s.store.appendToStream('tick-f', [tick(1)], { expectedState: 'any' });
     await expect(p.waitFor(1n, 2000)).rejects.toThrow('projection bug');
@@ -396,7 +421,10 @@ describe('Projector with a lease (two processes on one read model)', () => {
   it('takes the lease of a holder whose process is gone at once', async () => {
     const s = open();
     const ended = spawnSync(process.execPath, ['-e', '']).pid;
-    const gone = new Projector(s.store, s.readModel, recorder(), { lease: { ttlMs: 60_000 } }).holderId!.replace(/^(.+?):\d+:/, `$1:${ended}:`);
+    const gone = new Projector(s.store, s.readModel, recorder(), { lease: { ttlMs: 60_000 } }).holderId!.replace(
+      /^(.+?):\d+:/,
+      `$1:${ended}:`,
+    );
     expect(await s.readModel.leases.acquire(PROJECTOR_LEASE, gone, 60_000)).toBe(true);
     const p = leased(s, recorder(), { ttlMs: 60_000 });
     await p.start();

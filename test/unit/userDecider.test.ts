@@ -2,7 +2,13 @@ import { userDecider, validateRegistration, type UserEvent } from '../../src/dom
 import { foldEvents } from '../../src/domain/decider';
 import { ValidationError } from '../../src/domain/errors';
 
-const valid = { login: 'someone', email: 'someone@example.com', firstName: 'Some', lastName: 'One', password: 'secret' };
+const valid = {
+  login: 'someone',
+  email: 'someone@example.com',
+  firstName: 'Some',
+  lastName: 'One',
+  password: 'secret',
+};
 
 function refusal(input: Partial<typeof valid>): { message: string; field?: string } {
   try {
@@ -16,15 +22,34 @@ function refusal(input: Partial<typeof valid>): { message: string; field?: strin
 
 describe('user registration rules', () => {
   it('normalises login and email (lower case, stripped) and names (stripped), keeping the password as given', () => {
-    expect(validateRegistration({ login: ' MiXed-1.x ', email: ' A.B@Example.COM ', firstName: ' Ann ', lastName: ' Lee ', password: ' pass word ' }))
-      .toEqual({ login: 'mixed-1.x', email: 'a.b@example.com', firstName: 'Ann', lastName: 'Lee', password: ' pass word ' });
+    expect(
+      validateRegistration({
+        login: ' MiXed-1.x ',
+        email: ' A.B@Example.COM ',
+        firstName: ' Ann ',
+        lastName: ' Lee ',
+        password: ' pass word ',
+      }),
+    ).toEqual({
+      login: 'mixed-1.x',
+      email: 'a.b@example.com',
+      firstName: 'Ann',
+      lastName: 'Lee',
+      password: ' pass word ',
+    });
   });
 
   it('checks password, first name, last name, login, email, in that order', () => {
     const everythingWrong = { password: '12345', firstName: ' ', lastName: '', login: 'a@', email: 'x' };
     expect(refusal(everythingWrong)).toEqual({ message: 'Password must be at least 6 characters.', field: 'password' });
-    expect(refusal({ ...everythingWrong, password: '123456' })).toEqual({ message: 'First name must not be empty.', field: 'firstName' });
-    expect(refusal({ ...everythingWrong, password: '123456', firstName: 'A' })).toEqual({ message: 'Last name must not be empty.', field: 'lastName' });
+    expect(refusal({ ...everythingWrong, password: '123456' })).toEqual({
+      message: 'First name must not be empty.',
+      field: 'firstName',
+    });
+    expect(refusal({ ...everythingWrong, password: '123456', firstName: 'A' })).toEqual({
+      message: 'Last name must not be empty.',
+      field: 'lastName',
+    });
     expect(refusal({ login: 'a@', email: 'x' })).toEqual({ message: 'Login may not contain "@".', field: 'login' });
     expect(refusal({ email: 'x' })).toEqual({ message: 'Invalid email address.', field: 'email' });
   });
@@ -49,8 +74,17 @@ describe('user decider', () => {
     const registered: UserEvent = {
       type: 'UserRegistered',
       data: {
-        userId: 'u', login: 'someone', email: 'someone@example.com', firstName: 'S', lastName: 'O', admin: false, emailVerified: false,
-        public: true, passwordHash: 'scrypt$…', created: '2024-01-01T00:00:00+00:00', access: { users: [], groups: [] },
+        userId: 'u',
+        login: 'someone',
+        email: 'someone@example.com',
+        firstName: 'S',
+        lastName: 'O',
+        admin: false,
+        emailVerified: false,
+        public: true,
+        passwordHash: 'scrypt$…',
+        created: '2024-01-01T00:00:00+00:00',
+        access: { users: [], groups: [] },
       },
     };
     expect(foldEvents(userDecider, [])).toEqual({ registered: false });

@@ -1,7 +1,14 @@
 import type { FileDoc, FolderDoc, ItemDoc, Page } from '../../src/ports/readModel';
 import type { Viewer } from '../../src/domain/access';
 import {
-  MAX_ZIP32_ENTRIES, needsZip64, sanitizeRoot, sanitizeSegment, summarizeLayout, zipLayout, type LayoutSource, type ZipEntry,
+  MAX_ZIP32_ENTRIES,
+  needsZip64,
+  sanitizeRoot,
+  sanitizeSegment,
+  summarizeLayout,
+  zipLayout,
+  type LayoutSource,
+  type ZipEntry,
 } from '../../src/queries/zipLayout';
 import type { Paging } from '../../src/domain/paging';
 
@@ -22,24 +29,58 @@ interface Tree {
 
 function folder(tree: Tree, parentId: string, name: string, o: { hidden?: boolean } = {}): FolderDoc {
   const doc = {
-    _id: nextId(), name, lowerName: name.toLowerCase(), description: '', parentCollection: 'folder', parentId, baseParentType: 'user',
-    baseParentId: 'u', creatorId: null, created: '', updated: '', size: 0, access: { users: [], groups: [] }, meta: {},
+    _id: nextId(),
+    name,
+    lowerName: name.toLowerCase(),
+    description: '',
+    parentCollection: 'folder',
+    parentId,
+    baseParentType: 'user',
+    baseParentId: 'u',
+    creatorId: null,
+    created: '',
+    updated: '',
+    size: 0,
+    access: { users: [], groups: [] },
+    meta: {},
   } as FolderDoc;
   tree.folders.push(doc);
   if (o.hidden) tree.hidden.add(doc._id);
   return doc;
 }
 
-function item(tree: Tree, folderId: string, name: string, files: { name: string; size?: number; mimeType?: string }[] = []): ItemDoc {
+function item(
+  tree: Tree,
+  folderId: string,
+  name: string,
+  files: { name: string; size?: number; mimeType?: string }[] = [],
+): ItemDoc {
   const doc = {
-    _id: nextId(), name, lowerName: name.toLowerCase(), description: '', folderId, baseParentType: 'user', baseParentId: 'u',
-    creatorId: null, created: '', updated: '', size: 0, meta: {},
+    _id: nextId(),
+    name,
+    lowerName: name.toLowerCase(),
+    description: '',
+    folderId,
+    baseParentType: 'user',
+    baseParentId: 'u',
+    creatorId: null,
+    created: '',
+    updated: '',
+    size: 0,
+    meta: {},
   } as ItemDoc;
   tree.items.push(doc);
   for (const f of files) {
     tree.files.push({
-      _id: nextId(), itemId: doc._id, name: f.name, mimeType: f.mimeType ?? 'application/octet-stream', size: f.size ?? 1, blobId: 'b',
-      creatorId: null, created: '', exts: [],
+      _id: nextId(),
+      itemId: doc._id,
+      name: f.name,
+      mimeType: f.mimeType ?? 'application/octet-stream',
+      size: f.size ?? 1,
+      blobId: 'b',
+      creatorId: null,
+      created: '',
+      exts: [],
     });
   }
   return doc;
@@ -55,10 +96,29 @@ function page<T extends { _id: string }>(tree: Tree, rows: T[], paging: Paging):
 function sourceOf(tree: Tree): LayoutSource {
   return {
     folders: {
-      listChildren: async (o) => page(tree, tree.folders.filter((f) => f.parentId === o.parentId && (o.viewer !== null || !tree.hidden.has(f._id))), o.paging),
+      listChildren: async (o) =>
+        page(
+          tree,
+          tree.folders.filter((f) => f.parentId === o.parentId && (o.viewer !== null || !tree.hidden.has(f._id))),
+          o.paging,
+        ),
     },
-    items: { listInFolder: async (o) => page(tree, tree.items.filter((i) => i.folderId === o.folderId), o.paging) },
-    files: { listForItem: async (itemId, paging) => page(tree, tree.files.filter((f) => f.itemId === itemId), paging) },
+    items: {
+      listInFolder: async (o) =>
+        page(
+          tree,
+          tree.items.filter((i) => i.folderId === o.folderId),
+          o.paging,
+        ),
+    },
+    files: {
+      listForItem: async (itemId, paging) =>
+        page(
+          tree,
+          tree.files.filter((f) => f.itemId === itemId),
+          paging,
+        ),
+    },
   };
 }
 
@@ -109,9 +169,15 @@ describe('zipLayout', () => {
     const tree = newTree();
     const root = folder(tree, 'p', 'Root');
     item(tree, root._id, 'pic.jpeg', [{ name: 'pic.jpeg', mimeType: 'image/jpeg' }]);
-    item(tree, root._id, 'mixed', [{ name: 'a.txt', mimeType: 'text/plain' }, { name: 'mixed', mimeType: 'image/jpeg' }]);
+    item(tree, root._id, 'mixed', [
+      { name: 'a.txt', mimeType: 'text/plain' },
+      { name: 'mixed', mimeType: 'image/jpeg' },
+    ]);
     const source = sourceOf(tree);
-    expect(await paths(zipLayout(source, root, viewer, { mimeFilter: ['image/jpeg'] }))).toEqual(['Root/pic.jpeg', 'Root/mixed/mixed']);
+    expect(await paths(zipLayout(source, root, viewer, { mimeFilter: ['image/jpeg'] }))).toEqual([
+      'Root/pic.jpeg',
+      'Root/mixed/mixed',
+    ]);
     expect(await paths(zipLayout(source, root, viewer, { mimeFilter: ['text/plain'] }))).toEqual(['Root/mixed/a.txt']);
     expect(await paths(zipLayout(source, root, viewer, { mimeFilter: [] }))).toHaveLength(3);
     expect(await paths(zipLayout(source, root, viewer, { mimeFilter: ['nothing/else'] }))).toEqual([]);
@@ -121,14 +187,22 @@ describe('zipLayout', () => {
     const tree = newTree();
     const root = folder(tree, 'p', 'Root');
     for (let i = 0; i < 5; i++) folder(tree, root._id, `f${i}`);
-    item(tree, root._id, 'big', Array.from({ length: 7 }, (_, i) => ({ name: `file${i}` })));
+    item(
+      tree,
+      root._id,
+      'big',
+      Array.from({ length: 7 }, (_, i) => ({ name: `file${i}` })),
+    );
     for (let i = 0; i < 4; i++) item(tree, root._id, `i${i}`, [{ name: `i${i}` }]);
     item(tree, tree.folders[1]._id, 'inner', [{ name: 'inner' }]);
     const got = await paths(zipLayout(sourceOf(tree), root, viewer, { pageSize: 2 }));
     expect(got).toEqual([
       'Root/f0/inner',
       ...Array.from({ length: 7 }, (_, i) => `Root/big/file${i}`),
-      'Root/i0', 'Root/i1', 'Root/i2', 'Root/i3',
+      'Root/i0',
+      'Root/i1',
+      'Root/i2',
+      'Root/i3',
     ]);
     expect(tree.calls.every((p) => p.limit === 2)).toBe(true);
   });
@@ -184,7 +258,11 @@ describe('summarizeLayout and needsZip64', () => {
     const root = folder(tree, 'p', 'R');
     item(tree, root._id, 'é', [{ name: 'é', size: 10 }]);
     item(tree, root._id, 'b', [{ name: 'b', size: 5 }]);
-    expect(await summarizeLayout(zipLayout(sourceOf(tree), root, viewer))).toEqual({ entries: 2, bytes: 15, nameBytes: 4 + 3 });
+    expect(await summarizeLayout(zipLayout(sourceOf(tree), root, viewer))).toEqual({
+      entries: 2,
+      bytes: 15,
+      nameBytes: 4 + 3,
+    });
   });
 
   it('asks for zip64 from 65535 entries or when sizes may pass 32 bits', () => {

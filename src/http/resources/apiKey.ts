@@ -13,8 +13,17 @@ import { signedInUser } from '../principal';
 /** Filtered API key (Girder exposes these fields at READ; only the owner and site admins ever see a key). */
 function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
   return {
-    _id: key._id, _modelType: 'api_key', _accessLevel: 2, name: key.name, key: key.key, scope: key.scope,
-    tokenDuration: key.tokenDuration, active: key.active, created: key.created, lastUse: key.lastUse, userId: key.userId,
+    _id: key._id,
+    _modelType: 'api_key',
+    _accessLevel: 2,
+    name: key.name,
+    key: key.key,
+    scope: key.scope,
+    tokenDuration: key.tokenDuration,
+    active: key.active,
+    created: key.created,
+    lastUse: key.lastUse,
+    userId: key.userId,
   };
 }
 
@@ -22,7 +31,8 @@ function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
 async function loadApiKey(services: Services, id: string, viewer: Viewer | null, level: Level): Promise<ApiKeyDoc> {
   const key = isObjectId(id) ? await services.readModel.apiKeys.get(id) : null;
   if (!key) throw new RestError(`Invalid api_key id (${id}).`);
-  if (!viewer || (!viewer.admin && viewer.id !== key.userId)) throw new AccessDeniedError(accessDeniedMessage(level, 'api_key', id, viewer));
+  if (!viewer || (!viewer.admin && viewer.id !== key.userId))
+    throw new AccessDeniedError(accessDeniedMessage(level, 'api_key', id, viewer));
   return key;
 }
 
@@ -37,7 +47,8 @@ async function ownerIsAdmin(services: Services, userId: string): Promise<boolean
   return (await services.readModel.users.get(userId))?.admin === true;
 }
 
-const scopeParam = () => param.json<'scope', unknown[]>('scope', { shape: 'array', description: 'JSON list of scopes for this key.' });
+const scopeParam = () =>
+  param.json<'scope', unknown[]>('scope', { shape: 'array', description: 'JSON list of scopes for this key.' });
 
 export const apiKeyResource: Resource = {
   name: 'api_key',
@@ -69,14 +80,24 @@ export const apiKeyResource: Resource = {
       params: [
         param.string('name', { default: '', strip: true, description: 'Name for the API key.' }),
         scopeParam(),
-        param.int('tokenDuration', { range: DURATION_DAYS, description: 'Max number of days tokens created with this key will last (1 to 36525).' }),
+        param.int('tokenDuration', {
+          range: DURATION_DAYS,
+          description: 'Max number of days tokens created with this key will last (1 to 36525).',
+        }),
         param.flag('active', true, { description: 'Whether the key is currently active.' }),
       ],
       async handler({ params, services, principal, meta }) {
         const me = signedInUser(principal);
         const id = await createApiKey(
           services.commands,
-          { userId: me._id, ownerIsAdmin: me.admin, name: params.name ?? '', scope: params.scope ?? null, tokenDuration: params.tokenDuration ?? null, active: params.active },
+          {
+            userId: me._id,
+            ownerIsAdmin: me.admin,
+            name: params.name ?? '',
+            scope: params.scope ?? null,
+            tokenDuration: params.tokenDuration ?? null,
+            active: params.active,
+          },
           meta,
         );
         return reloadApiKey(services, id);
@@ -89,7 +110,10 @@ export const apiKeyResource: Resource = {
       access: 'public',
       params: [
         param.requiredString('key', { strip: true, description: 'The API key.' }),
-        param.int('duration', { range: DURATION_DAYS, description: 'Number of days that the token should last (1 to 36525).' }),
+        param.int('duration', {
+          range: DURATION_DAYS,
+          description: 'Number of days that the token should last (1 to 36525).',
+        }),
       ],
       async handler({ params, services, meta }) {
         const key = await services.readModel.apiKeys.getByKey(params.key);
@@ -99,7 +123,10 @@ export const apiKeyResource: Resource = {
           meta,
         );
         // Like a login, without the full user document: the key may not allow reading user information.
-        return { user: { _id: token.userId }, authToken: { token: token.token, expires: token.expires, scope: token.scope } };
+        return {
+          user: { _id: token.userId },
+          authToken: { token: token.token, expires: token.expires, scope: token.scope },
+        };
       },
     }),
     route({
@@ -110,7 +137,10 @@ export const apiKeyResource: Resource = {
       params: [
         param.string('name', { strip: true, description: 'Name for the key.' }),
         scopeParam(),
-        param.int('tokenDuration', { range: DURATION_DAYS, description: 'Max number of days tokens created with this key will last (1 to 36525).' }),
+        param.int('tokenDuration', {
+          range: DURATION_DAYS,
+          description: 'Max number of days tokens created with this key will last (1 to 36525).',
+        }),
         param.bool('active', { description: 'Whether the key is currently active.' }),
       ],
       async handler({ path, params, services, principal, meta }) {
@@ -120,7 +150,12 @@ export const apiKeyResource: Resource = {
           key._id,
           {
             ownerIsAdmin: await ownerIsAdmin(services, key.userId),
-            changes: { name: params.name, scope: params.scope, tokenDuration: params.tokenDuration, active: params.active },
+            changes: {
+              name: params.name,
+              scope: params.scope,
+              tokenDuration: params.tokenDuration,
+              active: params.active,
+            },
           },
           meta,
         );

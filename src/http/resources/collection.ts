@@ -9,10 +9,14 @@ import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { loadModel } from '../../queries/loaders';
 import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';
-import { createCollection, deleteCollection, setCollectionAccess, updateCollection } from '../../commands/collectionCommands';
+import {
+  createCollection,
+  deleteCollection,
+  setCollectionAccess,
+  updateCollection,
+} from '../../commands/collectionCommands';
 import { Scope } from '../../domain/scopes';
 import { signedInUser } from '../principal';
-
 
 /** Re-reads a collection after a write (a concurrent delete may have removed it since). */
 async function reload(services: Services, id: string): Promise<CollectionDoc> {
@@ -31,9 +35,16 @@ export const collectionResource: Resource = {
       summary: 'List or search for collections.',
       access: 'public',
       scope: [Scope.DATA_READ],
-      params: [param.string('text', { description: 'Pass this to perform a text search for collections.' }), ...pagingParams('name')],
+      params: [
+        param.string('text', { description: 'Pass this to perform a text search for collections.' }),
+        ...pagingParams('name'),
+      ],
       async handler({ params, services, principal, setTotalCount }) {
-        const page = await services.readModel.collections.list({ viewer: principal.viewer, text: params.text, paging: pagingOf(params) });
+        const page = await services.readModel.collections.list({
+          viewer: principal.viewer,
+          text: params.text,
+          paging: pagingOf(params),
+        });
         setTotalCount(page.total);
         return page.rows.map((c) => collectionView(c, principal.viewer));
       },
@@ -52,7 +63,12 @@ export const collectionResource: Resource = {
       async handler({ params, services, principal, meta }) {
         const id = await createCollection(
           services.commands,
-          { name: params.name, description: params.description ?? '', public: params.public, creatorId: signedInUser(principal)._id },
+          {
+            name: params.name,
+            description: params.description ?? '',
+            public: params.public,
+            creatorId: signedInUser(principal)._id,
+          },
           meta,
         );
         return collectionView(await reload(services, id), principal.viewer);
@@ -66,7 +82,10 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       async handler({ services, principal }) {
-        const page = await services.readModel.collections.list({ viewer: principal.viewer, paging: { limit: 1, offset: 0, sort: 'name', sortdir: 1 } });
+        const page = await services.readModel.collections.list({
+          viewer: principal.viewer,
+          paging: { limit: 1, offset: 0, sort: 'name', sortdir: 1 },
+        });
         return { nCollections: page.total };
       },
     }),
@@ -79,7 +98,13 @@ export const collectionResource: Resource = {
       params: [],
       async handler({ path, services, principal }) {
         const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.READ);
-        return { nFolders: await services.readModel.folders.countChildren({ parentType: 'collection', parentId: collection._id, viewer: principal.viewer }) };
+        return {
+          nFolders: await services.readModel.folders.countChildren({
+            parentType: 'collection',
+            parentId: collection._id,
+            viewer: principal.viewer,
+          }),
+        };
       },
     }),
     route({
@@ -90,7 +115,10 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       async handler({ path, services, principal }) {
-        return collectionView(await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.READ), principal.viewer);
+        return collectionView(
+          await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.READ),
+          principal.viewer,
+        );
       },
     }),
     route({
@@ -105,7 +133,12 @@ export const collectionResource: Resource = {
       ],
       async handler({ path, params, services, principal, meta }) {
         const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.WRITE);
-        await updateCollection(services.commands, collection._id, { name: params.name, description: params.description }, meta);
+        await updateCollection(
+          services.commands,
+          collection._id,
+          { name: params.name, description: params.description },
+          meta,
+        );
         return collectionView(await reload(services, collection._id), principal.viewer);
       },
     }),
@@ -142,14 +175,22 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_OWN],
       params: [
         param.json('access', { shape: 'object', required: true, description: 'The access control list as JSON.' }),
-        param.json('publicFlags', { shape: 'array', description: 'List of public access flags to set on the collection.' }),
+        param.json('publicFlags', {
+          shape: 'array',
+          description: 'List of public access flags to set on the collection.',
+        }),
         param.bool('public', { description: 'Whether the collection should be publicly visible.' }),
       ],
       async handler({ path, params, services, principal, meta }) {
         const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.ADMIN);
         const access = parseAccessList(params.access);
         const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
-        await setCollectionAccess(services.commands, collection._id, { access, public: params.public, publicFlags }, meta);
+        await setCollectionAccess(
+          services.commands,
+          collection._id,
+          { access, public: params.public, publicFlags },
+          meta,
+        );
         const updated = await reload(services, collection._id);
         return { ...collectionView(updated, principal.viewer), access: updated.access };
       },

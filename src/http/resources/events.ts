@@ -28,7 +28,6 @@ import { Scope } from '../../domain/scopes';
  * stream starts with what happens next.
  */
 
-
 /** Stream limits (tests shorten them). */
 export const eventStreamLimits = {
   /** Idle streams send a comment line this often, so proxies keep them open. */
@@ -39,8 +38,10 @@ export const eventStreamLimits = {
   catchUpDrainTimeoutMs: 30_000,
 };
 
-const sinceParam = () => param.string('since', { description: 'Resume after this log position (what Last-Event-ID carries).' });
-const typesParam = () => param.string('types', { description: 'Comma-separated event types to stream (default: all).' });
+const sinceParam = () =>
+  param.string('since', { description: 'Resume after this log position (what Last-Event-ID carries).' });
+const typesParam = () =>
+  param.string('types', { description: 'Comma-separated event types to stream (default: all).' });
 
 /**
  * Where the stream starts: Last-Event-ID (a reconnect), else `since`, else the head (only what happens next). A
@@ -60,7 +61,12 @@ async function startPosition(services: Services, req: Request, since: string | u
 
 function typeFilter(types: string | undefined): ((type: string) => boolean) | null {
   if (!types) return null;
-  const wanted = new Set(types.split(',').map((t) => t.trim()).filter(Boolean));
+  const wanted = new Set(
+    types
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  );
   return (type) => wanted.has(type);
 }
 
@@ -89,7 +95,10 @@ async function streamEvents(
   res: Response,
   options: { source: CatchUpSource; since: bigint; eligible: (event: RecordedEvent) => Promise<boolean> },
 ): Promise<typeof RESPONSE_SENT> {
-  const sse = SseWriter.open(res, { heartbeatMs: eventStreamLimits.heartbeatMs, maxBufferedBytes: eventStreamLimits.maxBufferedBytes });
+  const sse = SseWriter.open(res, {
+    heartbeatMs: eventStreamLimits.heartbeatMs,
+    maxBufferedBytes: eventStreamLimits.maxBufferedBytes,
+  });
   if (req.method === 'HEAD') {
     sse.close();
     return RESPONSE_SENT;
@@ -109,8 +118,13 @@ async function streamEvents(
       // Catch-up reads faster than any network: wait for the client rather than let the buffer overflow.
       if (catchingUp && sent && res.writableNeedDrain) {
         const drained = await Promise.race([
-          once(res, 'drain').then(() => true, () => false),
-          new Promise<boolean>((resolve) => setTimeout(resolve, eventStreamLimits.catchUpDrainTimeoutMs, false).unref()),
+          once(res, 'drain').then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((resolve) =>
+            setTimeout(resolve, eventStreamLimits.catchUpDrainTimeoutMs, false).unref(),
+          ),
         ]);
         if (!drained) sse.close(DEFAULT_OVERFLOW_EVENT);
       }
@@ -144,7 +158,8 @@ async function folderOfEvent(services: Services, event: RecordedEvent): Promise<
 /** Whether `folderId` is `rootId` or below it: in the read model now, or (once removed) through the parent it had. */
 async function isInSubtree(services: Services, rootId: string, folderId: string, depth = 0): Promise<boolean> {
   if (folderId === rootId) return true;
-  if (await services.readModel.folders.get(folderId)) return services.readModel.folders.isSelfOrDescendant(rootId, folderId);
+  if (await services.readModel.folders.get(folderId))
+    return services.readModel.folders.isSelfOrDescendant(rootId, folderId);
   const removed = await services.readModel.history.removedFolder(folderId);
   if (!removed || removed.doc.parentCollection !== 'folder' || depth > 64) return false;
   return isInSubtree(services, rootId, removed.doc.parentId, depth + 1);
@@ -160,7 +175,8 @@ export const folderEventRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: ':id/events',
-    summary: "Stream a folder's domain events (with subtree=true, its descendants' and their items' too) as server-sent events.",
+    summary:
+      "Stream a folder's domain events (with subtree=true, its descendants' and their items' too) as server-sent events.",
     access: 'public',
     scope: [Scope.DATA_READ],
     cookie: true,
@@ -191,7 +207,12 @@ export const folderEventRoutes: RouteDef[] = [
           // An item moved out of the subtree: its leaving is part of the subtree's story too.
           const from = event.type === 'ItemMoved' ? (event.data as { fromFolderId?: string }).fromFolderId : undefined;
           for (const candidate of [folderId, from]) {
-            if (candidate && (await isInSubtree(services, folder._id, candidate)) && (await mayRead(services, viewer, candidate))) return true;
+            if (
+              candidate &&
+              (await isInSubtree(services, folder._id, candidate)) &&
+              (await mayRead(services, viewer, candidate))
+            )
+              return true;
           }
           return false;
         },
@@ -202,7 +223,10 @@ export const folderEventRoutes: RouteDef[] = [
 
 /** Stream names of the published event categories. */
 const STREAMS = {
-  folder: { stream: 'folder-<folderId>', description: 'One stream per folder: its own events and the subtree operations it was the subject of.' },
+  folder: {
+    stream: 'folder-<folderId>',
+    description: 'One stream per folder: its own events and the subtree operations it was the subject of.',
+  },
   item: { stream: 'item-<itemId>', description: "One stream per item: the item's events and its files'." },
   upload: { stream: 'upload-<uploadId>', description: 'One stream per upload session (chunked uploads).' },
 } as const;
@@ -251,7 +275,11 @@ export const eventsResource: Resource = {
       async handler({ params, services, req, res }) {
         const since = await startPosition(services, req, params.since);
         const wanted = typeFilter(params.types);
-        return streamEvents(services, req, res, { source: {}, since, eligible: async (event) => !wanted || wanted(event.type) });
+        return streamEvents(services, req, res, {
+          source: {},
+          since,
+          eligible: async (event) => !wanted || wanted(event.type),
+        });
       },
     }),
     route({

@@ -8,7 +8,14 @@ import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
 import {
-  cancelUpload, deleteFile, loadUpload, receiveChunk, startContentsUpload, startUpload, type UploadOutcome, type UploadParent,
+  cancelUpload,
+  deleteFile,
+  loadUpload,
+  receiveChunk,
+  startContentsUpload,
+  startUpload,
+  type UploadOutcome,
+  type UploadParent,
 } from '../../commands/fileCommands';
 import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
 import { loadParent } from '../../queries/loaders';
@@ -34,12 +41,21 @@ function rawBody(req: Request): { stream: Readable; length: number | undefined }
 }
 
 /** The response to an upload step: the upload record, or the finished file (after the `data.process` event). */
-async function outcomeView(services: Services, outcome: UploadOutcome, ctx: Pick<RouteContext, 'principal'>, reference?: string) {
+async function outcomeView(
+  services: Services,
+  outcome: UploadOutcome,
+  ctx: Pick<RouteContext, 'principal'>,
+  reference?: string,
+) {
   if (outcome.kind === 'upload') return uploadView(outcome.state);
   const file = await services.readModel.files.get(outcome.fileId);
   if (!file) throw new RestError(`Invalid file id (${outcome.fileId}).`);
   const view = fileView(file);
-  await services.hooks.trigger('data.process', { file: view, userId: ctx.principal.user?._id ?? null, ...(reference !== undefined ? { reference } : {}) });
+  await services.hooks.trigger('data.process', {
+    file: view,
+    userId: ctx.principal.user?._id ?? null,
+    ...(reference !== undefined ? { reference } : {}),
+  });
   return view;
 }
 
@@ -105,7 +121,8 @@ export async function sendFile(
   }
   const length = Math.max(end - start, 0);
   const disposition = contentDisposition(file.name, opts.disposition);
-  const body = length > 0 && req.method !== 'HEAD' ? await services.blobs.get(file.blobId, { start, end }) : Readable.from([]);
+  const body =
+    length > 0 && req.method !== 'HEAD' ? await services.blobs.get(file.blobId, { start, end }) : Readable.from([]);
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('Content-Type', file.mimeType || 'application/octet-stream');
   res.setHeader('Content-Disposition', disposition);
@@ -129,7 +146,8 @@ export async function sendFile(
 const downloadParams = [
   param.int('offset', { default: 0, description: 'Start downloading at this offset in bytes within the file.' }),
   param.int('endByte', {
-    description: 'If you only wish to download part of the file, pass this as the index of the last byte to download. Unlike the HTTP Range header, the endByte parameter is non-inclusive.',
+    description:
+      'If you only wish to download part of the file, pass this as the index of the last byte to download. Unlike the HTTP Range header, the endByte parameter is non-inclusive.',
   }),
   param.enum('contentDisposition', ['inline', 'attachment'] as const, {
     default: 'attachment' as const,
@@ -141,7 +159,11 @@ const downloadParams = [
 /** Both download routes: `:id/download` and `:id/download/:name` (the name is only for the client's benefit). */
 async function downloadHandler({ path, params, services, principal, req, res }: RouteContext<typeof downloadParams>) {
   const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.READ);
-  return sendFile(services, req, res, file, { offset: params.offset ?? 0, endByte: params.endByte, disposition: params.contentDisposition ?? 'attachment' });
+  return sendFile(services, req, res, file, {
+    offset: params.offset ?? 0,
+    endByte: params.endByte,
+    disposition: params.contentDisposition ?? 'attachment',
+  });
 }
 
 /**
@@ -163,18 +185,34 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_WRITE],
       rawBody: true,
       params: [
-        param.enum('parentType', ['folder', 'item'] as const, { required: true, description: 'Type being uploaded into.' }),
+        param.enum('parentType', ['folder', 'item'] as const, {
+          required: true,
+          description: 'Type being uploaded into.',
+        }),
         param.requiredString('parentId', { description: 'The ID of the parent.' }),
         param.requiredString('name', { description: 'Name of the file being created.' }),
-        param.int('size', { required: true, range: SAFE_INTEGER, description: 'Size in bytes of the file (a negative size is refused by the upload).' }),
-        param.string('mimeType', { default: 'application/octet-stream', headerSafe: true, description: 'The MIME type of the file (no control characters).' }),
-        param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
+        param.int('size', {
+          required: true,
+          range: SAFE_INTEGER,
+          description: 'Size in bytes of the file (a negative size is refused by the upload).',
+        }),
+        param.string('mimeType', {
+          default: 'application/octet-stream',
+          headerSafe: true,
+          description: 'The MIME type of the file (no control characters).',
+        }),
+        param.string('reference', {
+          description: 'If included, this information is passed to the data.process event when the upload is complete.',
+        }),
       ],
       async handler(ctx) {
         const { params, services, principal, meta, req } = ctx;
         let parent: UploadParent;
         if (params.parentType === 'item') {
-          parent = { type: 'item', item: (await loadParentItem(services, params.parentId, principal.viewer, AccessLevel.WRITE)).item };
+          parent = {
+            type: 'item',
+            item: (await loadParentItem(services, params.parentId, principal.viewer, AccessLevel.WRITE)).item,
+          };
         } else {
           const found = await loadParent(services, 'folder', params.parentId, principal.viewer, AccessLevel.WRITE);
           if (found.type !== 'folder') throw new RestError(`Invalid folder id (${params.parentId}).`);
@@ -183,7 +221,11 @@ export const fileResource: Resource = {
         const outcome = await startUpload(
           services,
           {
-            parent, name: params.name, size: params.size, mimeType: params.mimeType ?? 'application/octet-stream', userId: signedInUser(principal)._id,
+            parent,
+            name: params.name,
+            size: params.size,
+            mimeType: params.mimeType ?? 'application/octet-stream',
+            userId: signedInUser(principal)._id,
             ...(params.reference !== undefined ? { reference: params.reference } : {}),
           },
           rawBody(req),
@@ -205,10 +247,17 @@ export const fileResource: Resource = {
       ],
       async handler(ctx) {
         const { params, services, principal, meta, req } = ctx;
-        if (req.is('multipart/form-data')) throw new RestError('Send the chunk as the raw request body, not as multipart form data.');
+        if (req.is('multipart/form-data'))
+          throw new RestError('Send the chunk as the raw request body, not as multipart form data.');
         const body = rawBody(req) ?? { stream: Readable.from([]), length: 0 };
-        const outcome = await receiveChunk(services, { uploadId: params.uploadId, offset: params.offset, userId: signedInUser(principal)._id }, body, meta);
-        const reference = outcome.kind === 'file' ? (await loadUpload(services, params.uploadId)).state.started?.reference : undefined;
+        const outcome = await receiveChunk(
+          services,
+          { uploadId: params.uploadId, offset: params.offset, userId: signedInUser(principal)._id },
+          body,
+          meta,
+        );
+        const reference =
+          outcome.kind === 'file' ? (await loadUpload(services, params.uploadId)).state.started?.reference : undefined;
         return outcomeView(services, outcome, ctx, reference);
       },
     }),
@@ -233,7 +282,11 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_WRITE],
       params: [],
       async handler({ path, services, principal, meta }) {
-        await cancelUpload(services, { uploadId: path.id, userId: signedInUser(principal)._id, admin: signedInUser(principal).admin }, meta);
+        await cancelUpload(
+          services,
+          { uploadId: path.id, userId: signedInUser(principal)._id, admin: signedInUser(principal).admin },
+          meta,
+        );
         return { message: 'Upload canceled.' };
       },
     }),
@@ -277,15 +330,26 @@ export const fileResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_WRITE],
       params: [
-        param.int('size', { required: true, range: SAFE_INTEGER, description: 'Size in bytes of the new file (a negative size is refused by the upload).' }),
-        param.string('reference', { description: 'If included, this information is passed to the data.process event when the upload is complete.' }),
+        param.int('size', {
+          required: true,
+          range: SAFE_INTEGER,
+          description: 'Size in bytes of the new file (a negative size is refused by the upload).',
+        }),
+        param.string('reference', {
+          description: 'If included, this information is passed to the data.process event when the upload is complete.',
+        }),
       ],
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
         const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
         const outcome = await startContentsUpload(
           services,
-          { file, size: params.size, userId: signedInUser(principal)._id, ...(params.reference !== undefined ? { reference: params.reference } : {}) },
+          {
+            file,
+            size: params.size,
+            userId: signedInUser(principal)._id,
+            ...(params.reference !== undefined ? { reference: params.reference } : {}),
+          },
           meta,
         );
         return outcomeView(services, outcome, ctx, params.reference);

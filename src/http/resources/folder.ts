@@ -9,5 +9,12 @@ import { folderEventRoutes } from './events';
 export const folderResource: Resource = {
   name: 'folder',
   description: 'Folders: the hierarchy that holds items.',
-  routes: [...folderReadRoutes, ...folderWriteRoutes, ...folderDownloadRoutes, ...folderSubtreeRoutes, ...folderHistoryRoutes, ...folderEventRoutes],
+  routes: [
+    ...folderReadRoutes,
+    ...folderWriteRoutes,
+    ...folderDownloadRoutes,
+    ...folderSubtreeRoutes,
+    ...folderHistoryRoutes,
+    ...folderEventRoutes,
+  ],
 };

@@ -10,7 +10,6 @@ import { needsZip64, summarizeLayout, zipLayout, type ZipEntry } from '../../que
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 
-
 /** Why writeZip stopped when the reader of the archive went away. */
 class ReaderGoneError extends Error {
   constructor() {
@@ -38,7 +37,12 @@ const AHEAD_BYTES = 4 * 1024 * 1024;
  * error) detaches the archive from `out` without ending it and rejects: the caller destroys `out`, so that a truncated
  * archive never looks complete.
  */
-export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStore, out: Writable, options: { forceZip64: boolean }): Promise<boolean> {
+export async function writeZip(
+  entries: AsyncIterable<ZipEntry>,
+  blobs: BlobStore,
+  out: Writable,
+  options: { forceZip64: boolean },
+): Promise<boolean> {
   // Loaded with the first download, not at start-up: archiver and its dependencies were a fifth of the cold start.
   const archiver = require('archiver') as typeof import('archiver');
   const archive = archiver('zip', { store: true, forceZip64: options.forceZip64, forceLocalTime: true });
@@ -46,11 +50,14 @@ export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStor
   // Set from event handlers as well as from the loop (an object, so that the checks below are not narrowed away).
   // `open`: the entries handed to the archive and not written yet, oldest first, with their blob streams.
   const state: { failure: Error | null; open: { source: Readable | null; size: number }[]; openBytes: number } = {
-    failure: null, open: [], openBytes: 0,
+    failure: null,
+    open: [],
+    openBytes: 0,
   };
   // Read through a call in the loop, so that a check after an await is not narrowed away by the one before it.
   const failed = (): boolean => state.failure !== null;
-  const mustWait = (size: number) => state.open.length > 0 && (state.open.length >= AHEAD_ENTRIES || state.openBytes + size > AHEAD_BYTES);
+  const mustWait = (size: number) =>
+    state.open.length > 0 && (state.open.length >= AHEAD_ENTRIES || state.openBytes + size > AHEAD_BYTES);
   const fail = (error: Error) => {
     if (state.failure) return;
     state.failure = error;

@@ -29,7 +29,9 @@ export const folderHistoryRoutes: RouteDef[] = [
     params: historyParams(),
     async handler({ path, params, services, principal, setTotalCount }) {
       const page = await folderHistory(services, principal.viewer, path.id, {
-        limit: params.limit ?? 50, offset: params.offset ?? 0, ...(params.after !== undefined ? { after: params.after } : {}),
+        limit: params.limit ?? 50,
+        offset: params.offset ?? 0,
+        ...(params.after !== undefined ? { after: params.after } : {}),
       });
       setTotalCount(page.total);
       return page.rows;
@@ -42,11 +44,16 @@ export const folderHistoryRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_WRITE],
     params: [
-      param.enum('parentType', PARENT_TYPES, { description: 'Type of the parent to restore it under (default folder, with parentId).' }),
-      param.string('parentId', { description: 'Where to restore it when its original parent no longer exists (or elsewhere).' }),
+      param.enum('parentType', PARENT_TYPES, {
+        description: 'Type of the parent to restore it under (default folder, with parentId).',
+      }),
+      param.string('parentId', {
+        description: 'Where to restore it when its original parent no longer exists (or elsewhere).',
+      }),
     ],
     async handler({ path, params, services, principal, meta }) {
-      if (params.parentType !== undefined && !params.parentId) throw new RestError('Pass parentId together with parentType.');
+      if (params.parentType !== undefined && !params.parentId)
+        throw new RestError('Pass parentId together with parentType.');
       const id = await restoreFolder(
         services,
         {

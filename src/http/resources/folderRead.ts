@@ -7,7 +7,9 @@ import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
 
 const atParam = () =>
-  param.string('at', { description: 'Read as it was then: an ISO 8601 time or a log position (ADMIN on the folder or parent now).' });
+  param.string('at', {
+    description: 'Read as it was then: an ISO 8601 time or a log position (ADMIN on the folder or parent now).',
+  });
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
@@ -24,17 +26,22 @@ export const folderReadRoutes: RouteDef[] = [
       param.string('parentId', { description: "The ID of the folder's parent." }),
       param.string('text', { description: 'Pass to perform a text search.' }),
       param.string('name', {
-        description: 'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
+        description:
+          'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
       }),
       ...pagingParams('lowerName'),
       atParam(),
     ],
     async handler({ params, services, principal, setTotalCount }) {
       if (params.at !== undefined) {
-        if (!params.parentType || !params.parentId) throw new RestError('The at parameter needs parentType and parentId.');
+        if (!params.parentType || !params.parentId)
+          throw new RestError('The at parameter needs parentType and parentId.');
         if (params.text) throw new RestError('The at parameter cannot be combined with text.');
         const past = await listFoldersAt(services, principal.viewer, {
-          parentType: params.parentType, parentId: params.parentId, at: params.at, ...(params.name ? { name: params.name } : {}),
+          parentType: params.parentType,
+          parentId: params.parentId,
+          at: params.at,
+          ...(params.name ? { name: params.name } : {}),
           paging: pagingOf(params),
         });
         setTotalCount(past.total);
@@ -59,7 +66,9 @@ export const folderReadRoutes: RouteDef[] = [
     scope: [Scope.DATA_READ],
     params: [atParam()],
     handler: ({ path, params, services, principal }) =>
-      params.at !== undefined ? getFolderAt(services, principal.viewer, path.id, params.at) : getFolder(services, principal.viewer, path.id),
+      params.at !== undefined
+        ? getFolderAt(services, principal.viewer, path.id, params.at)
+        : getFolder(services, principal.viewer, path.id),
   }),
   route({
     method: 'GET',

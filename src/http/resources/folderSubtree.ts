@@ -31,7 +31,12 @@ export const folderSubtreeRoutes: RouteDef[] = [
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
       await withProgress(
         services,
-        { on: params.progress, userId: signedInUser(principal)._id, title: `Deleting folder ${folder.name}`, message: 'Calculating folder size...' },
+        {
+          on: params.progress,
+          userId: signedInUser(principal)._id,
+          title: `Deleting folder ${folder.name}`,
+          message: 'Calculating folder size...',
+        },
         async (progress) => {
           const total = progress.on ? await services.readModel.subtree.subtreeCount(folder._id) : 0;
           await progress.update({ total });
@@ -53,7 +58,12 @@ export const folderSubtreeRoutes: RouteDef[] = [
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
       await withProgress(
         services,
-        { on: params.progress, userId: signedInUser(principal)._id, title: `Clearing folder ${folder.name}`, message: 'Calculating folder size...' },
+        {
+          on: params.progress,
+          userId: signedInUser(principal)._id,
+          title: `Clearing folder ${folder.name}`,
+          message: 'Calculating folder size...',
+        },
         async (progress) => {
           const total = progress.on ? (await services.readModel.subtree.subtreeCount(folder._id)) - 1 : 0;
           await progress.update({ total });
@@ -87,23 +97,38 @@ export const folderSubtreeRoutes: RouteDef[] = [
       const parentType = params.parentType ?? source.parentCollection;
       // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination
       // (stricter than Girder 3.x, which loads that parent with force).
-      const parent = await loadParent(services, parentType, params.parentId || source.parentId, viewer, AccessLevel.WRITE);
+      const parent = await loadParent(
+        services,
+        parentType,
+        params.parentId || source.parentId,
+        viewer,
+        AccessLevel.WRITE,
+      );
       const id = await withProgress(
         services,
-        { on: params.progress, userId: signedInUser(principal)._id, title: `Copying folder ${source.name}`, message: 'Calculating folder size...' },
+        {
+          on: params.progress,
+          userId: signedInUser(principal)._id,
+          title: `Copying folder ${source.name}`,
+          message: 'Calculating folder size...',
+        },
         async (progress) => {
           const total = progress.on ? await services.readModel.subtree.subtreeCount(source._id) : 0;
           await progress.update({ total });
-          const copied = await progress.following(meta.requestId, () => copyFolder(
-            services,
-            {
-              sourceId: source._id, parent, copier: viewer,
-              ...(params.name !== undefined ? { name: params.name } : {}),
-              ...(params.description !== undefined ? { description: params.description } : {}),
-              ...(params.public !== undefined ? { public: params.public } : {}),
-            },
-            meta,
-          ));
+          const copied = await progress.following(meta.requestId, () =>
+            copyFolder(
+              services,
+              {
+                sourceId: source._id,
+                parent,
+                copier: viewer,
+                ...(params.name !== undefined ? { name: params.name } : {}),
+                ...(params.description !== undefined ? { description: params.description } : {}),
+                ...(params.public !== undefined ? { public: params.public } : {}),
+              },
+              meta,
+            ),
+          );
           await progress.update({ current: total, force: true });
           return copied;
         },

@@ -7,7 +7,13 @@ import type { FolderDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { parseStringList, type Metadata } from '../../domain/metadata';
-import { createFolder, deleteFolderMetadata, setFolderAccess, setFolderMetadata, updateFolder } from '../../commands/folderCommands';
+import {
+  createFolder,
+  deleteFolderMetadata,
+  setFolderAccess,
+  setFolderMetadata,
+  updateFolder,
+} from '../../commands/folderCommands';
 import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
@@ -21,7 +27,12 @@ const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
  * The folder as the read model now shows it (the command waited for the projection), filtered for the caller. Not
  * re-checked: Girder answers with the saved document even when the change took the caller's own access away.
  */
-async function currentView(services: Services, id: string, viewer: Viewer | null, extra: (doc: FolderDoc) => Record<string, unknown> = () => ({})) {
+async function currentView(
+  services: Services,
+  id: string,
+  viewer: Viewer | null,
+  extra: (doc: FolderDoc) => Record<string, unknown> = () => ({}),
+) {
   const doc = await services.readModel.folders.get(id);
   if (!doc) throw new RestError(`Invalid folder id (${id}).`);
   return folderView(doc, viewer, extra(doc));
@@ -39,22 +50,37 @@ export const folderWriteRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_WRITE],
     params: [
-      param.enum('parentType', PARENT_TYPES, { default: 'folder' as const, description: "Type of the folder's parent" }),
+      param.enum('parentType', PARENT_TYPES, {
+        default: 'folder' as const,
+        description: "Type of the folder's parent",
+      }),
       param.requiredString('parentId', { description: "The ID of the folder's parent." }),
       param.requiredString('name', { strip: true, description: 'Name of the folder.' }),
       param.string('description', { default: '', strip: true, description: 'Description for the folder.' }),
-      param.flag('reuseExisting', false, { description: 'Return existing folder if it exists rather than creating a new one.' }),
+      param.flag('reuseExisting', false, {
+        description: 'Return existing folder if it exists rather than creating a new one.',
+      }),
       param.bool('public', {
-        description: 'Whether the folder should be publicly visible. By default, inherits the value from parent folder, or in the case of user or collection parentType, defaults to False.',
+        description:
+          'Whether the folder should be publicly visible. By default, inherits the value from parent folder, or in the case of user or collection parentType, defaults to False.',
       }),
       param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
     ],
     async handler({ params, services, principal, meta }) {
-      const parent = await loadParent(services, params.parentType ?? 'folder', params.parentId, principal.viewer, AccessLevel.WRITE);
+      const parent = await loadParent(
+        services,
+        params.parentType ?? 'folder',
+        params.parentId,
+        principal.viewer,
+        AccessLevel.WRITE,
+      );
       const id = await createFolder(
         services,
         {
-          parent, name: params.name, description: params.description ?? '', reuseExisting: params.reuseExisting,
+          parent,
+          name: params.name,
+          description: params.description ?? '',
+          reuseExisting: params.reuseExisting,
           ...(params.public !== undefined ? { public: params.public } : {}),
           ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
           creatorId: signedInUser(principal)._id,
@@ -88,7 +114,9 @@ export const folderWriteRoutes: RouteDef[] = [
           ...(params.name !== undefined ? { name: params.name } : {}),
           ...(params.description !== undefined ? { description: params.description } : {}),
           ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
-          ...(params.parentType && params.parentId ? { move: { parentType: params.parentType, parentId: params.parentId } } : {}),
+          ...(params.parentType && params.parentId
+            ? { move: { parentType: params.parentType, parentId: params.parentId } }
+            : {}),
         },
         meta,
       );
@@ -139,8 +167,12 @@ export const folderWriteRoutes: RouteDef[] = [
       param.json('access', { shape: 'object', required: true, description: 'The JSON-encoded access control list.' }),
       param.json('publicFlags', { shape: 'array', description: 'JSON list of public access flags.' }),
       param.bool('public', { description: 'Whether the folder should be publicly visible.' }),
-      param.flag('recurse', false, { description: 'Whether the policies should be applied to all subfolders under this folder as well.' }),
-      param.flag('progress', false, { description: 'If recurse is set to True, this controls whether progress notifications will be sent.' }),
+      param.flag('recurse', false, {
+        description: 'Whether the policies should be applied to all subfolders under this folder as well.',
+      }),
+      param.flag('progress', false, {
+        description: 'If recurse is set to True, this controls whether progress notifications will be sent.',
+      }),
     ],
     async handler({ params, path, services, principal, meta }) {
       const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
@@ -158,7 +190,12 @@ export const folderWriteRoutes: RouteDef[] = [
       // large one, and is set to the total when it commits.
       await withProgress(
         services,
-        { on: params.progress && params.recurse, userId: viewer.id, title: 'Updating permissions', message: 'Calculating progress...' },
+        {
+          on: params.progress && params.recurse,
+          userId: viewer.id,
+          title: 'Updating permissions',
+          message: 'Calculating progress...',
+        },
         async (progress) => {
           const total = progress.on ? (await accessTargets(services.readModel.folders, folder._id, viewer)).length : 0;
           await progress.update({ total });

@@ -74,7 +74,10 @@ export const groupResource: Resource = {
       ],
       async handler({ params, services, principal, setTotalCount }) {
         const page = await services.readModel.groups.list({
-          text: params.text, exact: params.exact, visibleTo: visibleGroupIds(principal.user), paging: pagingOf(params),
+          text: params.text,
+          exact: params.exact,
+          visibleTo: visibleGroupIds(principal.user),
+          paging: pagingOf(params),
         });
         setTotalCount(page.total);
         return page.rows.map((g) => groupView(g, principal.viewer));
@@ -93,7 +96,12 @@ export const groupResource: Resource = {
       async handler({ params, services, principal, meta }) {
         const id = await createGroup(
           services.commands,
-          { name: params.name, description: params.description ?? '', public: params.public, creatorId: signedInUser(principal)._id },
+          {
+            name: params.name,
+            description: params.description ?? '',
+            public: params.public,
+            creatorId: signedInUser(principal)._id,
+          },
           meta,
         );
         const group = await services.readModel.groups.get(id);
@@ -120,7 +128,11 @@ export const groupResource: Resource = {
       access: 'public',
       params: [],
       async handler({ path, services, principal }) {
-        return groupWithAccess(services, await loadGroup(services, path.id, principal.viewer, AccessLevel.READ), principal.viewer);
+        return groupWithAccess(
+          services,
+          await loadGroup(services, path.id, principal.viewer, AccessLevel.READ),
+          principal.viewer,
+        );
       },
     }),
     groupUsersRoute('invite', ':id/invitation', 'Show outstanding invitations for a group.'),
@@ -134,12 +146,14 @@ export const groupResource: Resource = {
         param.string('description', { description: 'Description for the group.', strip: true }),
         param.bool('public', { description: 'Whether the group should be publicly visible' }),
         param.enum('addAllowed', ADD_ALLOWED, {
-          description: 'Can admins or moderators directly add members to this group?  Only system administrators are allowed to set this field',
+          description:
+            'Can admins or moderators directly add members to this group?  Only system administrators are allowed to set this field',
         }),
       ],
       async handler({ path, params, services, principal, meta }) {
         await loadGroup(services, path.id, principal.viewer, AccessLevel.WRITE);
-        if (params.addAllowed !== undefined && !principal.user?.admin) throw new AccessDeniedError('Administrator access required.');
+        if (params.addAllowed !== undefined && !principal.user?.admin)
+          throw new AccessDeniedError('Administrator access required.');
         await updateGroup(
           services.commands,
           path.id,
@@ -158,7 +172,12 @@ export const groupResource: Resource = {
       async handler(ctx) {
         const { path, services, principal, meta } = ctx;
         await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
-        await changeMembership(services.commands, path.id, { type: 'JoinGroup', userId: signedInUser(principal)._id }, meta);
+        await changeMembership(
+          services.commands,
+          path.id,
+          { type: 'JoinGroup', userId: signedInUser(principal)._id },
+          meta,
+        );
         return reloaded(ctx, path.id);
       },
     }),
@@ -170,9 +189,16 @@ export const groupResource: Resource = {
       access: 'user',
       params: [
         userIdParam('The ID of the user to invite or accept.'),
-        param.int('level', { default: 0, description: 'The access level the user will be given when they accept the invitation.' }),
-        param.flag('quiet', false, { description: 'If you do not want this action to send an email to the target user, set this to true.' }),
-        param.flag('force', false, { description: 'Add user directly rather than sending an invitation (admin-only option).' }),
+        param.int('level', {
+          default: 0,
+          description: 'The access level the user will be given when they accept the invitation.',
+        }),
+        param.flag('quiet', false, {
+          description: 'If you do not want this action to send an email to the target user, set this to true.',
+        }),
+        param.flag('force', false, {
+          description: 'Add user directly rather than sending an invitation (admin-only option).',
+        }),
       ],
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
@@ -185,10 +211,17 @@ export const groupResource: Resource = {
           }
         } else if (groupAccessLevel(group, principal.viewer) < level) {
           // One can only invite into levels one holds oneself.
-          throw new AccessDeniedError(`${['Read', 'Write', 'Admin'][level]} access denied for group ${path.id} (user ${signedInViewer(principal).id}).`);
+          throw new AccessDeniedError(
+            `${['Read', 'Write', 'Admin'][level]} access denied for group ${path.id} (user ${signedInViewer(principal).id}).`,
+          );
         }
         // This service sends no mail, so `quiet` changes nothing.
-        await changeMembership(services.commands, path.id, { type: 'InviteUser', userId: user._id, level, force: params.force }, meta);
+        await changeMembership(
+          services.commands,
+          path.id,
+          { type: 'InviteUser', userId: user._id, level, force: params.force },
+          meta,
+        );
         return reloaded(ctx, path.id);
       },
     }),
@@ -205,7 +238,12 @@ export const groupResource: Resource = {
             const { path, params, services, principal, meta } = ctx;
             await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
             const user = await loadUserParam(services, params.userId, principal.viewer);
-            await changeMembership(services.commands, path.id, { type: 'SetMemberLevel', userId: user._id, level }, meta);
+            await changeMembership(
+              services.commands,
+              path.id,
+              { type: 'SetMemberLevel', userId: user._id, level },
+              meta,
+            );
             return reloaded(ctx, path.id, false);
           },
         }),
@@ -220,7 +258,12 @@ export const groupResource: Resource = {
             const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
             const user = await loadUserParam(services, params.userId, principal.viewer);
             if (group.members.some((m) => m.id === user._id)) {
-              await changeMembership(services.commands, path.id, { type: 'SetMemberLevel', userId: user._id, level: 0 }, meta);
+              await changeMembership(
+                services.commands,
+                path.id,
+                { type: 'SetMemberLevel', userId: user._id, level: 0 },
+                meta,
+              );
             }
             return reloaded(ctx, path.id);
           },
@@ -232,17 +275,26 @@ export const groupResource: Resource = {
       path: ':id/member',
       summary: 'Remove a user from a group, or uninvite them.',
       access: 'user',
-      params: [param.string('userId', { description: 'The ID of the user to remove. If not passed, will remove yourself from the group.' })],
+      params: [
+        param.string('userId', {
+          description: 'The ID of the user to remove. If not passed, will remove yourself from the group.',
+        }),
+      ],
       async handler(ctx) {
         const { path, params, services, principal, meta } = ctx;
         const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
-        const user = params.userId === undefined ? signedInUser(principal) : await loadUserParam(services, params.userId, principal.viewer);
+        const user =
+          params.userId === undefined
+            ? signedInUser(principal)
+            : await loadUserParam(services, params.userId, principal.viewer);
         if (user._id !== signedInUser(principal)._id) {
           // Removing someone else needs WRITE, and ADMIN to remove an administrator.
           const theirs = group.members.find((m) => m.id === user._id)?.level ?? -1;
           const needed: Level = theirs >= 2 ? 2 : 1;
           if (groupAccessLevel(group, principal.viewer) < needed) {
-            throw new AccessDeniedError(`${needed === 2 ? 'Admin' : 'Write'} access denied for group ${path.id} (user ${signedInViewer(principal).id}).`);
+            throw new AccessDeniedError(
+              `${needed === 2 ? 'Admin' : 'Write'} access denied for group ${path.id} (user ${signedInViewer(principal).id}).`,
+            );
           }
         }
         await changeMembership(services.commands, path.id, { type: 'RemoveUser', userId: user._id }, meta);

@@ -5,7 +5,12 @@ import type { Services } from '../../services';
 import { RestError } from '../../domain/errors';
 import { parseStringList, type Metadata } from '../../domain/metadata';
 import {
-  copyItem, createItem, deleteItem, deleteItemMetadata, setItemMetadata, updateItem,
+  copyItem,
+  createItem,
+  deleteItem,
+  deleteItemMetadata,
+  setItemMetadata,
+  updateItem,
 } from '../../commands/itemCommands';
 import { fileView, findItems, itemView, loadFolderParam, loadItem } from '../../queries/itemQueries';
 import { itemHistoryRoutes } from './itemHistory';
@@ -16,7 +21,6 @@ import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
 
-
 /** The item as the read model now shows it (the command waited for the projection). */
 async function currentView(services: Services, id: string) {
   const doc = await services.readModel.items.get(id);
@@ -24,7 +28,8 @@ async function currentView(services: Services, id: string) {
   return itemView(doc);
 }
 
-const metadataParam = () => param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' });
+const metadataParam = () =>
+  param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' });
 
 /**
  * Items (Girder's api/v1/item.py): leaves of the hierarchy holding files and metadata. Access is the folder's: READ
@@ -44,7 +49,9 @@ export const itemResource: Resource = {
       params: [
         param.string('folderId', { description: 'Pass this to list all items in a folder.' }),
         param.string('text', { description: 'Pass this to perform a full text search for items.' }),
-        param.string('name', { description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.' }),
+        param.string('name', {
+          description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.',
+        }),
         ...pagingParams('lowerName'),
       ],
       async handler({ params, services, principal, setTotalCount }) {
@@ -87,7 +94,10 @@ export const itemResource: Resource = {
         const id = await createItem(
           services,
           {
-            folder, name: params.name, description: params.description ?? '', reuseExisting: params.reuseExisting,
+            folder,
+            name: params.name,
+            description: params.description ?? '',
+            reuseExisting: params.reuseExisting,
             ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
             creatorId: signedInUser(principal)._id,
           },
@@ -110,7 +120,10 @@ export const itemResource: Resource = {
       ],
       async handler({ params, path, services, principal, meta }) {
         const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
-        const folder = params.folderId !== undefined ? await loadFolderParam(services, params.folderId, principal.viewer, AccessLevel.WRITE) : undefined;
+        const folder =
+          params.folderId !== undefined
+            ? await loadFolderParam(services, params.folderId, principal.viewer, AccessLevel.WRITE)
+            : undefined;
         await updateItem(
           services,
           {
@@ -177,7 +190,10 @@ export const itemResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_WRITE],
       params: [
-        param.jsonBody('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
+        param.jsonBody('metadata', {
+          shape: 'object',
+          description: 'A JSON object containing the metadata keys to add',
+        }),
         param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
       ],
       async handler({ params, path, services, principal, meta }) {
@@ -218,11 +234,18 @@ export const itemResource: Resource = {
       async handler({ params, path, services, principal, meta }) {
         const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
         // Without folderId the copy lands next to the original, which needs WRITE there.
-        const folder = await loadFolderParam(services, params.folderId ?? item.folderId, principal.viewer, AccessLevel.WRITE);
+        const folder = await loadFolderParam(
+          services,
+          params.folderId ?? item.folderId,
+          principal.viewer,
+          AccessLevel.WRITE,
+        );
         const id = await copyItem(
           services,
           {
-            sourceId: item._id, folder, creatorId: signedInUser(principal)._id,
+            sourceId: item._id,
+            folder,
+            creatorId: signedInUser(principal)._id,
             ...(params.name !== undefined ? { name: params.name } : {}),
             ...(params.description !== undefined ? { description: params.description } : {}),
           },

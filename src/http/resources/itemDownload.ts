@@ -35,11 +35,18 @@ export const itemDownloadRoutes: RouteDef[] = [
     params: [],
     async handler({ path, services, principal, req, res }) {
       const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
-      const first = await services.readModel.files.listForItem(item._id, { limit: 2, offset: 0, sort: '_id', sortdir: 1 });
-      if (first.total === 1) return sendFile(services, req, res, first.rows[0], { offset: 0, disposition: 'attachment' });
+      const first = await services.readModel.files.listForItem(item._id, {
+        limit: 2,
+        offset: 0,
+        sort: '_id',
+        sortdir: 1,
+      });
+      if (first.total === 1)
+        return sendFile(services, req, res, first.rows[0], { offset: 0, disposition: 'attachment' });
       const root = sanitizeRoot(item.name);
       const entries = async function* (): AsyncGenerator<ZipEntry> {
-        for await (const file of itemFiles(services, item._id)) yield { entryPath: `${root}/${sanitizeSegment(file.name)}`, file };
+        for await (const file of itemFiles(services, item._id))
+          yield { entryPath: `${root}/${sanitizeSegment(file.name)}`, file };
       };
       const forceZip64 = needsZip64(await summarizeLayout(entries()));
       res.status(200);

@@ -15,7 +15,9 @@ export const itemHistoryRoutes: RouteDef[] = [
     params: historyParams(),
     async handler({ path, params, services, principal, setTotalCount }) {
       const page = await itemHistory(services, principal.viewer, path.id, {
-        limit: params.limit ?? 50, offset: params.offset ?? 0, ...(params.after !== undefined ? { after: params.after } : {}),
+        limit: params.limit ?? 50,
+        offset: params.offset ?? 0,
+        ...(params.after !== undefined ? { after: params.after } : {}),
       });
       setTotalCount(page.total);
       return page.rows;

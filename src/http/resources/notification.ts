@@ -41,7 +41,10 @@ export const notificationResource: Resource = {
           range: STREAM_TIMEOUT_S,
           description: 'The duration without a notification before the stream is closed (seconds, at most a day).',
         }),
-        param.int('since', { range: UNIX_SECONDS, description: 'Filter out events before this time stamp (Unix seconds).' }),
+        param.int('since', {
+          range: UNIX_SECONDS,
+          description: 'Filter out events before this time stamp (Unix seconds).',
+        }),
       ],
       async handler({ params, principal, services, req, res }) {
         const owner = ownerOf(principal);

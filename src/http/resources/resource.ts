@@ -12,7 +12,8 @@ import { Scope } from '../../domain/scopes';
  */
 export const resourceResource: Resource = {
   name: 'resource',
-  description: 'Operations across resource types: search, paths in the data hierarchy, moving, copying and deleting sets of resources.',
+  description:
+    'Operations across resource types: search, paths in the data hierarchy, moving, copying and deleting sets of resources.',
   routes: [
     resourceSearchRoute,
     ...resourceBulkRoutes,
@@ -28,7 +29,9 @@ export const resourceResource: Resource = {
             'The path of the resource. The path must be an absolute Unix path starting with either "/user/[user name]", for a ' +
             'user\'s resources or "/collection/[collection name]", for resources under a collection.',
         }),
-        param.flag('test', false, { description: "Specify whether to return None instead of throwing an exception when path doesn't exist." }),
+        param.flag('test', false, {
+          description: "Specify whether to return None instead of throwing an exception when path doesn't exist.",
+        }),
       ],
       handler: ({ params, services, principal }) => lookUpPath(services, params.path, principal.viewer, params.test),
     }),
@@ -38,8 +41,13 @@ export const resourceResource: Resource = {
       summary: 'Get path of a resource.',
       access: 'public',
       scope: [Scope.DATA_READ],
-      params: [param.requiredString('type', { description: 'The type of the resource (folder, collection, user, item or file).' })],
-      handler: ({ path, params, services, principal }) => resourcePath(services, params.type, path.id, principal.viewer),
+      params: [
+        param.requiredString('type', {
+          description: 'The type of the resource (folder, collection, user, item or file).',
+        }),
+      ],
+      handler: ({ path, params, services, principal }) =>
+        resourcePath(services, params.type, path.id, principal.viewer),
     }),
   ],
 };

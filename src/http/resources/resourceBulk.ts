@@ -29,9 +29,11 @@ function resourceSet(allowed: readonly string[]) {
     const invalid = Object.keys(set).filter((kind) => !allowed.includes(kind));
     if (invalid.length) throw new RestError(`Invalid resource types requested: ${invalid.join(', ')}`);
     for (const ids of Object.values(set)) {
-      if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new RestError('Invalid resources format.');
+      if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
+        throw new RestError('Invalid resources format.');
     }
-    if (Object.values(set).every((ids) => (ids as string[]).length === 0)) throw new RestError('No resources specified.');
+    if (Object.values(set).every((ids) => (ids as string[]).length === 0))
+      throw new RestError('No resources specified.');
     return set as ResourceSet;
   };
 }
@@ -45,27 +47,52 @@ const resourcesParam = (allowed: readonly string[], what: string) =>
   });
 
 const parentParams = [
-  param.enum('parentType', PARENT_TYPES, { required: true, description: 'Parent type for the new parent of these resources.' }),
+  param.enum('parentType', PARENT_TYPES, {
+    required: true,
+    description: 'Parent type for the new parent of these resources.',
+  }),
   param.requiredString('parentId', { description: 'Parent ID for the new parent of these resources.' }),
-  param.flag('progress', false, { description: 'Whether to record progress on this task (accepted; no progress is recorded).' }),
+  param.flag('progress', false, {
+    description: 'Whether to record progress on this task (accepted; no progress is recorded).',
+  }),
 ];
 
 /** Girder's _prepareMoveOrCopy: items go into folders only; the destination needs WRITE. */
-async function destination(services: Services, resources: ResourceSet, parentType: (typeof PARENT_TYPES)[number], parentId: string, viewer: Viewer | null) {
+async function destination(
+  services: Services,
+  resources: ResourceSet,
+  parentType: (typeof PARENT_TYPES)[number],
+  parentId: string,
+  viewer: Viewer | null,
+) {
   if ((resources.item ?? []).length && parentType !== 'folder') throw new RestError('Invalid parentType.');
   return loadParent(services, parentType, parentId, viewer, AccessLevel.WRITE);
 }
 
-async function moveAll(services: Services, resources: ResourceSet, parent: Awaited<ReturnType<typeof destination>>, viewer: Viewer | null, meta: RequestMeta) {
+async function moveAll(
+  services: Services,
+  resources: ResourceSet,
+  parent: Awaited<ReturnType<typeof destination>>,
+  viewer: Viewer | null,
+  meta: RequestMeta,
+) {
   for (const id of resources.folder ?? []) {
     const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.WRITE);
     if (folder.parentCollection === parent.type && folder.parentId === parent.doc._id) continue;
-    await updateFolder(services, { folderId: folder._id, viewer, move: { parentType: parent.type, parentId: parent.doc._id } }, meta);
+    await updateFolder(
+      services,
+      { folderId: folder._id, viewer, move: { parentType: parent.type, parentId: parent.doc._id } },
+      meta,
+    );
   }
   for (const id of resources.item ?? []) {
     const { item } = await loadItem(services, id, viewer, AccessLevel.WRITE);
     if (parent.type === 'folder' && item.folderId !== parent.doc._id) {
-      await updateItem(services, { itemId: item._id, folder: await loadFolderParam(services, parent.doc._id, viewer, AccessLevel.WRITE) }, meta);
+      await updateItem(
+        services,
+        { itemId: item._id, folder: await loadFolderParam(services, parent.doc._id, viewer, AccessLevel.WRITE) },
+        meta,
+      );
     }
   }
 }
@@ -116,7 +143,9 @@ export const resourceBulkRoutes: RouteDef[] = [
     scope: [Scope.DATA_OWN],
     params: [
       resourcesParam(['collection', 'folder', 'item'], 'delete'),
-      param.flag('progress', false, { description: 'Whether to record progress on this task (accepted; no progress is recorded).' }),
+      param.flag('progress', false, {
+        description: 'Whether to record progress on this task (accepted; no progress is recorded).',
+      }),
     ],
     async handler({ params, services, principal, meta }) {
       const resources = params.resources;

@@ -10,16 +10,32 @@ import { itemView } from '../../queries/itemQueries';
 import { groupView, visibleGroupIds } from '../../queries/groupQueries';
 
 type View = Record<string, unknown>;
-type Searcher = (services: Services, q: string, user: UserDoc | null, viewer: Viewer | null, level: Level, paging: Paging) => Promise<View[]>;
+type Searcher = (
+  services: Services,
+  q: string,
+  user: UserDoc | null,
+  viewer: Viewer | null,
+  level: Level,
+  paging: Paging,
+) => Promise<View[]>;
 
-const userSearch = (prefix: boolean): Searcher => async (services, q, _user, viewer, level, paging) => {
-  const page = await services.readModel.users.list({ text: q, prefix, paging: { ...paging, sort: 'lastName' } });
-  return page.rows.filter((u) => hasAccess(u, viewer, level)).map((u) => userView(u, viewer));
-};
-const groupSearch = (prefix: boolean): Searcher => async (services, q, user, viewer, _level, paging) => {
-  const page = await services.readModel.groups.list({ text: q, prefix, visibleTo: visibleGroupIds(user), paging: { ...paging, sort: 'name' } });
-  return page.rows.map((g) => groupView(g, viewer));
-};
+const userSearch =
+  (prefix: boolean): Searcher =>
+  async (services, q, _user, viewer, level, paging) => {
+    const page = await services.readModel.users.list({ text: q, prefix, paging: { ...paging, sort: 'lastName' } });
+    return page.rows.filter((u) => hasAccess(u, viewer, level)).map((u) => userView(u, viewer));
+  };
+const groupSearch =
+  (prefix: boolean): Searcher =>
+  async (services, q, user, viewer, _level, paging) => {
+    const page = await services.readModel.groups.list({
+      text: q,
+      prefix,
+      visibleTo: visibleGroupIds(user),
+      paging: { ...paging, sort: 'name' },
+    });
+    return page.rows.map((g) => groupView(g, viewer));
+  };
 
 /**
  * The `text` mode: one search per resource type, each filtered by permission inside the read-model query (READ); a
@@ -35,7 +51,9 @@ const TEXT_SEARCHES: Record<string, Searcher> = {
   },
   async folder(services, q, _user, viewer, level, paging) {
     const page = await services.readModel.folders.search({ text: q, viewer, paging: { ...paging, sort: 'name' } });
-    return page.rows.filter((f) => hasAccess(f, viewer, level)).map(({ _textScore, ...f }) => folderView(f, viewer, { _textScore }));
+    return page.rows
+      .filter((f) => hasAccess(f, viewer, level))
+      .map(({ _textScore, ...f }) => folderView(f, viewer, { _textScore }));
   },
   async item(services, q, _user, viewer, _level, paging) {
     const page = await services.readModel.items.search({ text: q, viewer, paging: { ...paging, sort: 'name' } });
@@ -59,7 +77,11 @@ export const resourceSearchRoute = route({
   params: [
     param.requiredString('q', { description: 'The search query.' }),
     param.string('mode', { default: 'text', description: 'The search mode: text, or prefix (users and groups).' }),
-    param.json('types', { required: true, shape: 'array', description: 'A JSON list of resource types to search for, e.g. ["user", "folder", "item"].' }),
+    param.json('types', {
+      required: true,
+      shape: 'array',
+      description: 'A JSON list of resource types to search for, e.g. ["user", "folder", "item"].',
+    }),
     param.int('level', { default: 0, description: 'Minimum required access level.' }),
     param.int('limit', { default: 10, description: 'Result set size limit.' }),
     param.int('offset', { default: 0, description: 'Offset into result set.' }),
@@ -73,7 +95,8 @@ export const resourceSearchRoute = route({
     const results: Record<string, View[]> = {};
     for (const type of params.types as unknown[]) {
       const search = typeof type === 'string' && Object.hasOwn(searches, type) ? searches[type] : undefined;
-      if (search) results[type as string] = await search(services, params.q, principal.user, principal.viewer, level, paging);
+      if (search)
+        results[type as string] = await search(services, params.q, principal.user, principal.viewer, level, paging);
     }
     return results;
   },

@@ -20,7 +20,13 @@ function jsonOrString(value: unknown): unknown {
 /** A `list` of `{key, value}` objects (PUT) or of keys (GET), with the messages of a bad list. */
 function settingChanges(list: unknown[]): { key: string; value: unknown }[] {
   return list.map((entry) => {
-    if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || typeof (entry as { key?: unknown }).key !== 'string' || !('value' in entry)) {
+    if (
+      entry === null ||
+      typeof entry !== 'object' ||
+      Array.isArray(entry) ||
+      typeof (entry as { key?: unknown }).key !== 'string' ||
+      !('value' in entry)
+    ) {
       throw new RestError('Each entry of list must be an object with "key" and "value".');
     }
     const { key, value } = entry as { key: string; value: unknown };
@@ -42,7 +48,10 @@ export const systemResource: Resource = {
       // strings) with ['2', '3'] to decide whether a file may be uploaded in one request. The service's own version
       // is `serviceVersion`.
       handler: ({ services }) => ({
-        release: GIRDER_COMPATIBLE_RELEASE, apiVersion: 'v1', serverStartDate: STARTED_AT, serviceVersion: services.version,
+        release: GIRDER_COMPATIBLE_RELEASE,
+        apiVersion: 'v1',
+        serverStartDate: STARTED_AT,
+        serviceVersion: services.version,
       }),
     }),
     route({
@@ -82,12 +91,16 @@ export const systemResource: Resource = {
       scope: [Scope.SETTINGS_READ],
       params: [
         param.string('key', { description: 'The key identifying this setting.' }),
-        param.json('list', { shape: 'array', description: 'A JSON list of keys representing a set of settings to return.' }),
+        param.json('list', {
+          shape: 'array',
+          description: 'A JSON list of keys representing a set of settings to return.',
+        }),
       ],
       async handler({ params, services }) {
         const state = await currentSettings(services.commands);
         const list = params.list as unknown[] | undefined;
-        if (list !== undefined) return Object.fromEntries(list.map((key) => [String(key), settingValue(state, String(key))]));
+        if (list !== undefined)
+          return Object.fromEntries(list.map((key) => [String(key), settingValue(state, String(key))]));
         if (params.key === undefined) throw new RestError("Parameter 'key' is required.");
         return settingValue(state, params.key);
       },
@@ -100,11 +113,17 @@ export const systemResource: Resource = {
       params: [
         param.string('key', { description: 'The key identifying this setting.' }),
         param.string('value', { description: 'The value for this setting (JSON is parsed; null unsets it).' }),
-        param.json('list', { shape: 'array', description: 'A JSON list of objects with key and value representing a list of settings to set.' }),
+        param.json('list', {
+          shape: 'array',
+          description: 'A JSON list of objects with key and value representing a list of settings to set.',
+        }),
       ],
       async handler({ params, services, meta }) {
         const list = params.list as unknown[] | undefined;
-        const changes = list !== undefined ? settingChanges(list) : [{ key: params.key ?? '', value: jsonOrString(params.value ?? null) }];
+        const changes =
+          list !== undefined
+            ? settingChanges(list)
+            : [{ key: params.key ?? '', value: jsonOrString(params.value ?? null) }];
         await changeSettings(services.commands, changes, meta);
         return true;
       },

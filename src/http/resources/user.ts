@@ -61,18 +61,29 @@ export const userResource: Resource = {
           // Already logged in with a valid token: that token is returned as is, no new one and no cookie.
           return {
             user: userView(principal.user, principal.viewer),
-            authToken: { token: presentedToken(req, rawParams, false), expires: principal.token.expires, scope: principal.token.scope },
+            authToken: {
+              token: presentedToken(req, rawParams, false),
+              expires: principal.token.expires,
+              scope: principal.token.scope,
+            },
             message: 'Login succeeded.',
           };
         }
         const { login, password } = basicCredentials(req.get('Authorization') || req.get('Girder-Authorization'));
         const settings = await currentSettings(services.commands);
-        if (settingValue(settings, SettingKey.ENABLE_PASSWORD_LOGIN) === false) throw new RestError('Password login is disabled on this instance.');
+        if (settingValue(settings, SettingKey.ENABLE_PASSWORD_LOGIN) === false)
+          throw new RestError('Password login is disabled on this instance.');
         const name = login.toLowerCase().trim();
-        const user = name.includes('@') ? await services.readModel.users.getByEmail(name) : await services.readModel.users.getByLogin(name);
+        const user = name.includes('@')
+          ? await services.readModel.users.getByEmail(name)
+          : await services.readModel.users.getByLogin(name);
         if (!user || !(await verifyPassword(password, user.passwordHash))) throw new AccessDeniedError('Login failed.');
         if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.', 'disabled');
-        const token = await issueToken(services.commands, { userId: user._id, days: services.config.tokenLifetimeDays }, { ...meta, userId: user._id });
+        const token = await issueToken(
+          services.commands,
+          { userId: user._id, days: services.config.tokenLifetimeDays },
+          { ...meta, userId: user._id },
+        );
         setTokenCookie(res, token.token, token.expires, req.secure);
         return {
           user: userView(user, viewerOf(user)),
@@ -99,7 +110,10 @@ export const userResource: Resource = {
       summary: 'List or search for users.',
       access: 'public',
       scope: [Scope.USER_INFO_READ],
-      params: [param.string('text', { description: 'Pass this to perform a full-text search for items.' }), ...pagingParams('lastName')],
+      params: [
+        param.string('text', { description: 'Pass this to perform a full-text search for items.' }),
+        ...pagingParams('lastName'),
+      ],
       async handler({ params, services, principal, setTotalCount }) {
         const page = await services.readModel.users.list({ text: params.text, paging: pagingOf(params) });
         setTotalCount(page.total);
@@ -116,7 +130,10 @@ export const userResource: Resource = {
       async handler({ path, services, principal }) {
         const user = isObjectId(path.id) ? await services.readModel.users.get(path.id) : null;
         if (!user) throw new RestError(`Invalid user id (${path.id}).`);
-        if (!hasAccess(user, principal.viewer, AccessLevel.READ)) throw new AccessDeniedError(`Read access denied for user ${path.id} (user ${principal.viewer?.id ?? 'None'}).`);
+        if (!hasAccess(user, principal.viewer, AccessLevel.READ))
+          throw new AccessDeniedError(
+            `Read access denied for user ${path.id} (user ${principal.viewer?.id ?? 'None'}).`,
+          );
         return userView(user, principal.viewer);
       },
     }),
@@ -135,12 +152,23 @@ export const userResource: Resource = {
       ],
       async handler({ params, services, principal, meta, req, res }) {
         const callerIsAdmin = principal.user?.admin === true;
-        if (!callerIsAdmin && settingValue(await currentSettings(services.commands), SettingKey.REGISTRATION_POLICY) === 'closed') {
-          throw new RestError('Registration on this instance is closed. Contact an administrator to create an account for you.');
+        if (
+          !callerIsAdmin &&
+          settingValue(await currentSettings(services.commands), SettingKey.REGISTRATION_POLICY) === 'closed'
+        ) {
+          throw new RestError(
+            'Registration on this instance is closed. Contact an administrator to create an account for you.',
+          );
         }
         const userId = await registerUser(
           services.commands,
-          { login: params.login, email: params.email, firstName: params.firstName, lastName: params.lastName, password: params.password },
+          {
+            login: params.login,
+            email: params.email,
+            firstName: params.firstName,
+            lastName: params.lastName,
+            password: params.password,
+          },
           { admin: callerIsAdmin && params.admin },
           meta,
         );
@@ -149,7 +177,11 @@ export const userResource: Resource = {
         // Filtered for the caller, as Girder's filtermodel; an anonymous registrant becomes the caller (self view).
         const view = userView(user, principal.user ? principal.viewer : viewerOf(user));
         if (!principal.user) {
-          const token = await issueToken(services.commands, { userId, days: services.config.tokenLifetimeDays }, { ...meta, userId });
+          const token = await issueToken(
+            services.commands,
+            { userId, days: services.config.tokenLifetimeDays },
+            { ...meta, userId },
+          );
           setTokenCookie(res, token.token, token.expires, req.secure);
           return { ...view, authToken: { token: token.token, expires: token.expires } };
         }

@@ -29,7 +29,13 @@ export const userAccountRoutes: RouteDef[] = [
     params: [],
     async handler({ path, services, principal }) {
       const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.READ);
-      return { nFolders: await services.readModel.folders.countChildren({ parentType: 'user', parentId: user._id, viewer: principal.viewer }) };
+      return {
+        nFolders: await services.readModel.folders.countChildren({
+          parentType: 'user',
+          parentId: user._id,
+          viewer: principal.viewer,
+        }),
+      };
     },
   }),
   route({
@@ -44,7 +50,8 @@ export const userAccountRoutes: RouteDef[] = [
     async handler({ params, services, principal, meta }) {
       if (!params.old) throw new RestError('Old password must not be empty.');
       // Girder also accepts a temporary access token as the old password; this service issues none.
-      if (!(await verifyPassword(params.old, signedInUser(principal).passwordHash))) throw new AccessDeniedError('Old password is incorrect.');
+      if (!(await verifyPassword(params.old, signedInUser(principal).passwordHash)))
+        throw new AccessDeniedError('Old password is incorrect.');
       await changePassword(services.commands, signedInUser(principal)._id, params.new, meta);
       return { message: 'Password changed.' };
     },

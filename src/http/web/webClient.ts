@@ -85,7 +85,12 @@ export function webClientRoutes(): express.Router {
   });
   for (const name of CLIENT_FILES) {
     const file = path.join(CLIENT_DIR, name);
-    const type = path.extname(name) === '.js' ? 'text/javascript; charset=utf-8' : path.extname(name) === '.css' ? 'text/css; charset=utf-8' : 'image/png';
+    const type =
+      path.extname(name) === '.js'
+        ? 'text/javascript; charset=utf-8'
+        : path.extname(name) === '.css'
+          ? 'text/css; charset=utf-8'
+          : 'image/png';
     router.get(`${WEB_ROOT}/girder/${name}`, (_req, res) => {
       // The bundle is 3.5 MB and changes only with the dependency's version: let browsers keep it for an hour.
       res.setHeader('Cache-Control', 'public, max-age=3600');
@@ -96,6 +101,8 @@ export function webClientRoutes(): express.Router {
   }
   // The client's header asks for its logo at the site root.
   router.get('/Girder_Mark.png', (_req, res) => sendFile(res, path.join(CLIENT_DIR, 'Girder_Mark.png'), 'image/png'));
-  router.get(`${WEB_ROOT}/activity-panel.js`, (_req, res) => sendFile(res, path.join(OWN_SCRIPTS_DIR, 'activity-panel.js'), 'text/javascript; charset=utf-8'));
+  router.get(`${WEB_ROOT}/activity-panel.js`, (_req, res) =>
+    sendFile(res, path.join(OWN_SCRIPTS_DIR, 'activity-panel.js'), 'text/javascript; charset=utf-8'),
+  );
   return router;
 }

@@ -46,7 +46,8 @@ export class Holds {
   mayDelete(blobId: string, ticket?: DeletionTicket): boolean {
     const touch = this.touches.get(blobId);
     if (touch && touch.holds > 0) return false;
-    if (ticket !== undefined && (ticket < this.prunedThrough || (touch !== undefined && touch.touched > ticket))) return false;
+    if (ticket !== undefined && (ticket < this.prunedThrough || (touch !== undefined && touch.touched > ticket)))
+      return false;
     return true;
   }
 

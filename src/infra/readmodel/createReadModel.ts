@@ -42,11 +42,16 @@ export const STANDIN_VALUES = { 'mongodb-standin': true, 'mongodb-standin-standa
 export function mongoStandInMode(env: NodeJS.ProcessEnv = process.env): { transactions: boolean } | null {
   const wanted = env[STANDIN_VARIABLE];
   if (wanted === undefined || wanted === '' || env.NODE_ENV !== 'test') return null;
-  if (!(wanted in STANDIN_VALUES)) throw new Error(`${STANDIN_VARIABLE} must be one of ${Object.keys(STANDIN_VALUES).join(', ')}, got "${wanted}".`);
+  if (!(wanted in STANDIN_VALUES))
+    throw new Error(`${STANDIN_VARIABLE} must be one of ${Object.keys(STANDIN_VALUES).join(', ')}, got "${wanted}".`);
   return { transactions: STANDIN_VALUES[wanted as keyof typeof STANDIN_VALUES] };
 }
 
-export async function createReadModel(settings: ReadModelSettings, sqlite: SqliteDatabase | null, env: NodeJS.ProcessEnv = process.env): Promise<ReadModel> {
+export async function createReadModel(
+  settings: ReadModelSettings,
+  sqlite: SqliteDatabase | null,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ReadModel> {
   const standIn = mongoStandInMode(env);
   if (standIn) return openOverStandIn(standIn.transactions, settings.dataDir);
   switch (settings.readModel) {
@@ -85,7 +90,8 @@ export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase
     const store = new SqliteNotificationStore(sqlite);
     return gate ? gateWrites(store, ['save', 'deleteExpired'], gate) : store;
   }
-  const { MongoNotificationStore } = require('./mongodb/notificationsStore') as typeof import('./mongodb/notificationsStore');
+  const { MongoNotificationStore } =
+    require('./mongodb/notificationsStore') as typeof import('./mongodb/notificationsStore');
   // Not SQLite, so the MongoDB read model (the only other adapter).
   const { database } = readModel as ReadModel & Pick<MongoReadModel, 'database'>;
   return new MongoNotificationStore(database);
@@ -101,9 +107,12 @@ export async function openMongoReadModel(url: string): Promise<MongoReadModel> {
     await client.connect();
   } catch (error) {
     await client.close().catch(() => undefined);
-    throw new Error(`Cannot reach MongoDB at ${maskCredentials(url)}: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
+    throw new Error(
+      `Cannot reach MongoDB at ${maskCredentials(url)}: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   try {
     return await MongoReadModel.open(client, client.db(databaseName(url)), { onDispose: () => client.close() });
@@ -115,7 +124,10 @@ export async function openMongoReadModel(url: string): Promise<MongoReadModel> {
 
 /** What the stand-in module offers (typed here so that src never imports the test tree). */
 interface StandInModule {
-  MongoStandIn: new (options: { transactions: boolean }) => { db(name: string): { asDb(): Db }; asClient(): MongoClient };
+  MongoStandIn: new (options: { transactions: boolean }) => {
+    db(name: string): { asDb(): Db };
+    asClient(): MongoClient;
+  };
 }
 
 type StandIn = InstanceType<StandInModule['MongoStandIn']>;
@@ -126,7 +138,9 @@ const sharedStandIns = new Map<string, { standIn: StandIn; transactions: boolean
 async function openOverStandIn(transactions: boolean, shareKey: string | undefined): Promise<MongoReadModel> {
   const { MongoReadModel } = require('./mongodb/mongoReadModel') as typeof import('./mongodb/mongoReadModel');
   // Loaded from the test tree at run time, so that production builds (src only) never contain it.
-  const { MongoStandIn } = require(path.join(__dirname, '..', '..', '..', 'test', 'support', 'mongoStandIn')) as StandInModule;
+  const { MongoStandIn } = require(
+    path.join(__dirname, '..', '..', '..', 'test', 'support', 'mongoStandIn'),
+  ) as StandInModule;
   let shared = shareKey !== undefined ? sharedStandIns.get(shareKey) : undefined;
   if (shared?.transactions !== transactions) {
     shared = { standIn: new MongoStandIn({ transactions }), transactions, users: 0 };
@@ -136,10 +150,13 @@ async function openOverStandIn(transactions: boolean, shareKey: string | undefin
   entry.users += 1;
   const release = async () => {
     entry.users -= 1;
-    if (entry.users === 0 && shareKey !== undefined && sharedStandIns.get(shareKey) === entry) sharedStandIns.delete(shareKey);
+    if (entry.users === 0 && shareKey !== undefined && sharedStandIns.get(shareKey) === entry)
+      sharedStandIns.delete(shareKey);
   };
   try {
-    return await MongoReadModel.open(entry.standIn.asClient(), entry.standIn.db('folder_service').asDb(), { onDispose: release });
+    return await MongoReadModel.open(entry.standIn.asClient(), entry.standIn.db('folder_service').asDb(), {
+      onDispose: release,
+    });
   } catch (error) {
     await release();
     throw error;

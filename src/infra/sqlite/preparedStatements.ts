@@ -12,7 +12,10 @@ import type { SqliteDatabase } from './openDatabase';
  */
 const caches = new WeakMap<SqliteDatabase, Map<string, Statement>>();
 
-export function prepared<P extends unknown[] | object = unknown[], R = unknown>(db: SqliteDatabase, sql: string): Statement<P, R> {
+export function prepared<P extends unknown[] | object = unknown[], R = unknown>(
+  db: SqliteDatabase,
+  sql: string,
+): Statement<P, R> {
   let cache = caches.get(db);
   if (!cache) {
     cache = new Map();

@@ -1,7 +1,16 @@
 import type { AccessList, Viewer } from '../../domain/access';
 import type { ParentType, RootType } from '../../domain/parents';
 import type {
-  ApiKeyDoc, CollectionDoc, FileDoc, FolderDoc, GroupDoc, GroupMembership, ItemDoc, SubtreeOperation, TokenDoc, UserDoc,
+  ApiKeyDoc,
+  CollectionDoc,
+  FileDoc,
+  FolderDoc,
+  GroupDoc,
+  GroupMembership,
+  ItemDoc,
+  SubtreeOperation,
+  TokenDoc,
+  UserDoc,
 } from './documents';
 import type { HistoryWrites } from './history';
 import type { CollectionQueries, FolderQueries, UserQueries } from './queries';
@@ -116,7 +125,10 @@ export interface FolderWrites {
    */
   insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void;
   /** Replaces the mutable fields of a folder (not its position in the tree); skipped when the folder is gone. */
-  update(id: string, fields: Partial<Omit<FolderDoc, '_id' | 'parentId' | 'parentCollection' | 'baseParentType' | 'baseParentId'>>): void;
+  update(
+    id: string,
+    fields: Partial<Omit<FolderDoc, '_id' | 'parentId' | 'parentCollection' | 'baseParentType' | 'baseParentId'>>,
+  ): void;
   /**
    * Moves a folder under a new parent; the adapter rewrites ancestry and base parent of the whole subtree. Skipped when
    * the folder is gone; when the new parent folder or collection is gone the moved subtree is removed with it (as by a
@@ -159,7 +171,10 @@ export interface ItemWrites {
 export interface FileWrites {
   /** Inserts a file row (sizes are `ItemWrites.addSize`'s job); skipped when the item is gone. */
   insert(doc: FileDoc): void;
-  update(id: string, fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>): void;
+  update(
+    id: string,
+    fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>,
+  ): void;
   delete(id: string): void;
 }
 
@@ -175,4 +190,3 @@ export interface ReadModelTx {
   subtree: SubtreeWrites;
   history: HistoryWrites;
 }
-

@@ -29,7 +29,10 @@ export interface LeaseFence {
 
 /** Raised by {@link ProjectorStore.apply} when the lease of its fence has moved to a newer epoch: nothing was written. */
 export class FencedOffError extends Error {
-  constructor(readonly fence: LeaseFence, readonly currentEpoch: number | null) {
+  constructor(
+    readonly fence: LeaseFence,
+    readonly currentEpoch: number | null,
+  ) {
     super(
       `Projection write refused: lease ${fence.lease} is at epoch ${currentEpoch ?? 'none'}, this holder's epoch is ${fence.epoch}.`,
     );

@@ -2,7 +2,16 @@ import type { Level, Viewer } from '../../domain/access';
 import type { Paging } from '../../domain/paging';
 import type { ParentType } from '../../domain/parents';
 import type {
-  ApiKeyDoc, CollectionDoc, FileDoc, FolderDoc, GroupDoc, ItemDoc, Page, SubtreeOp, TokenDoc, UserDoc,
+  ApiKeyDoc,
+  CollectionDoc,
+  FileDoc,
+  FolderDoc,
+  GroupDoc,
+  ItemDoc,
+  Page,
+  SubtreeOp,
+  TokenDoc,
+  UserDoc,
 } from './documents';
 import type { HistoryQueries } from './history';
 
@@ -25,7 +34,13 @@ export interface GroupQueries {
    * Groups by name: `exact` = that exact (case-sensitive) name, `prefix` = name starting with `text` (any case),
    * `text` = name or description containing it (any case), else all. `visibleTo`: only public groups and these group ids (null: every group, for site admins).
    */
-  list(options: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>>;
+  list(options: {
+    text?: string;
+    exact?: boolean;
+    prefix?: boolean;
+    visibleTo: string[] | null;
+    paging: Paging;
+  }): Promise<Page<GroupDoc>>;
   /** Members (`kind` member) or invitees of a group, as user documents, sorted and paged like a user listing. */
   listUsers(groupId: string, kind: 'member' | 'invite', paging: Paging): Promise<Page<UserDoc>>;
 }
@@ -60,7 +75,11 @@ export interface FolderQueries {
     paging: Paging;
   }): Promise<Page<FolderDoc>>;
   /** Global text search over folders the viewer may READ. */
-  search(options: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>>;
+  search(options: {
+    text: string;
+    viewer: Viewer | null;
+    paging: Paging;
+  }): Promise<Page<FolderDoc & { _textScore: number }>>;
   countChildren(options: { parentType: ParentType; parentId: string; viewer: Viewer | null }): Promise<number>;
   /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name checks, reuseExisting). */
   childNamed(parentType: ParentType, parentId: string, name: string): Promise<FolderDoc | null>;
@@ -79,7 +98,10 @@ export interface FolderQueries {
    * folders and every folder under them. A generic set-wise step: which folders a subtree change reaches is decided
    * from it in the projection layer (src/projections/folderAccess.ts).
    */
-  idsUnder(ancestorId: string, filter?: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] }): Promise<string[]>;
+  idsUnder(
+    ancestorId: string,
+    filter?: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] },
+  ): Promise<string[]>;
 }
 
 export interface ItemQueries {

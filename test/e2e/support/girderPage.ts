@@ -21,7 +21,11 @@ export const ARTIFACTS_DIR = path.join(__dirname, '..', 'artifacts');
  */
 export class GirderSession {
   readonly problems: string[] = [];
-  private constructor(readonly context: BrowserContext, readonly page: Page, private readonly baseUrl: string) {}
+  private constructor(
+    readonly context: BrowserContext,
+    readonly page: Page,
+    private readonly baseUrl: string,
+  ) {}
 
   static async open(browser: Browser, baseUrl: string): Promise<GirderSession> {
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
@@ -32,7 +36,8 @@ export class GirderSession {
     });
     page.on('pageerror', (error) => session.problems.push(`page error: ${error.message}`));
     page.on('response', (response) => {
-      if (response.status() >= 400) session.problems.push(`HTTP ${response.status()} ${response.request().method()} ${response.url()}`);
+      if (response.status() >= 400)
+        session.problems.push(`HTTP ${response.status()} ${response.request().method()} ${response.url()}`);
     });
     await page.exposeFunction('__recordToast', (text: string) => session.problems.push(`error toast: ${text}`));
     await page.addInitScript({ content: RECORD_TOASTS });
@@ -47,9 +52,13 @@ export class GirderSession {
 
   /** Waits until the client has no REST request outstanding (Girder's own e2e helper). */
   async idle(): Promise<void> {
-    await this.page.waitForFunction('window.girder && window.girder.rest && window.girder.rest.numberOutstandingRestRequests() === 0', undefined, {
-      timeout: 15000,
-    });
+    await this.page.waitForFunction(
+      'window.girder && window.girder.rest && window.girder.rest.numberOutstandingRestRequests() === 0',
+      undefined,
+      {
+        timeout: 15000,
+      },
+    );
   }
 
   /** Runs a step; on failure saves a screenshot named after it and rethrows. */

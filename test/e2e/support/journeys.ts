@@ -57,9 +57,13 @@ export async function openMyFolders(session: GirderSession): Promise<void> {
 
 /** A folder or item row of the current listing, by exact name. */
 export const folderRow = (session: GirderSession, name: string): Locator =>
-  session.page.locator('.g-folder-list-entry').filter({ has: session.page.locator('.g-folder-list-link', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) });
+  session.page
+    .locator('.g-folder-list-entry')
+    .filter({ has: session.page.locator('.g-folder-list-link', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) });
 export const itemRow = (session: GirderSession, name: string): Locator =>
-  session.page.locator('.g-item-list-entry').filter({ has: session.page.locator('.g-item-list-link', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) });
+  session.page
+    .locator('.g-item-list-entry')
+    .filter({ has: session.page.locator('.g-item-list-link', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) });
 
 export async function openFolder(session: GirderSession, name: string): Promise<void> {
   await folderRow(session, name).locator('.g-folder-list-link').click();
@@ -88,7 +92,10 @@ export async function confirm(session: GirderSession): Promise<void> {
 }
 
 /** Uploads files into the current folder through the upload dialog and waits until it has finished. */
-export async function uploadHere(session: GirderSession, files: { name: string; mimeType: string; buffer: Buffer }[]): Promise<void> {
+export async function uploadHere(
+  session: GirderSession,
+  files: { name: string; mimeType: string; buffer: Buffer }[],
+): Promise<void> {
   const { page } = session;
   await page.locator('.g-upload-here-button').first().click();
   await page.locator('.g-drop-zone').waitFor();

@@ -38,7 +38,13 @@
     var row = text('li', 'fs-activity-entry');
     row.setAttribute('data-position', entry.position);
     row.appendChild(text('span', 'fs-activity-who', entry.login || (entry.userId ? entry.userId : 'system')));
-    row.appendChild(text('span', 'fs-activity-what', ' ' + entry.type + (entry.data && entry.data.via ? ' (' + entry.data.via.operation + ')' : '')));
+    row.appendChild(
+      text(
+        'span',
+        'fs-activity-what',
+        ' ' + entry.type + (entry.data && entry.data.via ? ' (' + entry.data.via.operation + ')' : '')
+      )
+    );
     row.appendChild(text('span', 'fs-activity-when', ' ' + new Date(entry.at).toLocaleString()));
     return row;
   }
@@ -52,27 +58,38 @@
   /** Reads the folder's event stream (fetch, so the token goes in a header) and hands each event to `onEvent`. */
   function follow(folderId, since, abort, onEvent) {
     var url = API + 'folder/' + folderId + '/events' + (since ? '?since=' + since : '');
-    fetch(url, { headers: { 'Girder-Token': token() }, signal: abort.signal }).then(function (response) {
-      if (!response.ok || !response.body) return;
-      var reader = response.body.getReader();
-      var decoder = new TextDecoder();
-      var buffered = '';
-      function pump() {
-        return reader.read().then(function (chunk) {
-          if (chunk.done) return;
-          buffered += decoder.decode(chunk.value, { stream: true });
-          var messages = buffered.split('\n\n');
-          buffered = messages.pop();
-          messages.forEach(function (message) {
-            var data = message.split('\n').filter(function (line) { return line.indexOf('data:') === 0; })
-              .map(function (line) { return line.slice(5).trim(); }).join('\n');
-            if (data) onEvent(JSON.parse(data));
+    fetch(url, { headers: { 'Girder-Token': token() }, signal: abort.signal })
+      .then(function (response) {
+        if (!response.ok || !response.body) return;
+        var reader = response.body.getReader();
+        var decoder = new TextDecoder();
+        var buffered = '';
+        function pump() {
+          return reader.read().then(function (chunk) {
+            if (chunk.done) return;
+            buffered += decoder.decode(chunk.value, { stream: true });
+            var messages = buffered.split('\n\n');
+            buffered = messages.pop();
+            messages.forEach(function (message) {
+              var data = message
+                .split('\n')
+                .filter(function (line) {
+                  return line.indexOf('data:') === 0;
+                })
+                .map(function (line) {
+                  return line.slice(5).trim();
+                })
+                .join('\n');
+              if (data) onEvent(JSON.parse(data));
+            });
+            return pump();
           });
-          return pump();
-        });
-      }
-      return pump();
-    }).catch(function () { /* aborted when the folder view goes away */ });
+        }
+        return pump();
+      })
+      .catch(function () {
+        /* aborted when the folder view goes away */
+      });
   }
 
   function asOfControl(folderId) {
@@ -89,11 +106,17 @@
       request('folder?parentType=folder&parentId=' + folderId + '&at=' + encodeURIComponent(at) + '&limit=0')
         .then(function (folders) {
           listing.textContent = '';
-          listing.appendChild(text('li', 'fs-activity-asof-title', 'Subfolders at ' + new Date(at).toLocaleString() + ':'));
-          folders.forEach(function (folder) { listing.appendChild(text('li', 'fs-activity-asof-folder', folder.name)); });
+          listing.appendChild(
+            text('li', 'fs-activity-asof-title', 'Subfolders at ' + new Date(at).toLocaleString() + ':')
+          );
+          folders.forEach(function (folder) {
+            listing.appendChild(text('li', 'fs-activity-asof-folder', folder.name));
+          });
           if (!folders.length) listing.appendChild(text('li', 'fs-activity-asof-empty', '(none)'));
         })
-        .catch(function (error) { listing.textContent = error.message; });
+        .catch(function (error) {
+          listing.textContent = error.message;
+        });
     });
     box.appendChild(input);
     box.appendChild(show);
@@ -110,7 +133,12 @@
 
   function attach(widget) {
     var folder = widget.parentModel;
-    if (!folder || folder.resourceName !== 'folder' || !folder.id || folder.getAccessLevel() < girder.constants.AccessType.ADMIN) {
+    if (
+      !folder ||
+      folder.resourceName !== 'folder' ||
+      !folder.id ||
+      folder.getAccessLevel() < girder.constants.AccessType.ADMIN
+    ) {
       stop();
       return;
     }
@@ -124,11 +152,19 @@
     widget.el.appendChild(panel);
     var abort = new AbortController();
     current = { folderId: folder.id, abort: abort, el: panel };
-    request('folder/' + folder.id + '/history?limit=0').then(function (entries) {
-      entries.slice(-SHOWN).forEach(function (entry) { addEntry(list, entry); });
-      var last = entries.length ? entries[entries.length - 1].position : null;
-      follow(folder.id, last, abort, function (entry) { addEntry(list, entry); });
-    }).catch(function (error) { list.appendChild(text('li', 'fs-activity-error', error.message)); });
+    request('folder/' + folder.id + '/history?limit=0')
+      .then(function (entries) {
+        entries.slice(-SHOWN).forEach(function (entry) {
+          addEntry(list, entry);
+        });
+        var last = entries.length ? entries[entries.length - 1].position : null;
+        follow(folder.id, last, abort, function (entry) {
+          addEntry(list, entry);
+        });
+      })
+      .catch(function (error) {
+        list.appendChild(text('li', 'fs-activity-error', error.message));
+      });
   }
 
   var Widget = girder.views.widgets.HierarchyWidget;

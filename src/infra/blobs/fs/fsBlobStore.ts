@@ -56,7 +56,10 @@ export class FsBlobStore implements BlobStore {
   private claimCounter = 0;
   private readonly sweepGraceMs: number;
 
-  constructor(readonly root: string, options: FsBlobStoreOptions = {}) {
+  constructor(
+    readonly root: string,
+    options: FsBlobStoreOptions = {},
+  ) {
     this.tmpDir = path.join(root, 'tmp');
     this.claimsDir = path.join(root, 'claims');
     this.trashDir = path.join(root, 'trash');
@@ -226,13 +229,18 @@ export class FsBlobStore implements BlobStore {
       const match = CLAIM.exec(name);
       const file = path.join(this.claimsDir, name);
       const at = (await fs.promises.stat(file).catch(() => null))?.mtimeMs;
-      if (at === undefined || (match && (match[2] === this.holderId || claimCounts(match[2], at, this.holderId)))) continue;
+      if (at === undefined || (match && (match[2] === this.holderId || claimCounts(match[2], at, this.holderId))))
+        continue;
       await fs.promises.rm(file, { force: true });
     }
     for (const name of await fs.promises.readdir(this.trashDir)) {
       const blobId = name.split('~')[0];
       const aside = path.join(this.trashDir, name);
-      if (BLOB_ID.test(blobId) && !(await this.exists(blobId)) && (this.claimedElsewhere(blobId) || (await isReferenced(blobId)))) {
+      if (
+        BLOB_ID.test(blobId) &&
+        !(await this.exists(blobId)) &&
+        (this.claimedElsewhere(blobId) || (await isReferenced(blobId)))
+      ) {
         await fs.promises.mkdir(path.dirname(this.pathOf(blobId)), { recursive: true });
         await fs.promises.rename(aside, this.pathOf(blobId));
       } else {

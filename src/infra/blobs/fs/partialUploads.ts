@@ -32,7 +32,10 @@ export class PartialUploads implements PartialUploadStore {
     const handle = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT);
     try {
       const { size } = await handle.stat();
-      if (size < offset) throw new Error(`Partial upload ${uploadId} holds ${size} bytes, fewer than the ${offset} recorded as received.`);
+      if (size < offset)
+        throw new Error(
+          `Partial upload ${uploadId} holds ${size} bytes, fewer than the ${offset} recorded as received.`,
+        );
       if (size > offset) await handle.truncate(offset);
     } finally {
       await handle.close();

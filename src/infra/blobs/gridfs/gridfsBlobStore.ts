@@ -90,9 +90,15 @@ export class GridFsBlobStore implements BlobStore {
   /** Temporary files of puts in progress in this process (never swept). */
   private readonly inFlight = new Set<string>();
 
-  private constructor(db: Db, private readonly options: GridFsBlobStoreOptions) {
+  private constructor(
+    db: Db,
+    private readonly options: GridFsBlobStoreOptions,
+  ) {
     const bucketName = options.bucketName ?? 'blobs';
-    this.bucket = new GridFSBucket(db, { bucketName, ...(options.chunkSizeBytes ? { chunkSizeBytes: options.chunkSizeBytes } : {}) });
+    this.bucket = new GridFSBucket(db, {
+      bucketName,
+      ...(options.chunkSizeBytes ? { chunkSizeBytes: options.chunkSizeBytes } : {}),
+    });
     this.files = db.collection<FilesDoc>(`${bucketName}.files`);
     this.chunks = db.collection(`${bucketName}.chunks`);
     this.pending = db.collection<PendingDoc>(`${bucketName}.pending`);
@@ -228,7 +234,8 @@ export class GridFsBlobStore implements BlobStore {
   private async claimedElsewhere(blobId: string): Promise<boolean> {
     const now = Date.now();
     const recent = { blobId, holder: { $ne: this.holderId }, at: { $gt: new Date(now - CLAIM_STALE_MS) } };
-    for await (const claim of this.claims.find(recent)) if (claimCounts(claim.holder, claim.at.getTime(), this.holderId, now)) return true;
+    for await (const claim of this.claims.find(recent))
+      if (claimCounts(claim.holder, claim.at.getTime(), this.holderId, now)) return true;
     return false;
   }
 
@@ -267,7 +274,10 @@ export class GridFsBlobStore implements BlobStore {
     const file = await this.files.findOne({ filename: blobId }, { projection: { _id: 1 } });
     if (!file) return false;
     // Aside first, then the claims: another process's put claims first and looks second (../claims.ts).
-    const aside = await this.files.updateOne({ _id: file._id, filename: blobId }, { $set: { filename: `${ASIDE_PREFIX}${blobId}/${file._id.toHexString()}` } });
+    const aside = await this.files.updateOne(
+      { _id: file._id, filename: blobId },
+      { $set: { filename: `${ASIDE_PREFIX}${blobId}/${file._id.toHexString()}` } },
+    );
     if (aside.matchedCount !== 1) return false;
     if (await this.claimedElsewhere(blobId).catch(() => true)) {
       await this.putBack(file._id, blobId);
@@ -305,10 +315,14 @@ export class GridFsBlobStore implements BlobStore {
     }
     // Claims whose process is gone, or that are stale, keep nothing any more.
     for await (const claim of this.claims.find({ holder: { $ne: this.holderId } })) {
-      if (!claimCounts(claim.holder, claim.at.getTime(), this.holderId)) await this.claims.deleteOne({ _id: claim._id });
+      if (!claimCounts(claim.holder, claim.at.getTime(), this.holderId))
+        await this.claims.deleteOne({ _id: claim._id });
     }
     // Blobs a delete cut short by a crash left aside: back in place when something still uses them, else gone.
-    for await (const file of this.files.find({ filename: { $regex: `^${ASIDE_PREFIX}` } }, { projection: { _id: 1, filename: 1 } })) {
+    for await (const file of this.files.find(
+      { filename: { $regex: `^${ASIDE_PREFIX}` } },
+      { projection: { _id: 1, filename: 1 } },
+    )) {
       const blobId = file.filename.slice(ASIDE_PREFIX.length).split('/')[0];
       if (BLOB_ID.test(blobId) && ((await this.claimedElsewhere(blobId)) || (await isReferenced(blobId)))) {
         await this.putBack(file._id, blobId);

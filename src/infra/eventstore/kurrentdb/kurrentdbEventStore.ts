@@ -128,7 +128,10 @@ export class KurrentDbEventStore implements EventStore {
   /** Whether a gRPC call was made (reads go through the client's native bridge instead), i.e. a channel exists. */
   private grpcUsed = false;
 
-  constructor(private readonly client: KurrentClient, private readonly options: KurrentDbEventStoreOptions = {}) {
+  constructor(
+    private readonly client: KurrentClient,
+    private readonly options: KurrentDbEventStoreOptions = {},
+  ) {
     this.defaultPrefixes = normalisePrefixes(options.streamPrefixes);
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
   }
@@ -175,7 +178,11 @@ export class KurrentDbEventStore implements EventStore {
 
   // ---- appending ------------------------------------------------------------------------------------------------
 
-  async appendToStream(streamId: string, events: NewEvent[], options: { expectedState: ExpectedState }): Promise<AppendResult> {
+  async appendToStream(
+    streamId: string,
+    events: NewEvent[],
+    options: { expectedState: ExpectedState },
+  ): Promise<AppendResult> {
     if (events.length === 0) return this.checkExpectation(streamId, options.expectedState);
     const { events: data, size } = toEventData(events);
     checkAppendSize(size);
@@ -207,7 +214,11 @@ export class KurrentDbEventStore implements EventStore {
     this.grpcUsed = true;
     try {
       const result = await this.client.multiStreamAppend(
-        writes.map((a) => ({ streamName: a.streamId, events: a.events, expectedState: toClientStreamState(a.expectedState) })),
+        writes.map((a) => ({
+          streamName: a.streamId,
+          events: a.events,
+          expectedState: toClientStreamState(a.expectedState),
+        })),
       );
       return { position: toBigInt(result.position) };
     } catch (error) {
@@ -219,10 +230,16 @@ export class KurrentDbEventStore implements EventStore {
     const { streamId, expectedState } = append;
     this.grpcUsed = true;
     try {
-      const result = await this.client.appendToStream(streamId, append.events, { streamState: toClientStreamState(expectedState) });
+      const result = await this.client.appendToStream(streamId, append.events, {
+        streamState: toClientStreamState(expectedState),
+      });
       // `success` is false only when the connection string sets throwOnAppendFailure=false.
       if (!result.success) {
-        throw new WrongExpectedVersionError(streamId, expectedState, fromClientCurrentState(result.nextExpectedRevision));
+        throw new WrongExpectedVersionError(
+          streamId,
+          expectedState,
+          fromClientCurrentState(result.nextExpectedRevision),
+        );
       }
       const position = result.position ? toBigInt(result.position.commit) : undefined;
       return {
@@ -337,9 +354,15 @@ export class KurrentDbEventStore implements EventStore {
   // ---- subscriptions ----------------------------------------------------------------------------------------------
 
   subscribeToAll(options: SubscribeAllOptions = {}): Subscription {
-    const state: SubscriptionState = { closed: this.disposed, reader: undefined, cancelWait: undefined, closing: undefined };
+    const state: SubscriptionState = {
+      closed: this.disposed,
+      reader: undefined,
+      cancelWait: undefined,
+      closing: undefined,
+    };
     if (!state.closed) this.subscriptions.add(state);
-    const prefixes = options.streamPrefixes === undefined ? this.defaultPrefixes : normalisePrefixes(options.streamPrefixes);
+    const prefixes =
+      options.streamPrefixes === undefined ? this.defaultPrefixes : normalisePrefixes(options.streamPrefixes);
     const items = this.subscriptionItems(state, options.fromPosition ?? 0n, prefixes);
     return {
       [Symbol.asyncIterator]: () => items,
@@ -353,7 +376,11 @@ export class KurrentDbEventStore implements EventStore {
    * started (read first, so this works on every server version). Drops are retried from the last delivered
    * position, with exponential backoff, until unsubscribe or dispose.
    */
-  private async *subscriptionItems(state: SubscriptionState, fromPosition: bigint, prefixes: string[]): AsyncGenerator<SubscriptionItem> {
+  private async *subscriptionItems(
+    state: SubscriptionState,
+    fromPosition: bigint,
+    prefixes: string[],
+  ): AsyncGenerator<SubscriptionItem> {
     const filter = this.filterFor(prefixes);
     let resumeFrom: Position | undefined = fromPosition > 0n ? toClientPosition(fromPosition) : undefined;
     let last = fromPosition;
@@ -376,7 +403,11 @@ export class KurrentDbEventStore implements EventStore {
             if (isClosed(state)) return;
           }
           this.grpcUsed = true;
-          const source = this.client.subscribeToAll({ fromPosition: resumeFrom ?? START, filter, resolveLinkTos: false });
+          const source = this.client.subscribeToAll({
+            fromPosition: resumeFrom ?? START,
+            filter,
+            resolveLinkTos: false,
+          });
           reader = new SubscriptionReader(source);
           state.reader = reader;
           for (;;) {

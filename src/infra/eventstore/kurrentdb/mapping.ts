@@ -118,8 +118,11 @@ export function encodeMetadata(metadata: EventMetadata): Record<string, string> 
  * Keys starting with `$` are the server's own (KurrentDB may add some), not ours, and are left out.
  */
 export function decodeMetadata(raw: unknown, created?: Date): EventMetadata {
-  const source: Record<string, unknown> = raw !== null && typeof raw === 'object' && !ArrayBuffer.isView(raw) ? (raw as Record<string, unknown>) : {};
-  const metadata: Record<string, unknown> = Object.fromEntries(Object.entries(source).filter(([key]) => !key.startsWith('$')));
+  const source: Record<string, unknown> =
+    raw !== null && typeof raw === 'object' && !ArrayBuffer.isView(raw) ? (raw as Record<string, unknown>) : {};
+  const metadata: Record<string, unknown> = Object.fromEntries(
+    Object.entries(source).filter(([key]) => !key.startsWith('$')),
+  );
   for (const key of NULLABLE_METADATA_KEYS) metadata[key] = typeof source[key] === 'string' ? source[key] : null;
   metadata.at = typeof source.at === 'string' ? source.at : (created ?? new Date(0)).toISOString();
   return metadata as unknown as EventMetadata;
@@ -183,7 +186,10 @@ export function fromResolvedEvent(resolved: ResolvedEvent | AllStreamResolvedEve
 
 /** Thrown when the server lacks a feature the service needs (multi-stream append before KurrentDB 25.1). */
 export class KurrentDbUnsupportedError extends Error {
-  constructor(readonly feature: string, readonly minimumVersion: string) {
+  constructor(
+    readonly feature: string,
+    readonly minimumVersion: string,
+  ) {
     super(`The KurrentDB server does not support ${feature}: it needs KurrentDB ${minimumVersion} or later.`);
     this.name = 'KurrentDbUnsupportedError';
   }

@@ -23,10 +23,16 @@ export interface CommitRequest {
 
 /** An error crossing the thread boundary (structured clone keeps neither the class nor extra fields of an Error). */
 export type SerializedError =
-  | { kind: 'wrongExpectedVersion'; streamId: string; expected: WrongExpectedVersionError['expected']; actual: WrongExpectedVersionError['actual'] }
+  | {
+      kind: 'wrongExpectedVersion';
+      streamId: string;
+      expected: WrongExpectedVersionError['expected'];
+      actual: WrongExpectedVersionError['actual'];
+    }
   | { kind: 'error'; name: string; message: string; stack?: string; code?: unknown };
 
-export type WireResult = { outcome: Extract<GroupResult, { outcome: unknown }>['outcome'] } | { error: SerializedError };
+export type WireResult =
+  { outcome: Extract<GroupResult, { outcome: unknown }>['outcome'] } | { error: SerializedError };
 
 /** The worker's answer: each request's fate, or the failure of the whole transaction (nothing written). */
 export type CommitReply = { id: number; results: WireResult[] } | { id: number; failed: SerializedError };
@@ -37,11 +43,18 @@ export function serializeError(error: unknown): SerializedError {
   }
   const e = error instanceof Error ? error : new Error(String(error));
   const code = (e as { code?: unknown }).code;
-  return { kind: 'error', name: e.name, message: e.message, ...(e.stack ? { stack: e.stack } : {}), ...(code !== undefined ? { code } : {}) };
+  return {
+    kind: 'error',
+    name: e.name,
+    message: e.message,
+    ...(e.stack ? { stack: e.stack } : {}),
+    ...(code !== undefined ? { code } : {}),
+  };
 }
 
 export function deserializeError(error: SerializedError): Error {
-  if (error.kind === 'wrongExpectedVersion') return new WrongExpectedVersionError(error.streamId, error.expected, error.actual);
+  if (error.kind === 'wrongExpectedVersion')
+    return new WrongExpectedVersionError(error.streamId, error.expected, error.actual);
   const revived = new Error(error.message);
   revived.name = error.name;
   if (error.stack) revived.stack = error.stack;
@@ -52,7 +65,10 @@ export function deserializeError(error: SerializedError): Error {
 export class AppendWorker {
   private worker: Worker | null = null;
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (results: GroupResult[]) => void; reject: (error: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (results: GroupResult[]) => void; reject: (error: Error) => void }
+  >();
 
   /** Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own. */
   constructor(private readonly file: string) {
@@ -88,7 +104,10 @@ export class AppendWorker {
       this.waiting.delete(reply.id);
       if (this.waiting.size === 0) worker.unref();
       if ('failed' in reply) waiter.reject(deserializeError(reply.failed));
-      else waiter.resolve(reply.results.map((r): GroupResult => ('error' in r ? { error: deserializeError(r.error) } : r)));
+      else
+        waiter.resolve(
+          reply.results.map((r): GroupResult => ('error' in r ? { error: deserializeError(r.error) } : r)),
+        );
     });
     // A worker that dies fails the commit in flight (its transaction rolled back with its connection: nothing of it
     // was written, so the writers may retry); the next group starts a new one.

@@ -14,7 +14,10 @@ parentPort!.on('message', (request: CommitRequest) => {
   let reply: CommitReply;
   try {
     const results = groupCommit.commit(request.group);
-    reply = { id: request.id, results: results.map((r): WireResult => ('error' in r ? { error: serializeError(r.error) } : r)) };
+    reply = {
+      id: request.id,
+      results: results.map((r): WireResult => ('error' in r ? { error: serializeError(r.error) } : r)),
+    };
   } catch (error) {
     reply = { id: request.id, failed: serializeError(error) };
   }

@@ -66,7 +66,9 @@ export class GroupCommit {
   constructor(db: SqliteDatabase) {
     db.exec(EVENTS_SCHEMA);
     this.streamHeadStmt = db
-      .prepare<[string], StreamHeadRow>('SELECT revision, position FROM es_events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1')
+      .prepare<[string], StreamHeadRow>(
+        'SELECT revision, position FROM es_events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
+      )
       .safeIntegers(true);
     this.insertStmt = db
       .prepare<[string, bigint, string, string, string, string]>(

@@ -19,7 +19,14 @@ import {
   type Subscription,
   type SubscriptionItem,
 } from '../../../ports/eventStore';
-import { EVENTS_SCHEMA, GroupCommit, type AppendOutcome, type GroupResult, type PreparedAppend, type PreparedEvent } from './groupCommit';
+import {
+  EVENTS_SCHEMA,
+  GroupCommit,
+  type AppendOutcome,
+  type GroupResult,
+  type PreparedAppend,
+  type PreparedEvent,
+} from './groupCommit';
 import { AppendWorker } from './appendWorker';
 
 /** Rows fetched per query by the paging readers and subscriptions. */
@@ -130,7 +137,9 @@ export class SqliteEventStore implements EventStore {
         'SELECT revision, position FROM es_events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
       )
       .safeIntegers(true);
-    this.headStmt = db.prepare<[], { head: bigint | null }>('SELECT max(position) AS head FROM es_events').safeIntegers(true);
+    this.headStmt = db
+      .prepare<[], { head: bigint | null }>('SELECT max(position) AS head FROM es_events')
+      .safeIntegers(true);
     const columns = 'position, stream_id, revision, event_id, type, data, metadata';
     this.readStreamFwdStmt = db
       .prepare<[string, bigint, number], EventRow>(
@@ -290,7 +299,9 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) this.notifyAll();
-    results.forEach((result, i) => ('outcome' in result ? group[i].resolve(result.outcome) : group[i].reject(result.error)));
+    results.forEach((result, i) =>
+      'outcome' in result ? group[i].resolve(result.outcome) : group[i].reject(result.error),
+    );
   }
 
   private head(): bigint {

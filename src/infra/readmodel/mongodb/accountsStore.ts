@@ -1,6 +1,15 @@
 import type { Document } from 'mongodb';
 import type {
-  ApiKeyDoc, ApiKeyQueries, ApiKeyWrites, Page, TokenDoc, TokenQueries, TokenWrites, UserDoc, UserQueries, UserWrites,
+  ApiKeyDoc,
+  ApiKeyQueries,
+  ApiKeyWrites,
+  Page,
+  TokenDoc,
+  TokenQueries,
+  TokenWrites,
+  UserDoc,
+  UserQueries,
+  UserWrites,
 } from '../../../ports/readModel';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
@@ -36,12 +45,21 @@ export class MongoUsers implements UserQueries {
   async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
     const users = await this.source.get('users');
     const like = text ? { $regex: `${prefix ? '^' : ''}${escapeRegex(text.toLowerCase())}`, $options: 'i' } : null;
-    const filter = !like ? {} : prefix ? { $or: [{ login: like }, { firstName: like }, { lastName: like }] } : { $or: [{ login: like }, { _lowerName: like }, { email: like }] };
+    const filter = !like
+      ? {}
+      : prefix
+        ? { $or: [{ login: like }, { firstName: like }, { lastName: like }] }
+        : { $or: [{ login: like }, { _lowerName: like }, { email: like }] };
     const [rows, total] = await Promise.all([
-      users.find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) }).toArray(),
+      users
+        .find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) })
+        .toArray(),
       users.countDocuments(filter),
     ]);
-    return { rows: await Promise.all((rows as unknown as UserDoc[]).map((u) => withMemberships(this.source, u))), total };
+    return {
+      rows: await Promise.all((rows as unknown as UserDoc[]).map((u) => withMemberships(this.source, u))),
+      total,
+    };
   }
   async count() {
     return (await this.source.get('users')).countDocuments({});
@@ -66,7 +84,9 @@ export function userWrites(log: OperationLog): UserWrites {
 export class MongoTokens implements TokenQueries {
   constructor(private readonly source: ReadSource) {}
   async get(hash: string) {
-    return (await (await this.source.get('tokens')).findOne({ _id: hash }, { projection: TOKEN_OUT })) as TokenDoc | null;
+    return (await (
+      await this.source.get('tokens')
+    ).findOne({ _id: hash }, { projection: TOKEN_OUT })) as TokenDoc | null;
   }
 }
 

@@ -38,7 +38,10 @@ export function physicalName(name: CollectionName, generation: number): string {
 
 /** The collections of one generation, resolved from a Db. */
 export class GenerationCollections {
-  constructor(private readonly db: Db, readonly generation: number) {}
+  constructor(
+    private readonly db: Db,
+    readonly generation: number,
+  ) {}
 
   get(name: CollectionName): Collection<StoredDoc> {
     return this.db.collection<StoredDoc>(physicalName(name, this.generation));
@@ -51,7 +54,8 @@ export class GenerationCollections {
   }
 
   async drop(): Promise<void> {
-    for (const name of Object.keys(COLLECTIONS) as CollectionName[]) await this.db.dropCollection(physicalName(name, this.generation));
+    for (const name of Object.keys(COLLECTIONS) as CollectionName[])
+      await this.db.dropCollection(physicalName(name, this.generation));
   }
 }
 
@@ -86,7 +90,12 @@ export const INDEXES: Record<CollectionName, IndexDescription[]> = {
   ],
   collections: [
     { key: { name: 1 }, name: 'name', unique: true },
-    { key: { name: 'text', description: 'text' }, name: 'text', weights: { name: 10, description: 1 }, default_language: 'english' },
+    {
+      key: { name: 'text', description: 'text' },
+      name: 'text',
+      weights: { name: 10, description: 1 },
+      default_language: 'english',
+    },
     ...aclIndexes,
   ],
   folders: [
@@ -94,14 +103,24 @@ export const INDEXES: Record<CollectionName, IndexDescription[]> = {
     { key: { parentId: 1, parentCollection: 1, name: 1 }, name: 'parent_name' },
     { key: { ancestors: 1 }, name: 'ancestors' },
     { key: { baseParentId: 1 }, name: 'base_parent' },
-    { key: { name: 'text', description: 'text' }, name: 'text', weights: { name: 10, description: 1 }, default_language: 'english' },
+    {
+      key: { name: 'text', description: 'text' },
+      name: 'text',
+      weights: { name: 10, description: 1 },
+      default_language: 'english',
+    },
     ...aclIndexes,
   ],
   items: [
     { key: { folderId: 1, lowerName: 1 }, name: 'folder_lower_name' },
     { key: { folderId: 1, name: 1 }, name: 'folder_name' },
     { key: { baseParentId: 1 }, name: 'base_parent' },
-    { key: { name: 'text', description: 'text' }, name: 'text', weights: { name: 10, description: 1 }, default_language: 'english' },
+    {
+      key: { name: 'text', description: 'text' },
+      name: 'text',
+      weights: { name: 10, description: 1 },
+      default_language: 'english',
+    },
   ],
   files: [
     { key: { itemId: 1, name: 1 }, name: 'item_name' },

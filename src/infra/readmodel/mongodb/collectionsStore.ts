@@ -11,15 +11,27 @@ export class MongoCollections implements CollectionQueries {
   constructor(private readonly source: ReadSource) {}
 
   async get(id: string) {
-    return (await (await this.source.get('collections')).findOne({ _id: id }, { projection: OUT })) as CollectionDoc | null;
+    return (await (
+      await this.source.get('collections')
+    ).findOne({ _id: id }, { projection: OUT })) as CollectionDoc | null;
   }
 
   async getByName(name: string) {
-    return (await (await this.source.get('collections')).findOne({ name }, { projection: OUT })) as CollectionDoc | null;
+    return (await (
+      await this.source.get('collections')
+    ).findOne({ name }, { projection: OUT })) as CollectionDoc | null;
   }
 
   /** Collections the viewer may READ (the permission filter is part of the query), optionally by `$text`. */
-  async list({ viewer, text, paging }: { viewer: Viewer | null; text?: string; paging: Paging }): Promise<Page<CollectionDoc>> {
+  async list({
+    viewer,
+    text,
+    paging,
+  }: {
+    viewer: Viewer | null;
+    text?: string;
+    paging: Paging;
+  }): Promise<Page<CollectionDoc>> {
     let search: string | null = null;
     if (text !== undefined) {
       search = textSearch(text);

@@ -11,7 +11,11 @@ import type { GenerationCollections } from './collections';
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }
@@ -27,8 +31,14 @@ function aclRows(docs: Document[]): string[] {
   const rows: string[] = [];
   for (const doc of docs) {
     const access = doc.access as { users?: AccessEntry[]; groups?: AccessEntry[] } | undefined;
-    for (const [type, entries] of [['user', access?.users ?? []], ['group', access?.groups ?? []]] as const) {
-      for (const entry of entries) rows.push(row({ resource_id: doc._id as string, principal_type: type, principal_id: entry.id, level: entry.level }));
+    for (const [type, entries] of [
+      ['user', access?.users ?? []],
+      ['group', access?.groups ?? []],
+    ] as const) {
+      for (const entry of entries)
+        rows.push(
+          row({ resource_id: doc._id as string, principal_type: type, principal_id: entry.id, level: entry.level }),
+        );
     }
   }
   return rows;
@@ -36,17 +46,49 @@ function aclRows(docs: Document[]): string[] {
 
 export async function dumpGeneration(collections: GenerationCollections): Promise<Record<string, unknown[]>> {
   const all = async (name: Parameters<GenerationCollections['get']>[0]) =>
-    collections.get(name).find({}, { projection: { _rev: 0 } }).toArray();
-  const [users, tokens, apiKeys, collectionDocs, folders, items, files, subtreeOps, deletedFolders, deletedItems, deletedFiles, tree, sizes, groups, groupMembers] =
-    await Promise.all([
-      all('users'), all('tokens'), all('apiKeys'), all('collections'), all('folders'), all('items'), all('files'), all('subtreeOps'),
-      all('deletedFolders'), all('deletedItems'), all('deletedFiles'), all('folderTree'), all('folderSizes'),
-      all('groups'), all('groupMembers'),
-    ]);
+    collections
+      .get(name)
+      .find({}, { projection: { _rev: 0 } })
+      .toArray();
+  const [
+    users,
+    tokens,
+    apiKeys,
+    collectionDocs,
+    folders,
+    items,
+    files,
+    subtreeOps,
+    deletedFolders,
+    deletedItems,
+    deletedFiles,
+    tree,
+    sizes,
+    groups,
+    groupMembers,
+  ] = await Promise.all([
+    all('users'),
+    all('tokens'),
+    all('apiKeys'),
+    all('collections'),
+    all('folders'),
+    all('items'),
+    all('files'),
+    all('subtreeOps'),
+    all('deletedFolders'),
+    all('deletedItems'),
+    all('deletedFiles'),
+    all('folderTree'),
+    all('folderSizes'),
+    all('groups'),
+    all('groupMembers'),
+  ]);
   const ancestors: string[] = [];
   for (const folder of folders) {
     const list = (folder.ancestors as string[] | undefined) ?? [];
-    list.forEach((ancestor, i) => ancestors.push(row({ folder_id: folder._id, ancestor_id: ancestor, depth: list.length - i })));
+    list.forEach((ancestor, i) =>
+      ancestors.push(row({ folder_id: folder._id, ancestor_id: ancestor, depth: list.length - i })),
+    );
   }
   const out: Record<string, string[]> = {
     rm_acl: aclRows([...users, ...collectionDocs, ...folders]),

@@ -35,12 +35,23 @@ export class MongoFolders implements FolderQueries {
   }
 
   async getMany(ids: string[]) {
-    const rows = (await (await this.folders()).find({ _id: { $in: ids } }, { projection: OUT }).toArray()) as unknown as FolderDoc[];
+    const rows = (await (
+      await this.folders()
+    )
+      .find({ _id: { $in: ids } }, { projection: OUT })
+      .toArray()) as unknown as FolderDoc[];
     const byId = new Map(rows.map((r) => [r._id, r]));
     return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
   }
 
-  async listChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null; name?: string; text?: string; paging: Paging }) {
+  async listChildren(o: {
+    parentType: ParentType;
+    parentId: string;
+    viewer: Viewer | null;
+    name?: string;
+    text?: string;
+    paging: Paging;
+  }) {
     let search: string | null = null;
     if (o.text !== undefined) {
       search = textSearch(o.text);
@@ -55,14 +66,22 @@ export class MongoFolders implements FolderQueries {
     return this.page(filter, o.paging);
   }
 
-  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
+  async search(o: {
+    text: string;
+    viewer: Viewer | null;
+    paging: Paging;
+  }): Promise<Page<FolderDoc & { _textScore: number }>> {
     const search = textSearch(o.text);
     if (search === null) return { rows: [], total: 0 };
     const filter = and({ $text: { $search: search } }, readableFilter(o.viewer));
     const folders = await this.folders();
     const [rows, total] = await Promise.all([
       folders
-        .find(filter, { projection: { ...OUT, _textScore: { $meta: 'textScore' } }, sort: sortOf(o.paging), ...windowOf(o.paging) })
+        .find(filter, {
+          projection: { ...OUT, _textScore: { $meta: 'textScore' } },
+          sort: sortOf(o.paging),
+          ...windowOf(o.paging),
+        })
         .toArray(),
       folders.countDocuments(filter),
     ]);
@@ -70,11 +89,15 @@ export class MongoFolders implements FolderQueries {
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
-    return (await this.folders()).countDocuments(and({ parentId: o.parentId, parentCollection: o.parentType }, readableFilter(o.viewer)));
+    return (await this.folders()).countDocuments(
+      and({ parentId: o.parentId, parentCollection: o.parentType }, readableFilter(o.viewer)),
+    );
   }
 
   async childNamed(parentType: ParentType, parentId: string, name: string) {
-    return (await (await this.folders()).findOne({ parentId, parentCollection: parentType, name }, { projection: OUT })) as FolderDoc | null;
+    return (await (
+      await this.folders()
+    ).findOne({ parentId, parentCollection: parentType, name }, { projection: OUT })) as FolderDoc | null;
   }
 
   async itemCount(folderId: string) {
@@ -94,7 +117,8 @@ export class MongoFolders implements FolderQueries {
   async idsUnder(ancestorId: string, filter: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] } = {}) {
     const clauses: Filter<StoredDoc>[] = [under(ancestorId)];
     if (filter.lacking) clauses.push({ $nor: [readableFilter(filter.lacking.viewer, filter.lacking.level)] });
-    if (filter.outside?.length) clauses.push({ _id: { $nin: filter.outside } }, { ancestors: { $nin: filter.outside } });
+    if (filter.outside?.length)
+      clauses.push({ _id: { $nin: filter.outside } }, { ancestors: { $nin: filter.outside } });
     const rows = await (await this.folders()).find(and(...clauses), { projection: { _id: 1 } }).toArray();
     return rows.map((d) => d._id);
   }
@@ -121,9 +145,14 @@ interface Position {
  * collection delete removed everything under it).
  */
 async function positionUnder(w: WriteScope, parentType: ParentType, parentId: string): Promise<Position | null> {
-  if (parentType === 'collection' && !(await w.findOne('collections', { _id: parentId }, { projection: { _id: 1 } }))) return null;
+  if (parentType === 'collection' && !(await w.findOne('collections', { _id: parentId }, { projection: { _id: 1 } })))
+    return null;
   if (parentType !== 'folder') return { ancestors: [], baseParentType: parentType, baseParentId: parentId };
-  const parent = await w.findOne('folders', { _id: parentId }, { projection: { ancestors: 1, baseParentType: 1, baseParentId: 1 } });
+  const parent = await w.findOne(
+    'folders',
+    { _id: parentId },
+    { projection: { ancestors: 1, baseParentType: 1, baseParentId: 1 } },
+  );
   if (!parent) return null;
   return {
     ancestors: [...(parent.ancestors as string[]), parentId],
@@ -158,7 +187,11 @@ export function folderWrites(log: OperationLog): FolderWrites {
 
     move(id, parentType, parentId, updated) {
       log.record(async (w) => {
-        const folder = await w.findOne('folders', { _id: id }, { projection: { _rev: 1, parentCollection: 1, parentId: 1, baseParentType: 1, baseParentId: 1 } });
+        const folder = await w.findOne(
+          'folders',
+          { _id: id },
+          { projection: { _rev: 1, parentCollection: 1, parentId: 1, baseParentType: 1, baseParentId: 1 } },
+        );
         // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
         if (!folder || w.wroteAlready(folder)) return;
         const to = await positionUnder(w, parentType, parentId);
@@ -175,7 +208,18 @@ export function folderWrites(log: OperationLog): FolderWrites {
           [
             {
               $set: {
-                ancestors: { $concatArrays: [prefix, { $slice: ['$ancestors', { $add: [{ $indexOfArray: ['$ancestors', id] }, 1] }, { $size: '$ancestors' }] }] },
+                ancestors: {
+                  $concatArrays: [
+                    prefix,
+                    {
+                      $slice: [
+                        '$ancestors',
+                        { $add: [{ $indexOfArray: ['$ancestors', id] }, 1] },
+                        { $size: '$ancestors' },
+                      ],
+                    },
+                  ],
+                },
                 baseParentType: to.baseParentType,
                 baseParentId: to.baseParentId,
               },
@@ -187,7 +231,12 @@ export function folderWrites(log: OperationLog): FolderWrites {
         const below = await w.find('folders', under(id), { projection: { parentCollection: 1, parentId: 1 } });
         const ids = [id, ...below.map((d) => d._id)];
         // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
-        w.update('items', { folderId: { $in: ids } }, { $set: { baseParentType: to.baseParentType, baseParentId: to.baseParentId } }, true);
+        w.update(
+          'items',
+          { folderId: { $in: ids } },
+          { $set: { baseParentType: to.baseParentType, baseParentId: to.baseParentId } },
+          true,
+        );
         // History: the folder is placed anew, and so is every folder below when the root changes.
         const rootChanged = from.type !== to.baseParentType || from.id !== to.baseParentId;
         const base = { baseParentType: to.baseParentType, baseParentId: to.baseParentId };
@@ -196,19 +245,38 @@ export function folderWrites(log: OperationLog): FolderWrites {
           placed.push({ _id: id, parentCollection: parentType, parentId, ...base });
         }
         if (rootChanged) {
-          for (const d of below) placed.push({ _id: d._id, parentCollection: d.parentCollection as ParentType, parentId: d.parentId as string, ...base });
+          for (const d of below)
+            placed.push({
+              _id: d._id,
+              parentCollection: d.parentCollection as ParentType,
+              parentId: d.parentId as string,
+              ...base,
+            });
         }
         openPlacement(w, placed);
         if (rootChanged) {
-          const sum = (await w.aggregate('folders', [{ $match: subtree(id) }, { $group: { _id: null, total: { $sum: '$size' } } }])).at(0);
+          const sum = (
+            await w.aggregate('folders', [{ $match: subtree(id) }, { $group: { _id: null, total: { $sum: '$size' } } }])
+          ).at(0);
           const total = (sum?.total as number | undefined) ?? 0;
           addRootSize(w, from.type, from.id, -total);
           addRootSize(w, to.baseParentType, to.baseParentId, total);
         }
         // The moved folder itself last: once it is written, the whole move was (see writes.ts).
-        w.update('folders', { _id: id }, {
-          $set: { parentCollection: parentType, parentId, updated, ancestors: to.ancestors, baseParentType: to.baseParentType, baseParentId: to.baseParentId },
-        });
+        w.update(
+          'folders',
+          { _id: id },
+          {
+            $set: {
+              parentCollection: parentType,
+              parentId,
+              updated,
+              ancestors: to.ancestors,
+              baseParentType: to.baseParentType,
+              baseParentId: to.baseParentId,
+            },
+          },
+        );
       });
     },
 

@@ -30,7 +30,10 @@ export interface ReadSource {
 export class Generations implements ReadSource {
   private cached: { generation: number; at: number } | null = null;
 
-  constructor(private readonly db: Db, private readonly cacheMs: number) {}
+  constructor(
+    private readonly db: Db,
+    private readonly cacheMs: number,
+  ) {}
 
   private get meta(): Collection<AliasDoc> {
     return this.db.collection<AliasDoc>(META_COLLECTION);
@@ -79,10 +82,16 @@ export class Generations implements ReadSource {
    * the new generation's indexes and records it as `building`.
    */
   async beginBuild(): Promise<number> {
-    const alias = await this.meta.findOneAndUpdate({ _id: 'alias' }, { $inc: { next: 1 } }, { returnDocument: 'after' });
+    const alias = await this.meta.findOneAndUpdate(
+      { _id: 'alias' },
+      { $inc: { next: 1 } },
+      { returnDocument: 'after' },
+    );
     if (!alias) throw new Error('MongoReadModel: the rm_meta alias document is missing.');
     const generation = alias.next - 1;
-    const stale = [...alias.retired, ...(alias.building !== null ? [alias.building] : [])].filter((g) => g !== alias.current);
+    const stale = [...alias.retired, ...(alias.building !== null ? [alias.building] : [])].filter(
+      (g) => g !== alias.current,
+    );
     for (const old of stale) await this.collections(old).drop();
     await this.collections(generation).drop();
     await this.collections(generation).createIndexes();
@@ -99,7 +108,9 @@ export class Generations implements ReadSource {
     const options = session ? { session } : {};
     const alias = await this.alias(session);
     if (alias.building !== generation) return false;
-    await this.collections(alias.current).get('checkpoints').updateMany({}, { $set: { replacedBy: generation } }, options);
+    await this.collections(alias.current)
+      .get('checkpoints')
+      .updateMany({}, { $set: { replacedBy: generation } }, options);
     const result = await this.meta.updateOne(
       { _id: 'alias', building: generation },
       { $set: { current: generation, building: null }, $push: { retired: alias.current } },

@@ -15,11 +15,17 @@ const GROUP_OUT = hidden('_lowerName');
 const USER_OUT = hidden('_lowerName');
 
 export async function withMemberships(source: ReadSource, user: UserDoc): Promise<UserDoc> {
-  const rows = await (await source.get('groupMembers')).find({ userId: user._id, kind: { $ne: 'request' } }, { sort: { _rev: 1 } }).toArray();
+  const rows = await (
+    await source.get('groupMembers')
+  )
+    .find({ userId: user._id, kind: { $ne: 'request' } }, { sort: { _rev: 1 } })
+    .toArray();
   return {
     ...user,
     groups: rows.filter((r) => r.kind === 'member').map((r) => r.groupId as string),
-    groupInvites: rows.filter((r) => r.kind === 'invite').map((r) => ({ groupId: r.groupId as string, level: r.level as number })),
+    groupInvites: rows
+      .filter((r) => r.kind === 'invite')
+      .map((r) => ({ groupId: r.groupId as string, level: r.level as number })),
   };
 }
 
@@ -27,7 +33,11 @@ export class MongoGroups implements GroupQueries {
   constructor(private readonly source: ReadSource) {}
 
   private async complete(doc: Document): Promise<GroupDoc> {
-    const rows = await (await this.source.get('groupMembers')).find({ groupId: doc._id }, { sort: { _rev: 1 } }).toArray();
+    const rows = await (
+      await this.source.get('groupMembers')
+    )
+      .find({ groupId: doc._id }, { sort: { _rev: 1 } })
+      .toArray();
     const of = (kind: GroupMembership['kind']) => rows.filter((r) => r.kind === kind);
     return {
       ...(doc as GroupFields),
@@ -42,7 +52,19 @@ export class MongoGroups implements GroupQueries {
     return doc ? this.complete(doc) : null;
   }
 
-  async list({ text, exact, prefix, visibleTo, paging }: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>> {
+  async list({
+    text,
+    exact,
+    prefix,
+    visibleTo,
+    paging,
+  }: {
+    text?: string;
+    exact?: boolean;
+    prefix?: boolean;
+    visibleTo: string[] | null;
+    paging: Paging;
+  }): Promise<Page<GroupDoc>> {
     const clauses: Document[] = [];
     if (visibleTo !== null) clauses.push({ $or: [{ public: true }, { _id: { $in: visibleTo } }] });
     if (text !== undefined && exact) clauses.push({ name: text });
@@ -54,18 +76,24 @@ export class MongoGroups implements GroupQueries {
     const filter = clauses.length ? { $and: clauses } : {};
     const groups = await this.source.get('groups');
     const [rows, total] = await Promise.all([
-      groups.find(filter, { projection: GROUP_OUT, sort: sortOf(paging, { lowerName: '_lowerName' }), ...windowOf(paging) }).toArray(),
+      groups
+        .find(filter, { projection: GROUP_OUT, sort: sortOf(paging, { lowerName: '_lowerName' }), ...windowOf(paging) })
+        .toArray(),
       groups.countDocuments(filter),
     ]);
     return { rows: await Promise.all(rows.map((r) => this.complete(r))), total };
   }
 
   async listUsers(groupId: string, kind: 'member' | 'invite', paging: Paging): Promise<Page<UserDoc>> {
-    const ids = (await (await this.source.get('groupMembers')).find({ groupId, kind }).toArray()).map((r) => r.userId as string);
+    const ids = (await (await this.source.get('groupMembers')).find({ groupId, kind }).toArray()).map(
+      (r) => r.userId as string,
+    );
     const users = await this.source.get('users');
     const filter = { _id: { $in: ids } };
     const [rows, total] = await Promise.all([
-      users.find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) }).toArray(),
+      users
+        .find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) })
+        .toArray(),
       users.countDocuments(filter),
     ]);
     return { rows: await Promise.all(rows.map((u) => withMemberships(this.source, u as unknown as UserDoc))), total };
@@ -80,7 +108,10 @@ export function groupWrites(log: OperationLog): GroupWrites {
     },
     update(id, fields) {
       const { _id, ...rest } = fields as Partial<GroupFields>;
-      const update = setFields({ ...rest, ...(rest.name !== undefined ? { _lowerName: rest.name.toLowerCase() } : {}) });
+      const update = setFields({
+        ...rest,
+        ...(rest.name !== undefined ? { _lowerName: rest.name.toLowerCase() } : {}),
+      });
       if (Object.keys(update).length) log.record(async (w) => w.update('groups', { _id: id }, update));
     },
     delete(id) {

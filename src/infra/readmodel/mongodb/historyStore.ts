@@ -1,5 +1,14 @@
 import type { Filter } from 'mongodb';
-import type { FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, RemovedFolder, RemovedItem } from '../../../ports/readModel';
+import type {
+  FolderDoc,
+  FolderPlacement,
+  FolderRestoreWrite,
+  HistoryQueries,
+  HistoryWrites,
+  ItemDoc,
+  RemovedFolder,
+  RemovedItem,
+} from '../../../ports/readModel';
 import type { StoredDoc } from './collections';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
@@ -36,8 +45,14 @@ export function openPlacement(w: WriteScope, folders: Placed[]): void {
   closePlacement(w, { folderId: { $in: folders.map((f) => f._id) }, from: { $ne: at } });
   for (const f of folders) {
     w.put('folderTree', {
-      _id: `${f._id}|${at}`, folderId: f._id, from: at, to: null, parentType: f.parentCollection, parentId: f.parentId,
-      baseParentType: f.baseParentType, baseParentId: f.baseParentId,
+      _id: `${f._id}|${at}`,
+      folderId: f._id,
+      from: at,
+      to: null,
+      parentType: f.parentCollection,
+      parentId: f.parentId,
+      baseParentType: f.baseParentType,
+      baseParentId: f.baseParentId,
     });
   }
 }
@@ -55,14 +70,30 @@ const withoutInternals = <T>(doc: StoredDoc, ...extra: string[]): T => {
 };
 
 /** Where a child of the parent is rooted, with its ancestry, or null when the parent is not in the read model. */
-async function baseOf(w: WriteScope, parentType: ParentType, parentId: string): Promise<{ type: RootType; id: string; ancestors: string[] } | null> {
+async function baseOf(
+  w: WriteScope,
+  parentType: ParentType,
+  parentId: string,
+): Promise<{ type: RootType; id: string; ancestors: string[] } | null> {
   if (parentType === 'folder') {
-    const parent = await w.findOne('folders', { _id: parentId }, { projection: { baseParentType: 1, baseParentId: 1, ancestors: 1 } });
+    const parent = await w.findOne(
+      'folders',
+      { _id: parentId },
+      { projection: { baseParentType: 1, baseParentId: 1, ancestors: 1 } },
+    );
     return parent
-      ? { type: parent.baseParentType as RootType, id: parent.baseParentId as string, ancestors: [...(parent.ancestors as string[]), parentId] }
+      ? {
+          type: parent.baseParentType as RootType,
+          id: parent.baseParentId as string,
+          ancestors: [...(parent.ancestors as string[]), parentId],
+        }
       : null;
   }
-  const root = await w.findOne(parentType === 'user' ? 'users' : 'collections', { _id: parentId }, { projection: { _id: 1 } });
+  const root = await w.findOne(
+    parentType === 'user' ? 'users' : 'collections',
+    { _id: parentId },
+    { projection: { _id: 1 } },
+  );
   return root ? { type: parentType, id: parentId, ancestors: [] } : null;
 }
 
@@ -72,23 +103,51 @@ async function keepRemoved(w: WriteScope, folderId: string, keepRoot: boolean, a
   const stamp = positionStamp(w.position);
   // The removed folders: every descendant, and the folder itself unless only its contents go. (The items directly in
   // a cleared folder go too but are not kept: only a removed folder can be restored, and they belong to none.)
-  const folders = await w.find('folders', keepRoot ? { ancestors: folderId } : { $or: [{ _id: folderId }, { ancestors: folderId }] }, {
-    projection: { _rev: 0 },
-  });
+  const folders = await w.find(
+    'folders',
+    keepRoot ? { ancestors: folderId } : { $or: [{ _id: folderId }, { ancestors: folderId }] },
+    {
+      projection: { _rev: 0 },
+    },
+  );
   const operation = keepRoot ? 'cleared' : 'deleted';
   for (const f of folders) {
-    w.put('deletedFolders', { _id: keyAt(stamp, f._id), position: w.position.toString(), stamp, id: f._id, rootId: folderId, operation, deletedAt: at, doc: f });
+    w.put('deletedFolders', {
+      _id: keyAt(stamp, f._id),
+      position: w.position.toString(),
+      stamp,
+      id: f._id,
+      rootId: folderId,
+      operation,
+      deletedAt: at,
+      doc: f,
+    });
   }
   if (folders.length === 0) return;
   const items = await w.find('items', { folderId: { $in: folders.map((f) => f._id) } }, { projection: { _rev: 0 } });
   for (const i of items) {
-    w.put('deletedItems', { _id: keyAt(stamp, i._id), position: w.position.toString(), stamp, id: i._id, deletedAt: at, folderId: i.folderId as string, doc: i });
+    w.put('deletedItems', {
+      _id: keyAt(stamp, i._id),
+      position: w.position.toString(),
+      stamp,
+      id: i._id,
+      deletedAt: at,
+      folderId: i.folderId as string,
+      doc: i,
+    });
   }
   if (items.length === 0) return;
   const files = await w.find('files', { itemId: { $in: items.map((i) => i._id) } }, { projection: { _rev: 0 } });
   for (const f of files) {
     w.put('deletedFiles', {
-      _id: keyAt(stamp, f._id), position: w.position.toString(), stamp, id: f._id, deletedAt: at, itemId: f.itemId as string, blobId: f.blobId as string, doc: f,
+      _id: keyAt(stamp, f._id),
+      position: w.position.toString(),
+      stamp,
+      id: f._id,
+      deletedAt: at,
+      itemId: f.itemId as string,
+      blobId: f.blobId as string,
+      doc: f,
     });
   }
 }
@@ -101,8 +160,12 @@ function keptSubtree(folderId: string, stamp: string): Filter<StoredDoc> {
 /** The kept documents (folders, items, files) of the part of a removal at `stamp` that restoring `folderId` brings back. */
 async function keptFor(w: WriteScope, folderId: string, stamp: string) {
   const folders = await w.find('deletedFolders', keptSubtree(folderId, stamp));
-  const items = folders.length ? await w.find('deletedItems', { stamp, folderId: { $in: folders.map((k) => k.id as string) } }) : [];
-  const files = items.length ? await w.find('deletedFiles', { stamp, itemId: { $in: items.map((i) => i.id as string) } }) : [];
+  const items = folders.length
+    ? await w.find('deletedItems', { stamp, folderId: { $in: folders.map((k) => k.id as string) } })
+    : [];
+  const files = items.length
+    ? await w.find('deletedFiles', { stamp, itemId: { $in: items.map((i) => i.id as string) } })
+    : [];
   return { folders, items, files };
 }
 
@@ -134,20 +197,41 @@ async function restoreFolder(w: WriteScope, r: FolderRestoreWrite): Promise<void
     const ancestors = doc.ancestors as string[];
     const inside = doc._id === r.folderId ? [] : ancestors.slice(ancestors.indexOf(r.folderId));
     const own =
-      doc._id === r.folderId ? { parentCollection: r.parentType, parentId: r.parentId, name: r.name, lowerName: r.name.toLowerCase() } : {};
-    return { ...doc, ...own, baseParentType: base.type, baseParentId: base.id, ancestors: [...base.ancestors, ...inside] };
+      doc._id === r.folderId
+        ? { parentCollection: r.parentType, parentId: r.parentId, name: r.name, lowerName: r.name.toLowerCase() }
+        : {};
+    return {
+      ...doc,
+      ...own,
+      baseParentType: base.type,
+      baseParentId: base.id,
+      ancestors: [...base.ancestors, ...inside],
+    };
   });
 
   // 2. Items and files, rooted under the new root.
-  for (const i of keptDocs.items) w.put('items', { ...(i.doc as StoredDoc), baseParentType: base.type, baseParentId: base.id });
+  for (const i of keptDocs.items)
+    w.put('items', { ...(i.doc as StoredDoc), baseParentType: base.type, baseParentId: base.id });
   for (const f of keptDocs.files) w.put('files', f.doc as StoredDoc);
 
   // 3. Sizes, history index and placement; then what was kept for the restored part is no longer kept.
-  addRootSize(w, base.type, base.id, restored.reduce((sum, f) => sum + (f.size as number), 0));
+  addRootSize(
+    w,
+    base.type,
+    base.id,
+    restored.reduce((sum, f) => sum + (f.size as number), 0),
+  );
   for (const f of restored) recordSizeChange(w, f._id, f.size as number);
   const stamp = positionStamp(w.position);
   for (const id of ids) {
-    w.put('subtreeOps', { _id: `${id}|${w.position}|restored`, folderId: id, position: w.position.toString(), stamp, operation: 'restored', rootId: r.folderId });
+    w.put('subtreeOps', {
+      _id: `${id}|${w.position}|restored`,
+      folderId: id,
+      position: w.position.toString(),
+      stamp,
+      operation: 'restored',
+      rootId: r.folderId,
+    });
   }
   openPlacement(w, restored as unknown as Placed[]);
   // The folders, the restored one last: once it is back, everything above was applied (see writes.ts)…
@@ -182,8 +266,11 @@ export class MongoHistory implements HistoryQueries {
     const kept = await (await this.source.get('deletedFolders')).findOne({ id }, { sort: { stamp: -1 } });
     if (!kept) return null;
     return {
-      doc: withoutInternals<FolderDoc>(kept.doc as StoredDoc), position: BigInt(kept.position as string), rootId: kept.rootId as string,
-      operation: kept.operation as 'deleted' | 'cleared', at: kept.deletedAt as string,
+      doc: withoutInternals<FolderDoc>(kept.doc as StoredDoc),
+      position: BigInt(kept.position as string),
+      rootId: kept.rootId as string,
+      operation: kept.operation as 'deleted' | 'cleared',
+      at: kept.deletedAt as string,
     };
   }
 
@@ -191,31 +278,50 @@ export class MongoHistory implements HistoryQueries {
     if (await this.live('items', id)) return null;
     const kept = await (await this.source.get('deletedItems')).findOne({ id }, { sort: { stamp: -1 } });
     if (!kept) return null;
-    return { doc: withoutInternals<ItemDoc>(kept.doc as StoredDoc), position: BigInt(kept.position as string), at: kept.deletedAt as string };
+    return {
+      doc: withoutInternals<ItemDoc>(kept.doc as StoredDoc),
+      position: BigInt(kept.position as string),
+      at: kept.deletedAt as string,
+    };
   }
 
   async restorable(folderId: string, position: bigint): Promise<{ folderIds: string[]; blobIds: string[] }> {
     const stamp = positionStamp(position);
     const kept = await this.source.get('deletedFolders');
     // Only a folder the removal took itself can come back (an emptied folder stayed; what was under it has its own ids).
-    if (!(await kept.findOne({ _id: keyAt(stamp, folderId) }, { projection: { _id: 1 } }))) return { folderIds: [], blobIds: [] };
-    const folderIds = (await kept.find(keptSubtree(folderId, stamp), { projection: { id: 1 } }).toArray()).map((k) => k.id as string);
-    const itemIds = (await (await this.source.get('deletedItems')).find({ stamp, folderId: { $in: folderIds } }, { projection: { id: 1 } }).toArray()).map(
-      (i) => i.id as string,
+    if (!(await kept.findOne({ _id: keyAt(stamp, folderId) }, { projection: { _id: 1 } })))
+      return { folderIds: [], blobIds: [] };
+    const folderIds = (await kept.find(keptSubtree(folderId, stamp), { projection: { id: 1 } }).toArray()).map(
+      (k) => k.id as string,
     );
+    const itemIds = (
+      await (
+        await this.source.get('deletedItems')
+      )
+        .find({ stamp, folderId: { $in: folderIds } }, { projection: { id: 1 } })
+        .toArray()
+    ).map((i) => i.id as string);
     if (itemIds.length === 0) return { folderIds, blobIds: [] };
-    const groups = await (await this.source.get('deletedFiles'))
+    const groups = await (
+      await this.source.get('deletedFiles')
+    )
       .aggregate([{ $match: { stamp, itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }])
       .toArray();
     return { folderIds, blobIds: groups.map((g) => g._id as string) };
   }
 
   async isBlobRetained(blobId: string, since: string): Promise<boolean> {
-    return (await (await this.source.get('deletedFiles')).findOne({ blobId, deletedAt: { $gte: since } }, { projection: { _id: 1 } })) !== null;
+    return (
+      (await (
+        await this.source.get('deletedFiles')
+      ).findOne({ blobId, deletedAt: { $gte: since } }, { projection: { _id: 1 } })) !== null
+    );
   }
 
   async blobIdsRemovedBetween(from: string, to: string): Promise<string[]> {
-    const groups = await (await this.source.get('deletedFiles'))
+    const groups = await (
+      await this.source.get('deletedFiles')
+    )
       .aggregate([{ $match: { deletedAt: { $gte: from, $lt: to } } }, { $group: { _id: '$blobId' } }])
       .toArray();
     return groups.map((g) => g._id as string);
@@ -226,19 +332,25 @@ export class MongoHistory implements HistoryQueries {
   }
 
   async placementAt(folderId: string, position: bigint): Promise<FolderPlacement | null> {
-    const row = await (await this.source.get('folderTree')).findOne(
-      { folderId, ...MongoHistory.during(positionStamp(position)) },
-      { sort: { from: -1 } },
-    );
+    const row = await (
+      await this.source.get('folderTree')
+    ).findOne({ folderId, ...MongoHistory.during(positionStamp(position)) }, { sort: { from: -1 } });
     if (!row) return null;
     return {
-      folderId, parentType: row.parentType as ParentType, parentId: row.parentId as string, baseParentType: row.baseParentType as RootType,
-      baseParentId: row.baseParentId as string, from: BigInt(row.from as string), to: row.to === null ? null : BigInt(row.to as string),
+      folderId,
+      parentType: row.parentType as ParentType,
+      parentId: row.parentId as string,
+      baseParentType: row.baseParentType as RootType,
+      baseParentId: row.baseParentId as string,
+      from: BigInt(row.from as string),
+      to: row.to === null ? null : BigInt(row.to as string),
     };
   }
 
   async childrenAt(parentType: ParentType, parentId: string, position: bigint): Promise<string[]> {
-    const rows = await (await this.source.get('folderTree'))
+    const rows = await (
+      await this.source.get('folderTree')
+    )
       .find({ parentId, parentType, ...MongoHistory.during(positionStamp(position)) }, { projection: { folderId: 1 } })
       .toArray();
     return [...new Set(rows.map((r) => r.folderId as string))];
@@ -246,8 +358,13 @@ export class MongoHistory implements HistoryQueries {
 
   async sizeAt(folderId: string, position: bigint): Promise<number> {
     const sum = (
-      await (await this.source.get('folderSizes'))
-        .aggregate([{ $match: { folderId, position: { $lte: positionStamp(position) } } }, { $group: { _id: null, size: { $sum: '$delta' } } }])
+      await (
+        await this.source.get('folderSizes')
+      )
+        .aggregate([
+          { $match: { folderId, position: { $lte: positionStamp(position) } } },
+          { $group: { _id: null, size: { $sum: '$delta' } } },
+        ])
         .toArray()
     ).at(0);
     return (sum?.size as number | undefined) ?? 0;

@@ -1,5 +1,13 @@
 import type { Document, Filter } from 'mongodb';
-import type { FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page } from '../../../ports/readModel';
+import type {
+  FileDoc,
+  FileQueries,
+  FileWrites,
+  ItemDoc,
+  ItemQueries,
+  ItemWrites,
+  Page,
+} from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
@@ -17,7 +25,10 @@ import type { RootType } from '../../../domain/parents';
 const OUT = hidden();
 
 export class MongoItems implements ItemQueries {
-  constructor(private readonly source: ReadSource, private readonly generation: () => Promise<number>) {}
+  constructor(
+    private readonly source: ReadSource,
+    private readonly generation: () => Promise<number>,
+  ) {}
 
   async get(id: string) {
     return (await (await this.source.get('items')).findOne({ _id: id }, { projection: OUT })) as ItemDoc | null;
@@ -51,24 +62,31 @@ export class MongoItems implements ItemQueries {
     const window = windowOf(o.paging);
     const result = (
       await items
-      .aggregate([
-        { $match: { $text: { $search: search } } },
-        { $lookup: { from: physicalName('folders', generation), localField: 'folderId', foreignField: '_id', as: '_folder' } },
-        { $unwind: '$_folder' },
-        { $match: readableFilter(o.viewer, 0, '_folder.') },
-        {
-          $facet: {
-            rows: [
-              { $sort: sortOf(o.paging) },
-              ...(window.skip ? [{ $skip: window.skip }] : []),
-              ...(window.limit ? [{ $limit: window.limit }] : []),
-              { $project: { ...OUT, _folder: 0 } },
-            ],
-            total: [{ $count: 'n' }],
+        .aggregate([
+          { $match: { $text: { $search: search } } },
+          {
+            $lookup: {
+              from: physicalName('folders', generation),
+              localField: 'folderId',
+              foreignField: '_id',
+              as: '_folder',
+            },
           },
-        },
-      ])
-      .toArray()
+          { $unwind: '$_folder' },
+          { $match: readableFilter(o.viewer, 0, '_folder.') },
+          {
+            $facet: {
+              rows: [
+                { $sort: sortOf(o.paging) },
+                ...(window.skip ? [{ $skip: window.skip }] : []),
+                ...(window.limit ? [{ $limit: window.limit }] : []),
+                { $project: { ...OUT, _folder: 0 } },
+              ],
+              total: [{ $count: 'n' }],
+            },
+          },
+        ])
+        .toArray()
     ).at(0);
     const total = (result?.total as { n: number }[] | undefined)?.[0]?.n ?? 0;
     return { rows: ((result?.rows as Document[] | undefined) ?? []) as unknown as ItemDoc[], total };
@@ -108,9 +126,13 @@ export class MongoFiles implements FileQueries {
   }
 
   private async blobIdsOfItems(itemFilter: Filter<StoredDoc>): Promise<string[]> {
-    const itemIds = (await (await this.source.get('items')).find(itemFilter, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    const itemIds = (await (await this.source.get('items')).find(itemFilter, { projection: { _id: 1 } }).toArray()).map(
+      (d) => d._id,
+    );
     if (itemIds.length === 0) return [];
-    const groups = await (await this.source.get('files'))
+    const groups = await (
+      await this.source.get('files')
+    )
       .aggregate([{ $match: { itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }])
       .toArray();
     return groups.map((g) => g._id as string);
@@ -164,7 +186,13 @@ export function itemWrites(log: OperationLog): ItemWrites {
         const base = await folderBase(w, doc.folderId);
         // The folder was deleted before this item was created (in log order): the item never becomes visible.
         if (!base) return;
-        w.put('items', { ...fields, lowerName: doc.name.toLowerCase(), baseParentType: base.type, baseParentId: base.id, size: 0 });
+        w.put('items', {
+          ...fields,
+          lowerName: doc.name.toLowerCase(),
+          baseParentType: base.type,
+          baseParentId: base.id,
+          size: 0,
+        });
       });
     },
 
@@ -191,9 +219,20 @@ export function itemWrites(log: OperationLog): ItemWrites {
           { folderId, rootType: target.type, rootId: target.id },
           item.size,
         );
-        w.update('items', { _id: id }, {
-          $set: { folderId, baseParentType: target.type, baseParentId: target.id, name, lowerName: name.toLowerCase(), updated },
-        });
+        w.update(
+          'items',
+          { _id: id },
+          {
+            $set: {
+              folderId,
+              baseParentType: target.type,
+              baseParentId: target.id,
+              name,
+              lowerName: name.toLowerCase(),
+              updated,
+            },
+          },
+        );
       });
     },
 
@@ -246,7 +285,11 @@ export function fileWrites(log: OperationLog): FileWrites {
 
     update(id, fields) {
       const changes: Record<string, unknown> = { ...fields };
-      if (typeof fields.name === 'string') changes.exts = fields.name.split('.').slice(1).map((e) => e.toLowerCase());
+      if (typeof fields.name === 'string')
+        changes.exts = fields.name
+          .split('.')
+          .slice(1)
+          .map((e) => e.toLowerCase());
       const update = setFields(changes);
       if (Object.keys(update).length) log.record(async (w) => w.update('files', { _id: id }, update));
     },

@@ -33,7 +33,11 @@ export class MongoLeases implements Leases {
   async acquire(name: string, holder: string, ttlMs: number, replacing?: string): Promise<boolean> {
     // Whether the caller may take the lease, decided inside the update (a server refuses `$expr` in the filter of an
     // upsert): it is missing (the upsert's new document), ours, expired, or held by the holder known to be gone.
-    const takeable: unknown[] = [{ $eq: [{ $type: '$holder' }, 'missing'] }, { $eq: ['$holder', holder] }, { $lte: ['$expiresAt', '$$NOW'] }];
+    const takeable: unknown[] = [
+      { $eq: [{ $type: '$holder' }, 'missing'] },
+      { $eq: ['$holder', holder] },
+      { $lte: ['$expiresAt', '$$NOW'] },
+    ];
     if (replacing !== undefined) takeable.push({ $eq: ['$holder', replacing] });
     // The epoch moves on every take except the holder asking again for its own live lease.
     const keepsEpoch = { $and: [{ $eq: ['$holder', holder] }, { $gt: ['$expiresAt', '$$NOW'] }] };
@@ -50,7 +54,10 @@ export class MongoLeases implements Leases {
     ];
     for (let attempt = 1; ; attempt++) {
       try {
-        const doc = await this.collection.findOneAndUpdate({ _id: name }, take, { upsert: true, returnDocument: 'after' });
+        const doc = await this.collection.findOneAndUpdate({ _id: name }, take, {
+          upsert: true,
+          returnDocument: 'after',
+        });
         return doc?.holder === holder;
       } catch (error) {
         // Two upserts of a missing lease raced and the other inserted it: decide again against its document.
@@ -60,12 +67,17 @@ export class MongoLeases implements Leases {
   }
 
   async renew(name: string, holder: string, ttlMs: number): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: name, holder }, [{ $set: { expiresAt: { $add: ['$$NOW', ttlMs] } } }]);
+    const result = await this.collection.updateOne({ _id: name, holder }, [
+      { $set: { expiresAt: { $add: ['$$NOW', ttlMs] } } },
+    ]);
     return result.matchedCount === 1;
   }
 
   async release(name: string, holder: string): Promise<void> {
-    await this.collection.updateOne({ _id: name, holder }, { $unset: { holder: '' }, $set: { expiresAt: new Date(0) } });
+    await this.collection.updateOne(
+      { _id: name, holder },
+      { $unset: { holder: '' }, $set: { expiresAt: new Date(0) } },
+    );
   }
 
   async get(name: string): Promise<LeaseRecord | null> {

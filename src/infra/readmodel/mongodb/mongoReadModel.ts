@@ -81,7 +81,11 @@ export class MongoReadModel implements ReadModel {
     this.history = new MongoHistory(source);
     this.leases = new MongoLeases(db);
     const written: ReadSource = { get: async (name) => (await this.writeGeneration()).get(name) };
-    this.projectionReads = { folders: new MongoFolders(written), collections: new MongoCollections(written), users: new MongoUsers(written) };
+    this.projectionReads = {
+      folders: new MongoFolders(written),
+      collections: new MongoCollections(written),
+      users: new MongoUsers(written),
+    };
   }
 
   /** Opens the read models in `db` (creating the alias and the first generation's indexes on a fresh database). */
@@ -98,7 +102,11 @@ export class MongoReadModel implements ReadModel {
     return this.generations.collections(this.building ?? (await this.generations.current(session)));
   }
 
-  private async readCheckpoint(collections: GenerationCollections, projection: string, session?: ClientSession): Promise<bigint> {
+  private async readCheckpoint(
+    collections: GenerationCollections,
+    projection: string,
+    session?: ClientSession,
+  ): Promise<bigint> {
     const doc = await collections.get('checkpoints').findOne({ _id: projection }, session ? { session } : {});
     return doc ? BigInt(doc.position as string) : 0n;
   }
@@ -107,7 +115,12 @@ export class MongoReadModel implements ReadModel {
     return this.readCheckpoint(await this.writeGeneration(), projection);
   }
 
-  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): Promise<boolean> {
+  async apply(
+    projection: string,
+    position: bigint,
+    write: (tx: ReadModelTx) => void,
+    fence?: LeaseFence,
+  ): Promise<boolean> {
     const log = new OperationLog();
     write(transactionOf(log));
     // Set inside the (possibly retried) transaction: an object, so the check after it is not narrowed away.

@@ -61,7 +61,9 @@ export class MongoNotificationStore implements NotificationStore {
     const ownerFilter = owner.userId ? { userId: owner.userId } : owner.tokenId ? { tokenId: owner.tokenId } : null;
     if (!ownerFilter) return [];
     const updated = sinceMs === null ? {} : { updatedMs: { $gt: sinceMs } };
-    const docs = await (await this.collection())
+    const docs = await (
+      await this.collection()
+    )
       .find({ ...ownerFilter, expiresMs: { $gt: nowMs }, ...updated })
       .sort({ updatedMs: 1, _id: 1 })
       .toArray();
@@ -69,7 +71,9 @@ export class MongoNotificationStore implements NotificationStore {
   }
 
   async changedSince(sinceMs: number, nowMs: number): Promise<NotificationRecord[]> {
-    const docs = await (await this.collection())
+    const docs = await (
+      await this.collection()
+    )
       .find({ updatedMs: { $gt: sinceMs }, expiresMs: { $gt: nowMs } })
       .sort({ updatedMs: 1, _id: 1 })
       .toArray();

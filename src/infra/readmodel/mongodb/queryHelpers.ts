@@ -35,7 +35,9 @@ export function readableFilter(viewer: Viewer | null, level = 0, prefix = ''): F
   if (viewer) {
     clauses.push({ [`${prefix}access.users`]: { $elemMatch: { id: viewer.id, level: { $gte: level } } } });
     if (viewer.groups.length) {
-      clauses.push({ [`${prefix}access.groups`]: { $elemMatch: { id: { $in: viewer.groups }, level: { $gte: level } } } });
+      clauses.push({
+        [`${prefix}access.groups`]: { $elemMatch: { id: { $in: viewer.groups }, level: { $gte: level } } },
+      });
     }
   }
   if (clauses.length === 0) return NOTHING;
@@ -44,7 +46,11 @@ export function readableFilter(viewer: Viewer | null, level = 0, prefix = ''): F
 
 /** Whether a sort key is a field path MongoDB accepts (anything else sorts like a missing field: by id only). */
 function sortablePath(field: string): boolean {
-  return field.length > 0 && !field.includes('\0') && field.split('.').every((part) => part.length > 0 && !part.startsWith('$'));
+  return (
+    field.length > 0 &&
+    !field.includes('\0') &&
+    field.split('.').every((part) => part.length > 0 && !part.startsWith('$'))
+  );
 }
 
 /**

@@ -1,5 +1,11 @@
 import type { Document, Filter } from 'mongodb';
-import type { FolderCopyWrite, SubtreeOp, SubtreeOperation, SubtreeQueries, SubtreeWrites } from '../../../ports/readModel';
+import type {
+  FolderCopyWrite,
+  SubtreeOp,
+  SubtreeOperation,
+  SubtreeQueries,
+  SubtreeWrites,
+} from '../../../ports/readModel';
 import type { StoredDoc } from './collections';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
@@ -21,8 +27,21 @@ import { deriveId } from '../../../domain/ids';
 
 const under = (folderId: string): Filter<StoredDoc> => ({ ancestors: folderId });
 
-function historyRow(folderId: string, position: bigint, operation: SubtreeOperation, rootId: string, stamp: string): StoredDoc {
-  return { _id: `${folderId}|${position}|${operation}`, folderId, position: position.toString(), stamp, operation, rootId };
+function historyRow(
+  folderId: string,
+  position: bigint,
+  operation: SubtreeOperation,
+  rootId: string,
+  stamp: string,
+): StoredDoc {
+  return {
+    _id: `${folderId}|${position}|${operation}`,
+    folderId,
+    position: position.toString(),
+    stamp,
+    operation,
+    rootId,
+  };
 }
 
 /** The id of a copied document's copy: every id the copy reaches is in `copies` (the copy is decided first). */
@@ -33,7 +52,13 @@ function copyOf(copies: Map<string, string>, id: string): string {
 }
 
 /** Records history rows (positions stamped with their 20-digit form so that they sort in log order). */
-function recordHistory(w: WriteScope, folderIds: string[], position: bigint, operation: SubtreeOperation, rootId: string): void {
+function recordHistory(
+  w: WriteScope,
+  folderIds: string[],
+  position: bigint,
+  operation: SubtreeOperation,
+  rootId: string,
+): void {
   const stamp = position.toString().padStart(20, '0');
   for (const id of folderIds) w.put('subtreeOps', historyRow(id, position, operation, rootId, stamp));
 }
@@ -49,7 +74,11 @@ export async function removeSubtree(
   keepRoot: boolean,
   history?: { position: bigint; rootId: string },
 ): Promise<boolean> {
-  const folder = await w.findOne('folders', { _id: folderId }, { projection: { _rev: 1, baseParentType: 1, baseParentId: 1, size: 1 } });
+  const folder = await w.findOne(
+    'folders',
+    { _id: folderId },
+    { projection: { _rev: 1, baseParentType: 1, baseParentId: 1, size: 1 } },
+  );
   if (!folder) return false;
   if (w.wroteAlready(folder)) return true;
   const descendants = await w.find('folders', under(folderId), { projection: { size: 1 } });
@@ -58,10 +87,18 @@ export async function removeSubtree(
   const total = descendants.reduce((sum, d) => sum + (d.size as number), rootSize);
   addRootSize(w, folder.baseParentType as RootType, folder.baseParentId as string, -total);
   if (history) {
-    recordHistory(w, descendants.map((d) => d._id), history.position, 'deleted', history.rootId);
+    recordHistory(
+      w,
+      descendants.map((d) => d._id),
+      history.position,
+      'deleted',
+      history.rootId,
+    );
     recordHistory(w, [folderId], history.position, keepRoot ? 'cleared' : 'deleted', history.rootId);
   }
-  const itemIds = (await w.find('items', { folderId: { $in: folderIds } }, { projection: { _id: 1 } })).map((d) => d._id);
+  const itemIds = (await w.find('items', { folderId: { $in: folderIds } }, { projection: { _id: 1 } })).map(
+    (d) => d._id,
+  );
   if (itemIds.length) {
     w.remove('files', { itemId: { $in: itemIds } }, true);
     w.remove('items', { _id: { $in: itemIds } }, true);
@@ -78,14 +115,30 @@ export async function removeSubtree(
 }
 
 /** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is gone. */
-async function baseOf(w: WriteScope, parentType: ParentType, parentId: string): Promise<{ type: RootType; id: string; ancestors: string[] } | null> {
+async function baseOf(
+  w: WriteScope,
+  parentType: ParentType,
+  parentId: string,
+): Promise<{ type: RootType; id: string; ancestors: string[] } | null> {
   if (parentType === 'folder') {
-    const parent = await w.findOne('folders', { _id: parentId }, { projection: { baseParentType: 1, baseParentId: 1, ancestors: 1 } });
+    const parent = await w.findOne(
+      'folders',
+      { _id: parentId },
+      { projection: { baseParentType: 1, baseParentId: 1, ancestors: 1 } },
+    );
     return parent
-      ? { type: parent.baseParentType as RootType, id: parent.baseParentId as string, ancestors: [...(parent.ancestors as string[]), parentId] }
+      ? {
+          type: parent.baseParentType as RootType,
+          id: parent.baseParentId as string,
+          ancestors: [...(parent.ancestors as string[]), parentId],
+        }
       : null;
   }
-  const root = await w.findOne(parentType === 'user' ? 'users' : 'collections', { _id: parentId }, { projection: { _id: 1 } });
+  const root = await w.findOne(
+    parentType === 'user' ? 'users' : 'collections',
+    { _id: parentId },
+    { projection: { _id: 1 } },
+  );
   return root ? { type: parentType, id: parentId, ancestors: [] } : null;
 }
 
@@ -98,19 +151,28 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   const source = await w.findOne('folders', { _id: c.sourceId }, { projection: { size: 1, ancestors: 1 } });
   const base = await baseOf(w, c.parentType, c.parentId);
   // The projection copies only while both are there (src/projections/lateEvents.ts).
-  if (!source || !base) throw new Error(`Projection: the source ${c.sourceId} or the destination ${c.parentId} of a copy is not in the read model.`);
+  if (!source || !base)
+    throw new Error(
+      `Projection: the source ${c.sourceId} or the destination ${c.parentId} of a copy is not in the read model.`,
+    );
 
   // 1. What is copied, decided from the source subtree as it stands (never from the copy, should it land inside
   //    its source): the source, and each descendant the copier may READ whose path below the source is all readable.
   const notCopy: Filter<StoredDoc> = { ancestors: { $ne: c.folderId } };
   let copied: Filter<StoredDoc> = and(under(c.sourceId), notCopy);
   if (!c.copier.admin) {
-    const denied = (await w.find('folders', and(under(c.sourceId), notCopy, { $nor: [readableFilter(c.copier)] }), { projection: { _id: 1 } }))
-      .map((d) => d._id);
+    const denied = (
+      await w.find('folders', and(under(c.sourceId), notCopy, { $nor: [readableFilter(c.copier)] }), {
+        projection: { _id: 1 },
+      })
+    ).map((d) => d._id);
     if (denied.length) copied = and(copied, { _id: { $nin: denied } }, { ancestors: { $nin: denied } });
   }
   const folders = await w.find('folders', copied, { projection: { _rev: 0 } });
-  const map = new Map<string, string>([[c.sourceId, c.folderId], ...folders.map((f): [string, string] => [f._id, deriveId(c.opId, f._id)])]);
+  const map = new Map<string, string>([
+    [c.sourceId, c.folderId],
+    ...folders.map((f): [string, string] => [f._id, deriveId(c.opId, f._id)]),
+  ]);
   const sourceDepth = (source.ancestors as string[]).length;
 
   // 2. Folders: descendants inherit from their new parent as on creation (public, or false; its ACL), and keep their
@@ -120,15 +182,36 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   const copies: StoredDoc[] = [];
   for (const f of folders) {
     const inside = (f.ancestors as string[]).slice(sourceDepth).map((id) => copyOf(map, id));
-    copies.push(defined({
-      _id: copyOf(map, f._id), name: f.name as string, lowerName: f.lowerName as string, description: f.description as string, creatorId: c.creatorId,
-      created: c.created, updated: c.created, size: f.size as number, public: inherited, publicFlags: f.publicFlags as string[] | undefined, access: c.access,
-      meta: (f.meta as Record<string, unknown> | undefined) ?? {}, parentCollection: 'folder', parentId: copyOf(map, f.parentId as string), baseParentType: base.type,
-      baseParentId: base.id, ancestors: [...base.ancestors, ...inside],
-    }));
+    copies.push(
+      defined({
+        _id: copyOf(map, f._id),
+        name: f.name as string,
+        lowerName: f.lowerName as string,
+        description: f.description as string,
+        creatorId: c.creatorId,
+        created: c.created,
+        updated: c.created,
+        size: f.size as number,
+        public: inherited,
+        publicFlags: f.publicFlags as string[] | undefined,
+        access: c.access,
+        meta: (f.meta as Record<string, unknown> | undefined) ?? {},
+        parentCollection: 'folder',
+        parentId: copyOf(map, f.parentId as string),
+        baseParentType: base.type,
+        baseParentId: base.id,
+        ancestors: [...base.ancestors, ...inside],
+      }),
+    );
   }
   for (const copy of copies) {
-    placed.push({ _id: copy._id, parentCollection: 'folder', parentId: copy.parentId as string, baseParentType: base.type, baseParentId: base.id });
+    placed.push({
+      _id: copy._id,
+      parentCollection: 'folder',
+      parentId: copy.parentId as string,
+      baseParentType: base.type,
+      baseParentId: base.id,
+    });
     recordSizeChange(w, copy._id, copy.size as number);
     w.put('folders', copy);
   }
@@ -137,8 +220,15 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   const items = await w.find('items', { folderId: { $in: [...map.keys()] } }, { projection: { _rev: 0 } });
   for (const item of items) {
     w.put('items', {
-      ...item, _id: deriveId(c.opId, item._id), folderId: copyOf(map, item.folderId as string), baseParentType: base.type, baseParentId: base.id,
-      creatorId: c.creatorId, created: c.created, updated: c.created, copyOfItem: item._id,
+      ...item,
+      _id: deriveId(c.opId, item._id),
+      folderId: copyOf(map, item.folderId as string),
+      baseParentType: base.type,
+      baseParentId: base.id,
+      creatorId: c.creatorId,
+      created: c.created,
+      updated: c.created,
+      copyOfItem: item._id,
     });
   }
   if (items.length) {
@@ -146,7 +236,11 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
     const files = await w.find('files', { itemId: { $in: [...itemMap.keys()] } }, { projection: { _rev: 0 } });
     for (const file of files) {
       w.put('files', {
-        ...file, _id: deriveId(c.opId, file._id), itemId: copyOf(itemMap, file.itemId as string), copyOfFile: file._id, copierId: c.creatorId,
+        ...file,
+        _id: deriveId(c.opId, file._id),
+        itemId: copyOf(itemMap, file.itemId as string),
+        copyOfFile: file._id,
+        copierId: c.creatorId,
         copied: c.created,
       });
     }
@@ -160,13 +254,39 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   // 5. History index, then the new root folder last.
   recordHistory(w, [...map.values()], position, 'copied', c.folderId);
   recordHistory(w, [...map.keys()], position, 'copiedFrom', c.folderId);
-  openPlacement(w, [...placed, { _id: c.folderId, parentCollection: c.parentType, parentId: c.parentId, baseParentType: base.type, baseParentId: base.id }]);
+  openPlacement(w, [
+    ...placed,
+    {
+      _id: c.folderId,
+      parentCollection: c.parentType,
+      parentId: c.parentId,
+      baseParentType: base.type,
+      baseParentId: base.id,
+    },
+  ]);
   recordSizeChange(w, c.folderId, sourceSize);
-  w.put('folders', defined({
-    _id: c.folderId, name: c.name, lowerName: c.name.toLowerCase(), description: c.description, creatorId: c.creatorId, created: c.created,
-    updated: c.created, size: source.size as number, public: c.public, publicFlags: c.publicFlags, access: c.access, meta: c.meta,
-    parentCollection: c.parentType, parentId: c.parentId, baseParentType: base.type, baseParentId: base.id, ancestors: base.ancestors,
-  }));
+  w.put(
+    'folders',
+    defined({
+      _id: c.folderId,
+      name: c.name,
+      lowerName: c.name.toLowerCase(),
+      description: c.description,
+      creatorId: c.creatorId,
+      created: c.created,
+      updated: c.created,
+      size: source.size as number,
+      public: c.public,
+      publicFlags: c.publicFlags,
+      access: c.access,
+      meta: c.meta,
+      parentCollection: c.parentType,
+      parentId: c.parentId,
+      baseParentType: base.type,
+      baseParentId: base.id,
+      ancestors: base.ancestors,
+    }),
+  );
 }
 
 /**
@@ -174,7 +294,11 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
  * size adjusted and `deleted` history rows (root `rootId`) recorded; the root's own document is the caller's.
  */
 async function deleteUnderRoot(w: WriteScope, rootType: RootType, rootId: string, position: bigint): Promise<void> {
-  const folders = await w.find('folders', { baseParentId: rootId, baseParentType: rootType }, { projection: { size: 1 } });
+  const folders = await w.find(
+    'folders',
+    { baseParentId: rootId, baseParentType: rootType },
+    { projection: { size: 1 } },
+  );
   if (folders.length === 0) return;
   const ids = folders.map((f) => f._id);
   addRootSize(w, rootType, rootId, -folders.reduce((sum, f) => sum + (f.size as number), 0));
@@ -208,15 +332,30 @@ export class MongoSubtree implements SubtreeQueries {
   async blobIdsInSubtree(folderId: string): Promise<string[]> {
     const ids = await this.subtreeFolderIds(folderId);
     if (!ids) return [];
-    const itemIds = (await (await this.source.get('items')).find({ folderId: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    const itemIds = (
+      await (await this.source.get('items')).find({ folderId: { $in: ids } }, { projection: { _id: 1 } }).toArray()
+    ).map((d) => d._id);
     if (!itemIds.length) return [];
-    const groups: Document[] = await (await this.source.get('files')).aggregate([{ $match: { itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }]).toArray();
+    const groups: Document[] = await (
+      await this.source.get('files')
+    )
+      .aggregate([{ $match: { itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }])
+      .toArray();
     return groups.map((g) => g._id as string);
   }
 
   async subtreeOpsFor(folderId: string): Promise<SubtreeOp[]> {
-    const rows = await (await this.source.get('subtreeOps')).find({ folderId }, { sort: { stamp: 1, operation: 1 } }).toArray();
-    return rows.map((r) => ({ folderId: r.folderId as string, position: BigInt(r.position as string), operation: r.operation as SubtreeOperation, rootId: r.rootId as string }));
+    const rows = await (
+      await this.source.get('subtreeOps')
+    )
+      .find({ folderId }, { sort: { stamp: 1, operation: 1 } })
+      .toArray();
+    return rows.map((r) => ({
+      folderId: r.folderId as string,
+      position: BigInt(r.position as string),
+      operation: r.operation as SubtreeOperation,
+      rootId: r.rootId as string,
+    }));
   }
 }
 

@@ -138,7 +138,10 @@ class Scope implements WriteScope {
 
   async find(name: CollectionName, filter: Filter<StoredDoc>, options: FindOptions = {}): Promise<StoredDoc[]> {
     await this.buffer.flush();
-    return this.collections.get(name).find(filter, { ...options, ...this.options }).toArray();
+    return this.collections
+      .get(name)
+      .find(filter, { ...options, ...this.options })
+      .toArray();
   }
 
   async findOne(name: CollectionName, filter: Filter<StoredDoc>, options: FindOptions = {}): Promise<StoredDoc | null> {
@@ -156,7 +159,11 @@ class Scope implements WriteScope {
       name,
       guardedUpsert: true,
       operation: {
-        replaceOne: { filter: { _id: doc._id, _rev: { $lt: this.stamp } }, replacement: { ...doc, _rev: this.stamp }, upsert: true },
+        replaceOne: {
+          filter: { _id: doc._id, _rev: { $lt: this.stamp } },
+          replacement: { ...doc, _rev: this.stamp },
+          upsert: true,
+        },
       },
     });
   }
@@ -169,7 +176,9 @@ class Scope implements WriteScope {
     this.buffer.push({
       name,
       guardedUpsert: false,
-      operation: many ? { updateMany: { filter: guarded, update: stamped } } : { updateOne: { filter: guarded, update: stamped } },
+      operation: many
+        ? { updateMany: { filter: guarded, update: stamped } }
+        : { updateOne: { filter: guarded, update: stamped } },
     });
   }
 
@@ -182,13 +191,21 @@ class Scope implements WriteScope {
       name,
       guardedUpsert: true,
       operation: {
-        updateOne: { filter: { _id: id, _rev: { $lt: this.stamp } }, update: { $set: { ...set, _rev: this.stamp }, $inc: inc }, upsert: true },
+        updateOne: {
+          filter: { _id: id, _rev: { $lt: this.stamp } },
+          update: { $set: { ...set, _rev: this.stamp }, $inc: inc },
+          upsert: true,
+        },
       },
     });
   }
 
   remove(name: CollectionName, filter: Filter<StoredDoc>, many = false): void {
-    this.buffer.push({ name, guardedUpsert: false, operation: many ? { deleteMany: { filter } } : { deleteOne: { filter } } });
+    this.buffer.push({
+      name,
+      guardedUpsert: false,
+      operation: many ? { deleteMany: { filter } } : { deleteOne: { filter } },
+    });
   }
 }
 
@@ -199,7 +216,9 @@ export async function runOperations(
 ): Promise<void> {
   const buffer = new WriteBuffer(target.collections, target.session, target.transactional);
   for (const [index, operation] of operations.entries()) {
-    await operation(new Scope(target.position, operationStamp(target.position, index), target.collections, buffer, target.session));
+    await operation(
+      new Scope(target.position, operationStamp(target.position, index), target.collections, buffer, target.session),
+    );
   }
   await buffer.flush();
 }

@@ -1,7 +1,16 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type {
-  ApiKeyDoc, ApiKeyQueries, ApiKeyWrites, Page, TokenDoc, TokenQueries, TokenWrites, UserDoc, UserQueries, UserWrites,
+  ApiKeyDoc,
+  ApiKeyQueries,
+  ApiKeyWrites,
+  Page,
+  TokenDoc,
+  TokenQueries,
+  TokenWrites,
+  UserDoc,
+  UserQueries,
+  UserWrites,
 } from '../../../ports/readModel';
 import { pagingSql } from './sqlHelpers';
 import { AclRows } from './aclRows';
@@ -41,10 +50,15 @@ export class SqliteUsers implements UserQueries, UserWrites {
     return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined);
   }
   async getByLogin(login: string) {
-    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined);
+    return this.user(
+      prepared(this.db, 'SELECT doc FROM rm_users WHERE login = ?').get(login) as { doc: string } | undefined,
+    );
   }
   async getByEmail(email: string) {
-    return this.user(prepared(this.db, 'SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as { doc: string } | undefined);
+    return this.user(
+      prepared(this.db, 'SELECT doc FROM rm_users WHERE email = ?').get(email.toLowerCase()) as
+        { doc: string } | undefined,
+    );
   }
   async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
     const escaped = text ? text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) : '';
@@ -56,20 +70,38 @@ export class SqliteUsers implements UserQueries, UserWrites {
     const like = prefix ? `${escaped}%` : `%${escaped}%`;
     const args = text ? [like, like, like] : [];
     const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
-    const page = pagingSql(paging, { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' }, 'rm_users');
-    const rows = prepared(this.db, `SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    const page = pagingSql(
+      paging,
+      { lastName: 'lower_name', login: 'login', created: 'created', _id: 'id' },
+      'rm_users',
+    );
+    const rows = prepared(this.db, `SELECT doc FROM rm_users ${where}${page.sql}`).all(...args, ...page.args) as {
+      doc: string;
+    }[];
     return { rows: rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc)), total };
   }
   async count() {
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
   }
   put(doc: UserDoc): void {
-    prepared(this.db, 'INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(doc._id, doc.login, doc.email.toLowerCase(), `${doc.lastName} ${doc.firstName}`.toLowerCase(), doc.created, JSON.stringify(doc));
+    prepared(
+      this.db,
+      'INSERT OR REPLACE INTO rm_users (id, login, email, lower_name, created, doc) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(
+      doc._id,
+      doc.login,
+      doc.email.toLowerCase(),
+      `${doc.lastName} ${doc.firstName}`.toLowerCase(),
+      doc.created,
+      JSON.stringify(doc),
+    );
     this.acl.replace(doc._id, doc.access);
   }
   setPasswordHash(id: string, passwordHash: string): void {
-    prepared(this.db, "UPDATE rm_users SET doc = json_set(doc, '$.passwordHash', ?) WHERE id = ?").run(passwordHash, id);
+    prepared(this.db, "UPDATE rm_users SET doc = json_set(doc, '$.passwordHash', ?) WHERE id = ?").run(
+      passwordHash,
+      id,
+    );
   }
   /** Adds `delta` to the user's recursive size (files under the user's folders). */
   addSize(id: string, delta: number): void {
@@ -82,11 +114,15 @@ export class SqliteTokens implements TokenQueries, TokenWrites {
     db.exec(DDL);
   }
   async get(hash: string) {
-    return parse<TokenDoc>(prepared(this.db, 'SELECT doc FROM rm_tokens WHERE hash = ?').get(hash) as { doc: string } | undefined);
+    return parse<TokenDoc>(
+      prepared(this.db, 'SELECT doc FROM rm_tokens WHERE hash = ?').get(hash) as { doc: string } | undefined,
+    );
   }
   put(doc: TokenDoc): void {
-    prepared(this.db, 'INSERT OR REPLACE INTO rm_tokens (hash, user_id, api_key_id, expires, doc) VALUES (?, ?, ?, ?, ?)')
-      .run(doc.hash, doc.userId, doc.apiKeyId ?? null, doc.expires, JSON.stringify(doc));
+    prepared(
+      this.db,
+      'INSERT OR REPLACE INTO rm_tokens (hash, user_id, api_key_id, expires, doc) VALUES (?, ?, ?, ?, ?)',
+    ).run(doc.hash, doc.userId, doc.apiKeyId ?? null, doc.expires, JSON.stringify(doc));
   }
   delete(hash: string): void {
     prepared(this.db, 'DELETE FROM rm_tokens WHERE hash = ?').run(hash);
@@ -101,21 +137,31 @@ export class SqliteApiKeys implements ApiKeyQueries, ApiKeyWrites {
     db.exec(DDL);
   }
   async get(id: string) {
-    return parse<ApiKeyDoc>(prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE id = ?').get(id) as { doc: string } | undefined);
+    return parse<ApiKeyDoc>(
+      prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE id = ?').get(id) as { doc: string } | undefined,
+    );
   }
   async getByKey(key: string) {
-    return parse<ApiKeyDoc>(prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE key = ?').get(key) as { doc: string } | undefined);
+    return parse<ApiKeyDoc>(
+      prepared(this.db, 'SELECT doc FROM rm_api_keys WHERE key = ?').get(key) as { doc: string } | undefined,
+    );
   }
   async listForUser(userId: string, paging: Paging): Promise<Page<ApiKeyDoc>> {
-    const total = (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_api_keys WHERE user_id = ?').get(userId) as { n: number }).n;
+    const total = (
+      prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_api_keys WHERE user_id = ?').get(userId) as { n: number }
+    ).n;
     const page = pagingSql(paging, { name: 'name', created: 'created', _id: 'id' }, 'rm_api_keys');
-    const rows = prepared(this.db, `SELECT doc FROM rm_api_keys WHERE user_id = ?${page.sql}`)
-      .all(userId, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT doc FROM rm_api_keys WHERE user_id = ?${page.sql}`).all(
+      userId,
+      ...page.args,
+    ) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as ApiKeyDoc), total };
   }
   put(doc: ApiKeyDoc): void {
-    prepared(this.db, 'INSERT OR REPLACE INTO rm_api_keys (id, user_id, key, name, created, doc) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(doc._id, doc.userId, doc.key, doc.name, doc.created, JSON.stringify(doc));
+    prepared(
+      this.db,
+      'INSERT OR REPLACE INTO rm_api_keys (id, user_id, key, name, created, doc) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(doc._id, doc.userId, doc.key, doc.name, doc.created, JSON.stringify(doc));
   }
   delete(id: string): void {
     prepared(this.db, 'DELETE FROM rm_api_keys WHERE id = ?').run(id);

@@ -95,14 +95,19 @@ export class SqliteBulkApply implements BackgroundApply {
   private readonly foldersOfCollection: Statement<[string, number], number>;
   private readonly foldersKeptBy: Statement<[string, number], number>;
 
-  constructor(db: SqliteDatabase, private readonly options: SqliteBulkApplyOptions) {
+  constructor(
+    db: SqliteDatabase,
+    private readonly options: SqliteBulkApplyOptions,
+  ) {
     this.minFolders = options.minFolders;
     // Bounded counts: they stop at the threshold, so deciding costs the same for a 10-folder and a 1M-folder subtree.
     this.foldersUnder = db
       .prepare('SELECT COUNT(*) FROM (SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? LIMIT ?)')
       .pluck() as Statement<[string, number], number>;
     this.foldersOfCollection = db
-      .prepare("SELECT COUNT(*) FROM (SELECT 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = 'collection' LIMIT ?)")
+      .prepare(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = 'collection' LIMIT ?)",
+      )
       .pluck() as Statement<[string, number], number>;
     this.foldersKeptBy = db
       .prepare('SELECT COUNT(*) FROM (SELECT 1 FROM rm_deleted_folders WHERE position = ? LIMIT ?)')
@@ -115,7 +120,8 @@ export class SqliteBulkApply implements BackgroundApply {
     let folders: number;
     // (+1 counts the folder itself: a threshold of 1 sends every subtree event, even of a folder with no subfolders.)
     if ('folderId' in target) folders = (this.foldersUnder.get(target.folderId, this.minFolders) ?? 0) + 1;
-    else if ('collectionId' in target) folders = this.foldersOfCollection.get(target.collectionId, this.minFolders) ?? 0;
+    else if ('collectionId' in target)
+      folders = this.foldersOfCollection.get(target.collectionId, this.minFolders) ?? 0;
     else folders = this.foldersKeptBy.get(target.deletedAt, this.minFolders) ?? 0;
     return folders >= this.minFolders;
   }
@@ -128,7 +134,11 @@ export class SqliteBulkApply implements BackgroundApply {
           const progress = this.progressOf(event);
           this.pending.set(id, { resolve, reject, ...(progress ? { progress } : {}) });
           const job: BulkJob = {
-            id, checkpoint, event, ...(lease ? { lease } : {}), ...(progress ? { progress: { everyMs: this.options.progress!.everyMs } } : {}),
+            id,
+            checkpoint,
+            event,
+            ...(lease ? { lease } : {}),
+            ...(progress ? { progress: { everyMs: this.options.progress!.everyMs } } : {}),
           };
           const worker = this.ensureWorker();
           // While it works, the worker keeps the process alive (at startup, catching up, nothing else may).
@@ -163,7 +173,11 @@ export class SqliteBulkApply implements BackgroundApply {
       if ('rows' in reply) return waiter.progress?.(reply.rows);
       this.pending.delete(reply.id);
       if (this.pending.size === 0) worker.unref();
-      if (reply.ok) waiter.resolve({ applied: reply.applied, ...(reply.leaseRenewedAt !== undefined ? { leaseRenewedAt: reply.leaseRenewedAt } : {}) });
+      if (reply.ok)
+        waiter.resolve({
+          applied: reply.applied,
+          ...(reply.leaseRenewedAt !== undefined ? { leaseRenewedAt: reply.leaseRenewedAt } : {}),
+        });
       else waiter.reject(Object.assign(new Error(reply.message), { stack: reply.stack }));
     });
     // A worker that dies fails what it was doing (its transaction rolled back with its connection); the next large
@@ -191,5 +205,9 @@ export class SqliteBulkApply implements BackgroundApply {
  * projections together, like main.ts does), on its own connection to `file`.
  */
 function startWorker(file: string): Worker {
-  return startWorkerThread(path.join(__dirname, '..', '..', '..', 'cli', 'bulkApplyWorker'), __filename.endsWith('.js'), { file });
+  return startWorkerThread(
+    path.join(__dirname, '..', '..', '..', 'cli', 'bulkApplyWorker'),
+    __filename.endsWith('.js'),
+    { file },
+  );
 }

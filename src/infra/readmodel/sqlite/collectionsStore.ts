@@ -14,7 +14,14 @@ CREATE TABLE IF NOT EXISTS rm_collections (
 CREATE VIRTUAL TABLE IF NOT EXISTS rm_collections_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
 `;
 
-const COLUMNS = { name: 'name', lowerName: 'lower_name', created: 'created', updated: 'updated', size: 'size', _id: 'id' };
+const COLUMNS = {
+  name: 'name',
+  lowerName: 'lower_name',
+  created: 'created',
+  updated: 'updated',
+  size: 'size',
+  _id: 'id',
+};
 
 export class SqliteCollections implements CollectionQueries, CollectionWrites {
   private readonly acl: AclRows;
@@ -27,10 +34,19 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
     return row ? (JSON.parse(row.doc) as CollectionDoc) : null;
   }
   async getByName(name: string) {
-    const row = prepared(this.db, 'SELECT doc FROM rm_collections WHERE name = ?').get(name) as { doc: string } | undefined;
+    const row = prepared(this.db, 'SELECT doc FROM rm_collections WHERE name = ?').get(name) as
+      { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as CollectionDoc) : null;
   }
-  async list({ viewer, text, paging }: { viewer: Viewer | null; text?: string; paging: Paging }): Promise<Page<CollectionDoc>> {
+  async list({
+    viewer,
+    text,
+    paging,
+  }: {
+    viewer: Viewer | null;
+    text?: string;
+    paging: Paging;
+  }): Promise<Page<CollectionDoc>> {
     const readable = readableSql('c', viewer);
     const clauses = [readable.sql];
     const args = [...readable.args];
@@ -41,18 +57,36 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
       args.push(query);
     }
     const where = `WHERE ${clauses.join(' AND ')}`;
-    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_collections c ${where}`).get(...args) as { n: number }).n;
+    const total = (
+      prepared(this.db, `SELECT COUNT(*) AS n FROM rm_collections c ${where}`).get(...args) as { n: number }
+    ).n;
     const page = pagingSql(paging, COLUMNS, 'c');
-    const rows = prepared(this.db, `SELECT c.doc FROM rm_collections c ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT c.doc FROM rm_collections c ${where}${page.sql}`).all(
+      ...args,
+      ...page.args,
+    ) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as CollectionDoc), total };
   }
   put(doc: CollectionDoc): void {
-    prepared(this.db,
-        'INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(doc._id, doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.created, doc.updated, doc.size, JSON.stringify(doc));
+    prepared(
+      this.db,
+      'INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      doc._id,
+      doc.name,
+      doc.name.toLowerCase(),
+      toBit(doc.public),
+      doc.created,
+      doc.updated,
+      doc.size,
+      JSON.stringify(doc),
+    );
     prepared(this.db, 'DELETE FROM rm_collections_fts WHERE id = ?').run(doc._id);
-    prepared(this.db, 'INSERT INTO rm_collections_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    prepared(this.db, 'INSERT INTO rm_collections_fts (id, name, description) VALUES (?, ?, ?)').run(
+      doc._id,
+      doc.name,
+      doc.description,
+    );
     this.acl.replace(doc._id, doc.access);
   }
   update(id: string, fields: Partial<Omit<CollectionDoc, '_id'>>): void {

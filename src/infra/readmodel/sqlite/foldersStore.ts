@@ -58,8 +58,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS rm_folders_fts USING fts5(id UNINDEXED, name,
 `;
 
 const COLUMNS = {
-  lowerName: 'lower_name', name: 'name', created: 'created', updated: 'updated', size: 'size', _id: 'id',
-  parentId: 'parent_id', parentCollection: 'parent_type', baseParentId: 'base_parent_id', public: 'public',
+  lowerName: 'lower_name',
+  name: 'name',
+  created: 'created',
+  updated: 'updated',
+  size: 'size',
+  _id: 'id',
+  parentId: 'parent_id',
+  parentCollection: 'parent_type',
+  baseParentId: 'base_parent_id',
+  public: 'public',
   baseParentType: 'base_parent_type',
 };
 
@@ -93,11 +101,15 @@ function jsonPart(doc: Partial<FolderDoc>): Record<string, unknown> {
 export class SqliteFolders implements FolderQueries, FolderWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {
-    const countsExisted = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !== undefined;
+    const countsExisted =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !==
+      undefined;
     db.exec(DDL);
     // A file from before the counts table: count once, the triggers keep it from here on.
     if (!countsExisted) {
-      db.exec('INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type');
+      db.exec(
+        'INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type',
+      );
     }
     ensureReadClassCounts(db);
     this.acl = new AclRows(db);
@@ -109,12 +121,21 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async getMany(ids: string[]) {
-    const rows = prepared(this.db, `${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as FolderRow[];
+    const rows = prepared(this.db, `${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`).all(
+      JSON.stringify(ids),
+    ) as FolderRow[];
     const byId = new Map(rows.map((r) => [r.id, toDoc(r)]));
     return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
   }
 
-  async listChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null; name?: string; text?: string; paging: Paging }) {
+  async listChildren(o: {
+    parentType: ParentType;
+    parentId: string;
+    viewer: Viewer | null;
+    name?: string;
+    text?: string;
+    paging: Paging;
+  }) {
     const filter = readableSql('f', o.viewer);
     const clauses = ['f.parent_id = ?', 'f.parent_type = ?', filter.sql];
     const args: unknown[] = [o.parentId, o.parentType, ...filter.args];
@@ -128,27 +149,42 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
-    if (o.name !== undefined || o.text !== undefined) return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
+    if (o.name !== undefined || o.text !== undefined)
+      return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
     // Every child passes a site admin's unfiltered listing: its total is the maintained count.
-    if (o.viewer?.admin) return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, this.maintainedCount(o.parentType, o.parentId));
+    if (o.viewer?.admin)
+      return this.page(
+        `WHERE ${clauses.join(' AND ')}`,
+        args,
+        o.paging,
+        this.maintainedCount(o.parentType, o.parentId),
+      );
     const { readable, all } = readableChildCount(this.db, o.parentType, o.parentId, o.viewer);
     if (readable === 0) return { rows: [], total: 0 };
     // The viewer reads every child: the page is the unfiltered walk of the parent's sort index.
-    if (readable === all) return this.page('WHERE f.parent_id = ? AND f.parent_type = ?', [o.parentId, o.parentType], o.paging, readable);
+    if (readable === all)
+      return this.page('WHERE f.parent_id = ? AND f.parent_type = ?', [o.parentId, o.parentType], o.paging, readable);
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, readable);
   }
 
-  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>> {
+  async search(o: {
+    text: string;
+    viewer: Viewer | null;
+    paging: Paging;
+  }): Promise<Page<FolderDoc & { _textScore: number }>> {
     const query = ftsQuery(o.text);
     if (query === null) return { rows: [], total: 0 };
     const readable = readableSql('f', o.viewer);
     const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
       ON s.hit_id = f.id WHERE ${readable.sql}`;
     const args = [query, ...readable.args];
-    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number })
+      .n;
     const page = pagingSql(o.paging, COLUMNS, 'f');
-    const rows = prepared(this.db, `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score FROM rm_folders f ${where}${page.sql}`)
-      .all(...args, ...page.args) as (FolderRow & { score: number })[];
+    const rows = prepared(
+      this.db,
+      `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score FROM rm_folders f ${where}${page.sql}`,
+    ).all(...args, ...page.args) as (FolderRow & { score: number })[];
     return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
   }
 
@@ -159,36 +195,48 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   /** The parent's number of child folders as the triggers keep it (every child, whoever asks). */
   private maintainedCount(parentType: ParentType, parentId: string): number {
-    const row = prepared(this.db, 'SELECT n FROM rm_folder_child_counts WHERE parent_id = ? AND parent_type = ?').get(parentId, parentType) as
-      | { n: number }
-      | undefined;
+    const row = prepared(this.db, 'SELECT n FROM rm_folder_child_counts WHERE parent_id = ? AND parent_type = ?').get(
+      parentId,
+      parentType,
+    ) as { n: number } | undefined;
     return row?.n ?? 0;
   }
 
   async childNamed(parentType: ParentType, parentId: string, name: string) {
-    const row = prepared(this.db, `${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(parentId, parentType, name) as
-      | FolderRow
-      | undefined;
+    const row = prepared(this.db, `${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(
+      parentId,
+      parentType,
+      name,
+    ) as FolderRow | undefined;
     return row ? toDoc(row) : null;
   }
 
   /** Items directly in the folder: rows of `rm_items` with that `folder_id`. */
   async itemCount(folderId: string) {
-    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
+    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number })
+      .n;
   }
 
   async ancestorIds(id: string) {
-    const rows = prepared(this.db, 'SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = ? ORDER BY depth DESC')
-      .all(id) as { ancestor_id: string }[];
+    const rows = prepared(
+      this.db,
+      'SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = ? ORDER BY depth DESC',
+    ).all(id) as { ancestor_id: string }[];
     return rows.map((r) => r.ancestor_id);
   }
 
   async isSelfOrDescendant(folderId: string, candidateId: string) {
     if (folderId === candidateId) return true;
-    return !!prepared(this.db, 'SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(folderId, candidateId);
+    return !!prepared(this.db, 'SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(
+      folderId,
+      candidateId,
+    );
   }
 
-  async idsUnder(ancestorId: string, filter: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] } = {}): Promise<string[]> {
+  async idsUnder(
+    ancestorId: string,
+    filter: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] } = {},
+  ): Promise<string[]> {
     let sql = 'SELECT a.folder_id FROM rm_folder_ancestors a';
     const clauses = ['a.ancestor_id = ?'];
     const args: unknown[] = [ancestorId];
@@ -206,11 +254,15 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       const outside = JSON.stringify(filter.outside);
       args.push(outside, outside);
     }
-    return prepared(this.db, sql).pluck().all(...args) as string[];
+    return prepared(this.db, sql)
+      .pluck()
+      .all(...args) as string[];
   }
 
   private page(where: string, args: unknown[], paging: Paging, knownTotal?: number): Page<FolderDoc> {
-    const total = knownTotal ?? (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+    const total =
+      knownTotal ??
+      (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, COLUMNS, 'f');
     const rows = prepared(this.db, `${SELECT} ${where}${page.sql}`).all(...args, ...page.args) as FolderRow[];
     return { rows: rows.map(toDoc), total };
@@ -221,9 +273,10 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void {
     let base: { type: RootType; id: string };
     if (doc.parentCollection === 'folder') {
-      const parent = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.parentId) as
-        | { type: RootType; id: string }
-        | undefined;
+      const parent = prepared(
+        this.db,
+        'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
+      ).get(doc.parentId) as { type: RootType; id: string } | undefined;
       // The parent was removed by a subtree delete earlier in log order (the creation raced the delete of an ancestor):
       // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
       if (!parent) return;
@@ -231,8 +284,13 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       // The parent's ancestors are read first and inserted row by row: an INSERT … SELECT from the table it writes
       // makes SQLite materialize the SELECT in an ephemeral table for every folder (the costliest statement of a
       // rebuild's folder creation).
-      const insertAncestor = prepared(this.db, 'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) VALUES (?, ?, ?)');
-      const above = prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?').raw(true).all(doc.parentId) as [string, number][];
+      const insertAncestor = prepared(
+        this.db,
+        'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) VALUES (?, ?, ?)',
+      );
+      const above = prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?')
+        .raw(true)
+        .all(doc.parentId) as [string, number][];
       for (const [ancestorId, depth] of above) insertAncestor.run(doc._id, ancestorId, depth + 1);
       insertAncestor.run(doc._id, doc.parentId, 1);
     } else {
@@ -241,13 +299,29 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       if (doc.parentCollection === 'collection' && !this.collectionExists(doc.parentId)) return;
       base = { type: doc.parentCollection, id: doc.parentId };
     }
-    prepared(this.db,
-        `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
+    prepared(
+      this.db,
+      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(doc._id, doc.parentCollection, doc.parentId, doc.name, doc.name.toLowerCase(), base.type, base.id, toBit(doc.public),
-        doc.created, doc.updated, doc.size, JSON.stringify(jsonPart(doc)));
-    prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    ).run(
+      doc._id,
+      doc.parentCollection,
+      doc.parentId,
+      doc.name,
+      doc.name.toLowerCase(),
+      base.type,
+      base.id,
+      toBit(doc.public),
+      doc.created,
+      doc.updated,
+      doc.size,
+      JSON.stringify(jsonPart(doc)),
+    );
+    prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
+      doc._id,
+      doc.name,
+      doc.description,
+    );
     this.acl.replace(doc._id, doc.access);
   }
 
@@ -256,25 +330,35 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     // Removed by a subtree delete earlier in log order (the change raced the delete of an ancestor): it went with it.
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) };
-    for (const [key, value] of Object.entries(fields as Record<string, unknown>)) if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
-    prepared(this.db, 'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?')
-      .run(doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.updated, doc.size, JSON.stringify(doc), id);
+    for (const [key, value] of Object.entries(fields as Record<string, unknown>))
+      if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
+    prepared(
+      this.db,
+      'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?',
+    ).run(doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.updated, doc.size, JSON.stringify(doc), id);
     if (fields.name !== undefined || fields.description !== undefined) {
       prepared(this.db, 'DELETE FROM rm_folders_fts WHERE id = ?').run(id);
-      prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(id, doc.name, doc.description);
+      prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
+        id,
+        doc.name,
+        doc.description,
+      );
     }
     if (fields.access) this.acl.replace(id, fields.access);
   }
 
   move(id: string, parentType: ParentType, parentId: string, updated: string): void {
     const subtree = `SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id`;
-    const previousBase = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(id) as
-      | { type: RootType; id: string }
-      | undefined;
+    const previousBase = prepared(
+      this.db,
+      'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
+    ).get(id) as { type: RootType; id: string } | undefined;
     // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
     if (!previousBase) return;
     const parentGone =
-      parentType === 'folder' ? !prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(parentId) : parentType === 'collection' && !this.collectionExists(parentId);
+      parentType === 'folder'
+        ? !prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(parentId)
+        : parentType === 'collection' && !this.collectionExists(parentId);
     if (parentGone) {
       // Moved into a folder that a subtree delete removed (or a collection deleted) earlier in log order: the moved
       // subtree is treated as deleted along with its new ancestor (as an item moved into a deleted folder is), instead
@@ -283,31 +367,36 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       return;
     }
     // Forget every ancestor above the moved folder, for the folder and its whole subtree…
-    prepared(this.db,
-        `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${subtree})
+    prepared(
+      this.db,
+      `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${subtree})
          AND ancestor_id IN (SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = @id)`,
-      )
-      .run({ id });
+    ).run({ id });
     let base: { type: RootType; id: string } = { type: parentType as RootType, id: parentId };
     if (parentType === 'folder') {
-      const parent = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
-        | { type: RootType; id: string }
-        | undefined;
+      const parent = prepared(
+        this.db,
+        'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
+      ).get(parentId) as { type: RootType; id: string } | undefined;
       if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`); // checked above
       base = parent;
       // …then hang the subtree under the new parent and the new parent's ancestors.
-      prepared(this.db,
-          `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
+      prepared(
+        this.db,
+        `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
            SELECT sub.folder_id, sup.ancestor_id, sub.depth + sup.depth + 1
            FROM (SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, 0) sub,
                 (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
-        )
-        .run({ id, parent: parentId });
+      ).run({ id, parent: parentId });
     }
-    prepared(this.db, 'UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?, doc = json_set(doc, \'$.updated\', ?) WHERE id = ?')
-      .run(parentType, parentId, updated, updated, id);
-    prepared(this.db, `UPDATE rm_folders SET base_parent_type = @type, base_parent_id = @base WHERE id IN (${subtree})`)
-      .run({ id, type: base.type, base: base.id });
+    prepared(
+      this.db,
+      "UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?, doc = json_set(doc, '$.updated', ?) WHERE id = ?",
+    ).run(parentType, parentId, updated, updated, id);
+    prepared(
+      this.db,
+      `UPDATE rm_folders SET base_parent_type = @type, base_parent_id = @base WHERE id IN (${subtree})`,
+    ).run({ id, type: base.type, base: base.id });
     // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
     followFolderMove(this.db, subtree, id, previousBase, base);
   }
@@ -341,7 +430,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     }
     prepared(this.db, `UPDATE rm_folders SET doc = ${doc}${publicColumn} WHERE id ${inTargets}`).run(args);
     prepared(this.db, `DELETE FROM rm_acl WHERE resource_id ${inTargets}`).run({ targets });
-    const insert = prepared(this.db,
+    const insert = prepared(
+      this.db,
       `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
        SELECT t.value, @type, json_extract(e.value, '$.id'), json_extract(e.value, '$.level')
        FROM json_each(@targets) t, json_each(@entries) e`,

@@ -27,8 +27,10 @@ export function ensureGroupTables(db: SqliteDatabase): void {
 
 /** A user document with its `groups` and `groupInvites` (Girder's `{groupId, level}`) from the membership rows. */
 export function withMemberships(db: SqliteDatabase, user: UserDoc): UserDoc {
-  const rows = prepared(db, "SELECT group_id, kind, level FROM rm_group_members WHERE user_id = ? AND kind != 'request' ORDER BY seq")
-    .all(user._id) as { group_id: string; kind: string; level: Level }[];
+  const rows = prepared(
+    db,
+    "SELECT group_id, kind, level FROM rm_group_members WHERE user_id = ? AND kind != 'request' ORDER BY seq",
+  ).all(user._id) as { group_id: string; kind: string; level: Level }[];
   return {
     ...user,
     groups: rows.filter((r) => r.kind === 'member').map((r) => r.group_id),
@@ -42,8 +44,10 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
   }
 
   private complete(doc: GroupFields): GroupDoc {
-    const rows = prepared(this.db, 'SELECT user_id, kind, level FROM rm_group_members WHERE group_id = ? ORDER BY seq')
-      .all(doc._id) as { user_id: string; kind: GroupMembership['kind']; level: Level }[];
+    const rows = prepared(
+      this.db,
+      'SELECT user_id, kind, level FROM rm_group_members WHERE group_id = ? ORDER BY seq',
+    ).all(doc._id) as { user_id: string; kind: GroupMembership['kind']; level: Level }[];
     const of = (kind: GroupMembership['kind']) => rows.filter((r) => r.kind === kind);
     return {
       ...doc,
@@ -58,7 +62,19 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
     return row ? this.complete(JSON.parse(row.doc) as GroupFields) : null;
   }
 
-  async list({ text, exact, prefix, visibleTo, paging }: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>> {
+  async list({
+    text,
+    exact,
+    prefix,
+    visibleTo,
+    paging,
+  }: {
+    text?: string;
+    exact?: boolean;
+    prefix?: boolean;
+    visibleTo: string[] | null;
+    paging: Paging;
+  }): Promise<Page<GroupDoc>> {
     const clauses: string[] = [];
     const args: unknown[] = [];
     if (visibleTo !== null) {
@@ -73,13 +89,17 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
       args.push(`${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     } else if (text !== undefined) {
       const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      clauses.push("(g.lower_name LIKE ? ESCAPE '\\' OR lower(json_extract(g.doc, '$.description')) LIKE ? ESCAPE '\\')");
+      clauses.push(
+        "(g.lower_name LIKE ? ESCAPE '\\' OR lower(json_extract(g.doc, '$.description')) LIKE ? ESCAPE '\\')",
+      );
       args.push(like, like);
     }
     const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
     const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_groups g ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(paging, COLUMNS, 'g');
-    const rows = prepared(this.db, `SELECT g.doc FROM rm_groups g ${where}${page.sql}`).all(...args, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT g.doc FROM rm_groups g ${where}${page.sql}`).all(...args, ...page.args) as {
+      doc: string;
+    }[];
     return { rows: rows.map((r) => this.complete(JSON.parse(r.doc) as GroupFields)), total };
   }
 
@@ -87,13 +107,17 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
     const from = 'FROM rm_users u JOIN rm_group_members m ON m.user_id = u.id WHERE m.group_id = ? AND m.kind = ?';
     const total = (prepared(this.db, `SELECT COUNT(*) AS n ${from}`).get(groupId, kind) as { n: number }).n;
     const page = pagingSql(paging, USER_COLUMNS, 'u');
-    const rows = prepared(this.db, `SELECT u.doc ${from}${page.sql}`).all(groupId, kind, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT u.doc ${from}${page.sql}`).all(groupId, kind, ...page.args) as {
+      doc: string;
+    }[];
     return { rows: rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc)), total };
   }
 
   put(doc: GroupFields): void {
-    prepared(this.db, 'INSERT OR REPLACE INTO rm_groups (id, name, lower_name, public, created, updated, doc) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(doc._id, doc.name, doc.name.toLowerCase(), doc.public ? 1 : 0, doc.created, doc.updated, JSON.stringify(doc));
+    prepared(
+      this.db,
+      'INSERT OR REPLACE INTO rm_groups (id, name, lower_name, public, created, updated, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(doc._id, doc.name, doc.name.toLowerCase(), doc.public ? 1 : 0, doc.created, doc.updated, JSON.stringify(doc));
   }
 
   update(id: string, fields: Partial<Omit<GroupFields, '_id'>>): void {
@@ -109,11 +133,11 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
 
   setMembership(m: GroupMembership): void {
     // `seq` orders a user's groups and invitations by their last change (the MongoDB adapter orders by write stamp).
-    prepared(this.db, 
-        `INSERT OR REPLACE INTO rm_group_members (group_id, user_id, kind, level, seq)
+    prepared(
+      this.db,
+      `INSERT OR REPLACE INTO rm_group_members (group_id, user_id, kind, level, seq)
          VALUES (@groupId, @userId, @kind, @level, (SELECT COALESCE(MAX(seq), 0) + 1 FROM rm_group_members))`,
-      )
-      .run(m);
+    ).run(m);
   }
 
   removeMembership(groupId: string, userId: string): void {

@@ -1,6 +1,15 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { FolderDoc, FolderPlacement, FolderRestoreWrite, HistoryQueries, HistoryWrites, ItemDoc, RemovedFolder, RemovedItem } from '../../../ports/readModel';
+import type {
+  FolderDoc,
+  FolderPlacement,
+  FolderRestoreWrite,
+  HistoryQueries,
+  HistoryWrites,
+  ItemDoc,
+  RemovedFolder,
+  RemovedItem,
+} from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import type { ParentType, RootType } from '../../../domain/parents';
 
@@ -115,7 +124,8 @@ const KEPT_SUBTREE = `
     UNION ALL
     SELECT d.id, k.depth + 1 FROM kept_subtree k JOIN rm_deleted_folders d ON d.position = @dp AND d.parent_id = k.id AND d.parent_type = 'folder')`;
 
-const FOLDER_COLUMNS = 'parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc';
+const FOLDER_COLUMNS =
+  'parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc';
 const ITEM_COLUMNS = 'folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc';
 const FILE_COLUMNS = 'item_id, name, blob_id, size, created, doc';
 
@@ -161,29 +171,51 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
 
   async removedFolder(id: string): Promise<RemovedFolder | null> {
     if (prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(id)) return null;
-    const row = prepared(this.db,
-        `SELECT position, root_id, operation, deleted_at, id, parent_type, parent_id, base_parent_type, base_parent_id, doc
+    const row = prepared(
+      this.db,
+      `SELECT position, root_id, operation, deleted_at, id, parent_type, parent_id, base_parent_type, base_parent_id, doc
          FROM rm_deleted_folders WHERE id = ? ORDER BY position DESC LIMIT 1`,
-      )
+    )
       .safeIntegers(true)
-      .get(id) as (FolderRow & { position: bigint; root_id: string; operation: 'deleted' | 'cleared'; deleted_at: string }) | undefined;
+      .get(id) as
+      | (FolderRow & { position: bigint; root_id: string; operation: 'deleted' | 'cleared'; deleted_at: string })
+      | undefined;
     if (!row) return null;
-    return { doc: folderDoc(row), position: row.position, rootId: row.root_id, operation: row.operation, at: row.deleted_at };
+    return {
+      doc: folderDoc(row),
+      position: row.position,
+      rootId: row.root_id,
+      operation: row.operation,
+      at: row.deleted_at,
+    };
   }
 
   async removedItem(id: string): Promise<RemovedItem | null> {
     if (prepared(this.db, 'SELECT 1 FROM rm_items WHERE id = ?').get(id)) return null;
-    const row = prepared(this.db,
-        `SELECT position, deleted_at, id, folder_id, base_parent_type, base_parent_id, size, doc
+    const row = prepared(
+      this.db,
+      `SELECT position, deleted_at, id, folder_id, base_parent_type, base_parent_id, size, doc
          FROM rm_deleted_items WHERE id = ? ORDER BY position DESC LIMIT 1`,
-      )
+    )
       .safeIntegers(true)
       .get(id) as
-      | { position: bigint; deleted_at: string; id: string; folder_id: string; base_parent_type: RootType; base_parent_id: string; size: bigint; doc: string }
+      | {
+          position: bigint;
+          deleted_at: string;
+          id: string;
+          folder_id: string;
+          base_parent_type: RootType;
+          base_parent_id: string;
+          size: bigint;
+          doc: string;
+        }
       | undefined;
     if (!row) return null;
     const doc: ItemDoc = {
-      ...(JSON.parse(row.doc) as ItemDoc), folderId: row.folder_id, baseParentType: row.base_parent_type, baseParentId: row.base_parent_id,
+      ...(JSON.parse(row.doc) as ItemDoc),
+      folderId: row.folder_id,
+      baseParentType: row.base_parent_type,
+      baseParentId: row.base_parent_id,
       size: Number(row.size),
     };
     return { doc, position: row.position, at: row.deleted_at };
@@ -194,17 +226,23 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
       .pluck()
       .all({ dp: position, id: folderId }) as string[];
     if (folderIds.length === 0) return { folderIds, blobIds: [] };
-    const blobIds = prepared(this.db,
-        `SELECT DISTINCT fl.blob_id FROM rm_deleted_files fl JOIN rm_deleted_items i ON i.position = fl.position AND i.id = fl.item_id
+    const blobIds = prepared(
+      this.db,
+      `SELECT DISTINCT fl.blob_id FROM rm_deleted_files fl JOIN rm_deleted_items i ON i.position = fl.position AND i.id = fl.item_id
          WHERE fl.position = @position AND i.folder_id IN (SELECT value FROM json_each(@ids))`,
-      )
+    )
       .pluck()
       .all({ position, ids: JSON.stringify(folderIds) }) as string[];
     return { folderIds, blobIds };
   }
 
   async isBlobRetained(blobId: string, since: string): Promise<boolean> {
-    return prepared(this.db, 'SELECT 1 FROM rm_deleted_files WHERE blob_id = ? AND deleted_at >= ? LIMIT 1').get(blobId, since) !== undefined;
+    return (
+      prepared(this.db, 'SELECT 1 FROM rm_deleted_files WHERE blob_id = ? AND deleted_at >= ? LIMIT 1').get(
+        blobId,
+        since,
+      ) !== undefined
+    );
   }
 
   async blobIdsRemovedBetween(from: string, to: string): Promise<string[]> {
@@ -214,36 +252,51 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   async placementAt(folderId: string, position: bigint): Promise<FolderPlacement | null> {
-    const row = prepared(this.db,
-        `SELECT folder_id, parent_type, parent_id, base_parent_type, base_parent_id, from_position, to_position FROM rm_folder_tree
+    const row = prepared(
+      this.db,
+      `SELECT folder_id, parent_type, parent_id, base_parent_type, base_parent_id, from_position, to_position FROM rm_folder_tree
          WHERE folder_id = @id AND from_position <= @at AND (to_position IS NULL OR to_position > @at)
          ORDER BY from_position DESC LIMIT 1`,
-      )
+    )
       .safeIntegers(true)
       .get({ id: folderId, at: position }) as
       | {
-          folder_id: string; parent_type: ParentType; parent_id: string; base_parent_type: RootType; base_parent_id: string;
-          from_position: bigint; to_position: bigint | null;
+          folder_id: string;
+          parent_type: ParentType;
+          parent_id: string;
+          base_parent_type: RootType;
+          base_parent_id: string;
+          from_position: bigint;
+          to_position: bigint | null;
         }
       | undefined;
     if (!row) return null;
     return {
-      folderId: row.folder_id, parentType: row.parent_type, parentId: row.parent_id, baseParentType: row.base_parent_type,
-      baseParentId: row.base_parent_id, from: row.from_position, to: row.to_position,
+      folderId: row.folder_id,
+      parentType: row.parent_type,
+      parentId: row.parent_id,
+      baseParentType: row.base_parent_type,
+      baseParentId: row.base_parent_id,
+      from: row.from_position,
+      to: row.to_position,
     };
   }
 
   async childrenAt(parentType: ParentType, parentId: string, position: bigint): Promise<string[]> {
-    return prepared(this.db,
-        `SELECT DISTINCT folder_id FROM rm_folder_tree
+    return prepared(
+      this.db,
+      `SELECT DISTINCT folder_id FROM rm_folder_tree
          WHERE parent_id = @parent AND parent_type = @type AND from_position <= @at AND (to_position IS NULL OR to_position > @at)`,
-      )
+    )
       .pluck()
       .all({ parent: parentId, type: parentType, at: position }) as string[];
   }
 
   async sizeAt(folderId: string, position: bigint): Promise<number> {
-    const size = prepared(this.db, 'SELECT size FROM rm_folder_sizes WHERE folder_id = ? AND position <= ? ORDER BY position DESC LIMIT 1')
+    const size = prepared(
+      this.db,
+      'SELECT size FROM rm_folder_sizes WHERE folder_id = ? AND position <= ? ORDER BY position DESC LIMIT 1',
+    )
       .pluck()
       .get(folderId, position) as number | undefined;
     return size ?? 0;
@@ -257,24 +310,29 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     this.clearTemp();
     // The removed folders: every descendant, and the folder itself unless only its contents go. (The items directly
     // in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong to none.)
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO temp.history_set (id, depth)
        SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id
        UNION ALL SELECT @id, 0 WHERE NOT @keepRoot`,
     ).run({ id: folderId, keepRoot: keepRoot ? 1 : 0 });
     const args = { position, root: folderId, operation: keepRoot ? 'cleared' : 'deleted', at };
-    prepared(db,
+    prepared(
+      db,
       `INSERT OR REPLACE INTO rm_deleted_folders (position, id, root_id, operation, deleted_at, ${FOLDER_COLUMNS})
        SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)} FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
     ).run(args);
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO temp.history_items (id) SELECT i.id FROM temp.history_set s JOIN rm_items i ON i.folder_id = s.id`,
     ).run();
-    prepared(db,
+    prepared(
+      db,
       `INSERT OR REPLACE INTO rm_deleted_items (position, id, deleted_at, ${ITEM_COLUMNS})
        SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)} FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
     ).run({ position, at });
-    prepared(db,
+    prepared(
+      db,
       `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
        SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id`,
     ).run({ position, at });
@@ -290,11 +348,15 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     // The new parent went before this event in log order (a concurrent delete won): nothing comes back.
     if (!base) return;
     this.clearTemp();
-    prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id, depth) SELECT id, depth FROM kept_subtree`).run({ dp, id: r.folderId });
+    prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id, depth) SELECT id, depth FROM kept_subtree`).run({
+      dp,
+      id: r.folderId,
+    });
 
     // 1. Folders: as kept, under the new root; the restored folder itself under its new parent with its new name.
     const lower = r.name.toLowerCase();
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO rm_folders (id, ${FOLDER_COLUMNS})
        SELECT d.id,
          CASE WHEN d.id = @id THEN @parentType ELSE d.parent_type END, CASE WHEN d.id = @id THEN @parentId ELSE d.parent_id END,
@@ -302,11 +364,21 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
          @baseType, @baseId, d.public, d.created, d.updated, d.size,
          CASE WHEN d.id = @id THEN json_set(d.doc, '$.name', @name, '$.lowerName', @lower) ELSE d.doc END
        FROM temp.history_set s JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id`,
-    ).run({ id: r.folderId, dp, parentType: r.parentType, parentId: r.parentId, name: r.name, lower, baseType: base.type, baseId: base.id });
+    ).run({
+      id: r.folderId,
+      dp,
+      parentType: r.parentType,
+      parentId: r.parentId,
+      name: r.name,
+      lower,
+      baseType: base.type,
+      baseId: base.id,
+    });
 
     // 2. Ancestry: inside the restored subtree as kept, then the whole subtree under the new parent's ancestry.
     // (Each restored folder's chain of kept parents, up to the restored folder: the only member not walked past.)
-    prepared(db,
+    prepared(
+      db,
       `WITH RECURSIVE up (folder_id, ancestor_id, depth) AS (
          SELECT d.id, d.parent_id, 1 FROM temp.history_set s JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id
          WHERE s.depth > 0
@@ -316,7 +388,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
        INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) SELECT folder_id, ancestor_id, depth FROM up`,
     ).run({ dp });
     if (r.parentType === 'folder') {
-      prepared(db,
+      prepared(
+        db,
         `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
          SELECT s.id, sup.ancestor_id, s.depth + sup.depth + 1 FROM temp.history_set s,
            (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
@@ -325,49 +398,64 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
 
     // 3. ACL and search rows, from the documents.
     for (const type of ['user', 'group'] as const) {
-      prepared(db,
+      prepared(
+        db,
         `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
          SELECT f.id, @type, e.value ->> '$.id', e.value ->> '$.level'
          FROM temp.history_set s JOIN rm_folders f ON f.id = s.id, json_each(f.doc, @path) e`,
       ).run({ type, path: type === 'user' ? '$.access.users' : '$.access.groups' });
     }
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO rm_folders_fts (id, name, description)
        SELECT f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
     ).run();
 
     // 4. Items and files, rooted under the new root.
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO temp.history_items (id)
        SELECT i.id FROM temp.history_set s JOIN rm_deleted_items i ON i.position = @dp AND i.folder_id = s.id`,
     ).run({ dp });
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO rm_items (id, ${ITEM_COLUMNS})
        SELECT i.id, i.folder_id, i.name, i.lower_name, @baseType, @baseId, i.created, i.updated, i.size, i.doc
        FROM temp.history_items h JOIN rm_deleted_items i ON i.position = @dp AND i.id = h.id`,
     ).run({ dp, baseType: base.type, baseId: base.id });
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO rm_items_fts (id, name, description)
        SELECT i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
     ).run();
-    prepared(db,
+    prepared(
+      db,
       `INSERT INTO rm_files (id, ${FILE_COLUMNS})
        SELECT fl.id, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_deleted_files fl ON fl.position = @dp AND fl.item_id = h.id`,
     ).run({ dp });
 
     // 5. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).
-    const total = prepared(db, 'SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s JOIN rm_folders f ON f.id = s.id')
+    const total = prepared(
+      db,
+      'SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s JOIN rm_folders f ON f.id = s.id',
+    )
       .pluck()
       .get() as number;
     addRootSize(db, base.type, base.id, total);
 
     // 6. What was kept for the restored part is no longer kept; the history index records the restore.
-    prepared(db,
+    prepared(
+      db,
       'DELETE FROM rm_deleted_files WHERE position = @dp AND item_id IN (SELECT id FROM temp.history_items)',
     ).run({ dp });
-    prepared(db, 'DELETE FROM rm_deleted_items WHERE position = @dp AND id IN (SELECT id FROM temp.history_items)').run({ dp });
-    prepared(db, 'DELETE FROM rm_deleted_folders WHERE position = @dp AND id IN (SELECT id FROM temp.history_set)').run({ dp });
-    prepared(db,
+    prepared(db, 'DELETE FROM rm_deleted_items WHERE position = @dp AND id IN (SELECT id FROM temp.history_items)').run(
+      { dp },
+    );
+    prepared(db, 'DELETE FROM rm_deleted_folders WHERE position = @dp AND id IN (SELECT id FROM temp.history_set)').run(
+      { dp },
+    );
+    prepared(
+      db,
       `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
        SELECT id, @position, 'restored', @root FROM temp.history_set`,
     ).run({ position, root: r.folderId });
@@ -382,17 +470,23 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   /** Where a child of the parent is rooted, or null when the parent is not in the read model. */
   private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
     if (parentType === 'folder') {
-      const row = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
-        | { type: RootType; id: string }
-        | undefined;
+      const row = prepared(
+        this.db,
+        'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
+      ).get(parentId) as { type: RootType; id: string } | undefined;
       return row ?? null;
     }
     const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
-    return prepared(this.db, `SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
+    return prepared(this.db, `SELECT 1 FROM ${table} WHERE id = ?`).get(parentId)
+      ? { type: parentType, id: parentId }
+      : null;
   }
 }
 
 /** `a, b` → `t.a, t.b`. */
 function prefixed(table: string, columns: string): string {
-  return columns.split(',').map((c) => `${table}.${c.trim()}`).join(', ');
+  return columns
+    .split(',')
+    .map((c) => `${table}.${c.trim()}`)
+    .join(', ');
 }

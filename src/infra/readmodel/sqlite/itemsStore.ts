@@ -1,6 +1,14 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { FileDoc, FileQueries, FileWrites, ItemDoc, ItemQueries, ItemWrites, Page } from '../../../ports/readModel';
+import type {
+  FileDoc,
+  FileQueries,
+  FileWrites,
+  ItemDoc,
+  ItemQueries,
+  ItemWrites,
+  Page,
+} from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
 import type { Paging } from '../../../domain/paging';
@@ -32,8 +40,15 @@ CREATE INDEX IF NOT EXISTS rm_files_blob ON rm_files (blob_id);
 `;
 
 const ITEM_COLUMNS = {
-  lowerName: 'lower_name', name: 'name', created: 'created', updated: 'updated', size: 'size', _id: 'id', folderId: 'folder_id',
-  baseParentType: 'base_parent_type', baseParentId: 'base_parent_id',
+  lowerName: 'lower_name',
+  name: 'name',
+  created: 'created',
+  updated: 'updated',
+  size: 'size',
+  _id: 'id',
+  folderId: 'folder_id',
+  baseParentType: 'base_parent_type',
+  baseParentId: 'base_parent_id',
 };
 const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
 
@@ -72,7 +87,10 @@ export interface SizeTargets {
 }
 
 export class SqliteItems implements ItemQueries, ItemWrites {
-  constructor(private readonly db: SqliteDatabase, private readonly sizes: SizeTargets) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly sizes: SizeTargets,
+  ) {
     db.exec(DDL);
   }
 
@@ -107,7 +125,8 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   async countInFolder(folderId: string) {
-    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number }).n;
+    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number })
+      .n;
   }
 
   private page(where: string, args: unknown[], paging: Paging): Page<ItemDoc> {
@@ -120,18 +139,33 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   // ---- projection writes (synchronous, inside the adapter's transaction) ----
 
   insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void {
-    const folder = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(doc.folderId) as
-      | { type: RootType; id: string }
-      | undefined;
+    const folder = prepared(
+      this.db,
+      'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
+    ).get(doc.folderId) as { type: RootType; id: string } | undefined;
     // The folder was deleted before this item was created (in log order): the item never becomes visible.
     if (!folder) return;
     const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
-    prepared(this.db,
-        `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
+    prepared(
+      this.db,
+      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-      )
-      .run(doc._id, doc.folderId, doc.name, doc.name.toLowerCase(), folder.type, folder.id, doc.created, doc.updated, JSON.stringify(json));
-    prepared(this.db, 'INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(doc._id, doc.name, doc.description);
+    ).run(
+      doc._id,
+      doc.folderId,
+      doc.name,
+      doc.name.toLowerCase(),
+      folder.type,
+      folder.id,
+      doc.created,
+      doc.updated,
+      JSON.stringify(json),
+    );
+    prepared(this.db, 'INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(
+      doc._id,
+      doc.name,
+      doc.description,
+    );
   }
 
   update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void {
@@ -139,17 +173,23 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), ...fields };
     doc.lowerName = doc.name.toLowerCase();
-    prepared(this.db, 'UPDATE rm_items SET name = ?, lower_name = ?, updated = ?, doc = ? WHERE id = ?')
-      .run(doc.name, doc.lowerName, doc.updated, JSON.stringify(itemJson(doc)), id);
+    prepared(this.db, 'UPDATE rm_items SET name = ?, lower_name = ?, updated = ?, doc = ? WHERE id = ?').run(
+      doc.name,
+      doc.lowerName,
+      doc.updated,
+      JSON.stringify(itemJson(doc)),
+      id,
+    );
     if (fields.name !== undefined || fields.description !== undefined) this.reindex(id, doc.name, doc.description);
   }
 
   move(id: string, folderId: string, name: string, updated: string): void {
     const row = this.position(id);
     if (!row) return;
-    const target = prepared(this.db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(folderId) as
-      | { type: RootType; id: string }
-      | undefined;
+    const target = prepared(
+      this.db,
+      'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
+    ).get(folderId) as { type: RootType; id: string } | undefined;
     if (!target) {
       // Moved into a folder deleted before the move (in log order): it went with that folder.
       this.delete(id);
@@ -158,11 +198,11 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
     this.propagate(folderId, target.type, target.id, row.size);
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), name, lowerName: name.toLowerCase(), updated };
-    prepared(this.db,
-        `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?, name = ?, lower_name = ?, updated = ?, doc = ?
+    prepared(
+      this.db,
+      `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?, name = ?, lower_name = ?, updated = ?, doc = ?
          WHERE id = ?`,
-      )
-      .run(folderId, target.type, target.id, name, doc.lowerName, updated, JSON.stringify(itemJson(doc)), id);
+    ).run(folderId, target.type, target.id, name, doc.lowerName, updated, JSON.stringify(itemJson(doc)), id);
     this.reindex(id, name, doc.description);
   }
 
@@ -195,9 +235,11 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   private position(id: string) {
-    return prepared(this.db, 'SELECT folder_id, base_parent_type, base_parent_id, size, doc FROM rm_items WHERE id = ?').get(id) as
-      | { folder_id: string; base_parent_type: RootType; base_parent_id: string; size: number; doc: string }
-      | undefined;
+    return prepared(
+      this.db,
+      'SELECT folder_id, base_parent_type, base_parent_id, size, doc FROM rm_items WHERE id = ?',
+    ).get(id) as
+      { folder_id: string; base_parent_type: RootType; base_parent_id: string; size: number; doc: string } | undefined;
   }
 
   private propagate(folderId: string, rootType: RootType, rootId: string, delta: number): void {
@@ -223,9 +265,14 @@ export class SqliteFiles implements FileQueries, FileWrites {
   }
 
   async listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>> {
-    const total = (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_files WHERE item_id = ?').get(itemId) as { n: number }).n;
+    const total = (
+      prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_files WHERE item_id = ?').get(itemId) as { n: number }
+    ).n;
     const page = pagingSql(paging, FILE_COLUMNS, 'rm_files');
-    const rows = prepared(this.db, `SELECT doc FROM rm_files WHERE item_id = ?${page.sql}`).all(itemId, ...page.args) as { doc: string }[];
+    const rows = prepared(this.db, `SELECT doc FROM rm_files WHERE item_id = ?${page.sql}`).all(
+      itemId,
+      ...page.args,
+    ) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
   }
 
@@ -234,17 +281,19 @@ export class SqliteFiles implements FileQueries, FileWrites {
   }
 
   async blobIdsInFolders(folderIds: string[]) {
-    const rows = prepared(this.db,
-        `SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id
+    const rows = prepared(
+      this.db,
+      `SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id
          WHERE i.folder_id IN (SELECT value FROM json_each(?))`,
-      )
-      .all(JSON.stringify(folderIds)) as { blob_id: string }[];
+    ).all(JSON.stringify(folderIds)) as { blob_id: string }[];
     return rows.map((r) => r.blob_id);
   }
 
   async blobIdsUnderRoot(rootId: string) {
-    const rows = prepared(this.db, 'SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id WHERE i.base_parent_id = ?')
-      .all(rootId) as { blob_id: string }[];
+    const rows = prepared(
+      this.db,
+      'SELECT DISTINCT fl.blob_id FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id WHERE i.base_parent_id = ?',
+    ).all(rootId) as { blob_id: string }[];
     return rows.map((r) => r.blob_id);
   }
 
@@ -253,17 +302,32 @@ export class SqliteFiles implements FileQueries, FileWrites {
   insert(doc: FileDoc): void {
     // The item is gone (deleted, or never visible because its folder went first): so is the file.
     if (!prepared(this.db, 'SELECT 1 FROM rm_items WHERE id = ?').get(doc.itemId)) return;
-    prepared(this.db, 'INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(doc._id, doc.itemId, doc.name, doc.blobId, doc.size, doc.created, JSON.stringify(doc));
+    prepared(
+      this.db,
+      'INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(doc._id, doc.itemId, doc.name, doc.blobId, doc.size, doc.created, JSON.stringify(doc));
   }
 
-  update(id: string, fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>): void {
+  update(
+    id: string,
+    fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>,
+  ): void {
     const row = prepared(this.db, 'SELECT doc FROM rm_files WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as FileDoc), ...fields };
-    if (fields.name !== undefined) doc.exts = doc.name.split('.').slice(1).map((e) => e.toLowerCase());
-    prepared(this.db, 'UPDATE rm_files SET name = ?, blob_id = ?, size = ?, created = ?, doc = ? WHERE id = ?')
-      .run(doc.name, doc.blobId, doc.size, doc.created, JSON.stringify(doc), id);
+    if (fields.name !== undefined)
+      doc.exts = doc.name
+        .split('.')
+        .slice(1)
+        .map((e) => e.toLowerCase());
+    prepared(this.db, 'UPDATE rm_files SET name = ?, blob_id = ?, size = ?, created = ?, doc = ? WHERE id = ?').run(
+      doc.name,
+      doc.blobId,
+      doc.size,
+      doc.created,
+      JSON.stringify(doc),
+      id,
+    );
   }
 
   delete(id: string): void {

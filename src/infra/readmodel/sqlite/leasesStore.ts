@@ -11,17 +11,29 @@ import { FencedOffError, type LeaseFence, type LeaseRecord, type Leases } from '
  * A released lease keeps its row with an empty holder, so that its epoch (the fencing token) never goes back.
  */
 export class SqliteLeases implements Leases {
-  private readonly acquireStmt: Statement<{ name: string; holder: string; expires: number; now: number; replacing: string | null }>;
+  private readonly acquireStmt: Statement<{
+    name: string;
+    holder: string;
+    expires: number;
+    now: number;
+    replacing: string | null;
+  }>;
   private readonly renewStmt: Statement<[number, string, string]>;
   private readonly releaseStmt: Statement<[string, string]>;
   private readonly getStmt: Statement<[string], { holder: string; expires_at: number; epoch: number }>;
   private readonly epochStmt: Statement<[string], { epoch: number }>;
 
-  constructor(db: SqliteDatabase, private readonly now: () => number = Date.now) {
-    db.exec('CREATE TABLE IF NOT EXISTS ops_leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL)');
+  constructor(
+    db: SqliteDatabase,
+    private readonly now: () => number = Date.now,
+  ) {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS ops_leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL)',
+    );
     // Files written before leases had epochs: every lease starts at epoch 0.
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').all('ops_leases') as { name: string }[];
-    if (!columns.some((column) => column.name === 'epoch')) db.exec('ALTER TABLE ops_leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0');
+    if (!columns.some((column) => column.name === 'epoch'))
+      db.exec('ALTER TABLE ops_leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0');
     // Inserts a free lease; takes over one that is expired, ours, released, or held by a holder known to be gone.
     // The epoch moves unless the taker already held the lease unexpired (asking again is not a takeover).
     this.acquireStmt = db.prepare(
@@ -40,7 +52,9 @@ export class SqliteLeases implements Leases {
   async acquire(name: string, holder: string, ttlMs: number, replacing?: string): Promise<boolean> {
     if (holder === '') throw new Error('A lease holder needs a name.');
     const now = this.now();
-    return this.acquireStmt.run({ name, holder, expires: now + ttlMs, now, replacing: replacing ?? null }).changes === 1;
+    return (
+      this.acquireStmt.run({ name, holder, expires: now + ttlMs, now, replacing: replacing ?? null }).changes === 1
+    );
   }
 
   async renew(name: string, holder: string, ttlMs: number): Promise<boolean> {

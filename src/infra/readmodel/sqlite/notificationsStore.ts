@@ -29,19 +29,19 @@ export class SqliteNotificationStore implements NotificationStore {
   }
 
   async save(record: NotificationRecord): Promise<void> {
-    prepared(this.db,
-        `INSERT INTO ops_notifications (id, user_id, token_id, updated_ms, expires_ms, doc) VALUES (?, ?, ?, ?, ?, ?)
+    prepared(
+      this.db,
+      `INSERT INTO ops_notifications (id, user_id, token_id, updated_ms, expires_ms, doc) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, token_id = excluded.token_id,
            updated_ms = excluded.updated_ms, expires_ms = excluded.expires_ms, doc = excluded.doc`,
-      )
-      .run(
-        record._id,
-        record.userId ?? null,
-        record.userId === undefined ? (record.tokenId ?? null) : null,
-        epochMs('updated', record.updated),
-        epochMs('expires', record.expires),
-        JSON.stringify(record),
-      );
+    ).run(
+      record._id,
+      record.userId ?? null,
+      record.userId === undefined ? (record.tokenId ?? null) : null,
+      epochMs('updated', record.updated),
+      epochMs('expires', record.expires),
+      JSON.stringify(record),
+    );
   }
 
   async listFor(owner: NotificationOwner, sinceMs: number | null, nowMs: number): Promise<NotificationRecord[]> {
@@ -49,14 +49,18 @@ export class SqliteNotificationStore implements NotificationStore {
     if (!key) return [];
     const since = sinceMs === null ? '' : ' AND updated_ms > ?';
     const args: unknown[] = [key, nowMs, ...(sinceMs === null ? [] : [sinceMs])];
-    const rows = prepared(this.db, `SELECT doc FROM ops_notifications WHERE ${column} = ? AND expires_ms > ?${since} ORDER BY updated_ms, id`)
-      .all(...args) as { doc: string }[];
+    const rows = prepared(
+      this.db,
+      `SELECT doc FROM ops_notifications WHERE ${column} = ? AND expires_ms > ?${since} ORDER BY updated_ms, id`,
+    ).all(...args) as { doc: string }[];
     return rows.map((row) => JSON.parse(row.doc) as NotificationRecord);
   }
 
   async changedSince(sinceMs: number, nowMs: number): Promise<NotificationRecord[]> {
-    const rows = prepared(this.db, 'SELECT doc FROM ops_notifications WHERE updated_ms > ? AND expires_ms > ? ORDER BY updated_ms, id')
-      .all(sinceMs, nowMs) as { doc: string }[];
+    const rows = prepared(
+      this.db,
+      'SELECT doc FROM ops_notifications WHERE updated_ms > ? AND expires_ms > ? ORDER BY updated_ms, id',
+    ).all(sinceMs, nowMs) as { doc: string }[];
     return rows.map((row) => JSON.parse(row.doc) as NotificationRecord);
   }
 

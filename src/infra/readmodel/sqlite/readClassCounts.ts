@@ -46,7 +46,9 @@ BEGIN ${decrement} ${increment} END;
 
 /** Creates the table and its triggers; counts a file from before them once (the triggers keep it from then on). */
 export function ensureReadClassCounts(db: SqliteDatabase): void {
-  const existed = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_read_counts'").get() !== undefined;
+  const existed =
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_read_counts'").get() !==
+    undefined;
   db.exec(DDL);
   if (!existed) {
     db.exec(`INSERT INTO rm_folder_read_counts (parent_id, parent_type, read_class, n)
@@ -60,16 +62,26 @@ function readableClass(readClass: string, viewer: Viewer | null): boolean {
   if (readClass === 'public') return true;
   if (!viewer) return false;
   const access = JSON.parse(readClass) as AccessList;
-  return access.users.some((entry) => entry.id === viewer.id) || access.groups.some((entry) => viewer.groups.includes(entry.id));
+  return (
+    access.users.some((entry) => entry.id === viewer.id) ||
+    access.groups.some((entry) => viewer.groups.includes(entry.id))
+  );
 }
 
 /**
  * The parent's child folders that the viewer may READ, and all of them, from the maintained counts: the cost is the
  * number of distinct ACLs among the children, not the number of children.
  */
-export function readableChildCount(db: SqliteDatabase, parentType: ParentType, parentId: string, viewer: Viewer | null): { readable: number; all: number } {
-  const rows = prepared(db, 'SELECT read_class, n FROM rm_folder_read_counts WHERE parent_id = ? AND parent_type = ?').all(parentId, parentType) as
-    { read_class: string; n: number }[];
+export function readableChildCount(
+  db: SqliteDatabase,
+  parentType: ParentType,
+  parentId: string,
+  viewer: Viewer | null,
+): { readable: number; all: number } {
+  const rows = prepared(
+    db,
+    'SELECT read_class, n FROM rm_folder_read_counts WHERE parent_id = ? AND parent_type = ?',
+  ).all(parentId, parentType) as { read_class: string; n: number }[];
   let readable = 0;
   let all = 0;
   for (const { read_class, n } of rows) {

@@ -40,13 +40,19 @@ export function followFolderMove(
   from: { type: RootType; id: string } | undefined,
   to: { type: RootType; id: string },
 ): void {
-  prepared(db, `UPDATE rm_items SET base_parent_type = @type, base_parent_id = @base WHERE folder_id IN (${subtreeSql})`).run({
+  prepared(
+    db,
+    `UPDATE rm_items SET base_parent_type = @type, base_parent_id = @base WHERE folder_id IN (${subtreeSql})`,
+  ).run({
     id,
     type: to.type,
     base: to.id,
   });
   if (!from || (from.type === to.type && from.id === to.id)) return;
-  const { total } = prepared(db, `SELECT COALESCE(SUM(size), 0) AS total FROM rm_folders WHERE id IN (${subtreeSql})`).get({ id }) as {
+  const { total } = prepared(
+    db,
+    `SELECT COALESCE(SUM(size), 0) AS total FROM rm_folders WHERE id IN (${subtreeSql})`,
+  ).get({ id }) as {
     total: number;
   };
   addRootSize(db, from.type, from.id, -total);

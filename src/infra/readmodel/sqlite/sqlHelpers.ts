@@ -31,7 +31,13 @@ export function pagingSql(paging: Paging, columns: SortColumns, table: string): 
 
 /** `meta.a.b` → `$."meta"."a"."b"` (each segment quoted, so any field name is safe). */
 export function jsonPath(field: string): string {
-  return '$' + field.split('.').map((part) => `."${part.replace(/"/g, '""')}"`).join('');
+  return (
+    '$' +
+    field
+      .split('.')
+      .map((part) => `."${part.replace(/"/g, '""')}"`)
+      .join('')
+  );
 }
 
 /**
@@ -64,7 +70,10 @@ export function ftsQuery(text: string): string | null {
     return ' ';
   });
   for (const token of rest.split(/\s+/).filter(Boolean)) {
-    const cleaned = token.replace(/^-+/, '').replace(/[^\p{L}\p{N}_]+/gu, ' ').trim();
+    const cleaned = token
+      .replace(/^-+/, '')
+      .replace(/[^\p{L}\p{N}_]+/gu, ' ')
+      .trim();
     if (!cleaned) continue;
     for (const part of cleaned.split(/\s+/)) (token.startsWith('-') ? excluded : words).push(quote(part));
   }

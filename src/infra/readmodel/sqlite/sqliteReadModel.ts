@@ -32,7 +32,9 @@ export class SqliteReadModel implements ReadModel {
   /** Plans read on this connection: the projector plans only between transactions (src/projections/projection.ts). */
   readonly projectionReads: ProjectionReads;
   private readonly tx: ReadModelTx;
-  private readonly batchTx: Transaction<(projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number>;
+  private readonly batchTx: Transaction<
+    (projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number
+  >;
   private readonly saveCheckpointStmt: Statement<[string, bigint]>;
   private readonly relaxedSyncStmt: Statement<[]>;
   private readonly fullSyncStmt: Statement<[]>;
@@ -60,8 +62,16 @@ export class SqliteReadModel implements ReadModel {
     this.relaxedSyncStmt = db.prepare('PRAGMA synchronous = NORMAL');
     this.fullSyncStmt = db.prepare('PRAGMA synchronous = FULL');
     this.tx = {
-      users: this.users, groups: this.groups, tokens: this.tokens, apiKeys: this.apiKeys, collections: this.collections, folders: this.folders,
-      items: this.items, files: this.files, subtree: this.subtree, history: this.history,
+      users: this.users,
+      groups: this.groups,
+      tokens: this.tokens,
+      apiKeys: this.apiKeys,
+      collections: this.collections,
+      folders: this.folders,
+      items: this.items,
+      files: this.files,
+      subtree: this.subtree,
+      history: this.history,
     };
   }
 
@@ -86,7 +96,12 @@ export class SqliteReadModel implements ReadModel {
     return row ? row.position : 0n;
   }
 
-  async apply(projection: string, position: bigint, write: (tx: ReadModelTx) => void, fence?: LeaseFence): Promise<boolean> {
+  async apply(
+    projection: string,
+    position: bigint,
+    write: (tx: ReadModelTx) => void,
+    fence?: LeaseFence,
+  ): Promise<boolean> {
     return (await this.applyBatch(projection, [{ position, write }], fence)) === 1;
   }
 
@@ -139,18 +154,20 @@ export class SqliteReadModel implements ReadModel {
   }
 
   async reset(): Promise<void> {
-    const tables = prepared(this.db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\'")
-      .all() as { name: string }[];
+    const tables = prepared(
+      this.db,
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\'",
+    ).all() as { name: string }[];
     this.db.transaction(() => {
       for (const { name } of tables) prepared(this.db, `DELETE FROM "${name}"`).run();
     })();
   }
 
   async dump(): Promise<Record<string, unknown[]>> {
-    const tables = prepared(this.db,
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints' ORDER BY name",
-      )
-      .all() as { name: string }[];
+    const tables = prepared(
+      this.db,
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints' ORDER BY name",
+    ).all() as { name: string }[];
     const out: Record<string, unknown[]> = {};
     for (const { name } of tables) {
       const rows = prepared(this.db, `SELECT * FROM "${name}"`).all() as Record<string, unknown>[];

@@ -1,5 +1,11 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { FolderCopyWrite, SubtreeOp, SubtreeOperation, SubtreeQueries, SubtreeWrites } from '../../../ports/readModel';
+import type {
+  FolderCopyWrite,
+  SubtreeOp,
+  SubtreeOperation,
+  SubtreeQueries,
+  SubtreeWrites,
+} from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { toBit } from './sqlHelpers';
 import { deriveId } from '../../../domain/ids';
@@ -42,7 +48,9 @@ const prepared = new WeakSet<SqliteDatabase>();
 export function ensureSubtreeSql(db: SqliteDatabase): void {
   if (prepared.has(db)) return;
   db.exec(TEMP_DDL);
-  db.function('derive_id', { deterministic: true }, (opId: unknown, sourceId: unknown) => deriveId(String(opId), String(sourceId)));
+  db.function('derive_id', { deterministic: true }, (opId: unknown, sourceId: unknown) =>
+    deriveId(String(opId), String(sourceId)),
+  );
   prepared.add(db);
 }
 
@@ -85,9 +93,9 @@ interface HistoryAt {
  * earlier in log order.
  */
 export function removeSubtree(db: SqliteDatabase, folderId: string, keepRoot: boolean, history?: HistoryAt): boolean {
-  const folder = db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(folderId) as
-    | { type: RootType; id: string }
-    | undefined;
+  const folder = db
+    .prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?')
+    .get(folderId) as { type: RootType; id: string } | undefined;
   if (!folder) return false;
   ensureSubtreeSql(db);
   clearTemp(db);
@@ -102,7 +110,8 @@ export function removeSubtree(db: SqliteDatabase, folderId: string, keepRoot: bo
     ).run({ position: history.position, root: history.rootId });
   }
   removeCollected(db, folder);
-  if (keepRoot) db.prepare("UPDATE rm_folders SET size = 0, doc = json_set(doc, '$.size', 0) WHERE id = ?").run(folderId);
+  if (keepRoot)
+    db.prepare("UPDATE rm_folders SET size = 0, doc = json_set(doc, '$.size', 0) WHERE id = ?").run(folderId);
   clearTemp(db);
   return true;
 }
@@ -122,9 +131,12 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
 
   async subtreeCount(folderId: string): Promise<number> {
     if (!this.db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return 0;
-    const items = this.db.prepare('SELECT COUNT(*) FROM rm_items WHERE folder_id IN (SELECT value FROM json_each(?))').pluck();
+    const items = this.db
+      .prepare('SELECT COUNT(*) FROM rm_items WHERE folder_id IN (SELECT value FROM json_each(?))')
+      .pluck();
     let n = 0;
-    for await (const folders of this.subtreeChunks(folderId)) n += folders.length + (items.get(JSON.stringify(folders)) as number);
+    for await (const folders of this.subtreeChunks(folderId))
+      n += folders.length + (items.get(JSON.stringify(folders)) as number);
     return n;
   }
 
@@ -136,7 +148,8 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       )
       .pluck();
     const found = new Set<string>();
-    for await (const folders of this.subtreeChunks(folderId)) for (const blobId of blobs.all(JSON.stringify(folders)) as string[]) found.add(blobId);
+    for await (const folders of this.subtreeChunks(folderId))
+      for (const blobId of blobs.all(JSON.stringify(folders)) as string[]) found.add(blobId);
     return [...found];
   }
 
@@ -144,7 +157,9 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
   private async *subtreeChunks(folderId: string): AsyncGenerator<string[]> {
     yield [folderId];
     const next = this.db
-      .prepare('SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id > ? ORDER BY folder_id LIMIT ?')
+      .prepare(
+        'SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id > ? ORDER BY folder_id LIMIT ?',
+      )
       .pluck();
     let after = '';
     for (;;) {
@@ -159,10 +174,17 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
 
   async subtreeOpsFor(folderId: string): Promise<SubtreeOp[]> {
     const rows = this.db
-      .prepare('SELECT folder_id, position, operation, root_id FROM rm_subtree_ops WHERE folder_id = ? ORDER BY position, operation')
+      .prepare(
+        'SELECT folder_id, position, operation, root_id FROM rm_subtree_ops WHERE folder_id = ? ORDER BY position, operation',
+      )
       .safeIntegers(true)
       .all(folderId) as { folder_id: string; position: bigint; operation: SubtreeOperation; root_id: string }[];
-    return rows.map((r) => ({ folderId: r.folder_id, position: r.position, operation: r.operation, rootId: r.root_id }));
+    return rows.map((r) => ({
+      folderId: r.folder_id,
+      position: r.position,
+      operation: r.operation,
+      rootId: r.root_id,
+    }));
   }
 
   // ---- projection writes (synchronous, inside the adapter's transaction) ----
@@ -180,9 +202,9 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     ensureSubtreeSql(db);
     clearTemp(db);
     // Every folder rooted there (each one's base parent is the root, however deep): the whole forest goes at once.
-    db.prepare('INSERT INTO temp.subtree_folders (id, remove) SELECT id, 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = ?').run(
-      rootId, rootType,
-    );
+    db.prepare(
+      'INSERT INTO temp.subtree_folders (id, remove) SELECT id, 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = ?',
+    ).run(rootId, rootType);
     db.prepare(
       `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
        SELECT id, @position, 'deleted', @root FROM temp.subtree_folders`,
@@ -193,11 +215,16 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
 
   copyFolder(c: FolderCopyWrite, position: bigint): void {
     const db = this.db;
-    const source = db.prepare('SELECT size FROM rm_folders WHERE id = ?').get(c.sourceId) as { size: number } | undefined;
+    const source = db.prepare('SELECT size FROM rm_folders WHERE id = ?').get(c.sourceId) as
+      { size: number } | undefined;
     const base = this.baseOf(c.parentType, c.parentId);
     // The projection copies only while both are there (src/projections/lateEvents.ts).
-    if (!source || !base) throw new Error(`Projection: the source ${c.sourceId} or the destination ${c.parentId} of a copy is not in the read model.`);
-    if (db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(c.folderId)) throw new Error(`Projection: folder ${c.folderId} already exists.`);
+    if (!source || !base)
+      throw new Error(
+        `Projection: the source ${c.sourceId} or the destination ${c.parentId} of a copy is not in the read model.`,
+      );
+    if (db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(c.folderId))
+      throw new Error(`Projection: folder ${c.folderId} already exists.`);
     clearTemp(db);
 
     // 1. What is copied, decided before anything is inserted (so a copy landing inside its source is never copied):
@@ -205,8 +232,11 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     db.prepare('INSERT INTO temp.copy_map (src, dst, depth) VALUES (?, ?, 0)').run(c.sourceId, c.folderId);
     const under = 'SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @src';
     if (c.copier.admin) {
-      db.prepare(`INSERT INTO temp.copy_map (src, dst, depth) SELECT folder_id, derive_id(@op, folder_id), depth FROM (${under})`).run({
-        src: c.sourceId, op: c.opId,
+      db.prepare(
+        `INSERT INTO temp.copy_map (src, dst, depth) SELECT folder_id, derive_id(@op, folder_id), depth FROM (${under})`,
+      ).run({
+        src: c.sourceId,
+        op: c.opId,
       });
     } else {
       db.prepare(
@@ -233,19 +263,45 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     //    their new parent as on creation (public, or false; its ACL, which already gives the copier ADMIN), and keep
     //    their source's name, description, metadata, publicFlags and size (all items are copied).
     const rootDoc = {
-      _id: c.folderId, name: c.name, lowerName: c.name.toLowerCase(), description: c.description, creatorId: c.creatorId, created: c.created,
-      updated: c.created, size: source.size, ...(c.public !== undefined ? { public: c.public } : {}),
-      ...(c.publicFlags !== undefined ? { publicFlags: c.publicFlags } : {}), access: c.access, meta: c.meta,
+      _id: c.folderId,
+      name: c.name,
+      lowerName: c.name.toLowerCase(),
+      description: c.description,
+      creatorId: c.creatorId,
+      created: c.created,
+      updated: c.created,
+      size: source.size,
+      ...(c.public !== undefined ? { public: c.public } : {}),
+      ...(c.publicFlags !== undefined ? { publicFlags: c.publicFlags } : {}),
+      access: c.access,
+      meta: c.meta,
     };
     db.prepare(
       `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(c.folderId, c.parentType, c.parentId, c.name, c.name.toLowerCase(), base.type, base.id, toBit(c.public), c.created, c.created,
-      source.size, JSON.stringify(rootDoc));
+    ).run(
+      c.folderId,
+      c.parentType,
+      c.parentId,
+      c.name,
+      c.name.toLowerCase(),
+      base.type,
+      base.id,
+      toBit(c.public),
+      c.created,
+      c.created,
+      source.size,
+      JSON.stringify(rootDoc),
+    );
     const inherited = c.public ?? false;
     const args = {
-      baseType: base.type, baseId: base.id, publicBit: toBit(inherited), publicJson: JSON.stringify(inherited), created: c.created,
-      creator: c.creatorId, access: JSON.stringify(c.access),
+      baseType: base.type,
+      baseId: base.id,
+      publicBit: toBit(inherited),
+      publicJson: JSON.stringify(inherited),
+      created: c.created,
+      creator: c.creatorId,
+      access: JSON.stringify(c.access),
     };
     const docOf = (flags: boolean) =>
       `json_object('_id', m.dst, 'name', f.name, 'lowerName', f.lower_name, 'description', f.doc ->> '$.description',
@@ -276,7 +332,11 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     }
 
     // 4. Search rows and ACL rows.
-    db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(c.folderId, c.name, c.description);
+    db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
+      c.folderId,
+      c.name,
+      c.description,
+    );
     db.prepare(
       `INSERT INTO rm_folders_fts (id, name, description)
        SELECT m.dst, f.name, f.doc ->> '$.description' FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src WHERE m.depth > 0`,
@@ -340,12 +400,14 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
   /** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is gone. */
   private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
     if (parentType === 'folder') {
-      const row = this.db.prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(parentId) as
-        | { type: RootType; id: string }
-        | undefined;
+      const row = this.db
+        .prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?')
+        .get(parentId) as { type: RootType; id: string } | undefined;
       return row ?? null;
     }
     const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
-    return this.db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
+    return this.db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(parentId)
+      ? { type: parentType, id: parentId }
+      : null;
   }
 }
