@@ -16,7 +16,8 @@ import type { BenchRow } from './lib/benchRow';
 import { formatTable } from './lib/table';
 
 const BENCH_DIR = __dirname;
-/** Per benchmark file. The quick run as a whole takes under a minute on a quiet 2-core machine; the limit leaves room for a loaded CI host. A full run may seed a million folders. */
+/** Per benchmark file. The quick run as a whole takes under a minute on a quiet 2-core machine; the limit leaves room
+ * for a loaded CI host. A full run may seed a million folders. */
 const TIME_LIMIT_MS = { quick: 150_000, full: 45 * 60_000 };
 
 interface FileOutcome {

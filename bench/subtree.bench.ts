@@ -9,7 +9,8 @@
  *   another size: SUBTREE_BENCH_FOLDERS=25000 (about that many folders, and nearly as many items)
  *
  * Rows:
- *  - copy, delete, recursive access change and "empty folder" times vs raw better-sqlite3 inserting as many rows as the subtree holds (folders + items) in one
+ *  - copy, delete, recursive access change and "empty folder" times vs raw better-sqlite3 inserting as many rows as the
+ * subtree holds (folders + items) in one
  *    transaction, into a table with a primary key and one secondary index, on a file in the same directory;
  *  - the event loop's longest stall (`perf_hooks.monitorEventLoopDelay`) during the copy and the delete, vs the same
  *    measure while only the reader runs;

@@ -34,7 +34,8 @@ export interface Config {
    * the blob reclaimer purges them after that. 0 purges at once.
    */
   blobRetentionDays: number;
-  /** The storage sweep spares blobs stored less than this long ago (ms): another process may not have projected their file yet. */
+  /** The storage sweep spares blobs stored less than this long ago (ms): another process may not have projected their
+   * file yet. */
   blobSweepGraceMs: number;
   /**
    * Time to live of the projector lease (one projector per read model across the processes that share it), in ms:

@@ -11,11 +11,11 @@ import { folderWithChildren, scenario } from '../lib/scenario';
 const seconds = Number(process.argv[2] ?? 3);
 const TICK_MS = 1000 / 100;
 const cpu = (pid: number, tid = pid) => {
-  const f = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const f = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) * TICK_MS;
 };
 const cpuAll = (pid: number) => {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) * TICK_MS;
 };
 
@@ -33,7 +33,7 @@ async function measure(
     duration: seconds,
     headers: o.headers ?? {},
     ...(o.setupRequest ? { requests: [{ setupRequest: o.setupRequest }] } : {}),
-  } as any);
+  });
   const n = (r.requests as unknown as { total: number }).total;
   const all = (cpuAll(server.pid) - a0) / n,
     main = (cpu(server.pid) - m0) / n;
@@ -89,4 +89,4 @@ async function main() {
     await service.remove();
   }
 }
-main();
+void main();

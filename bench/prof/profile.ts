@@ -1,5 +1,6 @@
 /**
- * CPU profile (--cpu-prof) and event-loop delay of the compiled service under one kind of load, for docs/performance.md.
+ * CPU profile (--cpu-prof) and event-loop delay of the compiled service under one kind of load, for
+ * docs/performance.md.
  *   npm run build && npx tsx bench/prof/profile.ts <post|get|list|seq> <seconds> [profile dir]
  *   node bench/prof/selfTime.cjs <file>.cpuprofile; node bench/prof/inclusiveTime.cjs <file>.cpuprofile 'dist/'
  * The main thread's profile is the .001 file; the append worker's the next one.
@@ -50,7 +51,7 @@ async function main() {
     if (ok) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  child.stdout!.resume();
+  child.stdout.resume();
   const base = `http://127.0.0.1:${port}/api/v1`;
   const admin = new Api(base);
   const a = await admin.register('profadmin');
@@ -103,7 +104,7 @@ async function main() {
             ],
           }
         : {}),
-    } as any);
+    });
     console.log(mode, 'rps', result(r));
   }
   child.kill('SIGINT');
@@ -113,4 +114,4 @@ async function main() {
 function result(r: any) {
   return `${r.requests.average} p50 ${r.latency.p50} p99 ${r.latency.p99} non2xx ${r.non2xx} errors ${r.errors}`;
 }
-main();
+void main();

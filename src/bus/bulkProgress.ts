@@ -1,5 +1,6 @@
 /**
- * How far a large subtree event has got while it is applied off the event loop (src/infra/readmodel/sqlite/bulkApply.ts),
+ * How far a large subtree event has got while it is applied off the event loop
+ * (src/infra/readmodel/sqlite/bulkApply.ts),
  * for the request that caused it: the bulk worker reports the subtree entries (folders and items) it has processed,
  * keyed by the `requestId` of the event's metadata, and the route running that request (following it through its
  * progress context, src/bus/progress.ts) turns them into a moving `current`.

@@ -11,7 +11,6 @@ import { readModelProjection } from '../projections';
 import { writerOf } from '../projections/projection';
 import { BulkRowCounter } from '../infra/readmodel/sqlite/bulkRowCounter';
 import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
-import type { RecordedEvent } from '../ports/eventStore';
 
 if (!parentPort) throw new Error('bulkApplyWorker runs as a worker thread (SqliteBulkApply starts it).');
 const port = parentPort;
@@ -81,7 +80,7 @@ function checkpointWal(): void {
   }
 }
 
-port.on('message', async (job: BulkJob) => {
+async function answer(job: BulkJob): Promise<void> {
   let reply: BulkReply;
   try {
     reply = await run(job);
@@ -90,4 +89,6 @@ port.on('message', async (job: BulkJob) => {
     reply = { id: job.id, ok: false, message: e.message, stack: e.stack };
   }
   port.postMessage(reply);
-});
+}
+
+port.on('message', (job: BulkJob) => void answer(job));

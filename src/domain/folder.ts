@@ -330,7 +330,8 @@ export type FolderCommand =
       data: {
         parentType: ParentType;
         parentId: string;
-        /** The new parent's folder path: its folder ancestors and itself when it is a folder (empty for a user/collection). */
+        /** The new parent's folder path: its folder ancestors and itself when it is a folder (empty for a
+         * user/collection). */
         targetPath: string[];
         now: string;
       };
@@ -387,7 +388,8 @@ export const checkFolderName = (name: string): string => {
 };
 const checkName = checkFolderName;
 
-/** Girder's rename on collision (`createFolder(..., allowRename=True)`, used by copies): `name`, `name (1)`, `name (2)`, … */
+/** Girder's rename on collision (`createFolder(..., allowRename=True)`, used by copies): `name`, `name (1)`, `name
+ * (2)`, … */
 export const folderNameCandidate = (name: string, n: number): string => (n === 0 ? name : `${name} (${n})`);
 
 function requireExisting(state: FolderState): void {

@@ -20,7 +20,8 @@ export const isObjectId = (value: string): boolean => /^[0-9a-f]{24}$/i.test(val
 
 /**
  * The id of the copy of `sourceId` made by operation `opId` (the SQLite adapter registers it as the SQL function
- * `derive_id`; the MongoDB adapter and point-in-time reads call it directly): like an ObjectId, it starts with the 4-byte timestamp (the operation's, taken from `opId`), followed by 8 bytes of SHA-256 of
+ * `derive_id`; the MongoDB adapter and point-in-time reads call it directly): like an ObjectId, it starts with the
+ * 4-byte timestamp (the operation's, taken from `opId`), followed by 8 bytes of SHA-256 of
  * `<opId>:<sourceId>`. Sharing the operation's prefix keeps a copy's rows together in every id-keyed index, which is
  * what makes inserting 100,000 of them in one transaction fast.
  */

@@ -19,7 +19,8 @@ export function validateMetadataKeys(keys: Iterable<string>): void {
 
 /**
  * Girder's setMetadata: the updates are merged over the current metadata; unless `allowNull`, keys set to null are
- * removed. Every top-level key of the result is then validated, and the result is held to the user-JSON limits. Built with `Object.fromEntries` so that a key such as
+ * removed. Every top-level key of the result is then validated, and the result is held to the user-JSON limits. Built
+ * with `Object.fromEntries` so that a key such as
  * `__proto__` stays an ordinary key.
  */
 export function mergeMetadata(current: Metadata, updates: Metadata, allowNull: boolean): Metadata {

@@ -57,7 +57,7 @@ function pathSegments(path: string): string[] {
 }
 
 /** The request's id: a UUID string, as `genReqId` below makes it. */
-const requestIdOf = (req: Request): string => (typeof req.id === 'object' ? JSON.stringify(req.id) : String(req.id));
+const requestIdOf = (req: Request): string => req.id;
 
 /** The Swagger UI page, with its assets addressed below the API root whether or not the URL ends with a slash. */
 function swaggerPage(): string {

@@ -223,7 +223,8 @@ export const param = {
       values,
     };
   },
-  /** A `dateTime` parameter (Girder parses it with dateutil): an ISO 8601 date or date-time `Date` represents → epoch ms. */
+  /** A `dateTime` parameter (Girder parses it with dateutil): an ISO 8601 date or date-time `Date` represents → epoch
+   * ms. */
   dateTime<N extends string>(name: N, opts: Common = {}) {
     return make<N, number | undefined>(
       'string',

@@ -51,7 +51,7 @@ export function sendResult(req: Request, res: Response, status: number, value: u
   }
   // What express's res.send would write for a JSON string (its freshness, ETag and conversion steps do not apply:
   // this service sets no ETag), written directly: the response's last step, on every request.
-  const body = sortedJson(value ?? null) ?? '';
+  const body = (sortedJson(value ?? null) as string | undefined) ?? '';
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);

@@ -5,7 +5,8 @@
  *  - projectionWrites.ts: what projections write ({@link ReadModelTx}) and the reads a handler's plan makes
  *    ({@link ProjectionReads});
  *  - history.ts: removed documents, placements and sizes over time, keep and restore (required of every adapter);
- *  - projectorStore.ts: checkpoint, apply/applyBatch, leases and fencing, reset, dump, dispose ({@link ProjectorStore}).
+ *  - projectorStore.ts: checkpoint, apply/applyBatch, leases and fencing, reset, dump, dispose ({@link
+ * ProjectorStore}).
  * Consumers depend on the narrowest role they use; an adapter implements them all ({@link ReadModel}).
  */
 import type { ReadModelQueries } from './readModel/queries';

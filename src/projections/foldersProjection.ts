@@ -54,7 +54,9 @@ export const foldersProjection = projectionOf<FolderEvent>({
   FolderAccessChanged: planned<FolderAccessChangedData, string[]>({
     // Only a recursive change reads: which folders it reaches is decided on the read model as it stands.
     needsPlan: (event) => !!(event.data.recurse && event.data.actor),
-    plan: (event, reads) => accessTargets(reads.folders, event.data.folderId, event.data.actor!),
+    // needsPlan above: planned only with an actor.
+    plan: async (event, reads) =>
+      event.data.actor ? accessTargets(reads.folders, event.data.folderId, event.data.actor) : [],
     apply: (event, tx, reached) => {
       const d = event.data;
       const change = {

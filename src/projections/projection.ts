@@ -27,7 +27,7 @@ export type Handler<D = any> = WriteHandler<D> | PlannedHandler<D>;
 
 export interface Projection {
   /** Event type → handler. Types a projection does not list are ignored by it. */
-  handlers: Record<string, Handler>;
+  handlers: Partial<Record<string, Handler>>;
 }
 
 /** A handler that reads (plans) before it writes; see the top of this file. */

@@ -100,7 +100,8 @@ interface ActiveLoop {
 /**
  * Runs the projections over an `$all` subscription from the stored checkpoint: strictly in order, the events that
  * are already there in one read-model transaction with one checkpoint write (up to {@link MAX_BATCH}; a backlog in
- * large batches, live traffic in what each commit brought). `position$` is the last position the read models reflect as far as this process has seen;
+ * large batches, live traffic in what each commit brought). `position$` is the last position the read models reflect as
+ * far as this process has seen;
  * writers wait for their position (read-your-writes) before they respond, through {@link waitFor}.
  *
  * With a lease (the service), several processes may share one read model and only the lease holder projects:
@@ -271,7 +272,8 @@ export class Projector {
 
   /**
    * One batch of ordinary events. When the batch fails, applies its events one by one, so that those before the
-   * failing event are kept and the failure is reported at the event that caused it (`onEvent` is told each event tried).
+   * failing event are kept and the failure is reported at the event that caused it (`onEvent` is told each event
+   * tried).
    */
   private async applyRun(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     if (events.length === 0) return;
@@ -334,7 +336,8 @@ export class Projector {
 
   /**
    * Resolves once the read models reflect `position`; rejects with {@link ProjectionLagError} after `timeoutMs`, or
-   * at once with {@link ProjectionStoppedError} if the projections stopped on a failure in this process. The holder waits in-process; a
+   * at once with {@link ProjectionStoppedError} if the projections stopped on a failure in this process. The holder
+   * waits in-process; a
    * standby polls the shared checkpoint.
    */
   async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {

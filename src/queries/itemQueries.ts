@@ -22,7 +22,8 @@ export function itemSortField(sort: string): string {
   return sort;
 }
 
-/** Girder's Item filter: `_id, name, description, folderId, baseParentType/Id, creatorId, created, updated, size, meta`. */
+/** Girder's Item filter: `_id, name, description, folderId, baseParentType/Id, creatorId, created, updated, size,
+ * meta`. */
 export function itemView(item: ItemDoc): View {
   return {
     _id: item._id,

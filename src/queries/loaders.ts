@@ -50,7 +50,8 @@ export async function loadModel<M extends ParentType>(
   return found.doc as DocOf<M>;
 }
 
-/** Loads a parent named by a parameter (Girder's `load(…, exc=True)`): `No such <model>: <id>` when it does not resolve. */
+/** Loads a parent named by a parameter (Girder's `load(…, exc=True)`): `No such <model>: <id>` when it does not
+ * resolve. */
 export async function loadParent(
   services: Services,
   model: ParentType,

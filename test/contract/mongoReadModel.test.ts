@@ -171,16 +171,16 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
     ),
   (tx) => tx.items.deleteInFolder('d'),
   (tx, position) => {
-    tx.history!.keepRemoved('b', false, position, '2024-03-03T00:00:00.000Z');
+    tx.history.keepRemoved('b', false, position, '2024-03-03T00:00:00.000Z');
     tx.subtree.deleteFolder('b', position);
   },
   (tx, position) => {
-    tx.history!.keepRemoved('copy', true, position, '2024-03-04T00:00:00.000Z');
+    tx.history.keepRemoved('copy', true, position, '2024-03-04T00:00:00.000Z');
     tx.subtree.clearContents('copy', position);
   },
   // Restores what the delete two events before took (position 14), under another root.
   (tx, position) =>
-    tx.history!.restoreFolder(
+    tx.history.restoreFolder(
       { folderId: 'b', deletedPosition: 14n, parentType: 'user', parentId: 'u1', name: 'B again' },
       position,
     ),

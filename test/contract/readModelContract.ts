@@ -941,14 +941,14 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.items.addSize('ir', 1);
         });
       });
-      const history = () => rm.history!;
+      const history = () => rm.history;
       const skipWithout = () => rm.history === undefined;
 
       it('keeps what a delete removes, and restores it under a new parent and name', async () => {
         if (skipWithout()) return;
         const removedAt = position + 1n;
         await apply((tx) => {
-          tx.history!.keepRemoved('s', false, removedAt, T1);
+          tx.history.keepRemoved('s', false, removedAt, T1);
           tx.subtree.deleteFolder('s', removedAt);
         });
         expect(await rm.folders.get('s')).toBeNull();
@@ -972,7 +972,7 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
 
         const restoredAt = position + 1n;
         await apply((tx) =>
-          tx.history!.restoreFolder(
+          tx.history.restoreFolder(
             { folderId: 's', deletedPosition: removedAt, parentType: 'folder', parentId: 'home', name: 'Back' },
             restoredAt,
           ),
@@ -998,7 +998,7 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         // Restoring again (the folder is live) changes nothing.
         const before = await rm.dump();
         await apply((tx) =>
-          tx.history!.restoreFolder(
+          tx.history.restoreFolder(
             { folderId: 's', deletedPosition: removedAt, parentType: 'collection', parentId: 'c1', name: 'Again' },
             position + 1n,
           ),
@@ -1011,7 +1011,7 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         if (skipWithout()) return;
         const at = position + 1n;
         await apply((tx) => {
-          tx.history!.keepRemoved('r', true, at, T1);
+          tx.history.keepRemoved('r', true, at, T1);
           tx.subtree.clearContents('r', at);
         });
         expect(await history().removedFolder('s')).toMatchObject({ rootId: 'r', operation: 'cleared' });

@@ -142,7 +142,7 @@ describe('SqliteReadModel: per-read-class child counts', () => {
     await expectExact();
 
     await apply((tx) =>
-      tx.history!.restoreFolder(
+      tx.history.restoreFolder(
         { folderId: 'a', deletedPosition: deletedAt, parentType: 'folder', parentId: 'top', name: 'A again' },
         position,
       ),

@@ -19,7 +19,8 @@ let admin: TestUser;
 /** Every call to the worker: the event type, and what happened while it ran. */
 interface BackgroundCall {
   type: string;
-  /** A GET /folder/:id and a GET /readyz sent right after the event went to the worker, if they answered before it finished. */
+  /** A GET /folder/:id and a GET /readyz sent right after the event went to the worker, if they answered before it
+   * finished. */
   answeredMeanwhile?: { folder: number; readyz: number; lease: unknown };
 }
 let calls: BackgroundCall[];

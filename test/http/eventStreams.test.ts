@@ -287,7 +287,9 @@ describe('GET /folder/:id/events', () => {
     const saved = { ...eventStreamLimits };
     eventStreamLimits.catchUpDrainTimeoutMs = 300;
     try {
-      const body = await stalledClient(`/folder/${f}/events?since=0`, async () => void (await sleep(1000)));
+      const body = await stalledClient(`/folder/${f}/events?since=0`, async () => {
+        await sleep(1000);
+      });
       expect(body.endsWith(overflowTail)).toBe(true);
       // A client that reads gets the whole backlog (catch-up waits for it instead of overflowing).
       eventStreamLimits.maxBufferedBytes = 256 * 1024;

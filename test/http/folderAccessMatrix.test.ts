@@ -381,7 +381,7 @@ describe('access matrix: unresolvable ids', () => {
       { method: 'POST', path: '/folder', form: { parentType: 'folder', parentId: UNKNOWN, name: 'x' } },
     ],
   ];
-  for (const [label, route, call] of PARENT_CALLS) {
+  for (const [label, , call] of PARENT_CALLS) {
     it(`${label} with an unknown parent → 400 No such folder`, async () => {
       await check(label, call, siteAdmin.token, {
         status: 400,

@@ -22,11 +22,11 @@ function injectLatency(store: EventStore): void {
   store.readStream = (streamId, options) =>
     (async function* () {
       const events: RecordedEvent[] = [];
-      let failure: unknown;
+      let failure: Error | undefined;
       try {
         for await (const event of readStream(streamId, options)) events.push(event);
       } catch (error) {
-        failure = error;
+        failure = error as Error;
       }
       await new Promise((resolve) => setTimeout(resolve, 2));
       if (failure) throw failure;

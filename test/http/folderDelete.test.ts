@@ -5,7 +5,6 @@ import { createItem } from '../../src/commands/itemCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
 import { toNewEvents } from '../../src/commands/commandContext';
 import { folderStream } from '../../src/domain/folder';
-import type { FolderDoc } from '../../src/ports/readModel';
 
 let api: ApiClient;
 let admin: TestUser;
@@ -321,7 +320,7 @@ describe('writes racing a subtree delete (the projection never stops)', () => {
     const mover = await newFolder(alice, alicePrivate, 'Mover');
     const moverChild = await newFolder(alice, mover, 'Mover child');
     await api.addFile(alice, await api.newItem(alice, moverChild, 'bytes'), '12345678');
-    const staleParent = (await services.readModel.folders.get(inner))! as FolderDoc;
+    const staleParent = (await services.readModel.folders.get(inner))!;
     expect((await api.as(alice).delete(`/folder/${doomed}`)).status).toBe(200);
     const sizeBefore = await userSize(alice);
 

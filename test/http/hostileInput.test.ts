@@ -302,7 +302,7 @@ describe('every route answers hostile values with a 4xx, never a 5xx, a reset or
           else (asForm && !route.rawBody && route.method !== 'GET' ? form : query).append(spec.name, value);
         }
         const path = `/api/v1/${resource}${segments.length ? '/' : ''}${segments.map((s) => encodeURIComponent(Buffer.from(s, 'utf8').toString('utf8'))).join('/')}`;
-        const url = `${path}${query.size ? `?${query}` : ''}`;
+        const url = `${path}${query.size ? `?${query.toString()}` : ''}`;
         const headers: Record<string, string> = anonymous ? {} : { 'Girder-Token': admin.token };
         let body: Buffer | undefined;
         if (route.rawBody) {

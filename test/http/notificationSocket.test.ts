@@ -31,7 +31,9 @@ describe('notification socket', () => {
   }
 
   const nextMessage = (ws: WebSocket) =>
-    new Promise<Record<string, unknown>>((resolve) => ws.once('message', (data) => resolve(JSON.parse(String(data)))));
+    new Promise<Record<string, unknown>>((resolve) =>
+      ws.once('message', (data) => resolve(JSON.parse((data as Buffer).toString()))),
+    );
 
   it('sends the caller its own progress records, and nobody else’s', async () => {
     const opened = await connect(`${NOTIFICATION_SOCKET_PATH}?token=${alice.token}`);

@@ -338,10 +338,16 @@ describe('SseWriter', () => {
         const chunk = 'x'.repeat(64 * 1024);
         const pump = () => {
           for (let i = 0; i < 16; i += 1) {
-            if (!writer.send({ data: chunk, id: String(sent) })) return resolve();
+            if (!writer.send({ data: chunk, id: String(sent) })) {
+              resolve();
+              return;
+            }
             sent += 1;
           }
-          if (sent > 20_000) return resolve(); // 1.3 GB: the bound clearly did not work
+          if (sent > 20_000) {
+            resolve(); // 1.3 GB: the bound clearly did not work
+            return;
+          }
           setImmediate(pump);
         };
         pump();

@@ -95,7 +95,7 @@ function validateOpenApi(doc: Json): string[] {
       }
       const declaredPath = (op.parameters as Json[]).filter((p) => p.in === 'path').map((p) => p.name);
       if (JSON.stringify(declaredPath.sort()) !== JSON.stringify([...templated].sort()))
-        errors.push(`${where}: path params ${declaredPath} vs ${templated}`);
+        errors.push(`${where}: path params ${declaredPath.join(',')} vs ${templated.join(',')}`);
       for (const media of Object.values((op.requestBody?.content ?? {}) as Json)) {
         if ((media as Json).schema) checkSchema((media as Json).schema, `${where} body`, errors);
       }

@@ -147,7 +147,8 @@ describe('read-model rebuild', () => {
       expect(projector.role).toBe('holder');
       return;
     }
-    // MongoDB: a new generation fills while the service keeps serving and writing; the alias switches once it caught up.
+    // MongoDB: a new generation fills while the service keeps serving and writing; the alias switches once it caught
+    // up.
     const before = await readModel.currentGeneration();
     const admin = (await api.anonymous().get('/user/authentication').auth('admin', 'password1')).body.authToken
       .token as string;

@@ -31,7 +31,7 @@ const nested = fc
   .tuple(fc.integer({ min: MAX_JSON_DEPTH - 3, max: MAX_JSON_DEPTH + 2 }), fc.boolean(), fc.jsonValue({ maxDepth: 1 }))
   .map(([depth, arrays, leaf]) => {
     let value: unknown = leaf;
-    for (let i = 0; i < depth; i++) value = arrays ? [value] : { ['k' + (i % 3)]: value };
+    for (let i = 0; i < depth; i++) value = arrays ? [value] : { [`k${i % 3}`]: value };
     return value;
   });
 const extremeNumber = fc.constantFrom(1e308, -1e308, 5e-324, -0, Number.MAX_SAFE_INTEGER + 2, -(2 ** 63), 0.1 + 0.2);

@@ -69,10 +69,10 @@ async function workload(api: ApiClient, users: TestUser[], roots: string[]): Pro
   const counts: Record<string, number> = {};
   for (let n = 0; n < OPERATIONS; n++) {
     if (n % 25 === 0) refresh();
-    const user = users[rng.int(users.length)]!;
-    const as = api.as(rng.next() < 0.7 ? users[0]! : user);
-    const folder = rng.pick(folders) ?? roots[0]!;
-    const other = rng.pick(folders) ?? roots[0]!;
+    const user = users[rng.int(users.length)];
+    const as = api.as(rng.next() < 0.7 ? users[0] : user);
+    const folder = rng.pick(folders) ?? roots[0];
+    const other = rng.pick(folders) ?? roots[0];
     const item = rng.pick(items);
     const word = `w${rng.int(40)}`;
     const kinds = [
@@ -97,7 +97,7 @@ async function workload(api: ApiClient, users: TestUser[], roots: string[]): Pro
       'clear',
       'restore',
     ];
-    const kind = kinds[rng.int(kinds.length)]!;
+    const kind = kinds[rng.int(kinds.length)];
     let res;
     switch (kind) {
       case 'createFolder':
@@ -125,8 +125,8 @@ async function workload(api: ApiClient, users: TestUser[], roots: string[]): Pro
         const level = rng.int(3);
         const access = {
           users: [
-            { id: users[0]!._id, level: 2 },
-            { id: users[1 + rng.int(users.length - 1)]!._id, level },
+            { id: users[0]._id, level: 2 },
+            { id: users[1 + rng.int(users.length - 1)]._id, level },
           ],
           groups: [],
         };
@@ -207,7 +207,8 @@ async function workload(api: ApiClient, users: TestUser[], roots: string[]): Pro
 /**
  * `verify` as a command process on the embedded deployment's SQLite file (read models and log side by side); in the
  * http-mongo project the read models live in this test process's MongoDB stand-in, which no command process can reach,
- * so the suite is skipped there: verify on MongoDB runs in-process next to the service in test/http-mongo/commands.test.ts.
+ * so the suite is skipped there: verify on MongoDB runs in-process next to the service in
+ * test/http-mongo/commands.test.ts.
  */
 const describeEmbedded = mongoStandInMode() !== null ? describe.skip : describe;
 

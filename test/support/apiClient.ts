@@ -163,7 +163,8 @@ export class ApiClient {
     return ok(await this.as(user).post('/item').query({ folderId, name }), `POST /item ${name}`)._id;
   }
 
-  /** Uploads `content` as a new file of the item (named `data.txt` for text, `data.bin` for bytes); returns the file id. */
+  /** Uploads `content` as a new file of the item (named `data.txt` for text, `data.bin` for bytes); returns the file
+   * id. */
   async addFile(
     user: TestUser,
     itemId: string,

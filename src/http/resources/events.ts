@@ -22,7 +22,8 @@ import { Scope } from '../../domain/scopes';
  * its whole subtree, only what the caller may READ), `GET /events` (site admins: everything, `types` to filter), and
  * the published JSON Schemas of the event payloads at `GET /events/schema`.
  *
- * Every SSE message is one event: `id:` its log position, `event:` its type, `data:` the JSON envelope. A client resumes
+ * Every SSE message is one event: `id:` its log position, `event:` its type, `data:` the JSON envelope. A client
+ * resumes
  * with `Last-Event-ID` (browsers send it on reconnect) or `?since=<position>`: it gets every later event exactly once
  * (catch-up from the event store, then live from the projector's fan-out, src/bus/domainEvents.ts). Without either the
  * stream starts with what happens next.
@@ -161,7 +162,7 @@ async function isInSubtree(services: Services, rootId: string, folderId: string,
   if (await services.readModel.folders.get(folderId))
     return services.readModel.folders.isSelfOrDescendant(rootId, folderId);
   const removed = await services.readModel.history.removedFolder(folderId);
-  if (!removed || removed.doc.parentCollection !== 'folder' || depth > 64) return false;
+  if (removed?.doc.parentCollection !== 'folder' || depth > 64) return false;
   return isInSubtree(services, rootId, removed.doc.parentId, depth + 1);
 }
 
@@ -239,7 +240,8 @@ const metadataSchema = z.object({
   at: z.string().describe('ISO 8601 time the event was recorded.'),
 });
 
-/** The published contract: stream names, event metadata, and each event's payload as JSON Schema (from the zod schemas). */
+/** The published contract: stream names, event metadata, and each event's payload as JSON Schema (from the zod
+ * schemas). */
 export function eventSchemaDocument(): Record<string, unknown> {
   const events: Record<string, unknown> = {};
   const add = (category: keyof typeof STREAMS, schemas: Record<string, z.ZodType>) => {

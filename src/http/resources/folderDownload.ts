@@ -31,7 +31,8 @@ const AHEAD_BYTES = 4 * 1024 * 1024;
 /**
  * Streams `entries` into a zip archive on `out` (STORE, data descriptors, zip64 records when `forceZip64`, timestamps
  * in server local time) and resolves with true once `out` has taken the whole archive. Small entries are queued a
- * little ahead of the one being written ({@link AHEAD_ENTRIES}), and backpressure from `out` pauses the blob being read, so
+ * little ahead of the one being written ({@link AHEAD_ENTRIES}), and backpressure from `out` pauses the blob being
+ * read, so
  * memory stays constant whatever the archive's size. When `out` closes early (the client went away), the blobs opened
  * are destroyed, nothing more is read and the promise resolves with false. Any other failure (a missing blob, a read
  * error) detaches the archive from `out` without ending it and rejects: the caller destroys `out`, so that a truncated
@@ -83,8 +84,8 @@ export async function writeZip(
   try {
     for await (const { entryPath, file } of entries) {
       if (state.failure) break;
-      while (mustWait(file.size) && !state.failure) await once(archive, 'entry', { signal: stop.signal });
-      if (state.failure) break;
+      while (mustWait(file.size) && !failed()) await once(archive, 'entry', { signal: stop.signal });
+      if (failed()) break;
       const source: Readable | Buffer = file.size === 0 ? Buffer.alloc(0) : await blobs.get(file.blobId);
       if (!Buffer.isBuffer(source)) {
         if (failed()) {

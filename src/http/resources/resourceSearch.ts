@@ -68,7 +68,8 @@ const TEXT_SEARCHES: Record<string, Searcher> = {
 const PREFIX_SEARCHES: Record<string, Searcher> = { user: userSearch(true), group: groupSearch(true) };
 const MODES: Partial<Record<string, Record<string, Searcher>>> = { text: TEXT_SEARCHES, prefix: PREFIX_SEARCHES };
 
-/** `GET /resource/search` (Girder's `text` and `prefix` modes): `{<type>: [documents]}` for each requested type it knows. */
+/** `GET /resource/search` (Girder's `text` and `prefix` modes): `{<type>: [documents]}` for each requested type it
+ * knows. */
 export const resourceSearchRoute = route({
   method: 'GET',
   path: 'search',

@@ -86,7 +86,8 @@ function withRelaxedSync<T>(db: SqliteDatabase, work: () => T): T {
  */
 export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase, gate?: WriteGate): NotificationStore {
   if (readModel instanceof SqliteReadModel) {
-    // The service's writes wait while bulk work in the worker holds the file's write lock (src/infra/sqlite/writeGate.ts).
+    // The service's writes wait while bulk work in the worker holds the file's write lock
+    // (src/infra/sqlite/writeGate.ts).
     const store = new SqliteNotificationStore(sqlite);
     return gate ? gateWrites(store, ['save', 'deleteExpired'], gate) : store;
   }

@@ -42,7 +42,8 @@ export class WriteGate {
       () => undefined,
     );
     this.holder = settled;
-    // Registered before any writer's wait on `settled`, so a writer woken by it sees the gate free (or the next holder).
+    // Registered before any writer's wait on `settled`, so a writer woken by it sees the gate free (or the next
+    // holder).
     void settled.then(() => {
       if (this.holder === settled) this.holder = null;
     });

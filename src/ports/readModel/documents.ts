@@ -147,7 +147,8 @@ export interface Page<T> {
 
 /**
  * What a subtree operation did to a folder (the history index): `deleted` (removed by a delete of itself or of an
- * ancestor, or by emptying an ancestor), `cleared` (the folder that was emptied), `copied` (a folder created by a copy),
+ * ancestor, or by emptying an ancestor), `cleared` (the folder that was emptied), `copied` (a folder created by a
+ * copy),
  * `copiedFrom` (a folder that was copied), `accessChanged` (reached by a recursive access update).
  */
 export type SubtreeOperation = 'deleted' | 'cleared' | 'copied' | 'copiedFrom' | 'accessChanged' | 'restored';

@@ -19,7 +19,8 @@ export interface LeaseRecord {
 }
 
 /**
- * What a lease holder passes to {@link ProjectorStore.apply} so that the read model refuses its writes once another holder
+ * What a lease holder passes to {@link ProjectorStore.apply} so that the read model refuses its writes once another
+ * holder
  * has taken the lease: the write goes ahead only while lease `lease` is still at `epoch`.
  */
 export interface LeaseFence {

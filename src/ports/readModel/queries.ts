@@ -23,7 +23,8 @@ export interface UserQueries {
   get(id: string): Promise<UserDoc | null>;
   getByLogin(login: string): Promise<UserDoc | null>;
   getByEmail(email: string): Promise<UserDoc | null>;
-  /** Users whose login, name or email contains `text`; with `prefix`, whose login, first or last name starts with it (any case). */
+  /** Users whose login, name or email contains `text`; with `prefix`, whose login, first or last name starts with it
+   * (any case). */
   list(options: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>>;
   count(): Promise<number>;
 }
@@ -32,7 +33,8 @@ export interface GroupQueries {
   get(id: string): Promise<GroupDoc | null>;
   /**
    * Groups by name: `exact` = that exact (case-sensitive) name, `prefix` = name starting with `text` (any case),
-   * `text` = name or description containing it (any case), else all. `visibleTo`: only public groups and these group ids (null: every group, for site admins).
+   * `text` = name or description containing it (any case), else all. `visibleTo`: only public groups and these group
+   * ids (null: every group, for site admins).
    */
   list(options: {
     text?: string;
@@ -81,7 +83,8 @@ export interface FolderQueries {
     paging: Paging;
   }): Promise<Page<FolderDoc & { _textScore: number }>>;
   countChildren(options: { parentType: ParentType; parentId: string; viewer: Viewer | null }): Promise<number>;
-  /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name checks, reuseExisting). */
+  /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name
+   * checks, reuseExisting). */
   childNamed(parentType: ParentType, parentId: string, name: string): Promise<FolderDoc | null>;
   /**
    * Items directly in a folder, not permission filtered (`nItems` of GET /folder/:id/details). 0 while the read

@@ -25,7 +25,8 @@ export class PartialUploads implements PartialUploadStore {
 
   /**
    * Streams `source` into the upload's file at `offset`; fails with TooManyBytesError as soon as more than `maxBytes`
-   * arrive. Resolves with the number of bytes written once they are durable. On failure the file is cut back to `offset`.
+   * arrive. Resolves with the number of bytes written once they are durable. On failure the file is cut back to
+   * `offset`.
    */
   async write(uploadId: string, offset: number, source: Readable, maxBytes: number): Promise<number> {
     const file = this.pathOf(uploadId);

@@ -93,7 +93,8 @@ interface SubscriptionState {
   closing: Promise<void> | undefined;
 }
 
-/** Whether the subscription was closed: a call, since the flag changes while the generator waits at a yield or an await. */
+/** Whether the subscription was closed: a call, since the flag changes while the generator waits at a yield or an
+ * await. */
 const isClosed = (state: SubscriptionState): boolean => state.closed;
 
 interface CatchUpTarget {

@@ -7,10 +7,12 @@ import { openDatabase } from '../../sqlite/openDatabase';
 import { GroupCommit } from './groupCommit';
 import { serializeError, type CommitReply, type CommitRequest, type WireResult } from './appendWorker';
 
+if (!parentPort) throw new Error('appendWorkerThread runs as a worker thread (AppendWorker starts it).');
+const port = parentPort;
 const { file } = workerData as { file: string };
 const groupCommit = new GroupCommit(openDatabase(file));
 
-parentPort!.on('message', (request: CommitRequest) => {
+port.on('message', (request: CommitRequest) => {
   let reply: CommitReply;
   try {
     const results = groupCommit.commit(request.group);
@@ -21,5 +23,5 @@ parentPort!.on('message', (request: CommitRequest) => {
   } catch (error) {
     reply = { id: request.id, failed: serializeError(error) };
   }
-  parentPort!.postMessage(reply);
+  port.postMessage(reply);
 });

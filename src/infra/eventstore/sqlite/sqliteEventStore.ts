@@ -82,7 +82,8 @@ interface SubscriptionState {
   wake: (() => void) | undefined;
 }
 
-/** Whether the subscription was closed: a call, since the flag changes while the generator waits at a yield or an await. */
+/** Whether the subscription was closed: a call, since the flag changes while the generator waits at a yield or an
+ * await. */
 const isClosed = (state: SubscriptionState): boolean => state.closed;
 
 interface Waiter {

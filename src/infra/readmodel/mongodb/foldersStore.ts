@@ -314,8 +314,8 @@ export function folderWrites(log: OperationLog): FolderWrites {
           if (same) same.push(d._id);
           else byDepth.set(depth, [d._id]);
         }
-        for (const depth of [...byDepth.keys()].sort((a, b) => b - a)) {
-          w.update('folders', { _id: { $in: byDepth.get(depth)! } }, { $set: set }, true);
+        for (const [, ids] of [...byDepth].sort(([a], [b]) => b - a)) {
+          w.update('folders', { _id: { $in: ids } }, { $set: set }, true);
         }
       });
     },

@@ -157,7 +157,8 @@ function keptSubtree(folderId: string, stamp: string): Filter<StoredDoc> {
   return { stamp, $or: [{ id: folderId }, { 'doc.ancestors': folderId }] };
 }
 
-/** The kept documents (folders, items, files) of the part of a removal at `stamp` that restoring `folderId` brings back. */
+/** The kept documents (folders, items, files) of the part of a removal at `stamp` that restoring `folderId` brings
+ * back. */
 async function keptFor(w: WriteScope, folderId: string, stamp: string) {
   const folders = await w.find('deletedFolders', keptSubtree(folderId, stamp));
   const items = folders.length
@@ -288,7 +289,8 @@ export class MongoHistory implements HistoryQueries {
   async restorable(folderId: string, position: bigint): Promise<{ folderIds: string[]; blobIds: string[] }> {
     const stamp = positionStamp(position);
     const kept = await this.source.get('deletedFolders');
-    // Only a folder the removal took itself can come back (an emptied folder stayed; what was under it has its own ids).
+    // Only a folder the removal took itself can come back (an emptied folder stayed; what was under it has its own
+    // ids).
     if (!(await kept.findOne({ _id: keyAt(stamp, folderId) }, { projection: { _id: 1 } })))
       return { folderIds: [], blobIds: [] };
     const folderIds = (await kept.find(keptSubtree(folderId, stamp), { projection: { id: 1 } }).toArray()).map(

@@ -114,7 +114,8 @@ export async function removeSubtree(
   return true;
 }
 
-/** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is gone. */
+/** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is
+ * gone. */
 async function baseOf(
   w: WriteScope,
   parentType: ParentType,
@@ -362,7 +363,9 @@ export class MongoSubtree implements SubtreeQueries {
 export function subtreeWrites(log: OperationLog): SubtreeWrites {
   return {
     deleteFolder(folderId, position) {
-      log.record(async (w) => void (await removeSubtree(w, folderId, false, { position, rootId: folderId })));
+      log.record(async (w) => {
+        await removeSubtree(w, folderId, false, { position, rootId: folderId });
+      });
     },
     clearContents(folderId, position) {
       log.record(async (w) => {

@@ -138,7 +138,7 @@ export class SqliteBulkApply implements BackgroundApply {
             checkpoint,
             event,
             ...(lease ? { lease } : {}),
-            ...(progress ? { progress: { everyMs: this.options.progress!.everyMs } } : {}),
+            ...(progress && this.options.progress ? { progress: { everyMs: this.options.progress.everyMs } } : {}),
           };
           const worker = this.ensureWorker();
           // While it works, the worker keeps the process alive (at startup, catching up, nothing else may).

@@ -34,7 +34,8 @@ import type { ParentType, RootType } from '../../../domain/parents';
  *    subtree deletes. An index maintained from the read model's own changes is correct for every way a folder enters
  *    or leaves a parent (create, move, copy, delete, clear, the delete races, restore) by construction: it is written
  *    by TEMP triggers on `rm_folders` that fire on any insert, delete, or change of the positional columns, so no
- *    writer has to remember it. `rm_folder_sizes(folder_id, position, size)` records a folder's size (the items directly
+ *    writer has to remember it. `rm_folder_sizes(folder_id, position, size)` records a folder's size (the items
+ * directly
  *    in it, a sum over other aggregates' streams that the folder's own events do not carry) the same way.
  *
  * The triggers are TEMP (per connection) and only fire inside `apply` (the event's position is known then through the

@@ -397,7 +397,8 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       .run({ ids: JSON.stringify(folderIds), position, operation, root: rootId });
   }
 
-  /** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is gone. */
+  /** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is
+   * gone. */
   private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
     if (parentType === 'folder') {
       const row = this.db
