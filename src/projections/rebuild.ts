@@ -35,9 +35,19 @@ export interface RebuildOptions {
  * of consecutive events each applied with one checkpoint write (as the live projector does, so the result is the
  * live result).
  */
+/** A read model that can defer derived state to the end of a replay (the SQLite one: replayMode.ts). */
+interface ReplayAware {
+  beginReplay(): Promise<void>;
+  endReplay(): Promise<void>;
+}
+const replayAware = (readModel: ReadModel): ReplayAware | null =>
+  typeof (readModel as Partial<ReplayAware>).beginReplay === 'function' ? (readModel as unknown as ReplayAware) : null;
+
 export async function rebuild(store: EventStore, readModel: ReadModel, options: RebuildOptions = {}): Promise<RebuildProgress> {
   const interval = options.progressIntervalMs ?? 1000;
   await readModel.reset();
+  const replay = replayAware(readModel);
+  await replay?.beginReplay();
   const projector = new Projector(store, readModel, readModelProjection);
   const started = performance.now();
   let lastReport = started;
@@ -67,5 +77,8 @@ export async function rebuild(store: EventStore, readModel: ReadModel, options: 
     if (chunk.length >= chunkSize) await applyChunk();
   }
   await applyChunk();
+  // The derived state last, after the checkpoint of the last chunk: a replay stopped before this point completes it
+  // when the read models are next opened.
+  await replay?.endReplay();
   return progress();
 }
