@@ -4,7 +4,7 @@ import pino from 'pino';
 import type { Config } from './config';
 import type { Services } from './services';
 import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
-import { SqliteEventStore } from './infra/eventstore/sqlite/sqliteEventStore';
+import { SqliteEventStore, type SqliteEventStoreOptions } from './infra/eventstore/sqlite/sqliteEventStore';
 import { createReadModel as openReadModel, databaseName, notificationStoreOf } from './infra/readmodel/createReadModel';
 import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
@@ -28,8 +28,14 @@ import { WriteGate } from './infra/sqlite/writeGate';
 
 export const VERSION: string = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
+/**
+ * What the composition root hands back: route handlers, commands and queries receive `Services`, whose `readModel` is
+ * the queries role only; the root itself (and tools and tests driving it) keeps the whole adapter, every role.
+ */
+export type RuntimeServices = Services & { readModel: ReadModel };
+
 export interface Runtime {
-  services: Services;
+  services: RuntimeServices;
   db: SqliteDatabase;
   close(): Promise<void>;
 }
@@ -50,7 +56,8 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   const db = openDatabase(file);
   // Every main-thread writer to the SQLite file waits here while bulk work in a worker holds its write lock.
   const gate = new WriteGate();
-  const eventStore = await createEventStore(config, db, logger, gate);
+  // Appends commit on a worker thread, so that no request waits for their fsync (appendWorker.ts).
+  const eventStore = await createEventStore(config, db, logger, { gate, appendWorker: true });
   const readModel = await createReadModel(config, db);
   const background = readModel instanceof SqliteReadModel ? new SqliteBulkApply(db, { file, gate, minFolders: config.bulkWorkerMinFolders }) : undefined;
   if (readModel instanceof SqliteReadModel) readModel.gateWrites(gate);
@@ -65,7 +72,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   await projector.start();
   // Progress notifications: operational state next to the read models (shared by every process), never in the log.
   const notifications = new Notifications(notificationStoreOf(readModel, db, gate));
-  const services: Services = {
+  const services: RuntimeServices = {
     config,
     version: VERSION,
     logger,
@@ -103,16 +110,14 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   };
 }
 
-/** The embedded event store's appends go through the write gate (they share the file with the read models). */
 // ---- adapter selection (configuration only: EVENT_STORE, READ_MODEL, BLOB_STORE) ---------------------------------
 
 /** The configured event store: the embedded SQLite log, or KurrentDB (probed within the connect timeout). */
-export async function createEventStore(config: Config, db: SqliteDatabase | null, logger?: pino.Logger, gate?: WriteGate): Promise<EventStore> {
+export async function createEventStore(config: Config, db: SqliteDatabase | null, logger?: pino.Logger, sqlite: SqliteEventStoreOptions = {}): Promise<EventStore> {
   switch (config.eventStore) {
     case 'sqlite':
       if (!db) throw new Error('EVENT_STORE=sqlite needs the SQLite file under DATA_DIR.');
-      // Each group commit waits its turn at the gate, at the moment it writes (not when its appends were requested).
-      return new SqliteEventStore(db, gate ? (write) => void gate.run(write) : undefined);
+      return new SqliteEventStore(db, sqlite);
     case 'kurrentdb': {
       // Loaded only when configured: the gRPC client costs start-up time and memory the embedded default never uses.
       const { KurrentDbEventStore } = require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');

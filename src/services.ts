@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { EventStore } from './ports/eventStore';
-import type { ReadModel } from './ports/readModel';
+import type { ProjectorStore, ReadModelQueries } from './ports/readModel';
 import type { HookBus } from './bus/hooks';
 import type { Projector } from './projections/projector';
 import type { CommandRunner } from './commands/commandContext';
@@ -16,7 +16,8 @@ export interface Services {
   version: string;
   logger: Logger;
   eventStore: EventStore;
-  readModel: ReadModel;
+  /** The read model's queries role (and its checkpoint, which readiness reports); projector plumbing is not here. */
+  readModel: ReadModelQueries & Pick<ProjectorStore, 'checkpoint'>;
   projector: Projector;
   commands: CommandRunner;
   hooks: HookBus;

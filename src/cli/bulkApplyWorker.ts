@@ -8,6 +8,7 @@ import { openDatabase } from '../infra/sqlite/openDatabase';
 import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteLeases } from '../infra/readmodel/sqlite/leasesStore';
 import { readModelProjection } from '../projections';
+import { writerOf } from '../projections/projection';
 import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
 
 const { file } = workerData as { file: string };
@@ -15,9 +16,11 @@ const db = openDatabase(file);
 const readModel = new SqliteReadModel(db);
 const leases = new SqliteLeases(db);
 
-function run(job: BulkJob): BulkReply {
+async function run(job: BulkJob): Promise<BulkReply> {
   const { event, lease } = job;
-  const handler = readModelProjection.handlers[event.type];
+  // Planned on this connection before the transaction: the main thread holds the write gate and every earlier event
+  // is applied, so nothing changes in between (src/projections/projection.ts).
+  const write = await writerOf(readModelProjection, event, readModel.projectionReads);
   let leaseRenewedAt: number | undefined;
   const keepLease = () => {
     if (!lease) return;
@@ -29,7 +32,7 @@ function run(job: BulkJob): BulkReply {
   };
   const applied = readModel.applyNow(job.checkpoint, event.position, (tx) => {
     keepLease();
-    handler?.(event, tx);
+    write(tx);
     keepLease();
   });
   if (applied) {
@@ -62,10 +65,10 @@ function checkpointWal(): void {
   }
 }
 
-parentPort!.on('message', (job: BulkJob) => {
+parentPort!.on('message', async (job: BulkJob) => {
   let reply: BulkReply;
   try {
-    reply = run(job);
+    reply = await run(job);
   } catch (error) {
     const e = error as Error;
     reply = { id: job.id, ok: false, message: e.message, stack: e.stack };

@@ -30,7 +30,7 @@ export function retentionStart(services: Services, now = Date.now()): string {
 /** Whether a live file references the bytes, or a file removed with a folder within the retention window does. */
 export async function isBlobInUse(services: Services, blobId: string, now = Date.now()): Promise<boolean> {
   if (await services.readModel.files.isBlobReferenced(blobId)) return true;
-  return (await services.readModel.history?.isBlobRetained(blobId, retentionStart(services, now))) ?? false;
+  return services.readModel.history.isBlobRetained(blobId, retentionStart(services, now));
 }
 
 /**
@@ -41,7 +41,7 @@ export async function isBlobInUse(services: Services, blobId: string, now = Date
 export async function purgeExpiredBlobs(services: Services, from: string, now = Date.now()): Promise<string> {
   const history = services.readModel.history;
   const to = retentionStart(services, now);
-  if (!history || to <= from) return from;
+  if (to <= from) return from;
   await reclaimBlobs(services, await history.blobIdsRemovedBetween(from, to), now);
   return to;
 }

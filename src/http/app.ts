@@ -1,6 +1,4 @@
-import crypto from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import pinoHttp from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import type { Services } from '../services';
 import { RestError } from '../domain/errors';
@@ -16,6 +14,7 @@ import { openApiDocument } from './openapi';
 import { apiResources } from './resources';
 import type { ListenerInfo } from '../bus/hooks';
 import { healthRoutes } from './health';
+import { requestLog } from './requestLog';
 import { webClientRoutes } from './web/webClient';
 import { ANONYMOUS, type Principal } from './principal';
 
@@ -73,21 +72,8 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   const router = new Router(resources);
   const { hooks } = services;
 
-  app.use(
-    pinoHttp({
-      logger: services.logger,
-      genReqId: (_req, res) => {
-        const id = crypto.randomUUID();
-        res.setHeader('Girder-Request-Uid', id);
-        return id;
-      },
-      // Never log headers (tokens, Basic credentials, cookies) nor the token, password and (API) key parameters.
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: String(req.url).replace(/([?&](?:token|password|key)=)[^&]*/g, '$1[redacted]') }),
-        res: (res) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  // Request ids, `req.log` and the request log (never headers, tokens, passwords or keys).
+  app.use(requestLog(services.logger));
   app.use((_req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Cache-Control', 'no-cache, no-store, must-revalidate');
     res.setHeader('Pragma', 'no-cache');
@@ -95,8 +81,10 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     next();
   });
 
-  const describe = JSON.stringify(openApiDocument(resources, services.version));
+  // Built on the first request for it, not at start-up (the whole route table walked into a document).
+  let describe: string | undefined;
   app.get(`${API_ROOT}/describe`, (_req, res) => {
+    describe ??= JSON.stringify(openApiDocument(resources, services.version));
     res.type('application/json').send(describe);
   });
 

@@ -1,13 +1,19 @@
 import type { Request, Response } from 'express';
+import { configure } from 'safe-stable-stringify';
 
-/** JSON with keys sorted at every level, as Girder's `json.dumps(sort_keys=True)`. */
+/** JSON.stringify's output with the keys of every object sorted; a cycle throws, as with JSON.stringify. */
+const stableStringify = configure({ deterministic: true, circularValue: TypeError });
+/** Positions and other bigints are rendered as strings. */
+const bigintAsString = (_key: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
+
+/**
+ * JSON with keys sorted at every level, as Girder's `json.dumps(sort_keys=True)`. safe-stable-stringify sorts while
+ * it writes; the former replacer rebuilt every object with sorted keys first, which cost a 50-folder listing about
+ * twice as much (docs/performance.md, "Request path").
+ */
 export function sortedJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, (_key, v) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
-    }
-    return typeof v === 'bigint' ? v.toString() : v;
-  }, indent);
+  // Like JSON.stringify, undefined for a value JSON cannot hold (a function): callers send nothing then.
+  return stableStringify(value, bigintAsString, indent) as string;
 }
 
 /** Whether the Accept header, ordered by q-value, lists text/html before application/json. */
@@ -38,9 +44,14 @@ export function htmlOf(value: unknown): string {
 
 export function sendResult(req: Request, res: Response, status: number, value: unknown): void {
   res.status(status);
-  if (wantsHtml(req.get('Accept'))) {
+  if (wantsHtml(req.headers.accept)) {
     res.type('text/html; charset=utf-8').send(htmlOf(value ?? null));
-  } else {
-    res.type('application/json').send(sortedJson(value ?? null));
+    return;
   }
+  // What express's res.send would write for a JSON string (its freshness, ETag and conversion steps do not apply:
+  // this service sets no ETag), written directly: the response's last step, on every request.
+  const body = sortedJson(value ?? null) ?? '';
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }

@@ -1,10 +1,14 @@
-import { projectionOf } from './projection';
-import type { FolderEvent } from '../domain/folder';
+import { planned, projectionOf } from './projection';
+import type { FolderAccessChangedData, FolderContentsClearedData, FolderCopiedData, FolderDeletedData, FolderEvent } from '../domain/folder';
+import { accessTargets } from './folderAccess';
+import { folderPresent, parentPresent } from './lateEvents';
 
 /**
  * Folders. Subtree operations (delete, empty, copy, recursive access) are one event each, applied set-wise by the
- * adapter in the event's transaction, which also fills the history index (docs/subtree-operations.md). A write that
- * names a folder a subtree delete already removed (it raced the delete of an ancestor) is skipped by the adapter.
+ * adapter in the event's transaction, which also fills the history index (docs/subtree-operations.md). A subtree
+ * event naming a folder a delete already removed (it raced the delete of an ancestor) is skipped by its plan
+ * (lateEvents.ts); a creation, change or move naming one is still skipped by the adapter's write (it reads the parent
+ * there anyway, to derive the ancestry).
  */
 export const foldersProjection = projectionOf<FolderEvent>({
   FolderCreated: (event, tx) => {
@@ -31,37 +35,56 @@ export const foldersProjection = projectionOf<FolderEvent>({
     const d = event.data;
     tx.folders.move(d.folderId, d.parentType, d.parentId, d.updated);
   },
-  FolderAccessChanged: (event, tx) => {
-    const d = event.data;
-    const change = {
-      access: d.access,
-      ...(d.public !== undefined ? { public: d.public } : {}),
-      ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-    };
-    if (d.recurse && d.actor) {
-      const reached = tx.folders.setAccessRecursive(d.folderId, change, d.actor);
+  FolderAccessChanged: planned<FolderAccessChangedData, string[]>({
+    // Only a recursive change reads: which folders it reaches is decided on the read model as it stands.
+    needsPlan: (event) => !!(event.data.recurse && event.data.actor),
+    plan: (event, reads) => accessTargets(reads.folders, event.data.folderId, event.data.actor!),
+    apply: (event, tx, reached) => {
+      const d = event.data;
+      const change = {
+        access: d.access,
+        ...(d.public !== undefined ? { public: d.public } : {}),
+        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+      };
+      if (reached === null) return tx.folders.update(d.folderId, change);
+      // History rows first: on MongoDB without transactions, a replay after an interruption re-plans on folders
+      // partly written already, and must not lose the rows of those (src/infra/readmodel/mongodb/writes.ts).
       tx.subtree.recordOps(reached, event.position, 'accessChanged', d.folderId);
-    } else tx.folders.update(d.folderId, change);
-  },
-  FolderDeleted: (event, tx) => {
-    const d = event.data;
-    // Keep what goes, for restore and the bytes' retention (src/infra/readmodel/sqlite/historyStore.ts).
-    tx.history?.keepRemoved(d.folderId, false, event.position, event.metadata.at);
-    tx.subtree.deleteFolder(d.folderId, event.position);
-  },
-  FolderContentsCleared: (event, tx) => {
-    const d = event.data;
-    tx.history?.keepRemoved(d.folderId, true, event.position, event.metadata.at);
-    tx.subtree.clearContents(d.folderId, event.position);
-  },
-  FolderCopied: (event, tx) => {
-    const d = event.data;
-    tx.subtree.copyFolder(d, event.position);
-  },
+      tx.folders.setAccess(reached, change);
+    },
+  }),
+  // Subtree events plan whether their folders are still there: one that lost a race with a delete earlier in log
+  // order is skipped (lateEvents.ts); the adapters then work on subtrees that exist.
+  FolderDeleted: planned<FolderDeletedData, boolean>({
+    plan: (event, reads) => folderPresent(reads, event.data.folderId),
+    apply: (event, tx, present) => {
+      const d = event.data;
+      if (!present) return;
+      // Keep what goes, for restore and the bytes' retention (src/infra/readmodel/sqlite/historyStore.ts).
+      tx.history.keepRemoved(d.folderId, false, event.position, event.metadata.at);
+      tx.subtree.deleteFolder(d.folderId, event.position);
+    },
+  }),
+  FolderContentsCleared: planned<FolderContentsClearedData, boolean>({
+    plan: (event, reads) => folderPresent(reads, event.data.folderId),
+    apply: (event, tx, present) => {
+      const d = event.data;
+      if (!present) return;
+      tx.history.keepRemoved(d.folderId, true, event.position, event.metadata.at);
+      tx.subtree.clearContents(d.folderId, event.position);
+    },
+  }),
+  FolderCopied: planned<FolderCopiedData, boolean>({
+    // The source or the destination deleted earlier in log order (a concurrent delete won): nothing is copied, and the
+    // new folder never appears (its later events are skipped like those of any folder deleted with an ancestor).
+    plan: async (event, reads) =>
+      (await folderPresent(reads, event.data.sourceId)) && (await parentPresent(reads, event.data.parentType, event.data.parentId)),
+    apply: (event, tx, present) => {
+      if (present) tx.subtree.copyFolder(event.data, event.position);
+    },
+  }),
   FolderRestored: (event, tx) => {
     const d = event.data;
-    // Restore moves back rows only a history-keeping read model has; the command refuses without one.
-    if (!tx.history) throw new Error('FolderRestored needs a read model that keeps history (READ_MODEL=sqlite).');
     tx.history.restoreFolder(
       { folderId: d.folderId, deletedPosition: BigInt(d.deletedPosition), parentType: d.parentType, parentId: d.parentId, name: d.name },
       event.position,

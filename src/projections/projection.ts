@@ -1,16 +1,37 @@
 import type { RecordedEvent } from '../ports/eventStore';
-import type { ReadModelTx } from '../ports/readModel';
+import type { ProjectionReads, ReadModelTx } from '../ports/readModel';
 import type { DomainEvent } from '../domain/decider';
 
 /**
- * A projection maps events to read-model writes. Handlers are synchronous and never read: everything they need is
- * in the event (or derived by the adapter's write methods), which keeps them deterministic and lets each adapter
- * apply an event's writes and the checkpoint atomically.
+ * A projection maps events to read-model writes. A handler is synchronous and never reads: everything it needs is in
+ * the event (or derived by the adapter's write methods), which keeps it deterministic and lets each adapter apply an
+ * event's writes and the checkpoint atomically (better-sqlite3 cannot keep a transaction open across an `await`).
+ *
+ * A handler whose writes depend on the read model as it stands (which folders a recursive access change reaches, or
+ * whether a late event names a folder a delete already removed) is {@link planned}: its `plan` reads first,
+ * asynchronously, through the generic set-wise reads of {@link ProjectionReads}; its `apply` then writes what the
+ * plan decided, synchronously, in the event's transaction. The projector plans an event only once every earlier event
+ * is applied (it applies a pending batch first), and it is the single, fenced writer, so the plan still holds when the
+ * writes run. The rules live here, once, instead of in each adapter.
  */
+export type WriteHandler<D = any> = (event: RecordedEvent<D>, tx: ReadModelTx) => void;
+
+export interface PlannedHandler<D = any, P = any> {
+  /** Whether this event needs a plan (default: every event of the type); without one, `apply` gets `null`. */
+  needsPlan?: (event: RecordedEvent<D>) => boolean;
+  plan(event: RecordedEvent<D>, reads: ProjectionReads): Promise<P>;
+  apply(event: RecordedEvent<D>, tx: ReadModelTx, plan: P | null): void;
+}
+
+export type Handler<D = any> = WriteHandler<D> | PlannedHandler<D>;
+
 export interface Projection {
   /** Event type → handler. Types a projection does not list are ignored by it. */
-  handlers: Record<string, (event: RecordedEvent<any>, tx: ReadModelTx) => void>;
+  handlers: Record<string, Handler>;
 }
+
+/** A handler that reads (plans) before it writes; see the top of this file. */
+export const planned = <D, P>(handler: PlannedHandler<D, P>): PlannedHandler<D, P> => handler;
 
 /**
  * One handler for every event type of the union `E`, each receiving its own event's data type. A projection built
@@ -18,10 +39,40 @@ export interface Projection {
  * under a misspelt name) is a compile error there.
  */
 export type EventHandlers<E extends DomainEvent> = {
-  [T in E['type']]: (event: RecordedEvent<Extract<E, { type: T }>['data']>, tx: ReadModelTx) => void;
+  [T in E['type']]: Handler<Extract<E, { type: T }>['data']>;
 };
 
-export const projectionOf = <E extends DomainEvent>(handlers: EventHandlers<E>): Projection => ({ handlers });
+export const projectionOf = <E extends DomainEvent>(handlers: EventHandlers<E>): Projection => ({ handlers: handlers as Record<string, Handler> });
+
+const asPlanned = (handler: Handler): PlannedHandler =>
+  typeof handler === 'function' ? { needsPlan: () => false, plan: async () => null, apply: (event, tx) => handler(event, tx) } : handler;
+
+/** Whether the projection's handler of `event` must plan (read) before its writes can be made. */
+export function needsPlan(projection: Projection, event: RecordedEvent): boolean {
+  const handler = projection.handlers[event.type];
+  if (!handler || typeof handler === 'function') return false;
+  return handler.needsPlan?.(event) ?? true;
+}
+
+/**
+ * The writes of `event`: plans first when its handler needs it (reading through `reads`), then returns the
+ * synchronous write to run in the event's transaction. Call it only once every earlier event is applied.
+ */
+export async function writerOf(projection: Projection, event: RecordedEvent, reads: ProjectionReads): Promise<(tx: ReadModelTx) => void> {
+  const handler = projection.handlers[event.type];
+  if (!handler) return () => undefined;
+  if (typeof handler === 'function') return (tx) => handler(event, tx);
+  const plan = needsPlan(projection, event) ? await handler.plan(event, reads) : null;
+  return (tx) => handler.apply(event, tx, plan);
+}
+
+/** The writes of an event that needs no plan ({@link needsPlan} false), without waiting. */
+export function unplannedWriterOf(projection: Projection, event: RecordedEvent): (tx: ReadModelTx) => void {
+  const handler = projection.handlers[event.type];
+  if (!handler) return () => undefined;
+  if (typeof handler === 'function') return (tx) => handler(event, tx);
+  return (tx) => handler.apply(event, tx, null);
+}
 
 /** Merges projections into one dispatch table; two projections may not claim the same event type. */
 export function combineProjections(...projections: Projection[]): Projection {
@@ -29,12 +80,25 @@ export function combineProjections(...projections: Projection[]): Projection {
   for (const projection of projections) {
     for (const [type, handler] of Object.entries(projection.handlers)) {
       const previous = handlers[type];
-      handlers[type] = previous
-        ? (event, tx) => {
-            previous(event, tx);
-            handler(event, tx);
-          }
-        : handler;
+      if (!previous) {
+        handlers[type] = handler;
+      } else if (typeof previous === 'function' && typeof handler === 'function') {
+        handlers[type] = (event, tx) => {
+          previous(event, tx);
+          handler(event, tx);
+        };
+      } else {
+        const [first, second] = [asPlanned(previous), asPlanned(handler)];
+        const wants = (h: PlannedHandler, event: RecordedEvent) => h.needsPlan?.(event) ?? true;
+        handlers[type] = planned<unknown, [unknown, unknown]>({
+          needsPlan: (event) => wants(first, event) || wants(second, event),
+          plan: async (event, reads) => [wants(first, event) ? await first.plan(event, reads) : null, wants(second, event) ? await second.plan(event, reads) : null],
+          apply: (event, tx, plans) => {
+            first.apply(event, tx, plans?.[0] ?? null);
+            second.apply(event, tx, plans?.[1] ?? null);
+          },
+        });
+      }
     }
   }
   return { handlers };

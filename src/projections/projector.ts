@@ -1,8 +1,8 @@
 import { BehaviorSubject, Subject, filter, firstValueFrom, merge, timeout } from 'rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
-import { FencedOffError, type LeaseFence, type ReadModel, type ReadModelTx } from '../ports/readModel';
-import type { Projection } from './projection';
+import { FencedOffError, type BatchedWrite, type LeaseFence, type ProjectorStore } from '../ports/readModel';
+import { needsPlan, unplannedWriterOf, writerOf, type Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
 import { CheckpointWatcher } from './checkpointWatcher';
 import { inBatches } from './inBatches';
@@ -138,7 +138,7 @@ export class Projector {
 
   constructor(
     private readonly store: EventStore,
-    private readonly readModel: ReadModel,
+    private readonly readModel: ProjectorStore,
     private readonly projection: Projection,
     options: ProjectorOptions = {},
   ) {
@@ -237,7 +237,8 @@ export class Projector {
    */
   async applyEvent(event: RecordedEvent): Promise<boolean> {
     if (this.background?.accepts(event)) return this.applyInBackground(this.background, event);
-    return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, this.writerOf(event), this.fence);
+    const write = await writerOf(this.projection, event, this.readModel.projectionReads);
+    return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, write, this.fence);
   }
 
   /**
@@ -286,14 +287,24 @@ export class Projector {
     for (const event of events) this.domainEvents?.publish(event);
   }
 
-  /** Applies consecutive events as one unit where the read model can (see {@link ReadModel.applyBatch}). */
-  applyBatch(events: RecordedEvent[]): Promise<number> {
-    return this.readModel.applyBatch(READ_MODELS_CHECKPOINT, events.map((event) => ({ position: event.position, write: this.writerOf(event) })), this.fence);
-  }
-
-  private writerOf(event: RecordedEvent): (tx: ReadModelTx) => void {
-    const handler = this.projection.handlers[event.type];
-    return (tx) => handler?.(event, tx);
+  /**
+   * Applies consecutive events as one unit where the read model can (see {@link ProjectorStore.applyBatch}). An event
+   * whose handler plans (reads first, src/projections/projection.ts) ends the unit before it: what is pending is
+   * applied, then the event is planned on the state every earlier event left, and starts the next unit.
+   */
+  async applyBatch(events: RecordedEvent[]): Promise<number> {
+    let applied = 0;
+    let pending: BatchedWrite[] = [];
+    for (const event of events) {
+      if (needsPlan(this.projection, event)) {
+        if (pending.length) applied += await this.readModel.applyBatch(READ_MODELS_CHECKPOINT, pending, this.fence);
+        pending = [{ position: event.position, write: await writerOf(this.projection, event, this.readModel.projectionReads) }];
+      } else {
+        pending.push({ position: event.position, write: unplannedWriterOf(this.projection, event) });
+      }
+    }
+    if (pending.length) applied += await this.readModel.applyBatch(READ_MODELS_CHECKPOINT, pending, this.fence);
+    return applied;
   }
 
   private async applyInBackground(background: BackgroundApply, event: RecordedEvent): Promise<boolean> {

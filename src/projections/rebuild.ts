@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent } from '../ports/eventStore';
-import type { ReadModel } from '../ports/readModel';
+import type { ProjectorStore } from '../ports/readModel';
 import { Projector } from './projector';
 import { readModelProjection } from '.';
 
@@ -30,20 +30,20 @@ export interface RebuildOptions {
   chunkSize?: number;
 }
 
-/**
- * Empties the read models and replays the whole log through the projections, strictly in `$all` order, in batches
- * of consecutive events each applied with one checkpoint write (as the live projector does, so the result is the
- * live result).
- */
 /** A read model that can defer derived state to the end of a replay (the SQLite one: replayMode.ts). */
 interface ReplayAware {
   beginReplay(): Promise<void>;
   endReplay(): Promise<void>;
 }
-const replayAware = (readModel: ReadModel): ReplayAware | null =>
+const replayAware = (readModel: ProjectorStore): ReplayAware | null =>
   typeof (readModel as Partial<ReplayAware>).beginReplay === 'function' ? (readModel as unknown as ReplayAware) : null;
 
-export async function rebuild(store: EventStore, readModel: ReadModel, options: RebuildOptions = {}): Promise<RebuildProgress> {
+/**
+ * Empties the read models and replays the whole log through the projections, strictly in `$all` order, in batches
+ * of consecutive events each applied with one checkpoint write (as the live projector does, so the result is the
+ * live result).
+ */
+export async function rebuild(store: EventStore, readModel: ProjectorStore, options: RebuildOptions = {}): Promise<RebuildProgress> {
   const interval = options.progressIntervalMs ?? 1000;
   await readModel.reset();
   const replay = replayAware(readModel);

@@ -49,11 +49,9 @@ export interface HistoryEntryView {
   data: unknown;
 }
 
-/** The history index, or a refusal when the read model keeps none. */
+/** The history index (every read model keeps one: the port's history role is required). */
 export function historyOf(services: Services): HistoryQueries {
-  const history = services.readModel.history;
-  if (!history) throw new RestError('This deployment keeps no history: its read model does not support it.');
-  return history;
+  return services.readModel.history;
 }
 
 /** Every event of a stream, oldest first (none when the stream does not exist). */
@@ -210,7 +208,7 @@ export async function authorizeFolderHistory(services: Services, viewer: Viewer 
 export async function folderAclNowOrLast(services: Services, folderId: string): Promise<AccessControlled | null> {
   const live = await services.readModel.folders.get(folderId);
   if (live) return live;
-  const removed = await services.readModel.history?.removedFolder(folderId);
+  const removed = await services.readModel.history.removedFolder(folderId);
   if (removed) return removed.doc;
   return lastKnownAcl(await folderTimeline(services, folderId));
 }

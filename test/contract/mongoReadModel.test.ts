@@ -4,6 +4,7 @@ import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel
 import type { ReadModelTx } from '../../src/ports/readModel';
 import { MongoStandIn, StandInCrash } from '../support/mongoStandIn';
 import { collection, file, folder, item, readModelContract, user } from './readModelContract';
+import { accessTargets } from '../../src/projections/folderAccess';
 import { leaseContract } from './leaseContract';
 
 /**
@@ -64,6 +65,24 @@ if (MONGODB_URL) {
   });
 }
 
+/**
+ * The recursive access change, as the folders projection writes it: the folders it reaches are planned on the read
+ * model first (`planFor`, as the projector does before applying it), then recorded and written.
+ */
+let accessReached: string[] = [];
+const ACCESS_CHANGE = (tx: ReadModelTx, position: bigint) => {
+  tx.subtree.recordOps(accessReached, position, 'accessChanged', 'b');
+  tx.folders.setAccess(accessReached, {
+    access: { users: [{ id: 'u1', level: 2, flags: [] }, { id: 'u2', level: 0, flags: [] }], groups: [] },
+    public: true,
+  });
+};
+
+/** Plans the event's writes on the read model as it stands (only the recursive access change reads). */
+async function planFor(readModel: MongoReadModel, event: unknown): Promise<void> {
+  if (event === ACCESS_CHANGE) accessReached = await accessTargets(readModel.projectionReads.folders, 'b', { id: 'u1', admin: false, groups: [] });
+}
+
 /** A history exercising every kind of write: sizes, moves, recursive access, subtree delete and copy. */
 const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
   (tx) => {
@@ -94,14 +113,7 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
   },
   (tx) => tx.items.move('i1', 'd', 'One moved', '2024-03-01T00:00:00.000Z'),
   (tx) => tx.folders.move('b', 'collection', 'c2', '2024-03-01T00:00:00.000Z'),
-  (tx, position) => {
-    const reached = tx.folders.setAccessRecursive(
-      'b',
-      { access: { users: [{ id: 'u1', level: 2, flags: [] }, { id: 'u2', level: 0, flags: [] }], groups: [] }, public: true },
-      { id: 'u1', admin: false, groups: [] },
-    );
-    tx.subtree.recordOps(reached, position, 'accessChanged', 'b');
-  },
+  ACCESS_CHANGE,
   (tx, position) =>
     tx.subtree.copyFolder(
       {
@@ -133,6 +145,7 @@ const EVENTS: ((tx: ReadModelTx, position: bigint) => void)[] = [
 async function applyAll(readModel: MongoReadModel, events = EVENTS): Promise<void> {
   for (const [i, event] of events.entries()) {
     const position = BigInt(i + 1);
+    await planFor(readModel, event);
     await readModel.apply('rm', position, (tx) => event(tx, position));
   }
 }
@@ -146,6 +159,7 @@ describe('MongoReadModel: replays after an interruption (no transactions)', () =
     const { readModel } = await overStandIn(false);
     for (const [i, event] of EVENTS.entries()) {
       const position = BigInt(i + 1);
+      await planFor(readModel, event);
       await readModel.apply('rm', position, (tx) => event(tx, position));
       dumps.push(await readModel.dump());
     }
@@ -172,6 +186,7 @@ describe('MongoReadModel: replays after an interruption (no transactions)', () =
         standIn.failAfterWrites(writes);
         let crashed = false;
         try {
+          await planFor(readModel, event);
           await readModel.apply('rm', position, (tx) => event(tx, position));
         } catch (error) {
           if (!(error instanceof StandInCrash)) throw error;
@@ -182,6 +197,7 @@ describe('MongoReadModel: replays after an interruption (no transactions)', () =
         // A restarted process opens the read model again and the projector hands it the event again.
         const restarted = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb());
         expect(await restarted.checkpoint('rm')).toBe(crashed ? position - 1n : position);
+        await planFor(restarted, event);
         await restarted.apply('rm', position, (tx) => event(tx, position));
         expect([index, writes, await restarted.dump()]).toEqual([index, writes, dumps[index]]);
         // Applying it yet again is a no-op.
@@ -210,6 +226,7 @@ describe('MongoReadModel: blue/green rebuilds', () => {
       const position = BigInt(i + 1);
       expect((await reader.dump()).rm_folders).toEqual(live.rm_folders);
       expect((await reader.collections.get('c2'))?.name).toBe('Other');
+      await planFor(readModel, event);
       await readModel.apply('rm', position, (tx) => event(tx, position));
     }
     expect(await meta.findOne({ _id: 'alias' })).toMatchObject({ current: 2, building: null, retired: [1] });

@@ -4,6 +4,8 @@ import type {
 } from '../../src/ports/readModel';
 import { pagingOf } from '../../src/http/params';
 import { deriveId } from '../../src/domain/ids';
+import { accessTargets } from '../../src/projections/folderAccess';
+import { folderPresent, parentPresent } from '../../src/projections/lateEvents';
 
 /**
  * The ReadModel contract, run against every adapter (SQLite, MongoDB over the driver stand-in, a real MongoDB when
@@ -338,14 +340,22 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
 
       it('applies access recursively where the actor holds ADMIN, and reports the folders reached', async () => {
         const actor = viewer('u1');
-        expect(await rm.folders.countAccessTargets('b', actor)).toBe(2); // b and e; c denies ADMIN, so d is cut off
-        expect(await rm.folders.countAccessTargets('b', ADMIN)).toBe(4);
-        expect(await rm.folders.countAccessTargets('nope', ADMIN)).toBe(0);
+        // The generic set-wise steps the rule is built from (src/projections/folderAccess.ts)…
+        expect((await rm.folders.idsUnder('b')).sort()).toEqual(['c', 'd', 'e']);
+        expect(await rm.folders.idsUnder('b', { lacking: { viewer: actor, level: 2 } })).toEqual(['c']);
+        expect((await rm.folders.idsUnder('b', { lacking: { viewer: viewer('u2', ['g1']), level: 2 } })).sort()).toEqual(['d', 'e']);
+        expect(await rm.folders.idsUnder('b', { lacking: { viewer: ADMIN, level: 2 } })).toEqual([]);
+        expect(await rm.folders.idsUnder('b', { outside: ['c'] })).toEqual(['e']);
+        expect(await rm.folders.idsUnder('d')).toEqual([]);
+        // …and the rule over them, on the queries role and on the reads a projection's plan makes.
+        expect((await accessTargets(rm.folders, 'b', actor)).length).toBe(2); // b and e; c denies ADMIN, so d is cut off
+        expect((await accessTargets(rm.folders, 'b', ADMIN)).length).toBe(4);
+        expect((await accessTargets(rm.folders, 'nope', ADMIN)).length).toBe(0);
         const access = acl([['u1', 2], ['u9', 0]]);
-        let reached: string[] = [];
+        const reached = await accessTargets(rm.projectionReads.folders, 'b', actor);
         await apply((tx) => {
-          reached = tx.folders.setAccessRecursive('b', { access, public: true }, actor);
           tx.subtree.recordOps(reached, position, 'accessChanged', 'b');
+          tx.folders.setAccess(reached, { access, public: true });
         });
         expect([...reached].sort()).toEqual(['b', 'e']);
         expect(await rm.folders.get('b')).toMatchObject({ access, public: true });
@@ -375,6 +385,23 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.folders.get('d')).toBeNull();
         await apply((tx) => tx.folders.move('e', 'folder', 'c', T1));
         expect(await rm.folders.get('e')).toBeNull();
+      });
+    });
+
+    describe('what a projection plans with (the projection-writes role)', () => {
+      it('reads the state its writes go to: folders under a folder, and whether a folder or parent is still there', async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice'));
+          tx.collections.put(collection('c1', 'Col'));
+        });
+        await apply((tx) => tx.folders.insert(folder('a', 'A', { type: 'collection', id: 'c1' })));
+        await apply((tx) => tx.folders.insert(folder('b', 'B', { type: 'folder', id: 'a' })));
+        const reads = rm.projectionReads;
+        expect(await reads.folders.idsUnder('a')).toEqual(['b']);
+        expect([await folderPresent(reads, 'a'), await parentPresent(reads, 'collection', 'c1'), await parentPresent(reads, 'user', 'u1')]).toEqual([true, true, true]);
+        await apply((tx) => tx.subtree.deleteFolder('a', position));
+        expect([await folderPresent(reads, 'b'), await parentPresent(reads, 'folder', 'a'), await parentPresent(reads, 'user', 'u2')]).toEqual([false, false, false]);
+        expect(await reads.folders.idsUnder('a')).toEqual([]);
       });
     });
 

@@ -86,7 +86,7 @@ describe('SqliteReadModel: per-read-class child counts', () => {
     await apply((tx) => tx.folders.update('a', { meta: { x: 1 }, updated: T }));
     await expectExact();
 
-    await apply((tx) => tx.folders.setAccessRecursive('a', { access: access(['dave']), public: false }, { id: 'root', admin: true, groups: [] }));
+    await apply((tx) => tx.folders.setAccess(['a', 'a1', 'a2'], { access: access(['dave']), public: false }));
     await expectExact();
 
     await apply((tx) => tx.folders.move('a1', 'folder', 'top', T));

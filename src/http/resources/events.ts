@@ -138,14 +138,14 @@ async function folderOfEvent(services: Services, event: RecordedEvent): Promise<
   if (typeof data.folderId === 'string') return data.folderId;
   const live = await services.readModel.items.get(itemId);
   if (live) return live.folderId;
-  return (await services.readModel.history?.removedItem(itemId))?.doc.folderId ?? null;
+  return (await services.readModel.history.removedItem(itemId))?.doc.folderId ?? null;
 }
 
 /** Whether `folderId` is `rootId` or below it: in the read model now, or (once removed) through the parent it had. */
 async function isInSubtree(services: Services, rootId: string, folderId: string, depth = 0): Promise<boolean> {
   if (folderId === rootId) return true;
   if (await services.readModel.folders.get(folderId)) return services.readModel.folders.isSelfOrDescendant(rootId, folderId);
-  const removed = await services.readModel.history?.removedFolder(folderId);
+  const removed = await services.readModel.history.removedFolder(folderId);
   if (!removed || removed.doc.parentCollection !== 'folder' || depth > 64) return false;
   return isInSubtree(services, rootId, removed.doc.parentId, depth + 1);
 }

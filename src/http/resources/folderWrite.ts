@@ -11,6 +11,7 @@ import { createFolder, deleteFolderMetadata, setFolderAccess, setFolderMetadata,
 import { loadModel, loadParent } from '../../queries/loaders';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
+import { accessTargets } from '../../projections/folderAccess';
 import { Scope } from '../../domain/scopes';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
@@ -157,7 +158,7 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
         services,
         { on: params.progress && params.recurse, userId: viewer.id, title: 'Updating permissions', message: 'Calculating progress...' },
         async (progress) => {
-          const total = progress.on ? await services.readModel.folders.countAccessTargets(folder._id, viewer) : 0;
+          const total = progress.on ? (await accessTargets(services.readModel.folders, folder._id, viewer)).length : 0;
           await progress.update({ total });
           await setFolderAccess(services, folder._id, change, meta);
           await progress.update({ current: total, force: true });

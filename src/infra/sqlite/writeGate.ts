@@ -9,6 +9,10 @@
  * wait asynchronously (reads never wait: WAL readers see the last committed state), and once it is released they
  * run in arrival order.
  *
+ * The event store's group commits hold the gate too while the append worker writes them
+ * (src/infra/eventstore/sqlite/appendWorker.ts): the projector's batches, leases and notifications wait for the
+ * commit's fsync asynchronously, and the loop keeps serving meanwhile.
+ *
  * `run` checks the gate and starts `write` in the same synchronous step, so no bulk transaction can begin between
  * the check and the write (bulk work takes the gate on the main thread too, before it posts to the worker).
  */

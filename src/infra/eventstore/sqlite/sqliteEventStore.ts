@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Statement, Transaction } from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import type { WriteGate } from '../../sqlite/writeGate';
 import {
   MAX_APPEND_SIZE,
   MaxAppendSizeExceededError,
   StreamNotFoundError,
-  WrongExpectedVersionError,
   type AppendResult,
   type EventMetadata,
   type EventStore,
@@ -19,25 +19,14 @@ import {
   type Subscription,
   type SubscriptionItem,
 } from '../../../ports/eventStore';
+import { EVENTS_SCHEMA, GroupCommit, type AppendOutcome, type GroupResult, type PreparedAppend, type PreparedEvent } from './groupCommit';
+import { AppendWorker } from './appendWorker';
 
 /** Rows fetched per query by the paging readers and subscriptions. */
 const PAGE_SIZE = 500;
 /** How often waiting subscriptions look for commits made by other connections (other processes). */
 const POLL_INTERVAL_MS = 250;
 const MAX_INT64 = 9223372036854775807n;
-
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS es_events (
-    position  INTEGER PRIMARY KEY AUTOINCREMENT,
-    stream_id TEXT    NOT NULL,
-    revision  INTEGER NOT NULL,
-    event_id  TEXT    NOT NULL,
-    type      TEXT    NOT NULL,
-    data      TEXT    NOT NULL,
-    metadata  TEXT    NOT NULL,
-    UNIQUE (stream_id, revision)
-  );
-`;
 
 interface EventRow {
   position: bigint;
@@ -54,34 +43,6 @@ interface StreamHeadRow {
   position: bigint;
 }
 
-/** One event ready for insertion: JSON already serialised (and measured). */
-interface PreparedEvent {
-  id: string;
-  type: string;
-  data: string;
-  metadata: string;
-}
-
-interface PreparedAppend {
-  streamId: string;
-  expectedState: ExpectedState;
-  events: PreparedEvent[];
-}
-
-interface StreamOutcome {
-  streamId: string;
-  /** Revision of the stream's last event after the append; -1n when the stream still has none. */
-  revision: bigint;
-  /** Position of the stream's last event after the append; undefined when the stream still has none. */
-  position: bigint | undefined;
-}
-
-interface AppendOutcome {
-  streams: StreamOutcome[];
-  /** Position of the last event written, or undefined when nothing was written. */
-  lastPosition: bigint | undefined;
-}
-
 /** An append waiting for its group commit. */
 interface PendingAppend {
   appends: PreparedAppend[];
@@ -89,7 +50,24 @@ interface PendingAppend {
   reject: (error: unknown) => void;
 }
 
-type GroupResult = { outcome: AppendOutcome } | { error: unknown };
+/** Where group commits are written: on this thread, or on the append worker's. Resolves once durable. */
+type Committer = (group: PreparedAppend[][]) => Promise<GroupResult[]>;
+
+export interface SqliteEventStoreOptions {
+  /**
+   * The service's write gate (src/infra/sqlite/writeGate.ts). Without the worker, each group commit waits its turn
+   * at the gate (asynchronously) while bulk work in a worker thread holds the file's write lock. With the worker,
+   * each group commit also holds the gate while the worker writes, so that this process's other writers (the
+   * projector, leases, notifications) wait for it asynchronously instead of sleeping the event loop in SQLite's busy
+   * handler.
+   */
+  gate?: WriteGate;
+  /**
+   * Commit on a worker thread (appendWorker.ts), so that the event loop does not wait for the fsync. Only for a file
+   * database (the worker opens the file by name); the service turns it on, tools and tests commit in place.
+   */
+  appendWorker?: boolean;
+}
 
 interface SubscriptionState {
   closed: boolean;
@@ -113,41 +91,43 @@ interface Waiter {
 export class SqliteEventStore implements EventStore {
   private readonly streamHeadStmt: Statement<[string], StreamHeadRow>;
   private readonly headStmt: Statement<[], { head: bigint | null }>;
-  private readonly insertStmt: Statement<[string, bigint, string, string, string, string]>;
   private readonly readStreamFwdStmt: Statement<[string, bigint, number], EventRow>;
   private readonly readStreamBwdStmt: Statement<[string, bigint, number], EventRow>;
   private readonly readAllStmts = new Map<string, Statement<unknown[], EventRow>>();
-  private readonly appendTx: Transaction<(appends: PreparedAppend[]) => AppendOutcome>;
-  private readonly groupTx: Transaction<(group: PendingAppend[]) => GroupResult[]>;
-  /** Appends waiting for the group commit scheduled at the end of this event-loop turn. */
+  private readonly committer: Committer;
+  private readonly worker: AppendWorker | undefined;
+  /** Appends waiting for the next group commit. */
   private pendingAppends: PendingAppend[] = [];
+  private flushScheduled = false;
+  /** The group commit under way, if any: one at a time, so groups commit in the order they were formed. */
+  private inFlight: Promise<void> | null = null;
 
   private readonly subscriptions = new Set<SubscriptionState>();
   private readonly waiters = new Set<Waiter>();
   private pollTimer: NodeJS.Timeout | undefined;
   private disposed = false;
 
-  /**
-   * @param writeTurn runs each group commit: at once by default; the service passes its write gate
-   *   (src/infra/sqlite/writeGate.ts) so that a commit waits, without blocking the event loop, while bulk work in a
-   *   worker thread holds the file's write lock. Appends requested meanwhile join the waiting group.
-   */
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly writeTurn: (write: () => void) => void = (write) => write(),
+    options: SqliteEventStoreOptions = {},
   ) {
-    db.exec(SCHEMA);
+    db.exec(EVENTS_SCHEMA);
+    const { gate } = options;
+    if (options.appendWorker && !db.memory) {
+      const worker = new AppendWorker(db.name);
+      this.worker = worker;
+      this.committer = gate ? (group) => gate.hold(() => worker.commit(group)) : (group) => worker.commit(group);
+    } else {
+      const groupCommit = new GroupCommit(db);
+      const commitHere = (group: PreparedAppend[][]) => groupCommit.commit(group);
+      this.committer = gate ? (group) => gate.run(() => commitHere(group)) : async (group) => commitHere(group);
+    }
     this.streamHeadStmt = db
       .prepare<[string], StreamHeadRow>(
         'SELECT revision, position FROM es_events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
       )
       .safeIntegers(true);
     this.headStmt = db.prepare<[], { head: bigint | null }>('SELECT max(position) AS head FROM es_events').safeIntegers(true);
-    this.insertStmt = db
-      .prepare<[string, bigint, string, string, string, string]>(
-        'INSERT INTO es_events (stream_id, revision, event_id, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
-      )
-      .safeIntegers(true);
     const columns = 'position, stream_id, revision, event_id, type, data, metadata';
     this.readStreamFwdStmt = db
       .prepare<[string, bigint, number], EventRow>(
@@ -159,8 +139,6 @@ export class SqliteEventStore implements EventStore {
         `SELECT ${columns} FROM es_events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
       )
       .safeIntegers(true);
-    this.appendTx = db.transaction((appends: PreparedAppend[]) => this.appendInTransaction(appends));
-    this.groupTx = db.transaction((group: PendingAppend[]) => this.appendGroup(group));
   }
 
   async appendToStream(
@@ -240,6 +218,9 @@ export class SqliteEventStore implements EventStore {
     this.disposed = true;
     for (const state of [...this.subscriptions]) this.closeSubscription(state);
     this.stopPolling();
+    // Appends already requested are still written (and answered) before the worker stops.
+    while (this.inFlight || this.pendingAppends.length > 0) await (this.inFlight ?? this.flush());
+    await this.worker?.close();
   }
 
   // ---- appending ------------------------------------------------------------------------------------------------
@@ -262,62 +243,50 @@ export class SqliteEventStore implements EventStore {
     if (size > MAX_APPEND_SIZE) throw new MaxAppendSizeExceededError(size, MAX_APPEND_SIZE);
     return new Promise<AppendOutcome>((resolve, reject) => {
       this.pendingAppends.push({ appends: prepared, resolve, reject });
-      if (this.pendingAppends.length === 1) setImmediate(() => this.writeTurn(() => this.commitGroup()));
+      this.scheduleFlush();
+    });
+  }
+
+  /** The next group commit takes every append requested until the end of this event-loop turn. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.inFlight || this.pendingAppends.length === 0) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (!this.inFlight) void this.flush();
     });
   }
 
   /**
-   * Group commit: every append requested during one event-loop turn is written in one IMMEDIATE transaction, each in
-   * a savepoint of its own (an append whose expectation fails rolls back alone and is rejected alone), and the group
-   * pays one commit, hence one fsync (synchronous=FULL). Appends are acknowledged only after that commit returned:
-   * what was acknowledged is on disk. Positions follow the order in which the appends were requested.
+   * Group commit: every append waiting is written in one transaction with one fsync (groupCommit.ts), and each is
+   * acknowledged (or refused alone, on a wrong expected revision) only once that commit returned: what was
+   * acknowledged is on disk. Positions follow the order in which the appends were requested.
    */
-  private commitGroup(): void {
+  private flush(): Promise<void> {
     const group = this.pendingAppends;
     this.pendingAppends = [];
+    const flushed = this.commitGroup(group).finally(() => {
+      this.inFlight = null;
+      // The appends requested during this commit form the next group, one turn later: the projector, woken by this
+      // commit, takes the write lock first and applies what it brought, so these writers are answered without
+      // waiting for the next fsync as well.
+      if (this.pendingAppends.length > 0) setImmediate(() => this.scheduleFlush());
+    });
+    this.inFlight = flushed;
+    return flushed;
+  }
+
+  private async commitGroup(group: PendingAppend[]): Promise<void> {
     let results: GroupResult[];
     try {
-      results = this.groupTx.immediate(group);
+      results = await this.committer(group.map((request) => request.appends));
     } catch (error) {
-      // The transaction itself failed (lock timeout, I/O error): nothing of the group was written.
+      // The transaction itself failed (lock timeout, I/O error, the worker died): nothing of the group was written.
       for (const request of group) request.reject(error);
       return;
     }
     if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) this.notifyAll();
     results.forEach((result, i) => ('outcome' in result ? group[i]!.resolve(result.outcome) : group[i]!.reject(result.error)));
-  }
-
-  /** Inside the group's transaction: each append in a nested transaction (a savepoint), so its failure is its own. */
-  private appendGroup(group: PendingAppend[]): GroupResult[] {
-    return group.map((request): GroupResult => {
-      try {
-        return { outcome: this.appendTx(request.appends) };
-      } catch (error) {
-        return { error };
-      }
-    });
-  }
-
-  /** Runs inside the write transaction: checks every expectation first, then writes. Throwing rolls back. */
-  private appendInTransaction(appends: PreparedAppend[]): AppendOutcome {
-    const current = appends.map((a) => this.streamHeadStmt.get(a.streamId));
-    appends.forEach((a, i) => {
-      const actual = current[i]?.revision ?? 'no_stream';
-      if (!satisfies(a.expectedState, actual)) throw new WrongExpectedVersionError(a.streamId, a.expectedState, actual);
-    });
-    let lastPosition: bigint | undefined;
-    const streams = appends.map((a, i): StreamOutcome => {
-      let revision = current[i]?.revision ?? -1n;
-      let position = current[i]?.position;
-      for (const e of a.events) {
-        revision += 1n;
-        const info = this.insertStmt.run(a.streamId, revision, e.id, e.type, e.data, e.metadata);
-        position = BigInt(info.lastInsertRowid);
-        lastPosition = position;
-      }
-      return { streamId: a.streamId, revision, position };
-    });
-    return { streams, lastPosition };
   }
 
   private head(): bigint {
@@ -448,19 +417,6 @@ export class SqliteEventStore implements EventStore {
       return this.stopPolling();
     }
     for (const waiter of [...this.waiters]) if (head > waiter.seenHead) waiter.resolve();
-  }
-}
-
-function satisfies(expected: ExpectedState, actual: bigint | 'no_stream'): boolean {
-  switch (expected) {
-    case 'any':
-      return true;
-    case 'no_stream':
-      return actual === 'no_stream';
-    case 'exists':
-      return actual !== 'no_stream';
-    default:
-      return actual === expected;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { StoredDoc } from './collections';
-import type { Document, Filter } from 'mongodb';
+import type { Filter } from 'mongodb';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
-import type { Viewer } from '../../../domain/access';
+import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
@@ -22,28 +22,6 @@ const OUT = hidden('ancestors');
 const under = (folderId: string): Filter<StoredDoc> => ({ ancestors: folderId });
 /** The folder and everything under it. */
 const subtree = (folderId: string): Filter<StoredDoc> => ({ $or: [{ _id: folderId }, { ancestors: folderId }] });
-
-/**
- * The folder and the descendants whose path below it crosses only folders where the actor holds ADMIN (a
- * descendant is skipped when it, or any folder between it and `folderId`, denies the actor ADMIN), each with its
- * depth (the length of its `ancestors`). Empty when the folder does not exist.
- */
-export async function accessTargets(
-  read: { find(filter: Filter<StoredDoc>, projection: Document): Promise<Document[]> },
-  folderId: string,
-  actor: Viewer,
-): Promise<{ id: string; depth: number }[]> {
-  const [root] = await read.find({ _id: folderId }, { ancestors: 1 });
-  if (!root) return [];
-  const self = { id: folderId, depth: (root.ancestors as string[]).length };
-  let filter: Filter<StoredDoc> = under(folderId);
-  if (!actor.admin) {
-    const denied = (await read.find(and(under(folderId), { $nor: [readableFilter(actor, 2)] }), { _id: 1 })).map((d) => d._id as string);
-    if (denied.length) filter = and(under(folderId), { _id: { $nin: denied } }, { ancestors: { $nin: denied } });
-  }
-  const rows = await read.find(filter, { ancestors: 1 });
-  return [self, ...rows.map((d) => ({ id: d._id as string, depth: (d.ancestors as string[]).length }))];
-}
 
 export class MongoFolders implements FolderQueries {
   constructor(private readonly source: ReadSource) {}
@@ -113,9 +91,12 @@ export class MongoFolders implements FolderQueries {
     return (await (await this.folders()).countDocuments({ _id: candidateId, ancestors: folderId }, { limit: 1 })) > 0;
   }
 
-  async countAccessTargets(folderId: string, actor: Viewer) {
-    const folders = await this.folders();
-    return (await accessTargets({ find: (filter, projection) => folders.find(filter, { projection }).toArray() }, folderId, actor)).length;
+  async idsUnder(ancestorId: string, filter: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] } = {}) {
+    const clauses: Filter<StoredDoc>[] = [under(ancestorId)];
+    if (filter.lacking) clauses.push({ $nor: [readableFilter(filter.lacking.viewer, filter.lacking.level)] });
+    if (filter.outside?.length) clauses.push({ _id: { $nin: filter.outside } }, { ancestors: { $nin: filter.outside } });
+    const rows = await (await this.folders()).find(and(...clauses), { projection: { _id: 1 } }).toArray();
+    return rows.map((d) => d._id);
   }
 
   private async page(filter: Filter<StoredDoc>, paging: Paging): Promise<Page<FolderDoc>> {
@@ -252,34 +233,24 @@ export function folderWrites(log: OperationLog): FolderWrites {
       });
     },
 
-    /**
-     * The returned array is filled when the event's operations run, before any operation recorded after this one
-     * runs: handing it to `subtree.recordOps` (as the projection does) records exactly the folders changed here.
-     * Nothing can read it synchronously, which a projection never does.
-     */
-    setAccessRecursive(id, change, actor) {
-      const reached: string[] = [];
+    setAccess(ids, change) {
       const set = defined({ access: change.access, public: change.public, publicFlags: change.publicFlags });
       log.record(async (w) => {
-        const root = await w.findOne('folders', { _id: id }, { projection: { _rev: 1 } });
-        if (!root) return;
-        if (w.wroteAlready(root)) {
-          // Applied before an interruption: what it changed is what carries its stamp (a replay never re-judges ACLs).
-          reached.push(...(await w.find('folders', { _rev: w.stamp }, { projection: { _id: 1 } })).map((d) => d._id));
-          return;
-        }
-        const targets = await accessTargets({ find: (filter, projection) => w.find('folders', filter, { projection }) }, id, actor);
-        reached.push(...targets.map((t) => t.id));
-        // Deepest first and the folder itself last: should the writes be interrupted, the folders not yet written
-        // still see unchanged ACLs on every folder above them, so a replay selects the same targets.
+        const rows = await w.find('folders', { _id: { $in: ids } }, { projection: { ancestors: 1 } });
+        // Deepest first, the shallowest (the folder in the request) last: should the writes be interrupted, the
+        // folders not yet written still see unchanged ACLs on every folder above them, so the replay's plan reaches
+        // them again (src/projections/folderAccess.ts), and the history rows were recorded before (the projection).
         const byDepth = new Map<number, string[]>();
-        for (const t of targets) if (t.id !== id) byDepth.set(t.depth, [...(byDepth.get(t.depth) ?? []), t.id]);
+        for (const d of rows) {
+          const depth = (d.ancestors as string[]).length;
+          const same = byDepth.get(depth);
+          if (same) same.push(d._id);
+          else byDepth.set(depth, [d._id]);
+        }
         for (const depth of [...byDepth.keys()].sort((a, b) => b - a)) {
           w.update('folders', { _id: { $in: byDepth.get(depth)! } }, { $set: set }, true);
         }
-        w.update('folders', { _id: id }, { $set: set });
       });
-      return reached;
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
-import type { BatchedWrite, LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type { BatchedWrite, LeaseFence, ProjectionReads, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { MongoApiKeys, MongoTokens, MongoUsers, apiKeyWrites, tokenWrites, userWrites } from './accountsStore';
 import { MongoCollections, collectionWrites } from './collectionsStore';
 import { MongoGroups, groupWrites } from './groupsStore';
@@ -7,7 +7,7 @@ import { MongoFolders, folderWrites } from './foldersStore';
 import { MongoFiles, MongoItems, fileWrites, itemWrites } from './itemsStore';
 import { MongoSubtree, subtreeWrites } from './subtreeStore';
 import { MongoHistory, historyWrites } from './historyStore';
-import { Generations } from './generations';
+import { Generations, type ReadSource } from './generations';
 import type { GenerationCollections } from './collections';
 import { OperationLog, positionStamp, runOperations } from './writes';
 import { dumpGeneration } from './dump';
@@ -55,6 +55,8 @@ export class MongoReadModel implements ReadModel {
   readonly subtree: MongoSubtree;
   readonly history: MongoHistory;
   readonly leases: MongoLeases;
+  /** Plans read the generation writes go to (a rebuild's, while one is filling), not the one readers use. */
+  readonly projectionReads: ProjectionReads;
   private readonly generations: Generations;
   /** The generation this instance's `reset()` is filling, until it becomes current. */
   private building: number | null = null;
@@ -78,6 +80,8 @@ export class MongoReadModel implements ReadModel {
     this.subtree = new MongoSubtree(source);
     this.history = new MongoHistory(source);
     this.leases = new MongoLeases(db);
+    const written: ReadSource = { get: async (name) => (await this.writeGeneration()).get(name) };
+    this.projectionReads = { folders: new MongoFolders(written), collections: new MongoCollections(written), users: new MongoUsers(written) };
   }
 
   /** Opens the read models in `db` (creating the alias and the first generation's indexes on a fresh database). */

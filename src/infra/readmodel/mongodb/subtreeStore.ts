@@ -90,8 +90,8 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
   }
   const source = await w.findOne('folders', { _id: c.sourceId }, { projection: { size: 1, ancestors: 1 } });
   const base = await baseOf(w, c.parentType, c.parentId);
-  // The source or the destination was deleted earlier in log order (a concurrent delete won): nothing is copied.
-  if (!source || !base) return;
+  // The projection copies only while both are there (src/projections/lateEvents.ts).
+  if (!source || !base) throw new Error(`Projection: the source ${c.sourceId} or the destination ${c.parentId} of a copy is not in the read model.`);
 
   // 1. What is copied, decided from the source subtree as it stands (never from the copy, should it land inside
   //    its source): the source, and each descendant the copier may READ whose path below the source is all readable.
@@ -215,7 +215,6 @@ export class MongoSubtree implements SubtreeQueries {
 export function subtreeWrites(log: OperationLog): SubtreeWrites {
   return {
     deleteFolder(folderId, position) {
-      // A folder no longer in the read model was deleted earlier in log order (with an ancestor): nothing to do.
       log.record(async (w) => void (await removeSubtree(w, folderId, false, { position, rootId: folderId })));
     },
     clearContents(folderId, position) {
@@ -228,8 +227,6 @@ export function subtreeWrites(log: OperationLog): SubtreeWrites {
       log.record((w) => copyFolder(w, copy, position));
     },
     recordOps(folderIds, position, operation, rootId) {
-      // Read when the operation runs: `folderIds` may be filled by an earlier operation of the same event (see
-      // folderWrites.setAccessRecursive).
       log.record(async (w) => recordHistory(w, folderIds, position, operation, rootId));
     },
   };

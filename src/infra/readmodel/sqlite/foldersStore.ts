@@ -1,7 +1,7 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
-import type { AccessList, Viewer } from '../../../domain/access';
+import type { AccessList, Level, Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
@@ -189,29 +189,25 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return !!prepared(this.db, 'SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(folderId, candidateId);
   }
 
-  async countAccessTargets(folderId: string, actor: Viewer) {
-    return this.accessTargets(folderId, actor).length;
-  }
-
-  /**
-   * The folder and the descendants whose path below it crosses only folders where the actor holds ADMIN: a
-   * descendant is skipped when it, or any folder between it and `folderId`, denies the actor ADMIN.
-   */
-  private accessTargets(folderId: string, actor: Viewer): string[] {
-    if (!prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return [];
-    const sub = 'SELECT folder_id AS id FROM rm_folder_ancestors WHERE ancestor_id = @root';
-    const rows = actor.admin
-      ? (prepared(this.db, sub).all({ root: folderId }) as { id: string }[])
-      : (prepared(this.db,
-            `WITH sub AS (${sub}),
-             denied AS (SELECT s.id FROM sub s WHERE NOT EXISTS (SELECT 1 FROM rm_acl a WHERE a.resource_id = s.id AND a.level >= 2 AND
-               ((a.principal_type = 'user' AND a.principal_id = @user) OR (a.principal_type = 'group' AND a.principal_id IN (SELECT value FROM json_each(@groups))))))
-             SELECT s.id FROM sub s WHERE NOT EXISTS
-               (SELECT 1 FROM rm_folder_ancestors p JOIN denied d ON d.id = p.ancestor_id WHERE p.folder_id = s.id)
-               AND s.id NOT IN (SELECT id FROM denied)`,
-          )
-          .all({ root: folderId, user: actor.id, groups: JSON.stringify(actor.groups) }) as { id: string }[]);
-    return [folderId, ...rows.map((r) => r.id)];
+  async idsUnder(ancestorId: string, filter: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] } = {}): Promise<string[]> {
+    let sql = 'SELECT a.folder_id FROM rm_folder_ancestors a';
+    const clauses = ['a.ancestor_id = ?'];
+    const args: unknown[] = [ancestorId];
+    if (filter.lacking) {
+      const readable = readableSql('f', filter.lacking.viewer, filter.lacking.level);
+      sql += ' JOIN rm_folders f ON f.id = a.folder_id';
+      clauses.push(`NOT ${readable.sql}`);
+      args.push(...readable.args);
+    }
+    sql = `${sql} WHERE ${clauses.join(' AND ')}`;
+    if (filter.outside?.length) {
+      // Set differences (sorted once each), not a per-row probe of the list: those folders, and what lies under them.
+      sql += ` EXCEPT SELECT value FROM json_each(?)
+        EXCEPT SELECT d.folder_id FROM rm_folder_ancestors d WHERE d.ancestor_id IN (SELECT value FROM json_each(?))`;
+      const outside = JSON.stringify(filter.outside);
+      args.push(outside, outside);
+    }
+    return prepared(this.db, sql).pluck().all(...args) as string[];
   }
 
   private page(where: string, args: unknown[], paging: Paging, knownTotal?: number): Page<FolderDoc> {
@@ -329,9 +325,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     this.acl.remove(id);
   }
 
-  setAccessRecursive(id: string, change: { access: AccessList; public?: boolean; publicFlags?: string[] }, actor: Viewer): string[] {
-    const targetIds = this.accessTargets(id, actor);
-    const targets = JSON.stringify(targetIds);
+  setAccess(ids: string[], change: { access: AccessList; public?: boolean; publicFlags?: string[] }): void {
+    const targets = JSON.stringify(ids);
     const inTargets = 'IN (SELECT value FROM json_each(@targets))';
     let doc = "json_set(doc, '$.access', json(@access))";
     const args: Record<string, unknown> = { targets, access: JSON.stringify(change.access) };
@@ -354,7 +349,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     );
     insert.run({ targets, type: 'user', entries: JSON.stringify(change.access.users) });
     insert.run({ targets, type: 'group', entries: JSON.stringify(change.access.groups) });
-    return targetIds;
   }
 
   /** Whether the collection is in the read model (not deleted earlier in log order). */

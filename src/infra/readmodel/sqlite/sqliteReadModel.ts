@@ -1,7 +1,7 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { Statement, Transaction } from 'better-sqlite3';
-import type { BatchedWrite, LeaseFence, ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type { BatchedWrite, LeaseFence, ProjectionReads, ReadModel, ReadModelTx } from '../../../ports/readModel';
 import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
 import { SqliteGroups } from './groupsStore';
@@ -30,6 +30,8 @@ export class SqliteReadModel implements ReadModel {
   readonly subtree: SqliteSubtree;
   readonly history: SqliteHistory;
   leases: SqliteLeases;
+  /** Plans read on this connection: the projector plans only between transactions (src/projections/projection.ts). */
+  readonly projectionReads: ProjectionReads;
   private readonly tx: ReadModelTx;
   private readonly batchTx: Transaction<(projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number>;
   private readonly saveCheckpointStmt: Statement<[string, bigint]>;
@@ -49,6 +51,7 @@ export class SqliteReadModel implements ReadModel {
     this.subtree = new SqliteSubtree(db);
     this.history = new SqliteHistory(db);
     this.leases = new SqliteLeases(db);
+    this.projectionReads = { folders: this.folders, collections: this.collections, users: this.users };
     // A rebuild stopped before its end left the derived state to compute (replayMode.ts): do it before any use.
     if (replayPending(db)) completeReplay(db);
     this.batchTx = db.transaction((projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) =>
@@ -65,9 +68,14 @@ export class SqliteReadModel implements ReadModel {
     };
   }
 
-  /** Makes lease writes wait while bulk work holds the file's write lock (src/infra/sqlite/writeGate.ts). */
+  /**
+   * Makes this process's writes to the file (lease calls, projection batches) wait, asynchronously, while another
+   * thread holds its write lock: bulk work in its worker, or a group commit on the append worker
+   * (src/infra/sqlite/writeGate.ts). Otherwise they would wait in SQLite's busy handler, which sleeps the event loop.
+   */
   gateWrites(gate: WriteGate): void {
     this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], gate);
+    gateWrites(this as SqliteReadModel, ['applyBatch'], gate);
   }
 
   async checkpoint(projection: string): Promise<bigint> {

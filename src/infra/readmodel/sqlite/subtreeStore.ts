@@ -168,7 +168,6 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
   // ---- projection writes (synchronous, inside the adapter's transaction) ----
 
   deleteFolder(folderId: string, position: bigint): void {
-    // A folder no longer in the read model was deleted earlier in log order (with an ancestor): nothing to do.
     removeSubtree(this.db, folderId, false, { position, rootId: folderId });
   }
 
@@ -196,9 +195,8 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     const db = this.db;
     const source = db.prepare('SELECT size FROM rm_folders WHERE id = ?').get(c.sourceId) as { size: number } | undefined;
     const base = this.baseOf(c.parentType, c.parentId);
-    // The source or the destination was deleted earlier in log order (a concurrent delete won): nothing is copied,
-    // and the new folder never appears (its later events are skipped like those of any folder deleted with an ancestor).
-    if (!source || !base) return;
+    // The projection copies only while both are there (src/projections/lateEvents.ts).
+    if (!source || !base) throw new Error(`Projection: the source ${c.sourceId} or the destination ${c.parentId} of a copy is not in the read model.`);
     if (db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(c.folderId)) throw new Error(`Projection: folder ${c.folderId} already exists.`);
     clearTemp(db);
 

@@ -1,0 +1,121 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { WrongExpectedVersionError } from '../../../ports/eventStore';
+import type { GroupResult, PreparedAppend } from './groupCommit';
+
+/**
+ * The service's event appends, committed on a worker thread (appendWorkerThread.ts) with a connection of its own to
+ * the SQLite file.
+ *
+ * A group commit with synchronous=FULL returns only after its fsync, and better-sqlite3 calls are synchronous: on the
+ * event loop, every request of the process waited for the disk (~2–7 ms per commit on the development VM). On the
+ * worker, the loop keeps parsing, reading, projecting and answering while the disk syncs. Nothing else changes: the
+ * same transaction (groupCommit.ts) decides expectations and positions, and an append is acknowledged when the
+ * worker reports its commit, that is after its fsync.
+ */
+
+/** A group sent to the worker. */
+export interface CommitRequest {
+  id: number;
+  group: PreparedAppend[][];
+}
+
+/** An error crossing the thread boundary (structured clone keeps neither the class nor extra fields of an Error). */
+export type SerializedError =
+  | { kind: 'wrongExpectedVersion'; streamId: string; expected: WrongExpectedVersionError['expected']; actual: WrongExpectedVersionError['actual'] }
+  | { kind: 'error'; name: string; message: string; stack?: string; code?: unknown };
+
+export type WireResult = { outcome: Extract<GroupResult, { outcome: unknown }>['outcome'] } | { error: SerializedError };
+
+/** The worker's answer: each request's fate, or the failure of the whole transaction (nothing written). */
+export type CommitReply = { id: number; results: WireResult[] } | { id: number; failed: SerializedError };
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof WrongExpectedVersionError) {
+    return { kind: 'wrongExpectedVersion', streamId: error.streamId, expected: error.expected, actual: error.actual };
+  }
+  const e = error instanceof Error ? error : new Error(String(error));
+  const code = (e as { code?: unknown }).code;
+  return { kind: 'error', name: e.name, message: e.message, ...(e.stack ? { stack: e.stack } : {}), ...(code !== undefined ? { code } : {}) };
+}
+
+export function deserializeError(error: SerializedError): Error {
+  if (error.kind === 'wrongExpectedVersion') return new WrongExpectedVersionError(error.streamId, error.expected, error.actual);
+  const revived = new Error(error.message);
+  revived.name = error.name;
+  if (error.stack) revived.stack = error.stack;
+  if (error.code !== undefined) Object.assign(revived, { code: error.code });
+  return revived;
+}
+
+export class AppendWorker {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (results: GroupResult[]) => void; reject: (error: Error) => void }>();
+
+  /** Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own. */
+  constructor(private readonly file: string) {
+    this.ensureWorker();
+  }
+
+  /** Commits `group` on the worker; resolves once it is durable (or rejects: then nothing of it was written). */
+  commit(group: PreparedAppend[][]): Promise<GroupResult[]> {
+    return new Promise<GroupResult[]>((resolve, reject) => {
+      const id = this.nextId++;
+      this.waiting.set(id, { resolve, reject });
+      const worker = this.ensureWorker();
+      // While a commit is under way the worker keeps the process alive (an idle one does not).
+      worker.ref();
+      const request: CommitRequest = { id, group };
+      worker.postMessage(request);
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await worker.terminate();
+    this.failAll(new Error('the append worker was stopped'));
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = startWorker(this.file);
+    worker.on('message', (reply: CommitReply) => {
+      const waiter = this.waiting.get(reply.id);
+      if (!waiter) return;
+      this.waiting.delete(reply.id);
+      if (this.waiting.size === 0) worker.unref();
+      if ('failed' in reply) waiter.reject(deserializeError(reply.failed));
+      else waiter.resolve(reply.results.map((r): GroupResult => ('error' in r ? { error: deserializeError(r.error) } : r)));
+    });
+    // A worker that dies fails the commit in flight (its transaction rolled back with its connection: nothing of it
+    // was written, so the writers may retry); the next group starts a new one.
+    const onGone = (error: Error) => {
+      if (this.worker === worker) this.worker = null;
+      this.failAll(error);
+    };
+    worker.on('error', onGone);
+    worker.on('exit', (code) => onGone(new Error(`the append worker exited (code ${code})`)));
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: Error): void {
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const waiter of waiting) waiter.reject(error);
+  }
+}
+
+/**
+ * Starts appendWorkerThread: compiled, the .js file itself; from TypeScript sources (tsx, ts-jest), through tsx's
+ * require hook, since a worker thread does not inherit the parent's module loader.
+ */
+function startWorker(file: string): Worker {
+  const entry = path.join(__dirname, 'appendWorkerThread');
+  if (__filename.endsWith('.js')) return new Worker(`${entry}.js`, { workerData: { file } });
+  const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(`${entry}.ts`)});`;
+  return new Worker(code, { eval: true, workerData: { file } });
+}

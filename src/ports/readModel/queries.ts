@@ -1,0 +1,128 @@
+import type { Level, Viewer } from '../../domain/access';
+import type { Paging } from '../../domain/paging';
+import type { ParentType } from '../../domain/parents';
+import type {
+  ApiKeyDoc, CollectionDoc, FileDoc, FolderDoc, GroupDoc, ItemDoc, Page, SubtreeOp, TokenDoc, UserDoc,
+} from './documents';
+import type { HistoryQueries } from './history';
+
+/**
+ * The queries role: what routes, queries and commands read. Every method is asynchronous and reads committed state.
+ */
+
+export interface UserQueries {
+  get(id: string): Promise<UserDoc | null>;
+  getByLogin(login: string): Promise<UserDoc | null>;
+  getByEmail(email: string): Promise<UserDoc | null>;
+  /** Users whose login, name or email contains `text`; with `prefix`, whose login, first or last name starts with it (any case). */
+  list(options: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>>;
+  count(): Promise<number>;
+}
+
+export interface GroupQueries {
+  get(id: string): Promise<GroupDoc | null>;
+  /**
+   * Groups by name: `exact` = that exact (case-sensitive) name, `prefix` = name starting with `text` (any case),
+   * `text` = name or description containing it (any case), else all. `visibleTo`: only public groups and these group ids (null: every group, for site admins).
+   */
+  list(options: { text?: string; exact?: boolean; prefix?: boolean; visibleTo: string[] | null; paging: Paging }): Promise<Page<GroupDoc>>;
+  /** Members (`kind` member) or invitees of a group, as user documents, sorted and paged like a user listing. */
+  listUsers(groupId: string, kind: 'member' | 'invite', paging: Paging): Promise<Page<UserDoc>>;
+}
+
+export interface TokenQueries {
+  get(hash: string): Promise<TokenDoc | null>;
+}
+
+export interface ApiKeyQueries {
+  get(id: string): Promise<ApiKeyDoc | null>;
+  getByKey(key: string): Promise<ApiKeyDoc | null>;
+  listForUser(userId: string, paging: Paging): Promise<Page<ApiKeyDoc>>;
+}
+
+export interface CollectionQueries {
+  get(id: string): Promise<CollectionDoc | null>;
+  getByName(name: string): Promise<CollectionDoc | null>;
+  /** Collections the viewer may READ (filter inside the query), optionally by text. */
+  list(options: { viewer: Viewer | null; text?: string; paging: Paging }): Promise<Page<CollectionDoc>>;
+}
+
+export interface FolderQueries {
+  get(id: string): Promise<FolderDoc | null>;
+  getMany(ids: string[]): Promise<FolderDoc[]>;
+  /** Child folders of a parent that the viewer may READ; optional exact name and text filter. */
+  listChildren(options: {
+    parentType: ParentType;
+    parentId: string;
+    viewer: Viewer | null;
+    name?: string;
+    text?: string;
+    paging: Paging;
+  }): Promise<Page<FolderDoc>>;
+  /** Global text search over folders the viewer may READ. */
+  search(options: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<FolderDoc & { _textScore: number }>>;
+  countChildren(options: { parentType: ParentType; parentId: string; viewer: Viewer | null }): Promise<number>;
+  /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name checks, reuseExisting). */
+  childNamed(parentType: ParentType, parentId: string, name: string): Promise<FolderDoc | null>;
+  /**
+   * Items directly in a folder, not permission filtered (`nItems` of GET /folder/:id/details). 0 while the read
+   * model holds no items (no `rm_items` table yet); the items read model extends this.
+   */
+  itemCount(folderId: string): Promise<number>;
+  /** Ancestor folder ids of a folder, root-most first, ending with its parent when the parent is a folder. */
+  ancestorIds(id: string): Promise<string[]>;
+  /** Whether `candidateId` is `folderId` itself or lies underneath it. */
+  isSelfOrDescendant(folderId: string, candidateId: string): Promise<boolean>;
+  /**
+   * Ids of the folders under `ancestorId` (not itself), in no particular order; with `lacking`, only those on which the
+   * viewer holds less than `level` (the permission filter of the listings, inverted); with `outside`, without those
+   * folders and every folder under them. A generic set-wise step: which folders a subtree change reaches is decided
+   * from it in the projection layer (src/projections/folderAccess.ts).
+   */
+  idsUnder(ancestorId: string, filter?: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] }): Promise<string[]>;
+}
+
+export interface ItemQueries {
+  get(id: string): Promise<ItemDoc | null>;
+  /** Items directly in a folder (no permission filter beyond the folder's); optional exact name and text filter. */
+  listInFolder(options: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>>;
+  /** Global text search over items whose folder the viewer may READ (filter inside the query). */
+  search(options: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>>;
+  countInFolder(folderId: string): Promise<number>;
+}
+
+export interface FileQueries {
+  get(id: string): Promise<FileDoc | null>;
+  listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>>;
+  /** Whether any file's bytes are the blob `blobId` (blobs are deleted only when this turns false). */
+  isBlobReferenced(blobId: string): Promise<boolean>;
+  /** Blob ids of the files of every item directly in the given folders (to reclaim after deleting them). */
+  blobIdsInFolders(folderIds: string[]): Promise<string[]>;
+  /** Blob ids of the files under a root user or collection (to reclaim after deleting it). */
+  blobIdsUnderRoot(rootId: string): Promise<string[]>;
+}
+
+/** Reads over whole subtrees, none permission filtered. */
+export interface SubtreeQueries {
+  /** Girder's subtreeCount: 1 + every descendant folder + every item in the folder and its descendants; 0 when unknown. */
+  subtreeCount(folderId: string): Promise<number>;
+  /** Blob ids of every file in the folder and its descendants (to reclaim after deleting or emptying it). */
+  blobIdsInSubtree(folderId: string): Promise<string[]>;
+  /** The history index rows of a folder, in log order. */
+  subtreeOpsFor(folderId: string): Promise<SubtreeOp[]>;
+}
+
+/** Everything routes, queries and commands read (the `readModel` of src/services.ts). */
+export interface ReadModelQueries {
+  /** User documents carry `groups` (ids of the groups they are a member of) and `groupInvites`, from memberships. */
+  users: UserQueries;
+  groups: GroupQueries;
+  tokens: TokenQueries;
+  apiKeys: ApiKeyQueries;
+  collections: CollectionQueries;
+  folders: FolderQueries;
+  items: ItemQueries;
+  files: FileQueries;
+  subtree: SubtreeQueries;
+  history: HistoryQueries;
+}
