@@ -6,14 +6,16 @@
  *   quick: ≈3.3k folders + ≈3k items (`npm run bench -- --quick`, about 20 s)
  *   alone: npx tsx -e "import b from './bench/subtree.bench.ts'; b({quick:true}).then(console.table)"
  *   before the worker: BULK_WORKER_MIN_FOLDERS=1000000000 runs every subtree operation on the event loop again
+ *   another size: SUBTREE_BENCH_FOLDERS=25000 (about that many folders, and nearly as many items)
  *
  * Rows:
- *  - copy / delete time vs raw better-sqlite3 inserting as many rows as the subtree holds (folders + items) in one
+ *  - copy, delete, recursive access change and "empty folder" times vs raw better-sqlite3 inserting as many rows as the subtree holds (folders + items) in one
  *    transaction, into a table with a primary key and one secondary index, on a file in the same directory;
  *  - the event loop's longest stall (`perf_hooks.monitorEventLoopDelay`) during the copy and the delete, vs the same
  *    measure while only the reader runs;
  *  - the reader's p99 latency and failed requests during the copy, vs its p99 while nothing else runs;
- *  - whether this process still holds the projector lease after the copy and the delete.
+ *  - whether this process still holds the projector lease after the copy and the delete;
+ *  - how many intermediate `current` values the copy's and the delete's progress notifications published.
  *
  * The service runs in this process (so the loop measured is the service's) on a throwaway DATA_DIR, listening on
  * 127.0.0.1; the tree is built through the API: `width` folders holding one item with one file each, then the root
@@ -134,7 +136,8 @@ async function leaseKept(runtime: Runtime): Promise<boolean> {
 const row = (r: BenchRow): BenchRow => r;
 
 const subtreeBench: Benchmark = async ({ quick }) => {
-  const target = quick ? 3_000 : 100_000;
+  // SUBTREE_BENCH_FOLDERS overrides the size (a mid size for comparing two builds without the full run).
+  const target = Number(process.env.SUBTREE_BENCH_FOLDERS) || (quick ? 3_000 : 100_000);
   // The tree: (1 + width)·2^doublings folders ≥ target, one item (with one file) in each but the root copies.
   let doublings = 0;
   while (2 ** (doublings + 1) * 8 <= target) doublings++;
@@ -179,6 +182,15 @@ const subtreeBench: Benchmark = async ({ quick }) => {
     // The other yardsticks: the reader and the event loop with nothing else going on.
     const idle = await observed(() => new Promise((resolve) => setTimeout(resolve, 1000)), () => startReader(client, publicId));
 
+    // Progress notifications of this user while the operations run: how many versions of each moved `current`.
+    const moves = new Map<string, Set<number>>();
+    const watch = runtime.services.notifications.changes$.subscribe((record) => {
+      const { title, current, total, state } = record.data;
+      if (state === 'active' && current > 0 && current < total) (moves.get(title) ?? moves.set(title, new Set()).get(title)!).add(current);
+    });
+    const stopWatching = () => watch.unsubscribe();
+    const movesOf = (title: string) => moves.get(title)?.size ?? 0;
+
     const copy = await observed(
       () => client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: publicId, progress: 'true' }),
       () => startReader(client, publicId),
@@ -186,9 +198,20 @@ const subtreeBench: Benchmark = async ({ quick }) => {
     const copied = await rm.subtree.subtreeCount(copy.value._id);
     if (copied !== entries) throw new Error(`the copy holds ${copied} entries, the source ${entries}`);
     const leaseAfterCopy = await leaseKept(runtime);
+    // A recursive access change over the whole copy (every folder's ACL and document rewritten).
+    const access = JSON.stringify({ users: [{ id: user._id, level: 2 }], groups: [] });
+    const reaccess = await observed(() =>
+      client.call('PUT', `/folder/${copy.value._id}/access`, { access, recurse: 'true', progress: 'true' }),
+    );
     const del = await observed(() => client.call('DELETE', `/folder/${copy.value._id}`, { progress: 'true' }), () => startReader(client, publicId));
     if ((await rm.subtree.subtreeCount(copy.value._id)) !== 0) throw new Error('the deleted copy is still there');
+    // "Empty folder" on a second copy: everything under it goes, the folder stays.
+    const second = await client.call('POST', `/folder/${root._id}/copy`, { parentType: 'folder', parentId: publicId });
+    const emptied = await observed(() => client.call('DELETE', `/folder/${second._id}/contents`, { progress: 'true' }));
+    if ((await rm.subtree.subtreeCount(second._id)) !== 1) throw new Error('the emptied copy still holds something');
+    await client.call('DELETE', `/folder/${second._id}`);
     const leaseAfterDelete = await leaseKept(runtime);
+    stopWatching();
 
     const copyRead = copy.read!;
     const idleP99 = percentile(idle.read!.latencies, 99);
@@ -203,6 +226,20 @@ const subtreeBench: Benchmark = async ({ quick }) => {
       row({
         measure: `DELETE /folder/:id (the copy, ${size})`, value: del.ms, unit: 'ms', baselineName: rawName, baseline: rawMs,
         ratio: del.ms / rawMs, goal: '≤ 7× raw inserts (< 5 s at full size)', met: del.ms / rawMs <= 7,
+      }),
+      row({
+        measure: `PUT /folder/:id/access, recurse (the copy, ${folders.toLocaleString('en')} folders)`, value: reaccess.ms, unit: 'ms', baselineName: rawName,
+        baseline: rawMs, ratio: reaccess.ms / rawMs, goal: 'at the scale of the copy (≤ 14× raw inserts)', met: reaccess.ms / rawMs <= 14,
+      }),
+      row({
+        measure: `DELETE /folder/:id/contents (a second copy, ${size})`, value: emptied.ms, unit: 'ms', baselineName: rawName, baseline: rawMs,
+        ratio: emptied.ms / rawMs, goal: 'as the delete (≤ 7× raw inserts)', met: emptied.ms / rawMs <= 7,
+      }),
+      row({
+        measure: 'progress: intermediate `current` values published during the copy / delete',
+        value: movesOf('Copying folder tree'), unit: 'values', baselineName: 'during the delete', baseline: movesOf(`Deleting folder ${copy.value.name}`),
+        baselineUnit: 'values', ratio: Math.min(movesOf('Copying folder tree'), movesOf(`Deleting folder ${copy.value.name}`)),
+        goal: 'moves while it runs (≥ 1 each)', met: movesOf('Copying folder tree') >= 1 && movesOf(`Deleting folder ${copy.value.name}`) >= 1,
       }),
       row({
         measure: 'event-loop delay max during the copy', value: copy.loopMaxMs, unit: 'ms', baselineName: 'event-loop delay max, reader alone (1 s)',

@@ -17,6 +17,7 @@ import { sweepStorage } from './commands/storageSweep';
 import { startRetentionPurge } from './commands/blobReclaim';
 import { DomainEvents } from './bus/domainEvents';
 import { Notifications } from './bus/notifications';
+import { BulkProgressBus } from './bus/bulkProgress';
 import { ProgressService } from './bus/progress';
 import type { EventStore } from './ports/eventStore';
 import type { ReadModel } from './ports/readModel';
@@ -59,7 +60,14 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   // Appends commit on a worker thread, so that no request waits for their fsync (appendWorker.ts).
   const eventStore = await createEventStore(config, db, logger, { gate, appendWorker: true });
   const readModel = await createReadModel(config, db);
-  const background = readModel instanceof SqliteReadModel ? new SqliteBulkApply(db, { file, gate, minFolders: config.bulkWorkerMinFolders }) : undefined;
+  // Bulk work in the worker reports how far it got to the request that caused it (its progress notification).
+  const bulkProgress = new BulkProgressBus();
+  const background =
+    readModel instanceof SqliteReadModel
+      ? new SqliteBulkApply(db, {
+          file, gate, minFolders: config.bulkWorkerMinFolders, progress: { bus: bulkProgress, everyMs: config.bulkProgressIntervalMs },
+        })
+      : undefined;
   if (readModel instanceof SqliteReadModel) readModel.gateWrites(gate);
   const domainEvents = new DomainEvents();
   // One projector per read model across every process sharing it: the lease holder projects, others stand by.
@@ -82,7 +90,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     commands: new CommandRunner(eventStore, projector),
     hooks: new HookBus(),
     notifications,
-    progress: new ProgressService(notifications),
+    progress: new ProgressService(notifications, { bulk: bulkProgress }),
     blobs: await createBlobStore(config),
     partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
     domainEvents,

@@ -114,7 +114,7 @@ export class Notifications {
   private readonly pollEveryMs: number;
   private readonly pollOverlapMs: number;
 
-  constructor(private readonly store: NotificationStore, options: NotificationsOptions | (() => number) = {}) {
+  constructor(private readonly storage: NotificationStore, options: NotificationsOptions | (() => number) = {}) {
     const settings = typeof options === 'function' ? { now: options } : options;
     this.now = settings.now ?? Date.now;
     this.pollEveryMs = settings.pollEveryMs ?? 250;
@@ -134,19 +134,33 @@ export class Notifications {
 
   /** Stores the record and announces it. Expired records are swept at most once a minute on the way. */
   async save(record: NotificationRecord): Promise<void> {
+    const copy = structuredClone(record);
+    await this.store(copy);
+    this.announce(copy, true);
+  }
+
+  /**
+   * Announces the record at once, before it is stored: for progress that must move while the store cannot take
+   * writes (bulk work holds the embedded file's write lock). Follow with {@link store} of the same version (or a
+   * newer one); a version only published is seen by this process's streams, not listed nor seen by other processes.
+   */
+  publish(record: NotificationRecord): void {
+    this.announce(structuredClone(record), true);
+  }
+
+  /** Stores the record without announcing it (see {@link publish}). Expired records are swept at most once a minute. */
+  async store(record: NotificationRecord): Promise<void> {
     const now = this.now();
     if (now - this.lastSweep >= SWEEP_INTERVAL_MS) {
       this.lastSweep = now;
-      await this.store.deleteExpired(now);
+      await this.storage.deleteExpired(now);
     }
-    const copy = structuredClone(record);
-    await this.store.save(copy);
-    this.announce(copy, true);
+    await this.storage.save(structuredClone(record));
   }
 
   /** The owner's live records updated after `sinceMs` (epoch ms), ascending `updated`. */
   list(owner: NotificationOwner, sinceMs: number | null = null): Promise<NotificationRecord[]> {
-    return this.store.listFor(owner, sinceMs, this.now());
+    return this.storage.listFor(owner, sinceMs, this.now());
   }
 
   /** Changes to the owner's records only. */
@@ -157,7 +171,7 @@ export class Notifications {
   /** Deletes expired records now. */
   sweep(): Promise<number> {
     this.lastSweep = this.now();
-    return this.store.deleteExpired(this.lastSweep);
+    return this.storage.deleteExpired(this.lastSweep);
   }
 
   /** Reads the store once for changes not announced yet (what the poll loop runs). */
@@ -165,7 +179,7 @@ export class Notifications {
     if (this.polling || this.disposed) return;
     this.polling = true;
     try {
-      const changed = await this.store.changedSince(this.newestSeen - this.pollOverlapMs, this.now());
+      const changed = await this.storage.changedSince(this.newestSeen - this.pollOverlapMs, this.now());
       for (const record of changed) this.announce(record);
       this.forgetOlderThan(this.newestSeen - 2 * this.pollOverlapMs);
     } finally {

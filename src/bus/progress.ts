@@ -3,6 +3,7 @@ import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { RestError, ValidationError } from '../domain/errors';
 import type { NotificationRecord, Notifications, ProgressState } from './notifications';
+import type { BulkProgressBus } from './bulkProgress';
 
 /**
  * Progress reporting for long-running commands (Girder 3.x `utility/progress.py` ProgressContext).
@@ -65,6 +66,12 @@ export interface ProgressContext {
   finish(): Promise<void>;
   /** Final write: state `error`, message `Error` or `Error: <msg>` for rest/validation errors; expires in 30 s. */
   fail(error: unknown): Promise<void>;
+  /**
+   * Runs `task` (a command whose large subtree event is applied off the event loop) while moving `current` with what
+   * the bulk worker reports for the request `requestId` (src/bus/bulkProgress.ts), capped at the total: each report is
+   * published to the notification stream at once and stored as soon as the file takes writes again.
+   */
+  following<T>(requestId: string, task: () => Promise<T>): Promise<T>;
 }
 
 /** The context of `on: false`: free to call, records nothing. */
@@ -74,6 +81,7 @@ export const noProgress: ProgressContext = Object.freeze({
   update: async () => undefined,
   finish: async () => undefined,
   fail: async () => undefined,
+  following: <T>(_requestId: string, task: () => Promise<T>) => task(),
 });
 
 /** The final message of a failed task (Girder: `Error: <msg>` only for ValidationException/RestException). */
@@ -93,8 +101,38 @@ class ActiveProgress implements ProgressContext {
     private readonly notifications: Notifications,
     private readonly now: () => number,
     private readonly intervalMs: number,
+    private readonly bulk: BulkProgressBus | undefined,
   ) {
     this.lastSave = now();
+  }
+
+  async following<T>(requestId: string, task: () => Promise<T>): Promise<T> {
+    if (!this.bulk) return task();
+    const stop = this.bulk.follow(requestId, (entriesDone) => this.live(entriesDone));
+    try {
+      return await task();
+    } finally {
+      stop();
+    }
+  }
+
+  /**
+   * A bulk worker's report: published at once (the worker already spaces its reports), stored behind the writes
+   * before it. While the worker holds the SQLite file's write lock the store waits (src/infra/sqlite/writeGate.ts):
+   * the stream still moves, and only the newest of the versions queued meanwhile is stored.
+   */
+  private live(entriesDone: number): void {
+    if (this.finished) return;
+    const total = this.current.data.total;
+    const current = total > 0 ? Math.min(total, entriesDone) : entriesDone;
+    if (current <= this.current.data.current) return;
+    const now = this.now();
+    this.apply({ current }, now, now + ACTIVE_TTL_MS, true);
+    this.lastSave = now;
+    const snapshot = this.current;
+    this.notifications.publish(snapshot);
+    const written = this.writes.then(() => (this.current === snapshot ? this.notifications.store(snapshot) : undefined));
+    this.writes = written.catch(() => undefined);
   }
 
   get record(): NotificationRecord {
@@ -169,16 +207,20 @@ export interface ProgressServiceOptions {
   intervalMs?: number;
   /** Clock (epoch ms), for tests. */
   now?: () => number;
+  /** Where bulk work reports how far it got (see {@link ProgressContext.following}); without it `current` jumps. */
+  bulk?: BulkProgressBus;
 }
 
 /** Starts progress contexts; `services.progress`. */
 export class ProgressService {
   private readonly intervalMs: number;
   private readonly now: () => number;
+  private readonly bulk: BulkProgressBus | undefined;
 
   constructor(private readonly notifications: Notifications, options: ProgressServiceOptions = {}) {
     this.intervalMs = options.intervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
     this.now = options.now ?? Date.now;
+    this.bulk = options.bulk;
   }
 
   /** Creates the record (state `active`, expires in 1 h) unless `on` is false, in which case nothing is written. */
@@ -210,7 +252,7 @@ export class ProgressService {
       },
     };
     await this.notifications.save(record);
-    return new ActiveProgress(record, this.notifications, this.now, this.intervalMs);
+    return new ActiveProgress(record, this.notifications, this.now, this.intervalMs, this.bulk);
   }
 }
 

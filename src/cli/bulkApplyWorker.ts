@@ -9,12 +9,14 @@ import { SqliteReadModel } from '../infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteLeases } from '../infra/readmodel/sqlite/leasesStore';
 import { readModelProjection } from '../projections';
 import { writerOf } from '../projections/projection';
+import { BulkRowCounter } from '../infra/readmodel/sqlite/bulkRowCounter';
 import type { BulkJob, BulkReply } from '../infra/readmodel/sqlite/bulkApply';
 
 const { file } = workerData as { file: string };
 const db = openDatabase(file);
 const readModel = new SqliteReadModel(db);
 const leases = new SqliteLeases(db);
+const rowCounter = new BulkRowCounter(db);
 
 async function run(job: BulkJob): Promise<BulkReply> {
   const { event, lease } = job;
@@ -30,11 +32,16 @@ async function run(job: BulkJob): Promise<BulkReply> {
     }
     leaseRenewedAt = at;
   };
-  const applied = readModel.applyNow(job.checkpoint, event.position, (tx) => {
-    keepLease();
-    write(tx);
-    keepLease();
-  });
+  const apply = () =>
+    readModel.applyNow(job.checkpoint, event.position, (tx) => {
+      keepLease();
+      write(tx);
+      keepLease();
+    });
+  // Progress reports are posted while the transaction runs: the main thread gets them before this job's answer.
+  const applied = job.progress
+    ? rowCounter.during(job.progress.everyMs, (rows) => parentPort!.postMessage({ id: job.id, rows } satisfies BulkReply), apply)
+    : apply();
   if (applied) {
     checkpointWal();
     // The commit and the checkpoint can take longer than the lease lives on a loaded machine: renew once more, now

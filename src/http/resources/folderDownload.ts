@@ -20,13 +20,23 @@ class ReaderGoneError extends Error {
 }
 
 /**
+ * How far ahead of the entry being written the next ones are handed to the zip writer: at most this many entries, and
+ * (past the first) at most this many bytes of them. Looking an entry up in the read model and opening its blob then
+ * overlap with writing the entries before it: one at a time, the archive waited for each lookup and open, most of the
+ * time of a zip of many small files. Large files gain nothing from it and go one at a time as before. A queued blob is
+ * opened but not read until its turn, so memory stays a few buffers whatever the archive's size.
+ */
+const AHEAD_ENTRIES = 16;
+const AHEAD_BYTES = 4 * 1024 * 1024;
+
+/**
  * Streams `entries` into a zip archive on `out` (STORE, data descriptors, zip64 records when `forceZip64`, timestamps
- * in server local time) and resolves with true once `out` has taken the whole archive. Entries are added one at a
- * time: a blob is opened only when the previous entry is complete, and backpressure from `out` pauses the blob being
- * read, so memory stays constant whatever the archive's size. When `out` closes early (the client went away), the
- * blob being read is destroyed, nothing more is read and the promise resolves with false. Any other failure (a
- * missing blob, a read error) detaches the archive from `out` without ending it and rejects: the caller destroys
- * `out`, so that a truncated archive never looks complete.
+ * in server local time) and resolves with true once `out` has taken the whole archive. Small entries are queued a
+ * little ahead of the one being written ({@link AHEAD_ENTRIES}), and backpressure from `out` pauses the blob being read, so
+ * memory stays constant whatever the archive's size. When `out` closes early (the client went away), the blobs opened
+ * are destroyed, nothing more is read and the promise resolves with false. Any other failure (a missing blob, a read
+ * error) detaches the archive from `out` without ending it and rejects: the caller destroys `out`, so that a truncated
+ * archive never looks complete.
  */
 export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStore, out: Writable, options: { forceZip64: boolean }): Promise<boolean> {
   // Loaded with the first download, not at start-up: archiver and its dependencies were a fifth of the cold start.
@@ -34,13 +44,17 @@ export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStor
   const archive = archiver('zip', { store: true, forceZip64: options.forceZip64, forceLocalTime: true });
   const stop = new AbortController();
   // Set from event handlers as well as from the loop (an object, so that the checks below are not narrowed away).
-  const state: { failure: Error | null; current: Readable | null } = { failure: null, current: null };
+  // `open`: the entries handed to the archive and not written yet, oldest first, with their blob streams.
+  const state: { failure: Error | null; open: { source: Readable | null; size: number }[]; openBytes: number } = {
+    failure: null, open: [], openBytes: 0,
+  };
+  const mustWait = (size: number) => state.open.length > 0 && (state.open.length >= AHEAD_ENTRIES || state.openBytes + size > AHEAD_BYTES);
   const fail = (error: Error) => {
     if (state.failure) return;
     state.failure = error;
     archive.unpipe(out);
     // Destroyed with the error, so that the zip writer ends the entry and the archive shuts down.
-    state.current?.destroy(error);
+    for (const { source } of state.open) source?.destroy(error);
     archive.abort();
     stop.abort(error);
   };
@@ -48,6 +62,10 @@ export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStor
   archive.on('error', fail);
   // Warnings concern filesystem sources (a vanished path), which this archive never has: treat them as failures.
   archive.on('warning', fail);
+  // Entries are written in the order they were appended: each 'entry' is the oldest queued one.
+  archive.on('entry', () => {
+    state.openBytes -= state.open.shift()?.size ?? 0;
+  });
   out.once('close', () => {
     if (!out.writableFinished) fail(new ReaderGoneError());
   });
@@ -56,21 +74,21 @@ export async function writeZip(entries: AsyncIterable<ZipEntry>, blobs: BlobStor
   try {
     for await (const { entryPath, file } of entries) {
       if (state.failure) break;
+      while (mustWait(file.size) && !state.failure) await once(archive, 'entry', { signal: stop.signal });
+      if (state.failure) break;
       const source: Readable | Buffer = file.size === 0 ? Buffer.alloc(0) : await blobs.get(file.blobId);
       if (!Buffer.isBuffer(source)) {
         if (state.failure) {
           source.destroy();
           break;
         }
-        // The zip writer listens for errors only once it starts reading the source; until then this keeps a
-        // destroyed source from raising an unhandled error.
-        source.on('error', () => undefined);
-        state.current = source;
+        // The zip writer listens for errors only once it starts reading the source, which may be several entries
+        // later: a source failing while queued fails the archive (and one destroyed by a failure raises nothing).
+        source.on('error', fail);
       }
-      const appended = once(archive, 'entry', { signal: stop.signal });
+      state.open.push({ source: Buffer.isBuffer(source) ? null : source, size: file.size });
+      state.openBytes += file.size;
       archive.append(source, { name: entryPath });
-      await appended;
-      state.current = null;
     }
     if (!state.failure) {
       const flushed = once(out, 'finish', { signal: stop.signal });

@@ -15,7 +15,8 @@ const PUBLIC_VALUES = ['true', 'false', 'original'] as const;
 /**
  * The subtree routes: delete a folder, empty it, copy it. Each runs one command (src/commands/folderSubtreeCommands.ts)
  * whose single event the projection applies to the whole subtree in one transaction; progress (when asked for) counts
- * the subtree first, then jumps to the total when that transaction has committed, and ends with `Done`.
+ * the subtree first, moves while a large event is applied by the bulk worker (what it reports, capped at the total),
+ * is set to the total when that transaction has committed, and ends with `Done`.
  */
 export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
   route({
@@ -33,7 +34,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
         async (progress) => {
           const total = progress.on ? await services.readModel.subtree.subtreeCount(folder._id) : 0;
           await progress.update({ total });
-          await deleteFolder(services, folder._id, meta);
+          await progress.following(meta.requestId, () => deleteFolder(services, folder._id, meta));
           await progress.update({ current: total, force: true });
         },
       );
@@ -55,7 +56,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
         async (progress) => {
           const total = progress.on ? (await services.readModel.subtree.subtreeCount(folder._id)) - 1 : 0;
           await progress.update({ total });
-          await clearFolderContents(services, folder._id, meta);
+          await progress.following(meta.requestId, () => clearFolderContents(services, folder._id, meta));
           await progress.update({ current: total, force: true });
         },
       );
@@ -92,7 +93,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
         async (progress) => {
           const total = progress.on ? await services.readModel.subtree.subtreeCount(source._id) : 0;
           await progress.update({ total });
-          const copied = await copyFolder(
+          const copied = await progress.following(meta.requestId, () => copyFolder(
             services,
             {
               sourceId: source._id, parent, copier: viewer,
@@ -101,7 +102,7 @@ export const folderSubtreeRoutes: RouteDef<AnyParams>[] = [
               ...(params.public !== undefined ? { public: params.public } : {}),
             },
             meta,
-          );
+          ));
           await progress.update({ current: total, force: true });
           return copied;
         },

@@ -153,14 +153,15 @@ export const folderWriteRoutes: RouteDef<AnyParams>[] = [
         ...(params.recurse ? { recurse: { actor: viewer } } : {}),
       };
       // Girder counts (ADMIN-filtered subfolders) and reports only when both progress and recurse are set. The
-      // subtree is updated in one read-model transaction, so the count jumps to the total when it commits.
+      // subtree is updated in one read-model transaction: the count moves with what the bulk worker reports for a
+      // large one, and is set to the total when it commits.
       await withProgress(
         services,
         { on: params.progress && params.recurse, userId: viewer.id, title: 'Updating permissions', message: 'Calculating progress...' },
         async (progress) => {
           const total = progress.on ? (await accessTargets(services.readModel.folders, folder._id, viewer)).length : 0;
           await progress.update({ total });
-          await setFolderAccess(services, folder._id, change, meta);
+          await progress.following(meta.requestId, () => setFolderAccess(services, folder._id, change, meta));
           await progress.update({ current: total, force: true });
         },
       );

@@ -5,6 +5,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { WriteGate } from '../../sqlite/writeGate';
 import type { RecordedEvent } from '../../../ports/eventStore';
 import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../ports/backgroundApply';
+import type { BulkProgressBus } from '../../../bus/bulkProgress';
 
 /**
  * Large subtree events applied in a worker thread (the {@link BackgroundApply} of the embedded read model).
@@ -39,16 +40,34 @@ const SUBTREE_OF: Record<string, (data: any) => Target | null> = {
   FolderRestored: (d: { deletedPosition: string }) => ({ deletedAt: d.deletedPosition }),
 };
 
+/**
+ * Rows the worker counts per subtree entry (folder or item) an event processes, to report progress (see
+ * src/cli/bulkRowCounter.ts: it counts rows inserted into, deleted from or updated in `rm_folders` and `rm_items`, and
+ * rows kept in `rm_deleted_folders` and `rm_deleted_items`). A delete or clear keeps each row for restore, then removes
+ * it: two rows per entry.
+ */
+const ROWS_PER_ENTRY: Record<string, number> = {
+  FolderCopied: 1,
+  FolderDeleted: 2,
+  FolderContentsCleared: 2,
+  FolderAccessChanged: 1,
+  CollectionDeleted: 1,
+  FolderRestored: 1,
+};
+
 /** A message to the worker. */
 export interface BulkJob {
   id: number;
   checkpoint: string;
   event: RecordedEvent;
   lease?: LeaseToKeep;
+  /** Present when someone follows the event's request: report the rows counted every so many ms. */
+  progress?: { everyMs: number };
 }
 
-/** The worker's answer. */
+/** The worker's answer (`rows`: a progress report, any number of them before the one final answer). */
 export type BulkReply =
+  | { id: number; rows: number }
   | ({ id: number; ok: true } & BackgroundApplyResult)
   | { id: number; ok: false; message: string; stack?: string };
 
@@ -58,12 +77,17 @@ export interface SqliteBulkApplyOptions {
   gate: WriteGate;
   /** Subtrees with fewer folders than this are applied on the calling thread (config BULK_WORKER_MIN_FOLDERS). */
   minFolders: number;
+  /** Where progress of a followed request goes, and how often the worker reports it (config BULK_PROGRESS_INTERVAL_MS). */
+  progress?: { bus: BulkProgressBus; everyMs: number };
 }
 
 export class SqliteBulkApply implements BackgroundApply {
   private worker: Worker | null = null;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: BackgroundApplyResult) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (r: BackgroundApplyResult) => void; reject: (e: Error) => void; progress?: (rows: number) => void }
+  >();
   private readonly minFolders: number;
   private readonly foldersUnder: Statement<[string, number], number>;
   private readonly foldersOfCollection: Statement<[string, number], number>;
@@ -99,14 +123,26 @@ export class SqliteBulkApply implements BackgroundApply {
       () =>
         new Promise<BackgroundApplyResult>((resolve, reject) => {
           const id = this.nextId++;
-          this.pending.set(id, { resolve, reject });
-          const job: BulkJob = { id, checkpoint, event, ...(lease ? { lease } : {}) };
+          const progress = this.progressOf(event);
+          this.pending.set(id, { resolve, reject, ...(progress ? { progress } : {}) });
+          const job: BulkJob = {
+            id, checkpoint, event, ...(lease ? { lease } : {}), ...(progress ? { progress: { everyMs: this.options.progress!.everyMs } } : {}),
+          };
           const worker = this.ensureWorker();
           // While it works, the worker keeps the process alive (at startup, catching up, nothing else may).
           worker.ref();
           worker.postMessage(job);
         }),
     );
+  }
+
+  /** Turns the worker's row counts into entries done for whoever follows the event's request, if anyone does. */
+  private progressOf(event: RecordedEvent): ((rows: number) => void) | undefined {
+    const bus = this.options.progress?.bus;
+    const requestId = event.metadata.requestId;
+    if (!bus || !requestId || !bus.wanted(requestId)) return undefined;
+    const perEntry = ROWS_PER_ENTRY[event.type] ?? 1;
+    return (rows) => bus.report(requestId, Math.floor(rows / perEntry));
   }
 
   async close(): Promise<void> {
@@ -122,6 +158,7 @@ export class SqliteBulkApply implements BackgroundApply {
     worker.on('message', (reply: BulkReply) => {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
+      if ('rows' in reply) return waiter.progress?.(reply.rows);
       this.pending.delete(reply.id);
       if (this.pending.size === 0) worker.unref();
       if (reply.ok) waiter.resolve({ applied: reply.applied, ...(reply.leaseRenewedAt !== undefined ? { leaseRenewedAt: reply.leaseRenewedAt } : {}) });

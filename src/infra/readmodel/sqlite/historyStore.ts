@@ -10,10 +10,13 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * produces exactly the same rows (the `verify` CLI compares them too).
  *
  * 1. Removed rows. A folder delete or clear removes a whole subtree set-wise (docs/subtree-operations.md); just before,
- *    `keepRemoved` copies the rows it is about to remove into `rm_deleted_folders`, `rm_deleted_folder_ancestors`
- *    (ancestry inside the removed set), `rm_deleted_items` and `rm_deleted_files`, keyed by the operation's log position
- *    and stamped with its time. `restoreFolder` moves a folder's part of them back (FolderRestored), and the blob
- *    reclaimer keeps the bytes those files reference for BLOB_RETENTION_DAYS.
+ *    `keepRemoved` copies the rows it is about to remove into `rm_deleted_folders`, `rm_deleted_items` and
+ *    `rm_deleted_files`, keyed by the operation's log position and stamped with its time. `restoreFolder` moves a
+ *    folder's part of them back (FolderRestored), and the blob reclaimer keeps the bytes those files reference for
+ *    BLOB_RETENTION_DAYS. The ancestry inside the removed set is not kept: a restore walks it down from the restored
+ *    folder through the kept folders' parents (a recursive query on `rm_deleted_folders_parent`). Keeping it cost
+ *    about ten closure rows per folder on every delete (a fifth of a large delete's time), for the rare restore.
+ *    (Files written before this kept it in `rm_deleted_folder_ancestors`, which is dropped: nothing reads it now.)
  *
  * 2. Tree placement over time, for point-in-time listings: `rm_folder_tree(folder_id, from_position, to_position,
  *    parent…, base parent…)` holds one row per interval during which a folder sat under one parent (and root). The
@@ -35,9 +38,8 @@ CREATE TABLE IF NOT EXISTS rm_deleted_folders (
   base_parent_id TEXT NOT NULL, public INTEGER NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL,
   PRIMARY KEY (position, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rm_deleted_folders_id ON rm_deleted_folders (id, position);
-CREATE TABLE IF NOT EXISTS rm_deleted_folder_ancestors (
-  position INTEGER NOT NULL, folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
-  PRIMARY KEY (position, ancestor_id, folder_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rm_deleted_folders_parent ON rm_deleted_folders (position, parent_id);
+DROP TABLE IF EXISTS rm_deleted_folder_ancestors;
 CREATE TABLE IF NOT EXISTS rm_deleted_items (
   position INTEGER NOT NULL, id TEXT NOT NULL, deleted_at TEXT NOT NULL, folder_id TEXT NOT NULL, name TEXT NOT NULL, lower_name TEXT NOT NULL,
   base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL,
@@ -102,6 +104,16 @@ function connectionState(db: SqliteDatabase): ConnectionState {
   }
   return state;
 }
+
+/**
+ * `kept_subtree(id, depth)`: the folder `@id` and the folders kept with it by the delete or clear at `@dp` that were
+ * under it, with their distance to it, walked down through the kept rows' parents.
+ */
+const KEPT_SUBTREE = `
+  WITH RECURSIVE kept_subtree (id, depth) AS (
+    SELECT id, 0 FROM rm_deleted_folders WHERE position = @dp AND id = @id
+    UNION ALL
+    SELECT d.id, k.depth + 1 FROM kept_subtree k JOIN rm_deleted_folders d ON d.position = @dp AND d.parent_id = k.id AND d.parent_type = 'folder')`;
 
 const FOLDER_COLUMNS = 'parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc';
 const ITEM_COLUMNS = 'folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc';
@@ -178,12 +190,9 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   }
 
   async restorable(folderId: string, position: bigint): Promise<{ folderIds: string[]; blobIds: string[] }> {
-    const folderIds = prepared(this.db,
-        `SELECT id FROM rm_deleted_folders WHERE position = @position AND id = @id
-         UNION ALL SELECT folder_id FROM rm_deleted_folder_ancestors WHERE position = @position AND ancestor_id = @id`,
-      )
+    const folderIds = prepared(this.db, `${KEPT_SUBTREE} SELECT id FROM kept_subtree`)
       .pluck()
-      .all({ position, id: folderId }) as string[];
+      .all({ dp: position, id: folderId }) as string[];
     if (folderIds.length === 0) return { folderIds, blobIds: [] };
     const blobIds = prepared(this.db,
         `SELECT DISTINCT fl.blob_id FROM rm_deleted_files fl JOIN rm_deleted_items i ON i.position = fl.position AND i.id = fl.item_id
@@ -259,11 +268,6 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
        SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)} FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
     ).run(args);
     prepared(db,
-      `INSERT OR REPLACE INTO rm_deleted_folder_ancestors (position, folder_id, ancestor_id, depth)
-       SELECT @position, a.folder_id, a.ancestor_id, a.depth FROM temp.history_set s
-       JOIN rm_folder_ancestors a ON a.folder_id = s.id JOIN temp.history_set up ON up.id = a.ancestor_id`,
-    ).run({ position });
-    prepared(db,
       `INSERT INTO temp.history_items (id) SELECT i.id FROM temp.history_set s JOIN rm_items i ON i.folder_id = s.id`,
     ).run();
     prepared(db,
@@ -286,10 +290,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     // The new parent went before this event in log order (a concurrent delete won): nothing comes back.
     if (!base) return;
     this.clearTemp();
-    prepared(db,
-      `INSERT INTO temp.history_set (id, depth)
-       SELECT folder_id, depth FROM rm_deleted_folder_ancestors WHERE position = @dp AND ancestor_id = @id UNION ALL SELECT @id, 0`,
-    ).run({ dp, id: r.folderId });
+    prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id, depth) SELECT id, depth FROM kept_subtree`).run({ dp, id: r.folderId });
 
     // 1. Folders: as kept, under the new root; the restored folder itself under its new parent with its new name.
     const lower = r.name.toLowerCase();
@@ -304,11 +305,15 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     ).run({ id: r.folderId, dp, parentType: r.parentType, parentId: r.parentId, name: r.name, lower, baseType: base.type, baseId: base.id });
 
     // 2. Ancestry: inside the restored subtree as kept, then the whole subtree under the new parent's ancestry.
+    // (Each restored folder's chain of kept parents, up to the restored folder: the only member not walked past.)
     prepared(db,
-      `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
-       SELECT a.folder_id, a.ancestor_id, a.depth FROM rm_deleted_folder_ancestors a
-       JOIN temp.history_set s ON s.id = a.folder_id JOIN temp.history_set up ON up.id = a.ancestor_id
-       WHERE a.position = @dp`,
+      `WITH RECURSIVE up (folder_id, ancestor_id, depth) AS (
+         SELECT d.id, d.parent_id, 1 FROM temp.history_set s JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id
+         WHERE s.depth > 0
+         UNION ALL
+         SELECT up.folder_id, d.parent_id, up.depth + 1 FROM up
+         JOIN temp.history_set s ON s.id = up.ancestor_id AND s.depth > 0 JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id)
+       INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) SELECT folder_id, ancestor_id, depth FROM up`,
     ).run({ dp });
     if (r.parentType === 'folder') {
       prepared(db,
@@ -361,9 +366,6 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
       'DELETE FROM rm_deleted_files WHERE position = @dp AND item_id IN (SELECT id FROM temp.history_items)',
     ).run({ dp });
     prepared(db, 'DELETE FROM rm_deleted_items WHERE position = @dp AND id IN (SELECT id FROM temp.history_items)').run({ dp });
-    prepared(db,
-      'DELETE FROM rm_deleted_folder_ancestors WHERE position = @dp AND folder_id IN (SELECT id FROM temp.history_set)',
-    ).run({ dp });
     prepared(db, 'DELETE FROM rm_deleted_folders WHERE position = @dp AND id IN (SELECT id FROM temp.history_set)').run({ dp });
     prepared(db,
       `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
