@@ -4,10 +4,10 @@ const common = {
   roots: ['<rootDir>/test'],
   // Type checking is `npm run typecheck`; tests transpile only, which keeps the suite fast.
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
-  testTimeout: 30000,
 };
 
 module.exports = {
+  // A global option in jest 29: it applies to every project, and jest warns "Unknown option" when a project sets it.
   testTimeout: 30000,
   maxWorkers: 2,
   reporters: ['default', ['<rootDir>/test/support/closingLineReporter.js', { label: 'tests' }]],

@@ -1,9 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { apiClient } from '../support/apiClient';
-import { SseClient, type SseMessage } from '../support/sseClient';
+import { ok, startApi, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
+import type { SseClient, SseMessage } from '../support/sseClient';
 
 /**
  * Progress of large subtree operations while the bulk worker applies them (docs/subtree-operations.md, "Off the event
@@ -15,32 +11,25 @@ import { SseClient, type SseMessage } from '../support/sseClient';
 
 jest.setTimeout(120_000);
 
-let server: TestServer;
-let listener: http.Server;
-let base: string;
+let api: ApiClient;
+let listener: Listener;
 let admin: TestUser;
-const { as, newItem } = apiClient(() => server);
 const clients: SseClient[] = [];
-
-async function ok(res: request.Response): Promise<any> {
-  if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
 
 /** `width` folders with an item each under a new root, doubled `doublings` times by copying the root into itself. */
 async function buildTree(parentId: string, width: number, doublings: number): Promise<{ id: string; entries: number }> {
-  const root = await ok(await as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
+  const root = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
   for (let i = 0; i < width; i++) {
-    const folder = await ok(await as(admin).post('/folder').query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }));
-    await newItem(admin, folder._id, `item ${i}`);
+    const folder = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }));
+    await api.newItem(admin, folder._id, `item ${i}`);
   }
-  for (let n = 0; n < doublings; n++) await ok(await as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
+  for (let n = 0; n < doublings; n++) ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
   return { id: root._id, entries: (1 + 2 * width) * 2 ** doublings };
 }
 
 /** The caller's notification stream, open until the test ends. */
 async function stream(): Promise<SseClient> {
-  const client = new SseClient(`${base}/api/v1/notification/stream?timeout=60`, { 'Service-Token': admin.token });
+  const client = listener.sse('/notification/stream?timeout=60', { 'Service-Token': admin.token });
   clients.push(client);
   await client.opened;
   return client;
@@ -59,31 +48,25 @@ function intermediate(versions: [number, number, string][], total: number): numb
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ BULK_WORKER_MIN_FOLDERS: '1', BULK_PROGRESS_INTERVAL_MS: '0' });
-  admin = await server.createUser('admin');
-  listener = server.app.listen(0);
-  await new Promise<void>((resolve) => listener.once('listening', () => resolve()));
-  base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  api = await startApi({ BULK_WORKER_MIN_FOLDERS: '1', BULK_PROGRESS_INTERVAL_MS: '0' });
+  admin = await api.createUser('admin');
+  listener = await api.listen();
 });
 
 afterEach(() => {
   for (const client of clients.splice(0)) client.close();
 });
 
-afterAll(async () => {
-  listener.closeAllConnections();
-  await new Promise((resolve) => listener.close(resolve));
-  await server.close();
-});
+afterAll(() => api.close());
 
 describe('progress of subtree operations applied by the bulk worker', () => {
   it('moves during a copy, a recursive access change, an empty and a delete, then ends at the total', async () => {
-    const folders = await ok(await as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id }));
+    const folders = ok(await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id }));
     const privateId = folders.find((f: { name: string }) => f.name === 'Private')._id;
     const tree = await buildTree(privateId, 8, 4);
 
     const copyStream = await stream();
-    const copy = await ok(await as(admin).post(`/folder/${tree.id}/copy`).query({ parentType: 'folder', parentId: privateId, name: 'copy', progress: 'true' }));
+    const copy = ok(await api.as(admin).post(`/folder/${tree.id}/copy`).query({ parentType: 'folder', parentId: privateId, name: 'copy', progress: 'true' }));
     const copied = await progressOf(copyStream, 'Copying folder tree');
     expect(copied[0]).toEqual([0, 0, 'active']);
     expect(copied.at(-2)).toEqual([tree.entries, tree.entries, 'active']);
@@ -94,28 +77,28 @@ describe('progress of subtree operations applied by the bulk worker', () => {
 
     const accessStream = await stream();
     const access = JSON.stringify({ users: [{ id: admin._id, level: 2 }], groups: [] });
-    await ok(await as(admin).put(`/folder/${copy._id}/access`).query({ access, recurse: 'true', progress: 'true' }));
+    ok(await api.as(admin).put(`/folder/${copy._id}/access`).query({ access, recurse: 'true', progress: 'true' }));
     const updated = await progressOf(accessStream, 'Updating permissions');
     const folderCount = (tree.entries + 2 ** 4) / 2;
     expect(updated.at(-1)).toEqual([folderCount, folderCount, 'success']);
     expect(intermediate(updated, folderCount).length).toBeGreaterThan(0);
 
-    const inner = await ok(await as(admin).get('/folder').query({ parentType: 'folder', parentId: copy._id, limit: 1, sort: 'name' }));
+    const inner = ok(await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: copy._id, limit: 1, sort: 'name' }));
     const clearStream = await stream();
-    await ok(await as(admin).delete(`/folder/${copy._id}/contents`).query({ progress: 'true' }));
+    ok(await api.as(admin).delete(`/folder/${copy._id}/contents`).query({ progress: 'true' }));
     const cleared = await progressOf(clearStream, 'Clearing folder copy');
     expect(cleared.at(-1)).toEqual([tree.entries - 1, tree.entries - 1, 'success']);
     expect(intermediate(cleared, tree.entries - 1).length).toBeGreaterThan(0);
-    expect((await as(admin).get(`/folder/${inner[0]._id}`)).status).toBe(400);
+    expect((await api.as(admin).get(`/folder/${inner[0]._id}`)).status).toBe(400);
 
     const deleteStream = await stream();
-    await ok(await as(admin).delete(`/folder/${tree.id}`).query({ progress: 'true' }));
+    ok(await api.as(admin).delete(`/folder/${tree.id}`).query({ progress: 'true' }));
     const deleted = await progressOf(deleteStream, 'Deleting folder tree');
     expect(deleted.at(-1)).toEqual([tree.entries, tree.entries, 'success']);
     expect(intermediate(deleted, tree.entries).length).toBeGreaterThan(0);
 
     // The versions published while the worker held the file were stored afterwards: the list shows the final ones.
-    const listed = await ok(await as(admin).get('/notification'));
+    const listed = ok(await api.as(admin).get('/notification'));
     const titles = listed.map((r: { data: { title: string; state: string } }) => [r.data.title, r.data.state]);
     expect(titles).toEqual(
       expect.arrayContaining([

@@ -1,9 +1,7 @@
-import request from 'supertest';
 import { SqliteBulkApply } from '../../src/infra/readmodel/sqlite/bulkApply';
 import { PROJECTOR_LEASE } from '../../src/projections/projector';
 import type { RecordedEvent } from '../../src/ports/eventStore';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { apiClient } from '../support/apiClient';
+import { ok, startApi, type ApiClient, type TestUser } from '../support/apiClient';
 
 /**
  * Large subtree operations on the embedded read model run in a worker thread (docs/subtree-operations.md, "Off the
@@ -15,9 +13,8 @@ import { apiClient } from '../support/apiClient';
 
 jest.setTimeout(120_000);
 
-let server: TestServer;
+let api: ApiClient;
 let admin: TestUser;
-const { as, newItem, addFile } = apiClient(() => server);
 
 /** Every call to the worker: the event type, and what happened while it ran. */
 interface BackgroundCall {
@@ -37,7 +34,7 @@ function spyOnWorker(): void {
     if (probeFolderId) {
       let done = false;
       void applying.finally(() => (done = true)).catch(() => undefined);
-      void Promise.all([as(admin).get(`/folder/${probeFolderId}`), request(server.app).get('/readyz')]).then(([folder, readyz]) => {
+      void Promise.all([api.as(admin).get(`/folder/${probeFolderId}`), api.site().get('/readyz')]).then(([folder, readyz]) => {
         if (!done) call.answeredMeanwhile = { folder: folder.status, readyz: readyz.status, lease: readyz.body.checks?.projector?.lease };
       });
     }
@@ -45,30 +42,20 @@ function spyOnWorker(): void {
   });
 }
 
-async function ok(res: request.Response): Promise<any> {
-  if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
-async function defaultFolder(user: TestUser, name: 'Public' | 'Private'): Promise<string> {
-  const folders = await ok(await as(user).get('/folder').query({ parentType: 'user', parentId: user._id }));
-  return folders.find((f: { name: string }) => f.name === name)._id;
-}
-
 /** `width` folders with an item each under a new root, doubled `doublings` times by copying the root into itself. */
 async function buildTree(parentId: string, width: number, doublings: number): Promise<{ id: string; folders: number }> {
-  const root = await ok(await as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
+  const root = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
   for (let i = 0; i < width; i++) {
-    const folder = await ok(await as(admin).post('/folder').query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }));
-    await newItem(admin, folder._id, `item ${i}`);
+    const folder = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }));
+    await api.newItem(admin, folder._id, `item ${i}`);
   }
-  for (let n = 0; n < doublings; n++) await ok(await as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
+  for (let n = 0; n < doublings; n++) ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
   return { id: root._id, folders: (1 + width) * 2 ** doublings };
 }
 
 afterEach(async () => {
   jest.restoreAllMocks();
-  await server?.close();
+  await api?.close();
 });
 
 describe('a large copy, applied by the worker', () => {
@@ -77,26 +64,26 @@ describe('a large copy, applied by the worker', () => {
     probeFolderId = null;
     spyOnWorker();
     // A lease that lives 1 s: applied on the event loop, a copy of this size (seconds) outlasted it and lost the lease.
-    server = await startTestServer({ PROJECTOR_LEASE_TTL_MS: '1000' });
-    admin = await server.createUser('admin');
+    api = await startApi({ PROJECTOR_LEASE_TTL_MS: '1000' });
+    admin = await api.createUser('admin');
   });
 
   it('leaves the service answering meanwhile and keeps the projector lease', async () => {
-    const publicId = await defaultFolder(admin, 'Public');
-    const tree = await buildTree(await defaultFolder(admin, 'Private'), 10, 10); // 11,264 folders
+    const publicId = await api.defaultFolder(admin, 'Public');
+    const tree = await buildTree(await api.defaultFolder(admin, 'Private'), 10, 10); // 11,264 folders
     probeFolderId = publicId;
     calls = [];
 
-    const copy = await ok(await as(admin).post(`/folder/${tree.id}/copy`).query({ parentType: 'folder', parentId: publicId }));
+    const copy = ok(await api.as(admin).post(`/folder/${tree.id}/copy`).query({ parentType: 'folder', parentId: publicId }));
 
     expect(calls).toEqual([{ type: 'FolderCopied', answeredMeanwhile: { folder: 200, readyz: 200, lease: 'held' } }]);
-    const details = await ok(await as(admin).get(`/folder/${copy._id}/details`));
+    const details = ok(await api.as(admin).get(`/folder/${copy._id}/details`));
     expect(details).toEqual({ nFolders: 20, nItems: 0 }); // the 10 nodes and the 10 copies made while doubling
-    const { projector, readModel } = server.runtime.services;
+    const { projector, readModel } = api.runtime.services;
     expect(projector.role).toBe('holder');
     expect(projector.failed).toBeNull();
     expect((await readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(projector.holderId);
-    expect((await request(server.app).get('/readyz')).status).toBe(200);
+    expect((await api.site().get('/readyz')).status).toBe(200);
   });
 });
 
@@ -105,45 +92,45 @@ describe('every subtree event through the worker (BULK_WORKER_MIN_FOLDERS=1)', (
     calls = [];
     probeFolderId = null;
     spyOnWorker();
-    server = await startTestServer({ BULK_WORKER_MIN_FOLDERS: '1' });
-    admin = await server.createUser('admin');
+    api = await startApi({ BULK_WORKER_MIN_FOLDERS: '1' });
+    admin = await api.createUser('admin');
   });
 
   it('copies, re-permissions, empties and deletes as documented', async () => {
-    const other = await server.createUser('other');
-    const privateId = await defaultFolder(admin, 'Private');
-    const source = await ok(await as(admin).post('/folder').query({ parentType: 'folder', parentId: privateId, name: 'source' }));
-    const child = await ok(await as(admin).post('/folder').query({ parentType: 'folder', parentId: source._id, name: 'child' }));
-    const item = await newItem(admin, child._id, 'report');
-    await addFile(admin, item, 'twelve bytes');
+    const other = await api.createUser('other');
+    const privateId = await api.defaultFolder(admin, 'Private');
+    const source = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: privateId, name: 'source' }));
+    const child = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId: source._id, name: 'child' }));
+    const item = await api.newItem(admin, child._id, 'report');
+    await api.addFile(admin, item, 'twelve bytes');
 
-    const copy = await ok(await as(admin).post(`/folder/${source._id}/copy`).query({ parentType: 'folder', parentId: privateId, name: 'copy' }));
-    const copiedChildren = await ok(await as(admin).get('/folder').query({ parentType: 'folder', parentId: copy._id }));
+    const copy = ok(await api.as(admin).post(`/folder/${source._id}/copy`).query({ parentType: 'folder', parentId: privateId, name: 'copy' }));
+    const copiedChildren = ok(await api.as(admin).get('/folder').query({ parentType: 'folder', parentId: copy._id }));
     expect(copiedChildren.map((f: { name: string; size: number }) => [f.name, f.size])).toEqual([['child', 12]]);
-    const copiedItems = await ok(await as(admin).get('/item').query({ folderId: copiedChildren[0]._id }));
+    const copiedItems = ok(await api.as(admin).get('/item').query({ folderId: copiedChildren[0]._id }));
     expect(copiedItems.map((i: { name: string; size: number }) => [i.name, i.size])).toEqual([['report', 12]]);
 
     const access = JSON.stringify({ users: [{ id: admin._id, level: 2 }, { id: other._id, level: 0 }], groups: [] });
-    await ok(await as(admin).put(`/folder/${copy._id}/access`).query({ access, recurse: 'true' }));
-    const readByOther = await as(other).get(`/folder/${copiedChildren[0]._id}`);
+    ok(await api.as(admin).put(`/folder/${copy._id}/access`).query({ access, recurse: 'true' }));
+    const readByOther = await api.as(other).get(`/folder/${copiedChildren[0]._id}`);
     expect(readByOther.status).toBe(200);
     expect(readByOther.body.name).toBe('child');
 
-    await ok(await as(admin).delete(`/folder/${copy._id}/contents`));
-    expect(await ok(await as(admin).get(`/folder/${copy._id}/details`))).toEqual({ nFolders: 0, nItems: 0 });
-    expect((await as(admin).get(`/folder/${copiedChildren[0]._id}`)).body).toEqual({
+    ok(await api.as(admin).delete(`/folder/${copy._id}/contents`));
+    expect(ok(await api.as(admin).get(`/folder/${copy._id}/details`))).toEqual({ nFolders: 0, nItems: 0 });
+    expect((await api.as(admin).get(`/folder/${copiedChildren[0]._id}`)).body).toEqual({
       message: `Invalid folder id (${copiedChildren[0]._id}).`, type: 'rest',
     });
 
-    await ok(await as(admin).delete(`/folder/${source._id}`));
-    const gone = await as(admin).get(`/folder/${child._id}`);
+    ok(await api.as(admin).delete(`/folder/${source._id}`));
+    const gone = await api.as(admin).get(`/folder/${child._id}`);
     expect(gone.status).toBe(400);
     expect(gone.body).toEqual({ message: `Invalid folder id (${child._id}).`, type: 'rest' });
 
-    const collection = await ok(await as(admin).post('/collection').query({ name: 'doomed' }));
-    const inCollection = await ok(await as(admin).post('/folder').query({ parentType: 'collection', parentId: collection._id, name: 'inside' }));
-    await ok(await as(admin).delete(`/collection/${collection._id}`));
-    expect((await as(admin).get(`/folder/${inCollection._id}`)).status).toBe(400);
+    const collection = ok(await api.as(admin).post('/collection').query({ name: 'doomed' }));
+    const inCollection = ok(await api.as(admin).post('/folder').query({ parentType: 'collection', parentId: collection._id, name: 'inside' }));
+    ok(await api.as(admin).delete(`/collection/${collection._id}`));
+    expect((await api.as(admin).get(`/folder/${inCollection._id}`)).status).toBe(400);
 
     expect(calls.map((c) => c.type)).toEqual(['FolderCopied', 'FolderAccessChanged', 'FolderContentsCleared', 'FolderDeleted', 'CollectionDeleted']);
   });

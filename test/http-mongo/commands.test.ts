@@ -1,14 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../../src/config';
 import { rebuildReadModels } from '../../src/cli/rebuild';
 import { verifyReadModels } from '../../src/cli/verify';
 import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel';
 import { physicalName } from '../../src/infra/readmodel/mongodb/collections';
-import { startTestServer, type TestServer } from '../support/testServer';
+import { startApi, type ApiClient } from '../support/apiClient';
 
 /**
  * `rebuild` and `verify` on the MongoDB read model, run in this process next to a running service (they share its
@@ -25,20 +24,19 @@ function capture() {
 const dbOf = (readModel: MongoReadModel) => (readModel as unknown as { db: Db }).db;
 
 describe('rebuild and verify on MongoDB', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let dataDir: string;
   const config = () => loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir });
 
   beforeEach(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mongo-commands-'));
-    server = await startTestServer({}, { dataDir });
-    const admin = await server.createUser('admin');
-    await server.createUser('alice');
-    const collection = await request(server.app).post('/api/v1/collection').set('Service-Token', admin.token).type('form').send({ name: 'Shared' });
+    api = await startApi({}, { dataDir });
+    const admin = await api.createUser('admin');
+    await api.createUser('alice');
+    const collection = await api.as(admin).post('/collection').type('form').send({ name: 'Shared' });
     for (const name of ['One', 'Two']) {
-      const folder = await request(server.app)
-        .post('/api/v1/folder')
-        .set('Service-Token', admin.token)
+      const folder = await api.as(admin)
+        .post('/folder')
         .type('form')
         .send({ parentType: 'collection', parentId: collection.body._id, name });
       expect(folder.status).toBe(200);
@@ -46,12 +44,12 @@ describe('rebuild and verify on MongoDB', () => {
   });
   afterEach(async () => {
     jest.restoreAllMocks();
-    await server?.close();
+    await api?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('verify replays into a scratch database, finds the live read models equal, then names a damaged document', async () => {
-    const readModel = server.runtime.services.readModel as MongoReadModel;
+    const readModel = api.runtime.services.readModel as MongoReadModel;
     const scratches: MongoReadModel[] = [];
     const openScratch = MongoReadModel.prototype.openScratch;
     jest.spyOn(MongoReadModel.prototype, 'openScratch').mockImplementation(async function (this: MongoReadModel, name: string) {
@@ -79,7 +77,7 @@ describe('rebuild and verify on MongoDB', () => {
   });
 
   it('rebuild switches generations under the running service, and verify agrees with the result', async () => {
-    const readModel = server.runtime.services.readModel as MongoReadModel;
+    const readModel = api.runtime.services.readModel as MongoReadModel;
     const live = await readModel.dump();
     const generation = await readModel.currentGeneration();
     const rebuilt = capture();
@@ -87,10 +85,10 @@ describe('rebuild and verify on MongoDB', () => {
     expect(await readModel.currentGeneration()).toBe(generation + 1);
     expect(await readModel.dump()).toEqual(live);
     // The service's projector goes on in the new generation.
-    const admin = (await request(server.app).get('/api/v1/user/authentication').auth('admin', 'password1')).body.authToken.token as string;
-    const created = await request(server.app).post('/api/v1/collection').set('Service-Token', admin).type('form').send({ name: 'After' });
+    const admin = (await api.anonymous().get('/user/authentication').auth('admin', 'password1')).body.authToken.token as string;
+    const created = await api.as(admin).post('/collection').type('form').send({ name: 'After' });
     expect(created.status).toBe(200);
-    expect((await request(server.app).get(`/api/v1/collection/${created.body._id}`).set('Service-Token', admin)).body.name).toBe('After');
+    expect((await api.as(admin).get(`/collection/${created.body._id}`)).body.name).toBe('After');
     const verified = capture();
     expect(await verifyReadModels(config(), [], verified.out)).toBe(0);
   });
@@ -100,19 +98,19 @@ describe('rebuild on a MongoDB without transactions', () => {
   it('refuses to run next to a live projector (the switch could not fence it off)', async () => {
     process.env.TEST_READ_MODEL = 'mongodb-standin-standalone';
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mongo-standalone-'));
-    const server = await startTestServer({}, { dataDir });
+    const api = await startApi({}, { dataDir });
     try {
-      const readModel = server.runtime.services.readModel as MongoReadModel;
+      const readModel = api.runtime.services.readModel as MongoReadModel;
       expect(readModel.transactional).toBe(false);
-      await server.createUser('admin');
+      await api.createUser('admin');
       const { out } = capture();
       await expect(rebuildReadModels(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir }), [], out)).rejects.toThrow(
-        `A service is running on MongoDB database folder_service: ${server.runtime.services.projector.holderId} holds the projector lease.`,
+        `A service is running on MongoDB database folder_service: ${api.runtime.services.projector.holderId} holds the projector lease.`,
       );
       expect(readModel.rebuildGeneration).toBeNull();
       expect(await readModel.currentGeneration()).toBe(1);
     } finally {
-      await server.close();
+      await api.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
       process.env.TEST_READ_MODEL = 'mongodb-standin';
     }

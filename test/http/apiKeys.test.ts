@@ -1,44 +1,38 @@
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 
 const KEY_FIELDS = ['_accessLevel', '_id', '_modelType', 'active', 'created', 'key', 'lastUse', 'name', 'scope', 'tokenDuration', 'userId'];
 
 describe('API keys', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let admin: TestUser;
   let alice: TestUser;
   let bob: TestUser;
 
-  const api = (method: 'get' | 'post' | 'put' | 'delete', path: string, token?: string, params?: Record<string, string>) => {
-    const req = request(server.app)[method](`/api/v1/${path}`);
-    if (token) req.set('Service-Token', token);
-    return params ? req.type('form').send(params) : req;
-  };
   const createKey = async (user: TestUser, params: Record<string, string> = {}) => {
-    const res = await api('post', 'api_key', user.token, params);
+    const res = await api.as(user).post('/api_key').type('form').send(params);
     if (res.status !== 200) throw new Error(`createKey: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as { _id: string; key: string; name: string };
   };
-  const tokenFor = (key: string, extra: Record<string, string> = {}) => api('post', 'api_key/token', undefined, { key, ...extra });
+  const tokenFor = (key: string, extra: Record<string, string> = {}) => api.anonymous().post('/api_key/token').type('form').send({ key, ...extra });
   const daysUntil = (iso: string) => (Date.parse(iso) - Date.now()) / 86_400_000;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    admin = await server.createUser('admin');
-    alice = await server.createUser('alice');
-    bob = await server.createUser('bobby');
+    api = await startApi();
+    admin = await api.createUser('admin');
+    alice = await api.createUser('alice');
+    bob = await api.createUser('bobby');
   });
-  afterAll(() => server.close());
+  afterAll(() => api.close());
 
   describe('POST /api_key', () => {
     it('needs a logged-in user', async () => {
-      const res = await api('post', 'api_key', undefined, { name: 'x' });
+      const res = await api.anonymous().post('/api_key').type('form').send({ name: 'x' });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ message: 'You must be logged in.', type: 'access' });
     });
 
     it('creates an active, unscoped key by default', async () => {
-      const res = await api('post', 'api_key', alice.token, {});
+      const res = await api.as(alice).post('/api_key').type('form').send({});
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(KEY_FIELDS);
       expect(res.body).toMatchObject({
@@ -50,7 +44,7 @@ describe('API keys', () => {
     });
 
     it('takes a stripped name, a scope list, a token duration and the active flag', async () => {
-      const res = await api('post', 'api_key', alice.token, {
+      const res = await api.as(alice).post('/api_key').type('form').send({
         name: '  Backup job  ', scope: '["core.data.read", "core.data.write"]', tokenDuration: '7', active: 'false',
       });
       expect(res.status).toBe(200);
@@ -68,11 +62,11 @@ describe('API keys', () => {
         [{ tokenDuration: 'week' }, { message: 'Invalid value for integer parameter tokenDuration: week.', type: 'rest' }],
       ];
       for (const [params, body] of cases) {
-        const res = await api('post', 'api_key', alice.token, params);
+        const res = await api.as(alice).post('/api_key').type('form').send(params);
         expect({ params, status: res.status, body: res.body }).toEqual({ params, status: 400, body });
       }
       // Admin-only scopes are grantable by site administrators.
-      const adminKey = await api('post', 'api_key', admin.token, { scope: '["core.setting.read", "core.data.read"]' });
+      const adminKey = await api.as(admin).post('/api_key').type('form').send({ scope: '["core.setting.read", "core.data.read"]' });
       expect(adminKey.status).toBe(200);
       expect(adminKey.body.scope).toEqual(['core.setting.read', 'core.data.read']);
     });
@@ -81,35 +75,35 @@ describe('API keys', () => {
   describe('GET /api_key', () => {
     let carol: TestUser;
     beforeAll(async () => {
-      carol = await server.createUser('carol');
+      carol = await api.createUser('carol');
       for (const name of ['beta', 'alpha', 'gamma']) await createKey(carol, { name });
     });
 
     it('lists the caller\'s keys sorted by name, with paging', async () => {
-      const all = await api('get', 'api_key', carol.token);
+      const all = await api.as(carol).get('/api_key');
       expect(all.status).toBe(200);
       expect(all.body.map((k: { name: string }) => k.name)).toEqual(['alpha', 'beta', 'gamma']);
       for (const key of all.body) {
         expect(Object.keys(key).sort()).toEqual(KEY_FIELDS);
         expect(key.userId).toBe(carol._id);
       }
-      const page = await api('get', 'api_key?limit=1&offset=1&sortdir=-1', carol.token);
+      const page = await api.as(carol).get('/api_key?limit=1&offset=1&sortdir=-1');
       expect(page.body.map((k: { name: string }) => k.name)).toEqual(['beta']);
-      const self = await api('get', `api_key?userId=${carol._id}`, carol.token);
+      const self = await api.as(carol).get(`/api_key?userId=${carol._id}`);
       expect(self.body).toHaveLength(3);
     });
 
     it('lets only site admins list another user\'s keys', async () => {
-      const denied = await api('get', `api_key?userId=${carol._id}`, bob.token);
+      const denied = await api.as(bob).get(`/api_key?userId=${carol._id}`);
       expect(denied.status).toBe(403);
       expect(denied.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-      const byAdmin = await api('get', `api_key?userId=${carol._id}`, admin.token);
+      const byAdmin = await api.as(admin).get(`/api_key?userId=${carol._id}`);
       expect(byAdmin.status).toBe(200);
       expect(byAdmin.body.map((k: { name: string }) => k.name)).toEqual(['alpha', 'beta', 'gamma']);
-      const unknown = await api('get', 'api_key?userId=0123456789abcdef01234567', admin.token);
+      const unknown = await api.as(admin).get('/api_key?userId=0123456789abcdef01234567');
       expect(unknown.status).toBe(400);
       expect(unknown.body).toEqual({ message: 'No such user: 0123456789abcdef01234567', type: 'validation', field: 'id' });
-      const anonymous = await api('get', 'api_key');
+      const anonymous = await api.anonymous().get('/api_key');
       expect(anonymous.status).toBe(401);
     });
   });
@@ -117,31 +111,31 @@ describe('API keys', () => {
   describe('PUT and DELETE /api_key/:id', () => {
     it('updates only the given fields, for the owner or a site admin', async () => {
       const key = await createKey(alice, { name: 'editable', scope: '["core.data.read"]' });
-      const renamed = await api('put', `api_key/${key._id}`, alice.token, { name: '  renamed ' });
+      const renamed = await api.as(alice).put(`/api_key/${key._id}`).type('form').send({ name: '  renamed ' });
       expect(renamed.status).toBe(200);
       expect(renamed.body).toMatchObject({ _id: key._id, name: 'renamed', scope: ['core.data.read'], active: true, tokenDuration: null, key: key.key });
-      const rescoped = await api('put', `api_key/${key._id}`, admin.token, { scope: '["core.data.own"]', tokenDuration: '3' });
+      const rescoped = await api.as(admin).put(`/api_key/${key._id}`).type('form').send({ scope: '["core.data.own"]', tokenDuration: '3' });
       expect(rescoped.status).toBe(200);
       expect(rescoped.body).toMatchObject({ name: 'renamed', scope: ['core.data.own'], tokenDuration: 3, userId: alice._id });
-      const badScope = await api('put', `api_key/${key._id}`, alice.token, { scope: '[]' });
+      const badScope = await api.as(alice).put(`/api_key/${key._id}`).type('form').send({ scope: '[]' });
       expect(badScope.status).toBe(400);
       expect(badScope.body).toEqual({ message: 'Custom scope list must not be empty.', type: 'validation' });
     });
 
     it('refuses other users and unknown ids with the reference messages', async () => {
       const key = await createKey(alice, { name: 'private' });
-      const put = await api('put', `api_key/${key._id}`, bob.token, { name: 'mine now' });
+      const put = await api.as(bob).put(`/api_key/${key._id}`).type('form').send({ name: 'mine now' });
       expect(put.status).toBe(403);
       expect(put.body).toEqual({ message: `Write access denied for api_key ${key._id} (user ${bob._id}).`, type: 'access' });
-      const del = await api('delete', `api_key/${key._id}`, bob.token);
+      const del = await api.as(bob).delete(`/api_key/${key._id}`);
       expect(del.status).toBe(403);
       expect(del.body).toEqual({ message: `Admin access denied for api_key ${key._id} (user ${bob._id}).`, type: 'access' });
       for (const id of ['0123456789abcdef01234567', 'not-an-id']) {
-        const res = await api('put', `api_key/${id}`, alice.token, { name: 'x' });
+        const res = await api.as(alice).put(`/api_key/${id}`).type('form').send({ name: 'x' });
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ message: `Invalid api_key id (${id}).`, type: 'rest' });
       }
-      const anonymous = await api('delete', `api_key/${key._id}`);
+      const anonymous = await api.anonymous().delete(`/api_key/${key._id}`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ message: 'You must be logged in.', type: 'access' });
     });
@@ -150,34 +144,34 @@ describe('API keys', () => {
       const key = await createKey(alice, { name: 'doomed' });
       const issued = await tokenFor(key.key);
       const t = issued.body.authToken.token as string;
-      expect((await api('get', 'user/me', t)).body.login).toBe('alice');
-      const del = await api('delete', `api_key/${key._id}`, alice.token);
+      expect((await api.as(t).get('/user/me')).body.login).toBe('alice');
+      const del = await api.as(alice).delete(`/api_key/${key._id}`);
       expect(del.status).toBe(200);
       expect(del.body).toEqual({ message: 'Deleted API key doomed.' });
-      expect((await api('get', 'user/me', t)).body).toBeNull();
+      expect((await api.as(t).get('/user/me')).body).toBeNull();
       const again = await tokenFor(key.key);
       expect(again.status).toBe(400);
       expect(again.body).toEqual({ message: 'Invalid API key.', type: 'validation' });
-      const gone = await api('delete', `api_key/${key._id}`, alice.token);
+      const gone = await api.as(alice).delete(`/api_key/${key._id}`);
       expect(gone.status).toBe(400);
       expect(gone.body).toEqual({ message: `Invalid api_key id (${key._id}).`, type: 'rest' });
-      const listed = await api('get', 'api_key', alice.token);
+      const listed = await api.as(alice).get('/api_key');
       expect(listed.body.map((k: { _id: string }) => k._id)).not.toContain(key._id);
     });
 
     it('deactivating a key revokes its tokens and stops it issuing more; reactivating restores issuing', async () => {
       const key = await createKey(alice, { name: 'switch' });
       const t = (await tokenFor(key.key)).body.authToken.token as string;
-      const off = await api('put', `api_key/${key._id}`, alice.token, { active: 'false' });
+      const off = await api.as(alice).put(`/api_key/${key._id}`).type('form').send({ active: 'false' });
       expect(off.body.active).toBe(false);
-      expect((await api('get', 'user/me', t)).body).toBeNull();
+      expect((await api.as(t).get('/user/me')).body).toBeNull();
       const refused = await tokenFor(key.key);
       expect(refused.status).toBe(400);
       expect(refused.body).toEqual({ message: 'Invalid API key.', type: 'validation' });
-      await api('put', `api_key/${key._id}`, alice.token, { active: 'true' });
+      await api.as(alice).put(`/api_key/${key._id}`).type('form').send({ active: 'true' });
       const again = await tokenFor(key.key);
       expect(again.status).toBe(200);
-      expect((await api('get', 'user/me', again.body.authToken.token)).body.login).toBe('alice');
+      expect((await api.as(again.body.authToken.token).get('/user/me')).body.login).toBe('alice');
     });
   });
 
@@ -193,26 +187,26 @@ describe('API keys', () => {
       expect(res.body.authToken.token).toMatch(/^[A-Za-z0-9]{64}$/);
       expect(daysUntil(res.body.authToken.expires)).toBeGreaterThan(179.9);
       expect(res.headers['set-cookie']).toBeUndefined();
-      const me = await api('get', 'user/me', res.body.authToken.token);
+      const me = await api.as(res.body.authToken.token).get('/user/me');
       expect(me.body.login).toBe('bobby');
-      const listed = await api('get', 'api_key', bob.token);
+      const listed = await api.as(bob).get('/api_key');
       const used = listed.body.find((k: { _id: string }) => k._id === key._id);
       expect(used.lastUse).toMatch(/\+00:00$/);
     });
 
     it('gives a scoped key\'s tokens exactly its scopes', async () => {
-      const privateOne = await api('post', 'collection', admin.token, { name: 'Hidden' });
+      const privateOne = await api.as(admin).post('/collection').type('form').send({ name: 'Hidden' });
       expect(privateOne.status).toBe(200);
       const key = await createKey(admin, { scope: '["core.data.read"]' });
       const res = await tokenFor(key.key);
       expect(res.body.authToken.scope).toEqual(['core.data.read']);
       const t = res.body.authToken.token as string;
       // Not a login (no core.user_auth)…
-      expect((await api('get', 'user/me', t)).body).toBeNull();
+      expect((await api.as(t).get('/user/me')).body).toBeNull();
       // …but the admin on data.read routes.
-      const listed = await api('get', 'collection', t);
+      const listed = await api.as(t).get('/collection');
       expect(listed.body.map((c: { name: string }) => c.name)).toContain('Hidden');
-      expect((await api('get', 'collection')).body.map((c: { name: string }) => c.name)).not.toContain('Hidden');
+      expect((await api.anonymous().get('/collection')).body.map((c: { name: string }) => c.name)).not.toContain('Hidden');
     });
 
     it('caps the requested duration by the key\'s tokenDuration, else by the login token lifetime', async () => {
@@ -235,7 +229,7 @@ describe('API keys', () => {
     });
 
     it('refuses a missing or unknown key', async () => {
-      const missing = await api('post', 'api_key/token', undefined, {});
+      const missing = await api.anonymous().post('/api_key/token').type('form').send({});
       expect(missing.status).toBe(400);
       expect(missing.body).toEqual({ message: "Parameter 'key' is required.", type: 'rest' });
       for (const key of ['', 'x'.repeat(40)]) {
@@ -249,11 +243,11 @@ describe('API keys', () => {
       const key = await createKey(alice, { name: 'racy' });
       const [tokens, off] = await Promise.all([
         Promise.all(Array.from({ length: 6 }, () => tokenFor(key.key))),
-        api('put', `api_key/${key._id}`, alice.token, { active: 'false' }),
+        api.as(alice).put(`/api_key/${key._id}`).type('form').send({ active: 'false' }),
       ]);
       expect(off.status).toBe(200);
       for (const res of tokens) {
-        if (res.status === 200) expect((await api('get', 'user/me', res.body.authToken.token)).body).toBeNull();
+        if (res.status === 200) expect((await api.as(res.body.authToken.token).get('/user/me')).body).toBeNull();
         else expect(res.body).toEqual({ message: 'Invalid API key.', type: 'validation' });
       }
     });

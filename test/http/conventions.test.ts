@@ -1,32 +1,28 @@
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
 import { probeResource } from '../support/probeResource';
-import { listen, rawRequest } from '../support/rawHttp';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const rest = (message: string) => ({ message, type: 'rest' });
 
 describe('HTTP conventions', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let admin: TestUser;
   let alice: TestUser;
-  let http: { port: number; close(): Promise<void> };
-  const api = () => request(server.app);
+  let listener: Listener;
 
   beforeAll(async () => {
-    server = await startTestServer({}, { resources: [probeResource] });
-    admin = await server.createUser('admin');
-    alice = await server.createUser('alice');
-    http = await listen(server.app);
+    api = await startApi({}, { resources: [probeResource] });
+    admin = await api.createUser('admin');
+    alice = await api.createUser('alice');
+    listener = await api.listen();
   });
   afterAll(async () => {
-    await http.close();
-    await server.close();
+    await api.close();
   });
 
   describe('parameters', () => {
     it('merges the query string and an urlencoded body, ignoring unknown names', async () => {
-      const res = await api().post('/api/v1/probe/params?text=hello&unknown=1').type('form').send({ count: '3', color: 'red' });
+      const res = await api.anonymous().post('/probe/params?text=hello&unknown=1').type('form').send({ count: '3', color: 'red' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         route: 'POST params',
@@ -39,60 +35,60 @@ describe('HTTP conventions', () => {
       ['true', true], ['TRUE', true], [' yes ', true], ['On', true], ['1', true], ['\tyes\n', true],
       ['False', false], ['0', false], ['banana', false], ['', false], ['off', false], ['2', false],
     ])('reads the boolean %j as %s', async (raw, expected) => {
-      const res = await api().get('/api/v1/probe/params').query({ flag: raw, maybe: raw });
+      const res = await api.anonymous().get('/probe/params').query({ flag: raw, maybe: raw });
       expect(res.status).toBe(200);
       expect(res.body.params.flag).toBe(expected);
       expect(res.body.params.maybe).toBe(expected);
     });
 
     it('applies the default of an absent boolean', async () => {
-      const res = await api().get('/api/v1/probe/params');
+      const res = await api.anonymous().get('/probe/params');
       expect(res.body.params).toEqual({ flag: true, count: 7 });
       expect('maybe' in res.body.params).toBe(false);
     });
 
     it('coerces integers and rejects anything else with the reference message', async () => {
-      expect((await api().get('/api/v1/probe/params?count=%2012%20')).body.params.count).toBe(12);
-      expect((await api().get('/api/v1/probe/params?count=-4')).body.params.count).toBe(-4);
-      expect((await api().get('/api/v1/probe/params?count=1_000')).body.params.count).toBe(1000);
+      expect((await api.anonymous().get('/probe/params?count=%2012%20')).body.params.count).toBe(12);
+      expect((await api.anonymous().get('/probe/params?count=-4')).body.params.count).toBe(-4);
+      expect((await api.anonymous().get('/probe/params?count=1_000')).body.params.count).toBe(1000);
       for (const bad of ['abc', '1.5', '', '0x10']) {
-        const res = await api().get('/api/v1/probe/params').query({ count: bad });
+        const res = await api.anonymous().get('/probe/params').query({ count: bad });
         expect(res.status).toBe(400);
         expect(res.body).toEqual(rest(`Invalid value for integer parameter count: ${bad}.`));
       }
-      const paging = await api().get('/api/v1/probe/paging?limit=abc');
+      const paging = await api.anonymous().get('/probe/paging?limit=abc');
       expect(paging.status).toBe(400);
       expect(paging.body).toEqual(rest('Invalid value for integer parameter limit: abc.'));
     });
 
     it('checks enums after coercion, listing the allowed values', async () => {
-      const sortdir = await api().get('/api/v1/probe/paging?sortdir=2');
+      const sortdir = await api.anonymous().get('/probe/paging?sortdir=2');
       expect(sortdir.status).toBe(400);
       expect(sortdir.body).toEqual(rest('Invalid value for sortdir: "2". Allowed values: 1, -1.'));
-      const color = await api().get('/api/v1/probe/params?color=blue');
+      const color = await api.anonymous().get('/probe/params?color=blue');
       expect(color.body).toEqual(rest('Invalid value for color: "blue". Allowed values: red, green.'));
-      expect((await api().get('/api/v1/probe/paging')).body).toEqual({ limit: 50, offset: 0, sort: 'lowerName', sortdir: 1 });
-      expect((await api().get('/api/v1/probe/paging?sortdir=-1&limit=0&offset=5&sort=name')).body).toEqual({
+      expect((await api.anonymous().get('/probe/paging')).body).toEqual({ limit: 50, offset: 0, sort: 'lowerName', sortdir: 1 });
+      expect((await api.anonymous().get('/probe/paging?sortdir=-1&limit=0&offset=5&sort=name')).body).toEqual({
         limit: 0, offset: 5, sort: 'name', sortdir: -1,
       });
     });
 
     it('strips strings declared with strip', async () => {
-      expect((await api().get('/api/v1/probe/params').query({ padded: '  x y  ' })).body.params.padded).toBe('x y');
-      expect((await api().get('/api/v1/probe/params').query({ text: '  x  ' })).body.params.text).toBe('  x  ');
+      expect((await api.anonymous().get('/probe/params').query({ padded: '  x y  ' })).body.params.padded).toBe('x y');
+      expect((await api.anonymous().get('/probe/params').query({ text: '  x  ' })).body.params.text).toBe('  x  ');
     });
 
     it('parses JSON parameters with the reference messages', async () => {
-      const ok = await api().get('/api/v1/probe/json').query({ anything: '"s"', obj: '{"a":[1]}', list: '[1,{"b":2}]' });
+      const ok = await api.anonymous().get('/probe/json').query({ anything: '"s"', obj: '{"a":[1]}', list: '[1,{"b":2}]' });
       expect(ok.body).toEqual({ anything: 's', obj: { a: [1] }, list: [1, { b: 2 }] });
-      expect((await api().get('/api/v1/probe/json').query({ anything: '{bad' })).body).toEqual(rest('Parameter anything must be valid JSON.'));
-      expect((await api().get('/api/v1/probe/json').query({ obj: '[1]' })).body).toEqual(rest('Parameter obj must be a JSON object.'));
-      expect((await api().get('/api/v1/probe/json').query({ obj: 'null' })).body).toEqual(rest('Parameter obj must be a JSON object.'));
-      expect((await api().get('/api/v1/probe/json').query({ list: '{}' })).body).toEqual(rest('Parameter list must be a JSON array.'));
+      expect((await api.anonymous().get('/probe/json').query({ anything: '{bad' })).body).toEqual(rest('Parameter anything must be valid JSON.'));
+      expect((await api.anonymous().get('/probe/json').query({ obj: '[1]' })).body).toEqual(rest('Parameter obj must be a JSON object.'));
+      expect((await api.anonymous().get('/probe/json').query({ obj: 'null' })).body).toEqual(rest('Parameter obj must be a JSON object.'));
+      expect((await api.anonymous().get('/probe/json').query({ list: '{}' })).body).toEqual(rest('Parameter list must be a JSON array.'));
     });
 
     it('reads a JSON body parameter, unless the query or form carries it', async () => {
-      const put = (url = '/api/v1/probe/body') => api().put(url);
+      const put = (url = '/probe/body') => api.anonymous().put(url);
       expect((await put().set('Content-Type', 'application/json').send('{"a": {"b": [1, 2]}}')).body).toEqual({ metadata: { a: { b: [1, 2] } } });
       const missing = await put();
       expect(missing.status).toBe(400);
@@ -102,44 +98,44 @@ describe('HTTP conventions', () => {
       expect((await put().set('Content-Type', 'application/json').send('[-Infinity]')).body).toEqual(rest('Error: "-Infinity" is not valid JSON.'));
       expect((await put().set('Content-Type', 'application/json').send('{"a": "NaN"')).body).toEqual(rest('Invalid JSON passed in request body.'));
       expect((await put().set('Content-Type', 'application/json').send('[1]')).body).toEqual(rest('Parameter metadata must be a JSON object.'));
-      const fromQuery = await put('/api/v1/probe/body?metadata=%7B%22q%22%3A1%7D').set('Content-Type', 'application/json').send('{"b": 2}');
+      const fromQuery = await put('/probe/body?metadata=%7B%22q%22%3A1%7D').set('Content-Type', 'application/json').send('{"b": 2}');
       expect(fromQuery.body).toEqual({ metadata: { q: 1 } });
       const fromForm = await put().type('form').send({ metadata: '{"f":true}', before: 'x' });
       expect(fromForm.body).toEqual({ before: 'x', metadata: { f: true } });
     });
 
     it("reports a missing required parameter as Parameter '<name>' is required.; empty counts as given", async () => {
-      const res = await api().get('/api/v1/probe/nameFirst');
+      const res = await api.anonymous().get('/probe/nameFirst');
       expect(res.status).toBe(400);
       expect(res.body).toEqual(rest("Parameter 'name' is required."));
-      expect((await api().get('/api/v1/probe/nameFirst?name=')).body).toEqual({ name: '' });
+      expect((await api.anonymous().get('/probe/nameFirst?name=')).body).toEqual({ name: '' });
     });
 
     it('processes parameters in declaration order: the first failing one decides', async () => {
-      expect((await api().get('/api/v1/probe/nameFirst?limit=abc')).body).toEqual(rest("Parameter 'name' is required."));
-      expect((await api().get('/api/v1/probe/limitFirst?limit=abc')).body).toEqual(rest('Invalid value for integer parameter limit: abc.'));
-      expect((await api().get('/api/v1/probe/nameFirst?name=x&limit=abc')).body).toEqual(rest('Invalid value for integer parameter limit: abc.'));
+      expect((await api.anonymous().get('/probe/nameFirst?limit=abc')).body).toEqual(rest("Parameter 'name' is required."));
+      expect((await api.anonymous().get('/probe/limitFirst?limit=abc')).body).toEqual(rest('Invalid value for integer parameter limit: abc.'));
+      expect((await api.anonymous().get('/probe/nameFirst?name=x&limit=abc')).body).toEqual(rest('Invalid value for integer parameter limit: abc.'));
     });
 
     it('rejects a parameter given twice, in the query or in query and form', async () => {
-      const twice = await api().get('/api/v1/probe/params?text=a&text=b');
+      const twice = await api.anonymous().get('/probe/params?text=a&text=b');
       expect(twice.status).toBe(400);
       expect(twice.body).toEqual(rest('Parameter "text" must not be specified multiple times.'));
-      const mixed = await api().post('/api/v1/probe/params?count=1').type('form').send({ count: '2' });
+      const mixed = await api.anonymous().post('/probe/params?count=1').type('form').send({ count: '2' });
       expect(mixed.status).toBe(400);
       expect(mixed.body).toEqual(rest('Parameter "count" must not be specified multiple times.'));
       // Even a name no route declares, and before the access check.
-      expect((await api().get('/api/v1/probe/private?x=1&x=2')).body).toEqual(rest('Parameter "x" must not be specified multiple times.'));
+      expect((await api.anonymous().get('/probe/private?x=1&x=2')).body).toEqual(rest('Parameter "x" must not be specified multiple times.'));
     });
 
     it('checks access before validating parameters', async () => {
-      const anonymous = await api().get('/api/v1/probe/private');
+      const anonymous = await api.anonymous().get('/probe/private');
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ message: 'You must be logged in.', type: 'access' });
-      const loggedIn = await api().get('/api/v1/probe/private').set('Service-Token', alice.token);
+      const loggedIn = await api.as(alice).get('/probe/private');
       expect(loggedIn.status).toBe(400);
       expect(loggedIn.body).toEqual(rest("Parameter 'name' is required."));
-      const ok = await api().get('/api/v1/probe/private?name=n').set('Service-Token', alice.token);
+      const ok = await api.as(alice).get('/probe/private?name=n');
       expect(ok.body).toEqual({ name: 'n', login: 'alice' });
     });
   });
@@ -153,34 +149,33 @@ describe('HTTP conventions', () => {
       [{ 'X-HTTP-Method': 'DELETE', 'X-HTTP-Method-Override': 'PUT' }, 'DELETE'],
       [{ 'X-HTTP-Method-Override': 'GET' }, 'GET'],
     ])('routes a POST with %j as %s, with its form body as params', async (headers, routed) => {
-      const res = await api().post('/api/v1/probe/params').set(headers).type('form').send({ text: 'form' });
+      const res = await api.anonymous().post('/probe/params').set(headers).type('form').send({ text: 'form' });
       expect(res.status).toBe(200);
       expect(res.body.route).toBe(`${routed} params`);
       expect(res.body.params.text).toBe('form');
     });
 
     it('honours the override headers on POST only', async () => {
-      const put = await api().put('/api/v1/probe/params').set('X-HTTP-Method-Override', 'DELETE');
+      const put = await api.anonymous().put('/probe/params').set('X-HTTP-Method-Override', 'DELETE');
       expect(put.body.route).toBe('PUT params');
-      const get = await api().get('/api/v1/probe/params').set('X-HTTP-Method-Override', 'DELETE');
+      const get = await api.anonymous().get('/probe/params').set('X-HTTP-Method-Override', 'DELETE');
       expect(get.body.route).toBe('GET params');
     });
 
     it('routes PATCH', async () => {
-      const res = await api().patch('/api/v1/probe/params').type('form').send({ count: '9' });
+      const res = await api.anonymous().patch('/probe/params').type('form').send({ count: '9' });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ route: 'PATCH params', params: { count: 9 } });
     });
 
     it('merges a DELETE body when a Content-Length is present', async () => {
-      const res = await api().delete('/api/v1/probe/params?text=q').type('form').send({ count: '5' });
+      const res = await api.anonymous().delete('/probe/params?text=q').type('form').send({ count: '5' });
       expect(res.body).toMatchObject({ route: 'DELETE params', params: { text: 'q', count: 5 }, raw: { text: 'q', count: '5' } });
     });
 
     it('ignores a DELETE body sent without a Content-Length', async () => {
       const body = 'count=5';
-      const res = await rawRequest(
-        http.port,
+      const res = await listener.raw(
         `DELETE /api/v1/probe/params?text=q HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked`,
         `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
       );
@@ -190,8 +185,7 @@ describe('HTTP conventions', () => {
 
     it('reads a chunked POST body', async () => {
       const body = 'count=6';
-      const res = await rawRequest(
-        http.port,
+      const res = await listener.raw(
         `POST /api/v1/probe/params HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked`,
         `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
       );
@@ -199,41 +193,41 @@ describe('HTTP conventions', () => {
     });
 
     it.each(['POST', 'PUT'])('answers a %s with neither Content-Length nor Transfer-Encoding (no hang)', async (method) => {
-      const res = await rawRequest(http.port, `${method} /api/v1/probe/params?count=2 HTTP/1.1\r\nHost: localhost`);
+      const res = await listener.raw(`${method} /api/v1/probe/params?count=2 HTTP/1.1\r\nHost: localhost`);
       expect(res.status).toBe(200);
       expect(JSON.parse(res.body)).toMatchObject({ route: `${method} params`, params: { count: 2 } });
     });
 
     it('reports an unmatched method or path below the resource', async () => {
-      const del = await api().delete('/api/v1/user');
+      const del = await api.anonymous().delete('/user');
       expect(del.status).toBe(400);
       expect(del.body).toEqual(rest('No matching route for "DELETE "'));
-      expect((await api().get('/api/v1/probe/a/b/c')).body).toEqual(rest('No matching route for "GET a/b/c"'));
-      expect((await api().post('/api/v1/probe/params').set('X-HTTP-Method-Override', 'frob')).body).toEqual(
+      expect((await api.anonymous().get('/probe/a/b/c')).body).toEqual(rest('No matching route for "GET a/b/c"'));
+      expect((await api.anonymous().post('/probe/params').set('X-HTTP-Method-Override', 'frob')).body).toEqual(
         rest('No matching route for "FROB params"'),
       );
-      expect((await api().get('/api/v1/probe/a%20b/c/d')).body).toEqual(rest('No matching route for "GET a b/c/d"'));
+      expect((await api.anonymous().get('/probe/a%20b/c/d')).body).toEqual(rest('No matching route for "GET a b/c/d"'));
     });
 
     it('matches literal segments before wildcards at the same position', async () => {
-      expect((await api().get('/api/v1/probe/x1/details')).body).toEqual({ route: ':id/details', id: 'x1' });
-      expect((await api().get('/api/v1/probe/x1/other')).body).toEqual({ route: ':id/:sub', id: 'x1', sub: 'other' });
-      expect((await api().get('/api/v1/probe/fixed/details')).body).toEqual({ route: 'fixed/:sub', sub: 'details' });
-      expect((await api().get('/api/v1/probe/params')).body.route).toBe('GET params');
-      expect((await api().get('/api/v1/probe/anything')).body).toEqual({ route: ':id', id: 'anything' });
-      expect((await api().get('/api/v1/probe/with%2Fslash')).body).toEqual({ route: ':id', id: 'with/slash' });
-      expect((await api().get('/api/v1/probe/params/')).body.route).toBe('GET params');
+      expect((await api.anonymous().get('/probe/x1/details')).body).toEqual({ route: ':id/details', id: 'x1' });
+      expect((await api.anonymous().get('/probe/x1/other')).body).toEqual({ route: ':id/:sub', id: 'x1', sub: 'other' });
+      expect((await api.anonymous().get('/probe/fixed/details')).body).toEqual({ route: 'fixed/:sub', sub: 'details' });
+      expect((await api.anonymous().get('/probe/params')).body.route).toBe('GET params');
+      expect((await api.anonymous().get('/probe/anything')).body).toEqual({ route: ':id', id: 'anything' });
+      expect((await api.anonymous().get('/probe/with%2Fslash')).body).toEqual({ route: ':id', id: 'with/slash' });
+      expect((await api.anonymous().get('/probe/params/')).body.route).toBe('GET params');
     });
 
     it('answers an unknown resource with a JSON 404', async () => {
-      const res = await api().get('/api/v1/nosuch/thing');
+      const res = await api.anonymous().get('/nosuch/thing');
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body).toEqual(rest("The path '/api/v1/nosuch/thing' was not found."));
     });
 
     it('serves HEAD as GET without a body', async () => {
-      const res = await api().head('/api/v1/probe/params');
+      const res = await api.anonymous().head('/probe/params');
       expect(res.status).toBe(200);
       expect(res.text).toBeUndefined();
     });
@@ -241,32 +235,32 @@ describe('HTTP conventions', () => {
 
   describe('errors', () => {
     it('maps rest errors to their status with extra', async () => {
-      const res = await api().get('/api/v1/probe/teapot');
+      const res = await api.anonymous().get('/probe/teapot');
       expect(res.status).toBe(418);
       expect(res.body).toEqual({ message: 'I am a teapot.', type: 'rest', extra: { spout: 1 } });
     });
 
     it('maps validation errors to 400 with the field', async () => {
-      const res = await api().get('/api/v1/probe/invalid');
+      const res = await api.anonymous().get('/probe/invalid');
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: 'Bad value.', type: 'validation', field: 'field1' });
     });
 
     it('maps access errors to 401 for anonymous and 403 for logged-in callers', async () => {
-      const anonymous = await api().get('/api/v1/probe/admin');
+      const anonymous = await api.anonymous().get('/probe/admin');
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-      const user = await api().get('/api/v1/probe/admin').set('Service-Token', alice.token);
+      const user = await api.as(alice).get('/probe/admin');
       expect(user.status).toBe(403);
       expect(user.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-      expect((await api().get('/api/v1/probe/admin').set('Service-Token', admin.token)).body).toEqual({ ok: true });
-      const noToken = await api().get('/api/v1/probe/scoped');
+      expect((await api.as(admin).get('/probe/admin')).body).toEqual({ ok: true });
+      const noToken = await api.anonymous().get('/probe/scoped');
       expect(noToken.status).toBe(401);
       expect(noToken.body).toEqual({ message: 'You must be logged in or have a valid auth token.', type: 'access' });
     });
 
     it('reports an unexpected error as internal with its repr, uid and trace outside production', async () => {
-      const res = await api().get('/api/v1/probe/boom');
+      const res = await api.anonymous().get('/probe/boom');
       expect(res.status).toBe(500);
       expect(Object.keys(JSON.parse(res.text))).toEqual(['message', 'trace', 'type', 'uid']);
       expect(res.body.type).toBe('internal');
@@ -278,27 +272,27 @@ describe('HTTP conventions', () => {
     });
 
     it('hides the details of an unexpected error in production', async () => {
-      const production = await startTestServer({ NODE_ENV: 'production', LOG_LEVEL: 'silent' }, { resources: [probeResource] });
+      const production = await startApi({ NODE_ENV: 'production', LOG_LEVEL: 'silent' }, { resources: [probeResource] });
       try {
         expect(production.runtime.services.config.production).toBe(true);
-        const res = await request(production.app).get('/api/v1/probe/boom');
+        const res = await production.anonymous().get('/probe/boom');
         expect(res.status).toBe(500);
         expect(res.body).toEqual({
           message: 'An unexpected error occurred on the server.',
           type: 'internal',
           uid: res.headers['girder-request-uid'],
         });
-        expect((await request(production.app).get('/api/v1/probe/teapot')).body).toEqual({ message: 'I am a teapot.', type: 'rest', extra: { spout: 1 } });
+        expect((await production.anonymous().get('/probe/teapot')).body).toEqual({ message: 'I am a teapot.', type: 'rest', extra: { spout: 1 } });
       } finally {
         await production.close();
       }
     });
 
     it('writes JSON with sorted keys at every level', async () => {
-      const res = await api().get('/api/v1/probe/doc');
+      const res = await api.anonymous().get('/probe/doc');
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.text).toBe('{"alpha":{"a":null,"b":"<a & \\"b\\">"},"empty":{},"none":[],"zeta":[1,"two words"]}');
-      expect((await api().get('/api/v1/probe/nothing')).text).toBe('null');
+      expect((await api.anonymous().get('/probe/nothing')).text).toBe('null');
     });
   });
 
@@ -325,7 +319,7 @@ describe('HTTP conventions', () => {
       ['*/*', false],
       ['text/plain', false],
     ])('renders for Accept %j as HTML: %s', async (accept, asHtml) => {
-      const res = await api().get('/api/v1/probe/doc').set('Accept', accept);
+      const res = await api.anonymous().get('/probe/doc').set('Accept', accept);
       expect(res.status).toBe(200);
       if (asHtml) {
         expect(res.headers['content-type']).toMatch(/^text\/html/);
@@ -337,7 +331,7 @@ describe('HTTP conventions', () => {
     });
 
     it('renders errors as HTML too', async () => {
-      const res = await api().get('/api/v1/probe/teapot').set('Accept', 'text/html');
+      const res = await api.anonymous().get('/probe/teapot').set('Accept', 'text/html');
       expect(res.status).toBe(418);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.text).toBe(
@@ -352,12 +346,12 @@ describe('HTTP conventions', () => {
   describe('headers', () => {
     it('sets Girder-Request-Uid and no-cache headers on every response', async () => {
       const responses = [
-        await api().get('/api/v1/probe/params'),
-        await api().get('/api/v1/probe/boom'),
-        await api().get('/api/v1/probe/admin'),
-        await api().get('/api/v1/nosuch'),
-        await api().get('/api/v1/describe'),
-        await api().get('/api/v1/user/me'),
+        await api.anonymous().get('/probe/params'),
+        await api.anonymous().get('/probe/boom'),
+        await api.anonymous().get('/probe/admin'),
+        await api.anonymous().get('/nosuch'),
+        await api.anonymous().get('/describe'),
+        await api.anonymous().get('/user/me'),
       ];
       const uids = new Set<string>();
       for (const res of responses) {
@@ -371,14 +365,14 @@ describe('HTTP conventions', () => {
     });
 
     it('sets Girder-Total-Count on listings', async () => {
-      const res = await api().get('/api/v1/user?limit=1').set('Service-Token', admin.token);
+      const res = await api.as(admin).get('/user?limit=1');
       expect(res.status).toBe(200);
       expect(res.body).toHaveLength(1);
       expect(res.headers['girder-total-count']).toBe('2');
-      const all = await api().get('/api/v1/user?limit=0&sort=login').set('Service-Token', admin.token);
+      const all = await api.as(admin).get('/user?limit=0&sort=login');
       expect(all.body.map((u: { login: string }) => u.login)).toEqual(['admin', 'alice']);
       expect(all.headers['girder-total-count']).toBe('2');
-      expect((await api().get('/api/v1/probe/params')).headers['girder-total-count']).toBeUndefined();
+      expect((await api.anonymous().get('/probe/params')).headers['girder-total-count']).toBeUndefined();
     });
   });
 });

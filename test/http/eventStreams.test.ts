@@ -1,23 +1,18 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { client, defaultFolder, newFolder, newItem, ok } from '../support/historyApi';
+import { ok, startApi, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
 import { folderStream } from '../../src/domain/folder';
 import { eventStreamLimits } from '../../src/http/resources/events';
-import { SseClient } from '../support/sseClient';
 
-let server: TestServer;
-let listener: http.Server;
-let base: string;
+let api: ApiClient;
+let listener: Listener;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
 let alicePrivate: string;
 
-const as = (user: TestUser | null) => client(server, user);
 
 /** An SSE reader on `path` under this test's listener. */
-const sse = (path: string, headers: Record<string, string> = {}) => new SseClient(`${base}${path}`, headers);
+const sse = (path: string, headers: Record<string, string> = {}) => listener.sse(path, headers);
 
 const tokenHeader = (user: TestUser) => ({ 'Girder-Token': user.token });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,30 +20,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The positions of a folder stream's events after `since`, straight from the event store. */
 async function storedPositions(folderId: string, since = 0n): Promise<string[]> {
   const out: string[] = [];
-  for await (const e of server.runtime.services.eventStore.readStream(folderStream(folderId))) if (e.position > since) out.push(e.position.toString());
+  for await (const e of api.runtime.services.eventStore.readStream(folderStream(folderId))) if (e.position > since) out.push(e.position.toString());
   return out;
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice');
-  bob = await server.createUser('bobby');
-  alicePrivate = await defaultFolder(server, alice, 'Private');
-  listener = http.createServer(server.app);
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/api/v1`;
+  api = await startApi();
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice');
+  bob = await api.createUser('bobby');
+  alicePrivate = await api.defaultFolder(alice, 'Private');
+  listener = await api.listen();
 });
-afterAll(async () => {
-  listener.closeAllConnections();
-  await new Promise((resolve) => listener.close(resolve));
-  await server.close();
-});
+afterAll(() => api.close());
 
 describe('GET /folder/:id/events', () => {
   it('catches up, goes live, and resumes with Last-Event-ID: every event exactly once', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Watched');
-    for (let i = 0; i < 3; i++) ok(await as(alice).put(`/folder/${f}`).type('form').send({ description: `before ${i}` }), 'update');
+    const f = await api.newFolder(alice, alicePrivate, 'Watched');
+    for (let i = 0; i < 3; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `before ${i}` }), 'update');
 
     const first = sse(`/folder/${f}/events?since=0`, tokenHeader(alice));
     await first.opened;
@@ -61,13 +50,13 @@ describe('GET /folder/:id/events', () => {
 
     // Live, while writes keep coming from another client.
     const writer = (async () => {
-      for (let i = 0; i < 20; i++) ok(await as(alice).put(`/folder/${f}`).type('form').send({ description: `live ${i}` }), 'live update');
+      for (let i = 0; i < 20; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `live ${i}` }), 'live update');
     })();
     await first.waitFor((events) => events.length >= 10);
     first.close();
     const lastSeen = first.events[first.events.length - 1].id;
     await writer;
-    ok(await as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"after": "reconnect"}'), 'meta');
+    ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"after": "reconnect"}'), 'meta');
 
     const second = sse(`/folder/${f}/events?since=0`, { ...tokenHeader(alice), 'Last-Event-ID': lastSeen });
     const all = await storedPositions(f);
@@ -84,10 +73,10 @@ describe('GET /folder/:id/events', () => {
   });
 
   it('resumes without gaps while the writes race the reconnects', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Racing');
+    const f = await api.newFolder(alice, alicePrivate, 'Racing');
     let stop = false;
     const writer = (async () => {
-      for (let i = 0; !stop && i < 200; i++) ok(await as(alice).put(`/folder/${f}`).type('form').send({ description: `r${i}` }), 'update');
+      for (let i = 0; !stop && i < 200; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `r${i}` }), 'update');
     })();
     const seen: string[] = [];
     let lastId = '0';
@@ -111,24 +100,24 @@ describe('GET /folder/:id/events', () => {
   });
 
   it('streams the subtree with subtree=true, only what the caller may read', async () => {
-    const t = await newFolder(server, alice, alicePrivate, `Tree ${Math.random()}`);
-    const open = await newFolder(server, alice, t, 'open');
-    const secret = await newFolder(server, alice, t, 'secret');
-    const outside = await newFolder(server, alice, alicePrivate, `Outside ${Math.random()}`);
+    const t = await api.newFolder(alice, alicePrivate, `Tree ${Math.random()}`);
+    const open = await api.newFolder(alice, t, 'open');
+    const secret = await api.newFolder(alice, t, 'secret');
+    const outside = await api.newFolder(alice, alicePrivate, `Outside ${Math.random()}`);
     const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
-    ok(await as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(access), recurse: 'true' }), 'share');
-    ok(await as(alice).put(`/folder/${secret}/access`).type('form').send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }], groups: [] }) }), 'hide');
-    const since = String(await server.runtime.services.eventStore.headPosition());
+    ok(await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(access), recurse: 'true' }), 'share');
+    ok(await api.as(alice).put(`/folder/${secret}/access`).type('form').send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }], groups: [] }) }), 'hide');
+    const since = String(await api.runtime.services.eventStore.headPosition());
 
     const bobs = sse(`/folder/${t}/events?subtree=true&since=${since}`, tokenHeader(bob));
     const alices = sse(`/folder/${t}/events?subtree=true&since=${since}`, tokenHeader(alice));
     const own = sse(`/folder/${t}/events?since=${since}`, tokenHeader(alice));
     await Promise.all([bobs.opened, alices.opened, own.opened]);
-    const item = await newItem(server, alice, open, 'visible item');
-    await newItem(server, alice, secret, 'hidden item');
-    ok(await as(alice).put(`/folder/${outside}`).type('form').send({ description: 'elsewhere' }), 'outside');
-    ok(await as(alice).put(`/folder/${open}`).type('form').send({ description: 'seen' }), 'open');
-    ok(await as(alice).put(`/folder/${t}`).type('form').send({ description: 'root' }), 'root');
+    const item = await api.newItem(alice, open, 'visible item');
+    await api.newItem(alice, secret, 'hidden item');
+    ok(await api.as(alice).put(`/folder/${outside}`).type('form').send({ description: 'elsewhere' }), 'outside');
+    ok(await api.as(alice).put(`/folder/${open}`).type('form').send({ description: 'seen' }), 'open');
+    ok(await api.as(alice).put(`/folder/${t}`).type('form').send({ description: 'root' }), 'root');
 
     await alices.waitFor((events) => events.length === 4);
     expect(alices.events.map((e) => [e.event, e.json.data.folderId])).toEqual([
@@ -141,7 +130,7 @@ describe('GET /folder/:id/events', () => {
     await own.waitFor((events) => events.length === 1);
     expect(own.events.map((e) => e.json.data.folderId)).toEqual([t]);
     // Nothing else arrives later (a marker event on the root closes the check).
-    ok(await as(alice).put(`/folder/${t}`).type('form').send({ description: 'marker' }), 'marker');
+    ok(await api.as(alice).put(`/folder/${t}`).type('form').send({ description: 'marker' }), 'marker');
     await own.waitFor((events) => events.length === 2);
     await alices.waitFor((events) => events.length === 5);
     expect(alices.events[4].json.data.description).toBe('marker');
@@ -149,17 +138,17 @@ describe('GET /folder/:id/events', () => {
   });
 
   it('needs READ on the folder and a valid position', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Private stream');
-    const denied = await as(bob).get(`/folder/${f}/events`);
+    const f = await api.newFolder(alice, alicePrivate, 'Private stream');
+    const denied = await api.as(bob).get(`/folder/${f}/events`);
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual({ message: `Read access denied for folder ${f} (user ${bob._id}).`, type: 'access' });
-    expect((await as(null).get(`/folder/${f}/events`)).status).toBe(401);
-    const bad = await as(alice).get(`/folder/${f}/events`).query({ since: 'x' });
+    expect((await api.anonymous().get(`/folder/${f}/events`)).status).toBe(401);
+    const bad = await api.as(alice).get(`/folder/${f}/events`).query({ since: 'x' });
     expect(bad.body).toEqual({ message: 'Invalid value for since: "x". Expected a position.', type: 'rest' });
   });
 
   it('sends heartbeats on idle streams', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Quiet');
+    const f = await api.newFolder(alice, alicePrivate, 'Quiet');
     const saved = { ...eventStreamLimits };
     eventStreamLimits.heartbeatMs = 50;
     try {
@@ -177,7 +166,7 @@ describe('GET /folder/:id/events', () => {
   /** Connects without reading, lets `work` run, then reads everything the server sent until it ended the stream. */
   async function stalledClient(path: string, work: () => Promise<void>): Promise<string> {
     const res = await new Promise<http.IncomingMessage>((resolve) => {
-      http.get(`${base}${path}`, { headers: tokenHeader(alice) }, (r) => {
+      http.get(`${listener.origin}/api/v1${path}`, { headers: tokenHeader(alice) }, (r) => {
         r.pause();
         resolve(r);
       });
@@ -196,12 +185,12 @@ describe('GET /folder/:id/events', () => {
   const bigMeta = (i: number) => JSON.stringify({ blob: 'x'.repeat(400_000), i });
 
   it('cuts off a live client that does not read with a final overflow event', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Firehose');
+    const f = await api.newFolder(alice, alicePrivate, 'Firehose');
     const saved = { ...eventStreamLimits };
     eventStreamLimits.maxBufferedBytes = 256 * 1024;
     try {
       const body = await stalledClient(`/folder/${f}/events`, async () => {
-        for (let i = 0; i < 40; i++) ok(await as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send(bigMeta(i)), 'meta');
+        for (let i = 0; i < 40; i++) ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send(bigMeta(i)), 'meta');
       });
       expect(body.endsWith(overflowTail)).toBe(true);
       expect(body.split('\n\n').filter((b) => b.startsWith('id: ')).length).toBeLessThan(40);
@@ -211,9 +200,9 @@ describe('GET /folder/:id/events', () => {
   });
 
   it('waits for a slow client during catch-up, and cuts off one that does not read at all', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Backlog');
+    const f = await api.newFolder(alice, alicePrivate, 'Backlog');
     for (let i = 0; i < 60; i++) {
-      ok(await as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ blob: 'y'.repeat(100_000), i })), 'meta');
+      ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ blob: 'y'.repeat(100_000), i })), 'meta');
     }
     const saved = { ...eventStreamLimits };
     eventStreamLimits.catchUpDrainTimeoutMs = 300;
@@ -233,14 +222,14 @@ describe('GET /folder/:id/events', () => {
 
 describe('GET /events', () => {
   it('streams every event to site admins, filtered by type, without secrets', async () => {
-    const since = String(await server.runtime.services.eventStore.headPosition());
+    const since = String(await api.runtime.services.eventStore.headPosition());
     const all = sse(`/events?since=${since}`, tokenHeader(admin));
     const folders = sse(`/events?since=${since}&types=FolderCreated,ItemCreated`, tokenHeader(admin));
     await Promise.all([all.opened, folders.opened]);
     expect(all.status).toBe(200);
-    const carol = await server.createUser('carol');
-    const f = await newFolder(server, carol, (await defaultFolder(server, carol, 'Private')), 'Carol stuff');
-    await newItem(server, carol, f, 'thing');
+    const carol = await api.createUser('carol');
+    const f = await api.newFolder(carol, (await api.defaultFolder(carol, 'Private')), 'Carol stuff');
+    await api.newItem(carol, f, 'thing');
     await folders.waitFor((events) => events.some((e) => e.event === 'ItemCreated'));
     expect(folders.events.map((e) => e.event).every((t) => t === 'FolderCreated' || t === 'ItemCreated')).toBe(true);
     await all.waitFor((events) => events.some((e) => e.event === 'ItemCreated'));
@@ -253,12 +242,12 @@ describe('GET /events', () => {
     expect(issued.json.streamId).toBe('token-…');
     for (const c of [all, folders]) c.close();
 
-    expect((await as(alice).get('/events')).status).toBe(403);
-    expect((await as(null).get('/events')).status).toBe(401);
+    expect((await api.as(alice).get('/events')).status).toBe(403);
+    expect((await api.anonymous().get('/events')).status).toBe(401);
   });
 
   it('publishes the JSON Schemas of the event payloads', async () => {
-    const res = await as(null).get('/events/schema');
+    const res = await api.anonymous().get('/events/schema');
     expect(res.status).toBe(200);
     expect(res.body.streams.folder.stream).toBe('folder-<folderId>');
     expect(res.body.events.FolderCreated).toMatchObject({

@@ -2,14 +2,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { listen } from '../support/rawHttp';
+import { API_PREFIX, ApiClient, binary, startApi, type TestUser } from '../support/apiClient';
 import { bootstrap, type Runtime } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
-
-const api = '/api/v1';
 
 /** Every file under a directory (relative paths), for checking what is on disk. */
 function filesUnder(dir: string, prefix = ''): string[] {
@@ -22,78 +18,63 @@ function filesUnder(dir: string, prefix = ''): string[] {
 const sha256 = (bytes: Buffer) => crypto.createHash('sha256').update(bytes).digest('hex');
 
 describe('files and uploads', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let alice: TestUser;
   let bob: TestUser;
   let privateId: string;
   let publicId: string;
 
-  const app = () => server.app;
-  const as = (user: TestUser | null) => {
-    const agent = request(app());
-    const wrap = <T extends { set(h: string, v: string): T }>(r: T) => (user ? r.set('Service-Token', user.token) : r);
-    return {
-      get: (url: string) => wrap(agent.get(`${api}${url}`)),
-      post: (url: string) => wrap(agent.post(`${api}${url}`)),
-      put: (url: string) => wrap(agent.put(`${api}${url}`)),
-      delete: (url: string) => wrap(agent.delete(`${api}${url}`)),
-    };
-  };
-  const blobFiles = () => filesUnder(path.join(server.dataDir, 'blobs')).filter((f) => !f.startsWith('tmp/'));
-  const partialFiles = () => filesUnder(path.join(server.dataDir, 'uploads'));
+  const blobFiles = () => filesUnder(path.join(api.server.dataDir, 'blobs')).filter((f) => !f.startsWith('tmp/'));
+  const partialFiles = () => filesUnder(path.join(api.server.dataDir, 'uploads'));
   const download = (user: TestUser | null, fileId: string, query = '') =>
-    as(user).get(`/file/${fileId}/download${query}`).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    api.as(user).get(`/file/${fileId}/download${query}`).buffer(true).parse(binary);
 
   async function newFolder(user: TestUser, parentId: string, name: string): Promise<string> {
-    const res = await as(user).post('/folder').query({ parentId, name });
+    const res = await api.as(user).post('/folder').query({ parentId, name });
     expect(res.status).toBe(200);
     return res.body._id;
   }
   async function newItem(user: TestUser, folderId: string, name: string): Promise<string> {
-    const res = await as(user).post('/item').query({ folderId, name });
+    const res = await api.as(user).post('/item').query({ folderId, name });
     expect(res.status).toBe(200);
     return res.body._id;
   }
   async function startUpload(user: TestUser, query: Record<string, string | number>) {
-    const res = await as(user).post('/file').query(query);
+    const res = await api.as(user).post('/file').query(query);
     expect(res.status).toBe(200);
     return res.body as Record<string, any>;
   }
   const chunk = (user: TestUser, uploadId: string, offset: number, bytes: Buffer) =>
-    as(user).post('/file/chunk').query({ uploadId, offset }).set('Content-Type', 'application/octet-stream').send(bytes);
+    api.as(user).post('/file/chunk').query({ uploadId, offset }).set('Content-Type', 'application/octet-stream').send(bytes);
   /** girder_client's single-request upload: the whole file as the body of POST /file (no Content-Type). */
   async function uploadToFolder(user: TestUser, folderId: string, name: string, bytes: Buffer) {
-    const res = await as(user).post('/file').query({ parentType: 'folder', parentId: folderId, name, size: bytes.length }).send(bytes);
+    const res = await api.as(user).post('/file').query({ parentType: 'folder', parentId: folderId, name, size: bytes.length }).send(bytes);
     expect(res.status).toBe(200);
     return res.body as Record<string, any>;
   }
 
   beforeAll(async () => {
-    server = await startTestServer();
-    await server.createUser('admin');
-    alice = await server.createUser('alice');
-    bob = await server.createUser('bobby');
-    const res = await as(alice).get(`/folder?parentType=user&parentId=${alice._id}`);
+    api = await startApi();
+    await api.createUser('admin');
+    alice = await api.createUser('alice');
+    bob = await api.createUser('bobby');
+    const res = await api.as(alice).get(`/folder?parentType=user&parentId=${alice._id}`);
     const folders = Object.fromEntries(res.body.map((f: { name: string; _id: string }) => [f.name, f._id]));
     privateId = folders.Private;
     publicId = folders.Public;
   });
-  afterAll(() => server.close());
+  afterAll(() => api.close());
 
   describe('POST /file', () => {
     it('creates an empty file at once, in a new item named after it', async () => {
       const folder = await newFolder(alice, privateId, 'empty');
-      const res = await as(alice).post('/file').query({ parentType: 'folder', parentId: folder, name: 'Empty.TAR.gz', size: 0 });
+      const res = await api.as(alice).post('/file').query({ parentType: 'folder', parentId: folder, name: 'Empty.TAR.gz', size: 0 });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['_id', '_modelType', 'created', 'creatorId', 'exts', 'itemId', 'mimeType', 'name', 'size']);
       expect(res.body).toMatchObject({
         _modelType: 'file', name: 'Empty.TAR.gz', mimeType: 'application/octet-stream', size: 0, creatorId: alice._id, exts: ['tar', 'gz'],
       });
-      const item = await as(alice).get(`/item/${res.body.itemId}`);
+      const item = await api.as(alice).get(`/item/${res.body.itemId}`);
       expect(item.body).toMatchObject({ name: 'Empty.TAR.gz', folderId: folder, size: 0 });
       const bytes = await download(alice, res.body._id);
       expect(bytes.status).toBe(200);
@@ -107,7 +88,7 @@ describe('files and uploads', () => {
       const first = await uploadToFolder(alice, folder, 'same.bin', bytes);
       const second = await uploadToFolder(alice, folder, 'same.bin', bytes);
       expect(first).toMatchObject({ _modelType: 'file', name: 'same.bin', size: 3000 });
-      const items = await as(alice).get(`/item?folderId=${folder}`);
+      const items = await api.as(alice).get(`/item?folderId=${folder}`);
       expect(items.body.map((i: { name: string; size: number }) => [i.name, i.size])).toEqual([
         ['same.bin', 3000],
         ['same.bin (1)', 3000],
@@ -117,9 +98,9 @@ describe('files and uploads', () => {
       expect((await download(alice, first._id)).body).toEqual(bytes);
       expect((await download(alice, second._id)).body).toEqual(bytes);
       // The blob stays while one file uses it, and goes with the last.
-      await as(alice).delete(`/file/${first._id}`).expect(200);
+      await api.as(alice).delete(`/file/${first._id}`).expect(200);
       expect(blobFiles()).toContain(`${sha256(bytes).slice(0, 2)}/${sha256(bytes)}`);
-      await as(alice).delete(`/item/${second.itemId}`).expect(200);
+      await api.as(alice).delete(`/item/${second.itemId}`).expect(200);
       expect(blobFiles()).not.toContain(`${sha256(bytes).slice(0, 2)}/${sha256(bytes)}`);
       expect(blobFiles().length).toBe(before);
     });
@@ -146,7 +127,7 @@ describe('files and uploads', () => {
       expect(c3.body).toMatchObject({ _modelType: 'file', name: 'three.bin', size: 25, itemId, mimeType: 'application/x-test', exts: ['bin'] });
       expect(partialFiles()).toEqual([]);
       expect((await download(alice, c3.body._id)).body).toEqual(bytes);
-      expect((await as(alice).get(`/item/${itemId}`)).body.size).toBe(25);
+      expect((await api.as(alice).get(`/item/${itemId}`)).body.size).toBe(25);
       // The upload is finished: it is gone.
       const late = await chunk(alice, upload._id, 25, Buffer.from('x'));
       expect(late.status).toBe(400);
@@ -155,7 +136,7 @@ describe('files and uploads', () => {
 
     it('treats a shorter body as the first chunk', async () => {
       const folder = await newFolder(alice, privateId, 'first chunk');
-      const res = await as(alice)
+      const res = await api.as(alice)
         .post('/file')
         .query({ parentType: 'folder', parentId: folder, name: 'two parts.txt', size: 8 })
         .set('Content-Type', 'text/plain')
@@ -168,33 +149,33 @@ describe('files and uploads', () => {
 
     it('takes its parameters from a urlencoded form body too', async () => {
       const folder = await newFolder(alice, privateId, 'form');
-      const res = await as(alice).post('/file').type('form').send({ parentType: 'folder', parentId: folder, name: 'formed', size: '3' });
+      const res = await api.as(alice).post('/file').type('form').send({ parentType: 'folder', parentId: folder, name: 'formed', size: '3' });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ _modelType: 'upload', received: 0, size: 3, name: 'formed' });
     });
 
     it('checks parameters, parents and access with the reference messages', async () => {
-      const missing = await as(alice).post('/file').query({ parentType: 'folder', parentId: privateId, name: 'n' });
+      const missing = await api.as(alice).post('/file').query({ parentType: 'folder', parentId: privateId, name: 'n' });
       expect(missing.body).toEqual({ message: "Parameter 'size' is required.", type: 'rest' });
-      const badType = await as(alice).post('/file').query({ parentType: 'user', parentId: privateId, name: 'n', size: 1 });
+      const badType = await api.as(alice).post('/file').query({ parentType: 'user', parentId: privateId, name: 'n', size: 1 });
       expect(badType.body).toEqual({ message: 'Invalid value for parentType: "user". Allowed values: folder, item.', type: 'rest' });
-      const noFolder = await as(alice).post('/file').query({ parentType: 'folder', parentId: '000000000000000000000000', name: 'n', size: 1 });
+      const noFolder = await api.as(alice).post('/file').query({ parentType: 'folder', parentId: '000000000000000000000000', name: 'n', size: 1 });
       expect(noFolder.body).toEqual({ message: 'No such folder: 000000000000000000000000', type: 'validation', field: 'id' });
-      const noItem = await as(alice).post('/file').query({ parentType: 'item', parentId: 'abc', name: 'n', size: 1 });
+      const noItem = await api.as(alice).post('/file').query({ parentType: 'item', parentId: 'abc', name: 'n', size: 1 });
       expect(noItem.body).toEqual({ message: 'No such item: abc', type: 'validation', field: 'id' });
-      const denied = await as(bob).post('/file').query({ parentType: 'folder', parentId: privateId, name: 'n', size: 1 });
+      const denied = await api.as(bob).post('/file').query({ parentType: 'folder', parentId: privateId, name: 'n', size: 1 });
       expect(denied.status).toBe(403);
       expect(denied.body).toEqual({ message: `Write access denied for folder ${privateId} (user ${bob._id}).`, type: 'access' });
       const itemId = await newItem(alice, privateId, 'guarded');
-      const itemDenied = await as(bob).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 1 });
+      const itemDenied = await api.as(bob).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 1 });
       expect(itemDenied.body).toEqual({ message: `Write access denied for item ${itemId} (user ${bob._id}).`, type: 'access' });
-      const anon = await as(null).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 1 });
+      const anon = await api.as(null).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 1 });
       expect(anon.status).toBe(401);
-      const negative = await as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: -1 });
+      const negative = await api.as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: -1 });
       expect(negative.body).toEqual({ message: 'File size must not be negative.', type: 'validation' });
-      const tooLong = await as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 2 }).send(Buffer.from('abc'));
+      const tooLong = await api.as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'n', size: 2 }).send(Buffer.from('abc'));
       expect(tooLong.body).toEqual({ message: 'Received too many bytes.', type: 'validation' });
-      expect((await as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
+      expect((await api.as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
     });
   });
 
@@ -212,12 +193,12 @@ describe('files and uploads', () => {
       const tooMany = await chunk(alice, upload._id, 4, Buffer.alloc(7));
       expect(tooMany.status).toBe(400);
       expect(tooMany.body).toEqual({ message: 'Received too many bytes.', type: 'validation' });
-      const offset = await as(alice).get(`/file/offset?uploadId=${upload._id}`);
+      const offset = await api.as(alice).get(`/file/offset?uploadId=${upload._id}`);
       expect(offset.body).toEqual({ offset: 4 });
-      expect(fs.statSync(path.join(server.dataDir, 'uploads', upload._id)).size).toBe(4);
+      expect(fs.statSync(path.join(api.server.dataDir, 'uploads', upload._id)).size).toBe(4);
       const unknown = await chunk(alice, '000000000000000000000000', 0, Buffer.alloc(1));
       expect(unknown.body).toEqual({ message: 'Invalid upload id (000000000000000000000000).', type: 'rest' });
-      const noOffset = await as(alice).post('/file/chunk').query({ uploadId: upload._id }).send(Buffer.alloc(1));
+      const noOffset = await api.as(alice).post('/file/chunk').query({ uploadId: upload._id }).send(Buffer.alloc(1));
       expect(noOffset.body).toEqual({ message: "Parameter 'offset' is required.", type: 'rest' });
       const done = await chunk(alice, upload._id, 4, Buffer.alloc(6, 1));
       expect(done.body).toMatchObject({ _modelType: 'file', size: 10 });
@@ -228,16 +209,16 @@ describe('files and uploads', () => {
       const upload = await startUpload(alice, { parentType: 'item', parentId: itemId, name: 'c.bin', size: 10 });
       await chunk(alice, upload._id, 0, Buffer.alloc(5)).expect(200);
       expect(partialFiles()).toContain(upload._id);
-      const denied = await as(bob).delete(`/file/upload/${upload._id}`);
+      const denied = await api.as(bob).delete(`/file/upload/${upload._id}`);
       expect(denied.status).toBe(403);
       expect(denied.body).toEqual({ message: 'You did not initiate this upload.', type: 'access' });
-      const res = await as(alice).delete(`/file/upload/${upload._id}`);
+      const res = await api.as(alice).delete(`/file/upload/${upload._id}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ message: 'Upload canceled.' });
       expect(partialFiles()).not.toContain(upload._id);
       const after = await chunk(alice, upload._id, 5, Buffer.alloc(5));
       expect(after.body).toEqual({ message: `Invalid upload id (${upload._id}).`, type: 'rest' });
-      expect((await as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
+      expect((await api.as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
     });
   });
 
@@ -259,7 +240,7 @@ describe('files and uploads', () => {
       expect(res.headers['accept-ranges']).toBe('bytes');
       const inline = await download(null, fileId, '?contentDisposition=inline');
       expect(inline.headers['content-disposition']).toBe('inline; filename="digits.txt"');
-      const named = await as(null).get(`/file/${fileId}/download/anything.txt`);
+      const named = await api.as(null).get(`/file/${fileId}/download/anything.txt`);
       expect(named.status).toBe(200);
     });
 
@@ -295,19 +276,19 @@ describe('files and uploads', () => {
 
     it('checks READ on the item’s folder, accepting the token cookie', async () => {
       const itemId = await newItem(alice, privateId, 'private download');
-      const file = await as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'p.bin', size: 3 }).send(Buffer.from('abc'));
+      const file = await api.as(alice).post('/file').query({ parentType: 'item', parentId: itemId, name: 'p.bin', size: 3 }).send(Buffer.from('abc'));
       const anon = await download(null, file.body._id);
       expect(anon.status).toBe(401);
       expect(JSON.parse(anon.body.toString())).toEqual({ message: `Read access denied for file ${file.body._id} (user None).`, type: 'access' });
-      const denied = await as(bob).get(`/file/${file.body._id}`);
+      const denied = await api.as(bob).get(`/file/${file.body._id}`);
       expect(denied.status).toBe(403);
       expect(denied.body).toEqual({ message: `Read access denied for file ${file.body._id} (user ${bob._id}).`, type: 'access' });
       const cookie = await download(null, file.body._id).set('Cookie', `serviceToken=${alice.token}`);
       expect(cookie.status).toBe(200);
       expect(cookie.body.toString()).toBe('abc');
-      const info = await as(alice).get(`/file/${file.body._id}`);
+      const info = await api.as(alice).get(`/file/${file.body._id}`);
       expect(info.body).toEqual(file.body);
-      const invalid = await as(alice).get('/file/nope');
+      const invalid = await api.as(alice).get('/file/nope');
       expect(invalid.body).toEqual({ message: 'Invalid file id (nope).', type: 'rest' });
     });
 
@@ -328,35 +309,35 @@ describe('files and uploads', () => {
       const file = await uploadToFolder(alice, folder, 'doc.txt', old);
       const oldBlob = `${sha256(old).slice(0, 2)}/${sha256(old)}`;
       expect(blobFiles()).toContain(oldBlob);
-      const upload = await as(alice).put(`/file/${file._id}/contents?size=6`);
+      const upload = await api.as(alice).put(`/file/${file._id}/contents?size=6`);
       expect(upload.status).toBe(200);
       expect(upload.body).toMatchObject({ _modelType: 'upload', fileId: file._id, size: 6, received: 0, name: 'doc.txt' });
-      const denied = await as(bob).put(`/file/${file._id}/contents?size=6`);
+      const denied = await api.as(bob).put(`/file/${file._id}/contents?size=6`);
       expect(denied.status).toBe(403);
       const done = await chunk(alice, upload.body._id, 0, Buffer.from('brand!'));
       expect(done.body).toMatchObject({ _id: file._id, _modelType: 'file', size: 6, name: 'doc.txt', itemId: file.itemId });
       expect((await download(alice, file._id)).body.toString()).toBe('brand!');
-      expect((await as(alice).get(`/item/${file.itemId}`)).body.size).toBe(6);
-      expect((await as(alice).get(`/folder/${folder}`)).body.size).toBe(6);
+      expect((await api.as(alice).get(`/item/${file.itemId}`)).body.size).toBe(6);
+      expect((await api.as(alice).get(`/folder/${folder}`)).body.size).toBe(6);
       expect(blobFiles()).not.toContain(oldBlob);
 
-      const emptied = await as(alice).put(`/file/${file._id}/contents?size=0`);
+      const emptied = await api.as(alice).put(`/file/${file._id}/contents?size=0`);
       expect(emptied.body).toMatchObject({ _id: file._id, _modelType: 'file', size: 0 });
-      expect((await as(alice).get(`/folder/${folder}`)).body.size).toBe(0);
+      expect((await api.as(alice).get(`/folder/${folder}`)).body.size).toBe(0);
     });
 
     it('deletes a file: null, sizes shrink, its blob goes', async () => {
       const folder = await newFolder(alice, privateId, 'delete file');
       const bytes = crypto.randomBytes(64);
       const file = await uploadToFolder(alice, folder, 'gone.bin', bytes);
-      const denied = await as(bob).delete(`/file/${file._id}`);
+      const denied = await api.as(bob).delete(`/file/${file._id}`);
       expect(denied.status).toBe(403);
       expect(denied.body).toEqual({ message: `Write access denied for file ${file._id} (user ${bob._id}).`, type: 'access' });
-      const res = await as(alice).delete(`/file/${file._id}`);
+      const res = await api.as(alice).delete(`/file/${file._id}`);
       expect(res.status).toBe(200);
       expect(res.body).toBeNull();
-      expect((await as(alice).get(`/item/${file.itemId}`)).body.size).toBe(0);
-      expect((await as(alice).get(`/folder/${folder}`)).body.size).toBe(0);
+      expect((await api.as(alice).get(`/item/${file.itemId}`)).body.size).toBe(0);
+      expect((await api.as(alice).get(`/folder/${folder}`)).body.size).toBe(0);
       expect(blobFiles()).not.toContain(`${sha256(bytes).slice(0, 2)}/${sha256(bytes)}`);
     });
   });
@@ -381,25 +362,25 @@ describe('files and uploads', () => {
     }
 
     it('leaves no file and no stray bytes after a client disconnect, a cancel or a restart', async () => {
-      const listener = await listen(app());
+      const listener = await api.listen();
       try {
         const itemId = await newItem(alice, privateId, 'interrupted');
         // A whole-file body cut short: no file, no temporary file.
-        await abandon(listener.port, `${api}/file?parentType=item&parentId=${itemId}&name=cut.bin&size=100`, 100, Buffer.alloc(40, 1));
-        expect((await as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
-        expect(filesUnder(path.join(server.dataDir, 'blobs', 'tmp'))).toEqual([]);
+        await abandon(listener.port, `${API_PREFIX}/file?parentType=item&parentId=${itemId}&name=cut.bin&size=100`, 100, Buffer.alloc(40, 1));
+        expect((await api.as(alice).get(`/item/${itemId}/files`)).body).toEqual([]);
+        expect(filesUnder(path.join(api.server.dataDir, 'blobs', 'tmp'))).toEqual([]);
 
         // A chunk cut short: the upload still says 3 received, the partial file holds exactly those bytes.
         const upload = await startUpload(alice, { parentType: 'item', parentId: itemId, name: 'resumable.bin', size: 50 });
         await chunk(alice, upload._id, 0, Buffer.from('abc')).expect(200);
-        await abandon(listener.port, `${api}/file/chunk?uploadId=${upload._id}&offset=3`, 40, Buffer.alloc(20, 2));
-        expect((await as(alice).get(`/file/offset?uploadId=${upload._id}`)).body).toEqual({ offset: 3 });
-        expect(fs.readFileSync(path.join(server.dataDir, 'uploads', upload._id)).toString()).toBe('abc');
+        await abandon(listener.port, `${API_PREFIX}/file/chunk?uploadId=${upload._id}&offset=3`, 40, Buffer.alloc(20, 2));
+        expect((await api.as(alice).get(`/file/offset?uploadId=${upload._id}`)).body).toEqual({ offset: 3 });
+        expect(fs.readFileSync(path.join(api.server.dataDir, 'uploads', upload._id)).toString()).toBe('abc');
 
         // A second upload, cancelled: its bytes go at once.
         const cancelled = await startUpload(alice, { parentType: 'item', parentId: itemId, name: 'x.bin', size: 50 });
         await chunk(alice, cancelled._id, 0, Buffer.from('xyz')).expect(200);
-        await as(alice).delete(`/file/upload/${cancelled._id}`).expect(200);
+        await api.as(alice).delete(`/file/upload/${cancelled._id}`).expect(200);
         expect(partialFiles()).not.toContain(cancelled._id);
       } finally {
         await listener.close();
@@ -408,14 +389,14 @@ describe('files and uploads', () => {
 
     it('sweeps at startup: unreferenced blobs, temporary files and bytes of finished uploads go', async () => {
       // On a server of its own, restarted on the same DATA_DIR.
-      const main = { server, alice };
-      const other = await startTestServer();
+      const main = { api, alice };
+      const other = await startApi();
       let restarted: Runtime | undefined;
       try {
-        server = other;
+        api = other;
         await other.createUser('admin');
         alice = await other.createUser('alice');
-        const own = await as(alice).get(`/folder?parentType=user&parentId=${alice._id}&name=Private`);
+        const own = await api.as(alice).get(`/folder?parentType=user&parentId=${alice._id}&name=Private`);
         const folder = await newFolder(alice, own.body[0]._id, 'sweep');
         const kept = await uploadToFolder(alice, folder, 'kept.bin', Buffer.from('keep me'));
         const active = await startUpload(alice, { parentType: 'folder', parentId: folder, name: 'later.bin', size: 10 });
@@ -423,8 +404,8 @@ describe('files and uploads', () => {
         const finished = await startUpload(alice, { parentType: 'folder', parentId: folder, name: 'done.bin', size: 2 });
         await chunk(alice, finished._id, 0, Buffer.from('ok')).expect(200);
 
-        const blobs = path.join(other.dataDir, 'blobs');
-        const uploads = path.join(other.dataDir, 'uploads');
+        const blobs = path.join(other.server.dataDir, 'blobs');
+        const uploads = path.join(other.server.dataDir, 'uploads');
         const orphan = Buffer.from('nobody references me');
         const orphanPath = path.join(blobs, sha256(orphan).slice(0, 2), sha256(orphan));
         fs.mkdirSync(path.dirname(orphanPath), { recursive: true });
@@ -436,8 +417,8 @@ describe('files and uploads', () => {
 
         await other.runtime.close();
         // No grace period: everything the test left lying around is old enough to go.
-        restarted = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: other.dataDir, BLOB_SWEEP_GRACE_SECONDS: '0' }));
-        server = { ...other, runtime: restarted, app: createApp(restarted.services) };
+        restarted = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: other.server.dataDir, BLOB_SWEEP_GRACE_SECONDS: '0' }));
+        api = new ApiClient({ ...other.server, runtime: restarted, app: createApp(restarted.services) });
 
         expect(fs.existsSync(orphanPath)).toBe(false);
         expect(filesUnder(path.join(blobs, 'tmp'))).toEqual([]);
@@ -449,9 +430,9 @@ describe('files and uploads', () => {
         expect(done.body).toMatchObject({ _modelType: 'file', size: 10 });
         expect((await download(alice, done.body._id)).body.toString()).toBe('1234567890');
       } finally {
-        ({ server, alice } = main);
+        ({ api, alice } = main);
         await restarted?.close();
-        fs.rmSync(other.dataDir, { recursive: true, force: true });
+        fs.rmSync(other.server.dataDir, { recursive: true, force: true });
       }
     });
   });

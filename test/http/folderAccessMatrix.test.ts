@@ -1,5 +1,4 @@
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { folderResource } from '../../src/http/resources/folder';
 import { issueToken } from '../../src/commands/userCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
@@ -11,7 +10,7 @@ import { Scope } from '../../src/domain/scopes';
  * Every route listed here must be in the route table (the first test says which are missing).
  */
 
-let server: TestServer;
+let api: ApiClient;
 let siteAdmin: TestUser;
 let owner: TestUser;
 let reader: TestUser;
@@ -29,12 +28,10 @@ interface Call {
 }
 
 function send(call: Call, token: string | null) {
-  const agent = request(server.app);
-  const url = `/api/v1${call.path}`;
+  const session = api.as(token);
   let req =
-    call.method === 'GET' ? agent.get(url) : call.method === 'POST' ? agent.post(url) : call.method === 'PUT' ? agent.put(url) : agent.delete(url);
+    call.method === 'GET' ? session.get(call.path) : call.method === 'POST' ? session.post(call.path) : call.method === 'PUT' ? session.put(call.path) : session.delete(call.path);
   req = req.query(call.query ?? {});
-  if (token) req = req.set('Service-Token', token);
   if (call.form) req = req.type('form').send(call.form);
   if (call.json !== undefined) req = req.set('Content-Type', 'application/json').send(JSON.stringify(call.json));
   return req;
@@ -154,16 +151,16 @@ async function check(label: string, call: Call, token: string | null, want: { st
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
-  siteAdmin = await server.createUser('siteadmin');
-  owner = await server.createUser('owner');
-  reader = await server.createUser('reader');
-  writer = await server.createUser('writer');
-  folderAdmin = await server.createUser('folderadmin');
+  api = await startApi();
+  siteAdmin = await api.createUser('siteadmin');
+  owner = await api.createUser('owner');
+  reader = await api.createUser('reader');
+  writer = await api.createUser('writer');
+  folderAdmin = await api.createUser('folderadmin');
   const defaults = await send({ method: 'GET', path: '/folder', query: { parentType: 'user', parentId: owner._id, name: 'Public' } }, owner.token);
   ownerPublic = defaults.body[0]._id;
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 describe('access matrix: route × caller', () => {
   it('covers routes that all exist in the route table', () => {
@@ -215,7 +212,7 @@ describe('access matrix: token scopes', () => {
   ];
 
   const tokenFor = async (scopes: string[]) =>
-    (await issueToken(server.runtime.services.commands, { userId: folderAdmin._id, scope: scopes, days: 1 }, systemMeta('test-scoped-token'))).token;
+    (await issueToken(api.runtime.services.commands, { userId: folderAdmin._id, scope: scopes, days: 1 }, systemMeta('test-scoped-token'))).token;
 
   for (const [scopes, route, outcome] of SCOPED) {
     const r = row(route);

@@ -1,5 +1,4 @@
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { rebuild } from '../../src/projections/rebuild';
 import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '../../src/ports/eventStore';
 
@@ -13,7 +12,7 @@ import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '
  * and were retried.
  */
 
-let server: TestServer;
+let api: ApiClient;
 let owner: TestUser;
 let home: string;
 let conflicts = 0;
@@ -45,24 +44,23 @@ function injectLatency(store: EventStore): void {
   };
 }
 
-const api = () => request(server.app);
 const N = 50;
 
 async function createFolder(parentId: string, name: string) {
-  return api().post('/api/v1/folder').set('Service-Token', owner.token).type('form').send({ parentId, name });
+  return api.as(owner).post('/folder').type('form').send({ parentId, name });
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
-  injectLatency(server.runtime.services.eventStore);
-  owner = await server.createUser('owner');
-  const page = await server.runtime.services.readModel.folders.listChildren({
+  api = await startApi();
+  injectLatency(api.runtime.services.eventStore);
+  owner = await api.createUser('owner');
+  const page = await api.runtime.services.readModel.folders.listChildren({
     parentType: 'user', parentId: owner._id, viewer: { id: owner._id, admin: false, groups: [] }, name: 'Private',
     paging: { limit: 1, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
   home = page.rows[0]._id;
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 beforeEach(() => {
   conflicts = 0;
@@ -75,7 +73,7 @@ it(`${N} parallel creations of one name under one parent: exactly one succeeds`,
   expect(ok).toHaveLength(1);
   expect(refused).toHaveLength(N - 1);
   for (const r of refused) expect(r.body).toEqual({ message: 'A folder with that name already exists here.', type: 'validation', field: 'name' });
-  const children = await server.runtime.services.readModel.folders.listChildren({
+  const children = await api.runtime.services.readModel.folders.listChildren({
     parentType: 'folder', parentId: home, viewer: { id: owner._id, admin: false, groups: [] }, name: 'Contested',
     paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
@@ -87,14 +85,14 @@ it(`${N} parallel metadata updates with different keys: all survive`, async () =
   const id = (await createFolder(home, 'Tagged')).body._id as string;
   const responses = await Promise.all(
     Array.from({ length: N }, (_, i) =>
-      api().put(`/api/v1/folder/${id}/metadata`).set('Service-Token', owner.token).set('Content-Type', 'application/json').send(JSON.stringify({ [`k${i}`]: i })),
+      api.as(owner).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify({ [`k${i}`]: i })),
     ),
   );
   expect(responses.map((r) => r.status)).toEqual(Array(N).fill(200));
   const expected = Object.fromEntries(Array.from({ length: N }, (_, i) => [`k${i}`, i]));
-  expect((await server.runtime.services.readModel.folders.get(id))!.meta).toEqual(expected);
+  expect((await api.runtime.services.readModel.folders.get(id))!.meta).toEqual(expected);
   expect(conflicts).toBeGreaterThan(0);
-  const view = await api().get(`/api/v1/folder/${id}`).set('Service-Token', owner.token);
+  const view = await api.as(owner).get(`/folder/${id}`);
   if (view.status === 200) expect(view.body.metadata).toEqual(expected);
 });
 
@@ -102,7 +100,7 @@ it('parallel renames of different folders to one name: exactly one succeeds', as
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) ids.push((await createFolder(home, `Candidate ${i}`)).body._id);
   const responses = await Promise.all(
-    ids.map((id) => api().put(`/api/v1/folder/${id}`).set('Service-Token', owner.token).type('form').send({ name: 'Winner' })),
+    ids.map((id) => api.as(owner).put(`/folder/${id}`).type('form').send({ name: 'Winner' })),
   );
   expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
   for (const r of responses.filter((r) => r.status !== 200)) expect(r.body.message).toBe('A folder with that name already exists here.');
@@ -110,13 +108,13 @@ it('parallel renames of different folders to one name: exactly one succeeds', as
 });
 
 it('concurrent crossing moves never form a cycle', async () => {
-  const services = server.runtime.services;
+  const services = api.runtime.services;
   for (let round = 0; round < 10; round++) {
     const a = (await createFolder(home, `Cross A ${round}`)).body._id as string;
     const b = (await createFolder(home, `Cross B ${round}`)).body._id as string;
     const [ab, ba] = await Promise.all([
-      api().put(`/api/v1/folder/${a}`).set('Service-Token', owner.token).type('form').send({ parentType: 'folder', parentId: b }),
-      api().put(`/api/v1/folder/${b}`).set('Service-Token', owner.token).type('form').send({ parentType: 'folder', parentId: a }),
+      api.as(owner).put(`/folder/${a}`).type('form').send({ parentType: 'folder', parentId: b }),
+      api.as(owner).put(`/folder/${b}`).type('form').send({ parentType: 'folder', parentId: a }),
     ]);
     expect([ab.status, ba.status].sort()).toEqual([200, 400]);
     expect((ab.status === 400 ? ab : ba).body).toEqual({ message: 'You may not move a folder underneath itself.', type: 'validation' });
@@ -127,7 +125,7 @@ it('concurrent crossing moves never form a cycle', async () => {
 });
 
 it('rebuilding the read models from the log gives exactly the live state', async () => {
-  const { eventStore, readModel } = server.runtime.services;
+  const { eventStore, readModel } = api.runtime.services;
   const live = await readModel.dump();
   await rebuild(eventStore, readModel);
   expect(await readModel.dump()).toEqual(live);

@@ -1,10 +1,8 @@
-import { apiClient } from '../support/apiClient';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { rebuild } from '../../src/projections/rebuild';
 import { deriveId } from '../../src/domain/ids';
 
-let server: TestServer;
-const { as, newItem, addFile } = apiClient(() => server);
+let api: ApiClient;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
@@ -14,23 +12,23 @@ let alicePublic: string;
 let bobPrivate: string;
 
 async function newFolder(user: TestUser, parentId: string, name: string, extra: Record<string, string> = {}): Promise<string> {
-  const res = await as(user).post('/folder').type('form').send({ parentType: 'folder', parentId, name, ...extra });
+  const res = await api.as(user).post('/folder').type('form').send({ parentType: 'folder', parentId, name, ...extra });
   if (res.status !== 200) throw new Error(`POST /folder: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body._id;
 }
 
 async function setAccess(by: TestUser, id: string, users: { id: string; level: number }[], extra: Record<string, string> = {}) {
-  const res = await as(by).put(`/folder/${id}/access`).type('form').send({ access: JSON.stringify({ users, groups: [] }), ...extra });
+  const res = await api.as(by).put(`/folder/${id}/access`).type('form').send({ access: JSON.stringify({ users, groups: [] }), ...extra });
   if (res.status !== 200) throw new Error(`PUT access: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
-const copy = (user: TestUser, id: string, form: Record<string, string> = {}) => as(user).post(`/folder/${id}/copy`).type('form').send(form);
-const rm = () => server.runtime.services.readModel;
+const copy = (user: TestUser, id: string, form: Record<string, string> = {}) => api.as(user).post(`/folder/${id}/copy`).type('form').send(form);
+const rm = () => api.runtime.services.readModel;
 const children = async (user: TestUser, parentId: string) =>
-  (await as(user).get('/folder').query({ parentType: 'folder', parentId, limit: 0 })).body as Record<string, any>[];
-const itemsIn = async (user: TestUser, folderId: string) => (await as(user).get('/item').query({ folderId, limit: 0 })).body as Record<string, any>[];
-const userSize = async (user: TestUser) => (await as(admin).get(`/user/${user._id}`)).body.size as number;
-const fullAccess = async (id: string) => (await as(admin).get(`/folder/${id}/access`)).body;
+  (await api.as(user).get('/folder').query({ parentType: 'folder', parentId, limit: 0 })).body as Record<string, any>[];
+const itemsIn = async (user: TestUser, folderId: string) => (await api.as(user).get('/item').query({ folderId, limit: 0 })).body as Record<string, any>[];
+const userSize = async (user: TestUser) => (await api.as(admin).get(`/user/${user._id}`)).body.size as number;
+const fullAccess = async (id: string) => (await api.as(admin).get(`/folder/${id}/access`)).body;
 
 let counter = 0;
 const unique = (length: number) => `c${++counter}-${Math.random()}`.slice(0, length).padEnd(length, 'z');
@@ -49,30 +47,30 @@ async function tree() {
   const h1 = await newFolder(alice, h, 'H1');
   const readers = [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }];
   for (const id of [s, a, a1]) await setAccess(alice, id, readers);
-  const itemS = await newItem(alice, s, 's');
-  const fileS = await addFile(alice, itemS, unique(10), 's.txt');
-  const itemA = await newItem(alice, a, 'a');
-  await addFile(alice, itemA, unique(20));
-  const itemA1 = await newItem(alice, a1, 'a1');
-  await addFile(alice, itemA1, unique(30));
+  const itemS = await api.newItem(alice, s, 's');
+  const fileS = await api.addFile(alice, itemS, unique(10), 's.txt');
+  const itemA = await api.newItem(alice, a, 'a');
+  await api.addFile(alice, itemA, unique(20));
+  const itemA1 = await api.newItem(alice, a1, 'a1');
+  await api.addFile(alice, itemA1, unique(30));
   return { s, a, a1, h, h1, itemS, fileS, itemA, itemA1 };
 }
 
 beforeAll(async () => {
   // Bytes of deleted files go with the delete here (no retention for restore: see test/http/restore.test.ts).
-  server = await startTestServer({ BLOB_RETENTION_DAYS: '0' });
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice');
-  bob = await server.createUser('bobby');
-  carol = await server.createUser('carol');
+  api = await startApi({ BLOB_RETENTION_DAYS: '0' });
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice');
+  bob = await api.createUser('bobby');
+  carol = await api.createUser('carol');
   const mine = async (user: TestUser) =>
-    Object.fromEntries(((await as(user).get(`/folder?parentType=user&parentId=${user._id}`)).body as { name: string; _id: string }[]).map((f) => [f.name, f._id]));
+    Object.fromEntries(((await api.as(user).get(`/folder?parentType=user&parentId=${user._id}`)).body as { name: string; _id: string }[]).map((f) => [f.name, f._id]));
   const a = await mine(alice);
   alicePrivate = a.Private;
   alicePublic = a.Public;
   bobPrivate = (await mine(bob)).Private;
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 describe('POST /folder/:id/copy', () => {
   it('copies the folder, every item (files share the blobs) and the subfolders, into a new parent', async () => {
@@ -105,13 +103,13 @@ describe('POST /folder/:id/copy', () => {
     const srcFile = (await rm().files.get(x.fileS))!;
     expect(cFile).toMatchObject({ name: 's.txt', blobId: srcFile.blobId, size: 10, copyOfFile: x.fileS, copierId: alice._id, itemId: cItem._id });
     expect(cFile._id).not.toBe(x.fileS);
-    const download = await as(alice).get(`/file/${cFile._id}/download`);
+    const download = await api.as(alice).get(`/file/${cFile._id}/download`);
     expect(download.status).toBe(200);
     // Sizes: each copy holds its direct items; the root user gains the recursive size.
     expect((await rm().folders.get(cA._id))!.size).toBe(20);
     expect(await userSize(alice)).toBe(sizeBefore + 60);
     // Ancestry: a deep copy knows its whole path.
-    const path = await as(alice).get(`/folder/${(await children(alice, cA._id))[0]._id}/rootpath`);
+    const path = await api.as(alice).get(`/folder/${(await children(alice, cA._id))[0]._id}/rootpath`);
     expect(path.body.map((p: { object: { _id: string } }) => p.object._id)).toEqual([alice._id, alicePublic, target, c._id, cA._id]);
     // The source is untouched.
     expect(await rm().folders.get(x.s)).toEqual(source);
@@ -131,7 +129,7 @@ describe('POST /folder/:id/copy', () => {
     const [cA] = await children(bob, res.body._id);
     expect((await rm().folders.get(cA._id))!).toMatchObject({ access: expected, public: false, creatorId: bob._id });
     // Carol had WRITE on the source: nothing of that reaches the copy.
-    expect((await as(carol).get(`/folder/${res.body._id}`)).status).toBe(403);
+    expect((await api.as(carol).get(`/folder/${res.body._id}`)).status).toBe(403);
   });
 
   it('copies only the subfolders the copier may read (and nothing below an unreadable one)', async () => {
@@ -140,7 +138,7 @@ describe('POST /folder/:id/copy', () => {
     expect(res.status).toBe(200);
     const names = (await children(bob, res.body._id)).map((f) => f.name);
     expect(names).toEqual(['A']);
-    expect((await as(admin).get(`/folder/${res.body._id}/details`)).body).toEqual({ nItems: 1, nFolders: 1 });
+    expect((await api.as(admin).get(`/folder/${res.body._id}/details`)).body).toEqual({ nItems: 1, nFolders: 1 });
     const [cA] = await children(bob, res.body._id);
     expect((await children(bob, cA._id)).map((f) => f.name)).toEqual(['A1']);
     // Every item of a copied folder is copied.
@@ -162,7 +160,7 @@ describe('POST /folder/:id/copy', () => {
     expect(second.body.name).toBe(`${name} (2)`);
     // A sibling item holding the name counts too.
     const host = await newFolder(alice, alicePrivate, `host ${counter}`);
-    await newItem(alice, host, 'Taken');
+    await api.newItem(alice, host, 'Taken');
     const third = await copy(alice, x.s, { parentId: host, name: ' Taken ' });
     expect(third.status).toBe(200);
     expect(third.body.name).toBe('Taken (1)');
@@ -228,7 +226,7 @@ describe('POST /folder/:id/copy', () => {
   it('derives the ids of the copies from the operation', async () => {
     const x = await tree();
     const res = await copy(alice, x.s, { parentId: alicePublic });
-    const events = await server.runtime.services.commands.readAll(`folder-${res.body._id}`);
+    const events = await api.runtime.services.commands.readAll(`folder-${res.body._id}`);
     expect(events.map((e) => e.type)).toEqual(['FolderCopied']);
     const opId = (events[0].data as { opId: string }).opId;
     const [cA] = await children(alice, res.body._id);
@@ -240,7 +238,7 @@ describe('POST /folder/:id/copy', () => {
     const x = await tree();
     const name = (await rm().folders.get(x.s))!.name;
     expect((await copy(bob, x.s, { parentId: bobPrivate, progress: 'true' })).status).toBe(200);
-    const records = (await server.runtime.services.notifications.list({ userId: bob._id, tokenId: null })).filter(
+    const records = (await api.runtime.services.notifications.list({ userId: bob._id, tokenId: null })).filter(
       (n) => n.data.title === `Copying folder ${name}`,
     );
     expect(records).toHaveLength(1);
@@ -262,16 +260,16 @@ describe('the copies are folders, items and files like any other', () => {
     const x = await tree();
     const c = (await copy(alice, x.s, { parentId: alicePublic })).body;
     const [cA] = await children(alice, c._id);
-    const renamed = await as(alice).put(`/folder/${cA._id}`).type('form').send({ name: 'A renamed', metadata: JSON.stringify({ more: 1 }) });
+    const renamed = await api.as(alice).put(`/folder/${cA._id}`).type('form').send({ name: 'A renamed', metadata: JSON.stringify({ more: 1 }) });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toMatchObject({ name: 'A renamed', metadata: { more: 1 } });
-    const meta = await as(alice).put(`/folder/${cA._id}/metadata`).set('Content-Type', 'application/json').send('{"again": 2}');
+    const meta = await api.as(alice).put(`/folder/${cA._id}/metadata`).set('Content-Type', 'application/json').send('{"again": 2}');
     expect(meta.body.metadata).toEqual({ more: 1, again: 2 });
-    expect((await as(alice).put(`/folder/${cA._id}/access`).type('form').send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }] }), recurse: 'true' })).status).toBe(200);
-    const moved = await as(alice).put(`/folder/${cA._id}`).type('form').send({ parentType: 'folder', parentId: alicePrivate });
+    expect((await api.as(alice).put(`/folder/${cA._id}/access`).type('form').send({ access: JSON.stringify({ users: [{ id: alice._id, level: 2 }] }), recurse: 'true' })).status).toBe(200);
+    const moved = await api.as(alice).put(`/folder/${cA._id}`).type('form').send({ parentType: 'folder', parentId: alicePrivate });
     expect(moved.body).toMatchObject({ parentId: alicePrivate });
     // A sibling name the copy holds is taken.
-    const clash = await as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: c._id, name: 'H' });
+    const clash = await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: c._id, name: 'H' });
     expect(clash.body).toEqual({ message: 'A folder with that name already exists here.', type: 'validation', field: 'name' });
     // A copy of a copy.
     const again = await copy(alice, cA._id, { parentId: alicePublic });
@@ -279,18 +277,18 @@ describe('the copies are folders, items and files like any other', () => {
     expect((await children(alice, again.body._id)).map((f) => f.name)).toEqual(['A1']);
     // Items and files in a copy.
     const [cItem] = await itemsIn(alice, c._id);
-    const updated = await as(alice).put(`/item/${cItem._id}`).type('form').send({ name: 's renamed' });
+    const updated = await api.as(alice).put(`/item/${cItem._id}`).type('form').send({ name: 's renamed' });
     expect(updated.status).toBe(200);
     expect(updated.body.name).toBe('s renamed');
-    const itemCopy = await as(alice).post(`/item/${cItem._id}/copy`).type('form').send({ folderId: alicePublic });
+    const itemCopy = await api.as(alice).post(`/item/${cItem._id}/copy`).type('form').send({ folderId: alicePublic });
     expect(itemCopy.status).toBe(200);
     expect(itemCopy.body.size).toBe(10);
-    expect((await as(alice).delete(`/item/${cItem._id}`)).status).toBe(200);
+    expect((await api.as(alice).delete(`/item/${cItem._id}`)).status).toBe(200);
     const cH = (await children(alice, c._id)).find((f) => f.name === 'H')!;
-    expect((await as(alice).delete(`/folder/${cH._id}`)).body).toEqual({ message: 'Deleted folder H.' });
-    expect((await as(alice).put(`/folder/${cH._id}`).type('form').send({ name: 'gone' })).status).toBe(400);
-    expect((await as(alice).delete(`/folder/${c._id}/contents`)).status).toBe(200);
-    expect((await as(alice).delete(`/folder/${c._id}`)).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${cH._id}`)).body).toEqual({ message: 'Deleted folder H.' });
+    expect((await api.as(alice).put(`/folder/${cH._id}`).type('form').send({ name: 'gone' })).status).toBe(400);
+    expect((await api.as(alice).delete(`/folder/${c._id}/contents`)).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${c._id}`)).status).toBe(200);
     expect(await rm().folders.get(c._id)).toBeNull();
   });
 
@@ -298,16 +296,16 @@ describe('the copies are folders, items and files like any other', () => {
     const x = await tree();
     const blobId = (await rm().files.get(x.fileS))!.blobId;
     const c = (await copy(alice, x.s, { parentId: alicePublic })).body;
-    expect((await as(alice).delete(`/folder/${x.s}`)).status).toBe(200);
-    expect(await server.runtime.services.blobs.exists(blobId)).toBe(true);
+    expect((await api.as(alice).delete(`/folder/${x.s}`)).status).toBe(200);
+    expect(await api.runtime.services.blobs.exists(blobId)).toBe(true);
     expect(await rm().files.isBlobReferenced(blobId)).toBe(true);
-    expect((await as(alice).delete(`/folder/${c._id}`)).status).toBe(200);
-    expect(await server.runtime.services.blobs.exists(blobId)).toBe(false);
+    expect((await api.as(alice).delete(`/folder/${c._id}`)).status).toBe(200);
+    expect(await api.runtime.services.blobs.exists(blobId)).toBe(false);
   });
 });
 
 it('rebuilding the read models from the log gives exactly the live state (same copy ids)', async () => {
-  const { eventStore, readModel } = server.runtime.services;
+  const { eventStore, readModel } = api.runtime.services;
   const live = await readModel.dump();
   await rebuild(eventStore, readModel);
   expect(await readModel.dump()).toEqual(live);

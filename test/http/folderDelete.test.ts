@@ -1,5 +1,4 @@
-import { apiClient } from '../support/apiClient';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { rebuild } from '../../src/projections/rebuild';
 import { createFolder, setFolderMetadata } from '../../src/commands/folderCommands';
 import { createItem } from '../../src/commands/itemCommands';
@@ -8,25 +7,24 @@ import { toNewEvents } from '../../src/commands/commandContext';
 import { folderStream } from '../../src/domain/folder';
 import type { FolderDoc } from '../../src/ports/readModel';
 
-let server: TestServer;
-const { as, newItem, addFile } = apiClient(() => server);
+let api: ApiClient;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
 let alicePrivate: string;
 
 async function newFolder(user: TestUser, parentId: string, name: string, parentType = 'folder'): Promise<string> {
-  const res = await as(user).post('/folder').type('form').send({ parentType, parentId, name });
+  const res = await api.as(user).post('/folder').type('form').send({ parentType, parentId, name });
   if (res.status !== 200) throw new Error(`POST /folder: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body._id;
 }
 
-const blobOf = async (fileId: string) => (await server.runtime.services.readModel.files.get(fileId))!.blobId;
-const blobExists = (blobId: string) => server.runtime.services.blobs.exists(blobId);
-const folderDoc = (id: string) => server.runtime.services.readModel.folders.get(id);
-const userSize = async (user: TestUser) => (await as(admin).get(`/user/${user._id}`)).body.size as number;
+const blobOf = async (fileId: string) => (await api.runtime.services.readModel.files.get(fileId))!.blobId;
+const blobExists = (blobId: string) => api.runtime.services.blobs.exists(blobId);
+const folderDoc = (id: string) => api.runtime.services.readModel.folders.get(id);
+const userSize = async (user: TestUser) => (await api.as(admin).get(`/user/${user._id}`)).body.size as number;
 const progressRecords = async (user: TestUser, title: string) =>
-  (await server.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter((n) => n.data.title === title);
+  (await api.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter((n) => n.data.title === title);
 
 let counter = 0;
 /** Bytes no other test uses, of exactly `length` bytes. */
@@ -45,32 +43,32 @@ async function tree() {
   const a1 = await newFolder(alice, a, 'A1');
   const a2 = await newFolder(alice, a, 'A2');
   const bobOnly = { users: [{ id: bob._id, level: 2 }], groups: [] };
-  expect((await as(admin).put(`/folder/${a2}/access`).type('form').send({ access: JSON.stringify(bobOnly) })).status).toBe(200);
+  expect((await api.as(admin).put(`/folder/${a2}/access`).type('form').send({ access: JSON.stringify(bobOnly) })).status).toBe(200);
   const b = await newFolder(alice, t, 'B');
-  const itemA1 = await newItem(alice, a1, 'a1');
-  const fileA1 = await addFile(alice, itemA1, unique(10));
-  const itemA2 = await newItem(admin, a2, 'a2');
-  const fileA2 = await addFile(admin, itemA2, unique(20));
-  const itemB = await newItem(alice, b, 'b');
+  const itemA1 = await api.newItem(alice, a1, 'a1');
+  const fileA1 = await api.addFile(alice, itemA1, unique(10));
+  const itemA2 = await api.newItem(admin, a2, 'a2');
+  const fileA2 = await api.addFile(admin, itemA2, unique(20));
+  const itemB = await api.newItem(alice, b, 'b');
   const shared = unique(30);
-  const fileB = await addFile(alice, itemB, shared);
-  const itemT = await newItem(alice, t, 't');
-  await addFile(alice, itemT, unique(40));
-  const keep = await newItem(alice, alicePrivate, `keep ${t}`);
-  await addFile(alice, keep, shared);
+  const fileB = await api.addFile(alice, itemB, shared);
+  const itemT = await api.newItem(alice, t, 't');
+  await api.addFile(alice, itemT, unique(40));
+  const keep = await api.newItem(alice, alicePrivate, `keep ${t}`);
+  await api.addFile(alice, keep, shared);
   return { t, a, a1, a2, b, itemA1, itemA2, itemB, itemT, fileA1, fileA2, fileB, keep };
 }
 
 beforeAll(async () => {
   // Bytes of deleted files go with the delete here (no retention for restore: see test/http/restore.test.ts).
-  server = await startTestServer({ BLOB_RETENTION_DAYS: '0' });
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice');
-  bob = await server.createUser('bobby');
-  const folders = await as(alice).get(`/folder?parentType=user&parentId=${alice._id}`);
+  api = await startApi({ BLOB_RETENTION_DAYS: '0' });
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice');
+  bob = await api.createUser('bobby');
+  const folders = await api.as(alice).get(`/folder?parentType=user&parentId=${alice._id}`);
   alicePrivate = folders.body.find((f: { name: string }) => f.name === 'Private')._id;
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 describe('DELETE /folder/:id', () => {
   it('removes the folder, every descendant (readable or not), their items and files; sizes and bytes follow', async () => {
@@ -80,15 +78,15 @@ describe('DELETE /folder/:id', () => {
     const blobs = { a1: await blobOf(x.fileA1), a2: await blobOf(x.fileA2), b: await blobOf(x.fileB) };
     const name = (await folderDoc(x.t))!.name;
 
-    const res = await as(alice).delete(`/folder/${x.t}`);
+    const res = await api.as(alice).delete(`/folder/${x.t}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ message: `Deleted folder ${name}.` });
 
     for (const id of [x.t, x.a, x.a1, x.a2, x.b]) {
-      expect((await as(admin).get(`/folder/${id}`)).body).toEqual({ message: `Invalid folder id (${id}).`, type: 'rest' });
+      expect((await api.as(admin).get(`/folder/${id}`)).body).toEqual({ message: `Invalid folder id (${id}).`, type: 'rest' });
     }
-    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT]) expect((await as(admin).get(`/item/${id}`)).status).toBe(400);
-    expect(await server.runtime.services.readModel.files.get(x.fileA1)).toBeNull();
+    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT]) expect((await api.as(admin).get(`/item/${id}`)).status).toBe(400);
+    expect(await api.runtime.services.readModel.files.get(x.fileA1)).toBeNull();
     // The parent folder's size counts its direct items only: unchanged, as is its `updated`.
     expect(await folderDoc(alicePrivate)).toEqual(parentBefore);
     expect(await userSize(alice)).toBe(sizeBefore - (10 + 20 + 30 + 40));
@@ -99,7 +97,7 @@ describe('DELETE /folder/:id', () => {
     // Nothing of the subtree is left in the SQLite adapter's index tables (ancestry, ACL rows, text index); the
     // MongoDB adapter keeps those inside the documents, which the GETs above already proved gone.
     if (!process.env.TEST_READ_MODEL) {
-      const db = server.runtime.db;
+      const db = api.runtime.db;
       const ids = JSON.stringify([x.t, x.a, x.a1, x.a2, x.b]);
       expect(db.prepare('SELECT COUNT(*) AS n FROM rm_folder_ancestors WHERE folder_id IN (SELECT value FROM json_each(?)) OR ancestor_id IN (SELECT value FROM json_each(?))').get(ids, ids)).toEqual({ n: 0 });
       expect(db.prepare('SELECT COUNT(*) AS n FROM rm_acl WHERE resource_id IN (SELECT value FROM json_each(?))').get(ids)).toEqual({ n: 0 });
@@ -110,17 +108,17 @@ describe('DELETE /folder/:id', () => {
   it('takes the recursive size off the root user (the sum of every deleted folder’s direct items)', async () => {
     const t = await newFolder(alice, alicePrivate, 'Sized');
     const sub = await newFolder(alice, t, 'Sub');
-    await addFile(alice, await newItem(alice, t, 'one'), '1234');
-    await addFile(alice, await newItem(alice, sub, 'two'), '123456');
+    await api.addFile(alice, await api.newItem(alice, t, 'one'), '1234');
+    await api.addFile(alice, await api.newItem(alice, sub, 'two'), '123456');
     const before = await userSize(alice);
-    expect((await as(alice).delete(`/folder/${t}`)).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${t}`)).status).toBe(200);
     expect(await userSize(alice)).toBe(before - 10);
   });
 
   it('reports progress when asked: total = 1 + folders + items below, final current = total', async () => {
     const x = await tree();
     const name = (await folderDoc(x.t))!.name;
-    expect((await as(alice).delete(`/folder/${x.t}`).query({ progress: 'true' })).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${x.t}`).query({ progress: 'true' })).status).toBe(200);
     const [record] = await progressRecords(alice, `Deleting folder ${name}`);
     // T + A, A1, A2, B + items a1, a2, b, t
     expect(record.data).toMatchObject({ title: `Deleting folder ${name}`, total: 9, current: 9, state: 'success', message: 'Done' });
@@ -128,15 +126,15 @@ describe('DELETE /folder/:id', () => {
 
   it('records no progress without the flag', async () => {
     const t = await newFolder(alice, alicePrivate, 'Quiet');
-    expect((await as(alice).delete(`/folder/${t}`).query({ progress: 'false' })).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${t}`).query({ progress: 'false' })).status).toBe(200);
     expect(await progressRecords(alice, 'Deleting folder Quiet')).toEqual([]);
   });
 
   it('needs ADMIN on the folder', async () => {
     const t = await newFolder(alice, alicePrivate, 'Guarded');
     const write = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
-    expect((await as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(write) })).status).toBe(200);
-    const res = await as(bob).delete(`/folder/${t}`);
+    expect((await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(write) })).status).toBe(200);
+    const res = await api.as(bob).delete(`/folder/${t}`);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: `Admin access denied for folder ${t} (user ${bob._id}).`, type: 'access' });
     expect(await folderDoc(t)).not.toBeNull();
@@ -144,32 +142,32 @@ describe('DELETE /folder/:id', () => {
 
   it('makes every folder command refuse the deleted folder and its descendants', async () => {
     const x = await tree();
-    expect((await as(alice).delete(`/folder/${x.t}`)).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${x.t}`)).status).toBe(200);
     const invalid = (id: string) => ({ message: `Invalid folder id (${id}).`, type: 'rest' });
     for (const id of [x.t, x.a1]) {
-      expect((await as(alice).put(`/folder/${id}`).type('form').send({ name: 'again' })).body).toEqual(invalid(id));
-      expect((await as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send('{"a": 1}')).body).toEqual(invalid(id));
-      expect((await as(alice).put(`/folder/${id}/access`).type('form').send({ access: '{}' })).body).toEqual(invalid(id));
-      expect((await as(alice).delete(`/folder/${id}`)).body).toEqual(invalid(id));
-      expect((await as(alice).delete(`/folder/${id}/contents`)).body).toEqual(invalid(id));
-      expect((await as(alice).post(`/folder/${id}/copy`)).body).toEqual(invalid(id));
-      const child = await as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: id, name: 'child' });
+      expect((await api.as(alice).put(`/folder/${id}`).type('form').send({ name: 'again' })).body).toEqual(invalid(id));
+      expect((await api.as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send('{"a": 1}')).body).toEqual(invalid(id));
+      expect((await api.as(alice).put(`/folder/${id}/access`).type('form').send({ access: '{}' })).body).toEqual(invalid(id));
+      expect((await api.as(alice).delete(`/folder/${id}`)).body).toEqual(invalid(id));
+      expect((await api.as(alice).delete(`/folder/${id}/contents`)).body).toEqual(invalid(id));
+      expect((await api.as(alice).post(`/folder/${id}/copy`)).body).toEqual(invalid(id));
+      const child = await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: id, name: 'child' });
       expect(child.body).toEqual({ message: `No such folder: ${id}`, type: 'validation', field: 'id' });
     }
   });
 
   it('frees the name: a folder of that name can be created again under the parent', async () => {
     const t = await newFolder(alice, alicePrivate, 'Reborn');
-    expect((await as(alice).delete(`/folder/${t}`)).status).toBe(200);
-    const again = await as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: alicePrivate, name: 'Reborn' });
+    expect((await api.as(alice).delete(`/folder/${t}`)).status).toBe(200);
+    const again = await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: alicePrivate, name: 'Reborn' });
     expect(again.status).toBe(200);
     expect(again.body._id).not.toBe(t);
   });
 
   it('records every removed folder in the history index', async () => {
     const x = await tree();
-    expect((await as(alice).delete(`/folder/${x.t}`)).status).toBe(200);
-    const { subtree } = server.runtime.services.readModel;
+    expect((await api.as(alice).delete(`/folder/${x.t}`)).status).toBe(200);
+    const { subtree } = api.runtime.services.readModel;
     for (const id of [x.t, x.a, x.a2]) {
       const ops = await subtree.subtreeOpsFor(id);
       expect(ops).toEqual([{ folderId: id, position: expect.any(BigInt), operation: 'deleted', rootId: x.t }]);
@@ -186,31 +184,31 @@ describe('DELETE /folder/:id/contents', () => {
     const blobA2 = await blobOf(x.fileA2);
     // WRITE suffices (Girder), and removes A2 which the caller cannot even read.
     const write = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
-    expect((await as(alice).put(`/folder/${x.t}/access`).type('form').send({ access: JSON.stringify(write) })).status).toBe(200);
+    expect((await api.as(alice).put(`/folder/${x.t}/access`).type('form').send({ access: JSON.stringify(write) })).status).toBe(200);
 
-    const res = await as(bob).delete(`/folder/${x.t}/contents`).query({ progress: 'true' });
+    const res = await api.as(bob).delete(`/folder/${x.t}/contents`).query({ progress: 'true' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ message: `Cleaned folder ${before.name}.` });
 
     const after = (await folderDoc(x.t))!;
     expect(after).toMatchObject({ size: 0, updated: before.updated, name: before.name });
-    expect((await as(admin).get(`/folder/${x.t}/details`)).body).toEqual({ nItems: 0, nFolders: 0 });
+    expect((await api.as(admin).get(`/folder/${x.t}/details`)).body).toEqual({ nItems: 0, nFolders: 0 });
     for (const id of [x.a, x.a1, x.a2, x.b]) expect(await folderDoc(id)).toBeNull();
-    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT]) expect(await server.runtime.services.readModel.items.get(id)).toBeNull();
+    for (const id of [x.itemA1, x.itemA2, x.itemB, x.itemT]) expect(await api.runtime.services.readModel.items.get(id)).toBeNull();
     expect(await userSize(alice)).toBe(sizeBefore - (10 + 20 + 30 + 40));
     expect(await blobExists(blobA2)).toBe(false);
     const [record] = await progressRecords(bob, `Clearing folder ${before.name}`);
     expect(record.data).toMatchObject({ total: 8, current: 8, state: 'success', message: 'Done' });
-    const ops = await server.runtime.services.readModel.subtree.subtreeOpsFor(x.t);
+    const ops = await api.runtime.services.readModel.subtree.subtreeOpsFor(x.t);
     expect(ops.map((o) => [o.operation, o.rootId])).toEqual([['cleared', x.t]]);
-    expect((await server.runtime.services.readModel.subtree.subtreeOpsFor(x.a1)).map((o) => o.operation)).toEqual(['deleted']);
+    expect((await api.runtime.services.readModel.subtree.subtreeOpsFor(x.a1)).map((o) => o.operation)).toEqual(['deleted']);
   });
 
   it('needs WRITE', async () => {
     const t = await newFolder(alice, alicePrivate, 'Readers only');
     const read = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
-    expect((await as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(read) })).status).toBe(200);
-    const res = await as(bob).delete(`/folder/${t}/contents`);
+    expect((await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(read) })).status).toBe(200);
+    const res = await api.as(bob).delete(`/folder/${t}/contents`);
     expect(res.status).toBe(403);
     expect(res.body.message).toBe(`Write access denied for folder ${t} (user ${bob._id}).`);
   });
@@ -218,10 +216,10 @@ describe('DELETE /folder/:id/contents', () => {
   it('leaves the folder usable: new children (of the old names too) appear in it', async () => {
     const t = await newFolder(alice, alicePrivate, 'Reused');
     await newFolder(alice, t, 'Child');
-    expect((await as(alice).delete(`/folder/${t}/contents`)).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${t}/contents`)).status).toBe(200);
     const child = await newFolder(alice, t, 'Child');
-    expect((await as(alice).get(`/folder/${t}/details`)).body).toEqual({ nItems: 0, nFolders: 1 });
-    expect((await as(alice).get(`/folder/${child}/rootpath`)).status).toBe(200);
+    expect((await api.as(alice).get(`/folder/${t}/details`)).body).toEqual({ nItems: 0, nFolders: 1 });
+    expect((await api.as(alice).get(`/folder/${child}/rootpath`)).status).toBe(200);
   });
 });
 
@@ -229,14 +227,14 @@ describe('writes racing a subtree delete (the projection never stops)', () => {
   const meta = systemMeta('race-test');
 
   it('skips a folder created, changed or moved under a folder deleted earlier in the log', async () => {
-    const services = server.runtime.services;
+    const services = api.runtime.services;
     const doomed = await newFolder(alice, alicePrivate, 'Doomed');
     const inner = await newFolder(alice, doomed, 'Inner');
     const mover = await newFolder(alice, alicePrivate, 'Mover');
     const moverChild = await newFolder(alice, mover, 'Mover child');
-    await addFile(alice, await newItem(alice, moverChild, 'bytes'), '12345678');
+    await api.addFile(alice, await api.newItem(alice, moverChild, 'bytes'), '12345678');
     const staleParent = (await services.readModel.folders.get(inner))! as FolderDoc;
-    expect((await as(alice).delete(`/folder/${doomed}`)).status).toBe(200);
+    expect((await api.as(alice).delete(`/folder/${doomed}`)).status).toBe(200);
     const sizeBefore = await userSize(alice);
 
     // A create under a parent the command saw before the delete: appended after it.
@@ -268,12 +266,12 @@ describe('writes racing a subtree delete (the projection never stops)', () => {
 
     expect(services.projector.failed).toBeNull();
     // The projector still runs.
-    expect((await as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: alicePrivate, name: 'after the race' })).status).toBe(200);
+    expect((await api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId: alicePrivate, name: 'after the race' })).status).toBe(200);
   });
 });
 
 it('rebuilding the read models from the log gives exactly the live state (history index included)', async () => {
-  const { eventStore, readModel } = server.runtime.services;
+  const { eventStore, readModel } = api.runtime.services;
   const live = await readModel.dump();
   expect(live.rm_subtree_ops.length).toBeGreaterThan(0);
   await rebuild(eventStore, readModel);

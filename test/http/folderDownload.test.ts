@@ -1,10 +1,8 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
-import request from 'supertest';
 import yauzl from 'yauzl';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { listen } from '../support/rawHttp';
+import { binary, startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { writeZip } from '../../src/http/resources/folderDownload';
 import { needsZip64, type ZipEntry } from '../../src/queries/zipLayout';
 import type { BlobStore } from '../../src/ports/blobStore';
@@ -12,7 +10,7 @@ import type { FileDoc } from '../../src/ports/readModel';
 
 /** GET /folder/:id/download: the zip's every entry name and byte, filters, access, cookies, hostile names, disconnects. */
 
-let server: TestServer;
+let api: ApiClient;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
@@ -55,27 +53,17 @@ function readZip(buffer: Buffer, options: { data: boolean } = { data: true }): P
   });
 }
 
-/** A supertest parser that keeps the body as bytes (the response is the underlying message stream). */
-const binary = (res: unknown, callback: (error: Error | null, body: Buffer) => void) => {
-  const stream = res as NodeJS.ReadableStream;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => callback(null, Buffer.concat(chunks)));
-};
-
 type Caller = TestUser | null;
 
 function download(folderId: string, caller: Caller, query: Record<string, string> = {}) {
-  const req = request(server.app).get(`/api/v1/folder/${folderId}/download`).query(query).buffer(true).parse(binary);
-  return caller ? req.set('Service-Token', caller.token) : req;
+  return api.as(caller).get(`/folder/${folderId}/download`).query(query).buffer(true).parse(binary);
 }
 
 const jsonOf = (body: Buffer) => JSON.parse(body.toString('utf8'));
 
 async function createFolder(owner: TestUser, parentId: string, name: string, isPublic = true): Promise<string> {
-  const res = await request(server.app)
-    .post('/api/v1/folder')
-    .set('Service-Token', owner.token)
+  const res = await api.as(owner)
+    .post('/folder')
     .type('form')
     .send({ parentType: 'folder', parentId, name, public: String(isPublic) });
   if (res.status !== 200) throw new Error(`POST /folder ${name}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -83,17 +71,16 @@ async function createFolder(owner: TestUser, parentId: string, name: string, isP
 }
 
 async function createItem(owner: TestUser, folderId: string, name: string): Promise<string> {
-  const res = await request(server.app).post('/api/v1/item').set('Service-Token', owner.token).type('form').send({ folderId, name });
+  const res = await api.as(owner).post('/item').type('form').send({ folderId, name });
   if (res.status !== 200) throw new Error(`POST /item ${name}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body._id;
 }
 
 /** One-request upload (`POST /file` with the whole body), into a folder (a new item named after the file) or an item. */
 async function upload(owner: TestUser, parentType: 'folder' | 'item', parentId: string, name: string, bytes: Buffer, mimeType = 'application/octet-stream') {
-  const res = await request(server.app)
-    .post('/api/v1/file')
+  const res = await api.as(owner)
+    .post('/file')
     .query({ parentType, parentId, name, size: String(bytes.length), mimeType })
-    .set('Service-Token', owner.token)
     .set('Content-Type', 'application/octet-stream')
     .send(bytes);
   if (res.status !== 200 || res.body._modelType !== 'file') throw new Error(`POST /file ${name}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -108,11 +95,11 @@ let everything: [string, Buffer][];
 let publicOnly: [string, Buffer][];
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice');
-  bob = await server.createUser('bobby');
-  const defaults = await request(server.app).get('/api/v1/folder').query({ parentType: 'user', parentId: alice._id }).set('Service-Token', alice.token);
+  api = await startApi();
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice');
+  bob = await api.createUser('bobby');
+  const defaults = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id });
   alicePublic = defaults.body.find((f: { name: string }) => f.name === 'Public')._id;
 
   for (const [key, size] of [['big', 1536 * 1024 + 7], ['deep', 100_000], ['secret', 2048], ['single', 333], ['a', 10], ['pic', 4096], ['other', 77]] as const) {
@@ -147,7 +134,7 @@ beforeAll(async () => {
   everything = [...head, ['Root/Sub B/secret.bin', bytes.secret], ...tail];
   publicOnly = [...head, ...tail];
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 const digest = (data: Buffer) => crypto.createHash('sha256').update(data).digest('hex');
 /** [name, sha256 of the bytes] pairs: jest compares long buffers byte by byte, slowly. */
@@ -217,17 +204,17 @@ describe('GET /folder/:id/download', () => {
 
   it('accepts the token from the serviceToken or girderToken cookie', async () => {
     for (const cookie of [`serviceToken=${alice.token}`, `girderToken=${alice.token}`]) {
-      const res = await request(server.app).get(`/api/v1/folder/${privateSub}/download`).set('Cookie', cookie).buffer(true).parse(binary);
+      const res = await api.anonymous().get(`/folder/${privateSub}/download`).set('Cookie', cookie).buffer(true).parse(binary);
       expect(res.status).toBe(200);
       expect(simplify(await readZip(res.body))).toEqual(expected([['Sub B/secret.bin', bytes.secret]]));
     }
     // Other routes do not read the cookie.
-    const plain = await request(server.app).get(`/api/v1/folder/${privateSub}`).set('Cookie', `serviceToken=${alice.token}`);
+    const plain = await api.anonymous().get(`/folder/${privateSub}`).set('Cookie', `serviceToken=${alice.token}`);
     expect(plain.status).toBe(401);
   });
 
   it('answers HEAD with the headers only', async () => {
-    const res = await request(server.app).head(`/api/v1/folder/${root}/download`).set('Service-Token', alice.token);
+    const res = await api.as(alice).head(`/folder/${root}/download`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/zip');
     expect(res.headers['content-disposition']).toBe('attachment; filename="Root.zip"');
@@ -290,7 +277,7 @@ describe('streaming', () => {
   it('stops reading blobs when the client goes away', async () => {
     const folder = await createFolder(alice, alicePublic, 'Large');
     for (let i = 0; i < 8; i++) await upload(alice, 'folder', folder, `part${i}.bin`, crypto.randomBytes(4 * 1024 * 1024));
-    const blobs = server.runtime.services.blobs;
+    const blobs = api.runtime.services.blobs;
     const opened: Readable[] = [];
     const original = blobs.get.bind(blobs);
     const spy = jest.spyOn(blobs, 'get').mockImplementation(async (...args: Parameters<BlobStore['get']>) => {
@@ -298,7 +285,7 @@ describe('streaming', () => {
       opened.push(stream);
       return stream;
     });
-    const listener = await listen(server.app);
+    const listener = await api.listen();
     try {
       await new Promise<void>((resolve, reject) => {
         const req = http.get(
@@ -330,7 +317,7 @@ describe('streaming', () => {
     const folder = await createFolder(alice, alicePublic, 'Failing');
     await upload(alice, 'folder', folder, 'one.bin', crypto.randomBytes(10));
     await upload(alice, 'folder', folder, 'two.bin', crypto.randomBytes(10));
-    const blobs = server.runtime.services.blobs;
+    const blobs = api.runtime.services.blobs;
     const first = jest.spyOn(blobs, 'get').mockRejectedValueOnce(new Error('the disk is gone'));
     try {
       const res = await download(folder, alice);

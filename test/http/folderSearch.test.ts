@@ -1,11 +1,9 @@
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type Caller, type TestUser } from '../support/apiClient';
 import { newId } from '../../src/domain/ids';
-import { folderApi, type Caller } from '../support/folderApi';
 
 /** GET /folder: children of a parent, global text search, paging and sorting, with the reference's messages. */
 
-let server: TestServer;
+let api: ApiClient;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
@@ -13,20 +11,18 @@ let bob: TestUser;
 let alicePublic: string;
 let alicePrivate: string;
 
-const { get, createFolder, sub } = folderApi(() => server);
-
 const names = (body: { name: string }[]) => body.map((f) => f.name);
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice', { firstName: 'Alice', lastName: 'Liddell' });
-  bob = await server.createUser('bobby');
-  const defaults = await get('/folder', alice, { parentType: 'user', parentId: alice._id });
+  api = await startApi();
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice', { firstName: 'Alice', lastName: 'Liddell' });
+  bob = await api.createUser('bobby');
+  const defaults = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id });
   alicePrivate = defaults.body.find((f: { name: string }) => f.name === 'Private')._id;
   alicePublic = defaults.body.find((f: { name: string }) => f.name === 'Public')._id;
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 describe('GET /folder: search modes and parameters', () => {
   it.each([
@@ -36,7 +32,7 @@ describe('GET /folder: search modes and parameters', () => {
     ['an empty text', { text: '' }],
     ['an empty parentId and no text', { parentType: 'user', parentId: '' }],
   ])('%s is an invalid search mode', async (_label, query) => {
-    const res = await get('/folder', alice, query);
+    const res = await api.as(alice).get('/folder').query(query);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message: 'Invalid search mode.', type: 'rest' });
   });
@@ -50,7 +46,7 @@ describe('GET /folder: search modes and parameters', () => {
     // Declaration order decides: parentType comes before the paging parameters.
     [{ parentType: 'bad', limit: 'bad' }, 'Invalid value for parentType: "bad". Allowed values: folder, user, collection.'],
   ])('rejects %j', async (query, message) => {
-    const res = await get('/folder', alice, query);
+    const res = await api.as(alice).get('/folder').query(query);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message, type: 'rest' });
   });
@@ -63,31 +59,31 @@ describe('GET /folder: children of a parent', () => {
     ['another user', () => bob, ['Public']],
     ['an anonymous caller', () => null, ['Public']],
   ])('lists only the folders %s may read, with the total in Girder-Total-Count', async (_label, caller, expected) => {
-    const res = await get('/folder', caller(), { parentType: 'user', parentId: alice._id });
+    const res = await api.as(caller()).get('/folder').query({ parentType: 'user', parentId: alice._id });
     expect(res.status).toBe(200);
     expect(names(res.body)).toEqual(expected);
     expect(res.headers['girder-total-count']).toBe(String(expected.length));
   });
 
   it('filters by exact, case-sensitive name', async () => {
-    const exact = await get('/folder', alice, { parentType: 'user', parentId: alice._id, name: 'Private' });
+    const exact = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id, name: 'Private' });
     expect(names(exact.body)).toEqual(['Private']);
     expect(exact.headers['girder-total-count']).toBe('1');
-    const otherCase = await get('/folder', alice, { parentType: 'user', parentId: alice._id, name: 'private' });
+    const otherCase = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id, name: 'private' });
     expect(otherCase.body).toEqual([]);
     expect(otherCase.headers['girder-total-count']).toBe('0');
     // An empty name is no filter (Girder tests its truthiness).
-    const empty = await get('/folder', alice, { parentType: 'user', parentId: alice._id, name: '' });
+    const empty = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id, name: '' });
     expect(names(empty.body)).toEqual(['Private', 'Public']);
   });
 
   it('filters children by text, without a _textScore', async () => {
-    const parent = await sub(alicePublic, 'Text parent', alice);
-    await sub(parent, 'Quarterly zebra report', alice);
-    await sub(parent, 'Other', alice, { description: 'zebras everywhere' });
-    await sub(parent, 'Nothing here', alice);
-    await sub(alicePublic, 'zebra outside the parent', alice);
-    const res = await get('/folder', bob, { parentType: 'folder', parentId: parent, text: 'zebra' });
+    const parent = await api.subfolder(alice, alicePublic, 'Text parent');
+    await api.subfolder(alice, parent, 'Quarterly zebra report');
+    await api.subfolder(alice, parent, 'Other', { description: 'zebras everywhere' });
+    await api.subfolder(alice, parent, 'Nothing here');
+    await api.subfolder(alice, alicePublic, 'zebra outside the parent');
+    const res = await api.as(bob).get('/folder').query({ parentType: 'folder', parentId: parent, text: 'zebra' });
     expect(res.status).toBe(200);
     expect(names(res.body)).toEqual(['Other', 'Quarterly zebra report']);
     expect(res.body[0]).not.toHaveProperty('_textScore');
@@ -105,13 +101,13 @@ describe('GET /folder: children of a parent', () => {
       [{ parentType: 'folder', parentId: alicePrivate }, bob, 403, { message: `Read access denied for folder ${alicePrivate} (user ${bob._id}).`, type: 'access' }],
     ];
     for (const [query, caller, status, body] of cases) {
-      const res = await get('/folder', caller, query);
+      const res = await api.as(caller).get('/folder').query(query);
       expect({ query, status: res.status, body: res.body }).toEqual({ query, status, body });
     }
   });
 
   it('returns filtered folder records', async () => {
-    const res = await get('/folder', alice, { parentType: 'user', parentId: alice._id, name: 'Public' });
+    const res = await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id, name: 'Public' });
     const [folder] = res.body;
     expect(Object.keys(folder).sort()).toEqual([
       '_accessLevel', '_id', '_modelType', 'baseParentId', 'baseParentType', 'created', 'creatorId', 'description', 'metadata',
@@ -123,12 +119,12 @@ describe('GET /folder: children of a parent', () => {
 describe('GET /folder: paging and sorting', () => {
   let parent: string;
   beforeAll(async () => {
-    parent = await sub(alicePublic, 'Sorting', alice);
-    await sub(parent, 'b', alice, { metadata: { x: 2 } });
-    await sub(parent, 'A', alice, { metadata: { x: 3 } });
-    await sub(parent, 'C', alice, { metadata: { x: 1 } });
+    parent = await api.subfolder(alice, alicePublic, 'Sorting');
+    await api.subfolder(alice, parent, 'b', { metadata: { x: 2 } });
+    await api.subfolder(alice, parent, 'A', { metadata: { x: 3 } });
+    await api.subfolder(alice, parent, 'C', { metadata: { x: 1 } });
   });
-  const list = (query: Record<string, string | number>) => get('/folder', alice, { parentType: 'folder', parentId: parent, ...query });
+  const list = (query: Record<string, string | number>) => api.as(alice).get('/folder').query({ parentType: 'folder', parentId: parent, ...query });
 
   it.each<[Record<string, string | number>, string[]]>([
     [{}, ['A', 'b', 'C']],
@@ -165,10 +161,10 @@ describe('GET /folder: paging and sorting', () => {
 
 describe('GET /folder: global text search', () => {
   beforeAll(async () => {
-    await sub(alicePublic, 'Running shoes', alice);
-    await sub(alicePublic, 'Jogging', alice, { description: 'we run every day' });
-    await sub(alicePrivate, 'Secret run', alice, { public: false });
-    await sub(alicePublic, 'Walking', alice);
+    await api.subfolder(alice, alicePublic, 'Running shoes');
+    await api.subfolder(alice, alicePublic, 'Jogging', { description: 'we run every day' });
+    await api.subfolder(alice, alicePrivate, 'Secret run', { public: false });
+    await api.subfolder(alice, alicePublic, 'Walking');
   });
 
   it.each<[string, () => Caller, string[]]>([
@@ -177,7 +173,7 @@ describe('GET /folder: global text search', () => {
     ['the owner', () => alice, ['Jogging', 'Running shoes', 'Secret run']],
     ['a site admin', () => admin, ['Jogging', 'Running shoes', 'Secret run']],
   ])('finds stemmed words of names and descriptions that %s may read, sorted by lowerName', async (_label, caller, expected) => {
-    const res = await get('/folder', caller(), { text: 'running' });
+    const res = await api.as(caller()).get('/folder').query({ text: 'running' });
     expect(res.status).toBe(200);
     expect(names(res.body)).toEqual(expected);
     expect(res.headers['girder-total-count']).toBe(String(expected.length));
@@ -185,17 +181,17 @@ describe('GET /folder: global text search', () => {
   });
 
   it('is case-insensitive and honours the sort rather than the score', async () => {
-    const res = await get('/folder', bob, { text: 'RUN', sortdir: -1 });
+    const res = await api.as(bob).get('/folder').query({ text: 'RUN', sortdir: -1 });
     expect(names(res.body)).toEqual(['Running shoes', 'Jogging']);
     const byName = Object.fromEntries(res.body.map((f: { name: string; _textScore: number }) => [f.name, f._textScore]));
     // A name match weighs more than a description match, yet the listing stays in sort order.
     expect(byName['Running shoes']).toBeGreaterThan(byName.Jogging);
-    const ascending = await get('/folder', bob, { text: 'run' });
+    const ascending = await api.as(bob).get('/folder').query({ text: 'run' });
     expect(names(ascending.body)).toEqual(['Jogging', 'Running shoes']);
   });
 
   it('pages the hits with the total of all permitted hits', async () => {
-    const res = await get('/folder', alice, { text: 'run', limit: 1, offset: 1 });
+    const res = await api.as(alice).get('/folder').query({ text: 'run', limit: 1, offset: 1 });
     expect(names(res.body)).toEqual(['Running shoes']);
     expect(res.headers['girder-total-count']).toBe('3');
   });
@@ -204,12 +200,12 @@ describe('GET /folder: global text search', () => {
     ['a lone parentId', { parentId: alicePrivate }],
     ['a lone parentType', { parentType: 'folder' }],
   ])('searches globally when text comes with %s', async (_label, extra) => {
-    const res = await get('/folder', bob, { text: 'running', ...extra });
+    const res = await api.as(bob).get('/folder').query({ text: 'running', ...extra });
     expect(names(res.body)).toEqual(['Jogging', 'Running shoes']);
   });
 
   it('finds nothing for words no readable folder holds', async () => {
-    const res = await get('/folder', bob, { text: 'secret' });
+    const res = await api.as(bob).get('/folder').query({ text: 'secret' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual([]);
     expect(res.headers['girder-total-count']).toBe('0');
@@ -218,12 +214,12 @@ describe('GET /folder: global text search', () => {
 
 describe('GET /folder: text search syntax', () => {
   beforeAll(async () => {
-    await sub(alicePublic, 'Blue whale notes', alice);
-    await sub(alicePublic, 'Whale songs', alice, { description: 'recorded near the blue coast' });
-    await sub(alicePublic, 'Café crème', alice);
-    await sub(alicePublic, 'Shared whale', alice, { public: false, access: { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] } });
+    await api.subfolder(alice, alicePublic, 'Blue whale notes');
+    await api.subfolder(alice, alicePublic, 'Whale songs', { description: 'recorded near the blue coast' });
+    await api.subfolder(alice, alicePublic, 'Café crème');
+    await api.subfolder(alice, alicePublic, 'Shared whale', { public: false, access: { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] } });
   });
-  const search = (text: string, caller: Caller = bob) => get('/folder', caller, { text });
+  const search = (text: string, caller: Caller = bob) => api.as(caller).get('/folder').query({ text });
 
   it.each<[string, string[]]>([
     ['whale', ['Blue whale notes', 'Shared whale', 'Whale songs']],
@@ -258,13 +254,13 @@ describe('GET /folder: text search syntax', () => {
 describe('GET /folder: sorting on any field', () => {
   let parent: string;
   beforeAll(async () => {
-    parent = await sub(alicePublic, 'Sort fields', alice);
-    await sub(parent, 'one', alice, { description: 'zz', metadata: { rank: 'b', nested: { k: 2 } } });
-    await sub(parent, 'two', alice, { description: 'aa', metadata: { rank: 'a' } });
-    await sub(parent, 'three', alice, { description: 'mm', metadata: { rank: 'c', nested: { k: 1 } } });
+    parent = await api.subfolder(alice, alicePublic, 'Sort fields');
+    await api.subfolder(alice, parent, 'one', { description: 'zz', metadata: { rank: 'b', nested: { k: 2 } } });
+    await api.subfolder(alice, parent, 'two', { description: 'aa', metadata: { rank: 'a' } });
+    await api.subfolder(alice, parent, 'three', { description: 'mm', metadata: { rank: 'c', nested: { k: 1 } } });
   });
   const sorted = async (sort: string, sortdir = 1) =>
-    names((await get('/folder', alice, { parentType: 'folder', parentId: parent, sort, sortdir })).body);
+    names((await api.as(alice).get('/folder').query({ parentType: 'folder', parentId: parent, sort, sortdir })).body);
 
   it.each<[string, number, string[]]>([
     ['description', 1, ['two', 'three', 'one']],
@@ -284,28 +280,28 @@ describe('GET /folder: sorting on any field', () => {
 
 describe('GET /folder: follows the writes', () => {
   const put = (path: string, caller: TestUser, form: Record<string, string>) =>
-    request(server.app).put(`/api/v1${path}`).set('Service-Token', caller.token).type('form').send(form);
+    api.as(caller).put(path).type('form').send(form);
 
   it('finds a renamed or re-described folder by its new words only', async () => {
-    const id = await sub(alicePublic, 'Marmalade', alice, { description: 'orange' });
-    expect(names((await get('/folder', bob, { text: 'marmalade' })).body)).toEqual(['Marmalade']);
+    const id = await api.subfolder(alice, alicePublic, 'Marmalade', { description: 'orange' });
+    expect(names((await api.as(bob).get('/folder').query({ text: 'marmalade' })).body)).toEqual(['Marmalade']);
     expect((await put(`/folder/${id}`, alice, { name: 'Porridge', description: 'oats' })).status).toBe(200);
-    expect((await get('/folder', bob, { text: 'marmalade orange' })).body).toEqual([]);
-    expect(names((await get('/folder', bob, { text: 'porridge' })).body)).toEqual(['Porridge']);
-    expect(names((await get('/folder', bob, { text: 'oat' })).body)).toEqual(['Porridge']);
+    expect((await api.as(bob).get('/folder').query({ text: 'marmalade orange' })).body).toEqual([]);
+    expect(names((await api.as(bob).get('/folder').query({ text: 'porridge' })).body)).toEqual(['Porridge']);
+    expect(names((await api.as(bob).get('/folder').query({ text: 'oat' })).body)).toEqual(['Porridge']);
   });
 
   it('applies a changed ACL to listings and search', async () => {
-    const parent = await sub(alicePublic, 'Acl parent', alice);
-    const id = await sub(parent, 'Quokka', alice);
-    const listed = async (caller: Caller) => names((await get('/folder', caller, { parentType: 'folder', parentId: parent })).body);
-    const found = async (caller: Caller) => names((await get('/folder', caller, { text: 'quokka' })).body);
+    const parent = await api.subfolder(alice, alicePublic, 'Acl parent');
+    const id = await api.subfolder(alice, parent, 'Quokka');
+    const listed = async (caller: Caller) => names((await api.as(caller).get('/folder').query({ parentType: 'folder', parentId: parent })).body);
+    const found = async (caller: Caller) => names((await api.as(caller).get('/folder').query({ text: 'quokka' })).body);
     expect([await listed(null), await found(bob)]).toEqual([['Quokka'], ['Quokka']]);
 
     const privateAcl = { users: [{ id: alice._id, level: 2 }], groups: [] };
     expect((await put(`/folder/${id}/access`, alice, { access: JSON.stringify(privateAcl), public: 'false' })).status).toBe(200);
     expect([await listed(null), await listed(bob), await found(bob), await listed(alice)]).toEqual([[], [], [], ['Quokka']]);
-    expect((await get('/folder', bob, { parentType: 'folder', parentId: parent })).headers['girder-total-count']).toBe('0');
+    expect((await api.as(bob).get('/folder').query({ parentType: 'folder', parentId: parent })).headers['girder-total-count']).toBe('0');
 
     const sharedAcl = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
     expect((await put(`/folder/${id}/access`, alice, { access: JSON.stringify(sharedAcl) })).status).toBe(200);
@@ -313,16 +309,15 @@ describe('GET /folder: follows the writes', () => {
   });
 
   it('sorts on metadata as it is now', async () => {
-    const parent = await sub(alicePublic, 'Metadata sort', alice);
-    const first = await sub(parent, 'first', alice, { metadata: { order: 1 } });
-    await sub(parent, 'second', alice, { metadata: { order: 2 } });
-    const setMeta = await request(server.app)
-      .put(`/api/v1/folder/${first}/metadata`)
-      .set('Service-Token', alice.token)
+    const parent = await api.subfolder(alice, alicePublic, 'Metadata sort');
+    const first = await api.subfolder(alice, parent, 'first', { metadata: { order: 1 } });
+    await api.subfolder(alice, parent, 'second', { metadata: { order: 2 } });
+    const setMeta = await api.as(alice)
+      .put(`/folder/${first}/metadata`)
       .set('Content-Type', 'application/json')
       .send(JSON.stringify({ order: 3 }));
     expect(setMeta.status).toBe(200);
-    const res = await get('/folder', alice, { parentType: 'folder', parentId: parent, sort: 'metadata.order' });
+    const res = await api.as(alice).get('/folder').query({ parentType: 'folder', parentId: parent, sort: 'metadata.order' });
     expect(names(res.body)).toEqual(['second', 'first']);
   });
 });

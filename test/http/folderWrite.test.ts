@@ -1,5 +1,4 @@
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { issueToken } from '../../src/commands/userCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
 import { toNewEvents } from '../../src/commands/commandContext';
@@ -11,7 +10,7 @@ import { Scope } from '../../src/domain/scopes';
 
 /** POST /folder, PUT /folder/:id (rename, metadata, move), PUT/DELETE /folder/:id/metadata, PUT /folder/:id/access. */
 
-let server: TestServer;
+let api: ApiClient;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
@@ -24,27 +23,25 @@ const OBJECT_ID = /^[0-9a-f]{24}$/;
 let counter = 0;
 const unique = (prefix = 'folder') => `${prefix} ${++counter}`;
 
-const api = () => request(server.app);
-const as = (token: string | null) => (token ? { 'Service-Token': token } : {});
 
 function post(form: Record<string, string>, token: string | null) {
-  return api().post('/api/v1/folder').set(as(token)).type('form').send(form);
+  return api.as(token).post('/folder').type('form').send(form);
 }
 function put(id: string, form: Record<string, string>, token: string | null) {
-  return api().put(`/api/v1/folder/${id}`).set(as(token)).type('form').send(form);
+  return api.as(token).put(`/folder/${id}`).type('form').send(form);
 }
 function putMetadata(id: string, body: string, token: string | null, query: Record<string, string> = {}) {
-  return api().put(`/api/v1/folder/${id}/metadata`).query(query).set(as(token)).set('Content-Type', 'application/json').send(body);
+  return api.as(token).put(`/folder/${id}/metadata`).query(query).set('Content-Type', 'application/json').send(body);
 }
 function deleteMetadata(id: string, body: string, token: string | null) {
-  return api().delete(`/api/v1/folder/${id}/metadata`).set(as(token)).set('Content-Type', 'application/json').send(body);
+  return api.as(token).delete(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send(body);
 }
 function putAccess(id: string, form: Record<string, string>, token: string | null) {
-  return api().put(`/api/v1/folder/${id}/access`).set(as(token)).type('form').send(form);
+  return api.as(token).put(`/folder/${id}/access`).type('form').send(form);
 }
 
 async function folder(id: string): Promise<FolderDoc> {
-  const doc = await server.runtime.services.readModel.folders.get(id);
+  const doc = await api.runtime.services.readModel.folders.get(id);
   if (!doc) throw new Error(`folder ${id} is not in the read model`);
   return doc;
 }
@@ -56,18 +53,18 @@ async function create(parentId: string, token: string, extra: Record<string, str
 }
 
 async function childNamed(parentId: string, name: string): Promise<FolderDoc[]> {
-  const page = await server.runtime.services.readModel.folders.listChildren({
+  const page = await api.runtime.services.readModel.folders.listChildren({
     parentType: 'folder', parentId, viewer: { id: admin._id, admin: true, groups: [] }, name, paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
   return page.rows;
 }
 
 async function scopedToken(user: TestUser, scope: string[]): Promise<string> {
-  return (await issueToken(server.runtime.services.commands, { userId: user._id, scope, days: 1 }, systemMeta('test-scoped-token'))).token;
+  return (await issueToken(api.runtime.services.commands, { userId: user._id, scope, days: 1 }, systemMeta('test-scoped-token'))).token;
 }
 
 async function defaultFolder(user: TestUser, name: 'Public' | 'Private'): Promise<string> {
-  const page = await server.runtime.services.readModel.folders.listChildren({
+  const page = await api.runtime.services.readModel.folders.listChildren({
     parentType: 'user', parentId: user._id, viewer: { id: user._id, admin: false, groups: [] }, name, paging: { limit: 1, offset: 0, sort: 'lowerName', sortdir: 1 },
   });
   return page.rows[0]._id;
@@ -76,15 +73,15 @@ async function defaultFolder(user: TestUser, name: 'Public' | 'Private'): Promis
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice');
-  bob = await server.createUser('bobby');
+  api = await startApi();
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice');
+  bob = await api.createUser('bobby');
   alicePublic = await defaultFolder(alice, 'Public');
   alicePrivate = await defaultFolder(alice, 'Private');
   adminPrivate = await defaultFolder(admin, 'Private');
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 describe('POST /folder', () => {
   it('creates a folder under a folder: stripped fields, inherited ACL, creator ADMIN', async () => {
@@ -130,12 +127,12 @@ describe('POST /folder', () => {
   });
 
   it('copies public (default false) and access from a collection parent', async () => {
-    const coll = await api().post('/api/v1/collection').set(as(admin.token)).type('form').send({ name: unique('coll'), public: 'true' });
+    const coll = await api.as(admin).post('/collection').type('form').send({ name: unique('coll'), public: 'true' });
     expect(coll.status).toBe(200);
     const res = await post({ parentType: 'collection', parentId: coll.body._id, name: unique() }, admin.token);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ parentCollection: 'collection', baseParentType: 'collection', baseParentId: coll.body._id, public: true });
-    const collectionDoc = await server.runtime.services.readModel.collections.get(coll.body._id);
+    const collectionDoc = await api.runtime.services.readModel.collections.get(coll.body._id);
     expect((await folder(res.body._id)).access).toEqual(collectionDoc!.access);
   });
 
@@ -195,7 +192,7 @@ describe('POST /folder', () => {
     const parent = await create(alicePrivate, alice.token);
     // No item route yet: record the item's creation directly (the event is the items' published contract).
     const itemId = '65f0000000000000000000ff';
-    const { eventStore, projector } = server.runtime.services;
+    const { eventStore, projector } = api.runtime.services;
     const appended = await eventStore.appendToStream(
       itemStream(itemId),
       toNewEvents([{ type: 'ItemCreated', data: { itemId, folderId: parent, name: 'report.txt', description: '', creatorId: alice._id, created: '2024-01-01T00:00:00+00:00', meta: {} } }], systemMeta('test-item')),
@@ -269,7 +266,7 @@ describe('POST /folder', () => {
 
   it('records the creation with its provenance', async () => {
     const id = await create(alicePrivate, alice.token);
-    const events = await server.runtime.services.commands.readAll(folderStream(id));
+    const events = await api.runtime.services.commands.readAll(folderStream(id));
     expect(events.map((e) => e.type)).toEqual(['FolderCreated']);
     expect(events[0].metadata).toMatchObject({ userId: alice._id, requestId: expect.any(String) });
   });
@@ -346,7 +343,7 @@ describe('PUT /folder/:id', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ parentCollection: 'folder', parentId: adminPrivate, baseParentType: 'user', baseParentId: admin._id });
     expect(res.body.updated > before.updated).toBe(true);
-    const folders = server.runtime.services.readModel.folders;
+    const folders = api.runtime.services.readModel.folders;
     expect(await folders.ancestorIds(c)).toEqual([adminPrivate, b]);
     expect(await folder(c)).toMatchObject({ parentId: b, baseParentType: 'user', baseParentId: admin._id });
     expect(await folders.isSelfOrDescendant(a, c)).toBe(false);
@@ -356,7 +353,7 @@ describe('PUT /folder/:id', () => {
     const toUser = await put(b, { parentType: ' user ', parentId: alice._id }, admin.token);
     expect(toUser.body).toMatchObject({ parentCollection: 'user', parentId: alice._id, baseParentId: alice._id });
     expect(await folders.ancestorIds(c)).toEqual([b]);
-    const events = await server.runtime.services.commands.readAll(folderStream(b));
+    const events = await api.runtime.services.commands.readAll(folderStream(b));
     expect(events.map((e) => e.type)).toEqual(['FolderCreated', 'FolderUpdated', 'FolderMoved', 'FolderUpdated', 'FolderMoved']);
   });
 
@@ -406,7 +403,7 @@ describe('PUT /folder/:id', () => {
     expect(onlyId.body.parentId).toBe(alicePrivate);
     const onlyType = await put(a, { parentType: 'user' }, alice.token);
     expect(onlyType.body.parentId).toBe(alicePrivate);
-    const events = await server.runtime.services.commands.readAll(folderStream(a));
+    const events = await api.runtime.services.commands.readAll(folderStream(a));
     expect(events.map((e) => e.type)).not.toContain('FolderMoved');
   });
 
@@ -476,7 +473,7 @@ describe('PUT /folder/:id/metadata', () => {
 
   it('reads a JSON object from the body', async () => {
     const id = await create(alicePrivate, alice.token);
-    const empty = await api().put(`/api/v1/folder/${id}/metadata`).set(as(alice.token)).set('Content-Type', 'application/json').send('');
+    const empty = await api.as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send('');
     expect(empty.status).toBe(400);
     expect(empty.body).toEqual({ message: 'JSON parameter metadata must be passed in request body.', type: 'rest' });
     expect((await putMetadata(id, '[1, 2]', alice.token)).body).toEqual({ message: 'Parameter metadata must be a JSON object.', type: 'rest' });
@@ -533,7 +530,7 @@ describe('DELETE /folder/:id/metadata', () => {
     expect(notString.body.message).toBe(
       "Invalid JSON object for parameter fields: 2 is not of type 'string'\n\nFailed validating 'type' in schema['items']:\n    {'type': 'string'}\n\nOn instance[1]:\n    2",
     );
-    const empty = await api().delete(`/api/v1/folder/${id}/metadata`).set(as(alice.token)).set('Content-Length', '0');
+    const empty = await api.as(alice).delete(`/folder/${id}/metadata`).set('Content-Length', '0');
     expect(empty.body).toEqual({ message: 'JSON parameter fields must be passed in request body.', type: 'rest' });
   });
 
@@ -572,7 +569,7 @@ describe('PUT /folder/:id/access', () => {
     const res = await putAccess(id, { access: acl, public: 'true', publicFlags: '["anything"]' }, alice.token);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ public: true, publicFlags: [], access: { users: [{ id: alice._id, level: 2, flags: [] }], groups: [] } });
-    const anon = await server.runtime.services.readModel.folders.listChildren({
+    const anon = await api.runtime.services.readModel.folders.listChildren({
       parentType: 'folder', parentId: alicePrivate, viewer: null, paging: { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 },
     });
     expect(anon.rows.map((f) => f._id)).toContain(id);
@@ -635,7 +632,7 @@ describe('PUT /folder/:id/access', () => {
       return { r, c1, g1, c2, g2, bobOnly };
     }
     const progressRecords = async (user: TestUser) =>
-      (await server.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter((n) => n.data.title === 'Updating permissions');
+      (await api.runtime.services.notifications.list({ userId: user._id, tokenId: null })).filter((n) => n.data.title === 'Updating permissions');
 
     it('applies the policy to descendants reachable through folders where the caller has ADMIN, with progress', async () => {
       const { r, c1, g1, c2, g2, bobOnly } = await tree();
@@ -653,7 +650,7 @@ describe('PUT /folder/:id/access', () => {
       // The ACL rows follow the documents: bobby may now read C1's child.
       const bobView = { id: bob._id, admin: false, groups: [] };
       const paging = { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 as const };
-      const listed = await server.runtime.services.readModel.folders.listChildren({ parentType: 'folder', parentId: c1, viewer: bobView, paging });
+      const listed = await api.runtime.services.readModel.folders.listChildren({ parentType: 'folder', parentId: c1, viewer: bobView, paging });
       expect(listed.rows.map((f) => f._id)).toEqual([g1]);
       const [record] = await progressRecords(alice);
       expect(record.data).toMatchObject({ title: 'Updating permissions', total: 3, current: 3, state: 'success', message: 'Done' });
@@ -683,7 +680,7 @@ describe('PUT /folder/:id/access', () => {
 });
 
 it('rebuilding the read models from the log gives exactly the live state', async () => {
-  const { eventStore, readModel } = server.runtime.services;
+  const { eventStore, readModel } = api.runtime.services;
   const live = await readModel.dump();
   await rebuild(eventStore, readModel);
   expect(await readModel.dump()).toEqual(live);

@@ -2,9 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { listen } from '../support/rawHttp';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import {
   AuthenticationError, GirderClient, IncorrectUploadLengthError, bufferStream, type RecordedRequest,
 } from '../support/girderClientReplay';
@@ -16,7 +14,7 @@ import type { Viewer } from '../../src/domain/access';
  * recursive download compared byte for byte with the original tree, and the chunked upload protocol.
  */
 
-let server: TestServer;
+let api: ApiClient;
 let listener: { port: number; close(): Promise<void> };
 let apiUrl: string;
 let uploader: TestUser;
@@ -53,7 +51,7 @@ function tree(root: string): Record<string, string> {
 
 /** Folders, items and files below a folder, read straight from the read model. */
 async function countTree(folderId: string): Promise<{ folders: number; items: number; files: number }> {
-  const rm = server.runtime.services.readModel;
+  const rm = api.runtime.services.readModel;
   const all = { limit: 0, offset: 0, sort: '_id', sortdir: 1 as const };
   const counts = { folders: 0, items: 0, files: 0 };
   const walk = async (id: string) => {
@@ -71,14 +69,13 @@ async function countTree(folderId: string): Promise<{ folders: number; items: nu
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
-  await server.createUser('admin');
-  uploader = await server.createUser('uploader');
-  listener = await listen(server.app);
+  api = await startApi();
+  await api.createUser('admin');
+  uploader = await api.createUser('uploader');
+  listener = await api.listen();
   apiUrl = `http://127.0.0.1:${listener.port}/api/v1`;
-  const res = await request(server.app)
-    .post('/api/v1/folder')
-    .set('Service-Token', uploader.token)
+  const res = await api.as(uploader)
+    .post('/folder')
     .type('form')
     .send({ parentType: 'user', parentId: uploader._id, name: 'Uploads' });
   target = res.body._id;
@@ -86,7 +83,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await listener.close();
-  await server.close();
+  await api.close();
   fs.rmSync(work, { recursive: true, force: true });
 });
 
@@ -108,7 +105,7 @@ describe('login', () => {
   });
 
   it('authenticate(apiKey=): POST api_key/token?key= with an empty Girder-Token header', async () => {
-    const created = await request(server.app).post('/api/v1/api_key').set('Service-Token', uploader.token).type('form').send({ name: 'cli' });
+    const created = await api.as(uploader).post('/api_key').type('form').send({ name: 'cli' });
     expect(created.status).toBe(200);
     const gc = new GirderClient(apiUrl);
     const user = await gc.authenticate({ apiKey: created.body.key });

@@ -1,8 +1,7 @@
 import express from 'express';
-import request from 'supertest';
 import { healthRoutes } from '../../src/http/health';
 import type { NewEvent } from '../../src/ports/eventStore';
-import { startTestServer, type TestServer } from '../support/testServer';
+import { ApiClient, startApi } from '../support/apiClient';
 
 const ev = (n: number): NewEvent => ({
   type: 'HealthProbeTick',
@@ -11,27 +10,27 @@ const ev = (n: number): NewEvent => ({
 });
 
 describe('GET /healthz and /readyz (embedded default)', () => {
-  let server: TestServer;
+  let api: ApiClient;
   beforeEach(async () => {
-    server = await startTestServer();
+    api = await startApi();
   });
   afterEach(async () => {
     jest.restoreAllMocks();
-    await server.close();
+    await api.close();
   });
 
   it('/healthz answers 200 {"status":"ok"} outside /api/v1', async () => {
-    const res = await request(server.app).get('/healthz');
+    const res = await api.site().get('/healthz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok' });
     expect(res.headers['cache-control']).toBe('no-store');
-    expect((await request(server.app).get('/api/v1/healthz')).status).toBe(404);
+    expect((await api.anonymous().get('/healthz')).status).toBe(404);
   });
 
   it('/readyz answers 200 when the stores answer and the projector is at the head', async () => {
-    await server.createUser('admin');
-    const head = await server.runtime.services.eventStore.headPosition();
-    const res = await request(server.app).get('/readyz');
+    await api.createUser('admin');
+    const head = await api.runtime.services.eventStore.headPosition();
+    const res = await api.site().get('/readyz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'ok',
@@ -44,19 +43,19 @@ describe('GET /healthz and /readyz (embedded default)', () => {
   });
 
   it('/readyz stays 200 while the projector lags by fewer than the allowed events', async () => {
-    const { eventStore, projector } = server.runtime.services;
+    const { eventStore, projector } = api.runtime.services;
     await projector.stop();
     await eventStore.appendToStream('healthprobe-1', [1, 2, 3].map(ev), { expectedState: 'no_stream' });
-    const res = await request(server.app).get('/readyz');
+    const res = await api.site().get('/readyz');
     expect(res.status).toBe(200);
     expect(res.body.checks.projector).toEqual({ status: 'ok', lease: 'stopped', position: expect.any(String), lagEvents: 3 });
   });
 
   it('/readyz answers 503 naming the projector when it lags by the allowed events or more', async () => {
-    const { eventStore, projector } = server.runtime.services;
+    const { eventStore, projector } = api.runtime.services;
     await projector.stop();
     await eventStore.appendToStream('healthprobe-1', Array.from({ length: 100 }, (_, i) => ev(i)), { expectedState: 'no_stream' });
-    const res = await request(server.app).get('/readyz');
+    const res = await api.site().get('/readyz');
     expect(res.status).toBe(503);
     expect(res.body.status).toBe('unavailable');
     expect(res.body.failed).toEqual(['projector']);
@@ -69,8 +68,8 @@ describe('GET /healthz and /readyz (embedded default)', () => {
   });
 
   it('/readyz answers 503 naming the event store when it fails', async () => {
-    jest.spyOn(server.runtime.services.eventStore, 'headPosition').mockRejectedValue(new Error('connection refused'));
-    const res = await request(server.app).get('/readyz');
+    jest.spyOn(api.runtime.services.eventStore, 'headPosition').mockRejectedValue(new Error('connection refused'));
+    const res = await api.site().get('/readyz');
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['eventStore']);
     expect(res.body.checks.eventStore).toEqual({ status: 'failed', error: 'connection refused' });
@@ -79,11 +78,12 @@ describe('GET /healthz and /readyz (embedded default)', () => {
   });
 
   it('/readyz answers 503 when a store does not answer within the timeout', async () => {
-    const { services } = server.runtime;
+    const { services } = api.runtime;
     jest.spyOn(services.readModel, 'checkpoint').mockReturnValue(new Promise<bigint>(() => undefined));
-    const app = express().use(healthRoutes(services, { timeoutMs: 50 }));
+    // The health routes alone, with a short store timeout.
+    const quick = new ApiClient({ ...api.server, app: express().use(healthRoutes(services, { timeoutMs: 50 })) });
     const started = Date.now();
-    const res = await request(app).get('/readyz');
+    const res = await quick.site().get('/readyz');
     expect(Date.now() - started).toBeLessThan(2000);
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['readModel']);
@@ -91,9 +91,9 @@ describe('GET /healthz and /readyz (embedded default)', () => {
   });
 
   it('/readyz answers 503 when the projector stopped on a failure', async () => {
-    const { projector } = server.runtime.services;
+    const { projector } = api.runtime.services;
     jest.spyOn(projector, 'failed', 'get').mockReturnValue(new Error('projection crashed'));
-    const res = await request(server.app).get('/readyz');
+    const res = await api.site().get('/readyz');
     expect(res.status).toBe(503);
     expect(res.body.failed).toEqual(['projector']);
     expect(res.body.checks.projector).toEqual({ status: 'failed', lease: 'held', error: 'stopped: projection crashed' });

@@ -1,14 +1,12 @@
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { addFile, client, defaultFolder, newFolder, newItem, ok } from '../support/historyApi';
+import { ok, startApi, type ApiClient, type TestUser } from '../support/apiClient';
 
-let server: TestServer;
+let api: ApiClient;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
 let alicePrivate: string;
 let alicePublic: string;
 
-const as = (user: TestUser | null) => client(server, user);
 
 interface Entry {
   revision: number;
@@ -22,28 +20,28 @@ interface Entry {
 }
 
 const history = async (user: TestUser, path: string, query: Record<string, string | number> = {}) => {
-  const res = await as(user).get(`${path}/history`).query(query);
+  const res = await api.as(user).get(`${path}/history`).query(query);
   return { res, entries: res.body as Entry[] };
 };
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice');
-  bob = await server.createUser('bobby');
-  alicePrivate = await defaultFolder(server, alice, 'Private');
-  alicePublic = await defaultFolder(server, alice, 'Public');
+  api = await startApi();
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice');
+  bob = await api.createUser('bobby');
+  alicePrivate = await api.defaultFolder(alice, 'Private');
+  alicePublic = await api.defaultFolder(alice, 'Public');
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 describe('GET /folder/:id/history', () => {
   it("lists the folder's events oldest first, with provenance", async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Audited');
-    ok(await as(alice).put(`/folder/${f}`).type('form').send({ name: 'Audited 2', description: 'd' }), 'rename');
-    ok(await as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"k": 1}'), 'meta');
-    ok(await as(alice).put(`/folder/${f}`).type('form').send({ parentType: 'folder', parentId: alicePublic }), 'move');
+    const f = await api.newFolder(alice, alicePrivate, 'Audited');
+    ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ name: 'Audited 2', description: 'd' }), 'rename');
+    ok(await api.as(alice).put(`/folder/${f}/metadata`).set('Content-Type', 'application/json').send('{"k": 1}'), 'meta');
+    ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ parentType: 'folder', parentId: alicePublic }), 'move');
     const access = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 0 }], groups: [] };
-    const changed = await as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(access) });
+    const changed = await api.as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(access) });
     const requestId = changed.headers['girder-request-uid'];
 
     const { res, entries } = await history(alice, `/folder/${f}`);
@@ -72,8 +70,8 @@ describe('GET /folder/:id/history', () => {
   });
 
   it('pages with limit and offset, or after a revision', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Paged');
-    for (let i = 0; i < 6; i++) ok(await as(alice).put(`/folder/${f}`).type('form').send({ description: `v${i}` }), 'update');
+    const f = await api.newFolder(alice, alicePrivate, 'Paged');
+    for (let i = 0; i < 6; i++) ok(await api.as(alice).put(`/folder/${f}`).type('form').send({ description: `v${i}` }), 'update');
     const page = await history(alice, `/folder/${f}`, { limit: 2, offset: 3 });
     expect(page.entries.map((e) => e.revision)).toEqual([3, 4]);
     expect(page.res.headers['girder-total-count']).toBe('7');
@@ -89,15 +87,15 @@ describe('GET /folder/:id/history', () => {
   });
 
   it('merges in what operations on ancestors did to the folder, in log order', async () => {
-    const t = await newFolder(server, alice, alicePrivate, `T ${Math.random()}`);
-    const a = await newFolder(server, alice, t, 'A');
-    const b = await newFolder(server, alice, a, 'B');
+    const t = await api.newFolder(alice, alicePrivate, `T ${Math.random()}`);
+    const a = await api.newFolder(alice, t, 'A');
+    const b = await api.newFolder(alice, a, 'B');
     const access = { users: [{ id: alice._id, level: 2 }], groups: [] };
-    ok(await as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(access), recurse: 'true' }), 'recursive access');
-    const copy = ok(await as(alice).post(`/folder/${t}/copy`).type('form').send({ parentId: alicePublic }), 'copy');
-    const copiedA = ok<{ _id: string }[]>(await as(alice).get(`/folder?parentType=folder&parentId=${copy._id}`), 'list')[0]._id;
-    ok(await as(alice).put(`/folder/${b}`).type('form').send({ description: 'own change' }), 'own change');
-    ok(await as(alice).delete(`/folder/${t}`), 'delete');
+    ok(await api.as(alice).put(`/folder/${t}/access`).type('form').send({ access: JSON.stringify(access), recurse: 'true' }), 'recursive access');
+    const copy = ok(await api.as(alice).post(`/folder/${t}/copy`).type('form').send({ parentId: alicePublic }), 'copy');
+    const copiedA = ok<{ _id: string }[]>(await api.as(alice).get(`/folder?parentType=folder&parentId=${copy._id}`), 'list')[0]._id;
+    ok(await api.as(alice).put(`/folder/${b}`).type('form').send({ description: 'own change' }), 'own change');
+    ok(await api.as(alice).delete(`/folder/${t}`), 'delete');
 
     const { entries } = await history(alice, `/folder/${b}`);
     expect(entries.map((e) => [e.type, e.data.via?.operation ?? null, e.data.via?.folderId ?? null])).toEqual([
@@ -121,16 +119,16 @@ describe('GET /folder/:id/history', () => {
   });
 
   it('needs ADMIN; for a deleted folder, ADMIN as it was, or site admin', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'Guarded');
+    const f = await api.newFolder(alice, alicePrivate, 'Guarded');
     const read = { users: [{ id: alice._id, level: 2 }, { id: bob._id, level: 1 }], groups: [] };
-    ok(await as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(read) }), 'access');
+    ok(await api.as(alice).put(`/folder/${f}/access`).type('form').send({ access: JSON.stringify(read) }), 'access');
     const denied = await history(bob, `/folder/${f}`);
     expect(denied.res.status).toBe(403);
     expect(denied.res.body).toEqual({ message: `Admin access denied for folder ${f} (user ${bob._id}).`, type: 'access' });
-    expect((await as(null).get(`/folder/${f}/history`)).status).toBe(401);
+    expect((await api.anonymous().get(`/folder/${f}/history`)).status).toBe(401);
     expect((await history(admin, `/folder/${f}`)).res.status).toBe(200);
 
-    ok(await as(alice).delete(`/folder/${f}`), 'delete');
+    ok(await api.as(alice).delete(`/folder/${f}`), 'delete');
     expect((await history(alice, `/folder/${f}`)).entries.map((e) => e.type)).toEqual(['FolderCreated', 'FolderAccessChanged', 'FolderDeleted']);
     expect((await history(bob, `/folder/${f}`)).res.status).toBe(403);
     expect((await history(admin, `/folder/${f}`)).res.status).toBe(200);
@@ -141,7 +139,7 @@ describe('GET /folder/:id/history', () => {
   });
 
   it('never shows password or token hashes', async () => {
-    const f = await newFolder(server, alice, alicePrivate, 'No secrets');
+    const f = await api.newFolder(alice, alicePrivate, 'No secrets');
     const { res } = await history(alice, `/folder/${f}`);
     expect(JSON.stringify(res.body)).not.toMatch(/passwordHash|scrypt\$/);
   });
@@ -149,13 +147,13 @@ describe('GET /folder/:id/history', () => {
 
 describe('GET /item/:id/history', () => {
   it("lists the item's and its files' events, and what happened to its folder", async () => {
-    const t = await newFolder(server, alice, alicePrivate, `Items ${Math.random()}`);
-    const sub = await newFolder(server, alice, t, 'Sub');
-    const item = await newItem(server, alice, sub, 'thing');
-    ok(await as(alice).put(`/item/${item}`).type('form').send({ name: 'thing 2' }), 'rename');
-    await addFile(server, alice, item, Buffer.from('hello'), 'hello.txt');
-    ok(await as(alice).put(`/item/${item}`).type('form').send({ folderId: t }), 'move');
-    ok(await as(alice).delete(`/folder/${t}/contents`), 'clear');
+    const t = await api.newFolder(alice, alicePrivate, `Items ${Math.random()}`);
+    const sub = await api.newFolder(alice, t, 'Sub');
+    const item = await api.newItem(alice, sub, 'thing');
+    ok(await api.as(alice).put(`/item/${item}`).type('form').send({ name: 'thing 2' }), 'rename');
+    await api.addFile(alice, item, Buffer.from('hello'), 'hello.txt');
+    ok(await api.as(alice).put(`/item/${item}`).type('form').send({ folderId: t }), 'move');
+    ok(await api.as(alice).delete(`/folder/${t}/contents`), 'clear');
 
     const { res, entries } = await history(alice, `/item/${item}`);
     expect(res.status).toBe(200);
@@ -172,21 +170,21 @@ describe('GET /item/:id/history', () => {
     expect((await history(bob, `/item/${item}`)).res.status).toBe(403);
 
     // Restoring the folder it was cleared from is not possible (the folder stays); the history still answers.
-    const other = await newItem(server, alice, t, 'other');
-    ok(await as(alice).delete(`/item/${other}`), 'delete item');
+    const other = await api.newItem(alice, t, 'other');
+    ok(await api.as(alice).delete(`/item/${other}`), 'delete item');
     expect((await history(alice, `/item/${other}`)).entries.map((e) => e.type)).toEqual(['ItemCreated', 'ItemDeleted']);
     const unknown = '0123456789abcdef01234567';
     expect((await history(admin, `/item/${unknown}`)).res.body).toEqual({ message: `Invalid item id (${unknown}).`, type: 'rest' });
   });
 
   it('shows the delete and restore of the folder around an item', async () => {
-    const t = await newFolder(server, alice, alicePrivate, `Around ${Math.random()}`);
-    const item = await newItem(server, alice, t, 'kept');
-    ok(await as(alice).delete(`/folder/${t}`), 'delete');
+    const t = await api.newFolder(alice, alicePrivate, `Around ${Math.random()}`);
+    const item = await api.newItem(alice, t, 'kept');
+    ok(await api.as(alice).delete(`/folder/${t}`), 'delete');
     expect((await history(alice, `/item/${item}`)).entries.map((e) => [e.type, e.data.via?.operation ?? null])).toEqual([
       ['ItemCreated', null], ['FolderDeleted', 'deleted'],
     ]);
-    ok(await as(alice).post(`/folder/${t}/restore`), 'restore');
+    ok(await api.as(alice).post(`/folder/${t}/restore`), 'restore');
     expect((await history(alice, `/item/${item}`)).entries.map((e) => [e.type, e.data.via?.operation ?? null])).toEqual([
       ['ItemCreated', null], ['FolderDeleted', 'deleted'], ['FolderRestored', 'restored'],
     ]);

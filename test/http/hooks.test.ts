@@ -1,7 +1,6 @@
-import request from 'supertest';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { HookBus, HookEvent } from '../../src/bus/hooks';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { probeResource } from '../support/probeResource';
 
 describe('HookBus', () => {
@@ -81,22 +80,21 @@ describe('HookBus', () => {
 });
 
 describe('rest.* and auth.user.get hooks over HTTP', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let admin: TestUser;
   let alice: TestUser;
-  const api = () => request(server.app);
-  const hooks = () => server.runtime.services.hooks;
+  const hooks = () => api.runtime.services.hooks;
   let fired: HookEvent<any>[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer({}, { resources: [probeResource] });
-    admin = await server.createUser('admin');
-    alice = await server.createUser('alice');
+    api = await startApi({}, { resources: [probeResource] });
+    admin = await api.createUser('admin');
+    alice = await api.createUser('alice');
     hooks().fired$.subscribe((event) => {
       if (event.name.startsWith('rest.')) fired.push(event);
     });
   });
-  afterAll(() => server.close());
+  afterAll(() => api.close());
   beforeEach(() => {
     fired = [];
   });
@@ -107,23 +105,23 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
   const names = () => fired.map((e) => e.name);
 
   it('names events rest.<method>.<resource>[/<route>].before|after', async () => {
-    await api().get(`/api/v1/user/${alice._id}`).set('Service-Token', admin.token);
+    await api.as(admin).get(`/user/${alice._id}`);
     expect(names()).toEqual([`rest.get.user/:id.before`, `rest.get.user/:id.after`]);
     fired = [];
-    await server.createUser('bobby');
+    await api.createUser('bobby');
     expect(names()).toEqual(['rest.post.user.before', 'rest.post.user.after']);
     fired = [];
-    await api().get('/api/v1/probe/x/details');
+    await api.anonymous().get('/probe/x/details');
     expect(names()).toEqual(['rest.get.probe/:id/details.before', 'rest.get.probe/:id/details.after']);
   });
 
   it('names events after the overridden method', async () => {
-    await api().post('/api/v1/probe/params').set('X-HTTP-Method-Override', 'patch');
+    await api.anonymous().post('/probe/params').set('X-HTTP-Method-Override', 'patch');
     expect(names()).toEqual(['rest.patch.probe/params.before', 'rest.patch.probe/params.after']);
   });
 
   it('carries route tokens and params, and returnVal on after', async () => {
-    const res = await api().get('/api/v1/probe/thing/abc?extra=1&other=x').set('Service-Token', alice.token);
+    const res = await api.as(alice).get('/probe/thing/abc?extra=1&other=x');
     expect(res.status).toBe(200);
     const [before, after] = fired;
     expect(before.info).toEqual(expect.objectContaining({ id: 'abc', params: { extra: '1', other: 'x' } }));
@@ -139,7 +137,7 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
       },
       { access: 'public' },
     );
-    const res = await api().get('/api/v1/probe/thing/zz');
+    const res = await api.anonymous().get('/probe/thing/zz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ from: 'listener', id: 'zz' });
     expect(names()).toEqual(['rest.get.probe/thing/:id.before', 'rest.get.probe/thing/:id.after']);
@@ -149,29 +147,29 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
   it('ignores preventDefault without a response, and a response without preventDefault', async () => {
     const handled = { id: 'zz', extra: null, from: 'handler' };
     hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.preventDefault(), { access: 'public' });
-    expect((await api().get('/api/v1/probe/thing/zz').set('Service-Token', alice.token)).body).toEqual(handled);
+    expect((await api.as(alice).get('/probe/thing/zz')).body).toEqual(handled);
     hooks().off('rest.get.probe/thing/:id.before', 'test');
     hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.addResponse('ignored'), { access: 'public' });
-    expect((await api().get('/api/v1/probe/thing/zz').set('Service-Token', alice.token)).body).toEqual(handled);
+    expect((await api.as(alice).get('/probe/thing/zz')).body).toEqual(handled);
   });
 
   it('requires a site admin before a before-listener that declares no access (Girder _defaultAccess)', async () => {
     const calls: string[] = [];
     hooks().on('rest.get.probe/thing/:id.before', 'test', () => void calls.push('ran'));
-    const anonymous = await api().get('/api/v1/probe/thing/zz');
+    const anonymous = await api.anonymous().get('/probe/thing/zz');
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-    const user = await api().get('/api/v1/probe/thing/zz').set('Service-Token', alice.token);
+    const user = await api.as(alice).get('/probe/thing/zz');
     expect(user.status).toBe(403);
     expect(calls).toEqual([]);
-    expect((await api().get('/api/v1/probe/thing/zz').set('Service-Token', admin.token)).status).toBe(200);
+    expect((await api.as(admin).get('/probe/thing/zz')).status).toBe(200);
     expect(calls).toEqual(['ran']);
   });
 
   it("enforces a before-listener's declared access", async () => {
     hooks().on('rest.get.probe/thing/:id.before', 'test', (event) => void event.preventDefault().addResponse('mine'), { access: 'user' });
-    expect((await api().get('/api/v1/probe/thing/zz')).body).toEqual({ message: 'You must be logged in.', type: 'access' });
-    expect((await api().get('/api/v1/probe/thing/zz').set('Service-Token', alice.token)).body).toBe('mine');
+    expect((await api.anonymous().get('/probe/thing/zz')).body).toEqual({ message: 'You must be logged in.', type: 'access' });
+    expect((await api.as(alice).get('/probe/thing/zz')).body).toBe('mine');
   });
 
   it('lets a before-listener adjust the params the handler receives', async () => {
@@ -183,7 +181,7 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
       },
       { access: 'public' },
     );
-    const res = await api().get('/api/v1/probe/thing/q?extra=orig').set('Service-Token', alice.token);
+    const res = await api.as(alice).get('/probe/thing/q?extra=orig');
     expect(res.body).toEqual({ id: 'q', extra: 'changed', from: 'handler' });
   });
 
@@ -193,7 +191,7 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
       event.preventDefault().addResponse({ ...returnVal, from: 'after' });
     });
     hooks().on('rest.get.probe/thing/:id.after', 'test', (event) => void event.preventDefault().addResponse('second'));
-    const res = await api().get('/api/v1/probe/thing/q').set('Service-Token', alice.token);
+    const res = await api.as(alice).get('/probe/thing/q');
     expect(res.body).toEqual({ id: 'q', extra: null, from: 'after' });
   });
 
@@ -207,7 +205,7 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
       calls.push('second');
       event.preventDefault().addResponse('never');
     });
-    const res = await api().get('/api/v1/probe/params');
+    const res = await api.anonymous().get('/probe/params');
     expect(res.body.route).toBe('GET params');
     expect(calls).toEqual(['first']);
   });
@@ -220,43 +218,43 @@ describe('rest.* and auth.user.get hooks over HTTP', () => {
       event.preventDefault().addResponse({ async: true });
     });
     hooks().on('rest.get.probe/params.after', 'test', () => void calls.push('next'));
-    expect((await api().get('/api/v1/probe/params')).body).toEqual({ async: true });
+    expect((await api.anonymous().get('/probe/params')).body).toEqual({ async: true });
     expect(calls).toEqual(['slow', 'next']);
   });
 
   it('fires .failed when the handler, its access check or its params fail, then answers the error', async () => {
-    const boom = await api().get('/api/v1/probe/boom');
+    const boom = await api.anonymous().get('/probe/boom');
     expect(boom.status).toBe(500);
     expect(names()).toEqual(['rest.get.probe/boom.before', 'rest.get.probe/boom.failed']);
     fired = [];
-    expect((await api().get('/api/v1/probe/thing/x')).status).toBe(401);
+    expect((await api.anonymous().get('/probe/thing/x')).status).toBe(401);
     expect(names()).toEqual(['rest.get.probe/thing/:id.before', 'rest.get.probe/thing/:id.failed']);
     fired = [];
-    expect((await api().get('/api/v1/probe/nameFirst')).status).toBe(400);
+    expect((await api.anonymous().get('/probe/nameFirst')).status).toBe(400);
     expect(names()).toEqual(['rest.get.probe/nameFirst.before', 'rest.get.probe/nameFirst.failed']);
     expect(fired[1].info).toEqual({ params: {} });
   });
 
   it('fires nothing for a request that matches no route', async () => {
-    await api().delete('/api/v1/user');
+    await api.anonymous().delete('/user');
     expect(names()).toEqual([]);
   });
 
   it('lets an auth.user.get listener supply the user', async () => {
-    const aliceDoc = await server.runtime.services.readModel.users.get(alice._id);
+    const aliceDoc = await api.runtime.services.readModel.users.get(alice._id);
     let infoSeen: unknown;
     hooks().on('auth.user.get', 'test', (event) => {
       infoSeen = event.info;
       event.preventDefault().addResponse(aliceDoc);
     });
-    const me = await api().get('/api/v1/user/me');
+    const me = await api.anonymous().get('/user/me');
     expect(me.status).toBe(200);
     expect(me.body.login).toBe('alice');
     expect(infoSeen).toEqual({ token: null });
-    const res = await api().get('/api/v1/probe/private?name=n');
+    const res = await api.anonymous().get('/probe/private?name=n');
     expect(res.body).toEqual({ name: 'n', login: 'alice' });
-    expect((await api().get('/api/v1/probe/admin')).status).toBe(403);
+    expect((await api.anonymous().get('/probe/admin')).status).toBe(403);
     hooks().off('auth.user.get', 'test');
-    expect((await api().get('/api/v1/user/me')).body).toBeNull();
+    expect((await api.anonymous().get('/user/me')).body).toBeNull();
   });
 });

@@ -1,9 +1,6 @@
 import http from 'node:http';
-import request from 'supertest';
 import fc from 'fast-check';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { apiClient } from '../support/apiClient';
-import { listen } from '../support/rawHttp';
+import { startApi, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
 import { apiResources } from '../../src/http/resources';
 import type { ParamSpec } from '../../src/http/params';
 import type { RouteDef } from '../../src/http/routeTable';
@@ -20,31 +17,30 @@ const RUNS_PER_ROUTE = 6;
 const SEED = 15;
 const REQUEST_TIMEOUT_MS = 10_000;
 
-let server: TestServer;
-let listener: { port: number; close(): Promise<void> };
+let api: ApiClient;
+let listener: Listener;
 let admin: TestUser;
 let other: TestUser;
 const fixtures: Record<string, string> = {};
-const { as, newItem, addFile } = apiClient(() => server);
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = await server.createUser('admin');
-  other = await server.createUser('other');
-  const privateFolder = (await as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, name: 'Private' })).body[0]._id;
-  fixtures.folder = (await as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: privateFolder, name: 'target' })).body._id;
+  api = await startApi();
+  admin = await api.createUser('admin');
+  other = await api.createUser('other');
+  const privateFolder = (await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id, name: 'Private' })).body[0]._id;
+  fixtures.folder = (await api.as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: privateFolder, name: 'target' })).body._id;
   // Where `…Id` parameters point: not the fixture folder itself, or each copy into it would double its subtree.
-  fixtures.destination = (await as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: privateFolder, name: 'destination' })).body._id;
-  fixtures.item = await newItem(admin, fixtures.folder, 'item');
-  fixtures.file = await addFile(admin, fixtures.item, 'some bytes');
-  fixtures.collection = (await as(admin).post('/collection').query({ name: 'coll' })).body._id;
-  fixtures.api_key = (await as(admin).post('/api_key').query({ name: 'key' })).body._id;
+  fixtures.destination = (await api.as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: privateFolder, name: 'destination' })).body._id;
+  fixtures.item = await api.newItem(admin, fixtures.folder, 'item');
+  fixtures.file = await api.addFile(admin, fixtures.item, 'some bytes');
+  fixtures.collection = (await api.as(admin).post('/collection').query({ name: 'coll' })).body._id;
+  fixtures.api_key = (await api.as(admin).post('/api_key').query({ name: 'key' })).body._id;
   fixtures.user = other._id;
-  listener = await listen(server.app);
+  listener = await api.listen();
 });
 afterAll(async () => {
   await listener?.close();
-  await server?.close();
+  await api?.close();
 });
 
 /** Values chosen to break parsers, lookups, databases and headers. */
@@ -173,7 +169,7 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 }
 
 async function login(): Promise<void> {
-  const res = await as(null).get('/user/authentication').auth('admin', 'password1');
+  const res = await api.anonymous().get('/user/authentication').auth('admin', 'password1');
   admin = { ...admin, token: res.body.authToken.token };
 }
 
@@ -220,12 +216,12 @@ describe('every route answers hostile values with a 4xx, never a 5xx, a reset or
   });
 
   it('still takes writes, is ready, and its read models equal a replay of the log', async () => {
-    if ((await as(admin).get('/user/me')).body === null) await login();
-    const created = await as(admin).post('/folder').type('form').send({ parentType: 'user', parentId: admin._id, name: 'after the storm' });
+    if ((await api.as(admin).get('/user/me')).body === null) await login();
+    const created = await api.as(admin).post('/folder').type('form').send({ parentType: 'user', parentId: admin._id, name: 'after the storm' });
     expect(created.status).toBe(200);
-    const ready = await request(server.app).get('/readyz');
+    const ready = await api.site().get('/readyz');
     expect(ready.status).toBe(200);
-    const verified = await verifyOutput(server.dataDir);
+    const verified = await verifyOutput(api.server.dataDir);
     expect(verified.text).toContain('The read models match the event log.');
     expect(verified.code).toBe(0);
   }, 60_000);

@@ -1,11 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import { folderStream } from '../../src/domain/folder';
-import { listen } from '../support/rawHttp';
-import { SseClient } from '../support/sseClient';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import type { SseClient } from '../support/sseClient';
+import { startApi, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
 
 /**
  * Three service instances on one DATA_DIR, as three processes sharing one event log and one read model (in the
@@ -19,9 +17,8 @@ import { startTestServer, type TestServer, type TestUser } from '../support/test
 const env = { PROJECTOR_LEASE_TTL_MS: '900' };
 
 interface Instance {
-  server: TestServer;
-  base: string;
-  close(): Promise<void>;
+  api: ApiClient;
+  listener: Listener;
 }
 
 describe('three instances on one DATA_DIR', () => {
@@ -32,25 +29,17 @@ describe('three instances on one DATA_DIR', () => {
   const subscribers: SseClient[] = [];
 
   const start = async (): Promise<Instance> => {
-    const server = await startTestServer(env, { dataDir });
-    const listener = await listen(server.app);
-    return {
-      server,
-      base: `http://127.0.0.1:${listener.port}/api/v1`,
-      async close() {
-        await listener.close();
-        await server.close();
-      },
-    };
+    const api = await startApi(env, { dataDir });
+    return { api, listener: await api.listen() };
   };
   const subscribe = (instance: Instance, headers: Record<string, string> = {}, query = 'since=0') => {
-    const client = new SseClient(`${instance.base}/folder/${folderId}/events?${query}`, { 'Girder-Token': admin.token, ...headers });
+    const client = instance.listener.sse(`/folder/${folderId}/events?${query}`, { 'Girder-Token': admin.token, ...headers });
     subscribers.push(client);
     return client;
   };
   const setMeta = async (instance: Instance, value: number) => {
-    const res = await request(instance.server.app)
-      .put(`/api/v1/folder/${folderId}/metadata`)
+    const res = await instance.api.anonymous()
+      .put(`/folder/${folderId}/metadata`)
       .set('Girder-Token', admin.token)
       .set('Content-Type', 'application/json')
       .send({ step: value });
@@ -60,7 +49,7 @@ describe('three instances on one DATA_DIR', () => {
   /** The folder stream's positions, straight from the log. */
   const logPositions = async () => {
     const out: string[] = [];
-    for await (const event of instances[0].server.runtime.services.eventStore.readStream(folderStream(folderId))) out.push(event.position.toString());
+    for await (const event of instances[0].api.runtime.services.eventStore.readStream(folderStream(folderId))) out.push(event.position.toString());
     return out;
   };
   const ids = (client: SseClient) => client.events.map((event) => event.id);
@@ -68,9 +57,9 @@ describe('three instances on one DATA_DIR', () => {
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'multi-instance-'));
     instances = [await start(), await start(), await start()];
-    admin = await instances[0].server.createUser('admin');
-    const created = await request(instances[1].server.app)
-      .post('/api/v1/folder')
+    admin = await instances[0].api.createUser('admin');
+    const created = await instances[1].api.anonymous()
+      .post('/folder')
       .set('Girder-Token', admin.token)
       .type('form')
       .send({ parentType: 'user', parentId: admin._id, name: 'Watched everywhere' });
@@ -79,12 +68,12 @@ describe('three instances on one DATA_DIR', () => {
   });
   afterAll(async () => {
     for (const client of subscribers) client.close();
-    for (const instance of instances.reverse()) await instance.close();
+    for (const instance of instances.reverse()) await instance.api.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('delivers every event of the stream to a subscriber on each instance, exactly once and in log order, whoever wrote it', async () => {
-    expect(instances.map((i) => i.server.runtime.services.projector.role).sort()).toEqual(['holder', 'standby', 'standby']);
+    expect(instances.map((i) => i.api.runtime.services.projector.role).sort()).toEqual(['holder', 'standby', 'standby']);
     const clients = instances.map((instance) => subscribe(instance));
     await Promise.all(clients.map((client) => client.opened));
     for (let step = 1; step <= 9; step++) await setMeta(instances[step % 3], step);
@@ -100,7 +89,7 @@ describe('three instances on one DATA_DIR', () => {
 
   it('resumes with Last-Event-ID on another instance, and keeps delivering across a takeover of the lease', async () => {
     const before = await logPositions();
-    const holderAt = instances.findIndex((i) => i.server.runtime.services.projector.role === 'holder');
+    const holderAt = instances.findIndex((i) => i.api.runtime.services.projector.role === 'holder');
     const [standbyA, standbyB] = instances.filter((_, at) => at !== holderAt);
     // A subscriber on a standby that has seen part of the stream, and drops.
     const first = subscribe(standbyA);
@@ -113,9 +102,9 @@ describe('three instances on one DATA_DIR', () => {
     const resumed = subscribe(standbyB, { 'Last-Event-ID': lastSeen }, '');
     // The lease holder goes away; a standby takes over and projects on; writes go through the survivors.
     const [holder] = instances.splice(holderAt, 1);
-    await holder.close();
+    await holder.api.close();
     const deadline = Date.now() + 5000;
-    while (!instances.some((i) => i.server.runtime.services.projector.role === 'holder')) {
+    while (!instances.some((i) => i.api.runtime.services.projector.role === 'holder')) {
       if (Date.now() > deadline) throw new Error('no instance took the lease over');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -129,23 +118,23 @@ describe('three instances on one DATA_DIR', () => {
 
   it('lists and streams through every instance the progress notifications one of them writes', async () => {
     const [writer, reader] = instances;
-    const stream = new SseClient(`${reader.base}/notification/stream?timeout=10`, { 'Girder-Token': admin.token });
+    const stream = reader.listener.sse('/notification/stream?timeout=10', { 'Girder-Token': admin.token });
     subscribers.push(stream);
     await stream.opened;
-    const doomed = await request(writer.server.app)
-      .post('/api/v1/folder')
+    const doomed = await writer.api.anonymous()
+      .post('/folder')
       .set('Girder-Token', admin.token)
       .type('form')
       .send({ parentType: 'folder', parentId: folderId, name: 'doomed' });
     expect(doomed.status).toBe(200);
-    const deleted = await request(writer.server.app).delete(`/api/v1/folder/${doomed.body._id}`).query({ progress: true }).set('Girder-Token', admin.token);
+    const deleted = await writer.api.anonymous().delete(`/folder/${doomed.body._id}`).query({ progress: true }).set('Girder-Token', admin.token);
     expect(deleted.status).toBe(200);
 
-    const listed = await request(reader.server.app).get('/api/v1/notification').set('Girder-Token', admin.token);
+    const listed = await reader.api.anonymous().get('/notification').set('Girder-Token', admin.token);
     expect(listed.status).toBe(200);
     expect(listed.body).toHaveLength(1);
     expect(listed.body[0]).toMatchObject({ type: 'progress', userId: admin._id, data: { title: 'Deleting folder doomed', state: 'success', message: 'Done' } });
-    const fromWriter = await request(writer.server.app).get('/api/v1/notification').set('Girder-Token', admin.token);
+    const fromWriter = await writer.api.anonymous().get('/notification').set('Girder-Token', admin.token);
     expect(fromWriter.body).toEqual(listed.body);
 
     await stream.waitFor((events) => events.some((e) => e.json?.data?.state === 'success'), 5000);

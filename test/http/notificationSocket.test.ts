@@ -1,32 +1,24 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { NOTIFICATION_SOCKET_PATH, attachNotificationSocket } from '../../src/http/web/notificationSocket';
 
 /** Girder 5's notification WebSocket (`/notifications/me?token=`), which the web client opens after login. */
 describe('notification socket', () => {
-  let server: TestServer;
-  let listener: http.Server;
+  let api: ApiClient;
   let wsBase: string;
   let alice: TestUser;
   let admin: TestUser;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    admin = await server.createUser('admin');
-    alice = await server.createUser('alice');
-    listener = http.createServer(server.app);
-    attachNotificationSocket(listener, server.runtime.services);
-    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    wsBase = `ws://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    api = await startApi();
+    admin = await api.createUser('admin');
+    alice = await api.createUser('alice');
+    const listener = await api.listen();
+    attachNotificationSocket(listener.server, api.runtime.services);
+    wsBase = `ws://127.0.0.1:${listener.port}`;
   });
 
-  afterAll(async () => {
-    listener.closeAllConnections();
-    await new Promise((resolve) => listener.close(resolve));
-    await server.close();
-  });
+  afterAll(() => api.close());
 
   /** Opens a socket and resolves once it is open, or with the HTTP status that refused the upgrade. */
   function connect(path: string): Promise<{ ws: WebSocket } | { status: number }> {
@@ -44,8 +36,8 @@ describe('notification socket', () => {
     const opened = await connect(`${NOTIFICATION_SOCKET_PATH}?token=${alice.token}`);
     if (!('ws' in opened)) throw new Error(`refused with ${opened.status}`);
     const received = nextMessage(opened.ws);
-    await server.runtime.services.progress.start({ on: true, userId: admin._id, title: 'not for alice', message: 'm' });
-    await server.runtime.services.progress.start({ on: true, userId: alice._id, title: 'Copying folder f', message: 'Calculating folder size...' });
+    await api.runtime.services.progress.start({ on: true, userId: admin._id, title: 'not for alice', message: 'm' });
+    await api.runtime.services.progress.start({ on: true, userId: alice._id, title: 'Copying folder f', message: 'Calculating folder size...' });
     const record = await received;
     expect(record).toMatchObject({ type: 'progress', userId: alice._id, data: { title: 'Copying folder f', message: 'Calculating folder size...' } });
     opened.ws.close();

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
 import { SseWriter, formatSseEvent } from '../../src/http/sse';
 import { sortedJson } from '../../src/http/render';
 import type { NotificationRecord } from '../../src/bus/notifications';
@@ -11,44 +10,39 @@ import { SseClient } from '../support/sseClient';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('notifications', () => {
-  let server: TestServer;
-  let listener: http.Server;
-  let base: string;
+  let api: ApiClient;
+  let listener: Listener;
   let admin: TestUser;
   let alice: TestUser;
   const clients: SseClient[] = [];
   const open = (query: string, headers: Record<string, string> = {}) => {
-    const client = new SseClient(`${base}/api/v1/notification/stream${query}`, headers);
+    const client = listener.sse(`/notification/stream${query}`, headers);
     clients.push(client);
     return client;
   };
-  const services = () => server.runtime.services;
+  const services = () => api.runtime.services;
   // The configured read model's notification store (SQLite, or MongoDB in the http-mongo project), read directly.
-  const store = () => notificationStoreOf(server.runtime.services.readModel, server.runtime.db);
+  const store = () => notificationStoreOf(api.runtime.services.readModel, api.runtime.db);
   const rowCount = async () => (await store().changedSince(-1, 0)).length;
   const clearRows = () => store().deleteExpired(Number.MAX_SAFE_INTEGER);
 
   beforeAll(async () => {
-    server = await startTestServer();
-    admin = await server.createUser('admin');
-    alice = await server.createUser('alice');
-    listener = server.app.listen(0);
-    await new Promise<void>((resolve) => listener.once('listening', () => resolve()));
-    base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    api = await startApi();
+    admin = await api.createUser('admin');
+    alice = await api.createUser('alice');
+    listener = await api.listen();
   });
   afterEach(async () => {
     for (const client of clients.splice(0)) client.close();
     await clearRows();
   });
   afterAll(async () => {
-    listener.closeAllConnections();
-    await new Promise((resolve) => listener.close(resolve));
-    await server.close();
+    await api.close();
   });
 
   it('rejects anonymous callers with 401 on both routes', async () => {
-    for (const path of ['/api/v1/notification/stream', '/api/v1/notification', '/api/v1/notification/stream?token=bogus']) {
-      const res = await request(server.app).get(path);
+    for (const path of ['/notification/stream', '/notification', '/notification/stream?token=bogus']) {
+      const res = await api.anonymous().get(path);
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ message: 'You must be logged in or have a valid auth token.', type: 'access' });
     }
@@ -139,34 +133,33 @@ describe('notifications', () => {
     expect(future.events).toEqual([]);
     expect(future.status).toBe(200);
 
-    const list = await request(server.app).get('/api/v1/notification').set('Service-Token', alice.token);
+    const list = await api.as(alice).get('/notification');
     expect(list.status).toBe(200);
     expect(list.headers['content-type']).toMatch(/^application\/json/);
     expect(list.body).toEqual([first.record, second.record]);
-    const after = await request(server.app).get('/api/v1/notification').query({ since: first.record!.updated }).set('Service-Token', alice.token);
+    const after = await api.as(alice).get('/notification').query({ since: first.record!.updated });
     expect(after.body.map((r: NotificationRecord) => r.data.title)).toEqual(['second']);
-    const naive = await request(server.app)
-      .get('/api/v1/notification')
-      .query({ since: new Date(firstUpdated - 1).toISOString().replace('Z', '') })
-      .set('Service-Token', alice.token);
+    const naive = await api.as(alice)
+      .get('/notification')
+      .query({ since: new Date(firstUpdated - 1).toISOString().replace('Z', '') });
     expect(naive.body.map((r: NotificationRecord) => r.data.title)).toEqual(['first', 'second']);
 
     // A later update moves a record after the other one in the ascending-updated list.
     await first.update({ current: 1, force: true });
-    const reordered = await request(server.app).get('/api/v1/notification').set('Service-Token', alice.token);
+    const reordered = await api.as(alice).get('/notification');
     expect(reordered.body.map((r: NotificationRecord) => r.data.title)).toEqual(['second', 'first']);
-    const adminList = await request(server.app).get('/api/v1/notification').set('Service-Token', admin.token);
+    const adminList = await api.as(admin).get('/notification');
     expect(adminList.body).toEqual([]);
   });
 
   it('rejects malformed since values with the reference messages', async () => {
-    const badList = await request(server.app).get('/api/v1/notification').query({ since: 'yesterday' }).set('Service-Token', alice.token);
+    const badList = await api.as(alice).get('/notification').query({ since: 'yesterday' });
     expect(badList.status).toBe(400);
     expect(badList.body).toEqual({ message: 'Invalid date format for parameter since: yesterday.', type: 'rest' });
-    const badStream = await request(server.app).get('/api/v1/notification/stream').query({ since: '1.5' }).set('Service-Token', alice.token);
+    const badStream = await api.as(alice).get('/notification/stream').query({ since: '1.5' });
     expect(badStream.status).toBe(400);
     expect(badStream.body).toEqual({ message: 'Invalid value for integer parameter since: 1.5.', type: 'rest' });
-    const badTimeout = await request(server.app).get('/api/v1/notification/stream').query({ timeout: 'x' }).set('Service-Token', alice.token);
+    const badTimeout = await api.as(alice).get('/notification/stream').query({ timeout: 'x' });
     expect(badTimeout.body).toEqual({ message: 'Invalid value for integer parameter timeout: x.', type: 'rest' });
   });
 
@@ -199,14 +192,14 @@ describe('notifications', () => {
       expect(client.status).toBe(200);
       expect(client.events.map((e) => e.json.data.title)).toEqual(['cookie']);
     }
-    const list = await request(server.app).get('/api/v1/notification').set('Cookie', `serviceToken=${alice.token}`);
+    const list = await api.anonymous().get('/notification').set('Cookie', `serviceToken=${alice.token}`);
     expect(list.status).toBe(200);
     expect(list.body).toHaveLength(1);
   });
 
   it('answers HEAD with the stream headers without holding the connection open', async () => {
     const started = Date.now();
-    const res = await request(server.app).head('/api/v1/notification/stream').set('Service-Token', alice.token);
+    const res = await api.as(alice).head('/notification/stream');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/event-stream');
     expect(Date.now() - started).toBeLessThan(1000);
@@ -222,7 +215,7 @@ describe('notifications', () => {
     await sleep(100);
     expect(await rowCount()).toBe(0);
     expect(client.events).toEqual([]);
-    const list = await request(server.app).get('/api/v1/notification').set('Service-Token', alice.token);
+    const list = await api.as(alice).get('/notification');
     expect(list.body).toEqual([]);
   });
 
@@ -239,7 +232,7 @@ describe('notifications', () => {
     await sleep(100);
     expect(client.events.length).toBeLessThanOrEqual(2 + Math.floor(elapsed / 500) + 1);
     expect(client.events.at(-1)!.json.data).toMatchObject({ total: 500, current: 500, state: 'success', message: 'Done' });
-    const list = await request(server.app).get('/api/v1/notification').set('Service-Token', alice.token);
+    const list = await api.as(alice).get('/notification');
     expect(list.body).toHaveLength(1);
     expect(list.body[0].data).toMatchObject({ total: 500, current: 500, state: 'success', message: 'Done' });
   });

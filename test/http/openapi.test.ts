@@ -1,5 +1,4 @@
-import request from 'supertest';
-import { startTestServer, type TestServer } from '../support/testServer';
+import { startApi, type ApiClient } from '../support/apiClient';
 import { probeResource } from '../support/probeResource';
 import { apiResources } from '../../src/http/resources';
 
@@ -72,22 +71,22 @@ function validateOpenApi(doc: Json): string[] {
 }
 
 describe('OpenAPI document and Swagger UI', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let doc: Json;
   const resources = [...apiResources, probeResource];
 
   beforeAll(async () => {
-    server = await startTestServer({}, { resources: [probeResource] });
-    const res = await request(server.app).get('/api/v1/describe');
+    api = await startApi({}, { resources: [probeResource] });
+    const res = await api.anonymous().get('/describe');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     doc = JSON.parse(res.text);
   });
-  afterAll(() => server.close());
+  afterAll(() => api.close());
 
   it('is a valid OpenAPI 3 document', () => {
     expect(validateOpenApi(doc)).toEqual([]);
-    expect(doc.info).toEqual(expect.objectContaining({ title: 'Folder Service', version: server.runtime.services.version }));
+    expect(doc.info).toEqual(expect.objectContaining({ title: 'Folder Service', version: api.runtime.services.version }));
     expect(doc.servers).toEqual([{ url: '/api/v1' }]);
     expect(doc.tags.map((t: Json) => t.name)).toEqual(resources.map((r) => r.name));
   });
@@ -148,7 +147,7 @@ describe('OpenAPI document and Swagger UI', () => {
 
   it('serves Swagger UI at /api/v1, loading its assets and the document', async () => {
     for (const url of ['/api/v1', '/api/v1/']) {
-      const page = await request(server.app).get(url);
+      const page = await api.site().get(url);
       expect(page.status).toBe(200);
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.text).toContain('<div id="swagger-ui"></div>');
@@ -157,14 +156,14 @@ describe('OpenAPI document and Swagger UI', () => {
         expect(page.text).toContain(`"${asset}"`);
       }
     }
-    const bundle = await request(server.app).get('/api/v1/swagger-ui-bundle.js');
+    const bundle = await api.anonymous().get('/swagger-ui-bundle.js');
     expect(bundle.status).toBe(200);
     expect(bundle.headers['content-type']).toMatch(/javascript/);
     expect(bundle.text).toContain('SwaggerUIBundle');
-    const css = await request(server.app).get('/api/v1/swagger-ui.css');
+    const css = await api.anonymous().get('/swagger-ui.css');
     expect(css.status).toBe(200);
     expect(css.headers['content-type']).toMatch(/^text\/css/);
-    const init = await request(server.app).get('/api/v1/swagger-ui-init.js');
+    const init = await api.anonymous().get('/swagger-ui-init.js');
     expect(init.status).toBe(200);
     expect(init.text).toContain('"swaggerUrl": "/api/v1/describe"');
   });

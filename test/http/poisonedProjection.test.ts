@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { combineProjections, type Projection } from '../../src/projections/projection';
 import { readModelProjection } from '../../src/projections';
 import { verifyOutput } from '../support/verifyOutput';
@@ -23,22 +22,21 @@ const poisoned: Projection = combineProjections(readModelProjection, {
 // A short lease so that the retries (backoff from a third of it) happen within the test.
 const env = { PROJECTOR_LEASE_TTL_MS: '300' };
 
-let server: TestServer;
+let api: ApiClient;
 let dataDir: string;
 let alice: TestUser;
 let parentId: string;
 let before: string;
 
-const api = () => request(server.app);
-const as = (path: string) => api().get(`/api/v1${path}`).set('Service-Token', alice.token);
+const as = (path: string) => api.as(alice).get(path);
 const create = (name: string) =>
-  api().post('/api/v1/folder').set('Service-Token', alice.token).type('form').send({ parentType: 'folder', parentId, name });
+  api.as(alice).post('/folder').type('form').send({ parentType: 'folder', parentId, name });
 
 beforeAll(() => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-poisoned-'));
 });
 afterAll(async () => {
-  await server?.close();
+  await api?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -49,11 +47,11 @@ async function toArray<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 it('keeps serving reads, answers writes with 503 naming the position, reports the stop, and resumes once fixed', async () => {
-  server = await startTestServer(env, { dataDir, projection: poisoned });
-  alice = await server.createUser('alice');
+  api = await startApi(env, { dataDir, projection: poisoned });
+  alice = await api.createUser('alice');
   parentId = (await as('/folder').query({ parentType: 'user', parentId: alice._id, name: 'Private' })).body[0]._id;
   before = (await create('before')).body._id;
-  const head = await server.runtime.services.eventStore.headPosition();
+  const head = await api.runtime.services.eventStore.headPosition();
 
   // The poisoned write is appended but cannot be projected: 503 naming its position, where projection stopped.
   const poisonedWrite = await create(POISON);
@@ -66,11 +64,11 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
   const stoppedAt = BigInt(match![2]);
   expect(match![1]).toBe(match![2]);
   expect(stoppedAt).toBeGreaterThan(head);
-  const [failing] = await toArray(server.runtime.services.eventStore.readAll({ fromPosition: stoppedAt - 1n, maxCount: 1 }));
+  const [failing] = await toArray(api.runtime.services.eventStore.readAll({ fromPosition: stoppedAt - 1n, maxCount: 1 }));
   expect({ type: failing.type, name: (failing.data as { name: string }).name }).toEqual({ type: 'FolderCreated', name: POISON });
   // Reads go on; readiness says where and why it stopped.
   expect((await as(`/folder/${before}`)).status).toBe(200);
-  const ready = await api().get('/readyz');
+  const ready = await api.site().get('/readyz');
   expect(ready.status).toBe(503);
   expect(ready.body.failed).toEqual(['projector']);
   expect(ready.body.checks.projector).toMatchObject({
@@ -86,10 +84,10 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
     type: 'rest',
   });
   // One that appends without reading them first is recorded after the stop, and says so.
-  const renamed = await api().put(`/api/v1/folder/${before}`).set('Service-Token', alice.token).type('form').send({ description: 'changed' });
+  const renamed = await api.as(alice).put(`/folder/${before}`).type('form').send({ description: 'changed' });
   expect(renamed.status).toBe(503);
   expect(renamed.body.message).toMatch(new RegExp(`^The change was recorded at event position \\d+ but cannot be shown yet: projection stopped at position ${stoppedAt}: `));
-  const newHead = await server.runtime.services.eventStore.headPosition();
+  const newHead = await api.runtime.services.eventStore.headPosition();
   expect(newHead).toBeGreaterThan(stoppedAt);
 
   // verify compares the checkpoint with the head and names the event the projections cannot pass.
@@ -97,22 +95,22 @@ it('keeps serving reads, answers writes with 503 naming the position, reports th
   expect(verified.code).toBe(1);
   expect(verified.text).toContain(`projection stopped at position ${stoppedAt} of ${newHead}: Error: disk full (injected)\n`);
   expect(verified.text).not.toContain('The read models match the event log.');
-  await server.close();
+  await api.close();
 
   // A new process with the same bug on the same data starts, serves reads and reports the same.
-  server = await startTestServer(env, { dataDir, projection: poisoned });
+  api = await startApi(env, { dataDir, projection: poisoned });
   expect((await as(`/folder/${before}`)).status).toBe(200);
-  const again = await api().get('/readyz');
+  const again = await api.site().get('/readyz');
   expect(again.status).toBe(503);
   expect(again.body.checks.projector.error).toBe(`projection stopped at position ${stoppedAt}: disk full (injected)`);
-  await server.close();
+  await api.close();
 
   // The fixed release resumes from where it stopped: nothing acknowledged or appended is lost.
-  server = await startTestServer(env, { dataDir });
+  api = await startApi(env, { dataDir });
   const names = (await as('/folder').query({ parentType: 'folder', parentId })).body.map((f: { name: string }) => f.name);
   expect(names).toEqual(['before', POISON]);
   expect((await as(`/folder/${before}`)).body.description).toBe('changed');
-  expect((await api().get('/readyz')).status).toBe(200);
+  expect((await api.site().get('/readyz')).status).toBe(200);
   expect((await create('fixed')).status).toBe(200);
   const fixed = await verifyOutput(dataDir);
   expect(fixed.text).toContain('The read models match the event log.');

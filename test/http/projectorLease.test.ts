@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import type { RecordedEvent } from '../../src/ports/eventStore';
 import { PROJECTOR_LEASE, READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
-import { startTestServer, type TestServer } from '../support/testServer';
+import { startApi, type ApiClient } from '../support/apiClient';
 
 /**
  * Two service instances on one DATA_DIR, as two processes sharing one read model (in the http-mongo project the two
@@ -26,13 +25,13 @@ async function until(condition: () => boolean | Promise<boolean>, ms: number): P
 
 describe('projector lease: two instances on one DATA_DIR', () => {
   let dataDir: string;
-  let holder: TestServer | undefined;
-  let standby: TestServer | undefined;
+  let holder: ApiClient | undefined;
+  let standby: ApiClient | undefined;
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'projector-lease-http-'));
-    holder = await startTestServer(env, { dataDir });
-    standby = await startTestServer(env, { dataDir });
+    holder = await startApi(env, { dataDir });
+    standby = await startApi(env, { dataDir });
   });
   afterAll(async () => {
     await standby?.close();
@@ -51,21 +50,20 @@ describe('projector lease: two instances on one DATA_DIR', () => {
     try {
       // Every write below goes through the standby and is read back from it at once.
       const admin = await b.createUser('admin');
-      const me = await request(b.app).get('/api/v1/user/me').set('Service-Token', admin.token);
+      const me = await b.as(admin).get('/user/me');
       expect(me.body).toMatchObject({ login: 'admin', admin: true });
-      const created = await request(b.app)
-        .post('/api/v1/folder')
-        .set('Service-Token', admin.token)
+      const created = await b.as(admin)
+        .post('/folder')
         .type('form')
         .send({ parentType: 'user', parentId: admin._id, name: 'Shared work' });
       expect(created.status).toBe(200);
-      const renamed = await request(b.app).put(`/api/v1/folder/${created.body._id}`).set('Service-Token', admin.token).type('form').send({ name: 'Renamed' });
+      const renamed = await b.as(admin).put(`/folder/${created.body._id}`).type('form').send({ name: 'Renamed' });
       expect(renamed.status).toBe(200);
       expect(renamed.body.name).toBe('Renamed');
-      const read = await request(b.app).get(`/api/v1/folder/${created.body._id}`).set('Service-Token', admin.token);
+      const read = await b.as(admin).get(`/folder/${created.body._id}`);
       expect(read.body.name).toBe('Renamed');
       // The holder serves the same read model.
-      expect((await request(a.app).get(`/api/v1/folder/${created.body._id}`).set('Service-Token', admin.token)).body.name).toBe('Renamed');
+      expect((await a.as(admin).get(`/folder/${created.body._id}`)).body.name).toBe('Renamed');
 
       // The standby publishes what the holder applied (its SSE subscribers follow), in log order.
       const head = await b.runtime.services.eventStore.headPosition();
@@ -76,7 +74,7 @@ describe('projector lease: two instances on one DATA_DIR', () => {
       subscription.unsubscribe();
     }
 
-    const [readyA, readyB] = await Promise.all([request(a.app).get('/readyz'), request(b.app).get('/readyz')]);
+    const [readyA, readyB] = await Promise.all([a.site().get('/readyz'), b.site().get('/readyz')]);
     expect(readyA.status).toBe(200);
     expect(readyA.body.checks.projector).toMatchObject({ status: 'ok', lease: 'held', lagEvents: 0 });
     expect(readyB.status).toBe(200);
@@ -85,7 +83,7 @@ describe('projector lease: two instances on one DATA_DIR', () => {
 
   it('after the holder closes, the standby takes the lease over and projects new writes', async () => {
     const b = standby!;
-    const login = await request(b.app).get('/api/v1/user/authentication').auth('admin', 'password1');
+    const login = await b.anonymous().get('/user/authentication').auth('admin', 'password1');
     const token = login.body.authToken.token as string;
     const adminId = login.body.user._id as string;
     await holder!.close();
@@ -93,17 +91,16 @@ describe('projector lease: two instances on one DATA_DIR', () => {
 
     await until(() => b.runtime.services.projector.role === 'holder', TTL_MS * 2);
     expect((await b.runtime.services.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(b.runtime.services.projector.holderId);
-    const created = await request(b.app)
-      .post('/api/v1/folder')
-      .set('Service-Token', token)
+    const created = await b.as(token)
+      .post('/folder')
       .type('form')
       .send({ parentType: 'user', parentId: adminId, name: 'After the handover' });
     expect([created.status, created.body.name]).toEqual([200, 'After the handover']);
-    const listed = await request(b.app).get('/api/v1/folder').set('Service-Token', token).query({ parentType: 'user', parentId: adminId, name: 'After the handover' });
+    const listed = await b.as(token).get('/folder').query({ parentType: 'user', parentId: adminId, name: 'After the handover' });
     expect(listed.body.map((f: { _id: string }) => f._id)).toEqual([created.body._id]);
     const { eventStore, readModel } = b.runtime.services;
     expect(await readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(await eventStore.headPosition());
-    const ready = await request(b.app).get('/readyz');
+    const ready = await b.site().get('/readyz');
     expect(ready.body.checks.projector).toMatchObject({ status: 'ok', lease: 'held', lagEvents: 0 });
   });
 });

@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { ok, startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { rebuild } from '../../src/projections/rebuild';
 import { READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
 import { loadConfig } from '../../src/config';
@@ -27,64 +26,59 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
 }
 
 /** A mixed workload through the HTTP API: users, logins and logouts, API keys, collections, folders. */
-async function workload(server: TestServer): Promise<void> {
-  const api = () => request(server.app);
-  const ok = (res: request.Response, what: string) => {
-    if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
-  const admin = await server.createUser('admin');
+async function workload(api: ApiClient): Promise<void> {
+  const admin = await api.createUser('admin');
   const users: TestUser[] = [];
-  for (const login of ['alice', 'bobby', 'carol']) users.push(await server.createUser(login));
+  for (const login of ['alice', 'bobby', 'carol']) users.push(await api.createUser(login));
   for (const user of users) {
-    const login = ok(await api().get('/api/v1/user/authentication').auth(user.login, 'password1'), 'login');
-    ok(await api().delete('/api/v1/user/authentication').set('Service-Token', login.authToken.token), 'logout');
+    const login = ok(await api.anonymous().get('/user/authentication').auth(user.login, 'password1'), 'login');
+    ok(await api.as(login.authToken.token).delete('/user/authentication'), 'logout');
   }
-  const key = ok(await api().post('/api/v1/api_key').set('Service-Token', users[0].token).type('form').send({ name: 'ci' }), 'api key');
-  ok(await api().post('/api/v1/api_key/token').type('form').send({ key: key.key }), 'api key token');
+  const key = ok(await api.as(users[0]).post('/api_key').type('form').send({ name: 'ci' }), 'api key');
+  ok(await api.anonymous().post('/api_key/token').type('form').send({ key: key.key }), 'api key token');
   const collection = ok(
-    await api().post('/api/v1/collection').set('Service-Token', admin.token).type('form').send({ name: 'Shared', description: 'd', public: 'true' }),
+    await api.as(admin).post('/collection').type('form').send({ name: 'Shared', description: 'd', public: 'true' }),
     'collection',
   );
-  const doomed = ok(await api().post('/api/v1/collection').set('Service-Token', admin.token).type('form').send({ name: 'Doomed' }), 'collection 2');
-  ok(await api().delete(`/api/v1/collection/${doomed._id}`).set('Service-Token', admin.token), 'collection delete');
-  ok(await api().put(`/api/v1/collection/${collection._id}`).set('Service-Token', admin.token).type('form').send({ description: 'changed' }), 'collection update');
+  const doomed = ok(await api.as(admin).post('/collection').type('form').send({ name: 'Doomed' }), 'collection 2');
+  ok(await api.as(admin).delete(`/collection/${doomed._id}`), 'collection delete');
+  ok(await api.as(admin).put(`/collection/${collection._id}`).type('form').send({ description: 'changed' }), 'collection update');
   const top = ok(
-    await api().post('/api/v1/folder').set('Service-Token', admin.token).type('form').send({ parentType: 'collection', parentId: collection._id, name: 'Top' }),
+    await api.as(admin).post('/folder').type('form').send({ parentType: 'collection', parentId: collection._id, name: 'Top' }),
     'folder',
   );
   const sub = ok(
-    await api().post('/api/v1/folder').set('Service-Token', admin.token).type('form').send({ parentType: 'folder', parentId: top._id, name: 'Sub', description: 'x' }),
+    await api.as(admin).post('/folder').type('form').send({ parentType: 'folder', parentId: top._id, name: 'Sub', description: 'x' }),
     'subfolder',
   );
-  ok(await api().put(`/api/v1/folder/${sub._id}`).set('Service-Token', admin.token).type('form').send({ name: 'Renamed' }), 'folder rename');
+  ok(await api.as(admin).put(`/folder/${sub._id}`).type('form').send({ name: 'Renamed' }), 'folder rename');
   ok(
-    await api().put(`/api/v1/folder/${sub._id}/metadata`).set('Service-Token', admin.token).set('Content-Type', 'application/json').send('{"k": 1, "deep": {"a": [1]}}'),
+    await api.as(admin).put(`/folder/${sub._id}/metadata`).set('Content-Type', 'application/json').send('{"k": 1, "deep": {"a": [1]}}'),
     'metadata',
   );
-  const me = ok(await api().get('/api/v1/user/me').set('Service-Token', users[1].token), 'me');
+  const me = ok(await api.as(users[1]).get('/user/me'), 'me');
   ok(
-    await api().post('/api/v1/folder').set('Service-Token', users[1].token).type('form').send({ parentType: 'user', parentId: me._id, name: 'Mine' }),
+    await api.as(users[1]).post('/folder').type('form').send({ parentType: 'user', parentId: me._id, name: 'Mine' }),
     'user folder',
   );
 }
 
 describe('read-model rebuild', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let dataDir: string;
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rebuild-test-'));
-    server = await startTestServer({}, { dataDir });
-    await workload(server);
+    api = await startApi({}, { dataDir });
+    await workload(api);
   });
   afterAll(async () => {
-    await server?.close();
+    await api?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('rebuilds exactly the live read models from the log', async () => {
-    const { readModel, eventStore } = server.runtime.services;
+    const { readModel, eventStore } = api.runtime.services;
     const live = await readModel.dump();
     for (const table of ['rm_users', 'rm_tokens', 'rm_api_keys', 'rm_acl', 'rm_collections', 'rm_folders', 'rm_folder_ancestors']) {
       expect([table, live[table]?.length ?? 0]).not.toEqual([table, 0]);
@@ -100,12 +94,12 @@ describe('read-model rebuild', () => {
     expect(await readModel.dump()).toEqual(live);
     expect(await readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(head);
     // The service still answers from the rebuilt models.
-    const login = await request(server.app).get('/api/v1/user/authentication').auth('alice', 'password1');
+    const login = await api.anonymous().get('/user/authentication').auth('alice', 'password1');
     expect(login.status).toBe(200);
   });
 
   it('rebuilds with the configured read model while the service runs: blue/green on MongoDB, refused on SQLite', async () => {
-    const { readModel, eventStore, projector } = server.runtime.services;
+    const { readModel, eventStore, projector } = api.runtime.services;
     const output: string[] = [];
     const out = { isTTY: false, write: (chunk: string) => output.push(chunk) > 0 } as unknown as NodeJS.WriteStream;
     const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir });
@@ -121,10 +115,10 @@ describe('read-model rebuild', () => {
     }
     // MongoDB: a new generation fills while the service keeps serving and writing; the alias switches once it caught up.
     const before = await readModel.currentGeneration();
-    const admin = (await request(server.app).get('/api/v1/user/authentication').auth('admin', 'password1')).body.authToken.token as string;
+    const admin = (await api.anonymous().get('/user/authentication').auth('admin', 'password1')).body.authToken.token as string;
     const writes = Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        request(server.app).post('/api/v1/collection').set('Service-Token', admin).type('form').send({ name: `During rebuild ${i}` }),
+        api.as(admin).post('/collection').type('form').send({ name: `During rebuild ${i}` }),
       ),
     );
     const done = await rebuildReadModels(config, [], out);
@@ -140,16 +134,16 @@ describe('read-model rebuild', () => {
   });
 
   it('rebuilds through the CLI verb, printing progress with events/s', async () => {
-    const live = await server.runtime.services.readModel.dump();
-    const head = await server.runtime.services.eventStore.headPosition();
-    await server.close();
+    const live = await api.runtime.services.readModel.dump();
+    const head = await api.runtime.services.eventStore.headPosition();
+    await api.close();
     const { code, stdout, stderr } = await runCli(['rebuild'], { DATA_DIR: dataDir, NODE_ENV: 'test' });
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain(`Rebuilding the read models in ${dataDir} (event log head at position ${head})`);
     expect(stdout).toMatch(new RegExp(`Rebuild complete: replayed ${head} events in \\d+\\.\\d s \\(\\d+ events/s\\), read models at position ${head}\\.`));
-    server = await startTestServer({}, { dataDir });
-    expect(await server.runtime.services.readModel.dump()).toEqual(live);
+    api = await startApi({}, { dataDir });
+    expect(await api.runtime.services.readModel.dump()).toEqual(live);
   });
 
   it('fails with a message when DATA_DIR holds no data', async () => {

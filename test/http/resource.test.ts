@@ -1,10 +1,9 @@
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { decodeToken, encodeToken, joinPath, splitPath } from '../../src/queries/resourcePaths';
 
 /** GET /resource/lookup and GET /resource/:id/path (the routes girder_client uses to resolve parents). */
 
-let server: TestServer;
+let api: ApiClient;
 let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
@@ -23,12 +22,12 @@ let collectionFolder: string;
 type Caller = TestUser | null;
 
 function get(path: string, caller: Caller, query: Record<string, string> = {}) {
-  const req = request(server.app).get(`/api/v1${path}`).query(query);
+  const req = api.anonymous().get(path).query(query);
   return caller ? req.set('Girder-Token', caller.token) : req;
 }
 
 async function post(path: string, caller: TestUser, form: Record<string, string>, body?: Buffer) {
-  const req = request(server.app).post(`/api/v1${path}`).set('Girder-Token', caller.token);
+  const req = api.anonymous().post(path).set('Girder-Token', caller.token);
   const res = body ? await req.query(form).set('Content-Type', 'application/octet-stream').send(body) : await req.type('form').send(form);
   if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
@@ -38,10 +37,10 @@ const folderIn = async (owner: TestUser, parentType: string, parentId: string, n
   (await post('/folder', owner, { parentType, parentId, name, public: String(isPublic) }))._id as string;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = await server.createUser('admin');
-  alice = await server.createUser('alice');
-  bob = await server.createUser('bobby');
+  api = await startApi();
+  admin = await api.createUser('admin');
+  alice = await api.createUser('alice');
+  bob = await api.createUser('bobby');
   const defaults = await get('/folder', alice, { parentType: 'user', parentId: alice._id });
   alicePublic = defaults.body.find((f: { name: string }) => f.name === 'Public')._id;
   alicePrivate = defaults.body.find((f: { name: string }) => f.name === 'Private')._id;
@@ -55,7 +54,7 @@ beforeAll(async () => {
   collection = (await post('/collection', admin, { name: 'Coll', public: 'true' }))._id;
   collectionFolder = await folderIn(admin, 'collection', collection, 'Shared');
 });
-afterAll(() => server.close());
+afterAll(() => api.close());
 
 describe('path encoding', () => {
   it('escapes and splits like Girder', () => {

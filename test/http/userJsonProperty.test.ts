@@ -1,6 +1,5 @@
 import fc from 'fast-check';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { apiClient } from '../support/apiClient';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { verifyOutput } from '../support/verifyOutput';
 import { MAX_JSON_DEPTH } from '../../src/domain/userJson';
 
@@ -13,18 +12,17 @@ import { MAX_JSON_DEPTH } from '../../src/domain/userJson';
 const RUNS = 25;
 const SEED = 2;
 
-let server: TestServer;
+let api: ApiClient;
 let alice: TestUser;
 let parents: [string, string];
-const { as } = apiClient(() => server);
 
 beforeAll(async () => {
-  server = await startTestServer();
-  alice = await server.createUser('alice');
-  const folders = (await as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id })).body as { _id: string }[];
+  api = await startApi();
+  alice = await api.createUser('alice');
+  const folders = (await api.as(alice).get('/folder').query({ parentType: 'user', parentId: alice._id })).body as { _id: string }[];
   parents = [folders[0]._id, folders[1]._id];
 });
-afterAll(async () => server?.close());
+afterAll(async () => api?.close());
 
 /** A value nested `depth` levels (objects or arrays), around the limit. */
 const nested = fc
@@ -55,28 +53,28 @@ it('either refuses a command with a domain error or projects its events, and a r
   let projected = 0;
   await fc.assert(
     fc.asyncProperty(name, metadata, metadata, fc.boolean(), async (folderName, first, second, moveFirst) => {
-      const created = await as(alice)
+      const created = await api.as(alice)
         .post('/folder')
         .type('form')
         .send({ parentType: 'folder', parentId: parents[0], name: folderName, metadata: JSON.stringify(first), reuseExisting: 'true' });
       if (!refusedOrDone(created)) return;
       const id = created.body._id as string;
-      const move = () => as(alice).put(`/folder/${id}`).query({ parentType: 'folder', parentId: parents[1] });
+      const move = () => api.as(alice).put(`/folder/${id}`).query({ parentType: 'folder', parentId: parents[1] });
       if (moveFirst) refusedOrDone(await move());
-      const updated = await as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify(second));
+      const updated = await api.as(alice).put(`/folder/${id}/metadata`).set('Content-Type', 'application/json').send(JSON.stringify(second));
       if (refusedOrDone(updated)) projected += 1;
       if (!moveFirst) refusedOrDone(await move());
       // What was accepted is visible as accepted: the read models projected it.
-      const read = await as(alice).get(`/folder/${id}`);
+      const read = await api.as(alice).get(`/folder/${id}`);
       expect(read.status).toBe(200);
       if (updated.status === 200) expect(read.body.metadata).toEqual(updated.body.metadata);
     }),
     { numRuns: RUNS, seed: SEED },
   );
   expect(projected).toBeGreaterThan(0);
-  expect((await as(null).get('/system/version')).status).toBe(200);
+  expect((await api.anonymous().get('/system/version')).status).toBe(200);
 
-  const verified = await verifyOutput(server.dataDir);
+  const verified = await verifyOutput(api.server.dataDir);
   expect(verified.text).toContain('The read models match the event log.');
   expect(verified.code).toBe(0);
 }, 120_000);

@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import request from 'supertest';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
+import { ApiClient, startApi, type TestUser } from '../support/apiClient';
 import { createApp } from '../../src/http/app';
 import { pagingOf } from '../../src/http/params';
 
@@ -21,15 +20,15 @@ const SELF_FIELDS = [
 const PUBLIC_FIELDS = ['_accessLevel', '_id', '_modelType', 'admin', 'created', 'firstName', 'lastName', 'login', 'public'].sort();
 
 describe('users: registration', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let admin: TestUser;
   beforeAll(async () => {
-    server = await startTestServer();
+    api = await startApi();
   });
-  afterAll(() => server.close());
+  afterAll(() => api.close());
 
   const post = (params: Record<string, string>, token?: string) => {
-    const req = request(server.app).post('/api/v1/user').type('form');
+    const req = api.anonymous().post('/user').type('form');
     if (token) req.set('Service-Token', token);
     return req.send(params);
   };
@@ -51,15 +50,15 @@ describe('users: registration', () => {
     expect(cookie[0]).toMatch(new RegExp(`^serviceToken=${res.body.authToken.token}; Path=/; Expires=`));
     admin = { _id: res.body._id, login: 'admin', token: res.body.authToken.token, admin: true };
 
-    const me = await request(server.app).get('/api/v1/user/me').set('Service-Token', admin.token);
+    const me = await api.as(admin).get('/user/me');
     expect(me.status).toBe(200);
     expect(me.body._id).toBe(admin._id);
   });
 
   it('creates the default Public and Private folders, the new user holding ADMIN on them', async () => {
-    const user = await server.createUser('folderowner');
+    const user = await api.createUser('folderowner');
     const viewer = { id: user._id, admin: false, groups: [] };
-    const page = await server.runtime.services.readModel.folders.listChildren({
+    const page = await api.runtime.services.readModel.folders.listChildren({
       parentType: 'user', parentId: user._id, viewer, paging: pagingOf({ sort: 'name' }),
     });
     expect(page.rows.map((f) => [f.name, f.public, f.parentCollection, f.baseParentType, f.baseParentId, f.creatorId])).toEqual([
@@ -68,7 +67,7 @@ describe('users: registration', () => {
     ]);
     for (const folder of page.rows) expect(folder.access).toEqual({ users: [{ id: user._id, level: 2, flags: [] }], groups: [] });
     // Anonymous callers see only the public one.
-    const anon = await server.runtime.services.readModel.folders.listChildren({
+    const anon = await api.runtime.services.readModel.folders.listChildren({
       parentType: 'user', parentId: user._id, viewer: null, paging: pagingOf({}),
     });
     expect(anon.rows.map((f) => f.name)).toEqual(['Public']);
@@ -82,7 +81,7 @@ describe('users: registration', () => {
   });
 
   it('ignores admin=true from logged-in non-admins, and gives them neither token nor cookie', async () => {
-    const plain = await server.createUser('plainuser');
+    const plain = await api.createUser('plainuser');
     const res = await post(form({ login: 'friend', email: 'friend@example.com', admin: 'true' }), plain.token);
     expect(res.status).toBe(200);
     expect(res.body.admin).toBe(false);
@@ -156,7 +155,7 @@ describe('users: registration', () => {
     expect(res.status).toBe(200);
     expect(res.body.login).toBe('mixed.case-99');
     expect(res.body.email).toBe("o'brien+tag@sub.example.org");
-    const login = await request(server.app).get('/api/v1/user/authentication').auth('mixed.case-99', '      ');
+    const login = await api.anonymous().get('/user/authentication').auth('mixed.case-99', '      ');
     expect(login.status).toBe(200);
   });
 
@@ -172,68 +171,68 @@ describe('users: registration', () => {
 });
 
 describe('users: reading', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let admin: TestUser;
   let alice: TestUser;
   let bob: TestUser;
   beforeAll(async () => {
-    server = await startTestServer();
-    admin = await server.createUser('admin', { firstName: 'Zed', lastName: 'Admin' });
-    alice = await server.createUser('alice', { firstName: 'Alice', lastName: 'Cooper' });
-    bob = await server.createUser('bobby', { firstName: 'Bob', lastName: 'Barker' });
+    api = await startApi();
+    admin = await api.createUser('admin', { firstName: 'Zed', lastName: 'Admin' });
+    alice = await api.createUser('alice', { firstName: 'Alice', lastName: 'Cooper' });
+    bob = await api.createUser('bobby', { firstName: 'Bob', lastName: 'Barker' });
   });
-  afterAll(() => server.close());
+  afterAll(() => api.close());
 
   it('GET /user/me is null when anonymous, the caller filtered as self otherwise', async () => {
-    const anon = await request(server.app).get('/api/v1/user/me');
+    const anon = await api.anonymous().get('/user/me');
     expect(anon.status).toBe(200);
     expect(anon.text).toBe('null');
-    const me = await request(server.app).get('/api/v1/user/me').set('Service-Token', alice.token);
+    const me = await api.as(alice).get('/user/me');
     expect(me.status).toBe(200);
     expect(Object.keys(me.body).sort()).toEqual(SELF_FIELDS);
     expect(me.body).toMatchObject({ _id: alice._id, login: 'alice', email: 'alice@example.com', _accessLevel: 2, admin: false });
   });
 
   it('GET /user/:id filters by the caller: public fields for others, all for self and admins', async () => {
-    const anon = await request(server.app).get(`/api/v1/user/${alice._id}`);
+    const anon = await api.anonymous().get(`/user/${alice._id}`);
     expect(anon.status).toBe(200);
     expect(Object.keys(anon.body).sort()).toEqual(PUBLIC_FIELDS);
     expect(anon.body).toMatchObject({ _id: alice._id, login: 'alice', firstName: 'Alice', lastName: 'Cooper', _accessLevel: 0 });
 
-    const other = await request(server.app).get(`/api/v1/user/${alice._id}`).set('Service-Token', bob.token);
+    const other = await api.as(bob).get(`/user/${alice._id}`);
     expect(Object.keys(other.body).sort()).toEqual(PUBLIC_FIELDS);
     expect(other.body._accessLevel).toBe(-1);
 
-    const self = await request(server.app).get(`/api/v1/user/${alice._id}`).set('Service-Token', alice.token);
+    const self = await api.as(alice).get(`/user/${alice._id}`);
     expect(Object.keys(self.body).sort()).toEqual(SELF_FIELDS);
 
-    const byAdmin = await request(server.app).get(`/api/v1/user/${alice._id}`).set('Service-Token', admin.token);
+    const byAdmin = await api.as(admin).get(`/user/${alice._id}`);
     expect(Object.keys(byAdmin.body).sort()).toEqual(SELF_FIELDS);
     expect(byAdmin.body._accessLevel).toBe(2);
   });
 
   it('GET /user/:id answers 400 for ids that do not resolve', async () => {
     for (const id of ['nope', '0123456789abcdef01234567']) {
-      const res = await request(server.app).get(`/api/v1/user/${id}`);
+      const res = await api.anonymous().get(`/user/${id}`);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: `Invalid user id (${id}).`, type: 'rest' });
     }
   });
 
   it('GET /user lists by lastName by default, pages, and searches text', async () => {
-    const all = await request(server.app).get('/api/v1/user');
+    const all = await api.anonymous().get('/user');
     expect(all.status).toBe(200);
     expect(all.body.map((u: { login: string }) => u.login)).toEqual(['admin', 'bobby', 'alice']);
     expect(all.headers['girder-total-count']).toBe('3');
     for (const u of all.body) expect(Object.keys(u).sort()).toEqual(PUBLIC_FIELDS);
 
-    const page = await request(server.app).get('/api/v1/user?limit=1&offset=1');
+    const page = await api.anonymous().get('/user?limit=1&offset=1');
     expect(page.body.map((u: { login: string }) => u.login)).toEqual(['bobby']);
-    const desc = await request(server.app).get('/api/v1/user?sort=login&sortdir=-1');
+    const desc = await api.anonymous().get('/user?sort=login&sortdir=-1');
     expect(desc.body.map((u: { login: string }) => u.login)).toEqual(['bobby', 'alice', 'admin']);
-    const text = await request(server.app).get('/api/v1/user?text=cooper');
+    const text = await api.anonymous().get('/user?text=cooper');
     expect(text.body.map((u: { login: string }) => u.login)).toEqual(['alice']);
-    const bad = await request(server.app).get('/api/v1/user?limit=ten');
+    const bad = await api.anonymous().get('/user?limit=ten');
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ message: 'Invalid value for integer parameter limit: ten.', type: 'rest' });
   });
@@ -246,20 +245,21 @@ describe('users: reading', () => {
         done();
       },
     });
-    const app = createApp({ ...server.runtime.services, logger: pino({ level: 'trace' }, sink) });
+    // The same service behind an app that logs every request into `lines`.
+    const logged = new ApiClient({ ...api.server, app: createApp({ ...api.runtime.services, logger: pino({ level: 'trace' }, sink) }) });
     const secret = 'SuperSecret123';
-    const created = await request(app)
-      .post(`/api/v1/user?login=carol&email=carol%40example.com&firstName=Carol&lastName=King&password=${secret}`);
+    const created = await logged.anonymous()
+      .post(`/user?login=carol&email=carol%40example.com&firstName=Carol&lastName=King&password=${secret}`);
     expect(created.status).toBe(200);
-    const login = await request(app).get('/api/v1/user/authentication').auth('carol', secret);
+    const login = await logged.anonymous().get('/user/authentication').auth('carol', secret);
     expect(login.status).toBe(200);
-    const failed = await request(app).get('/api/v1/user/authentication').auth('carol', `${secret}x`);
+    const failed = await logged.anonymous().get('/user/authentication').auth('carol', `${secret}x`);
     expect(failed.status).toBe(401);
-    const listed = await request(app).get('/api/v1/user').set('Service-Token', admin.token);
-    const apiKey = (await request(app).post('/api/v1/api_key').set('Service-Token', admin.token)).body.key as string;
-    const fromKey = await request(app).post(`/api/v1/api_key/token?key=${apiKey}`);
+    const listed = await logged.as(admin).get('/user');
+    const apiKey = (await logged.as(admin).post('/api_key')).body.key as string;
+    const fromKey = await logged.anonymous().post(`/api_key/token?key=${apiKey}`);
     expect(fromKey.status).toBe(200);
-    const viaParam = await request(app).get(`/api/v1/user/me?token=${fromKey.body.authToken.token}`);
+    const viaParam = await logged.anonymous().get(`/user/me?token=${fromKey.body.authToken.token}`);
     expect(viaParam.body.login).toBe('admin');
     for (const body of [created.text, login.text, failed.text, listed.text]) {
       expect(body).not.toContain(secret);

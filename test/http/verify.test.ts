@@ -3,8 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { startTestServer, type TestServer, type TestUser } from '../support/testServer';
-import { client, defaultFolder } from '../support/historyApi';
+import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { mongoStandInMode } from '../../src/infra/readmodel/createReadModel';
 
 jest.setTimeout(240_000);
@@ -45,9 +44,9 @@ const OPERATIONS = 2000;
  * given metadata, copied, deleted, emptied and restored; items created, renamed, moved, copied and deleted; files
  * uploaded and deleted. Refusals (400/403) are part of the mix; a 5xx fails the workload.
  */
-async function workload(server: TestServer, users: TestUser[], roots: string[]): Promise<Record<string, number>> {
+async function workload(api: ApiClient, users: TestUser[], roots: string[]): Promise<Record<string, number>> {
   const rng = random(SEED);
-  const db = server.runtime.db;
+  const db = api.runtime.db;
   const ids = (sql: string) => db.prepare(sql).pluck().all() as string[];
   let folders: string[] = [...roots];
   let items: string[] = [];
@@ -63,7 +62,7 @@ async function workload(server: TestServer, users: TestUser[], roots: string[]):
   for (let n = 0; n < OPERATIONS; n++) {
     if (n % 25 === 0) refresh();
     const user = users[rng.int(users.length)]!;
-    const as = client(server, rng.next() < 0.7 ? users[0]! : user);
+    const as = api.as(rng.next() < 0.7 ? users[0]! : user);
     const folder = rng.pick(folders) ?? roots[0]!;
     const other = rng.pick(folders) ?? roots[0]!;
     const item = rng.pick(items);
@@ -161,25 +160,25 @@ async function workload(server: TestServer, users: TestUser[], roots: string[]):
 const describeEmbedded = mongoStandInMode() !== null ? describe.skip : describe;
 
 describeEmbedded('npm run cli -- verify', () => {
-  let server: TestServer;
+  let api: ApiClient;
   let dataDir: string;
   const env = () => ({ DATA_DIR: dataDir, NODE_ENV: 'test' });
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'verify-test-'));
-    server = await startTestServer({}, { dataDir });
+    api = await startApi({}, { dataDir });
   });
   afterAll(async () => {
-    await server?.close();
+    await api?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('finds the read models equal to a replay after 2,000 random operations, and names a corrupted row', async () => {
-    const admin = await server.createUser('admin');
-    const alice = await server.createUser('alice');
-    const bob = await server.createUser('bobby');
-    const roots = [await defaultFolder(server, admin, 'Private'), await defaultFolder(server, admin, 'Public')];
-    const counts = await workload(server, [admin, alice, bob], roots);
+    const admin = await api.createUser('admin');
+    const alice = await api.createUser('alice');
+    const bob = await api.createUser('bobby');
+    const roots = [await api.defaultFolder(admin, 'Private'), await api.defaultFolder(admin, 'Public')];
+    const counts = await workload(api, [admin, alice, bob], roots);
     const succeeded = (kind: string) => counts[`${kind} 200`] ?? 0;
     for (const kind of ['createFolder', 'rename', 'move', 'metadata', 'access', 'createItem', 'upload', 'copyFolder', 'deleteFolder', 'clear', 'restore', 'moveItem', 'copyItem', 'deleteItem', 'deleteFile']) {
       expect([kind, succeeded(kind) > 0]).toEqual([kind, true]);

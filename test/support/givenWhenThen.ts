@@ -2,7 +2,8 @@ import type { Decider, DomainEvent } from '../../src/domain/decider';
 
 /**
  * Decider specifications in Emmett's style: `given([events]).when(command).then([events])`, or
- * `.thenThrows(expectedError)` for a refusal (same class, message and, when given, field).
+ * `.thenThrows(expectedError)` for a refusal (same class, message and, when given, field), or `.thenRefuses(message)`
+ * where only the message is pinned (jest's `toThrow(message)`: the message contains it).
  */
 export function deciderSpec<State, Command, Event extends DomainEvent>(
   decider: Decider<State, Command, Event>,
@@ -16,6 +17,9 @@ export function deciderSpec<State, Command, Event extends DomainEvent>(
           return {
             then(expected: Event[]): void {
               expect(run()).toEqual(expected);
+            },
+            thenRefuses(message: string): void {
+              expect(run).toThrow(message);
             },
             thenThrows(expected: Error & { field?: string }): void {
               let thrown: unknown;

@@ -10,12 +10,13 @@ export interface RawResponse {
 }
 
 /** Listens on an ephemeral port so tests can send requests supertest cannot shape (no length, chunked DELETE). */
-export async function listen(app: Express): Promise<{ port: number; close(): Promise<void> }> {
+export async function listen(app: Express): Promise<{ port: number; server: http.Server; close(): Promise<void> }> {
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     port,
+    server,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import type { Express } from 'express';
 import { loadConfig, type Config } from '../../src/config';
 import { bootstrap, type Runtime } from '../../src/bootstrap';
@@ -10,19 +9,10 @@ import { apiResources } from '../../src/http/resources';
 import type { Resource } from '../../src/http/routeTable';
 import type { Projection } from '../../src/projections/projection';
 
-export interface TestUser {
-  _id: string;
-  login: string;
-  token: string;
-  admin: boolean;
-}
-
 export interface TestServer {
   app: Express;
   runtime: Runtime;
   dataDir: string;
-  /** Registers a user (the first one becomes site admin) and returns it with a login token. */
-  createUser(login: string, overrides?: Record<string, string>): Promise<TestUser>;
   close(): Promise<void>;
 }
 
@@ -35,7 +25,7 @@ export interface TestServerOptions {
   projection?: Projection;
 }
 
-/** A fresh service on a throwaway DATA_DIR, driven in-process through supertest. */
+/** A fresh service on a throwaway DATA_DIR; tests drive it through an ApiClient (test/support/apiClient.ts). */
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-test-'));
   const config: Config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, ...env }) };
@@ -45,14 +35,6 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     app,
     runtime,
     dataDir,
-    async createUser(login, overrides = {}) {
-      const res = await request(app)
-        .post('/api/v1/user')
-        .type('form')
-        .send({ login, email: `${login}@example.com`, firstName: 'First', lastName: 'Last', password: 'password1', ...overrides });
-      if (res.status !== 200) throw new Error(`createUser ${login}: ${res.status} ${JSON.stringify(res.body)}`);
-      return { _id: res.body._id, login, token: res.body.authToken.token, admin: res.body.admin };
-    },
     async close() {
       await runtime.close();
       if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,12 +1,7 @@
-import { apiKeyDecider, type ApiKeyCommand, type ApiKeyEvent, type ApiKeySnapshot } from '../../src/domain/apiKey';
-import { foldEvents } from '../../src/domain/decider';
+import { deciderSpec } from '../support/givenWhenThen';
+import { apiKeyDecider, type ApiKeyCommand, type ApiKeySnapshot } from '../../src/domain/apiKey';
 
-const given = (events: ApiKeyEvent[]) => ({
-  when: (command: ApiKeyCommand) => ({
-    then: (expected: ApiKeyEvent[]) => expect(apiKeyDecider.decide(command, foldEvents(apiKeyDecider, events))).toEqual(expected),
-    thenRefuses: (message: string) => expect(() => apiKeyDecider.decide(command, foldEvents(apiKeyDecider, events))).toThrow(message),
-  }),
-});
+const { given } = deciderSpec(apiKeyDecider);
 
 const key: ApiKeySnapshot = {
   apiKeyId: 'k1', userId: 'u1', name: 'cli', key: 'K'.repeat(40), scope: null, tokenDuration: null, active: true,

@@ -1,12 +1,7 @@
+import { deciderSpec } from '../support/givenWhenThen';
 import { collectionDecider, type CollectionCommand, type CollectionEvent } from '../../src/domain/collection';
-import { foldEvents } from '../../src/domain/decider';
 
-const given = (events: CollectionEvent[]) => ({
-  when: (command: CollectionCommand) => ({
-    then: (expected: CollectionEvent[]) => expect(collectionDecider.decide(command, foldEvents(collectionDecider, events))).toEqual(expected),
-    thenRefuses: (message: string) => expect(() => collectionDecider.decide(command, foldEvents(collectionDecider, events))).toThrow(message),
-  }),
-});
+const { given } = deciderSpec(collectionDecider);
 
 const created: CollectionEvent = {
   type: 'CollectionCreated',

@@ -58,10 +58,8 @@ describe('folder decider: subtree operations', () => {
     });
 
     it('never lets the id be created again', () => {
-      expect(() => folderDecider.decide({ type: 'CreateFolder', data: { ...created.data, created: T1 } } as never, foldEvents(folderDecider, [created, deleted]))).toThrow(
-        `Folder ${ID} already exists.`,
-      );
-      expect(() => folderDecider.decide(copyCommand(), foldEvents(folderDecider, [created, deleted]))).toThrow(`Folder ${ID} already exists.`);
+      given([created, deleted]).when({ type: 'CreateFolder', data: { ...created.data, created: T1 } } as never).thenRefuses(`Folder ${ID} already exists.`);
+      given([created, deleted]).when(copyCommand()).thenRefuses(`Folder ${ID} already exists.`);
     });
   });
 
@@ -91,7 +89,7 @@ describe('folder decider: subtree operations', () => {
 
     it('refuses an empty name, and a folder id already used', () => {
       given([]).when(copyCommand({ name: '  ' })).thenThrows(new ValidationError('Folder name must not be empty.', 'name'));
-      expect(() => folderDecider.decide(copyCommand(), foldEvents(folderDecider, [created]))).toThrow(`Folder ${ID} already exists.`);
+      given([created]).when(copyCommand()).thenRefuses(`Folder ${ID} already exists.`);
     });
 
     it('gives the new folder a state later commands work on', () => {

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventStore';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
@@ -11,7 +10,7 @@ import { DomainEvents } from '../../src/bus/domainEvents';
 import type { Projection } from '../../src/projections/projection';
 import type { NewEvent, RecordedEvent } from '../../src/ports/eventStore';
 import { errorResponse } from '../../src/http/errorMapping';
-import { startTestServer } from '../support/testServer';
+import { startApi } from '../support/apiClient';
 
 const meta = { userId: null, requestId: null, correlationId: null, causationId: null, at: '2024-01-01T00:00:00.000Z' };
 const tick = (n: number): NewEvent => ({ type: 'Tick', data: { n }, metadata: meta });
@@ -173,7 +172,7 @@ describe('Projector in the service', () => {
   it('bootstraps twice on the same DATA_DIR without applying anything twice', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'projector-restart-'));
     try {
-      const first = await startTestServer({}, { dataDir });
+      const first = await startApi({}, { dataDir });
       await first.createUser('admin');
       await first.createUser('alice');
       const dump = await first.runtime.services.readModel.dump();
@@ -181,7 +180,7 @@ describe('Projector in the service', () => {
       expect(await first.runtime.services.readModel.checkpoint(READ_MODELS_CHECKPOINT)).toBe(head);
       await first.close();
 
-      const second = await startTestServer({}, { dataDir });
+      const second = await startApi({}, { dataDir });
       try {
         const { readModel, eventStore, projector } = second.runtime.services;
         expect(await eventStore.headPosition()).toBe(head);
@@ -191,7 +190,7 @@ describe('Projector in the service', () => {
         // Replaying the whole log by hand is a no-op too.
         for await (const event of eventStore.readAll()) expect(await projector.applyEvent(event)).toBe(false);
         expect(await readModel.dump()).toEqual(dump);
-        const login = await request(second.app).get('/api/v1/user/authentication').auth('alice', 'password1');
+        const login = await second.anonymous().get('/user/authentication').auth('alice', 'password1');
         expect(login.status).toBe(200);
       } finally {
         await second.close();
@@ -202,42 +201,40 @@ describe('Projector in the service', () => {
   });
 
   it('answers a write only once its projection is visible (read-your-writes)', async () => {
-    const server = await startTestServer();
+    const api = await startApi();
     try {
-      const admin = await server.createUser('admin');
-      const api = () => request(server.app);
+      const admin = await api.createUser('admin');
       // Sequential: each GET right after its POST.
       for (let i = 0; i < 15; i++) {
         const login = `user${i}`;
-        const created = await api()
-          .post('/api/v1/user')
+        const created = await api.anonymous()
+          .post('/user')
           .type('form')
           .send({ login, email: `${login}@example.com`, firstName: 'F', lastName: 'L', password: 'password1' });
         expect(created.status).toBe(200);
-        const read = await api().get(`/api/v1/user/${created.body._id}`).set('Service-Token', admin.token);
+        const read = await api.as(admin).get(`/user/${created.body._id}`);
         expect(read.status).toBe(200);
         expect(read.body.login).toBe(login);
-        const me = await api().get('/api/v1/user/me').set('Service-Token', created.body.authToken.token);
+        const me = await api.as(created.body.authToken.token).get('/user/me');
         expect(me.body.login).toBe(login);
       }
       // Concurrent: many writers, each reading its own write at once.
       await Promise.all(
         Array.from({ length: 10 }, async (_, i) => {
           const login = `para${i}`;
-          const created = await api()
-            .post('/api/v1/user')
+          const created = await api.as(admin)
+            .post('/user')
             .type('form')
-            .send({ login, email: `${login}@example.com`, firstName: 'F', lastName: 'L', password: 'password1' })
-            .set('Service-Token', admin.token);
+            .send({ login, email: `${login}@example.com`, firstName: 'F', lastName: 'L', password: 'password1' });
           expect(created.status).toBe(200);
-          const read = await api().get(`/api/v1/user/${created.body._id}`).set('Service-Token', admin.token);
+          const read = await api.as(admin).get(`/user/${created.body._id}`);
           expect(read.status).toBe(200);
         }),
       );
-      const list = await api().get('/api/v1/user?limit=1').set('Service-Token', admin.token);
+      const list = await api.as(admin).get('/user?limit=1');
       expect(list.headers['girder-total-count']).toBe('26');
     } finally {
-      await server.close();
+      await api.close();
     }
   });
 });
