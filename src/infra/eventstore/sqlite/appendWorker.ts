@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread } from '../../startWorkerThread';
 import { WrongExpectedVersionError } from '../../../ports/eventStore';
 import type { GroupResult, PreparedAppend } from './groupCommit';
 
@@ -109,13 +110,7 @@ export class AppendWorker {
   }
 }
 
-/**
- * Starts appendWorkerThread: compiled, the .js file itself; from TypeScript sources (tsx, ts-jest), through tsx's
- * require hook, since a worker thread does not inherit the parent's module loader.
- */
+/** Starts appendWorkerThread on its own connection to `file`. */
 function startWorker(file: string): Worker {
-  const entry = path.join(__dirname, 'appendWorkerThread');
-  if (__filename.endsWith('.js')) return new Worker(`${entry}.js`, { workerData: { file } });
-  const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(`${entry}.ts`)});`;
-  return new Worker(code, { eval: true, workerData: { file } });
+  return startWorkerThread(path.join(__dirname, 'appendWorkerThread'), __filename.endsWith('.js'), { file });
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread } from '../../startWorkerThread';
 import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { WriteGate } from '../../sqlite/writeGate';
@@ -186,13 +187,8 @@ export class SqliteBulkApply implements BackgroundApply {
 
 /**
  * Starts the worker thread's entry, src/cli/bulkApplyWorker.ts (a thread entry point wires the read model and the
- * projections together, like main.ts does): compiled, the .js file itself; from TypeScript sources (tsx, ts-jest),
- * through tsx's require hook, since a worker thread does not inherit the parent's module loader.
+ * projections together, like main.ts does), on its own connection to `file`.
  */
 function startWorker(file: string): Worker {
-  const entry = path.join(__dirname, '..', '..', '..', 'cli', 'bulkApplyWorker');
-  if (__filename.endsWith('.js')) return new Worker(`${entry}.js`, { workerData: { file } });
-  const source = `${entry}.ts`;
-  const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(source)});`;
-  return new Worker(code, { eval: true, workerData: { file } });
+  return startWorkerThread(path.join(__dirname, '..', '..', '..', 'cli', 'bulkApplyWorker'), __filename.endsWith('.js'), { file });
 }
