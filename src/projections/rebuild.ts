@@ -30,6 +30,14 @@ export interface RebuildOptions {
   chunkSize?: number;
 }
 
+/** A read model that can defer derived state to the end of a replay (the SQLite one: replayMode.ts). */
+interface ReplayAware {
+  beginReplay(): Promise<void>;
+  endReplay(): Promise<void>;
+}
+const replayAware = (readModel: ProjectorStore): ReplayAware | null =>
+  typeof (readModel as Partial<ReplayAware>).beginReplay === 'function' ? (readModel as unknown as ReplayAware) : null;
+
 /**
  * Empties the read models and replays the whole log through the projections, strictly in `$all` order, in batches
  * of consecutive events each applied with one checkpoint write (as the live projector does, so the result is the
@@ -42,6 +50,8 @@ export async function rebuild(
 ): Promise<RebuildProgress> {
   const interval = options.progressIntervalMs ?? 1000;
   await readModel.reset();
+  const replay = replayAware(readModel);
+  await replay?.beginReplay();
   const projector = new Projector(store, readModel, readModelProjection);
   const started = performance.now();
   let lastReport = started;
@@ -71,5 +81,8 @@ export async function rebuild(
     if (chunk.length >= chunkSize) await applyChunk();
   }
   await applyChunk();
+  // The derived state last, after the checkpoint of the last chunk: a replay stopped before this point completes it
+  // when the read models are next opened.
+  await replay?.endReplay();
   return progress();
 }

@@ -26,7 +26,7 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * alone: a page, and the rows an offset skips, never touch the table (the former index lacked the parent type and
  * the id, so every skipped row was read from the table and ties were sorted).
  */
-const DDL = `
+export const FOLDERS_DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
   id TEXT PRIMARY KEY, parent_type TEXT NOT NULL, parent_id TEXT NOT NULL, name TEXT NOT NULL,
   lower_name TEXT NOT NULL, base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, public INTEGER NOT NULL,
@@ -104,7 +104,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const countsExisted =
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !==
       undefined;
-    db.exec(DDL);
+    db.exec(FOLDERS_DDL);
     // A file from before the counts table: count once, the triggers keep it from here on.
     if (!countsExisted) {
       db.exec(

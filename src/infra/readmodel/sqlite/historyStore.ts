@@ -41,7 +41,7 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * The triggers are TEMP (per connection) and only fire inside `apply` (the event's position is known then through the
  * `rm_event_position()` SQL function): connections that do not project, and `reset()`, leave the index alone.
  */
-const DDL = `
+export const HISTORY_DDL = `
 CREATE TABLE IF NOT EXISTS rm_deleted_folders (
   position INTEGER NOT NULL, id TEXT NOT NULL, root_id TEXT NOT NULL, operation TEXT NOT NULL, deleted_at TEXT NOT NULL,
   parent_type TEXT NOT NULL, parent_id TEXT NOT NULL, name TEXT NOT NULL, lower_name TEXT NOT NULL, base_parent_type TEXT NOT NULL,
@@ -153,7 +153,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   private readonly state: ConnectionState;
 
   constructor(private readonly db: SqliteDatabase) {
-    db.exec(DDL);
+    db.exec(HISTORY_DDL);
     this.state = connectionState(db);
   }
 

@@ -11,6 +11,7 @@ import { SqliteSubtree } from './subtreeStore';
 import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
+import { beginReplay, completeReplay, replayPending } from './replayMode';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -53,6 +54,8 @@ export class SqliteReadModel implements ReadModel {
     this.history = new SqliteHistory(db);
     this.leases = new SqliteLeases(db);
     this.projectionReads = { folders: this.folders, collections: this.collections, users: this.users };
+    // A rebuild stopped before its end left the derived state to compute (replayMode.ts): do it before any use.
+    if (replayPending(db)) completeReplay(db);
     this.batchTx = db.transaction((projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) =>
       this.applyInTransaction(projection, events, fence),
     );
@@ -161,6 +164,18 @@ export class SqliteReadModel implements ReadModel {
     this.db.transaction(() => {
       for (const { name } of tables) prepared(this.db, `DELETE FROM "${name}"`).run();
     })();
+  }
+
+  /**
+   * Replay mode for `rebuild` (replayMode.ts): after `reset()`, the counts and the indexes no projection write reads
+   * are left to {@link endReplay}, which computes them set-wise after the last event.
+   */
+  async beginReplay(): Promise<void> {
+    beginReplay(this.db);
+  }
+
+  async endReplay(): Promise<void> {
+    completeReplay(this.db);
   }
 
   async dump(): Promise<Record<string, unknown[]>> {

@@ -1,0 +1,108 @@
+import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import { FOLDERS_DDL } from './foldersStore';
+import { ACL_DDL } from './aclRows';
+import { HISTORY_DDL } from './historyStore';
+import { ensureReadClassCounts } from './readClassCounts';
+
+/**
+ * Replay mode of the embedded read models (`rebuild` only; the live projector and `verify` never enter it).
+ *
+ * While the whole log is replayed into emptied read models, the derived state that is a function of the final rows
+ * is not maintained row by row but computed set-wise once, after the last chunk (one sort and one B-tree build each
+ * instead of one B-tree insert per event):
+ *  - the per-read-class counts (`rm_folder_read_counts`, a pure function of `rm_folders`): table and triggers are
+ *    dropped, and `ensureReadClassCounts` creates and counts them again;
+ *  - the child-folder counts (`rm_folder_child_counts`): the insert trigger is dropped; the delete and move triggers
+ *    are replaced by ones that only record the parent that lost a child (a row with n = 0, as the live triggers leave
+ *    one behind: a row exists for every parent that ever had a child folder), and the counts are set from a
+ *    `GROUP BY` at the end, so the table equals the live one, zero rows included;
+ *  - the full-text indexes (FTS5 flushes its pending terms to disk at every statement savepoint, i.e. at every
+ *    insert with triggers: ~45% of a replay's CPU): a plain table of the same name and columns takes the replay's
+ *    writes, and the FTS table is loaded from it in one statement, rowids included;
+ *  - secondary indexes that no projection write reads (the listing sort index, the ACL principal index, the
+ *    point-in-time parent index): dropped, and created again by their `CREATE INDEX IF NOT EXISTS`.
+ * The history TEMP triggers stay (their rows carry each event's position), and so do the indexes the write path
+ * reads (parent+name, base parent, ancestry).
+ *
+ * Interrupted replays heal: the replay triggers mark the file as "derived state pending", and opening the read
+ * models (`SqliteReadModel`'s constructor) completes it before anything else reads or projects; the checkpoint of the
+ * last committed chunk then says where projection resumes.
+ */
+const FTS_TABLES = ['rm_folders_fts', 'rm_items_fts', 'rm_collections_fts'];
+const FTS_DDL = (name: string) =>
+  `CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61')`;
+const REPLAY_MARK = 'rm_folders_count_replay_delete';
+const DEFERRED_INDEXES = ['rm_folders_parent_sort', 'rm_acl_principal', 'rm_folder_tree_parent'];
+const LIVE_TRIGGERS = [
+  'rm_folders_count_insert',
+  'rm_folders_count_delete',
+  'rm_folders_count_move',
+  'rm_folders_read_count_insert',
+  'rm_folders_read_count_delete',
+  'rm_folders_read_count_update',
+];
+const REPLAY_TRIGGERS = `
+CREATE TRIGGER ${REPLAY_MARK} AFTER DELETE ON rm_folders BEGIN
+  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (old.parent_id, old.parent_type, 0);
+END;
+CREATE TRIGGER rm_folders_count_replay_move AFTER UPDATE OF parent_id, parent_type ON rm_folders
+WHEN old.parent_id IS NOT new.parent_id OR old.parent_type IS NOT new.parent_type BEGIN
+  INSERT OR IGNORE INTO rm_folder_child_counts (parent_id, parent_type, n) VALUES (old.parent_id, old.parent_type, 0);
+END;
+`;
+
+const exists = (db: SqliteDatabase, name: string) =>
+  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+const isVirtual = (db: SqliteDatabase, name: string) =>
+  (
+    db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) as
+      { sql: string } | undefined
+  )?.sql
+    .toUpperCase()
+    .includes('VIRTUAL TABLE') === true;
+
+/** Whether a replay started on this file and its derived state is not computed yet. */
+export function replayPending(db: SqliteDatabase): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(REPLAY_MARK) !== undefined;
+}
+
+/** Enters replay mode; call on emptied read models, before the first event. */
+export function beginReplay(db: SqliteDatabase): void {
+  db.transaction(() => {
+    for (const name of LIVE_TRIGGERS) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
+    db.exec('DROP TABLE IF EXISTS rm_folder_read_counts');
+    for (const name of DEFERRED_INDEXES) db.exec(`DROP INDEX IF EXISTS ${name}`);
+    if (!replayPending(db)) db.exec(REPLAY_TRIGGERS);
+    // A plain table under the FTS table's name takes the replay's writes (inserts, deletes by id) at B-tree cost.
+    for (const name of FTS_TABLES) {
+      if (!isVirtual(db, name)) continue;
+      db.exec(
+        `DROP TABLE ${name}; CREATE TABLE ${name} (id, name, description); CREATE INDEX ${name}_replay_id ON ${name} (id)`,
+      );
+    }
+  })();
+}
+
+/**
+ * Leaves replay mode: computes the deferred state set-wise and restores the live triggers and indexes, in one
+ * transaction. Idempotent; run after the last chunk, and on opening a file left in replay mode.
+ */
+export function completeReplay(db: SqliteDatabase): void {
+  db.transaction(() => {
+    db.exec(`DROP TRIGGER IF EXISTS ${REPLAY_MARK}; DROP TRIGGER IF EXISTS rm_folders_count_replay_move;`);
+    db.exec(`INSERT INTO rm_folder_child_counts (parent_id, parent_type, n)
+      SELECT parent_id, parent_type, COUNT(*) FROM rm_folders WHERE true GROUP BY parent_id, parent_type
+      ON CONFLICT (parent_id, parent_type) DO UPDATE SET n = excluded.n`);
+    db.exec(FOLDERS_DDL);
+    db.exec(ACL_DDL);
+    db.exec(HISTORY_DDL);
+    ensureReadClassCounts(db);
+    for (const name of FTS_TABLES) {
+      if (isVirtual(db, name) || !exists(db, name)) continue;
+      // Same rows and rowids as the live FTS table would hold; one bulk load, flushed by size.
+      db.exec(`ALTER TABLE ${name} RENAME TO ${name}_replay; ${FTS_DDL(name)};
+        INSERT INTO ${name} (rowid, id, name, description) SELECT rowid, id, name, description FROM ${name}_replay ORDER BY rowid;
+        DROP TABLE ${name}_replay;`);
+    }
+  })();
+}
