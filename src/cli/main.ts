@@ -27,7 +27,9 @@ async function serve(): Promise<void> {
   process.on('SIGTERM', shutdown);
 }
 
-/** The test-only MongoDB stand-in lives inside one process: a command in a process of its own would see an empty one. */
+/**
+ * The test-only MongoDB stand-in lives inside one process: a command in a process of its own would see an empty one.
+ */
 function refuseStandIn(verb: string): void {
   if (mongoStandInMode()) {
     throw new Error(

@@ -49,7 +49,9 @@ export async function purgeExpiredBlobs(services: Services, from: string, now = 
 /** How often the retention purge runs. */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
-/** Purges expired retained bytes every hour from now on (the startup sweep did everything up to now); returns a stop. */
+/**
+ * Purges expired retained bytes every hour from now on (the startup sweep did everything up to now); returns a stop.
+ */
 export function startRetentionPurge(services: Services, intervalMs = PURGE_INTERVAL_MS): () => void {
   let from = retentionStart(services);
   let running = false;

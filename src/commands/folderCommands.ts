@@ -62,7 +62,9 @@ export function inheritedAcl(
   return { ...(isPublic !== undefined ? { public: isPublic } : {}), access };
 }
 
-/** What holds a name among a parent's children in the read model: a folder, an item (folder parents only) or nothing. */
+/**
+ * What holds a name among a parent's children in the read model: a folder, an item (folder parents only) or nothing.
+ */
 export function siblingLookup(services: Services): SiblingLookup {
   return async (parentType, parentId, name) => {
     if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';

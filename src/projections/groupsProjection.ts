@@ -1,7 +1,9 @@
 import { projectionOf } from './projection';
 import type { GroupEvent } from '../domain/group';
 
-/** Groups and their memberships (users' `groups`/`groupInvites`, which access checks resolve group ACL entries with). */
+/**
+ * Groups and their memberships (users' `groups`/`groupInvites`, which access checks resolve group ACL entries with).
+ */
 export const groupsProjection = projectionOf<GroupEvent>({
   GroupCreated: (event, tx) => {
     const d = event.data;

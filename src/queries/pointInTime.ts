@@ -35,7 +35,9 @@ import type { ParentType } from '../domain/parents';
 /** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
 export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
 
-/** `at` as given: digits are a position (at most 2^53 - 1), else an ISO 8601 date or date-time (UTC without an offset). */
+/**
+ * `at` as given: digits are a position (at most 2^53 - 1), else an ISO 8601 date or date-time (UTC without an offset).
+ */
 export function parseAt(raw: string): AtValue {
   const text = raw.trim();
   if (/^\d+$/.test(text)) {

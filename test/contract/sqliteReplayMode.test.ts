@@ -10,7 +10,8 @@ import { collection, folder } from './readModelContract';
 /**
  * Replay mode (src/infra/readmodel/sqlite/replayMode.ts), used by `rebuild` only: writes applied with the counts,
  * the deferred indexes and the full-text tables left to a set-wise pass give exactly the tables, schema and search
- * results of the live path, whether the pass runs at the end (`endReplay`) or on the next open (an interrupted rebuild).
+ * results of the live path, whether the pass runs at the end (`endReplay`) or on the next open (an interrupted
+ * rebuild).
  */
 const T = '2024-01-01T00:00:00.000000+00:00';
 const access = (users: string[], groups: string[] = []): AccessList => ({

@@ -8,7 +8,9 @@ import { needsZip64, type ZipEntry } from '../../src/queries/zipLayout';
 import type { BlobStore } from '../../src/ports/blobStore';
 import type { FileDoc } from '../../src/ports/readModel';
 
-/** GET /folder/:id/download: the zip's every entry name and byte, filters, access, cookies, hostile names, disconnects. */
+/**
+ * GET /folder/:id/download: the zip's every entry name and byte, filters, access, cookies, hostile names, disconnects.
+ */
 
 let api: ApiClient;
 let admin: TestUser;
@@ -82,7 +84,9 @@ async function createItem(owner: TestUser, folderId: string, name: string): Prom
   return res.body._id;
 }
 
-/** One-request upload (`POST /file` with the whole body), into a folder (a new item named after the file) or an item. */
+/**
+ * One-request upload (`POST /file` with the whole body), into a folder (a new item named after the file) or an item.
+ */
 async function upload(
   owner: TestUser,
   parentType: 'folder' | 'item',

@@ -76,7 +76,9 @@ export function ok<T = any>(res: request.Response, what = 'fixture request'): T 
   return res.body as T;
 }
 
-/** A supertest parser that keeps the body as bytes whatever its type (the response is the underlying message stream). */
+/**
+ * A supertest parser that keeps the body as bytes whatever its type (the response is the underlying message stream).
+ */
 export function binary(res: unknown, callback: (error: Error | null, body: Buffer) => void): void {
   const stream = res as NodeJS.ReadableStream;
   const chunks: Buffer[] = [];

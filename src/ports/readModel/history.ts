@@ -39,7 +39,9 @@ export interface HistoryQueries {
   removedFolder(id: string): Promise<RemovedFolder | null>;
   /** The latest removal (by a folder delete or clear) of an item that is not in the read model now, or null. */
   removedItem(id: string): Promise<RemovedItem | null>;
-  /** What restoring `folderId` from its removal at `position` brings back: the folders, and the blobs of their files. */
+  /**
+   * What restoring `folderId` from its removal at `position` brings back: the folders, and the blobs of their files.
+   */
   restorable(folderId: string, position: bigint): Promise<{ folderIds: string[]; blobIds: string[] }>;
   /** Whether a file removed by a folder delete or clear at or after `since` (ISO time) has these bytes. */
   isBlobRetained(blobId: string, since: string): Promise<boolean>;

@@ -64,7 +64,9 @@ export interface SubtreeWrites {
    * user's/collection's size loses the subtree's recursive size (the parent folder's size is unchanged).
    */
   deleteFolder(folderId: string, position: bigint): void;
-  /** Removes everything under the folder as `deleteFolder` does; the folder stays with size 0 and `updated` unchanged. */
+  /**
+   * Removes everything under the folder as `deleteFolder` does; the folder stays with size 0 and `updated` unchanged.
+   */
   clearContents(folderId: string, position: bigint): void;
   /**
    * Removes everything under a root user or collection that is going away (`DELETE /collection/:id`): every folder
@@ -156,7 +158,9 @@ export interface ItemWrites {
   insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void;
   /** Replaces mutable fields (name, description, meta, updated). */
   update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void;
-  /** Moves an item to another folder (renamed to `name`); its size leaves the old folder (and root) for the new ones. */
+  /**
+   * Moves an item to another folder (renamed to `name`); its size leaves the old folder (and root) for the new ones.
+   */
   move(id: string, folderId: string, name: string, updated: string): void;
   /** Deletes an item and its files; their sizes leave the item's folder and root. */
   delete(id: string): void;

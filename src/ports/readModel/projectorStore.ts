@@ -28,7 +28,9 @@ export interface LeaseFence {
   epoch: number;
 }
 
-/** Raised by {@link ProjectorStore.apply} when the lease of its fence has moved to a newer epoch: nothing was written. */
+/**
+ * Raised by {@link ProjectorStore.apply} when the lease of its fence has moved to a newer epoch: nothing was written.
+ */
 export class FencedOffError extends Error {
   constructor(
     readonly fence: LeaseFence,

@@ -129,7 +129,9 @@ export interface FileQueries {
 
 /** Reads over whole subtrees, none permission filtered. */
 export interface SubtreeQueries {
-  /** Girder's subtreeCount: 1 + every descendant folder + every item in the folder and its descendants; 0 when unknown. */
+  /**
+   * Girder's subtreeCount: 1 + every descendant folder + every item in the folder and its descendants; 0 when unknown.
+   */
   subtreeCount(folderId: string): Promise<number>;
   /** Blob ids of every file in the folder and its descendants (to reclaim after deleting or emptying it). */
   blobIdsInSubtree(folderId: string): Promise<string[]>;

@@ -79,7 +79,9 @@ export interface SqliteBulkApplyOptions {
   gate: WriteGate;
   /** Subtrees with fewer folders than this are applied on the calling thread (config BULK_WORKER_MIN_FOLDERS). */
   minFolders: number;
-  /** Where progress of a followed request goes, and how often the worker reports it (config BULK_PROGRESS_INTERVAL_MS). */
+  /**
+   * Where progress of a followed request goes, and how often the worker reports it (config BULK_PROGRESS_INTERVAL_MS).
+   */
   progress?: { bus: BulkProgressBus; everyMs: number };
 }
 

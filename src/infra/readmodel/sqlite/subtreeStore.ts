@@ -153,7 +153,9 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     return [...found];
   }
 
-  /** The folder and its descendants, {@link SUBTREE_CHUNK} folder ids at a time (keyset paging), yielding in between. */
+  /**
+   * The folder and its descendants, {@link SUBTREE_CHUNK} folder ids at a time (keyset paging), yielding in between.
+   */
   private async *subtreeChunks(folderId: string): AsyncGenerator<string[]> {
     yield [folderId];
     const next = this.db
