@@ -154,14 +154,7 @@ describe('GET /folder/:id/events', () => {
       ],
       groups: [],
     };
-    ok(
-      await api
-        .as(alice)
-        .put(`/folder/${t}/access`)
-        .type('form')
-        .send({ access: JSON.stringify(access), recurse: 'true' }),
-      'share',
-    );
+    ok(await api.putFolderAccess(alice, t, access, { recurse: 'true' }), 'share');
     ok(
       await api
         .as(alice)

@@ -44,15 +44,7 @@ async function tree() {
   const a1 = await newFolder(alice, a, 'A1');
   const a2 = await newFolder(alice, a, 'A2');
   const bobOnly = { users: [{ id: bob._id, level: 2 }], groups: [] };
-  expect(
-    (
-      await api
-        .as(admin)
-        .put(`/folder/${a2}/access`)
-        .type('form')
-        .send({ access: JSON.stringify(bobOnly) })
-    ).status,
-  ).toBe(200);
+  expect((await api.putFolderAccess(admin, a2, bobOnly)).status).toBe(200);
   const b = await newFolder(alice, t, 'B');
   const itemA1 = await api.newItem(alice, a1, 'a1');
   const fileA1 = await api.addFile(alice, itemA1, unique(10));
@@ -168,15 +160,7 @@ describe('DELETE /folder/:id', () => {
       ],
       groups: [],
     };
-    expect(
-      (
-        await api
-          .as(alice)
-          .put(`/folder/${t}/access`)
-          .type('form')
-          .send({ access: JSON.stringify(write) })
-      ).status,
-    ).toBe(200);
+    expect((await api.putFolderAccess(alice, t, write)).status).toBe(200);
     const res = await api.as(bob).delete(`/folder/${t}`);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: `Admin access denied for folder ${t} (user ${bob._id}).`, type: 'access' });
@@ -246,15 +230,7 @@ describe('DELETE /folder/:id/contents', () => {
       ],
       groups: [],
     };
-    expect(
-      (
-        await api
-          .as(alice)
-          .put(`/folder/${x.t}/access`)
-          .type('form')
-          .send({ access: JSON.stringify(write) })
-      ).status,
-    ).toBe(200);
+    expect((await api.putFolderAccess(alice, x.t, write)).status).toBe(200);
 
     const res = await api.as(bob).delete(`/folder/${x.t}/contents`).query({ progress: 'true' });
     expect(res.status).toBe(200);
@@ -286,15 +262,7 @@ describe('DELETE /folder/:id/contents', () => {
       ],
       groups: [],
     };
-    expect(
-      (
-        await api
-          .as(alice)
-          .put(`/folder/${t}/access`)
-          .type('form')
-          .send({ access: JSON.stringify(read) })
-      ).status,
-    ).toBe(200);
+    expect((await api.putFolderAccess(alice, t, read)).status).toBe(200);
     const res = await api.as(bob).delete(`/folder/${t}/contents`);
     expect(res.status).toBe(403);
     expect(res.body.message).toBe(`Write access denied for folder ${t} (user ${bob._id}).`);

@@ -52,11 +52,7 @@ describe('GET /folder/:id/history', () => {
       ],
       groups: [],
     };
-    const changed = await api
-      .as(alice)
-      .put(`/folder/${f}/access`)
-      .type('form')
-      .send({ access: JSON.stringify(access) });
+    const changed = await api.putFolderAccess(alice, f, access);
     const requestId = changed.headers['girder-request-uid'];
 
     const { res, entries } = await history(alice, `/folder/${f}`);
@@ -134,14 +130,7 @@ describe('GET /folder/:id/history', () => {
     const a = await api.newFolder(alice, t, 'A');
     const b = await api.newFolder(alice, a, 'B');
     const access = { users: [{ id: alice._id, level: 2 }], groups: [] };
-    ok(
-      await api
-        .as(alice)
-        .put(`/folder/${t}/access`)
-        .type('form')
-        .send({ access: JSON.stringify(access), recurse: 'true' }),
-      'recursive access',
-    );
+    ok(await api.putFolderAccess(alice, t, access, { recurse: 'true' }), 'recursive access');
     const copy = ok(await api.as(alice).post(`/folder/${t}/copy`).type('form').send({ parentId: alicePublic }), 'copy');
     const copiedA = ok<{ _id: string }[]>(
       await api.as(alice).get(`/folder?parentType=folder&parentId=${copy._id}`),
@@ -185,14 +174,7 @@ describe('GET /folder/:id/history', () => {
       ],
       groups: [],
     };
-    ok(
-      await api
-        .as(alice)
-        .put(`/folder/${f}/access`)
-        .type('form')
-        .send({ access: JSON.stringify(read) }),
-      'access',
-    );
+    ok(await api.putFolderAccess(alice, f, read), 'access');
     const denied = await history(bob, `/folder/${f}`);
     expect(denied.res.status).toBe(403);
     expect(denied.res.body).toEqual({

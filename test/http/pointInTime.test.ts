@@ -56,14 +56,7 @@ describe('GET /folder/:id?at=', () => {
       ],
       groups: [],
     };
-    ok(
-      await api
-        .as(alice)
-        .put(`/folder/${f}/access`)
-        .type('form')
-        .send({ access: JSON.stringify(access), public: 'true' }),
-      'access',
-    );
+    ok(await api.putFolderAccess(alice, f, access, { public: 'true' }), 'access');
 
     expect((await getAt(alice, f, created)).body).toEqual(initial);
     expect((await getAt(alice, f, renamed)).body).toMatchObject({
@@ -137,14 +130,7 @@ describe('GET /folder/:id?at=', () => {
       ],
       groups: [],
     };
-    ok(
-      await api
-        .as(alice)
-        .put(`/folder/${f}/access`)
-        .type('form')
-        .send({ access: JSON.stringify(read) }),
-      'access',
-    );
+    ok(await api.putFolderAccess(alice, f, read), 'access');
     const res = await getAt(bob, f, await at());
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: `Admin access denied for folder ${f} (user ${bob._id}).`, type: 'access' });
@@ -252,14 +238,7 @@ describe('GET /folder?parentType=&parentId=&at=', () => {
     const hidden = await api.newFolder(admin, p, 'hidden');
     await api.newFolder(admin, p, 'shown');
     const adminOnly = { users: [{ id: admin._id, level: 2 }], groups: [] };
-    ok(
-      await api
-        .as(admin)
-        .put(`/folder/${hidden}/access`)
-        .type('form')
-        .send({ access: JSON.stringify(adminOnly), public: 'false' }),
-      'access',
-    );
+    ok(await api.putFolderAccess(admin, hidden, adminOnly, { public: 'false' }), 'access');
     expect((await childrenAt(alice, p, await at())).names).toEqual(['shown']);
     expect((await childrenAt(admin, p, await at())).names).toEqual(['hidden', 'shown']);
   });

@@ -32,14 +32,7 @@ async function tree(owner = alice, parent = alicePrivate) {
   const a1 = await api.newFolder(owner, a, 'A1');
   const a2 = await api.newFolder(owner, a, 'A2');
   const bobOnly = { users: [{ id: bob._id, level: 2 }], groups: [] };
-  ok(
-    await api
-      .as(admin)
-      .put(`/folder/${a2}/access`)
-      .type('form')
-      .send({ access: JSON.stringify(bobOnly) }),
-    'access',
-  );
+  ok(await api.putFolderAccess(admin, a2, bobOnly), 'access');
   ok(
     await api.as(owner).put(`/folder/${a1}/metadata`).set('Content-Type', 'application/json').send('{"k": "v"}'),
     'metadata',

@@ -140,15 +140,21 @@ export class ApiClient {
     if (o.description !== undefined) form.description = o.description;
     if (o.metadata !== undefined) form.metadata = JSON.stringify(o.metadata);
     const id = ok(await this.as(owner).post('/folder').type('form').send(form), `POST /folder ${name}`)._id as string;
-    if (o.access)
-      ok(
-        await this.as(owner)
-          .put(`/folder/${id}/access`)
-          .type('form')
-          .send({ access: JSON.stringify(o.access) }),
-        `PUT /folder/:id/access ${name}`,
-      );
+    if (o.access) ok(await this.putFolderAccess(owner, id, o.access), `PUT /folder/:id/access ${name}`);
     return id;
+  }
+
+  /** `PUT /folder/:id/access` as `caller` with this access list (and other form fields, such as `recurse`). */
+  putFolderAccess(
+    caller: Caller,
+    folderId: string,
+    access: unknown,
+    fields: Record<string, string> = {},
+  ): request.Test {
+    return this.as(caller)
+      .put(`/folder/${folderId}/access`)
+      .type('form')
+      .send({ access: JSON.stringify(access), ...fields });
   }
 
   /** A subfolder, public unless told otherwise. */
