@@ -11,6 +11,20 @@
 /** Expected state of a stream for an append: the three named states or an exact revision. */
 export type ExpectedState = 'no_stream' | 'any' | 'exists' | bigint;
 
+/** Whether a stream at `actual` (its last revision, or `no_stream`) meets the append's expected state. */
+export function expectationMet(expected: ExpectedState, actual: bigint | 'no_stream'): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'no_stream':
+      return actual === 'no_stream';
+    case 'exists':
+      return actual !== 'no_stream';
+    default:
+      return actual === expected;
+  }
+}
+
 /** Provenance carried by every event. */
 export interface EventMetadata {
   /** The user on whose behalf the event was written (null for system work). */

@@ -16,6 +16,7 @@ import {
   WrongExpectedVersionError,
   type AppendResult,
   type EventStore,
+  expectationMet,
   type ExpectedState,
   type NewEvent,
   type ReadAllOptions,
@@ -256,7 +257,7 @@ export class KurrentDbEventStore implements EventStore {
   private async checkExpectation(streamId: string, expected: ExpectedState): Promise<AppendResult> {
     const last = await this.lastEvent(streamId);
     const actual = last?.revision ?? 'no_stream';
-    if (!satisfies(expected, actual)) throw new WrongExpectedVersionError(streamId, expected, actual);
+    if (!expectationMet(expected, actual)) throw new WrongExpectedVersionError(streamId, expected, actual);
     const position = last && last.position >= 0n ? last.position : await this.headPosition();
     return { nextExpectedRevision: last?.revision ?? -1n, position };
   }
@@ -506,19 +507,6 @@ export class KurrentDbEventStore implements EventStore {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------------------------
-
-function satisfies(expected: ExpectedState, actual: bigint | 'no_stream'): boolean {
-  switch (expected) {
-    case 'any':
-      return true;
-    case 'no_stream':
-      return actual === 'no_stream';
-    case 'exists':
-      return actual !== 'no_stream';
-    default:
-      return actual === expected;
-  }
-}
 
 function normalisePrefixes(prefixes: readonly string[] | undefined): string[] {
   return prefixes ? [...new Set(prefixes)] : [];

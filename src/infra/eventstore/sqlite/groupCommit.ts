@@ -1,6 +1,6 @@
 import type { Statement, Transaction } from 'better-sqlite3';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import { WrongExpectedVersionError, type ExpectedState } from '../../../ports/eventStore';
+import { WrongExpectedVersionError, expectationMet, type ExpectedState } from '../../../ports/eventStore';
 
 /**
  * The write half of the embedded event store: one group commit on one SQLite connection, synchronously. It runs on
@@ -102,7 +102,8 @@ export class GroupCommit {
     const current = appends.map((a) => this.streamHeadStmt.get(a.streamId));
     appends.forEach((a, i) => {
       const actual = current[i]?.revision ?? 'no_stream';
-      if (!satisfies(a.expectedState, actual)) throw new WrongExpectedVersionError(a.streamId, a.expectedState, actual);
+      if (!expectationMet(a.expectedState, actual))
+        throw new WrongExpectedVersionError(a.streamId, a.expectedState, actual);
     });
     let lastPosition: bigint | undefined;
     const streams = appends.map((a, i): StreamOutcome => {
@@ -117,18 +118,5 @@ export class GroupCommit {
       return { streamId: a.streamId, revision, position };
     });
     return { streams, lastPosition };
-  }
-}
-
-function satisfies(expected: ExpectedState, actual: bigint | 'no_stream'): boolean {
-  switch (expected) {
-    case 'any':
-      return true;
-    case 'no_stream':
-      return actual === 'no_stream';
-    case 'exists':
-      return actual !== 'no_stream';
-    default:
-      return actual === expected;
   }
 }
