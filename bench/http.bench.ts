@@ -7,43 +7,20 @@
  */
 import type { Benchmark, BenchRow } from './lib/benchRow';
 import { load, sequentialLatency } from './lib/load';
-import { startBare, startService } from './lib/serverProcess';
-import { folderWithChildren, scenario } from './lib/scenario';
+import { startService } from './lib/serverProcess';
+import { httpTargets } from './lib/httpTargets';
 
 const bench: Benchmark = async ({ quick }) => {
   const seconds = quick ? 1 : 10;
   const service = await startService();
   try {
-    const s = await scenario(service);
-    const auth = { 'Girder-Token': s.admin.token };
-    const one = await s.admin.call('GET', `/folder/${s.publicFolderId}`);
-    const listed = await folderWithChildren(s, service.dataDir, 'listing 1k', 1000);
-    const page = await s.admin.call('GET', '/folder', { parentType: 'folder', parentId: listed, limit: 50 });
-    const bare = await startBare({
-      one: { json: one.body },
-      list: { json: page.body, headers: { 'Girder-Total-Count': page.headers.get('girder-total-count')! } },
-    });
+    const { s, bare, auth, urls, nextPost } = await httpTargets(service);
     try {
-      const bareGet = await load({ url: `${bare.api}/folder/${s.publicFolderId}`, seconds });
-      const bareList = await load({ url: `${bare.api}/folder?parentType=folder&parentId=${listed}&limit=50`, seconds });
-      const get = await load({ url: `${service.api}/folder/${s.publicFolderId}`, seconds, headers: auth });
-      const list = await load({
-        url: `${service.api}/folder?parentType=folder&parentId=${listed}&limit=50`,
-        seconds,
-        headers: auth,
-      });
-      let n = 0;
-      const post = await load({
-        url: `${service.api}/folder`,
-        method: 'POST',
-        seconds,
-        headers: auth,
-        setupRequest: (request) => ({
-          ...request,
-          method: 'POST',
-          path: `/api/v1/folder?parentType=folder&parentId=${s.publicFolderId}&name=load%20${n++}`,
-        }),
-      });
+      const bareGet = await load({ url: urls.bareGet, seconds });
+      const bareList = await load({ url: urls.bareList, seconds });
+      const get = await load({ url: urls.get, seconds, headers: auth });
+      const list = await load({ url: urls.list, seconds, headers: auth });
+      const post = await load({ url: urls.post, method: 'POST', seconds, headers: auth, setupRequest: nextPost });
       const sequential = await sequentialLatency(quick ? 30 : 1000, async (i) => {
         await s.admin.ok('POST', '/folder', {
           parentType: 'folder',
@@ -52,7 +29,7 @@ const bench: Benchmark = async ({ quick }) => {
         });
       });
       const bareSequential = await sequentialLatency(quick ? 30 : 1000, async () => {
-        await fetch(`${bare.api}/folder/${s.publicFolderId}`).then((r) => r.arrayBuffer());
+        await fetch(urls.bareGet).then((r) => r.arrayBuffer());
       });
       const rows: BenchRow[] = [
         throughput('GET /folder/:id, site admin', get.rps, bareGet.rps, 0.7),

@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import autocannon from 'autocannon';
-import { startBare, startService, type ServerProcess } from '../lib/serverProcess';
-import { folderWithChildren, scenario } from '../lib/scenario';
+import { startService, type ServerProcess } from '../lib/serverProcess';
+import { httpTargets } from '../lib/httpTargets';
 
 const seconds = Number(process.argv[2] ?? 3);
 const TICK_MS = 1000 / 100;
@@ -46,38 +46,17 @@ async function measure(
 async function main() {
   const service = await startService();
   try {
-    const s = await scenario(service);
-    const auth = { 'Girder-Token': s.admin.token };
-    const one = await s.admin.call('GET', `/folder/${s.publicFolderId}`);
-    const listed = await folderWithChildren(s, service.dataDir, 'listing 1k', 1000);
-    const page = await s.admin.call('GET', '/folder', { parentType: 'folder', parentId: listed, limit: 50 });
-    const bare = await startBare({
-      one: { json: one.body },
-      list: { json: page.body, headers: { 'Girder-Total-Count': page.headers.get('girder-total-count')! } },
-    });
+    const { bare, auth, urls, nextPost } = await httpTargets(service);
     try {
-      const bg = await measure(bare, 'bare GET', { url: `${bare.api}/folder/${s.publicFolderId}` });
-      const bl = await measure(bare, 'bare list', {
-        url: `${bare.api}/folder?parentType=folder&parentId=${listed}&limit=50`,
-      });
-      const g = await measure(service, 'GET /folder/:id', {
-        url: `${service.api}/folder/${s.publicFolderId}`,
-        headers: auth,
-      });
-      const l = await measure(service, 'list 50 of 1k', {
-        url: `${service.api}/folder?parentType=folder&parentId=${listed}&limit=50`,
-        headers: auth,
-      });
-      let n = 0;
+      const bg = await measure(bare, 'bare GET', { url: urls.bareGet });
+      const bl = await measure(bare, 'bare list', { url: urls.bareList });
+      const g = await measure(service, 'GET /folder/:id', { url: urls.get, headers: auth });
+      const l = await measure(service, 'list 50 of 1k', { url: urls.list, headers: auth });
       const p = await measure(service, 'POST /folder', {
-        url: `${service.api}/folder`,
+        url: urls.post,
         method: 'POST',
         headers: auth,
-        setupRequest: (req: any) => ({
-          ...req,
-          method: 'POST',
-          path: `/api/v1/folder?parentType=folder&parentId=${s.publicFolderId}&name=load%20${n++}`,
-        }),
+        setupRequest: nextPost,
       });
       console.log(
         `bare/service cpu per request (main thread): GET ${(bg.main / g.main).toFixed(2)}  POST ${(bg.main / p.main).toFixed(2)}  list ${(bl.main / l.main).toFixed(2)}`,
