@@ -2,7 +2,7 @@ import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
-import { claim, reservationDecider, siblingNameStream } from '../domain/uniqueName';
+import { claim, siblingNameStream } from '../domain/uniqueName';
 import type { ParentType } from '../domain/parents';
 
 /**
@@ -37,14 +37,16 @@ export async function guardSiblingName(
   name: string,
 ): Promise<NameGuard> {
   const streamId = siblingNameStream(parentId, name);
-  const stream = await commands.load(streamId, reservationDecider);
+  // Only the stream's revision matters (the claim's expected state), not its events: one indexed lookup, where
+  // loading the stream read every claim and threw (and caught) StreamNotFoundError for each new name.
+  const revision = await commands.store.streamRevision(streamId);
   await commands.projector.waitFor(await commands.store.headPosition());
   const takenBy = await lookup(parentType, parentId, name);
   return {
     takenBy,
     claimAppend: (ownerType, ownerId, meta) => ({
       streamId,
-      expectedState: stream.expected,
+      expectedState: revision,
       events: toNewEvents([claim(name, ownerType, ownerId)], meta),
     }),
   };

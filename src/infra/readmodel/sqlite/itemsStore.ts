@@ -64,13 +64,13 @@ interface ItemRow {
 const ITEM_SELECT = 'SELECT i.id, i.folder_id, i.base_parent_type, i.base_parent_id, i.size, i.doc FROM rm_items i';
 
 function toItem(row: ItemRow): ItemDoc {
-  return {
-    ...(JSON.parse(row.doc) as ItemDoc),
-    folderId: row.folder_id,
-    baseParentType: row.base_parent_type,
-    baseParentId: row.base_parent_id,
-    size: row.size,
-  };
+  // Set on the parsed object rather than spread into a new one (same keys, same order, a fraction of the cost).
+  const doc = JSON.parse(row.doc) as ItemDoc;
+  doc.folderId = row.folder_id;
+  doc.baseParentType = row.base_parent_type;
+  doc.baseParentId = row.base_parent_id;
+  doc.size = row.size;
+  return doc;
 }
 
 /** What the JSON column of an item holds: everything but the fields kept in columns. */
