@@ -13,7 +13,30 @@ const bigintAsString = (_key: string, v: unknown) => (typeof v === 'bigint' ? v.
  */
 export function sortedJson(value: unknown, indent?: number): string {
   // Like JSON.stringify, undefined for a value JSON cannot hold (a function): callers send nothing then.
+  if (indent === undefined && writtenSorted(value, 0)) return JSON.stringify(value);
   return stableStringify(value, bigintAsString, indent) as string;
+}
+
+/** Deeper than this, `writtenSorted` leaves the value to safe-stable-stringify (which throws on a cycle). */
+const MAX_SORTED_DEPTH = 32;
+
+/**
+ * Whether JSON.stringify alone writes `value` exactly as `sortedJson` must: the keys of every object already in
+ * sorted order (as the views build them), no bigint, no `toJSON`. Checking is a walk of the keys; the native
+ * JSON.stringify that follows costs a third of the sorting serialiser on a 50-folder page. Anything else (a key out
+ * of order, user metadata as stored) goes through the sorting serialiser, which gives the same bytes.
+ */
+function writtenSorted(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return typeof value !== 'bigint';
+  if (depth > MAX_SORTED_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  if (Array.isArray(value)) return value.every((element) => writtenSorted(element, depth + 1));
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    // `<` compares UTF-16 code units, as the sort of safe-stable-stringify does.
+    if (i > 0 && !(keys[i - 1] < keys[i])) return false;
+    if (!writtenSorted((value as Record<string, unknown>)[keys[i]], depth + 1)) return false;
+  }
+  return true;
 }
 
 /** Whether the Accept header, ordered by q-value, lists text/html before application/json. */

@@ -49,29 +49,32 @@ export function collectionView(collection: CollectionDoc, viewer: Viewer | null)
 /**
  * Filtered folder record: the whitelisted fields present on the document, `_modelType`, the caller's `_accessLevel`,
  * `metadata` (this service's name for Girder's `meta`, `{}` when empty). Never `access` nor `lowerName`.
+ *
+ * Built with its keys in sorted order, the order the answer is written in: such an object goes to the client through
+ * JSON.stringify as it is (src/http/render.ts), a listing's fifty of them included.
  */
 export function folderView(
   folder: FolderDoc,
   viewer: Viewer | null,
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return {
+  const view: Record<string, unknown> = {
+    _accessLevel: accessLevelOf(folder, viewer),
     _id: folder._id,
     _modelType: 'folder',
-    _accessLevel: accessLevelOf(folder, viewer),
-    name: folder.name,
+    baseParentId: folder.baseParentId,
+    baseParentType: folder.baseParentType,
+    created: folder.created,
+    creatorId: folder.creatorId,
     description: folder.description,
+    metadata: folder.meta,
+    name: folder.name,
     parentCollection: folder.parentCollection,
     parentId: folder.parentId,
-    baseParentType: folder.baseParentType,
-    baseParentId: folder.baseParentId,
-    creatorId: folder.creatorId,
-    created: folder.created,
-    updated: folder.updated,
-    size: folder.size,
-    ...(folder.public !== undefined ? { public: folder.public } : {}),
-    ...(folder.publicFlags !== undefined ? { publicFlags: folder.publicFlags } : {}),
-    metadata: folder.meta,
-    ...extra,
   };
+  if (folder.public !== undefined) view.public = folder.public;
+  if (folder.publicFlags !== undefined) view.publicFlags = folder.publicFlags;
+  view.size = folder.size;
+  view.updated = folder.updated;
+  return Object.assign(view, extra);
 }
