@@ -1,4 +1,5 @@
-import { Subject, type Observable, type Subscription } from 'rxjs';
+import type { Observable, Subscription } from 'rxjs';
+import { Subject } from './rxjs';
 import type { EventStore, RecordedEvent } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 

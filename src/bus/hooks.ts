@@ -1,4 +1,5 @@
-import { Subject, filter, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { Subject, filter } from './rxjs';
 
 /**
  * Girder-style hook events (`rest.get.folder/:id.before`, `auth.user.get`, …) on an RxJS pipeline.

@@ -1,4 +1,4 @@
-import { Observable, Subject, filter } from 'rxjs';
+import { Observable, Subject, filter } from './rxjs';
 
 /**
  * Progress notifications (Girder 3.x `models/notification.py`).

@@ -1,4 +1,4 @@
-import { BehaviorSubject, Subject, filter, firstValueFrom, merge, timeout } from 'rxjs';
+import { BehaviorSubject, Subject, filter, firstValueFrom, merge, timeout } from '../bus/rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
 import { FencedOffError, type BatchedWrite, type LeaseFence, type ProjectorStore } from '../ports/readModel';
