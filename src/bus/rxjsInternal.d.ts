@@ -13,13 +13,3 @@ declare module 'rxjs/internal/operators/filter' {
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- the re-export names every overload
   export { filter } from 'rxjs';
 }
-declare module 'rxjs/internal/operators/timeout' {
-  export { timeout } from 'rxjs';
-}
-declare module 'rxjs/internal/observable/merge' {
-  // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
-  export { merge } from 'rxjs';
-}
-declare module 'rxjs/internal/firstValueFrom' {
-  export { firstValueFrom } from 'rxjs';
-}

@@ -1,4 +1,5 @@
-import { BehaviorSubject, Subject, filter, firstValueFrom, merge, timeout } from '../bus/rxjs';
+import type { Subscription as RxSubscription } from 'rxjs';
+import { BehaviorSubject, Subject } from '../bus/rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
 import { FencedOffError, type BatchedWrite, type LeaseFence, type ProjectorStore } from '../ports/readModel';
@@ -354,9 +355,7 @@ export class Projector {
     }
     for (;;) {
       try {
-        await firstValueFrom(
-          merge(this.position$.pipe(filter((p) => p >= position)), this.failed$).pipe(timeout(timeoutMs)),
-        );
+        await this.positionReached(position, timeoutMs);
         return;
       } catch {
         this.throwIfStopped(position);
@@ -365,6 +364,33 @@ export class Projector {
         if (!this.applyingInBackground) throw new ProjectionLagError(position);
       }
     }
+  }
+
+  /**
+   * Resolves once `position$` reaches `position`; rejects when the projections fail (`failed$` errors) or after
+   * `timeoutMs`. Two plain subscriptions and a timer: every write waits here, and the operator chain it replaced
+   * (merge, filter, timeout, firstValueFrom) built a pipeline of subscribers per wait.
+   */
+  private positionReached(position: bigint, timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const subscriptions: RxSubscription[] = [];
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        for (const subscription of subscriptions) subscription.unsubscribe();
+        outcome();
+      };
+      // A subject may answer while it is being subscribed to (position$ holds its value, an errored failed$ errors).
+      const track = (subscription: RxSubscription) => {
+        if (settled) subscription.unsubscribe();
+        else subscriptions.push(subscription);
+      };
+      const timer = setTimeout(() => settle(() => reject(new ProjectionLagError(position))), timeoutMs);
+      track(this.failed$.subscribe({ error: (error: Error) => settle(() => reject(error)) }));
+      track(this.position$.subscribe((reachedPosition) => reachedPosition >= position && settle(resolve)));
+    });
   }
 
   /** Refuses a wait while the projections are stopped by a failure in this process. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { Services } from '../../services';
 import { validToken, tokenHasScopes } from '../auth';
 import { Scope } from '../../domain/scopes';
@@ -30,8 +30,16 @@ function forwardNotifications(services: Services, ws: WebSocket, userId: string)
 
 /** Serves the notification socket on an HTTP server; other upgrade requests are refused. */
 export function attachNotificationSocket(server: Server, services: Services): void {
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES });
-  server.on('close', () => sockets.close());
+  // `ws` is loaded with the first socket a client opens, not at start-up (it is a tenth of a bare start's modules).
+  let sockets: WebSocketServer | undefined;
+  const socketServer = (): WebSocketServer => {
+    if (!sockets) {
+      const ws = require('ws') as typeof import('ws');
+      sockets = new ws.WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES });
+    }
+    return sockets;
+  };
+  server.on('close', () => sockets?.close());
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -46,7 +54,7 @@ export function attachNotificationSocket(server: Server, services: Services): vo
           return;
         }
         const { userId } = token;
-        sockets.handleUpgrade(req, socket, head, (ws) => forwardNotifications(services, ws, userId));
+        socketServer().handleUpgrade(req, socket, head, (ws) => forwardNotifications(services, ws, userId));
       })
       .catch(() => socket.destroy());
   });
