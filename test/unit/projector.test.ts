@@ -322,6 +322,23 @@ describe('Projector with a lease (two processes on one read model)', () => {
     expect([holder.role, standby.role]).toEqual(['holder', 'standby']);
   });
 
+  it("a standby only reads the lease while it is held: its retries never wait for the holder's write lock", async () => {
+    const [one, two] = [open(), open()];
+    const holder = leased(one, recorder());
+    await holder.start();
+    const standby = leased(two, recorder());
+    await standby.start();
+    const acquire = jest.spyOn(two.readModel.leases, 'acquire');
+    const get = jest.spyOn(two.readModel.leases, 'get');
+    await new Promise((resolve) => setTimeout(resolve, TTL * 1.5));
+    expect(get).toHaveBeenCalled();
+    expect(acquire).not.toHaveBeenCalled();
+    // Once the holder is gone, the next retry takes it.
+    await holder.stop();
+    await until(() => standby.role === 'holder', TTL * 2);
+    expect(acquire).toHaveBeenCalled();
+  });
+
   it('hands over when the holder stops: the standby projects on from the checkpoint', async () => {
     const [one, two] = [open(), open()];
     const [seenByOne, seenByTwo] = [recorder(), recorder()];
