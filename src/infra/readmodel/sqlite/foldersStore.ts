@@ -6,6 +6,7 @@ import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import { notStored } from '../notStored';
 import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
@@ -277,9 +278,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         this.db,
         'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
       ).get(doc.parentId) as { type: RootType; id: string } | undefined;
-      // The parent was removed by a subtree delete earlier in log order (the creation raced the delete of an ancestor):
-      // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
-      if (!parent) return;
+      // The projection guards the write on the parent (src/projections/lateEvents.ts).
+      if (!parent) throw notStored('parent folder', doc.parentId, doc._id);
       base = parent;
       // The parent's ancestors are read first and inserted row by row: an INSERT … SELECT from the table it writes
       // makes SQLite materialize the SELECT in an ephemeral table for every folder (the costliest statement of a
@@ -294,9 +294,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       for (const [ancestorId, depth] of above) insertAncestor.run(doc._id, ancestorId, depth + 1);
       insertAncestor.run(doc._id, doc.parentId, 1);
     } else {
-      // The root collection was deleted earlier in log order (the creation raced DELETE /collection/:id): the new
-      // folder went with everything else under it.
-      if (doc.parentCollection === 'collection' && !this.collectionExists(doc.parentId)) return;
       base = { type: doc.parentCollection, id: doc.parentId };
     }
     prepared(
@@ -327,7 +324,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   update(id: string, fields: Partial<FolderDoc>): void {
     const row = prepared(this.db, 'SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
-    // Removed by a subtree delete earlier in log order (the change raced the delete of an ancestor): it went with it.
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) };
     for (const [key, value] of Object.entries(fields as Record<string, unknown>))
@@ -353,19 +349,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       this.db,
       'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
     ).get(id) as { type: RootType; id: string } | undefined;
-    // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
-    if (!previousBase) return;
-    const parentGone =
-      parentType === 'folder'
-        ? !prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(parentId)
-        : parentType === 'collection' && !this.collectionExists(parentId);
-    if (parentGone) {
-      // Moved into a folder that a subtree delete removed (or a collection deleted) earlier in log order: the moved
-      // subtree is treated as deleted along with its new ancestor (as an item moved into a deleted folder is), instead
-      // of stopping the projector.
-      removeSubtree(this.db, id, false);
-      return;
-    }
+    // The projection guards the write on the folder and its new parent (src/projections/lateEvents.ts).
+    if (!previousBase) throw notStored('folder', id, id);
     // Forget every ancestor above the moved folder, for the folder and its whole subtree…
     prepared(
       this.db,
@@ -378,7 +363,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         this.db,
         'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
       ).get(parentId) as { type: RootType; id: string } | undefined;
-      if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`); // checked above
+      if (!parent) throw notStored('new parent folder', parentId, id);
       base = parent;
       // …then hang the subtree under the new parent and the new parent's ancestors.
       prepared(
@@ -399,6 +384,10 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     ).run({ id, type: base.type, base: base.id });
     // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
     followFolderMove(this.db, subtree, id, previousBase, base);
+  }
+
+  removeSubtree(id: string): void {
+    removeSubtree(this.db, id, false);
   }
 
   /** Adds `delta` to the folder's size (items directly in it). */
@@ -438,11 +427,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     );
     insert.run({ targets, type: 'user', entries: JSON.stringify(change.access.users) });
     insert.run({ targets, type: 'group', entries: JSON.stringify(change.access.groups) });
-  }
-
-  /** Whether the collection is in the read model (not deleted earlier in log order). */
-  private collectionExists(id: string): boolean {
-    return prepared(this.db, 'SELECT 1 FROM rm_collections WHERE id = ?').get(id) !== undefined;
   }
 
   deleteUnderRoot(rootId: string): void {
