@@ -36,10 +36,15 @@ export const itemsProjection = projectionOf<ItemEvent>({
   },
   ItemMoved: (event, tx) => {
     const d = event.data;
-    moveInto(tx, itemRow(d.itemId), { parentType: 'folder', parentId: d.folderId }, {
-      move: (tx) => tx.items.move(d.itemId, d.folderId, d.name, d.updated),
-      remove: (tx) => tx.items.delete(d.itemId),
-    });
+    moveInto(
+      tx,
+      itemRow(d.itemId),
+      { parentType: 'folder', parentId: d.folderId },
+      {
+        move: (tx) => tx.items.move(d.itemId, d.folderId, d.name, d.updated),
+        remove: (tx) => tx.items.delete(d.itemId),
+      },
+    );
   },
   ItemMetadataChanged: (event, tx) => {
     const d = event.data;

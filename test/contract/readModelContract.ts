@@ -12,6 +12,7 @@ import type {
 import { pagingOf } from '../../src/http/params';
 import { deriveId } from '../../src/domain/ids';
 import { accessTargets } from '../../src/projections/folderAccess';
+import { lateEventsContract } from './lateEventsContract';
 import {
   changeOf,
   createUnder,
@@ -155,6 +156,8 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
       position = 0n;
     });
     afterEach(() => fixture.dispose());
+
+    lateEventsContract(() => rm);
 
     describe('checkpoints', () => {
       it('starts at 0, moves with each applied event and skips replays', async () => {
