@@ -108,17 +108,20 @@ export const foldersProjection = projectionOf<FolderEvent>({
       if (present) tx.subtree.copyFolder(event.data, event.position);
     },
   }),
+  // A restore re-creates the folder under its new parent: nothing comes back when a delete took that parent first.
   FolderRestored: (event, tx) => {
     const d = event.data;
-    tx.history.restoreFolder(
-      {
-        folderId: d.folderId,
-        deletedPosition: BigInt(d.deletedPosition),
-        parentType: d.parentType,
-        parentId: d.parentId,
-        name: d.name,
-      },
-      event.position,
+    createUnder(tx, d.parentType, d.parentId, (tx) =>
+      tx.history.restoreFolder(
+        {
+          folderId: d.folderId,
+          deletedPosition: BigInt(d.deletedPosition),
+          parentType: d.parentType,
+          parentId: d.parentId,
+          name: d.name,
+        },
+        event.position,
+      ),
     );
   },
 });

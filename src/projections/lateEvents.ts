@@ -6,7 +6,7 @@ import type { ProjectionReads, ReadModelTx, RowRef } from '../ports/readModel';
  * parent still stood: the two requests raced (the event's stream knew nothing of the delete). The thing is then gone
  * with the delete, and the late event must neither resurrect it nor stop the projector. The rule, once for every
  * adapter and every event:
- *  - a creation under a parent that is gone creates nothing: the new folder, item or file went with its parent;
+ *  - a creation (or restore) under a parent that is gone creates nothing: the new thing went with its parent;
  *  - a change of something that is gone (fields, metadata, access, a file of an item) changes nothing;
  *  - a move of something that is gone moves nothing; a move into a parent that is gone takes the moved thing with
  *    the parent: it is removed as the delete removed the parent's subtree;

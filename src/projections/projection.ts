@@ -5,10 +5,11 @@ import type { DomainEvent } from '../domain/decider';
 /**
  * A projection maps events to read-model writes. A handler is synchronous and never reads: everything it needs is in
  * the event (or derived by the adapter's write methods), which keeps it deterministic and lets each adapter apply an
- * event's writes and the checkpoint atomically (better-sqlite3 cannot keep a transaction open across an `await`).
+ * event's writes and the checkpoint atomically (better-sqlite3 cannot keep a transaction open across an `await`). A
+ * write that holds only while a row is there (a late event's, lateEvents.ts) is made conditional: `tx.ifPresent`.
  *
  * A handler whose writes depend on the read model as it stands (which folders a recursive access change reaches, or
- * whether a late event names a folder a delete already removed) is {@link planned}: its `plan` reads first,
+ * whether a subtree event names a folder a delete already removed) is {@link planned}: its `plan` reads first,
  * asynchronously, through the generic set-wise reads of {@link ProjectionReads}; its `apply` then writes what the
  * plan decided, synchronously, in the event's transaction. The projector plans an event only once every earlier event
  * is applied (it applies a pending batch first), and it is the single, fenced writer, so the plan still holds when the

@@ -14,7 +14,7 @@ const NO_ACCESS = { users: [], groups: [] };
  * every adapter: the late-event rule of src/projections/lateEvents.ts over the adapter's `tx.ifPresent`. The HTTP
  * tests race folder creations, changes and moves against a delete (test/http/folderDelete.test.ts); these are the
  * cases a request cannot easily race: items and files of a deleted folder, an item moved into one, a deleted folder
- * moved, and a write conditional on a row written earlier in the same event.
+ * moved, a restore into one, and a write conditional on a row written earlier in the same event.
  */
 export function lateEventsContract(readModel: () => ReadModel): void {
   describe('late events, as the projections apply them', () => {
@@ -72,7 +72,7 @@ export function lateEventsContract(readModel: () => ReadModel): void {
         },
       });
 
-    it('skips what names a deleted item or folder, and takes an item moved into one with it', async () => {
+    it('skips what names a deleted item or folder, takes an item moved into one with it, restores nothing there', async () => {
       const rm = readModel();
       await apply((tx) => {
         tx.collections.put({
@@ -100,6 +100,7 @@ export function lateEventsContract(readModel: () => ReadModel): void {
         type: 'FolderDeleted',
         data: { folderId: 'doomed', parentType: 'collection', parentId: 'c1', name: 'doomed', opId: 'op1' },
       });
+      const deletedPosition = position.toString();
       expect((await rm.collections.get('c1'))?.size).toBe(3);
 
       // Decided before the delete, appended after it: each changes nothing, and the projector goes on.
@@ -152,6 +153,27 @@ export function lateEventsContract(readModel: () => ReadModel): void {
       expect(await rm.files.get('f2')).toBeNull();
       expect((await rm.folders.get('kept'))?.size).toBe(0);
       expect((await rm.collections.get('c1'))?.size).toBe(0);
+
+      // A restore under a parent that is gone brings nothing back; under one that stands, it does.
+      const restore = (parentId: string) =>
+        project({
+          type: 'FolderRestored',
+          data: {
+            folderId: 'inner',
+            opId: 'op2',
+            deletedPosition,
+            parentType: 'folder',
+            parentId,
+            name: 'inner',
+            description: '',
+            access: NO_ACCESS,
+            meta: {},
+          },
+        });
+      await restore('doomed');
+      expect(await rm.folders.get('inner')).toBeNull();
+      await restore('kept');
+      expect(await rm.folders.get('inner')).toMatchObject({ parentId: 'kept', size: 4 });
     });
 
     it('checks presence after the writes before it in the same event, and nests', async () => {

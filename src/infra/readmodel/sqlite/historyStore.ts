@@ -11,6 +11,7 @@ import type {
   RemovedItem,
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
+import { notStored } from '../notStored';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -346,8 +347,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     if (prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(r.folderId)) return;
     if (!prepared(db, 'SELECT 1 FROM rm_deleted_folders WHERE position = ? AND id = ?').get(dp, r.folderId)) return;
     const base = this.baseOf(r.parentType, r.parentId);
-    // The new parent went before this event in log order (a concurrent delete won): nothing comes back.
-    if (!base) return;
+    // The projection guards the write on the new parent (src/projections/lateEvents.ts).
+    if (!base) throw notStored('new parent', r.parentId, r.folderId);
     this.clearTemp();
     prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id, depth) SELECT id, depth FROM kept_subtree`).run({
       dp,
