@@ -168,6 +168,9 @@ export function lateEventsContract(readModel: () => ReadModel): void {
             description: '',
             access: NO_ACCESS,
             meta: {},
+            creatorId: null,
+            created: T0,
+            updated: T1,
           },
         });
       await restore('doomed');

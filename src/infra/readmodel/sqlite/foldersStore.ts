@@ -109,7 +109,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     // A file from before the counts table: count once, the triggers keep it from here on.
     if (!countsExisted) {
       db.exec(
-        'INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type',
+        `INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*)
+          FROM rm_folders GROUP BY parent_id, parent_type`,
       );
     }
     ensureReadClassCounts(db);
@@ -176,7 +177,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const query = ftsQuery(o.text);
     if (query === null) return { rows: [], total: 0 };
     const readable = readableSql('f', o.viewer);
-    const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
+    const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score
+    FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
       ON s.hit_id = f.id WHERE ${readable.sql}`;
     const args = [query, ...readable.args];
     const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number })
@@ -184,7 +186,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const page = pagingSql(o.paging, COLUMNS, 'f');
     const rows = prepared(
       this.db,
-      `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score FROM rm_folders f ${where}${page.sql}`,
+      `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score
+        FROM rm_folders f ${where}${page.sql}`,
     ).all(...args, ...page.args) as (FolderRow & { score: number })[];
     return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
   }
@@ -371,12 +374,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
            SELECT sub.folder_id, sup.ancestor_id, sub.depth + sup.depth + 1
            FROM (SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, 0) sub,
-                (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
+                (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent
+                UNION ALL SELECT @parent, 0) sup`,
       ).run({ id, parent: parentId });
     }
     prepared(
       this.db,
-      "UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?, doc = json_set(doc, '$.updated', ?) WHERE id = ?",
+      `UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?,
+        doc = json_set(doc, '$.updated', ?) WHERE id = ?`,
     ).run(parentType, parentId, updated, updated, id);
     prepared(
       this.db,

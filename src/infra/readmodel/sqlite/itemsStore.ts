@@ -149,7 +149,8 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
     prepared(
       this.db,
-      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
+      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id,
+        created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
     ).run(
       doc._id,
@@ -198,7 +199,8 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), name, lowerName: name.toLowerCase(), updated };
     prepared(
       this.db,
-      `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?, name = ?, lower_name = ?, updated = ?, doc = ?
+      `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?,
+        name = ?, lower_name = ?, updated = ?, doc = ?
          WHERE id = ?`,
     ).run(folderId, target.type, target.id, name, doc.lowerName, updated, JSON.stringify(itemJson(doc)), id);
     this.reindex(id, name, doc.description);

@@ -75,7 +75,8 @@ export class SqliteReadModel implements ReadModel {
       this.applyInTransaction(projection, events, fence),
     );
     this.saveCheckpointStmt = db.prepare(
-      'INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE SET position = excluded.position',
+      `INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE
+        SET position = excluded.position`,
     );
     this.relaxedSyncStmt = db.prepare('PRAGMA synchronous = NORMAL');
     this.fullSyncStmt = db.prepare('PRAGMA synchronous = FULL');
@@ -179,7 +180,8 @@ export class SqliteReadModel implements ReadModel {
   async reset(): Promise<void> {
     const tables = prepared(
       this.db,
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\'",
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\'
+        AND name NOT LIKE '%fts\\_%' ESCAPE '\\'`,
     ).all() as { name: string }[];
     this.db.transaction(() => {
       for (const { name } of tables) prepared(this.db, `DELETE FROM "${name}"`).run();
@@ -201,7 +203,9 @@ export class SqliteReadModel implements ReadModel {
   async dump(): Promise<Record<string, unknown[]>> {
     const tables = prepared(
       this.db,
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints' ORDER BY name",
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\'
+        AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints'
+        ORDER BY name`,
     ).all() as { name: string }[];
     const out: Record<string, unknown[]> = {};
     for (const { name } of tables) {
