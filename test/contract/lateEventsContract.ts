@@ -72,7 +72,7 @@ export function lateEventsContract(readModel: () => ReadModel): void {
         },
       });
 
-    it('skips what names a deleted item or folder, takes an item moved into one with it, restores nothing there', async () => {
+    it('skips what names a deleted item or folder, and takes an item moved into one with it', async () => {
       const rm = readModel();
       await apply((tx) => {
         tx.collections.put({
@@ -154,7 +154,7 @@ export function lateEventsContract(readModel: () => ReadModel): void {
       expect((await rm.folders.get('kept'))?.size).toBe(0);
       expect((await rm.collections.get('c1'))?.size).toBe(0);
 
-      // A restore under a parent that is gone brings nothing back; under one that stands, it does.
+      // A restore under a parent that is gone brings nothing back (it stops nothing); under one that stands, it does.
       const restore = (parentId: string) =>
         project({
           type: 'FolderRestored',
