@@ -3,6 +3,7 @@ import { FOLDERS_DDL } from './foldersStore';
 import { ACL_DDL } from './aclRows';
 import { HISTORY_DDL } from './historyStore';
 import { ensureReadClassCounts } from './readClassCounts';
+import { emptyReadModels } from './emptyReadModels';
 
 /**
  * Replay mode of the embedded read models (`rebuild` only; the live projector and `verify` never enter it).
@@ -66,13 +67,18 @@ export function replayPending(db: SqliteDatabase): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(REPLAY_MARK) !== undefined;
 }
 
-/** Enters replay mode; call on emptied read models, before the first event. */
+/**
+ * Empties the read models and enters replay mode, in one transaction, before the first event. The live triggers,
+ * the full-text tables and the deferred indexes go first, so that emptying the tables is mostly SQLite's truncation
+ * (pages freed whole) instead of a trigger run, an FTS5 delete and index deletes per row: on a 50k-folder read model
+ * that halved the time `reset()` took.
+ */
 export function beginReplay(db: SqliteDatabase): void {
   db.transaction(() => {
     for (const name of LIVE_TRIGGERS) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
+    db.exec(`DROP TRIGGER IF EXISTS ${REPLAY_MARK}; DROP TRIGGER IF EXISTS rm_folders_count_replay_move;`);
     db.exec('DROP TABLE IF EXISTS rm_folder_read_counts');
     for (const name of DEFERRED_INDEXES) db.exec(`DROP INDEX IF EXISTS ${name}`);
-    if (!replayPending(db)) db.exec(REPLAY_TRIGGERS);
     // A plain table under the FTS table's name takes the replay's writes (inserts, deletes by id) at B-tree cost.
     for (const name of FTS_TABLES) {
       if (!isVirtual(db, name)) continue;
@@ -80,6 +86,8 @@ export function beginReplay(db: SqliteDatabase): void {
         `DROP TABLE ${name}; CREATE TABLE ${name} (id, name, description); CREATE INDEX ${name}_replay_id ON ${name} (id)`,
       );
     }
+    emptyReadModels(db);
+    db.exec(REPLAY_TRIGGERS);
   })();
 }
 

@@ -12,6 +12,7 @@ import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 import { beginReplay, completeReplay, replayPending } from './replayMode';
+import { emptyReadModels } from './emptyReadModels';
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -157,18 +158,12 @@ export class SqliteReadModel implements ReadModel {
   }
 
   async reset(): Promise<void> {
-    const tables = prepared(
-      this.db,
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\'",
-    ).all() as { name: string }[];
-    this.db.transaction(() => {
-      for (const { name } of tables) prepared(this.db, `DELETE FROM "${name}"`).run();
-    })();
+    this.db.transaction(() => emptyReadModels(this.db))();
   }
 
   /**
-   * Replay mode for `rebuild` (replayMode.ts): after `reset()`, the counts and the indexes no projection write reads
-   * are left to {@link endReplay}, which computes them set-wise after the last event.
+   * Replay mode for `rebuild` (replayMode.ts): empties the read models like {@link reset}, and leaves the counts and
+   * the indexes no projection write reads to {@link endReplay}, which computes them set-wise after the last event.
    */
   async beginReplay(): Promise<void> {
     beginReplay(this.db);
