@@ -20,10 +20,11 @@ import { emptyReadModels } from './emptyReadModels';
  *  - the full-text indexes (FTS5 flushes its pending terms to disk at every statement savepoint, i.e. at every
  *    insert with triggers: ~45% of a replay's CPU): a plain table of the same name and columns takes the replay's
  *    writes, and the FTS table is loaded from it in one statement, rowids included;
- *  - secondary indexes that no projection write reads (the listing sort index, the ACL principal index, the
- *    point-in-time parent index): dropped, and created again by their `CREATE INDEX IF NOT EXISTS`.
+ *  - secondary indexes that no projection write reads (the listing sort index, the parent+name index the
+ *    commands' sibling lookups use, the ACL principal index, the point-in-time parent index): dropped, and created
+ *    again by their `CREATE INDEX IF NOT EXISTS`.
  * The history TEMP triggers stay (their rows carry each event's position), and so do the indexes the write path
- * reads (parent+name, base parent, ancestry).
+ * reads (base parent, ancestry).
  *
  * Interrupted replays heal: the replay triggers mark the file as "derived state pending", and opening the read
  * models (`SqliteReadModel`'s constructor) completes it before anything else reads or projects; the checkpoint of the
@@ -33,7 +34,12 @@ const FTS_TABLES = ['rm_folders_fts', 'rm_items_fts', 'rm_collections_fts'];
 const FTS_DDL = (name: string) =>
   `CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61')`;
 const REPLAY_MARK = 'rm_folders_count_replay_delete';
-const DEFERRED_INDEXES = ['rm_folders_parent_sort', 'rm_acl_principal', 'rm_folder_tree_parent'];
+const DEFERRED_INDEXES = [
+  'rm_folders_parent_sort',
+  'rm_folders_parent_name',
+  'rm_acl_principal',
+  'rm_folder_tree_parent',
+];
 const LIVE_TRIGGERS = [
   'rm_folders_count_insert',
   'rm_folders_count_delete',
