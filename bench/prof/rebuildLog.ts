@@ -6,24 +6,14 @@
  */
 import fs from 'node:fs';
 import { startService } from '../lib/serverProcess';
-import { folderWithChildren, scenario } from '../lib/scenario';
+import { writeRebuildWorkload } from '../lib/rebuildWorkload';
 
 async function main(): Promise<void> {
   const [folders, out] = [Number(process.argv[2]), process.argv[3]];
   if (!(folders > 0) || !out) throw new Error('usage: rebuildLog.ts <folders> <dir>');
   const service = await startService();
   try {
-    const s = await scenario(service);
-    const parent = await folderWithChildren(s, service.dataDir, 'rebuild', folders);
-    const children = await s.admin.ok<{ _id: string }[]>('GET', '/folder', {
-      parentType: 'folder',
-      parentId: parent,
-      limit: 20,
-    });
-    for (const [i, child] of children.entries()) {
-      await s.admin.ok('PUT', `/folder/${child._id}`, { name: `renamed ${i}`, description: 'edited' });
-      await s.admin.ok('PUT', `/folder/${child._id}/metadata`, { metadata: JSON.stringify({ i, tag: 'bench' }) });
-    }
+    await writeRebuildWorkload(service, folders);
     await service.stop();
     fs.cpSync(service.dataDir, out, { recursive: true });
   } finally {
