@@ -205,15 +205,15 @@ export class Projector {
         this.becomeStandby(lease.retryEveryMs);
         return;
       }
+      // Renewals run on their own schedule from now on: a catch-up may take longer than the lease lives.
+      this.schedule(lease.renewEveryMs);
       await this.project(from);
     } catch {
       // The service still starts and serves what the read models hold; the failure is reported (readiness, 503 on
       // writes, verify) and the projections are tried again after a growing pause, from where they stopped.
       this.failuresInARow += 1;
       await this.stepDown(this.failureBackoff());
-      return;
     }
-    this.schedule(lease.renewEveryMs);
   }
 
   /**
@@ -606,7 +606,9 @@ export class Projector {
       return this.stepDown(this.leased().retryEveryMs);
     }
     this.validUntil = attempt + ttlMs;
-    this.schedule(renewEveryMs);
+    // Counted from the attempt, not from its answer: a renewal that waited long (another process holding SQLite's
+    // write lock) must not push the next one so late that too little of the lease would be left for it.
+    this.schedule(Math.max(0, attempt + renewEveryMs - Date.now()));
   }
 
   private async retryAcquire(): Promise<void> {
@@ -643,14 +645,12 @@ export class Projector {
     }
     if (!fenced) return this.stepDown(lease.retryEveryMs);
     this.logger?.info({ from: this.position$.value.toString() }, 'took the projector lease; projecting');
-    try {
-      await this.project(this.position$.value);
-    } catch {
-      this.failuresInARow += 1;
-      return this.stepDown(this.failureBackoff());
-    }
-    if (this.isStopping()) return;
     this.schedule(lease.renewEveryMs);
+    // Not awaited: renewals are transitions too, and must not wait for the end of a catch-up that may outlast the
+    // lease. A failure before the catch-up ends is handled as a live one.
+    this.project(this.position$.value).catch(() => {
+      this.onLiveFailure();
+    });
   }
 
   /** Stops projecting, frees the lease (best effort) and follows as a standby; retries after `retryInMs`. */

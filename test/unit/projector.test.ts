@@ -12,7 +12,7 @@ import {
   READ_MODELS_CHECKPOINT,
 } from '../../src/projections/projector';
 import { DomainEvents } from '../../src/bus/domainEvents';
-import type { Projection } from '../../src/projections/projection';
+import { planned, type Projection } from '../../src/projections/projection';
 import type { NewEvent, RecordedEvent } from '../../src/ports/eventStore';
 import { errorResponse } from '../../src/http/errorMapping';
 import { startApi } from '../support/apiClient';
@@ -322,6 +322,23 @@ describe('Projector with a lease (two processes on one read model)', () => {
     expect([holder.role, standby.role]).toEqual(['holder', 'standby']);
   });
 
+  it("a standby only reads the lease while it is held: its retries never wait for the holder's write lock", async () => {
+    const [one, two] = [open(), open()];
+    const holder = leased(one, recorder());
+    await holder.start();
+    const standby = leased(two, recorder());
+    await standby.start();
+    const acquire = jest.spyOn(two.readModel.leases, 'acquire');
+    const get = jest.spyOn(two.readModel.leases, 'get');
+    await new Promise((resolve) => setTimeout(resolve, TTL * 1.5));
+    expect(get).toHaveBeenCalled();
+    expect(acquire).not.toHaveBeenCalled();
+    // Once the holder is gone, the next retry takes it.
+    await holder.stop();
+    await until(() => standby.role === 'holder', TTL * 2);
+    expect(acquire).toHaveBeenCalled();
+  });
+
   it('hands over when the holder stops: the standby projects on from the checkpoint', async () => {
     const [one, two] = [open(), open()];
     const [seenByOne, seenByTwo] = [recorder(), recorder()];
@@ -388,6 +405,31 @@ describe('Projector with a lease (two processes on one read model)', () => {
     expect(release).toHaveBeenCalled();
     renew.mockRestore();
     await until(() => p.role === 'holder', TTL * 2);
+  });
+
+  it('keeps its lease through a catch-up that lasts several times the lease time to live', async () => {
+    const s = open();
+    const events = Array.from({ length: 40 }, (_, i) => tick(i + 1));
+    await s.store.appendToStream('tick-backlog', events, { expectedState: 'any' });
+    // Each event's plan waits 25 ms (an asynchronous read, as a slow read model would make it): about 1 s of catch-up,
+    // more than three times the lease's 300 ms, with the event loop free all along.
+    const slow: Projection = {
+      handlers: {
+        Tick: planned({
+          plan: () => new Promise<null>((resolve) => setTimeout(() => resolve(null), 25)),
+          apply: () => undefined,
+        }),
+      },
+    };
+    const holder = leased(s, slow, { ttlMs: 300 });
+    const starting = holder.start();
+    const standby = leased(open(), recorder(), { ttlMs: 300 });
+    await standby.start();
+    await starting;
+    expect(holder.position$.value).toBe(40n);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect([holder.role, standby.role]).toEqual(['holder', 'standby']);
+    expect((await s.readModel.leases.get(PROJECTOR_LEASE))?.holder).toBe(holder.holderId);
   });
 
   it('steps down on a projection failure, frees the lease, and resumes once the projection works', async () => {
