@@ -19,6 +19,7 @@ import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 import { beginReplay, completeReplay, replayPending } from './replayMode';
+import { emptyReadModels } from './emptyReadModels';
 
 /** The table of each kind of row a projection write may be conditional on (`ReadModelTx.ifPresent`). */
 const TABLES: Record<RowRef['kind'], string> = {
@@ -178,19 +179,12 @@ export class SqliteReadModel implements ReadModel {
   }
 
   async reset(): Promise<void> {
-    const tables = prepared(
-      this.db,
-      `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\'
-        AND name NOT LIKE '%fts\\_%' ESCAPE '\\'`,
-    ).all() as { name: string }[];
-    this.db.transaction(() => {
-      for (const { name } of tables) prepared(this.db, `DELETE FROM "${name}"`).run();
-    })();
+    this.db.transaction(() => emptyReadModels(this.db))();
   }
 
   /**
-   * Replay mode for `rebuild` (replayMode.ts): after `reset()`, the counts and the indexes no projection write reads
-   * are left to {@link endReplay}, which computes them set-wise after the last event.
+   * Replay mode for `rebuild` (replayMode.ts): empties the read models like {@link reset}, and leaves the counts and
+   * the indexes no projection write reads to {@link endReplay}, which computes them set-wise after the last event.
    */
   async beginReplay(): Promise<void> {
     beginReplay(this.db);
