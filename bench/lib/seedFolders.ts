@@ -5,7 +5,8 @@
  * commit from another process, so the read models are built by the projections, never written directly.
  */
 import path from 'node:path';
-import { openDatabase } from '../../src/infra/sqlite/openDatabase';
+import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import { READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventStore';
 import type { StreamAppend } from '../../src/ports/eventStore';
 import type { AccessList } from '../../src/domain/access';
@@ -18,6 +19,24 @@ import { girderTime } from '../../src/domain/time';
 
 /** Stays well inside the event store's 1 MiB per append. */
 const FOLDERS_PER_APPEND = 500;
+/** How far the service's projections may fall behind the seeder before it waits (a few batches' worth). */
+const MAX_LAG_EVENTS = 4 * 2 * FOLDERS_PER_APPEND;
+
+/**
+ * Waits while the service's read models are more than {@link MAX_LAG_EVENTS} behind `head`. A writer that appends
+ * back to back from another process keeps SQLite's write lock nearly all the time, and the service's own writers
+ * (projection batches, lease renewals) then sleep in SQLite's busy handler, its event loop with them. Real writers
+ * pace themselves: every command waits for its projection (read-your-writes); so does the seeder, a few batches
+ * ahead, which keeps the service projecting while it seeds.
+ */
+async function whileProjectionLags(db: SqliteDatabase, head: bigint): Promise<void> {
+  const checkpoint = db.prepare('SELECT position FROM rm_checkpoints WHERE projection = ?').pluck().safeIntegers();
+  for (;;) {
+    const projected = (checkpoint.get(READ_MODELS_CHECKPOINT) as bigint | undefined) ?? 0n;
+    if (head - projected <= MAX_LAG_EVENTS) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 export interface SeedParent {
   id: string;
@@ -71,9 +90,8 @@ export async function seedChildFolders(
           events: toNewEvents(events, meta),
         });
       }
-      await store.appendToStreams(appends);
-      // Lets the event loop breathe between batches (the service's poll and the bench's own timers).
-      await new Promise((resolve) => setImmediate(resolve));
+      const { position } = await store.appendToStreams(appends);
+      await whileProjectionLags(db, position);
     }
   } finally {
     await store.dispose();
