@@ -53,15 +53,6 @@ export default defineConfig(
     },
   },
   {
-    // The dispatch table holds handlers of every event type's data: `any` is where the per-type data type is erased
-    // (projectionOf checks each handler against its own event type).
-    files: ['src/projections/projection.ts'],
-    rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-    },
-  },
-  {
     // Tests and benchmarks read responses whose bodies are `any` (supertest's res.body, fetched JSON, the driver
     // stand-in's documents) and check their shape with assertions, which fail loudly where these rules would only ask
     // for casts; their request helpers return `any` bodies as supertest does; a `!` on a lookup is one more assertion.

@@ -14,7 +14,7 @@ import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import type { Benchmark } from './lib/benchRow';
 import { startService } from './lib/serverProcess';
-import { folderWithChildren, scenario } from './lib/scenario';
+import { writeRebuildWorkload } from './lib/rebuildWorkload';
 import { loadConfig } from '../src/config';
 import { rebuildReadModels } from '../src/cli/rebuild';
 import { verifyReadModels } from '../src/cli/verify';
@@ -25,17 +25,7 @@ const bench: Benchmark = async ({ quick }) => {
   const folders = Number(process.env.REBUILD_FOLDERS ?? (quick ? 10_000 : 500_000));
   const service = await startService();
   try {
-    const s = await scenario(service);
-    const parent = await folderWithChildren(s, service.dataDir, 'rebuild', folders);
-    const children = await s.admin.ok<{ _id: string }[]>('GET', '/folder', {
-      parentType: 'folder',
-      parentId: parent,
-      limit: 20,
-    });
-    for (const [i, child] of children.entries()) {
-      await s.admin.ok('PUT', `/folder/${child._id}`, { name: `renamed ${i}`, description: 'edited' });
-      await s.admin.ok('PUT', `/folder/${child._id}/metadata`, { metadata: JSON.stringify({ i, tag: 'bench' }) });
-    }
+    await writeRebuildWorkload(service, folders);
     await service.stop();
     const config = loadConfig({ DATA_DIR: service.dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' });
     const sink = new Writable({ write: (_chunk, _encoding, done) => done() });

@@ -4,6 +4,7 @@ import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
 import { groupDecider, groupStream, type AddAllowed, type GroupCommand } from '../domain/group';
 import { claim, groupNameStream, release, reservationDecider } from '../domain/uniqueName';
+import { decideOn } from '../domain/decider';
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
@@ -23,10 +24,10 @@ export async function createGroup(
   const name = input.name.trim();
   return commands.run(async () => {
     const reservation = await commands.load(groupNameStream(name), reservationDecider);
-    const events = groupDecider.decide(
-      { type: 'CreateGroup', groupId, ...input, created: girderTime(), nameOwner: reservation.state.owner?.id ?? null },
-      groupDecider.initialState(),
-    );
+    const { events } = decideOn(groupDecider, groupDecider.initialState(), {
+      type: 'CreateGroup',
+      data: { groupId, ...input, created: girderTime(), nameOwner: reservation.state.owner?.id ?? null },
+    });
     return {
       appends: [
         { streamId: groupStream(groupId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
@@ -55,10 +56,10 @@ export async function updateGroup(
     const newName = input.name?.trim();
     const renamed = newName !== undefined && newName.toLowerCase() !== oldName.toLowerCase();
     const reservation = renamed ? await commands.load(groupNameStream(newName), reservationDecider) : null;
-    const events = groupDecider.decide(
-      { type: 'UpdateGroup', ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null },
-      stream.state,
-    );
+    const { events } = decideOn(groupDecider, stream.state, {
+      type: 'UpdateGroup',
+      data: { ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null },
+    });
     const appends: StreamAppend[] = [
       { streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) },
     ];
@@ -91,7 +92,7 @@ export async function changeMembership(
   await commands.run(async () => {
     const stream = await commands.load(groupStream(groupId), groupDecider);
     if (stream.state.status !== 'active') throw invalidId(groupId);
-    const events = groupDecider.decide(command, stream.state);
+    const { events } = decideOn(groupDecider, stream.state, command);
     return {
       appends: [{ streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
       result: undefined,
@@ -105,7 +106,7 @@ export async function deleteGroup(commands: CommandRunner, groupId: string, meta
     const stream = await commands.load(groupStream(groupId), groupDecider);
     if (stream.state.status !== 'active') throw invalidId(groupId);
     const name = stream.state.name;
-    const events = groupDecider.decide({ type: 'DeleteGroup' }, stream.state);
+    const { events } = decideOn(groupDecider, stream.state, { type: 'DeleteGroup', data: {} });
     const reservation = await commands.load(groupNameStream(name), reservationDecider);
     return {
       appends: [

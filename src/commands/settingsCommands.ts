@@ -1,6 +1,7 @@
 import type { CommandRunner } from './commandContext';
 import { toNewEvents } from './commandContext';
 import type { RequestMeta } from './requestMeta';
+import { decideOn } from '../domain/decider';
 import { SETTINGS_STREAM, settingsDecider, type SettingsState } from '../domain/settings';
 
 /** Sets (or, with a null value, unsets) system settings, all or none, on the settings stream. */
@@ -11,7 +12,7 @@ export async function changeSettings(
 ): Promise<void> {
   await commands.run(async () => {
     const stream = await commands.load(SETTINGS_STREAM, settingsDecider);
-    const events = settingsDecider.decide(changes, stream.state);
+    const { events } = decideOn(settingsDecider, stream.state, { type: 'ChangeSettings', data: { changes } });
     return {
       appends: [{ streamId: SETTINGS_STREAM, expectedState: stream.expected, events: toNewEvents(events, meta) }],
       result: undefined,

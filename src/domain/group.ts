@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Decider, DomainEvent } from './decider';
 import type { Level, Viewer } from './access';
-import { AccessDeniedError, ValidationError } from './errors';
+import { AccessDeniedError, RestError, ValidationError } from './errors';
 
 /**
  * Groups (Girder's Group model), one `group-<id>` stream each. The stream owns the whole membership: members with
@@ -156,29 +156,33 @@ function evolve(state: GroupState, event: GroupEvent): GroupState {
 export type GroupCommand =
   | {
       type: 'CreateGroup';
-      groupId: string;
-      name: string;
-      description: string;
-      public: boolean;
-      creatorId: string;
-      created: string;
-      nameOwner: string | null;
+      data: {
+        groupId: string;
+        name: string;
+        description: string;
+        public: boolean;
+        creatorId: string;
+        created: string;
+        nameOwner: string | null;
+      };
     }
   | {
       type: 'UpdateGroup';
-      name?: string;
-      description?: string;
-      public?: boolean;
-      addAllowed?: AddAllowed;
-      updated: string;
-      nameOwner: string | null;
+      data: {
+        name?: string;
+        description?: string;
+        public?: boolean;
+        addAllowed?: AddAllowed;
+        updated: string;
+        nameOwner: string | null;
+      };
     }
   /** `POST /group/:id/invitation`: with `force` the user is added at once (the route checked who may force). */
-  | { type: 'InviteUser'; userId: string; level: Level; force: boolean }
-  | { type: 'JoinGroup'; userId: string }
-  | { type: 'SetMemberLevel'; userId: string; level: Level }
-  | { type: 'RemoveUser'; userId: string }
-  | { type: 'DeleteGroup' };
+  | { type: 'InviteUser'; data: { userId: string; level: Level; force: boolean } }
+  | { type: 'JoinGroup'; data: { userId: string } }
+  | { type: 'SetMemberLevel'; data: { userId: string; level: Level } }
+  | { type: 'RemoveUser'; data: { userId: string } }
+  | { type: 'DeleteGroup'; data: Record<string, never> };
 
 /** Girder's Group.validate: the name is stripped, not empty, and unused (case-insensitively) by another group. */
 function checkName(name: string, nameOwner: string | null, selfId: string): string {
@@ -190,25 +194,26 @@ function checkName(name: string, nameOwner: string | null, selfId: string): stri
 }
 
 function active(state: GroupState): ActiveGroup {
-  if (state.status !== 'active') throw new Error('The group does not exist.');
+  if (state.status !== 'active') throw new RestError('The group does not exist.');
   return state;
 }
 
 function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
   if (command.type === 'CreateGroup') {
-    if (state.status !== 'none') throw new Error(`Group ${command.groupId} already exists.`);
-    const name = checkName(command.name, command.nameOwner, command.groupId);
-    const { groupId, creatorId } = command;
+    const d = command.data;
+    if (state.status !== 'none') throw new RestError(`Group ${d.groupId} already exists.`, 409);
+    const name = checkName(d.name, d.nameOwner, d.groupId);
+    const { groupId, creatorId } = d;
     return [
       {
         type: 'GroupCreated',
         data: {
           groupId,
           name,
-          description: command.description.trim(),
-          public: command.public,
+          description: d.description.trim(),
+          public: d.public,
           creatorId,
-          created: command.created,
+          created: d.created,
         },
       },
       // The creator is the group's first administrator (Girder's _grantCreatorAccess).
@@ -219,37 +224,38 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
   const groupId = group.id;
   switch (command.type) {
     case 'UpdateGroup': {
-      const data: GroupUpdatedData = { groupId, updated: command.updated };
-      if (command.name !== undefined) data.name = checkName(command.name, command.nameOwner, groupId);
-      if (command.description !== undefined) data.description = command.description.trim();
-      if (command.public !== undefined) data.public = command.public;
-      if (command.addAllowed !== undefined) data.addAllowed = command.addAllowed;
+      const d = command.data;
+      const data: GroupUpdatedData = { groupId, updated: d.updated };
+      if (d.name !== undefined) data.name = checkName(d.name, d.nameOwner, groupId);
+      if (d.description !== undefined) data.description = d.description.trim();
+      if (d.public !== undefined) data.public = d.public;
+      if (d.addAllowed !== undefined) data.addAllowed = d.addAllowed;
       return [{ type: 'GroupUpdated', data }];
     }
     case 'InviteUser': {
-      const { userId, level } = command;
+      const { userId, level, force } = command.data;
       // Girder's addUser (force) also changes a member's level; inviteUser refuses members, and turns an
       // outstanding request to join into membership.
-      if (command.force || group.requests.includes(userId))
+      if (force || group.requests.includes(userId))
         return [{ type: 'GroupMemberSet', data: { groupId, userId, level } }];
       if (userId in group.members) throw new ValidationError('User is already in this group.');
       return [{ type: 'GroupUserInvited', data: { groupId, userId, level } }];
     }
     case 'JoinGroup': {
-      const { userId } = command;
+      const { userId } = command.data;
       const invited = group.invites[userId] as Level | undefined;
       if (invited !== undefined) return [{ type: 'GroupMemberSet', data: { groupId, userId, level: invited } }];
       if (userId in group.members || group.requests.includes(userId)) return [];
       return [{ type: 'GroupJoinRequested', data: { groupId, userId } }];
     }
     case 'SetMemberLevel': {
-      const { userId, level } = command;
+      const { userId, level } = command.data;
       if (!(userId in group.members)) throw new AccessDeniedError('That user is not a group member.');
       if (group.members[userId] === level) return [];
       return [{ type: 'GroupMemberSet', data: { groupId, userId, level } }];
     }
     case 'RemoveUser': {
-      const { userId } = command;
+      const { userId } = command.data;
       const known = userId in group.members || userId in group.invites || group.requests.includes(userId);
       return known ? [{ type: 'GroupUserRemoved', data: { groupId, userId } }] : [];
     }

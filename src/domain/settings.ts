@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DomainEvent } from './decider';
+import type { Decider, DomainEvent } from './decider';
 import { ValidationError } from './errors';
 
 /**
@@ -112,7 +112,13 @@ export type SettingsEvent =
 
 export type SettingsState = Record<string, unknown>;
 
-export const settingsDecider = {
+/** `PUT /system/setting`: the changes of one request. */
+export interface ChangeSettings {
+  type: 'ChangeSettings';
+  data: { changes: { key: string; value: unknown }[] };
+}
+
+export const settingsDecider: Decider<SettingsState, ChangeSettings, SettingsEvent> = {
   initialState: (): SettingsState => ({}),
   evolve(state: SettingsState, event: SettingsEvent): SettingsState {
     switch (event.type) {
@@ -132,10 +138,10 @@ export const settingsDecider = {
    * `PUT /system/setting`: every change is validated before any is recorded (all or nothing); a null value unsets
    * the key (back to its default). Changing a key to the value it already has records nothing.
    */
-  decide(changes: { key: string; value: unknown }[], state: SettingsState): SettingsEvent[] {
+  decide(command: ChangeSettings, state: SettingsState): SettingsEvent[] {
     const events: SettingsEvent[] = [];
     let next = state;
-    for (const { key, value } of changes) {
+    for (const { key, value } of command.data.changes) {
       const rule = RULES[key] as SettingRule | undefined;
       if (!rule) throw new ValidationError(`Invalid setting key "${key}".`, 'key');
       const event: SettingsEvent =
@@ -151,6 +157,7 @@ export const settingsDecider = {
     }
     return events;
   },
+  eventSchemas: { SettingChanged: SettingChangedSchema, SettingUnset: SettingUnsetSchema },
 };
 
 /** The value of a key: the stored one, else its default. Unknown keys → `Invalid setting key`. */

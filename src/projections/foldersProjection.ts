@@ -7,49 +7,55 @@ import type {
   FolderEvent,
 } from '../domain/folder';
 import { accessTargets } from './folderAccess';
-import { folderPresent, parentPresent } from './lateEvents';
+import { changeOf, createUnder, folderPresent, folderRow, moveInto, parentPresent } from './lateEvents';
 
 /**
  * Folders. Subtree operations (delete, empty, copy, recursive access) are one event each, applied set-wise by the
- * adapter in the event's transaction, which also fills the history index (docs/subtree-operations.md). A subtree
- * event naming a folder a delete already removed (it raced the delete of an ancestor) is skipped by its plan
- * (lateEvents.ts); a creation, change or move naming one is still skipped by the adapter's write (it reads the parent
- * there anyway, to derive the ancestry).
+ * adapter in the event's transaction, which also fills the history index (docs/subtree-operations.md). An event
+ * naming a folder a delete already removed (it raced the delete of an ancestor) follows the late-event rule of
+ * lateEvents.ts: subtree events in their plan, creations, changes and moves by writes conditional on presence.
  */
 export const foldersProjection = projectionOf<FolderEvent>({
   FolderCreated: (event, tx) => {
     const d = event.data;
-    tx.folders.insert({
-      _id: d.folderId,
-      name: d.name,
-      lowerName: d.name.toLowerCase(),
-      description: d.description,
-      parentCollection: d.parentType,
-      parentId: d.parentId,
-      creatorId: d.creatorId,
-      created: d.created,
-      updated: d.created,
-      size: 0,
-      ...(d.public !== undefined ? { public: d.public } : {}),
-      access: d.access,
-      meta: d.meta,
-    });
+    createUnder(tx, d.parentType, d.parentId, (tx) =>
+      tx.folders.insert({
+        _id: d.folderId,
+        name: d.name,
+        lowerName: d.name.toLowerCase(),
+        description: d.description,
+        parentCollection: d.parentType,
+        parentId: d.parentId,
+        creatorId: d.creatorId,
+        created: d.created,
+        updated: d.created,
+        size: 0,
+        ...(d.public !== undefined ? { public: d.public } : {}),
+        access: d.access,
+        meta: d.meta,
+      }),
+    );
   },
   FolderUpdated: (event, tx) => {
     const d = event.data;
-    tx.folders.update(d.folderId, {
-      ...(d.name !== undefined ? { name: d.name, lowerName: d.name.toLowerCase() } : {}),
-      ...(d.description !== undefined ? { description: d.description } : {}),
-      updated: d.updated,
-    });
+    changeOf(tx, folderRow(d.folderId), (tx) =>
+      tx.folders.update(d.folderId, {
+        ...(d.name !== undefined ? { name: d.name, lowerName: d.name.toLowerCase() } : {}),
+        ...(d.description !== undefined ? { description: d.description } : {}),
+        updated: d.updated,
+      }),
+    );
   },
   FolderMetadataChanged: (event, tx) => {
     const d = event.data;
-    tx.folders.update(d.folderId, { meta: d.meta, updated: d.updated });
+    changeOf(tx, folderRow(d.folderId), (tx) => tx.folders.update(d.folderId, { meta: d.meta, updated: d.updated }));
   },
   FolderMoved: (event, tx) => {
     const d = event.data;
-    tx.folders.move(d.folderId, d.parentType, d.parentId, d.updated);
+    moveInto(tx, folderRow(d.folderId), d, {
+      move: (tx) => tx.folders.move(d.folderId, d.parentType, d.parentId, d.updated),
+      remove: (tx) => tx.folders.removeSubtree(d.folderId),
+    });
   },
   FolderAccessChanged: planned<FolderAccessChangedData, string[]>({
     // Only a recursive change reads: which folders it reaches is decided on the read model as it stands.
@@ -64,7 +70,7 @@ export const foldersProjection = projectionOf<FolderEvent>({
         ...(d.public !== undefined ? { public: d.public } : {}),
         ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
       };
-      if (reached === null) return tx.folders.update(d.folderId, change);
+      if (reached === null) return changeOf(tx, folderRow(d.folderId), (tx) => tx.folders.update(d.folderId, change));
       // History rows first: on MongoDB without transactions, a replay after an interruption re-plans on folders
       // partly written already, and must not lose the rows of those (src/infra/readmodel/mongodb/writes.ts).
       tx.subtree.recordOps(reached, event.position, 'accessChanged', d.folderId);
@@ -102,17 +108,20 @@ export const foldersProjection = projectionOf<FolderEvent>({
       if (present) tx.subtree.copyFolder(event.data, event.position);
     },
   }),
+  // A restore re-creates the folder under its new parent: nothing comes back when a delete took that parent first.
   FolderRestored: (event, tx) => {
     const d = event.data;
-    tx.history.restoreFolder(
-      {
-        folderId: d.folderId,
-        deletedPosition: BigInt(d.deletedPosition),
-        parentType: d.parentType,
-        parentId: d.parentId,
-        name: d.name,
-      },
-      event.position,
+    createUnder(tx, d.parentType, d.parentId, (tx) =>
+      tx.history.restoreFolder(
+        {
+          folderId: d.folderId,
+          deletedPosition: BigInt(d.deletedPosition),
+          parentType: d.parentType,
+          parentId: d.parentId,
+          name: d.name,
+        },
+        event.position,
+      ),
     );
   },
 });

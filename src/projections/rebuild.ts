@@ -32,6 +32,7 @@ export interface RebuildOptions {
 
 /** A read model that can defer derived state to the end of a replay (the SQLite one: replayMode.ts). */
 interface ReplayAware {
+  /** Empties the read models (as `reset()` does) and enters replay mode. */
   beginReplay(): Promise<void>;
   endReplay(): Promise<void>;
 }
@@ -49,9 +50,9 @@ export async function rebuild(
   options: RebuildOptions = {},
 ): Promise<RebuildProgress> {
   const interval = options.progressIntervalMs ?? 1000;
-  await readModel.reset();
   const replay = replayAware(readModel);
-  await replay?.beginReplay();
+  if (replay) await replay.beginReplay();
+  else await readModel.reset();
   const projector = new Projector(store, readModel, readModelProjection);
   const started = performance.now();
   let lastReport = started;

@@ -12,12 +12,23 @@ import type {
 import { pagingOf } from '../../src/http/params';
 import { deriveId } from '../../src/domain/ids';
 import { accessTargets } from '../../src/projections/folderAccess';
-import { folderPresent, parentPresent } from '../../src/projections/lateEvents';
+import { lateEventsContract } from './lateEventsContract';
+import {
+  changeOf,
+  createUnder,
+  folderPresent,
+  folderRow,
+  itemRow,
+  moveInto,
+  parentPresent,
+} from '../../src/projections/lateEvents';
 
 /**
  * The ReadModel contract, run against every adapter (SQLite, MongoDB over the driver stand-in, a real MongoDB when
  * MONGODB_URL is set). It drives the port directly: `apply(projection, position, tx => …)` with the write calls a
- * projection makes, then the queries the routes call. `make` returns a fresh, empty read model.
+ * projection makes, then the queries the routes call. `make` returns a fresh, empty read model. Writes racing a
+ * delete go through the projection layer's rule (src/projections/lateEvents.ts), as the projections make them: its
+ * meaning rests on `tx.ifPresent`, which every adapter must honour.
  */
 export interface ReadModelFixture {
   readModel: ReadModel;
@@ -118,6 +129,14 @@ export function file(id: string, itemId: string, size: number, blobId: string, e
   };
 }
 
+/** A folder move as the projection makes it: nothing when the folder is gone, removed when its new parent is. */
+export function moveFolder(tx: ReadModelTx, id: string, to: { parentType: 'folder' | 'collection'; parentId: string }) {
+  moveInto(tx, folderRow(id), to, {
+    move: (tx) => tx.folders.move(id, to.parentType, to.parentId, T1),
+    remove: (tx) => tx.folders.removeSubtree(id),
+  });
+}
+
 const paging = (o: Parameters<typeof pagingOf>[0] = {}) => pagingOf({ limit: 0, ...o });
 const ids = (rows: { _id: string }[]) => rows.map((r) => r._id);
 const viewer = (id: string, groups: string[] = [], admin = false): Viewer => ({ id, groups, admin });
@@ -137,6 +156,8 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
       position = 0n;
     });
     afterEach(() => fixture.dispose());
+
+    lateEventsContract(() => rm);
 
     describe('checkpoints', () => {
       it('starts at 0, moves with each applied event and skips replays', async () => {
@@ -536,11 +557,15 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         await apply((tx) => tx.subtree.deleteFolder('c', position));
         expect(await rm.folders.get('c')).toBeNull();
         expect(await rm.folders.get('d')).toBeNull();
-        await apply((tx) => tx.folders.insert(folder('late', 'Late', { type: 'folder', id: 'c' })));
-        await apply((tx) => tx.folders.update('d', { name: 'Ghost' }));
+        await apply((tx) =>
+          createUnder(tx, 'folder', 'c', (tx) =>
+            tx.folders.insert(folder('late', 'Late', { type: 'folder', id: 'c' })),
+          ),
+        );
+        await apply((tx) => changeOf(tx, folderRow('d'), (tx) => tx.folders.update('d', { name: 'Ghost' })));
         expect(await rm.folders.get('late')).toBeNull();
         expect(await rm.folders.get('d')).toBeNull();
-        await apply((tx) => tx.folders.move('e', 'folder', 'c', T1));
+        await apply((tx) => moveFolder(tx, 'e', { parentType: 'folder', parentId: 'c' }));
         expect(await rm.folders.get('e')).toBeNull();
       });
     });
@@ -586,7 +611,9 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.items.insert(item('i1', 'Apple pie', 'pub', { description: 'baked apples' }));
           tx.items.insert(item('i2', 'Banana', 'pub'));
           tx.items.insert(item('i3', 'Apple secret', 'priv'));
-          tx.items.insert(item('ghost', 'Ghost', 'no-such-folder'));
+          createUnder(tx, 'folder', 'no-such-folder', (tx) =>
+            tx.items.insert(item('ghost', 'Ghost', 'no-such-folder')),
+          );
         });
         await apply((tx) => {
           tx.files.insert(file('f1', 'i1', 10, '1'.repeat(64)));
@@ -595,7 +622,7 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           tx.items.addSize('i1', 5);
           tx.files.insert(file('f3', 'i3', 20, '1'.repeat(64)));
           tx.items.addSize('i3', 20);
-          tx.files.insert(file('f4', 'ghost', 1, '3'.repeat(64)));
+          changeOf(tx, itemRow('ghost'), (tx) => tx.files.insert(file('f4', 'ghost', 1, '3'.repeat(64))));
         });
       });
 
@@ -877,9 +904,13 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           ]);
         expect(await rm.subtree.subtreeOpsFor('k')).toEqual([]);
         // Created or moved under the collection after its delete (in log order): gone with it.
-        await apply((tx) => tx.folders.insert(folder('late', 'Late', { type: 'collection', id: 'c1' })));
+        await apply((tx) =>
+          createUnder(tx, 'collection', 'c1', (tx) =>
+            tx.folders.insert(folder('late', 'Late', { type: 'collection', id: 'c1' })),
+          ),
+        );
         expect(await rm.folders.get('late')).toBeNull();
-        await apply((tx) => tx.folders.move('k', 'collection', 'c1', T1));
+        await apply((tx) => moveFolder(tx, 'k', { parentType: 'collection', parentId: 'c1' }));
         expect(await rm.folders.get('k')).toBeNull();
         expect(await rm.items.get('ik')).toBeNull();
         expect((await rm.collections.get('c2'))?.size).toBe(0);

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { openDatabase } from '../../src/infra/sqlite/openDatabase';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import type { ReadModelTx } from '../../src/ports/readModel';
-import { collection, file, folder, item, readModelContract } from './readModelContract';
+import { collection, file, folder, item, moveFolder, readModelContract } from './readModelContract';
+import { createUnder } from '../../src/projections/lateEvents';
 import { leaseContract } from './leaseContract';
 
 readModelContract('SqliteReadModel (temp file)', async () => {
@@ -96,9 +97,13 @@ describe('SqliteReadModel: deleting everything under a collection', () => {
       tx.subtree.deleteUnderRoot('collection', 'c1', position);
       tx.collections.delete('c1');
     });
-    await apply((tx) => tx.folders.insert(folder('late', 'Late', { type: 'collection', id: 'c1' })));
+    await apply((tx) =>
+      createUnder(tx, 'collection', 'c1', (tx) =>
+        tx.folders.insert(folder('late', 'Late', { type: 'collection', id: 'c1' })),
+      ),
+    );
     expect(await rm.folders.get('late')).toBeNull();
-    await apply((tx) => tx.folders.move('k', 'collection', 'c1', '2024-01-01T00:00:00.000000+00:00'));
+    await apply((tx) => moveFolder(tx, 'k', { parentType: 'collection', parentId: 'c1' }));
     expect(await rm.folders.get('k')).toBeNull();
     expect(await rm.items.get('ik')).toBeNull();
     expect((await rm.collections.get('c2'))?.size).toBe(0);

@@ -175,7 +175,7 @@ export const groupResource: Resource = {
         await changeMembership(
           services.commands,
           path.id,
-          { type: 'JoinGroup', userId: signedInUser(principal)._id },
+          { type: 'JoinGroup', data: { userId: signedInUser(principal)._id } },
           meta,
         );
         return reloaded(ctx, path.id);
@@ -219,7 +219,7 @@ export const groupResource: Resource = {
         await changeMembership(
           services.commands,
           path.id,
-          { type: 'InviteUser', userId: user._id, level, force: params.force },
+          { type: 'InviteUser', data: { userId: user._id, level, force: params.force } },
           meta,
         );
         return reloaded(ctx, path.id);
@@ -241,7 +241,7 @@ export const groupResource: Resource = {
             await changeMembership(
               services.commands,
               path.id,
-              { type: 'SetMemberLevel', userId: user._id, level },
+              { type: 'SetMemberLevel', data: { userId: user._id, level } },
               meta,
             );
             return reloaded(ctx, path.id, false);
@@ -261,7 +261,7 @@ export const groupResource: Resource = {
               await changeMembership(
                 services.commands,
                 path.id,
-                { type: 'SetMemberLevel', userId: user._id, level: 0 },
+                { type: 'SetMemberLevel', data: { userId: user._id, level: 0 } },
                 meta,
               );
             }
@@ -297,7 +297,7 @@ export const groupResource: Resource = {
             );
           }
         }
-        await changeMembership(services.commands, path.id, { type: 'RemoveUser', userId: user._id }, meta);
+        await changeMembership(services.commands, path.id, { type: 'RemoveUser', data: { userId: user._id } }, meta);
         return reloaded(ctx, path.id);
       },
     }),

@@ -73,7 +73,8 @@ export interface HistoryWrites {
   keepRemoved(folderId: string, keepRoot: boolean, position: bigint, at: string): void;
   /**
    * Moves the kept rows of the folder and everything removed with it below it back, under the new parent and name;
-   * records `restored` history rows. Skipped when nothing is kept, the folder is live, or the parent is gone.
+   * records `restored` history rows. Skipped when nothing is kept or the folder is live; the parent must be in the
+   * read model (the projection guards the write: src/projections/lateEvents.ts).
    */
   restoreFolder(restore: FolderRestoreWrite, position: bigint): void;
 }

@@ -121,22 +121,26 @@ export interface CollectionWrites {
 }
 export interface FolderWrites {
   /**
-   * Inserts a folder; the adapter derives its ancestry and `baseParentType/Id` from the parent as stored now. Skipped
-   * when the parent folder is gone (a subtree delete removed it earlier in log order), or the parent collection (a
-   * collection delete earlier in log order removed everything under it).
+   * Inserts a folder; the adapter derives its ancestry and `baseParentType/Id` from the parent as stored now, so a
+   * parent folder must be in the read model (the projection guards the write: src/projections/lateEvents.ts).
    */
   insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void;
-  /** Replaces the mutable fields of a folder (not its position in the tree); skipped when the folder is gone. */
+  /** Replaces the mutable fields of a folder (not its position in the tree); a folder not stored is not written. */
   update(
     id: string,
     fields: Partial<Omit<FolderDoc, '_id' | 'parentId' | 'parentCollection' | 'baseParentType' | 'baseParentId'>>,
   ): void;
   /**
-   * Moves a folder under a new parent; the adapter rewrites ancestry and base parent of the whole subtree. Skipped when
-   * the folder is gone; when the new parent folder or collection is gone the moved subtree is removed with it (as by a
-   * delete).
+   * Moves a folder under a new parent; the adapter rewrites ancestry and base parent of the whole subtree. The folder,
+   * and a new parent folder, must be in the read model (the projection guards the write: lateEvents.ts).
    */
   move(id: string, parentType: ParentType, parentId: string, updated: string): void;
+  /**
+   * Removes the folder with everything under it (descendant folders, items, files, ACL, ancestry and search rows;
+   * the root's size loses their recursive size), as `SubtreeWrites.deleteFolder` does, but records no history index
+   * rows: for a subtree that goes with a delete recorded before it (a move into a deleted folder, lateEvents.ts).
+   */
+  removeSubtree(id: string): void;
   delete(id: string): void;
   /** Removes every folder whose base parent (root user or collection) is `rootId`, with its ancestry and ACL rows. */
   deleteUnderRoot(rootId: string): void;
@@ -152,14 +156,15 @@ export interface FolderWrites {
 
 export interface ItemWrites {
   /**
-   * Inserts an item; the adapter derives `baseParentType/Id` from its folder as stored now (and skips the item when
-   * the folder is gone: it was deleted first, in log order).
+   * Inserts an item; the adapter derives `baseParentType/Id` from its folder as stored now, so the folder must be in
+   * the read model (the projection guards the write: src/projections/lateEvents.ts).
    */
   insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void;
-  /** Replaces mutable fields (name, description, meta, updated). */
+  /** Replaces mutable fields (name, description, meta, updated); an item not stored is not written. */
   update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void;
   /**
    * Moves an item to another folder (renamed to `name`); its size leaves the old folder (and root) for the new ones.
+   * The item and the folder must be in the read model (the projection guards the write: lateEvents.ts).
    */
   move(id: string, folderId: string, name: string, updated: string): void;
   /** Deletes an item and its files; their sizes leave the item's folder and root. */
@@ -168,12 +173,15 @@ export interface ItemWrites {
   deleteInFolder(folderId: string): void;
   /** Deletes every item (and file) under a root user or collection that is going away; no sizes are adjusted. */
   deleteUnderRoot(rootId: string): void;
-  /** Adds `delta` to the item's size and to its folder's and root's (a file added, removed or replaced). */
+  /**
+   * Adds `delta` to the item's size and to its folder's and root's (a file added, removed or replaced); an item not
+   * stored is not written.
+   */
   addSize(id: string, delta: number): void;
 }
 
 export interface FileWrites {
-  /** Inserts a file row (sizes are `ItemWrites.addSize`'s job); skipped when the item is gone. */
+  /** Inserts a file row (sizes are `ItemWrites.addSize`'s job); its item is in the read model (lateEvents.ts). */
   insert(doc: FileDoc): void;
   update(
     id: string,
@@ -182,7 +190,20 @@ export interface FileWrites {
   delete(id: string): void;
 }
 
+/** A row (document) of the read model that a late event's write depends on: the thing itself, or its parent. */
+export interface RowRef {
+  kind: 'folder' | 'collection' | 'item' | 'file';
+  id: string;
+}
+
 export interface ReadModelTx {
+  /**
+   * A write conditional on a row's presence: runs `then`'s writes when `row` is in the read model at this point of
+   * the event's writes (after the writes before it), else `orElse`'s. The adapter only checks presence (SQLite: a
+   * lookup in the event's transaction; MongoDB: a read when the guarded operations run, once per attempt); what a
+   * missing row means is the projection's rule (src/projections/lateEvents.ts).
+   */
+  ifPresent(row: RowRef, then: (tx: ReadModelTx) => void, orElse?: (tx: ReadModelTx) => void): void;
   users: UserWrites;
   groups: GroupWrites;
   tokens: TokenWrites;

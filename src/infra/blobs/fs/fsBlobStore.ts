@@ -28,6 +28,13 @@ const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | null | u
 /** A claim file: `claims/<blobId>~<holder id>~<n>` (see ../claims.ts). */
 const CLAIM = /^([0-9a-f]{64})~(.+)~(\d+)$/;
 
+/**
+ * Bytes per read of a blob being streamed out (Node's default is 64 KiB). Every chunk costs a trip through the stream
+ * machinery, and through an HTTP response a `writev` and chunked-encoding framing of its own: a zip download of 34 MiB
+ * used a third less server CPU with 1 MiB chunks. At most this much is buffered per stream being read.
+ */
+const READ_CHUNK = 1024 * 1024;
+
 export interface FsBlobStoreOptions {
   /** The sweep spares blobs stored, or stored again, less than this long ago, and temporary files as young. */
   sweepGraceMs?: number;
@@ -168,7 +175,10 @@ export class FsBlobStore implements BlobStore {
     const file = this.pathOf(blobId);
     await fs.promises.access(file, fs.constants.R_OK);
     if (range && range.end <= range.start) return Readable.from([]);
-    return fs.createReadStream(file, range ? { start: range.start, end: range.end - 1 } : {});
+    return fs.createReadStream(file, {
+      highWaterMark: READ_CHUNK,
+      ...(range ? { start: range.start, end: range.end - 1 } : {}),
+    });
   }
 
   async exists(blobId: string): Promise<boolean> {

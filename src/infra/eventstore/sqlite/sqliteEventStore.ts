@@ -35,15 +35,19 @@ const PAGE_SIZE = 500;
 const POLL_INTERVAL_MS = 250;
 const MAX_INT64 = 9223372036854775807n;
 
-interface EventRow {
-  position: bigint;
-  stream_id: string;
-  revision: bigint;
-  event_id: string;
-  type: string;
-  data: string;
-  metadata: string;
-}
+/**
+ * One row of `es_events` as an array (statements in raw mode): better-sqlite3 builds an object per row otherwise,
+ * which cost as much as the query itself when a rebuild reads the whole log.
+ */
+type EventRow = [
+  position: bigint,
+  streamId: string,
+  revision: bigint,
+  eventId: string,
+  type: string,
+  data: string,
+  metadata: string,
+];
 
 interface StreamHeadRow {
   revision: bigint;
@@ -146,12 +150,14 @@ export class SqliteEventStore implements EventStore {
       .prepare<[string, bigint, number], EventRow>(
         `SELECT ${columns} FROM es_events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`,
       )
-      .safeIntegers(true);
+      .safeIntegers(true)
+      .raw(true);
     this.readStreamBwdStmt = db
       .prepare<[string, bigint, number], EventRow>(
         `SELECT ${columns} FROM es_events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
       )
-      .safeIntegers(true);
+      .safeIntegers(true)
+      .raw(true);
   }
 
   async appendToStream(
@@ -187,7 +193,7 @@ export class SqliteEventStore implements EventStore {
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
       if (rows.length < PAGE_SIZE) break;
-      const last = rows[rows.length - 1].revision;
+      const last = rows[rows.length - 1][2];
       next = backwards ? last - 1n : last + 1n;
       if (next < 0n) break;
     }
@@ -205,7 +211,7 @@ export class SqliteEventStore implements EventStore {
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
       if (rows.length < limit) break;
-      cursor = rows[rows.length - 1].position;
+      cursor = rows[rows.length - 1][0];
     }
   }
 
@@ -322,7 +328,7 @@ export class SqliteEventStore implements EventStore {
         'SELECT position, stream_id, revision, event_id, type, data, metadata FROM es_events ' +
         `WHERE position ${backwards ? '<' : '>'} ?${filter} ` +
         `ORDER BY position ${backwards ? 'DESC' : 'ASC'} LIMIT ?`;
-      stmt = this.db.prepare<unknown[], EventRow>(sql).safeIntegers(true);
+      stmt = this.db.prepare<unknown[], EventRow>(sql).safeIntegers(true).raw(true);
       this.readAllStmts.set(key, stmt);
     }
     return stmt;
@@ -338,9 +344,9 @@ export class SqliteEventStore implements EventStore {
     if (head <= cursor) return { rows: [], scannedTo: cursor, full: false };
     const rows = this.readAllStatement(false, prefixes.length)
       .all(cursor, ...prefixParams(prefixes), PAGE_SIZE)
-      .filter((row) => row.position <= head);
+      .filter((row) => row[0] <= head);
     const full = rows.length === PAGE_SIZE;
-    return { rows, scannedTo: full ? rows[rows.length - 1].position : head, full };
+    return { rows, scannedTo: full ? rows[rows.length - 1][0] : head, full };
   }
 
   // ---- subscriptions ----------------------------------------------------------------------------------------------
@@ -446,12 +452,12 @@ function prefixParams(prefixes: string[]): string[] {
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
   return {
-    id: row.event_id,
-    streamId: row.stream_id,
-    revision: row.revision,
-    position: row.position,
-    type: row.type,
-    data: JSON.parse(row.data) as unknown,
-    metadata: JSON.parse(row.metadata) as EventMetadata,
+    id: row[3],
+    streamId: row[1],
+    revision: row[2],
+    position: row[0],
+    type: row[4],
+    data: JSON.parse(row[5]) as unknown,
+    metadata: JSON.parse(row[6]) as EventMetadata,
   };
 }

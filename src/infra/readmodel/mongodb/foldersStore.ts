@@ -7,6 +7,7 @@ import type { OperationLog, WriteScope } from './writes';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
 import { addFolderSize, addRootSize, recordSizeChange } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import { notStored } from '../notStored';
 import { closePlacement, openPlacement } from './historyStore';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
@@ -140,20 +141,17 @@ interface Position {
 }
 
 /**
- * Where a folder under `parentType/parentId` sits: its ancestry and base parent, read from the parent as stored; null
- * when the parent folder is gone (a subtree delete removed it earlier in log order), or the parent collection (a
- * collection delete removed everything under it).
+ * Where a folder `id` under `parentType/parentId` sits: its ancestry and base parent, read from the parent as stored
+ * (the projection guards the write on the parent: src/projections/lateEvents.ts).
  */
-async function positionUnder(w: WriteScope, parentType: ParentType, parentId: string): Promise<Position | null> {
-  if (parentType === 'collection' && !(await w.findOne('collections', { _id: parentId }, { projection: { _id: 1 } })))
-    return null;
+async function positionUnder(w: WriteScope, id: string, parentType: ParentType, parentId: string): Promise<Position> {
   if (parentType !== 'folder') return { ancestors: [], baseParentType: parentType, baseParentId: parentId };
   const parent = await w.findOne(
     'folders',
     { _id: parentId },
     { projection: { ancestors: 1, baseParentType: 1, baseParentId: 1 } },
   );
-  if (!parent) return null;
+  if (!parent) throw notStored('parent folder', parentId, id);
   return {
     ancestors: [...(parent.ancestors as string[]), parentId],
     baseParentType: parent.baseParentType as RootType,
@@ -166,10 +164,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
     insert(doc) {
       const fields = defined(doc);
       log.record(async (w) => {
-        const position = await positionUnder(w, doc.parentCollection, doc.parentId);
-        // The parent was removed by a subtree or collection delete earlier in log order (the creation raced the
-        // delete of an ancestor): the new folder is treated as deleted along with that ancestor.
-        if (!position) return;
+        const position = await positionUnder(w, doc._id, doc.parentCollection, doc.parentId);
         const stored = { ...fields, lowerName: doc.name.toLowerCase(), ...position };
         openPlacement(w, [stored]);
         recordSizeChange(w, doc._id, doc.size);
@@ -192,14 +187,10 @@ export function folderWrites(log: OperationLog): FolderWrites {
           { _id: id },
           { projection: { _rev: 1, parentCollection: 1, parentId: 1, baseParentType: 1, baseParentId: 1 } },
         );
-        // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
-        if (!folder || w.wroteAlready(folder)) return;
-        const to = await positionUnder(w, parentType, parentId);
-        if (!to) {
-          // Moved into a folder (or collection) deleted earlier in log order: the moved subtree goes with it.
-          await removeSubtree(w, id, false);
-          return;
-        }
+        // The projection guards the write on the folder and its new parent (src/projections/lateEvents.ts).
+        if (!folder) throw notStored('folder', id, id);
+        if (w.wroteAlready(folder)) return;
+        const to = await positionUnder(w, id, parentType, parentId);
         const prefix = [...to.ancestors, id];
         // The subtree below: its ancestry becomes the new prefix plus what lies between the moved folder and it.
         w.update(
@@ -277,6 +268,12 @@ export function folderWrites(log: OperationLog): FolderWrites {
             },
           },
         );
+      });
+    },
+
+    removeSubtree(id) {
+      log.record(async (w) => {
+        await removeSubtree(w, id, false);
       });
     },
 

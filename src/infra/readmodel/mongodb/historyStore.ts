@@ -14,6 +14,7 @@ import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { positionStamp } from './writes';
 import { addRootSize, recordSizeChange } from './sizes';
+import { notStored } from '../notStored';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -186,8 +187,8 @@ async function restoreFolder(w: WriteScope, r: FolderRestoreWrite): Promise<void
   }
   if (!(await w.findOne('deletedFolders', { _id: keyAt(dp, r.folderId) }, { projection: { _id: 1 } }))) return;
   const base = await baseOf(w, r.parentType, r.parentId);
-  // The new parent went before this event in log order (a concurrent delete won): nothing comes back.
-  if (!base) return;
+  // The projection guards the write on the new parent (src/projections/lateEvents.ts).
+  if (!base) throw notStored('new parent', r.parentId, r.folderId);
   const keptDocs = await keptFor(w, r.folderId, dp);
   const kept = keptDocs.folders;
   const ids = kept.map((k) => k.id as string);

@@ -14,6 +14,7 @@ import type { OperationLog, WriteScope } from './writes';
 import { physicalName, type StoredDoc } from './collections';
 import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
 import { addFolderSize, addRootSize, moveSize } from './sizes';
+import { notStored } from '../notStored';
 import type { Paging } from '../../../domain/paging';
 import type { RootType } from '../../../domain/parents';
 
@@ -154,9 +155,11 @@ async function itemPosition(w: WriteScope, id: string): Promise<ItemPosition | n
   return (await w.findOne('items', { _id: id }, POSITION)) as ItemPosition | null;
 }
 
-async function folderBase(w: WriteScope, folderId: string): Promise<{ type: RootType; id: string } | null> {
+/** The root of the folder an item `of` goes to (the projection guards the write on the folder: lateEvents.ts). */
+async function folderBase(w: WriteScope, folderId: string, of: string): Promise<{ type: RootType; id: string }> {
   const folder = await w.findOne('folders', { _id: folderId }, { projection: { baseParentType: 1, baseParentId: 1 } });
-  return folder ? { type: folder.baseParentType as RootType, id: folder.baseParentId as string } : null;
+  if (!folder) throw notStored('folder', folderId, of);
+  return { type: folder.baseParentType as RootType, id: folder.baseParentId as string };
 }
 
 /** Deletes the given items with their files; their sizes leave their folders and roots (one write per container). */
@@ -183,9 +186,7 @@ export function itemWrites(log: OperationLog): ItemWrites {
     insert(doc) {
       const fields = defined(doc);
       log.record(async (w) => {
-        const base = await folderBase(w, doc.folderId);
-        // The folder was deleted before this item was created (in log order): the item never becomes visible.
-        if (!base) return;
+        const base = await folderBase(w, doc.folderId, doc._id);
         w.put('items', {
           ...fields,
           lowerName: doc.name.toLowerCase(),
@@ -206,13 +207,10 @@ export function itemWrites(log: OperationLog): ItemWrites {
     move(id, folderId, name, updated) {
       log.record(async (w) => {
         const item = await itemPosition(w, id);
-        if (!item || w.wroteAlready(item)) return;
-        const target = await folderBase(w, folderId);
-        if (!target) {
-          // Moved into a folder deleted before the move (in log order): it went with that folder.
-          deleteItems(w, [item]);
-          return;
-        }
+        // The projection guards the write on the item (src/projections/lateEvents.ts).
+        if (!item) throw notStored('item', id, id);
+        if (w.wroteAlready(item)) return;
+        const target = await folderBase(w, folderId, id);
         moveSize(
           w,
           { folderId: item.folderId, rootType: item.baseParentType, rootId: item.baseParentId },
@@ -276,11 +274,7 @@ export function fileWrites(log: OperationLog): FileWrites {
   return {
     insert(doc) {
       const stored = defined(doc);
-      log.record(async (w) => {
-        // The item is gone (deleted, or never visible because its folder went first): so is the file.
-        if (!(await w.findOne('items', { _id: doc.itemId }, { projection: { _id: 1 } }))) return;
-        w.put('files', stored);
-      });
+      log.record(async (w) => w.put('files', stored));
     },
 
     update(id, fields) {

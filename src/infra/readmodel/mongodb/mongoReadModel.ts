@@ -1,5 +1,12 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
-import type { BatchedWrite, LeaseFence, ProjectionReads, ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type {
+  BatchedWrite,
+  LeaseFence,
+  ProjectionReads,
+  ReadModel,
+  ReadModelTx,
+  RowRef,
+} from '../../../ports/readModel';
 import { MongoApiKeys, MongoTokens, MongoUsers, apiKeyWrites, tokenWrites, userWrites } from './accountsStore';
 import { MongoCollections, collectionWrites } from './collectionsStore';
 import { MongoGroups, groupWrites } from './groupsStore';
@@ -8,8 +15,8 @@ import { MongoFiles, MongoItems, fileWrites, itemWrites } from './itemsStore';
 import { MongoSubtree, subtreeWrites } from './subtreeStore';
 import { MongoHistory, historyWrites } from './historyStore';
 import { Generations, type ReadSource } from './generations';
-import type { GenerationCollections } from './collections';
-import { OperationLog, positionStamp, runOperations } from './writes';
+import type { CollectionName, GenerationCollections } from './collections';
+import { OperationLog, positionStamp, runOperations, type PresenceCheck } from './writes';
 import { dumpGeneration } from './dump';
 import { MongoLeases } from './leasesStore';
 
@@ -263,9 +270,23 @@ export class MongoReadModel implements ReadModel {
   }
 }
 
+/** The collection of each kind of row a projection write may be conditional on (`ReadModelTx.ifPresent`). */
+const COLLECTION_OF: Record<RowRef['kind'], CollectionName> = {
+  folder: 'folders',
+  collection: 'collections',
+  item: 'items',
+  file: 'files',
+};
+
 /** A fresh write side recording into `log` (what projections call, synchronously). */
 function transactionOf(log: OperationLog): ReadModelTx {
-  return {
+  const tx: ReadModelTx = {
+    // Both branches are recorded, each guarded on the one presence check (writes.ts).
+    ifPresent: (row, then, orElse) => {
+      const check: PresenceCheck = { name: COLLECTION_OF[row.kind], id: row.id };
+      log.guarded({ check, present: true }, () => then(tx));
+      if (orElse) log.guarded({ check, present: false }, () => orElse(tx));
+    },
     users: userWrites(log),
     groups: groupWrites(log),
     tokens: tokenWrites(log),
@@ -277,6 +298,7 @@ function transactionOf(log: OperationLog): ReadModelTx {
     subtree: subtreeWrites(log),
     history: historyWrites(log),
   };
+  return tx;
 }
 
 /** Transactions need a replica-set member or a mongos. */

@@ -21,6 +21,12 @@ import type { CollectionName, GenerationCollections, StoredDoc } from './collect
  *
  * Writes are buffered and sent as ordered `bulkWrite`s (one per run of writes to the same collection); the buffer is
  * flushed before every read and at the end of the event, so an operation always reads the writes of the ones before.
+ *
+ * A write conditional on a row's presence (`ReadModelTx.ifPresent`) records its branches' operations in place, each
+ * guarded: it runs only when its guards hold. A guard is read once per run of the event's operations (by the first
+ * operation it guards, so after the writes before it), not per operation, and not across runs: a retried transaction,
+ * or a replay after an interruption, reads it again. Guards take no operation index, so stamps stay those of the
+ * operations alone.
  */
 
 const pad = (value: bigint | number, width: number) => value.toString().padStart(width, '0');
@@ -54,15 +60,49 @@ export interface WriteScope {
   remove(name: CollectionName, filter: Filter<StoredDoc>, many?: boolean): void;
   /** Adds `inc` to the numeric fields of a document, creating it with `set` when missing (guarded upsert). */
   accumulate(name: CollectionName, id: string, set: Record<string, unknown>, inc: Record<string, number>): void;
+  /** Whether the row of an `ifPresent` is stored: read once per run, after the writes before it. */
+  isPresent(check: PresenceCheck): Promise<boolean>;
 }
 
 export type Operation = (scope: WriteScope) => Promise<void>;
 
+/** A row whose presence (`present`) or absence guards the operations recorded in a branch of `ifPresent`. */
+export interface Guard {
+  readonly check: PresenceCheck;
+  readonly present: boolean;
+}
+/** One `ifPresent` call: the row it reads (the same object for both of its branches). */
+export interface PresenceCheck {
+  readonly name: CollectionName;
+  readonly id: string;
+}
+
 /** Collects the operations of one event (the synchronous side the projections see). */
 export class OperationLog {
   readonly operations: Operation[] = [];
+  private guards: Guard[] = [];
+
   record(operation: Operation): void {
-    this.operations.push(operation);
+    const guards = this.guards;
+    this.operations.push(
+      guards.length === 0
+        ? operation
+        : async (scope) => {
+            for (const guard of guards) if ((await scope.isPresent(guard.check)) !== guard.present) return;
+            await operation(scope);
+          },
+    );
+  }
+
+  /** Records what `branch` records as running only when `guard` (and the guards around this call) hold. */
+  guarded(guard: Guard, branch: () => void): void {
+    const outer = this.guards;
+    this.guards = [...outer, guard];
+    try {
+      branch();
+    } finally {
+      this.guards = outer;
+    }
   }
 }
 
@@ -126,7 +166,18 @@ class Scope implements WriteScope {
     private readonly collections: GenerationCollections,
     private readonly buffer: WriteBuffer,
     private readonly session: ClientSession | undefined,
+    /** What the guards read in this run of the event's operations. */
+    private readonly presence: Map<PresenceCheck, boolean>,
   ) {}
+
+  async isPresent(check: PresenceCheck): Promise<boolean> {
+    let present = this.presence.get(check);
+    if (present === undefined) {
+      present = (await this.findOne(check.name, { _id: check.id }, { projection: { _id: 1 } })) !== null;
+      this.presence.set(check, present);
+    }
+    return present;
+  }
 
   private get options() {
     return this.session ? { session: this.session } : {};
@@ -215,10 +266,10 @@ export async function runOperations(
   target: { collections: GenerationCollections; session?: ClientSession; transactional: boolean; position: bigint },
 ): Promise<void> {
   const buffer = new WriteBuffer(target.collections, target.session, target.transactional);
+  const presence = new Map<PresenceCheck, boolean>();
   for (const [index, operation] of operations.entries()) {
-    await operation(
-      new Scope(target.position, operationStamp(target.position, index), target.collections, buffer, target.session),
-    );
+    const stamp = operationStamp(target.position, index);
+    await operation(new Scope(target.position, stamp, target.collections, buffer, target.session, presence));
   }
   await buffer.flush();
 }

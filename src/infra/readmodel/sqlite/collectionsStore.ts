@@ -70,7 +70,8 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
   put(doc: CollectionDoc): void {
     prepared(
       this.db,
-      'INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      `INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       doc._id,
       doc.name,

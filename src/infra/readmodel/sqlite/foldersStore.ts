@@ -6,6 +6,7 @@ import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import { notStored } from '../notStored';
 import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
@@ -109,7 +110,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     // A file from before the counts table: count once, the triggers keep it from here on.
     if (!countsExisted) {
       db.exec(
-        'INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*) FROM rm_folders GROUP BY parent_id, parent_type',
+        `INSERT INTO rm_folder_child_counts (parent_id, parent_type, n) SELECT parent_id, parent_type, COUNT(*)
+          FROM rm_folders GROUP BY parent_id, parent_type`,
       );
     }
     ensureReadClassCounts(db);
@@ -176,7 +178,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const query = ftsQuery(o.text);
     if (query === null) return { rows: [], total: 0 };
     const readable = readableSql('f', o.viewer);
-    const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
+    const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score
+    FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
       ON s.hit_id = f.id WHERE ${readable.sql}`;
     const args = [query, ...readable.args];
     const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number })
@@ -184,7 +187,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     const page = pagingSql(o.paging, COLUMNS, 'f');
     const rows = prepared(
       this.db,
-      `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score FROM rm_folders f ${where}${page.sql}`,
+      `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score
+        FROM rm_folders f ${where}${page.sql}`,
     ).all(...args, ...page.args) as (FolderRow & { score: number })[];
     return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
   }
@@ -278,9 +282,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         this.db,
         'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
       ).get(doc.parentId) as { type: RootType; id: string } | undefined;
-      // The parent was removed by a subtree delete earlier in log order (the creation raced the delete of an ancestor):
-      // the new folder is treated as deleted along with that ancestor. Skipping keeps the projector running.
-      if (!parent) return;
+      // The projection guards the write on the parent (src/projections/lateEvents.ts).
+      if (!parent) throw notStored('parent folder', doc.parentId, doc._id);
       base = parent;
       // The parent's ancestors are read first and inserted row by row: an INSERT … SELECT from the table it writes
       // makes SQLite materialize the SELECT in an ephemeral table for every folder (the costliest statement of a
@@ -295,9 +298,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       for (const [ancestorId, depth] of above) insertAncestor.run(doc._id, ancestorId, depth + 1);
       insertAncestor.run(doc._id, doc.parentId, 1);
     } else {
-      // The root collection was deleted earlier in log order (the creation raced DELETE /collection/:id): the new
-      // folder went with everything else under it.
-      if (doc.parentCollection === 'collection' && !this.collectionExists(doc.parentId)) return;
       base = { type: doc.parentCollection, id: doc.parentId };
     }
     prepared(
@@ -328,7 +328,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   update(id: string, fields: Partial<FolderDoc>): void {
     const row = prepared(this.db, 'SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
-    // Removed by a subtree delete earlier in log order (the change raced the delete of an ancestor): it went with it.
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) };
     for (const [key, value] of Object.entries(fields as Record<string, unknown>))
@@ -354,19 +353,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       this.db,
       'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
     ).get(id) as { type: RootType; id: string } | undefined;
-    // Removed by a subtree delete earlier in log order (the move raced the delete of an ancestor): nothing to move.
-    if (!previousBase) return;
-    const parentGone =
-      parentType === 'folder'
-        ? !prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(parentId)
-        : parentType === 'collection' && !this.collectionExists(parentId);
-    if (parentGone) {
-      // Moved into a folder that a subtree delete removed (or a collection deleted) earlier in log order: the moved
-      // subtree is treated as deleted along with its new ancestor (as an item moved into a deleted folder is), instead
-      // of stopping the projector.
-      removeSubtree(this.db, id, false);
-      return;
-    }
+    // The projection guards the write on the folder and its new parent (src/projections/lateEvents.ts).
+    if (!previousBase) throw notStored('folder', id, id);
     // Forget every ancestor above the moved folder, for the folder and its whole subtree…
     prepared(
       this.db,
@@ -379,7 +367,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         this.db,
         'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
       ).get(parentId) as { type: RootType; id: string } | undefined;
-      if (!parent) throw new Error(`Projection: new parent folder ${parentId} of ${id} is not in the read model.`); // checked above
+      if (!parent) throw notStored('new parent folder', parentId, id);
       base = parent;
       // …then hang the subtree under the new parent and the new parent's ancestors.
       prepared(
@@ -387,12 +375,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
            SELECT sub.folder_id, sup.ancestor_id, sub.depth + sup.depth + 1
            FROM (SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, 0) sub,
-                (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
+                (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent
+                UNION ALL SELECT @parent, 0) sup`,
       ).run({ id, parent: parentId });
     }
     prepared(
       this.db,
-      "UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?, doc = json_set(doc, '$.updated', ?) WHERE id = ?",
+      `UPDATE rm_folders SET parent_type = ?, parent_id = ?, updated = ?,
+        doc = json_set(doc, '$.updated', ?) WHERE id = ?`,
     ).run(parentType, parentId, updated, updated, id);
     prepared(
       this.db,
@@ -400,6 +390,10 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     ).run({ id, type: base.type, base: base.id });
     // Items follow their folders' base parent; a change of root carries the subtree's recursive size along.
     followFolderMove(this.db, subtree, id, previousBase, base);
+  }
+
+  removeSubtree(id: string): void {
+    removeSubtree(this.db, id, false);
   }
 
   /** Adds `delta` to the folder's size (items directly in it). */
@@ -439,11 +433,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     );
     insert.run({ targets, type: 'user', entries: JSON.stringify(change.access.users) });
     insert.run({ targets, type: 'group', entries: JSON.stringify(change.access.groups) });
-  }
-
-  /** Whether the collection is in the read model (not deleted earlier in log order). */
-  private collectionExists(id: string): boolean {
-    return prepared(this.db, 'SELECT 1 FROM rm_collections WHERE id = ?').get(id) !== undefined;
   }
 
   deleteUnderRoot(rootId: string): void {

@@ -116,7 +116,8 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
   put(doc: GroupFields): void {
     prepared(
       this.db,
-      'INSERT OR REPLACE INTO rm_groups (id, name, lower_name, public, created, updated, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      `INSERT OR REPLACE INTO rm_groups (id, name, lower_name, public, created, updated, doc)
+        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ).run(doc._id, doc.name, doc.name.toLowerCase(), doc.public ? 1 : 0, doc.created, doc.updated, JSON.stringify(doc));
   }
 

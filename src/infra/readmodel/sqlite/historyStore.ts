@@ -11,6 +11,7 @@ import type {
   RemovedItem,
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
+import { notStored } from '../notStored';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -123,7 +124,8 @@ const KEPT_SUBTREE = `
   WITH RECURSIVE kept_subtree (id, depth) AS (
     SELECT id, 0 FROM rm_deleted_folders WHERE position = @dp AND id = @id
     UNION ALL
-    SELECT d.id, k.depth + 1 FROM kept_subtree k JOIN rm_deleted_folders d ON d.position = @dp AND d.parent_id = k.id AND d.parent_type = 'folder')`;
+    SELECT d.id, k.depth + 1 FROM kept_subtree k
+    JOIN rm_deleted_folders d ON d.position = @dp AND d.parent_id = k.id AND d.parent_type = 'folder')`;
 
 const FOLDER_COLUMNS =
   'parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc';
@@ -174,7 +176,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     if (prepared(this.db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(id)) return null;
     const row = prepared(
       this.db,
-      `SELECT position, root_id, operation, deleted_at, id, parent_type, parent_id, base_parent_type, base_parent_id, doc
+      `SELECT position, root_id, operation, deleted_at, id, parent_type, parent_id,
+        base_parent_type, base_parent_id, doc
          FROM rm_deleted_folders WHERE id = ? ORDER BY position DESC LIMIT 1`,
     )
       .safeIntegers(true)
@@ -229,7 +232,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     if (folderIds.length === 0) return { folderIds, blobIds: [] };
     const blobIds = prepared(
       this.db,
-      `SELECT DISTINCT fl.blob_id FROM rm_deleted_files fl JOIN rm_deleted_items i ON i.position = fl.position AND i.id = fl.item_id
+      `SELECT DISTINCT fl.blob_id FROM rm_deleted_files fl
+        JOIN rm_deleted_items i ON i.position = fl.position AND i.id = fl.item_id
          WHERE fl.position = @position AND i.folder_id IN (SELECT value FROM json_each(@ids))`,
     )
       .pluck()
@@ -255,7 +259,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   async placementAt(folderId: string, position: bigint): Promise<FolderPlacement | null> {
     const row = prepared(
       this.db,
-      `SELECT folder_id, parent_type, parent_id, base_parent_type, base_parent_id, from_position, to_position FROM rm_folder_tree
+      `SELECT folder_id, parent_type, parent_id, base_parent_type, base_parent_id, from_position, to_position
+        FROM rm_folder_tree
          WHERE folder_id = @id AND from_position <= @at AND (to_position IS NULL OR to_position > @at)
          ORDER BY from_position DESC LIMIT 1`,
     )
@@ -287,7 +292,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     return prepared(
       this.db,
       `SELECT DISTINCT folder_id FROM rm_folder_tree
-         WHERE parent_id = @parent AND parent_type = @type AND from_position <= @at AND (to_position IS NULL OR to_position > @at)`,
+         WHERE parent_id = @parent AND parent_type = @type AND from_position <= @at
+         AND (to_position IS NULL OR to_position > @at)`,
     )
       .pluck()
       .all({ parent: parentId, type: parentType, at: position }) as string[];
@@ -321,7 +327,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_folders (position, id, root_id, operation, deleted_at, ${FOLDER_COLUMNS})
-       SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)} FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
+       SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)}
+       FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
     ).run(args);
     prepared(
       db,
@@ -330,12 +337,14 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_items (position, id, deleted_at, ${ITEM_COLUMNS})
-       SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)} FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
+       SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)}
+       FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
     ).run({ position, at });
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
-       SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id`,
+       SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)}
+       FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id`,
     ).run({ position, at });
     this.clearTemp();
   }
@@ -346,8 +355,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     if (prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(r.folderId)) return;
     if (!prepared(db, 'SELECT 1 FROM rm_deleted_folders WHERE position = ? AND id = ?').get(dp, r.folderId)) return;
     const base = this.baseOf(r.parentType, r.parentId);
-    // The new parent went before this event in log order (a concurrent delete won): nothing comes back.
-    if (!base) return;
+    // The projection guards the write on the new parent (src/projections/lateEvents.ts).
+    if (!base) throw notStored('new parent', r.parentId, r.folderId);
     this.clearTemp();
     prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id, depth) SELECT id, depth FROM kept_subtree`).run({
       dp,
@@ -360,7 +369,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
       db,
       `INSERT INTO rm_folders (id, ${FOLDER_COLUMNS})
        SELECT d.id,
-         CASE WHEN d.id = @id THEN @parentType ELSE d.parent_type END, CASE WHEN d.id = @id THEN @parentId ELSE d.parent_id END,
+         CASE WHEN d.id = @id THEN @parentType ELSE d.parent_type END,
+         CASE WHEN d.id = @id THEN @parentId ELSE d.parent_id END,
          CASE WHEN d.id = @id THEN @name ELSE d.name END, CASE WHEN d.id = @id THEN @lower ELSE d.lower_name END,
          @baseType, @baseId, d.public, d.created, d.updated, d.size,
          CASE WHEN d.id = @id THEN json_set(d.doc, '$.name', @name, '$.lowerName', @lower) ELSE d.doc END
@@ -381,11 +391,13 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     prepared(
       db,
       `WITH RECURSIVE up (folder_id, ancestor_id, depth) AS (
-         SELECT d.id, d.parent_id, 1 FROM temp.history_set s JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id
+         SELECT d.id, d.parent_id, 1 FROM temp.history_set s
+         JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id
          WHERE s.depth > 0
          UNION ALL
          SELECT up.folder_id, d.parent_id, up.depth + 1 FROM up
-         JOIN temp.history_set s ON s.id = up.ancestor_id AND s.depth > 0 JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id)
+         JOIN temp.history_set s ON s.id = up.ancestor_id AND s.depth > 0
+         JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id)
        INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) SELECT folder_id, ancestor_id, depth FROM up`,
     ).run({ dp });
     if (r.parentType === 'folder') {
@@ -393,7 +405,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
         db,
         `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
          SELECT s.id, sup.ancestor_id, s.depth + sup.depth + 1 FROM temp.history_set s,
-           (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
+           (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent
+           UNION ALL SELECT @parent, 0) sup`,
       ).run({ parent: r.parentId });
     }
 
@@ -432,7 +445,9 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     prepared(
       db,
       `INSERT INTO rm_files (id, ${FILE_COLUMNS})
-       SELECT fl.id, ${prefixed('fl', FILE_COLUMNS)} FROM temp.history_items h JOIN rm_deleted_files fl ON fl.position = @dp AND fl.item_id = h.id`,
+       SELECT fl.id, ${prefixed('fl', FILE_COLUMNS)}
+       FROM temp.history_items h
+       JOIN rm_deleted_files fl ON fl.position = @dp AND fl.item_id = h.id`,
     ).run({ dp });
 
     // 5. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).

@@ -11,6 +11,7 @@ import type {
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
+import { notStored } from '../notStored';
 import type { Paging } from '../../../domain/paging';
 import type { RootType } from '../../../domain/parents';
 
@@ -143,12 +144,13 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       this.db,
       'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
     ).get(doc.folderId) as { type: RootType; id: string } | undefined;
-    // The folder was deleted before this item was created (in log order): the item never becomes visible.
-    if (!folder) return;
+    // The projection guards the write on the folder (src/projections/lateEvents.ts).
+    if (!folder) throw notStored('folder', doc.folderId, doc._id);
     const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
     prepared(
       this.db,
-      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
+      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id,
+        created, updated, size, doc)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
     ).run(
       doc._id,
@@ -185,22 +187,20 @@ export class SqliteItems implements ItemQueries, ItemWrites {
 
   move(id: string, folderId: string, name: string, updated: string): void {
     const row = this.position(id);
-    if (!row) return;
     const target = prepared(
       this.db,
       'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
     ).get(folderId) as { type: RootType; id: string } | undefined;
-    if (!target) {
-      // Moved into a folder deleted before the move (in log order): it went with that folder.
-      this.delete(id);
-      return;
-    }
+    // The projection guards the write on the item and the folder (src/projections/lateEvents.ts).
+    if (!row) throw notStored('item', id, id);
+    if (!target) throw notStored('folder', folderId, id);
     this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
     this.propagate(folderId, target.type, target.id, row.size);
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), name, lowerName: name.toLowerCase(), updated };
     prepared(
       this.db,
-      `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?, name = ?, lower_name = ?, updated = ?, doc = ?
+      `UPDATE rm_items SET folder_id = ?, base_parent_type = ?, base_parent_id = ?,
+        name = ?, lower_name = ?, updated = ?, doc = ?
          WHERE id = ?`,
     ).run(folderId, target.type, target.id, name, doc.lowerName, updated, JSON.stringify(itemJson(doc)), id);
     this.reindex(id, name, doc.description);
@@ -300,8 +300,6 @@ export class SqliteFiles implements FileQueries, FileWrites {
   // ---- projection writes ----
 
   insert(doc: FileDoc): void {
-    // The item is gone (deleted, or never visible because its folder went first): so is the file.
-    if (!prepared(this.db, 'SELECT 1 FROM rm_items WHERE id = ?').get(doc.itemId)) return;
     prepared(
       this.db,
       'INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',

@@ -1,7 +1,14 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { Statement, Transaction } from 'better-sqlite3';
-import type { BatchedWrite, LeaseFence, ProjectionReads, ReadModel, ReadModelTx } from '../../../ports/readModel';
+import type {
+  BatchedWrite,
+  LeaseFence,
+  ProjectionReads,
+  ReadModel,
+  ReadModelTx,
+  RowRef,
+} from '../../../ports/readModel';
 import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
 import { SqliteGroups } from './groupsStore';
@@ -12,6 +19,15 @@ import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 import { beginReplay, completeReplay, replayPending } from './replayMode';
+import { emptyReadModels } from './emptyReadModels';
+
+/** The table of each kind of row a projection write may be conditional on (`ReadModelTx.ifPresent`). */
+const TABLES: Record<RowRef['kind'], string> = {
+  folder: 'rm_folders',
+  collection: 'rm_collections',
+  item: 'rm_items',
+  file: 'rm_files',
+};
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -60,11 +76,17 @@ export class SqliteReadModel implements ReadModel {
       this.applyInTransaction(projection, events, fence),
     );
     this.saveCheckpointStmt = db.prepare(
-      'INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE SET position = excluded.position',
+      `INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE
+        SET position = excluded.position`,
     );
     this.relaxedSyncStmt = db.prepare('PRAGMA synchronous = NORMAL');
     this.fullSyncStmt = db.prepare('PRAGMA synchronous = FULL');
     this.tx = {
+      // A lookup in the event's transaction, then the branch's writes, synchronously.
+      ifPresent: (row, then, orElse) => {
+        const present = prepared(db, `SELECT 1 FROM ${TABLES[row.kind]} WHERE id = ?`).get(row.id) !== undefined;
+        (present ? then : orElse)?.(this.tx);
+      },
       users: this.users,
       groups: this.groups,
       tokens: this.tokens,
@@ -157,18 +179,12 @@ export class SqliteReadModel implements ReadModel {
   }
 
   async reset(): Promise<void> {
-    const tables = prepared(
-      this.db,
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\'",
-    ).all() as { name: string }[];
-    this.db.transaction(() => {
-      for (const { name } of tables) prepared(this.db, `DELETE FROM "${name}"`).run();
-    })();
+    this.db.transaction(() => emptyReadModels(this.db))();
   }
 
   /**
-   * Replay mode for `rebuild` (replayMode.ts): after `reset()`, the counts and the indexes no projection write reads
-   * are left to {@link endReplay}, which computes them set-wise after the last event.
+   * Replay mode for `rebuild` (replayMode.ts): empties the read models like {@link reset}, and leaves the counts and
+   * the indexes no projection write reads to {@link endReplay}, which computes them set-wise after the last event.
    */
   async beginReplay(): Promise<void> {
     beginReplay(this.db);
@@ -181,7 +197,9 @@ export class SqliteReadModel implements ReadModel {
   async dump(): Promise<Record<string, unknown[]>> {
     const tables = prepared(
       this.db,
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints' ORDER BY name",
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\'
+        AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints'
+        ORDER BY name`,
     ).all() as { name: string }[];
     const out: Record<string, unknown[]> = {};
     for (const { name } of tables) {
