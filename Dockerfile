@@ -9,9 +9,10 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --include=dev && npm cache clean --force
 
-# Compiled once here (TypeScript is a dev dependency and stays, so that `npm start`'s incremental prestart build
-# finds dist/ current and goes straight on to `node dist/cli/main.js serve`).
-COPY tsconfig.json tsconfig.build.json ./
+# Built once here (scripts/build.ts bundles each process entry with esbuild, a dev dependency that stays: `npm start`
+# runs the same build again as its prestart, about a second, then `node dist/cli/main.js serve`).
+COPY tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build
 

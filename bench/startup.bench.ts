@@ -1,5 +1,6 @@
 /**
- * Production start: `npm start` runs the compiled JavaScript (`node dist/cli/main.js serve`, built by `prestart`).
+ * Production start: `npm start` runs the bundled JavaScript (`node --enable-source-maps dist/cli/main.js serve`, built
+ * by `prestart`).
  * Measures the time from spawning the process to its first answer (`GET /healthz`) on a fresh DATA_DIR, and its
  * resident memory once idle, against a bare express process started and measured the same way in this run.
  *
@@ -34,7 +35,7 @@ const bench: Benchmark = async ({ quick }) => {
     runs,
     () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-start-'));
-      const child = spawn(process.execPath, [MAIN, 'serve'], {
+      const child = spawn(process.execPath, ['--enable-source-maps', MAIN, 'serve'], {
         cwd: ROOT,
         env: { ...process.env, NODE_ENV: 'production', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'inherit'],
