@@ -68,14 +68,8 @@ export function inheritedAcl(
 export function siblingLookup(services: Services): SiblingLookup {
   return async (parentType, parentId, name) => {
     if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
-    if (parentType === 'folder') {
-      const items = await services.readModel.items.listInFolder({
-        folderId: parentId,
-        name,
-        paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 },
-      });
-      if (items.total > 0) return 'item';
-    }
+    if (parentType === 'folder' && (await services.readModel.items.namedInFolder(parentId, name)) !== null)
+      return 'item';
     return null;
   };
 }

@@ -70,12 +70,7 @@ function itemSiblingLookup(services: Services, itemId: string): SiblingLookup {
   return async (parentType, parentId, name) => {
     if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
     if (parentType !== 'folder') return null;
-    const items = await services.readModel.items.listInFolder({
-      folderId: parentId,
-      name,
-      paging: { limit: 2, offset: 0, sort: '_id', sortdir: 1 },
-    });
-    return items.rows.some((item) => item._id !== itemId) ? 'item' : null;
+    return (await services.readModel.items.namedInFolder(parentId, name, itemId)) !== null ? 'item' : null;
   };
 }
 
@@ -119,16 +114,6 @@ export async function claimItemName(
 ): Promise<{ name: string; appends: StreamAppend[] }> {
   const free = await freeItemName(services, folderId, name, itemId, first);
   return { name: free.name, appends: [free.guard.claimAppend('item', itemId, meta)] };
-}
-
-/** The item of exactly this name in a folder (the first by id), as the read model stands. */
-async function itemNamed(services: Services, folderId: string, name: string): Promise<string | null> {
-  const items = await services.readModel.items.listInFolder({
-    folderId,
-    name,
-    paging: { limit: 1, offset: 0, sort: '_id', sortdir: 1 },
-  });
-  return items.rows[0]?._id ?? null;
 }
 
 export interface NewItemInput {
@@ -211,7 +196,7 @@ export async function createItem(services: Services, input: CreateItemInput, met
     let nameGuard: NameGuard | undefined;
     if (input.reuseExisting) {
       nameGuard = await guardItemName(services, folderId, name, itemId);
-      const existingId = await itemNamed(services, folderId, name);
+      const existingId = await services.readModel.items.namedInFolder(folderId, name);
       if (existingId) {
         if (!metadata) return { appends: [], result: existingId };
         const existing = await loadItemStream(services, existingId);

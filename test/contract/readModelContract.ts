@@ -653,6 +653,12 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(ids((await rm.items.listInFolder({ folderId: 'pub', text: 'apples', paging: paging() })).rows)).toEqual([
           'i1',
         ]);
+        // Exact, case-sensitive, in that folder only; `except` leaves the item itself out (renaming to its own name).
+        expect(await rm.items.namedInFolder('pub', 'Banana')).toBe('i2');
+        expect(await rm.items.namedInFolder('pub', 'banana')).toBeNull();
+        expect(await rm.items.namedInFolder('priv', 'Banana')).toBeNull();
+        expect(await rm.items.namedInFolder('pub', 'Banana', 'i2')).toBeNull();
+        expect(await rm.items.namedInFolder('pub', 'Banana', 'i1')).toBe('i2');
         const search = async (v: Viewer | null) =>
           ids((await rm.items.search({ text: 'apple', viewer: v, paging: paging() })).rows);
         expect(await search(null)).toEqual(['i1']);

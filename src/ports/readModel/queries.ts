@@ -86,10 +86,7 @@ export interface FolderQueries {
   /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name
    * checks, reuseExisting). */
   childNamed(parentType: ParentType, parentId: string, name: string): Promise<FolderDoc | null>;
-  /**
-   * Items directly in a folder, not permission filtered (`nItems` of GET /folder/:id/details). 0 while the read
-   * model holds no items (no `rm_items` table yet); the items read model extends this.
-   */
+  /** Items directly in a folder, not permission filtered (`nItems` of GET /folder/:id/details). */
   itemCount(folderId: string): Promise<number>;
   /** Ancestor folder ids of a folder, root-most first, ending with its parent when the parent is a folder. */
   ancestorIds(id: string): Promise<string[]>;
@@ -111,6 +108,11 @@ export interface ItemQueries {
   get(id: string): Promise<ItemDoc | null>;
   /** Items directly in a folder (no permission filter beyond the folder's); optional exact name and text filter. */
   listInFolder(options: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>>;
+  /**
+   * The id of the item (the first by id) directly in a folder with exactly this name, other than `except`; null when
+   * none (sibling-name checks: one indexed lookup, no page and no count).
+   */
+  namedInFolder(folderId: string, name: string, except?: string): Promise<string | null>;
   /** Global text search over items whose folder the viewer may READ (filter inside the query). */
   search(options: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>>;
   countInFolder(folderId: string): Promise<number>;

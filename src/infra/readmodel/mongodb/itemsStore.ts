@@ -54,6 +54,12 @@ export class MongoItems implements ItemQueries {
     return { rows: rows as unknown as ItemDoc[], total };
   }
 
+  async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
+    const filter = except === undefined ? { folderId, name } : { folderId, name, _id: { $ne: except } };
+    const doc = await (await this.source.get('items')).findOne(filter, { projection: { _id: 1 }, sort: { _id: 1 } });
+    return doc?._id ?? null;
+  }
+
   /** `$text` over items, then their folder joined and its READ permission checked, in one pipeline. */
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
     const search = textSearch(o.text);

@@ -116,6 +116,16 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
   }
 
+  async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
+    const id = prepared(
+      this.db,
+      'SELECT id FROM rm_items WHERE folder_id = ? AND name = ? AND id IS NOT ? ORDER BY id LIMIT 1',
+    )
+      .pluck()
+      .get(folderId, name, except ?? null) as string | undefined;
+    return id ?? null;
+  }
+
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
     const query = ftsQuery(o.text);
     if (query === null) return { rows: [], total: 0 };
