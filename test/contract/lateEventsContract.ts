@@ -8,6 +8,18 @@ import { writerOf } from '../../src/projections/projection';
 const T0 = '2024-01-01T00:00:00.000Z';
 const T1 = '2024-02-01T00:00:00.000Z';
 const NO_ACCESS = { users: [], groups: [] };
+const collection = (id: string, name: string) => ({
+  _id: id,
+  name,
+  description: '',
+  public: false,
+  access: NO_ACCESS,
+  created: T0,
+  updated: T0,
+  size: 0,
+  meta: {},
+  creatorId: null,
+});
 
 /**
  * Events that raced a delete, applied through the projections as the projector applies them (plan, then writes), on
@@ -75,18 +87,7 @@ export function lateEventsContract(readModel: () => ReadModel): void {
     it('skips what names a deleted item or folder, and takes an item moved into one with it', async () => {
       const rm = readModel();
       await apply((tx) => {
-        tx.collections.put({
-          _id: 'c1',
-          name: 'Col',
-          description: '',
-          public: false,
-          access: NO_ACCESS,
-          created: T0,
-          updated: T0,
-          size: 0,
-          meta: {},
-          creatorId: null,
-        });
+        tx.collections.put(collection('c1', 'Col'));
       });
       await createFolder('doomed', 'collection', 'c1');
       await createFolder('inner', 'folder', 'doomed');
@@ -196,18 +197,7 @@ export function lateEventsContract(readModel: () => ReadModel): void {
         meta: {},
       });
       await apply((tx) => {
-        tx.collections.put({
-          _id: 'c2',
-          name: 'New',
-          description: '',
-          public: false,
-          access: NO_ACCESS,
-          created: T0,
-          updated: T0,
-          size: 0,
-          meta: {},
-          creatorId: null,
-        });
+        tx.collections.put(collection('c2', 'New'));
         tx.ifPresent(
           { kind: 'collection', id: 'c2' },
           (tx) =>
