@@ -220,6 +220,23 @@ const initialState = (): FolderState => ({
   updated: '',
 });
 
+/** The state of a folder that a copy or a restore puts in place whole, last changed at `updated`. */
+function standing(d: FolderCopiedData | FolderRestoredData, updated: string): FolderState {
+  return {
+    exists: true,
+    folderId: d.folderId,
+    name: d.name,
+    description: d.description,
+    parentType: d.parentType,
+    parentId: d.parentId,
+    ...(d.public !== undefined ? { public: d.public } : {}),
+    ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+    access: d.access,
+    meta: d.meta,
+    updated,
+  };
+}
+
 function evolve(state: FolderState, event: FolderEvent): FolderState {
   switch (event.type) {
     case 'FolderCreated': {
@@ -268,38 +285,10 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
       return { ...initialState(), folderId: state.folderId || event.data.folderId, deleted: true };
     case 'FolderContentsCleared':
       return state;
-    case 'FolderCopied': {
-      const d = event.data;
-      return {
-        exists: true,
-        folderId: d.folderId,
-        name: d.name,
-        description: d.description,
-        parentType: d.parentType,
-        parentId: d.parentId,
-        ...(d.public !== undefined ? { public: d.public } : {}),
-        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-        access: d.access,
-        meta: d.meta,
-        updated: d.created,
-      };
-    }
-    case 'FolderRestored': {
-      const d = event.data;
-      return {
-        exists: true,
-        folderId: d.folderId,
-        name: d.name,
-        description: d.description,
-        parentType: d.parentType,
-        parentId: d.parentId,
-        ...(d.public !== undefined ? { public: d.public } : {}),
-        ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-        access: d.access,
-        meta: d.meta,
-        updated: d.updated,
-      };
-    }
+    case 'FolderCopied':
+      return standing(event.data, event.data.created);
+    case 'FolderRestored':
+      return standing(event.data, event.data.updated);
     default:
       return unknownEvent(event, state);
   }

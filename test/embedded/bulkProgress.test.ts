@@ -16,23 +16,6 @@ let listener: Listener;
 let admin: TestUser;
 const clients: SseClient[] = [];
 
-/** `width` folders with an item each under a new root, doubled `doublings` times by copying the root into itself. */
-async function buildTree(parentId: string, width: number, doublings: number): Promise<{ id: string; entries: number }> {
-  const root = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
-  for (let i = 0; i < width; i++) {
-    const folder = ok(
-      await api
-        .as(admin)
-        .post('/folder')
-        .query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }),
-    );
-    await api.newItem(admin, folder._id, `item ${i}`);
-  }
-  for (let n = 0; n < doublings; n++)
-    ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
-  return { id: root._id, entries: (1 + 2 * width) * 2 ** doublings };
-}
-
 /** The caller's notification stream, open until the test ends. */
 async function stream(): Promise<SseClient> {
   const client = listener.sse('/notification/stream?timeout=60', { 'Service-Token': admin.token });
@@ -71,7 +54,7 @@ describe('progress of subtree operations applied by the bulk worker', () => {
   it('moves during a copy, a recursive access change, an empty and a delete, then ends at the total', async () => {
     const folders = ok(await api.as(admin).get('/folder').query({ parentType: 'user', parentId: admin._id }));
     const privateId = folders.find((f: { name: string }) => f.name === 'Private')._id;
-    const tree = await buildTree(privateId, 8, 4);
+    const tree = await api.buildTree(admin, privateId, 8, 4);
 
     const copyStream = await stream();
     const copy = ok(

@@ -55,23 +55,6 @@ function spyOnWorker(): void {
   });
 }
 
-/** `width` folders with an item each under a new root, doubled `doublings` times by copying the root into itself. */
-async function buildTree(parentId: string, width: number, doublings: number): Promise<{ id: string; folders: number }> {
-  const root = ok(await api.as(admin).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
-  for (let i = 0; i < width; i++) {
-    const folder = ok(
-      await api
-        .as(admin)
-        .post('/folder')
-        .query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }),
-    );
-    await api.newItem(admin, folder._id, `item ${i}`);
-  }
-  for (let n = 0; n < doublings; n++)
-    ok(await api.as(admin).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
-  return { id: root._id, folders: (1 + width) * 2 ** doublings };
-}
-
 afterEach(async () => {
   jest.restoreAllMocks();
   await api?.close();
@@ -89,7 +72,7 @@ describe('a large copy, applied by the worker', () => {
 
   it('leaves the service answering meanwhile and keeps the projector lease', async () => {
     const publicId = await api.defaultFolder(admin, 'Public');
-    const tree = await buildTree(await api.defaultFolder(admin, 'Private'), 10, 10); // 11,264 folders
+    const tree = await api.buildTree(admin, await api.defaultFolder(admin, 'Private'), 10, 10); // 11,264 folders
     probeFolderId = publicId;
     calls = [];
 

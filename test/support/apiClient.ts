@@ -171,6 +171,30 @@ export class ApiClient {
     return ok(await this.as(user).post('/item').query({ folderId, name }), `POST /item ${name}`)._id;
   }
 
+  /**
+   * A folder `tree` under `parentId` holding `width` folders with an item each, doubled `doublings` times by copying
+   * the root into itself; with how many folders and entries (folders + items) it holds.
+   */
+  async buildTree(
+    user: TestUser,
+    parentId: string,
+    width: number,
+    doublings: number,
+  ): Promise<{ id: string; folders: number; entries: number }> {
+    const root = ok(await this.as(user).post('/folder').query({ parentType: 'folder', parentId, name: 'tree' }));
+    for (let i = 0; i < width; i++) {
+      const folder = ok(
+        await this.as(user)
+          .post('/folder')
+          .query({ parentType: 'folder', parentId: root._id, name: `node ${i}` }),
+      );
+      await this.newItem(user, folder._id, `item ${i}`);
+    }
+    for (let n = 0; n < doublings; n++)
+      ok(await this.as(user).post(`/folder/${root._id}/copy`).query({ parentType: 'folder', parentId: root._id }));
+    return { id: root._id, folders: (1 + width) * 2 ** doublings, entries: (1 + 2 * width) * 2 ** doublings };
+  }
+
   /** Uploads `content` as a new file of the item (named `data.txt` for text, `data.bin` for bytes); returns the file
    * id. */
   async addFile(
