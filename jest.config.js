@@ -10,7 +10,7 @@ module.exports = {
   // A global option in jest 29: it applies to every project, and jest warns "Unknown option" when a project sets it.
   testTimeout: 30000,
   maxWorkers: 2,
-  reporters: ['default', ['<rootDir>/test/support/closingLineReporter.js', { label: 'tests' }]],
+  reporters: ['default', '<rootDir>/test/support/closingLineReporter.js'],
   projects: [
     {
       ...common,
