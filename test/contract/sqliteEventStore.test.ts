@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,6 +82,27 @@ describe('SqliteEventStore specifics', () => {
     });
     expect(await store.appendToStreams([])).toEqual({ position: 3n });
     expect((await collect(store.readAll())).map((e) => e.position)).toEqual([1n, 2n, 3n]);
+  });
+
+  it('has the append worker checkpoint the WAL into the database file soon after its commits', async () => {
+    const withWorker = new SqliteEventStore(db, { appendWorker: true });
+    for (let i = 0; i < 20; i++) await withWorker.appendToStream(`w-${i}`, [ev('A')], { expectedState: 'no_stream' });
+    // Far below SQLite's automatic threshold (1,000 pages): only the worker's own checkpoints move these pages.
+    // The database file alone, copied without its WAL: what a checkpoint has written there.
+    const inFile = () => {
+      const copy = path.join(dir, 'file-only.sqlite');
+      fs.copyFileSync(file, copy);
+      const fileOnly = new Database(copy);
+      const hasTable = fileOnly.prepare("SELECT 1 FROM sqlite_master WHERE name = 'es_events'").get() !== undefined;
+      const count = hasTable ? fileOnly.prepare('SELECT count(*) FROM es_events').pluck().get() : 0;
+      fileOnly.close();
+      for (const suffix of ['', '-wal', '-shm']) fs.rmSync(copy + suffix, { force: true });
+      return count;
+    };
+    const deadline = Date.now() + 5000;
+    while (inFile() !== 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(inFile()).toBe(20);
+    await withWorker.dispose();
   });
 
   it('keeps its tables under the es_ prefix, next to other tables in the same database', async () => {

@@ -5,12 +5,16 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../sqlite/openDatabase';
 import { GroupCommit } from './groupCommit';
+import { WorkerCheckpoints } from '../../sqlite/walCheckpoints';
 import { serializeError, type CommitReply, type CommitRequest, type WireResult } from './appendWorker';
 
 if (!parentPort) throw new Error('appendWorkerThread runs as a worker thread (AppendWorker starts it).');
 const port = parentPort;
 const { file } = workerData as { file: string };
-const groupCommit = new GroupCommit(openDatabase(file));
+const db = openDatabase(file);
+const groupCommit = new GroupCommit(db);
+// Checkpoints run here, between groups, not on the service's event loop (walCheckpoints.ts).
+const checkpoints = new WorkerCheckpoints(db);
 
 port.on('message', (request: CommitRequest) => {
   let reply: CommitReply;
@@ -24,4 +28,5 @@ port.on('message', (request: CommitRequest) => {
     reply = { id: request.id, failed: serializeError(error) };
   }
   port.postMessage(reply);
+  checkpoints.afterCommit();
 });
