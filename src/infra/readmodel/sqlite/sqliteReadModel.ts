@@ -18,6 +18,7 @@ import { SqliteSubtree } from './subtreeStore';
 import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
+import { BatchBudget } from './batchBudget';
 import { beginReplay, completeReplay, replayPending } from './replayMode';
 import { emptyReadModels } from './emptyReadModels';
 
@@ -55,6 +56,9 @@ export class SqliteReadModel implements ReadModel {
   private readonly saveCheckpointStmt: Statement<[string, bigint]>;
   private readonly relaxedSyncStmt: Statement<[]>;
   private readonly fullSyncStmt: Statement<[]>;
+  /** Set by {@link liveWrites}. */
+  private gate: WriteGate | null = null;
+  private budget: BatchBudget | null = null;
 
   constructor(private readonly db: SqliteDatabase) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL)');
@@ -101,13 +105,17 @@ export class SqliteReadModel implements ReadModel {
   }
 
   /**
-   * Makes this process's writes to the file (lease calls, projection batches) wait, asynchronously, while another
-   * thread holds its write lock: bulk work in its worker, or a group commit on the append worker
-   * (src/infra/sqlite/writeGate.ts). Otherwise they would wait in SQLite's busy handler, which sleeps the event loop.
+   * The live service's projection writes, on the event loop:
+   * - `gate`: this process's writes to the file (lease calls, projection transactions) wait, asynchronously, while
+   *   another thread holds its write lock: bulk work in its worker, or a group commit on the append worker
+   *   (src/infra/sqlite/writeGate.ts). Otherwise they would wait in SQLite's busy handler, which sleeps the event loop.
+   * - `batchBudgetMs`: a batch is committed in transactions of about this long each (batchBudget.ts), with a turn of
+   *   the event loop between two, so that requests and lease renewals are answered while a backlog is projected.
    */
-  gateWrites(gate: WriteGate): void {
-    this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], gate);
-    gateWrites(this as SqliteReadModel, ['applyBatch'], gate);
+  liveWrites(options: { gate: WriteGate; batchBudgetMs: number }): void {
+    this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], options.gate);
+    this.gate = options.gate;
+    this.budget = new BatchBudget(options.batchBudgetMs);
   }
 
   async checkpoint(projection: string): Promise<bigint> {
@@ -135,9 +143,39 @@ export class SqliteReadModel implements ReadModel {
    * process's commit cannot make the read snapshot stale (a deferred transaction would then fail with SQLITE_BUSY at
    * its first write instead of waiting), nor the lease's epoch checked against `fence`. It runs synchronously, so no
    * other work of this process joins it.
+   *
+   * In the live service ({@link liveWrites}) a long batch is cut into consecutive transactions that each fit the
+   * budget, each with its checkpoint and its fence check, a turn of the event loop apart; the events stay in order,
+   * and a failure leaves the earlier transactions committed, as separate batches would.
    */
   async applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number> {
-    return this.applyBatchNow(projection, events, fence);
+    const budget = this.budget;
+    // A replay's enclosing transaction decides alone (a savepoint per batch, see applyBatchNow).
+    if (!budget || this.db.inTransaction) return this.applyGated(projection, events, fence);
+    let applied = 0;
+    for (let start = 0; start < events.length;) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      const part = events.slice(start, start + budget.limit(events.length - start));
+      applied += await this.applyGated(projection, part, fence, budget);
+      start += part.length;
+    }
+    return applied;
+  }
+
+  /** One transaction once the write gate is free (at once without a gate); `budget` hears how long it took. */
+  private async applyGated(
+    projection: string,
+    events: BatchedWrite[],
+    fence: LeaseFence | undefined,
+    budget?: BatchBudget,
+  ): Promise<number> {
+    const write = () => {
+      const began = performance.now();
+      const applied = this.applyBatchNow(projection, events, fence);
+      budget?.record(events.length, performance.now() - began);
+      return applied;
+    };
+    return this.gate ? this.gate.run(write) : write();
   }
 
   /** {@link apply}, synchronously: the bulk worker thread (bulkApply.ts) runs it on its own connection. */
