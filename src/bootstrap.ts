@@ -66,7 +66,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'folder-service.sqlite');
   const db = openDatabase(file);
-  tuneLiveConnection(db);
+  tuneLiveConnection(db, { appendsElsewhere: config.eventStore === 'sqlite' });
   // Every main-thread writer to the SQLite file waits here while bulk work in a worker holds its write lock, and
   // waits asynchronously, never in the busy handler, while another process holds it.
   const gate = new WriteGate(new NoWaitWrites(db));

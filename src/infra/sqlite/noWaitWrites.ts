@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from './openDatabase';
 
 /** Pauses between two attempts at the write lock, in ms (the last one repeats): short, so a gap is rarely missed. */
@@ -16,14 +15,10 @@ const RETRY_PAUSES_MS = [1, 2, 4, 8];
  * the write's, as when the busy handler gave up.
  */
 export class NoWaitWrites {
-  private readonly noWait: Statement;
-  private readonly restore: Statement;
   private readonly timeoutMs: number;
 
-  constructor(db: SqliteDatabase) {
+  constructor(private readonly db: SqliteDatabase) {
     this.timeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
-    this.noWait = db.prepare('PRAGMA busy_timeout = 0');
-    this.restore = db.prepare(`PRAGMA busy_timeout = ${this.timeoutMs}`);
   }
 
   /** Runs `write` now; when it fails on the write lock, again after pauses, until it passes or the timeout ends. */
@@ -42,11 +37,12 @@ export class NoWaitWrites {
 
   /** The synchronous part of `write` with a zero busy timeout (what it runs after an await keeps the usual one). */
   attempt<T>(write: () => T | Promise<T>): T | Promise<T> {
-    this.noWait.get();
+    // Through `pragma` each time: SQLite applies a PRAGMA when it compiles it, so a prepared one run again does nothing.
+    this.db.pragma('busy_timeout = 0');
     try {
       return write();
     } finally {
-      this.restore.get();
+      this.db.pragma(`busy_timeout = ${this.timeoutMs}`);
     }
   }
 }

@@ -54,8 +54,6 @@ export class SqliteReadModel implements ReadModel {
     (projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number
   >;
   private readonly saveCheckpointStmt: Statement<[string, bigint]>;
-  private readonly relaxedSyncStmt: Statement<[]>;
-  private readonly fullSyncStmt: Statement<[]>;
   /** Set by {@link liveWrites}. */
   private gate: WriteGate | null = null;
   private budget: BatchBudget | null = null;
@@ -83,8 +81,6 @@ export class SqliteReadModel implements ReadModel {
       `INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE
         SET position = excluded.position`,
     );
-    this.relaxedSyncStmt = db.prepare('PRAGMA synchronous = NORMAL');
-    this.fullSyncStmt = db.prepare('PRAGMA synchronous = FULL');
     this.tx = {
       // A lookup in the event's transaction, then the branch's writes, synchronously.
       ifPresent: (row, then, orElse) => {
@@ -192,11 +188,13 @@ export class SqliteReadModel implements ReadModel {
     // fsynced when appended, the checkpoint commits with the writes, and the next fsync of the WAL (the next append's
     // commit, or a checkpoint) makes them durable; if power fails before that, they are projected again on start.
     // That halves the fsyncs of a write request (one for its append, none for its projection).
-    this.relaxedSyncStmt.run();
+    // Through `pragma` each time: SQLite applies a PRAGMA when it compiles it, so a prepared one run again does nothing
+    // (the statements this used to keep left every commit at FULL, an fsync on the event loop each).
+    this.db.pragma('synchronous = NORMAL');
     try {
       return this.batchTx.immediate(projection, events, fence);
     } finally {
-      this.fullSyncStmt.run();
+      this.db.pragma('synchronous = FULL');
     }
   }
 
