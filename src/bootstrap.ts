@@ -27,6 +27,15 @@ import { SERVICE_STREAM_PREFIXES } from './infra/eventstore/kurrentdb/streamPref
 import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
 import { WriteGate } from './infra/sqlite/writeGate';
+import { tuneLiveConnection } from './infra/sqlite/liveConnection';
+import { NoWaitWrites } from './infra/sqlite/noWaitWrites';
+
+/**
+ * About how long one live projection transaction may hold the event loop on the embedded read model (requests and
+ * lease renewals wait meanwhile): the read model sizes its transactions to fit (src/infra/readmodel/sqlite/
+ * batchBudget.ts).
+ */
+const LIVE_BATCH_BUDGET_MS = 20;
 
 export const VERSION: string = (
   JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
@@ -58,8 +67,10 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'folder-service.sqlite');
   const db = openDatabase(file);
-  // Every main-thread writer to the SQLite file waits here while bulk work in a worker holds its write lock.
-  const gate = new WriteGate();
+  tuneLiveConnection(db, { appendsElsewhere: config.eventStore === 'sqlite' });
+  // Every main-thread writer to the SQLite file waits here while bulk work in a worker holds its write lock, and
+  // waits asynchronously, never in the busy handler, while another process holds it.
+  const gate = new WriteGate(new NoWaitWrites(db));
   // Appends commit on a worker thread, so that no request waits for their fsync (appendWorker.ts).
   const eventStore = await createEventStore(config, db, logger, { gate, appendWorker: true });
   const readModel = await createReadModel(config, db);
@@ -74,7 +85,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
           progress: { bus: bulkProgress, everyMs: config.bulkProgressIntervalMs },
         })
       : undefined;
-  if (readModel instanceof SqliteReadModel) readModel.gateWrites(gate);
+  if (readModel instanceof SqliteReadModel) readModel.liveWrites({ gate, batchBudgetMs: LIVE_BATCH_BUDGET_MS });
   const domainEvents = new DomainEvents();
   // One projector per read model across every process sharing it: the lease holder projects, others stand by.
   const projector = new Projector(eventStore, readModel, options.projection ?? readModelProjection, {

@@ -1,8 +1,14 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { WriteGate, gateWrites } from '../../src/infra/sqlite/writeGate';
+import { NoWaitWrites } from '../../src/infra/sqlite/noWaitWrites';
+import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
 
 /**
  * The write gate of the embedded SQLite file (src/infra/sqlite/writeGate.ts): while bulk work holds it, gated writes
- * wait (asynchronously) and then run in arrival order; without bulk work they run at once.
+ * wait (asynchronously) and then run in arrival order; without bulk work they run at once. Over the event loop's
+ * connection, a write that finds another connection holding the write lock waits asynchronously too.
  */
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -65,6 +71,55 @@ describe('WriteGate', () => {
     first.resolve();
     await Promise.all([one, two]);
     expect(order).toEqual(['first started', 'first done', 'second started']);
+  });
+});
+
+describe("WriteGate over the event loop's connection (NoWaitWrites)", () => {
+  let dir: string;
+  let mine: SqliteDatabase;
+  let other: SqliteDatabase;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'write-gate-'));
+    mine = openDatabase(path.join(dir, 'file.sqlite'));
+    other = openDatabase(path.join(dir, 'file.sqlite'));
+    mine.exec('CREATE TABLE rows (value TEXT NOT NULL)');
+  });
+
+  afterEach(() => {
+    mine.close();
+    other.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("waits for another connection's write lock without blocking the event loop, then writes", async () => {
+    const gate = new WriteGate(new NoWaitWrites(mine));
+    const insert = mine.prepare('INSERT INTO rows (value) VALUES (?)');
+    other.exec('BEGIN IMMEDIATE');
+    const order: string[] = [];
+    const written = gate.run(() => insert.run('mine')).then(() => order.push('written'));
+    // The loop keeps turning while the write waits: timers and other work run.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    order.push('loop turned');
+    expect(gate.held).toBe(true);
+    // A writer arriving meanwhile waits behind the one that is trying again.
+    const later = gate.run(() => insert.run('later')).then(() => order.push('later written'));
+    other.exec('COMMIT');
+    await Promise.all([written, later]);
+    expect(order).toEqual(['loop turned', 'written', 'later written']);
+    expect(mine.prepare('SELECT value FROM rows ORDER BY rowid').pluck().all()).toEqual(['mine', 'later']);
+    // The connection's own busy timeout is back for everything outside the gate.
+    expect(mine.pragma('busy_timeout', { simple: true })).toBe(5000);
+  });
+
+  it('passes errors other than a busy lock through at once', async () => {
+    const gate = new WriteGate(new NoWaitWrites(mine));
+    // Matched by its fields: a SqliteError is not always an instance of the test realm's Error.
+    await expect(gate.run(() => mine.exec('INSERT INTO missing VALUES (1)'))).rejects.toMatchObject({
+      code: 'SQLITE_ERROR',
+      message: expect.stringContaining('no such table'),
+    });
+    expect(gate.held).toBe(false);
   });
 });
 

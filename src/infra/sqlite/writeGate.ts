@@ -1,3 +1,5 @@
+import { isBusy, type NoWaitWrites } from './noWaitWrites';
+
 /**
  * One writer at a time on the embedded SQLite file, without ever blocking the event loop.
  *
@@ -20,6 +22,13 @@ export class WriteGate {
   /** Settles when the last bulk work taken so far ends; null when none is running or waiting. */
   private holder: Promise<void> | null = null;
 
+  /**
+   * `writes`: the event loop's connection, when the writes through this gate are its own: they then never sleep in
+   * SQLite's busy handler while another process holds the write lock (noWaitWrites.ts). A write that has to try again
+   * holds the gate until it passes: writers arriving meanwhile wait for it, as they wait for bulk work.
+   */
+  constructor(private readonly writes?: NoWaitWrites) {}
+
   /** Whether bulk work holds the gate (or waits for it) right now. */
   get held(): boolean {
     return this.holder !== null;
@@ -28,7 +37,14 @@ export class WriteGate {
   /** Runs `write` once no bulk work holds the gate (at once, in the same synchronous step, when none does). */
   async run<T>(write: () => T | Promise<T>): Promise<T> {
     while (this.holder) await this.holder;
-    return write();
+    const writes = this.writes;
+    if (!writes) return write();
+    try {
+      return await writes.attempt(write);
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+    }
+    return this.hold(() => writes.run(write));
   }
 
   /**

@@ -18,6 +18,7 @@ import { SqliteSubtree } from './subtreeStore';
 import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
+import { BatchBudget } from './batchBudget';
 import { beginReplay, completeReplay, replayPending } from './replayMode';
 import { accountsVersionReader } from './accountsVersion';
 import { emptyReadModels } from './emptyReadModels';
@@ -55,8 +56,9 @@ export class SqliteReadModel implements ReadModel {
     (projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number
   >;
   private readonly saveCheckpointStmt: Statement<[string, bigint]>;
-  private readonly relaxedSyncStmt: Statement<[]>;
-  private readonly fullSyncStmt: Statement<[]>;
+  /** Set by {@link liveWrites}. */
+  private gate: WriteGate | null = null;
+  private budget: BatchBudget | null = null;
 
   constructor(private readonly db: SqliteDatabase) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL)');
@@ -82,8 +84,6 @@ export class SqliteReadModel implements ReadModel {
       `INSERT INTO rm_checkpoints (projection, position) VALUES (?, ?) ON CONFLICT(projection) DO UPDATE
         SET position = excluded.position`,
     );
-    this.relaxedSyncStmt = db.prepare('PRAGMA synchronous = NORMAL');
-    this.fullSyncStmt = db.prepare('PRAGMA synchronous = FULL');
     this.tx = {
       // A lookup in the event's transaction, then the branch's writes, synchronously.
       ifPresent: (row, then, orElse) => {
@@ -104,13 +104,17 @@ export class SqliteReadModel implements ReadModel {
   }
 
   /**
-   * Makes this process's writes to the file (lease calls, projection batches) wait, asynchronously, while another
-   * thread holds its write lock: bulk work in its worker, or a group commit on the append worker
-   * (src/infra/sqlite/writeGate.ts). Otherwise they would wait in SQLite's busy handler, which sleeps the event loop.
+   * The live service's projection writes, on the event loop:
+   * - `gate`: this process's writes to the file (lease calls, projection transactions) wait, asynchronously, while
+   *   another thread holds its write lock: bulk work in its worker, or a group commit on the append worker
+   *   (src/infra/sqlite/writeGate.ts). Otherwise they would wait in SQLite's busy handler, which sleeps the event loop.
+   * - `batchBudgetMs`: a batch is committed in transactions of about this long each (batchBudget.ts), with a turn of
+   *   the event loop between two, so that requests and lease renewals are answered while a backlog is projected.
    */
-  gateWrites(gate: WriteGate): void {
-    this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], gate);
-    gateWrites(this as SqliteReadModel, ['applyBatch'], gate);
+  liveWrites(options: { gate: WriteGate; batchBudgetMs: number }): void {
+    this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], options.gate);
+    this.gate = options.gate;
+    this.budget = new BatchBudget(options.batchBudgetMs);
   }
 
   async checkpoint(projection: string): Promise<bigint> {
@@ -138,9 +142,39 @@ export class SqliteReadModel implements ReadModel {
    * process's commit cannot make the read snapshot stale (a deferred transaction would then fail with SQLITE_BUSY at
    * its first write instead of waiting), nor the lease's epoch checked against `fence`. It runs synchronously, so no
    * other work of this process joins it.
+   *
+   * In the live service ({@link liveWrites}) a long batch is cut into consecutive transactions that each fit the
+   * budget, each with its checkpoint and its fence check, a turn of the event loop apart; the events stay in order,
+   * and a failure leaves the earlier transactions committed, as separate batches would.
    */
   async applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number> {
-    return this.applyBatchNow(projection, events, fence);
+    const budget = this.budget;
+    // A replay's enclosing transaction decides alone (a savepoint per batch, see applyBatchNow).
+    if (!budget || this.db.inTransaction) return this.applyGated(projection, events, fence);
+    let applied = 0;
+    for (let start = 0; start < events.length;) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      const part = events.slice(start, start + budget.limit(events.length - start));
+      applied += await this.applyGated(projection, part, fence, budget);
+      start += part.length;
+    }
+    return applied;
+  }
+
+  /** One transaction once the write gate is free (at once without a gate); `budget` hears how long it took. */
+  private async applyGated(
+    projection: string,
+    events: BatchedWrite[],
+    fence: LeaseFence | undefined,
+    budget?: BatchBudget,
+  ): Promise<number> {
+    const write = () => {
+      const began = performance.now();
+      const applied = this.applyBatchNow(projection, events, fence);
+      budget?.record(events.length, performance.now() - began);
+      return applied;
+    };
+    return this.gate ? this.gate.run(write) : write();
   }
 
   /** {@link apply}, synchronously: the bulk worker thread (bulkApply.ts) runs it on its own connection. */
@@ -157,11 +191,13 @@ export class SqliteReadModel implements ReadModel {
     // fsynced when appended, the checkpoint commits with the writes, and the next fsync of the WAL (the next append's
     // commit, or a checkpoint) makes them durable; if power fails before that, they are projected again on start.
     // That halves the fsyncs of a write request (one for its append, none for its projection).
-    this.relaxedSyncStmt.run();
+    // Through `pragma` each time: SQLite applies a PRAGMA when it compiles it, so a prepared one run again does nothing
+    // (the statements this used to keep left every commit at FULL, an fsync on the event loop each).
+    this.db.pragma('synchronous = NORMAL');
     try {
       return this.batchTx.immediate(projection, events, fence);
     } finally {
-      this.fullSyncStmt.run();
+      this.db.pragma('synchronous = FULL');
     }
   }
 
