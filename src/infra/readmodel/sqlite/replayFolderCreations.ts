@@ -1,4 +1,5 @@
 import { prepared } from '../../sqlite/preparedStatements';
+import { RowBuffer } from './rowBuffer';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ReadModelTx } from '../../../ports/readModel';
 import { notStored } from '../notStored';
@@ -6,116 +7,123 @@ import { FOLDER_ROW_COLUMNS, folderRowValues, parentBase, type FolderBase, type 
 import type { SqliteHistory } from './historyStore';
 
 /**
- * Folder creations of a replay, written set-wise (replay mode only, replayMode.ts). A live creation runs about ten
+ * Folder creations of a replay, written in bulk (replay mode only, replayMode.ts). A live creation runs about ten
  * statements per folder (the parent's presence, base and ancestors, the row with its history triggers, the ancestry,
- * the ACL and the search rows); in a replay, where most of the log is creations, that per-statement overhead was
- * most of the CPU. Here a creation only computes its row (the same values as the live insert) and stages it, a
- * batch of rows per statement, in a TEMP table; {@link flush} then writes every derived row with one statement per
- * table:
- *  - `rm_folders`, in creation order (rowids as the live inserts give them);
- *  - the ancestry, walked up the parent chain (the closure of the live inserts: parent at depth 1, then its ancestors);
- *  - the ACL rows from the document's `access` (users, then groups, the last entry of a principal winning, as the
- *    live `INSERT OR REPLACE` per entry);
- *  - the search rows in creation order (the same rowids);
- *  - the history rows the live insert trigger writes (placement and size at the event's position).
- * A staged creation must be in the tables before anything else reads or writes them, so every write of the
- * transaction other than a creation flushes first ({@link deferringCreations}), and the batch flushes before its
- * checkpoint is written: what commits is what the live path commits.
+ * the ACL and the search rows); in a replay, where most of the log is creations, that per-statement overhead was a
+ * large part of the CPU. Here a creation computes its rows in JS (the values of the live insert and of its triggers:
+ * the folder, its ancestry from its parent's, its ACL entries, its search row, its placement and size at the event's
+ * position) and adds them to one buffer per table; {@link ReplayFolderCreations.flush} writes each table's rows with
+ * multi-row inserts, in creation order (the same rowids as the live inserts). The ACL rows are preceded by the delete
+ * of the live `AclRows.replace`, and an ACL's entries keep their order (the last entry of a principal wins, as with
+ * the live `INSERT OR REPLACE` per entry).
+ *
+ * Creations must be in the tables before anything else reads or writes them, so every write of the transaction
+ * other than a creation flushes first ({@link deferringCreations}), and the batch flushes before its checkpoint is
+ * written: what commits is what the live path commits.
  */
-const STAGED_COLUMNS = ['position', ...FOLDER_ROW_COLUMNS, 'description'] as const;
-/** Rows per staging statement (14 bound values each). */
-const ROWS_PER_STATEMENT = 64;
-
-const STAGING_DDL = `CREATE TEMP TABLE IF NOT EXISTS replay_folders (seq INTEGER PRIMARY KEY, ${STAGED_COLUMNS.join(', ')})`;
-const stageSql = (rows: number) =>
-  `INSERT INTO temp.replay_folders (${STAGED_COLUMNS.join(', ')}) VALUES ${Array.from(
-    { length: rows },
-    () => `(${STAGED_COLUMNS.map(() => '?').join(', ')})`,
-  ).join(', ')}`;
-
-const FLUSH_SQL = [
-  `INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')})
-    SELECT ${FOLDER_ROW_COLUMNS.join(', ')} FROM temp.replay_folders ORDER BY seq`,
-  `WITH RECURSIVE up (folder_id, ancestor_id, depth) AS (
-    SELECT id, parent_id, 1 FROM temp.replay_folders WHERE parent_type = 'folder'
-    UNION ALL
-    SELECT up.folder_id, f.parent_id, up.depth + 1 FROM up JOIN rm_folders f ON f.id = up.ancestor_id
-    WHERE f.parent_type = 'folder')
-  INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) SELECT folder_id, ancestor_id, depth FROM up`,
-  'DELETE FROM rm_acl WHERE resource_id IN (SELECT id FROM temp.replay_folders)',
-  `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
-    SELECT s.id, 'user', e.value ->> '$.id', e.value ->> '$.level'
-    FROM temp.replay_folders s, json_each(s.doc, '$.access.users') e ORDER BY s.seq, e.key`,
-  `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
-    SELECT s.id, 'group', e.value ->> '$.id', e.value ->> '$.level'
-    FROM temp.replay_folders s, json_each(s.doc, '$.access.groups') e ORDER BY s.seq, e.key`,
-  'INSERT INTO rm_folders_fts (id, name, description) SELECT id, name, description FROM temp.replay_folders ORDER BY seq',
-  `INSERT OR REPLACE INTO rm_folder_tree (folder_id, from_position, to_position, parent_type, parent_id, base_parent_type, base_parent_id)
-    SELECT id, position, NULL, parent_type, parent_id, base_parent_type, base_parent_id FROM temp.replay_folders ORDER BY seq`,
-  `INSERT OR REPLACE INTO rm_folder_sizes (folder_id, position, size)
-    SELECT id, position, size FROM temp.replay_folders ORDER BY seq`,
-  'DELETE FROM temp.replay_folders',
-];
+interface Placement {
+  base: FolderBase;
+  /** The folder's ancestors and their distance to it (its parent at 1). */
+  ancestors: [string, number][];
+}
 
 export class ReplayFolderCreations {
   /** The event being applied: its position goes with the rows it creates. */
   position = 0n;
-  /** Staged folders (not yet in `rm_folders`) and their base parents, which their children inherit. */
-  private readonly staged = new Map<string, FolderBase>();
-  /** Values of the rows not yet in the staging table. */
-  private values: unknown[] = [];
-  private rows = 0;
+  /** Folders created since the last flush, and the placement their children inherit. */
+  private readonly created = new Map<string, Placement>();
+  /** Stored parents read since the last flush (nothing else writes the tables meanwhile). */
+  private readonly stored = new Map<string, Placement | null>();
+  private readonly folders: RowBuffer;
+  private readonly ancestors: RowBuffer;
+  private readonly acl: RowBuffer;
+  private readonly search: RowBuffer;
+  private readonly placements: RowBuffer;
+  private readonly sizes: RowBuffer;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly history: SqliteHistory,
   ) {
-    db.exec(STAGING_DDL);
+    this.folders = new RowBuffer(db, `INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')})`, 12);
+    this.ancestors = new RowBuffer(db, 'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)', 3);
+    this.acl = new RowBuffer(db, 'INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)', 4);
+    this.search = new RowBuffer(db, 'INSERT INTO rm_folders_fts (id, name, description)', 3);
+    this.placements = new RowBuffer(
+      db,
+      `INSERT OR REPLACE INTO rm_folder_tree (folder_id, from_position, to_position, parent_type, parent_id,
+        base_parent_type, base_parent_id)`,
+      7,
+    );
+    this.sizes = new RowBuffer(db, 'INSERT OR REPLACE INTO rm_folder_sizes (folder_id, position, size)', 3);
   }
 
-  /** Whether a folder is staged (present for the writes that follow it, though not in `rm_folders` yet). */
+  /** Whether a folder was created since the last flush (present for the writes that follow, not yet in the tables). */
   has(id: string): boolean {
-    return this.staged.has(id);
+    return this.created.has(id);
   }
 
   insert(doc: NewFolder): void {
-    let base: FolderBase;
+    let placement: Placement;
     if (doc.parentCollection === 'folder') {
-      const parent = this.staged.get(doc.parentId) ?? parentBase(this.db, doc.parentId);
+      const parent = this.created.get(doc.parentId) ?? this.storedParent(doc.parentId);
       // The projection guards the write on the parent (src/projections/lateEvents.ts).
       if (!parent) throw notStored('parent folder', doc.parentId, doc._id);
-      base = parent;
+      const ancestors: [string, number][] = [[doc.parentId, 1]];
+      for (const [id, depth] of parent.ancestors) ancestors.push([id, depth + 1]);
+      placement = { base: parent.base, ancestors };
     } else {
-      base = { type: doc.parentCollection, id: doc.parentId };
+      placement = { base: { type: doc.parentCollection, id: doc.parentId }, ancestors: [] };
     }
-    this.staged.set(doc._id, base);
-    this.values.push(this.position, ...folderRowValues(doc, base), doc.description);
-    if (++this.rows === ROWS_PER_STATEMENT) this.stage();
+    this.created.set(doc._id, placement);
+    const { base } = placement;
+    this.folders.add(...folderRowValues(doc, base));
+    for (const [id, depth] of placement.ancestors) this.ancestors.add(doc._id, id, depth);
+    for (const entry of doc.access.users) this.acl.add(doc._id, 'user', entry.id, entry.level);
+    for (const entry of doc.access.groups) this.acl.add(doc._id, 'group', entry.id, entry.level);
+    this.search.add(doc._id, doc.name, doc.description);
+    this.placements.add(doc._id, this.position, null, doc.parentCollection, doc.parentId, base.type, base.id);
+    this.sizes.add(doc._id, this.position, doc.size);
   }
 
-  /** Writes every staged creation to the read-model tables. */
+  /** Writes every creation since the last flush to the read-model tables. */
   flush(): void {
-    if (this.staged.size === 0) return;
-    this.stage();
+    this.stored.clear();
+    if (this.created.size === 0) return;
+    prepared(this.db, 'DELETE FROM rm_acl WHERE resource_id IN (SELECT value FROM json_each(?))').run(
+      JSON.stringify([...this.created.keys()]),
+    );
+    this.created.clear();
     // The history rows are written here with each creation's position: the history triggers must not record them.
     this.history.during(null, () => {
-      for (const sql of FLUSH_SQL) prepared(this.db, sql).run();
+      for (const rows of this.buffers()) rows.write();
     });
-    this.staged.clear();
   }
 
-  /** Forgets what is staged (its transaction rolled back). */
+  /** Forgets what was not flushed (its transaction rolled back). */
   discard(): void {
-    this.staged.clear();
-    this.values = [];
-    this.rows = 0;
+    this.stored.clear();
+    this.created.clear();
+    for (const rows of this.buffers()) rows.clear();
   }
 
-  private stage(): void {
-    if (this.rows === 0) return;
-    prepared(this.db, stageSql(this.rows)).run(...this.values);
-    this.values = [];
-    this.rows = 0;
+  private buffers(): RowBuffer[] {
+    return [this.folders, this.ancestors, this.acl, this.search, this.placements, this.sizes];
+  }
+
+  private storedParent(id: string): Placement | null {
+    let placement = this.stored.get(id);
+    if (placement === undefined) {
+      const base = parentBase(this.db, id);
+      placement = base && {
+        base,
+        ancestors: prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?')
+          .raw(true)
+          .all(id) as [string, number][],
+      };
+      this.stored.set(id, placement);
+    }
+    return placement;
   }
 }
 
