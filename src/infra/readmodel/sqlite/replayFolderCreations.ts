@@ -58,9 +58,12 @@ export class ReplayFolderCreations {
     this.sizes = new RowBuffer(db, 'INSERT OR REPLACE INTO rm_folder_sizes (folder_id, position, size)', 3);
   }
 
-  /** Whether a folder was created since the last flush (present for the writes that follow, not yet in the tables). */
-  has(id: string): boolean {
-    return this.created.has(id);
+  /**
+   * Whether a folder is there for the writes that follow: created since the last flush (not in the tables yet), or
+   * stored (read once per flush: creations under one parent ask for it once).
+   */
+  hasFolder(id: string): boolean {
+    return this.created.has(id) || this.storedParent(id) !== null;
   }
 
   insert(doc: NewFolder): void {
@@ -128,9 +131,9 @@ export class ReplayFolderCreations {
 }
 
 /**
- * The transaction's writes as a replay runs them: folder creations are staged, and any other write (or the presence
- * check of a row that is not a staged folder) first flushes what is staged, so it finds the tables as the live path
- * leaves them.
+ * The transaction's writes as a replay runs them: folder creations are buffered, and any other write first flushes
+ * them, so it finds the tables as the live path leaves them. Presence checks need no flush: a buffered folder is
+ * present, and buffered rows change no other row's presence.
  */
 export function deferringCreations(tx: ReadModelTx, creations: ReplayFolderCreations): ReadModelTx {
   const flushingFirst = <T extends object>(target: T): T =>
@@ -143,9 +146,8 @@ export function deferringCreations(tx: ReadModelTx, creations: ReplayFolderCreat
   const insert = (doc: NewFolder) => creations.insert(doc);
   const deferring: ReadModelTx = {
     ifPresent: (row, then, orElse) => {
-      // Staged rows change no other row's presence: checking one needs no flush (a creation under a stored parent
-      // stays staged).
-      if (row.kind === 'folder' && creations.has(row.id)) return then(deferring);
+      // Created and stored folders alike are known without a flush: creations stay buffered.
+      if (row.kind === 'folder') return (creations.hasFolder(row.id) ? then : orElse)?.(deferring);
       tx.ifPresent(row, () => then(deferring), orElse && (() => orElse(deferring)));
     },
     users: flushingFirst(tx.users),

@@ -50,7 +50,7 @@ export class SqliteReadModel implements ReadModel {
   /** Plans read on this connection: the projector plans only between transactions (src/projections/projection.ts). */
   readonly projectionReads: ProjectionReads;
   private readonly tx: ReadModelTx;
-  /** While a replay runs (between beginReplay and endReplay): its staged folder creations and the writes that stage them. */
+  /** While a replay runs (between beginReplay and endReplay): its buffered folder creations and the writes that buffer them. */
   private replay: { creations: ReplayFolderCreations; tx: ReadModelTx } | null = null;
   private readonly batchTx: Transaction<
     (projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number
@@ -181,10 +181,10 @@ export class SqliteReadModel implements ReadModel {
         last = position;
         applied++;
       }
-      // A replay's staged creations are written before the checkpoint that covers them.
+      // A replay's buffered creations are written before the checkpoint that covers them.
       replay?.creations.flush();
     } catch (error) {
-      // The transaction rolls back, staging table included: forget what was staged with it.
+      // The transaction rolls back: forget the creations buffered in it.
       replay?.creations.discard();
       throw error;
     }
