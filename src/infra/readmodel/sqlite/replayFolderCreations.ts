@@ -45,7 +45,11 @@ export class ReplayFolderCreations {
     private readonly db: SqliteDatabase,
     private readonly history: SqliteHistory,
   ) {
-    this.folders = new RowBuffer(db, `INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')})`, 12);
+    this.folders = new RowBuffer(
+      db,
+      `INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')})`,
+      FOLDER_ROW_COLUMNS.length,
+    );
     this.ancestors = new RowBuffer(db, 'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)', 3);
     this.acl = new RowBuffer(db, 'INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)', 4);
     this.search = new RowBuffer(db, 'INSERT INTO rm_folders_fts (id, name, description)', 3);

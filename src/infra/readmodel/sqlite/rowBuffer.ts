@@ -25,10 +25,6 @@ export class RowBuffer {
     this.single = `${insert} VALUES ${row}`;
   }
 
-  get size(): number {
-    return this.rows;
-  }
-
   /** Adds one row (`columns` values). */
   add(...row: unknown[]): void {
     for (const value of row) this.values.push(value);
