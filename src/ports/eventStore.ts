@@ -87,6 +87,15 @@ export interface ReadAllOptions {
   maxCount?: number;
   /** Only events whose stream id starts with one of these prefixes (server-side filter on KurrentDB). */
   streamPrefixes?: string[];
+  /**
+   * A hint for a reader that ignores every other event type (a replay): the store may leave out the events of other
+   * types before they reach JS (the SQLite store does, in SQL, on forward reads without `streamPrefixes`); a store
+   * that does not delivers them as usual. What is left out is reported to `onSkipped` after the events delivered
+   * with it: how many, and the position the read has covered (every event up to it was delivered or counted), so
+   * that a reader counting events or checkpointing positions can account for them. `maxCount` counts the events
+   * delivered.
+   */
+  onlyTypes?: { types: readonly string[]; onSkipped: (count: number, through: bigint) => void };
 }
 
 export interface SubscribeAllOptions {

@@ -105,6 +105,24 @@ describe('SqliteEventStore specifics', () => {
     await withWorker.dispose();
   });
 
+  it('leaves the events of other types in SQL on a read of some types, and reports what it passed over', async () => {
+    const types = ['A', 'B', 'A', 'C', 'B', 'A', 'C', 'C'];
+    await store.appendToStreams([{ streamId: 's-1', expectedState: 'any', events: types.map((type) => ev(type)) }]);
+    const skipped: [number, bigint][] = [];
+    const read = store.readAll({
+      fromPosition: 1n,
+      onlyTypes: { types: ['A', 'B'], onSkipped: (count, through) => skipped.push([count, through]) },
+    });
+    expect((await collect(read)).map((e) => [e.position, e.type])).toEqual([
+      [2n, 'B'],
+      [3n, 'A'],
+      [5n, 'B'],
+      [6n, 'A'],
+    ]);
+    // Everything after position 1 is delivered or counted, the tail of C events included.
+    expect(skipped).toEqual([[3, 8n]]);
+  });
+
   it('keeps its tables under the es_ prefix, next to other tables in the same database', async () => {
     db.exec('CREATE TABLE IF NOT EXISTS rm_folders (id TEXT PRIMARY KEY)');
     const again = new SqliteEventStore(db);

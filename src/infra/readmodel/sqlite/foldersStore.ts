@@ -100,6 +100,56 @@ function jsonPart(doc: Partial<FolderDoc>): Record<string, unknown> {
   return rest;
 }
 
+/** A folder as a creation writes it: the base parent is derived from the parent. */
+export type NewFolder = Omit<FolderDoc, 'baseParentType' | 'baseParentId'>;
+export interface FolderBase {
+  type: RootType;
+  id: string;
+}
+
+/** The columns of an `rm_folders` row, in the order of {@link folderRowValues}. */
+export const FOLDER_ROW_COLUMNS = [
+  'id',
+  'parent_type',
+  'parent_id',
+  'name',
+  'lower_name',
+  'base_parent_type',
+  'base_parent_id',
+  'public',
+  'created',
+  'updated',
+  'size',
+  'doc',
+] as const;
+
+/** The `rm_folders` row of a new folder (see {@link FOLDER_ROW_COLUMNS}). */
+export function folderRowValues(doc: NewFolder, base: FolderBase): unknown[] {
+  return [
+    doc._id,
+    doc.parentCollection,
+    doc.parentId,
+    doc.name,
+    doc.name.toLowerCase(),
+    base.type,
+    base.id,
+    toBit(doc.public),
+    doc.created,
+    doc.updated,
+    doc.size,
+    JSON.stringify(jsonPart(doc)),
+  ];
+}
+
+/** The base parent (root) of a stored folder, which its new children inherit; null when it is not stored. */
+export function parentBase(db: SqliteDatabase, parentId: string): FolderBase | null {
+  return (
+    (prepared(db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(
+      parentId,
+    ) as FolderBase | undefined) ?? null
+  );
+}
+
 export class SqliteFolders implements FolderQueries, FolderWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {
@@ -275,13 +325,10 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
 
   // ---- projection writes (synchronous, inside the adapter's transaction) ----
 
-  insert(doc: Omit<FolderDoc, 'baseParentType' | 'baseParentId'>): void {
-    let base: { type: RootType; id: string };
+  insert(doc: NewFolder): void {
+    let base: FolderBase;
     if (doc.parentCollection === 'folder') {
-      const parent = prepared(
-        this.db,
-        'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
-      ).get(doc.parentId) as { type: RootType; id: string } | undefined;
+      const parent = parentBase(this.db, doc.parentId);
       // The projection guards the write on the parent (src/projections/lateEvents.ts).
       if (!parent) throw notStored('parent folder', doc.parentId, doc._id);
       base = parent;
@@ -302,22 +349,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     }
     prepared(
       this.db,
-      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      doc._id,
-      doc.parentCollection,
-      doc.parentId,
-      doc.name,
-      doc.name.toLowerCase(),
-      base.type,
-      base.id,
-      toBit(doc.public),
-      doc.created,
-      doc.updated,
-      doc.size,
-      JSON.stringify(jsonPart(doc)),
-    );
+      `INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')}) VALUES (${FOLDER_ROW_COLUMNS.map(() => '?').join(', ')})`,
+    ).run(...folderRowValues(doc, base));
     prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
       doc._id,
       doc.name,

@@ -159,8 +159,11 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     this.state = connectionState(db);
   }
 
-  /** Runs one event's projection writes with its position visible to the history triggers. */
-  during<T>(position: bigint, write: () => T): T {
+  /**
+   * Runs one event's projection writes with its position visible to the history triggers; `null` runs writes that the
+   * triggers must not record (rows whose history the writer records itself: replayFolderCreations.ts).
+   */
+  during<T>(position: bigint | null, write: () => T): T {
     const previous = this.state.position;
     this.state.position = position;
     try {

@@ -24,7 +24,8 @@ import { emptyReadModels } from './emptyReadModels';
  *    commands' sibling lookups use, the ACL principal index, the point-in-time parent index): dropped, and created
  *    again by their `CREATE INDEX IF NOT EXISTS`.
  * The history TEMP triggers stay (their rows carry each event's position), and so do the indexes the write path
- * reads (base parent, ancestry).
+ * reads (base parent, ancestry). Folder creations, most of a log, are not written one statement at a time but
+ * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts).
  *
  * Interrupted replays heal: the replay triggers mark the file as "derived state pending", and opening the read
  * models (`SqliteReadModel`'s constructor) completes it before anything else reads or projects; the checkpoint of the

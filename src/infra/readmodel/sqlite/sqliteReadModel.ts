@@ -22,6 +22,7 @@ import { BatchBudget } from './batchBudget';
 import { beginReplay, completeReplay, replayPending } from './replayMode';
 import { accountsVersionReader } from './accountsVersion';
 import { emptyReadModels } from './emptyReadModels';
+import { deferringCreations, ReplayFolderCreations } from './replayFolderCreations';
 
 /** The table of each kind of row a projection write may be conditional on (`ReadModelTx.ifPresent`). */
 const TABLES: Record<RowRef['kind'], string> = {
@@ -52,6 +53,8 @@ export class SqliteReadModel implements ReadModel {
   /** Plans read on this connection: the projector plans only between transactions (src/projections/projection.ts). */
   readonly projectionReads: ProjectionReads;
   private readonly tx: ReadModelTx;
+  /** While a replay runs (between beginReplay and endReplay): its buffered folder creations and the writes that buffer them. */
+  private replay: { creations: ReplayFolderCreations; tx: ReadModelTx } | null = null;
   private readonly batchTx: Transaction<
     (projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number
   >;
@@ -206,12 +209,23 @@ export class SqliteReadModel implements ReadModel {
     const checkpoint = this.readCheckpoint(projection);
     let applied = 0;
     let last = checkpoint;
-    for (const { position, write } of events) {
-      if (position <= last) continue;
-      // The event's position is visible to the history index triggers while its writes run (historyStore.ts).
-      this.history.during(position, () => write(this.tx));
-      last = position;
-      applied++;
+    const replay = this.replay;
+    const tx = replay?.tx ?? this.tx;
+    try {
+      for (const { position, write } of events) {
+        if (position <= last) continue;
+        if (replay) replay.creations.position = position;
+        // The event's position is visible to the history index triggers while its writes run (historyStore.ts).
+        this.history.during(position, () => write(tx));
+        last = position;
+        applied++;
+      }
+      // A replay's buffered creations are written before the checkpoint that covers them.
+      replay?.creations.flush();
+    } catch (error) {
+      // The transaction rolls back: forget the creations buffered in it.
+      replay?.creations.discard();
+      throw error;
     }
     if (applied > 0) this.saveCheckpointStmt.run(projection, last);
     return applied;
@@ -227,9 +241,12 @@ export class SqliteReadModel implements ReadModel {
    */
   async beginReplay(): Promise<void> {
     beginReplay(this.db);
+    const creations = new ReplayFolderCreations(this.db, this.history);
+    this.replay = { creations, tx: deferringCreations(this.tx, creations) };
   }
 
   async endReplay(): Promise<void> {
+    this.replay = null;
     completeReplay(this.db);
   }
 
