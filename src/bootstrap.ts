@@ -16,6 +16,7 @@ import { PartialUploads } from './infra/blobs/fs/partialUploads';
 import { sweepStorage } from './commands/storageSweep';
 import { startRetentionPurge } from './commands/blobReclaim';
 import { DomainEvents } from './bus/domainEvents';
+import { AccountCache } from './queries/accountCache';
 import { Notifications } from './bus/notifications';
 import { BulkProgressBus } from './bus/bulkProgress';
 import { ProgressService } from './bus/progress';
@@ -92,6 +93,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     eventStore,
     readModel,
     projector,
+    accounts: new AccountCache(readModel),
     commands: new CommandRunner(eventStore, projector),
     hooks: new HookBus(),
     notifications,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { EventStore } from './ports/eventStore';
-import type { ProjectorStore, ReadModelQueries } from './ports/readModel';
+import type { ProjectorStore, ReadModelQueries, TokenDoc, UserDoc } from './ports/readModel';
 import type { HookBus } from './bus/hooks';
 import type { Projector } from './projections/projector';
 import type { CommandRunner } from './commands/commandContext';
@@ -19,6 +19,11 @@ export interface Services {
   /** The read model's queries role (and its checkpoint, which readiness reports); projector plumbing is not here. */
   readModel: ReadModelQueries & Pick<ProjectorStore, 'checkpoint'>;
   projector: Projector;
+  /**
+   * Callers' tokens (by presented value) and users, cached while the read model says they are unchanged
+   * (src/queries/accountCache.ts).
+   */
+  accounts: { token(presented: string): Promise<TokenDoc | null>; user(id: string): Promise<UserDoc | null> };
   commands: CommandRunner;
   hooks: HookBus;
   /** Progress notification records (operational state, not in the event log) and their `changes$`. */

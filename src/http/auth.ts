@@ -4,7 +4,6 @@ import type { Viewer } from '../domain/access';
 import type { Services } from '../services';
 import { AccessDeniedError } from '../domain/errors';
 import type { RouteDef } from './routeTable';
-import { hashToken } from '../domain/token';
 import { Scope } from '../domain/scopes';
 import { ANONYMOUS, type Principal } from './principal';
 
@@ -48,7 +47,7 @@ export const tokenHasScopes = (token: TokenDoc, scopes: string[]): boolean =>
 /** Loads the presented token if it exists and has not expired. */
 export async function validToken(services: Services, token: string | null): Promise<TokenDoc | null> {
   if (!token) return null;
-  const doc = await services.readModel.tokens.get(hashToken(token));
+  const doc = await services.accounts.token(token);
   if (!doc || Date.parse(doc.expires) <= Date.now()) return null;
   return doc;
 }
@@ -72,7 +71,7 @@ export async function resolvePrincipal(
   if (!token) return ANONYMOUS;
   const required = route.scope ?? [Scope.USER_AUTH];
   if (!tokenHasScopes(token, required)) return { user: null, token, viewer: null };
-  const user = await services.readModel.users.get(token.userId);
+  const user = await services.accounts.user(token.userId);
   if (!user || user.status === 'disabled') return { user: null, token, viewer: null };
   return { user, token, viewer: viewerOf(user) };
 }

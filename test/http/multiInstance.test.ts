@@ -97,6 +97,49 @@ describe('three instances on one DATA_DIR', () => {
     for (const client of clients) client.close();
   });
 
+  it("counts a caller's new group and revoked token on the next request of every instance, whichever wrote them", async () => {
+    const bob = await instances[0].api.createUser('bobby');
+    const admin0 = instances[0].api.as(admin);
+    const group = await admin0.post('/group').type('form').send({ name: 'Readers' });
+    expect(group.status).toBe(200);
+    const shared = await admin0
+      .post('/folder')
+      .type('form')
+      .send({ parentType: 'user', parentId: admin._id, name: 'For readers', public: 'false' });
+    expect(shared.status).toBe(200);
+    const access = JSON.stringify({ users: [], groups: [{ id: group.body._id, level: 0 }] });
+    expect((await admin0.put(`/folder/${shared.body._id}/access`).type('form').send({ access })).status).toBe(200);
+
+    // Every instance resolves bob once before the changes (so any per-process caching has seen him).
+    for (const { api } of instances) {
+      expect((await api.as(bob).get('/user/me')).body).toMatchObject({ login: 'bobby', groups: [] });
+      const denied = await api.as(bob).get(`/folder/${shared.body._id}`);
+      expect(denied.status).toBe(403);
+      expect(denied.body.message).toBe(`Read access denied for folder ${shared.body._id} (user ${bob._id}).`);
+    }
+
+    // Both changes go through standbys, so the lease holder's projection writes what the others must notice.
+    const [standbyA, standbyB] = instances.filter((i) => i.api.runtime.services.projector.role === 'standby');
+    const added = await standbyA.api
+      .as(admin)
+      .post(`/group/${group.body._id}/invitation`)
+      .type('form')
+      .send({ userId: bob._id, force: 'true' });
+    expect(added.status).toBe(200);
+    for (const { api } of instances) {
+      expect((await api.as(bob).get('/user/me')).body.groups).toEqual([group.body._id]);
+      expect((await api.as(bob).get(`/folder/${shared.body._id}`)).status).toBe(200);
+    }
+
+    expect((await standbyB.api.as(bob).delete('/user/authentication')).status).toBe(200);
+    for (const { api } of instances) {
+      expect((await api.as(bob).get('/user/me')).body).toBeNull();
+      const anonymous = await api.as(bob).get(`/folder/${shared.body._id}`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.message).toBe(`Read access denied for folder ${shared.body._id} (user None).`);
+    }
+  });
+
   it('resumes with Last-Event-ID on another instance, and keeps delivering across a takeover of the lease', async () => {
     const before = await logPositions();
     const holderAt = instances.findIndex((i) => i.api.runtime.services.projector.role === 'holder');

@@ -154,4 +154,10 @@ export interface ReadModelQueries {
   files: FileQueries;
   subtree: SubtreeQueries;
   history: HistoryQueries;
+  /**
+   * A number that changes whenever a user, a token or a group membership changes, in any process sharing the read
+   * model, read synchronously (it is asked on every request). Optional: an adapter that cannot keep one exactly
+   * leaves it out, and callers then read users and tokens afresh on every request (src/queries/accountCache.ts).
+   */
+  accountsVersion?(): number;
 }

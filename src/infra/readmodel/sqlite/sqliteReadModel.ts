@@ -19,6 +19,7 @@ import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 import { beginReplay, completeReplay, replayPending } from './replayMode';
+import { accountsVersionReader } from './accountsVersion';
 import { emptyReadModels } from './emptyReadModels';
 
 /** The table of each kind of row a projection write may be conditional on (`ReadModelTx.ifPresent`). */
@@ -46,6 +47,7 @@ export class SqliteReadModel implements ReadModel {
   readonly subtree: SqliteSubtree;
   readonly history: SqliteHistory;
   leases: SqliteLeases;
+  readonly accountsVersion: () => number;
   /** Plans read on this connection: the projector plans only between transactions (src/projections/projection.ts). */
   readonly projectionReads: ProjectionReads;
   private readonly tx: ReadModelTx;
@@ -69,6 +71,7 @@ export class SqliteReadModel implements ReadModel {
     this.subtree = new SqliteSubtree(db);
     this.history = new SqliteHistory(db);
     this.leases = new SqliteLeases(db);
+    this.accountsVersion = accountsVersionReader(db);
     this.projectionReads = { folders: this.folders, collections: this.collections, users: this.users };
     // A rebuild stopped before its end left the derived state to compute (replayMode.ts): do it before any use.
     if (replayPending(db)) completeReplay(db);
