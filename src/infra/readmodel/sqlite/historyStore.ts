@@ -343,11 +343,12 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
        SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)}
        FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
     ).run({ position, at });
+    // In id order (the items' order scatters the files' ids): appended to the primary key and the `deleted_at` index.
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
        SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)}
-       FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id`,
+       FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id ORDER BY fl.id`,
     ).run({ position, at });
     this.clearTemp();
   }
