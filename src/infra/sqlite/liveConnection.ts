@@ -20,8 +20,8 @@ const CHECKPOINT_PAGES_WITH_APPENDS_ELSEWHERE = 16_384;
  *   processes): automatic WAL checkpoints on this connection only past 16,384 pages instead of 1,000. SQLite runs
  *   one in the commit that takes the WAL past the threshold, on whichever connection that is: here it copied ~4 MiB
  *   back into the file with two fsyncs, on the event loop, 10–30 ms several times a second while another process
- *   appended. The connections that append keep the default, so they copy the WAL back as often as before, off this
- *   loop; this one still does when its own commits alone grow the WAL (a long catch-up with no append meanwhile),
+ *   appended. The connections that append copy the WAL back off this loop (the service's append worker after it
+ *   answered each group, src/infra/sqlite/walCheckpoints.ts; other processes' tools at SQLite's default); this one still does when its own commits alone grow the WAL (a long catch-up with no append meanwhile),
  *   so the WAL stays bounded. (With the log elsewhere, KurrentDB, this connection is the file's only writer and
  *   keeps the default.)
  *
