@@ -264,12 +264,14 @@ describeEmbedded('npm run cli -- verify', () => {
     );
     expect(clean.code).toBe(0);
 
-    // Corrupt one live row behind the service's back: verify names it and fails.
+    // Corrupt one live row behind the service's back (any folder: the random workload may have removed every
+    // subfolder, but never a user's own folders): verify names it and fails.
     const file = path.join(dataDir, 'folder-service.sqlite');
     const raw = new Database(file);
-    const victim = raw
-      .prepare("SELECT id, name FROM rm_folders WHERE parent_type = 'folder' ORDER BY id LIMIT 1")
-      .get() as { id: string; name: string };
+    const victim = raw.prepare('SELECT id, name FROM rm_folders ORDER BY id LIMIT 1').get() as {
+      id: string;
+      name: string;
+    };
     raw.prepare('UPDATE rm_folders SET name = ? WHERE id = ?').run('corrupted', victim.id);
     raw.close();
     const corrupt = await runCli(['verify'], env());
