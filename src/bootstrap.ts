@@ -72,7 +72,10 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   // waits asynchronously, never in the busy handler, while another process holds it.
   const gate = new WriteGate(new NoWaitWrites(db));
   // Appends commit on a worker thread, so that no request waits for their fsync (appendWorker.ts).
-  const eventStore = await createEventStore(config, db, logger, { gate, appendWorker: true });
+  const eventStore = await createEventStore(config, db, logger, {
+    gate,
+    appendWorker: { lockWaitMs: config.appendLockWaitMs },
+  });
   const readModel = await createReadModel(config, db);
   // Bulk work in the worker reports how far it got to the request that caused it (its progress notification).
   const bulkProgress = new BulkProgressBus();

@@ -54,6 +54,12 @@ export interface Config {
    * notification (default 250; 0 reports every few dozen rows, for tests).
    */
   bulkProgressIntervalMs: number;
+  /**
+   * How long an event append waits for the embedded SQLite file's write lock while another process holds it (its
+   * commit of a large copy or delete takes seconds), in ms; after that the request is answered 503 and nothing is
+   * written. The wait is on the append worker thread: the event loop keeps serving meanwhile.
+   */
+  appendLockWaitMs: number;
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
@@ -117,6 +123,7 @@ const schema = z
       .int('BULK_PROGRESS_INTERVAL_MS must be a non-negative number of milliseconds.')
       .nonnegative('BULK_PROGRESS_INTERVAL_MS must be a non-negative number of milliseconds.')
       .default(250),
+    APPEND_LOCK_WAIT_MS: positiveInteger('APPEND_LOCK_WAIT_MS').default(30_000),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
@@ -164,5 +171,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorLeaseTtlMs: vars.PROJECTOR_LEASE_TTL_MS,
     bulkWorkerMinFolders: vars.BULK_WORKER_MIN_FOLDERS,
     bulkProgressIntervalMs: vars.BULK_PROGRESS_INTERVAL_MS,
+    appendLockWaitMs: vars.APPEND_LOCK_WAIT_MS,
   };
 }

@@ -194,7 +194,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   });
 
   function sendError(req: Request, res: Response, error: unknown, principal: Principal): void {
-    const { status, body } = errorResponse(error, {
+    const { status, body, retryAfterSeconds } = errorResponse(error, {
       loggedIn: principal.user !== null,
       production: services.config.production,
       requestId: requestIdOf(req),
@@ -206,6 +206,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     }
     // The rest of an over-limit body may not have been read: this connection cannot carry another request.
     if (status === 413) res.setHeader('Connection', 'close');
+    if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
     sendResult(req, res, status, body);
   }
 

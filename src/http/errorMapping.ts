@@ -1,6 +1,7 @@
 import util from 'node:util';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { MaxAppendSizeExceededError } from '../ports/eventStore';
+import { StoreBusyError } from '../ports/storeBusy';
 import { ProjectionLagError, ProjectionStoppedError } from '../projections/projector';
 import { BodyTooLargeError } from './bodyReader';
 
@@ -21,7 +22,7 @@ export interface ErrorBody {
 export function errorResponse(
   error: unknown,
   options: { loggedIn: boolean; production: boolean; requestId: string },
-): { status: number; body: ErrorBody } {
+): { status: number; body: ErrorBody; retryAfterSeconds?: number } {
   if (error instanceof RestError) {
     return {
       status: error.status,
@@ -58,7 +59,21 @@ export function errorResponse(
     return { status: 503, body: { message, type: 'rest' } };
   }
   if (error instanceof ProjectionLagError) {
-    return { status: 503, body: { message: 'The service is catching up; retry shortly.', type: 'rest' } };
+    return {
+      status: 503,
+      retryAfterSeconds: 1,
+      body: { message: 'The service is catching up; retry shortly.', type: 'rest' },
+    };
+  }
+  if (error instanceof StoreBusyError) {
+    return {
+      status: 503,
+      retryAfterSeconds: 1,
+      body: {
+        message: `The change was not made: ${error.message} (a large copy or delete, say). Retry shortly.`,
+        type: 'rest',
+      },
+    };
   }
   if (error instanceof BodyTooLargeError) {
     return {

@@ -153,6 +153,7 @@ describe('Projector', () => {
       errorResponse(new ProjectionLagError(1000n), { loggedIn: false, production: false, requestId: 'r' }),
     ).toEqual({
       status: 503,
+      retryAfterSeconds: 1,
       body: { message: 'The service is catching up; retry shortly.', type: 'rest' },
     });
   });

@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from './openDatabase';
+import { StoreBusyError } from '../../ports/storeBusy';
 
 /** Pauses between two attempts at the write lock, in ms (the last one repeats): short, so a gap is rarely missed. */
 const RETRY_PAUSES_MS = [1, 2, 4, 8];
@@ -11,8 +12,8 @@ const RETRY_PAUSES_MS = [1, 2, 4, 8];
  * loop — up to `busy_timeout` (5 s): no request was answered meanwhile, and a lease renewal waiting there could let
  * the lease run out. Here the write's synchronous part runs with a zero busy timeout: when the lock is taken it fails
  * at once with SQLITE_BUSY, having changed nothing (its transaction never began, or was rolled back), and is tried
- * again after a short asynchronous pause, until the connection's own busy timeout has passed; then the last error is
- * the write's, as when the busy handler gave up.
+ * again after a short asynchronous pause, until the connection's own busy timeout has passed; then the write fails
+ * with a {@link StoreBusyError} (nothing written: the request that caused it is answered 503, to be retried).
  */
 export class NoWaitWrites {
   private readonly timeoutMs: number;
@@ -28,7 +29,8 @@ export class NoWaitWrites {
       try {
         return await this.attempt(write);
       } catch (error) {
-        if (!isBusy(error) || Date.now() - began >= this.timeoutMs) throw error;
+        if (!isBusy(error)) throw error;
+        if (Date.now() - began >= this.timeoutMs) throw new StoreBusyError(this.timeoutMs, { cause: error });
       }
       const pause = RETRY_PAUSES_MS[Math.min(attempt, RETRY_PAUSES_MS.length - 1)];
       await new Promise((resolve) => setTimeout(resolve, pause));

@@ -70,8 +70,14 @@ export class AppendWorker {
     { resolve: (results: GroupResult[]) => void; reject: (error: Error) => void }
   >();
 
-  /** Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own. */
-  constructor(private readonly file: string) {
+  /**
+   * Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own.
+   * `lockWaitMs`: the worker connection's busy timeout (how long a commit waits while another process writes).
+   */
+  constructor(
+    private readonly file: string,
+    private readonly lockWaitMs: number,
+  ) {
     this.ensureWorker();
   }
 
@@ -97,7 +103,7 @@ export class AppendWorker {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const worker = startWorker(this.file);
+    const worker = startWorker(this.file, this.lockWaitMs);
     worker.on('message', (reply: CommitReply) => {
       const waiter = this.waiting.get(reply.id);
       if (!waiter) return;
@@ -130,6 +136,9 @@ export class AppendWorker {
 }
 
 /** Starts appendWorkerThread on its own connection to `file`. */
-function startWorker(file: string): Worker {
-  return startWorkerThread(path.join(__dirname, 'appendWorkerThread'), __filename.endsWith('.js'), { file });
+function startWorker(file: string, lockWaitMs: number): Worker {
+  return startWorkerThread(path.join(__dirname, 'appendWorkerThread'), __filename.endsWith('.js'), {
+    file,
+    lockWaitMs,
+  });
 }

@@ -10,8 +10,10 @@ import { serializeError, type CommitReply, type CommitRequest, type WireResult }
 
 if (!parentPort) throw new Error('appendWorkerThread runs as a worker thread (AppendWorker starts it).');
 const port = parentPort;
-const { file } = workerData as { file: string };
+const { file, lockWaitMs } = workerData as { file: string; lockWaitMs: number };
 const db = openDatabase(file);
+// Waiting here blocks only this thread: an append may outwait another process's long bulk commit (config.ts).
+db.pragma(`busy_timeout = ${lockWaitMs}`);
 const groupCommit = new GroupCommit(db);
 // Checkpoints run here, between groups, not on the service's event loop (walCheckpoints.ts).
 const checkpoints = new WorkerCheckpoints(db);

@@ -29,6 +29,8 @@ import {
   type PreparedEvent,
 } from './groupCommit';
 import { AppendWorker } from './appendWorker';
+import { isBusy } from '../../sqlite/noWaitWrites';
+import { StoreBusyError } from '../../../ports/storeBusy';
 
 /** Rows fetched per query by the paging readers and subscriptions. */
 const PAGE_SIZE = 500;
@@ -77,8 +79,10 @@ export interface SqliteEventStoreOptions {
   /**
    * Commit on a worker thread (appendWorker.ts), so that the event loop does not wait for the fsync. Only for a file
    * database (the worker opens the file by name); the service turns it on, tools and tests commit in place.
+   * `lockWaitMs`: how long the worker waits for the write lock while another process holds it (the connection's
+   * busy timeout, 5 s, when not given).
    */
-  appendWorker?: boolean;
+  appendWorker?: boolean | { lockWaitMs?: number };
 }
 
 interface SubscriptionState {
@@ -111,6 +115,8 @@ export class SqliteEventStore implements EventStore {
   private readonly readStreamBwdStmt: Statement<[string, bigint, number], EventRow>;
   private readonly readAllStmts = new Map<string, Statement<unknown[], EventRow>>();
   private readonly committer: Committer;
+  /** How long a group commit waits for the write lock held by another connection before it fails (busy timeout). */
+  private readonly lockWaitMs: number;
   private readonly worker: AppendWorker | undefined;
   /** Appends waiting for the next group commit. */
   private pendingAppends: PendingAppend[] = [];
@@ -129,8 +135,12 @@ export class SqliteEventStore implements EventStore {
   ) {
     db.exec(EVENTS_SCHEMA);
     const { gate } = options;
+    const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+    this.lockWaitMs = busyTimeoutMs;
     if (options.appendWorker && !db.memory) {
-      const worker = new AppendWorker(db.name);
+      const lockWaitMs = (typeof options.appendWorker === 'object' && options.appendWorker.lockWaitMs) || busyTimeoutMs;
+      this.lockWaitMs = lockWaitMs;
+      const worker = new AppendWorker(db.name, lockWaitMs);
       this.worker = worker;
       this.committer = gate ? (group) => gate.hold(() => worker.commit(group)) : (group) => worker.commit(group);
     } else {
@@ -350,7 +360,8 @@ export class SqliteEventStore implements EventStore {
       results = await this.committer(group.map((request) => request.appends));
     } catch (error) {
       // The transaction itself failed (lock timeout, I/O error, the worker died): nothing of the group was written.
-      for (const request of group) request.reject(error);
+      const failure = isBusy(error) ? new StoreBusyError(this.lockWaitMs, { cause: error }) : error;
+      for (const request of group) request.reject(failure);
       return;
     }
     if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) this.notifyAll();
