@@ -262,7 +262,9 @@ export class ProgressService {
 
 /**
  * Runs `task` inside a progress context that always ends: `finish()` when the task resolves, `fail(error)` when it
- * throws (the error is rethrown; a failure to write the final state is logged and does not mask it).
+ * throws (the error is rethrown). A failure to write the final state is logged and changes nothing else: it must not
+ * mask the task's error, nor turn a change that was made into an error answer (the store may be held by another
+ * process's long commit just then: docs/http-conventions.md, rule 4).
  */
 export async function withProgress<T>(
   services: { progress: ProgressService; logger?: Logger },
@@ -281,6 +283,10 @@ export async function withProgress<T>(
     }
     throw error;
   }
-  await progress.finish();
+  try {
+    await progress.finish();
+  } catch (writeError) {
+    services.logger?.error({ err: writeError }, 'could not record the end of a progress notification');
+  }
   return result;
 }

@@ -176,6 +176,23 @@ describe('ProgressContext', () => {
     expect(await stored()).toHaveLength(2);
   });
 
+  it('withProgress returns what the task did when the final state cannot be written, and logs it', async () => {
+    const logged: unknown[] = [];
+    const logger = { error: (fields: unknown) => logged.push(fields) } as unknown as import('pino').Logger;
+    const busy = new Error('another writer held the database');
+    const result = await withProgress(
+      { progress, logger },
+      { on: true, userId: USER, title: 'made', message: 'm' },
+      async () => {
+        // The change is made; then the store refuses the final write.
+        jest.spyOn(notifications, 'save').mockRejectedValueOnce(busy);
+        return 'made';
+      },
+    );
+    expect(result).toBe('made');
+    expect(logged).toEqual([{ err: busy }]);
+  });
+
   it('throttles a burst of updates in real time to a few writes with an exact final state', async () => {
     const realtime = new ProgressService(notifications);
     const started = Date.now();
