@@ -953,6 +953,117 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
       });
     });
 
+    describe('child folder totals (Girder-Total-Count) through every kind of folder write', () => {
+      const VIEWERS = [null, viewer('u1'), viewer('u2', ['g1']), viewer('u3', ['g2']), ADMIN];
+      const PARENTS: { parentType: 'folder' | 'user' | 'collection'; parentId: string }[] = [
+        { parentType: 'collection', parentId: 'c1' },
+        { parentType: 'user', parentId: 'u1' },
+        ...['r', 's', 'h', 'dest', 'copy', 'x', 'home'].map((id) => ({ parentType: 'folder' as const, parentId: id })),
+      ];
+      /** Each parent's total for each viewer equals the rows the viewer's listing returns (the ACL filter). */
+      const expectExactTotals = async (step: string) => {
+        for (const parent of PARENTS)
+          for (const v of VIEWERS) {
+            const page = await rm.folders.listChildren({ ...parent, viewer: v, paging: paging() });
+            const counted = await rm.folders.countChildren({ ...parent, viewer: v });
+            expect({ step, parent, viewer: v?.id ?? null, total: page.total, counted }).toEqual({
+              step,
+              parent,
+              viewer: v?.id ?? null,
+              total: page.rows.length,
+              counted: page.rows.length,
+            });
+          }
+      };
+
+      it('stay exact after creations, moves, access changes, copies, deletes, empties and restores', async () => {
+        await apply((tx) => {
+          tx.users.put(user('u1', 'alice'));
+          tx.collections.put(collection('c1', 'Col'));
+        });
+        await apply((tx) => tx.folders.insert(folder('r', 'Root', { type: 'collection', id: 'c1' }, { public: true })));
+        await apply((tx) => tx.folders.insert(folder('home', 'Home', { type: 'user', id: 'u1' })));
+        await apply((tx) =>
+          tx.folders.insert(folder('s', 'S', { type: 'folder', id: 'r' }, { access: acl([['u1', 2]]) })),
+        );
+        await apply((tx) =>
+          tx.folders.insert(folder('h', 'H', { type: 'folder', id: 'r' }, { access: acl([], [['g1', 0]]) })),
+        );
+        await apply((tx) => tx.folders.insert(folder('hs', 'Hs', { type: 'folder', id: 'h' }, { public: true })));
+        await apply((tx) =>
+          tx.folders.insert(folder('ss', 'Ss', { type: 'folder', id: 's' }, { access: acl([['u1', 0]], [['g2', 1]]) })),
+        );
+        await apply((tx) => tx.folders.insert(folder('x', 'X', { type: 'folder', id: 'r' })));
+        await expectExactTotals('created');
+
+        await apply((tx) => moveFolder(tx, 'hs', { parentType: 'folder', parentId: 's' }));
+        await apply((tx) => moveFolder(tx, 'x', { parentType: 'collection', parentId: 'c1' }));
+        await expectExactTotals('moved');
+
+        await apply((tx) => tx.folders.update('s', { access: acl([], [['g1', 1]]), public: false }));
+        await apply((tx) => tx.folders.update('h', { public: true }));
+        await expectExactTotals('access of one folder');
+
+        const reached = await accessTargets(rm.projectionReads.folders, 's', ADMIN);
+        await apply((tx) => {
+          tx.subtree.recordOps(reached, position, 'accessChanged', 's');
+          tx.folders.setAccess(reached, { access: acl([['u3', 2]]), public: false });
+        });
+        await expectExactTotals('recursive access');
+
+        await apply((tx) => tx.folders.insert(folder('dest', 'Dest', { type: 'user', id: 'u1' })));
+        await apply((tx) =>
+          tx.subtree.copyFolder(
+            {
+              opId: '65a0000000000000000000bb',
+              sourceId: 'r',
+              folderId: 'copy',
+              parentType: 'folder',
+              parentId: 'dest',
+              name: 'Copy',
+              description: '',
+              access: acl([['u1', 2]]),
+              creatorId: 'u1',
+              created: T1,
+              meta: {},
+              copier: viewer('u3'),
+            },
+            position,
+          ),
+        );
+        PARENTS.push(
+          ...['s', 'h'].map((id) => ({
+            parentType: 'folder' as const,
+            parentId: deriveId('65a0000000000000000000bb', id),
+          })),
+        );
+        await expectExactTotals('copied');
+
+        await apply((tx) => tx.subtree.clearContents('copy', position));
+        await expectExactTotals('emptied');
+
+        const removedAt = position + 1n;
+        await apply((tx) => {
+          tx.history?.keepRemoved('s', false, removedAt, T1);
+          tx.subtree.deleteFolder('s', removedAt);
+        });
+        await expectExactTotals('deleted');
+
+        if (rm.history) {
+          await apply((tx) =>
+            tx.history.restoreFolder(
+              { folderId: 's', deletedPosition: removedAt, parentType: 'folder', parentId: 'home', name: 'Back' },
+              position,
+            ),
+          );
+          await expectExactTotals('restored');
+        }
+
+        await apply((tx) => tx.subtree.deleteUnderRoot('collection', 'c1', position));
+        await expectExactTotals('collection emptied');
+      });
+    });
+
     describe('history (adapters that keep it)', () => {
       const T2 = '2024-03-01T00:00:00.000Z';
       beforeEach(async () => {

@@ -20,6 +20,7 @@ export const COLLECTIONS = {
   deletedFiles: 'deleted_files',
   folderTree: 'folder_tree',
   folderSizes: 'folder_sizes',
+  childCounts: 'child_counts',
   checkpoints: 'checkpoints',
 } as const;
 
@@ -146,5 +147,6 @@ export const INDEXES: Record<CollectionName, IndexDescription[]> = {
     { key: { baseParentId: 1, to: 1 }, name: 'base_open' },
   ],
   folderSizes: [{ key: { folderId: 1, position: -1 }, name: 'folder_position' }],
+  childCounts: [{ key: { parentId: 1, parentType: 1 }, name: 'parent' }],
   checkpoints: [],
 };

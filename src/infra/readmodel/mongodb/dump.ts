@@ -1,5 +1,6 @@
 import type { Document } from 'mongodb';
 import type { GenerationCollections } from './collections';
+import { COUNTED_MARK } from './childCounts';
 
 /**
  * A canonical dump of one generation, for comparing a rebuild with the live state: one entry per collection under
@@ -66,6 +67,7 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     sizes,
     groups,
     groupMembers,
+    childCounts,
   ] = await Promise.all([
     all('users'),
     all('tokens'),
@@ -82,6 +84,7 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     all('folderSizes'),
     all('groups'),
     all('groupMembers'),
+    all('childCounts'),
   ]);
   const ancestors: string[] = [];
   for (const folder of folders) {
@@ -108,6 +111,8 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     rm_subtree_ops: subtreeOps.map(row),
     rm_tokens: tokens.map(row),
     rm_users: users.map(row),
+    // This adapter's own (childCounts.ts): the counters that count something, so a replay must equal the live ones.
+    rm_child_counts: childCounts.filter((c) => c._id !== COUNTED_MARK && c.n !== 0).map(row),
   };
   for (const rows of Object.values(out)) rows.sort();
   return out;

@@ -8,6 +8,7 @@ import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, wi
 import { addFolderSize, addRootSize, recordSizeChange } from './sizes';
 import { removeSubtree } from './subtreeStore';
 import { notStored } from '../notStored';
+import { CLASS_FIELDS, ChildCountChanges, childCount, removeCountersOf } from './childCounts';
 import { closePlacement, openPlacement } from './historyStore';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
@@ -64,7 +65,14 @@ export class MongoFolders implements FolderQueries {
       readableFilter(o.viewer),
       search !== null ? { $text: { $search: search } } : {},
     );
-    return this.page(filter, o.paging);
+    // A plain listing's total comes from the maintained counters (childCounts.ts), not from counting the siblings.
+    const maintained = o.name === undefined && search === null ? this.maintainedCount(o) : null;
+    return this.page(filter, o.paging, maintained);
+  }
+
+  /** The children the viewer reads, from the counters; null when this generation keeps none. */
+  private async maintainedCount(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
+    return childCount(await this.source.get('childCounts'), o.parentType, o.parentId, o.viewer);
   }
 
   async search(o: {
@@ -90,8 +98,11 @@ export class MongoFolders implements FolderQueries {
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
-    return (await this.folders()).countDocuments(
-      and({ parentId: o.parentId, parentCollection: o.parentType }, readableFilter(o.viewer)),
+    return (
+      (await this.maintainedCount(o)) ??
+      (await this.folders()).countDocuments(
+        and({ parentId: o.parentId, parentCollection: o.parentType }, readableFilter(o.viewer)),
+      )
     );
   }
 
@@ -124,11 +135,16 @@ export class MongoFolders implements FolderQueries {
     return rows.map((d) => d._id);
   }
 
-  private async page(filter: Filter<StoredDoc>, paging: Paging): Promise<Page<FolderDoc>> {
+  /** A page and the total of the filter: `maintained` when it knows it, else counted. */
+  private async page(
+    filter: Filter<StoredDoc>,
+    paging: Paging,
+    maintained: Promise<number | null> | null = null,
+  ): Promise<Page<FolderDoc>> {
     const folders = await this.folders();
     const [rows, total] = await Promise.all([
       folders.find(filter, { projection: OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),
-      folders.countDocuments(filter),
+      (async () => (await maintained) ?? folders.countDocuments(filter))(),
     ]);
     return { rows: rows as unknown as FolderDoc[], total };
   }
@@ -168,6 +184,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
         const stored = { ...fields, lowerName: doc.name.toLowerCase(), ...position };
         openPlacement(w, [stored]);
         recordSizeChange(w, doc._id, doc.size);
+        new ChildCountChanges().addFolder(stored, 1).write(w);
         w.put('folders', stored);
       });
     },
@@ -177,7 +194,20 @@ export function folderWrites(log: OperationLog): FolderWrites {
       const changes: Record<string, unknown> = { ...rest };
       if (typeof rest.name === 'string') changes.lowerName = rest.name.toLowerCase();
       const update = setFields(changes);
-      if (Object.keys(update).length) log.record(async (w) => w.update('folders', { _id: id }, update));
+      if (!Object.keys(update).length) return;
+      const classMayChange = 'access' in rest || 'public' in rest;
+      log.record(async (w) => {
+        if (classMayChange) {
+          // Read first: a replay that finds the change already written moves no count (the classes are equal).
+          const before = await w.findOne('folders', { _id: id }, { projection: CLASS_FIELDS });
+          if (before)
+            new ChildCountChanges()
+              .addFolder(before, -1)
+              .addFolder({ ...before, ...defined(rest) }, 1)
+              .write(w);
+        }
+        w.update('folders', { _id: id }, update);
+      });
     },
 
     move(id, parentType, parentId, updated) {
@@ -185,7 +215,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
         const folder = await w.findOne(
           'folders',
           { _id: id },
-          { projection: { _rev: 1, parentCollection: 1, parentId: 1, baseParentType: 1, baseParentId: 1 } },
+          { projection: { _rev: 1, baseParentType: 1, baseParentId: 1, ...CLASS_FIELDS } },
         );
         // The projection guards the write on the folder and its new parent (src/projections/lateEvents.ts).
         if (!folder) throw notStored('folder', id, id);
@@ -253,6 +283,10 @@ export function folderWrites(log: OperationLog): FolderWrites {
           addRootSize(w, from.type, from.id, -total);
           addRootSize(w, to.baseParentType, to.baseParentId, total);
         }
+        if (folder.parentCollection !== parentType || folder.parentId !== parentId) {
+          const arrived = { ...folder, parentCollection: parentType, parentId };
+          new ChildCountChanges().addFolder(folder, -1).addFolder(arrived, 1).write(w);
+        }
         // The moved folder itself last: once it is written, the whole move was (see writes.ts).
         w.update(
           'folders',
@@ -283,6 +317,8 @@ export function folderWrites(log: OperationLog): FolderWrites {
 
     delete(id) {
       log.record(async (w) => {
+        const doc = await w.findOne('folders', { _id: id }, { projection: CLASS_FIELDS });
+        if (doc) new ChildCountChanges().addFolder(doc, -1).write(w);
         // As the SQLite adapter's closure rows: folders below forget the deleted folder as an ancestor.
         w.update('folders', under(id), { $pull: { ancestors: id } }, true);
         closePlacement(w, { folderId: id });
@@ -292,6 +328,12 @@ export function folderWrites(log: OperationLog): FolderWrites {
 
     deleteUnderRoot(rootId) {
       log.record(async (w) => {
+        const gone = await w.find('folders', { baseParentId: rootId }, { projection: { _id: 1 } });
+        removeCountersOf(
+          w,
+          gone.map((d) => d._id),
+        );
+        w.remove('childCounts', { parentType: { $ne: 'folder' }, parentId: rootId }, true);
         closePlacement(w, { baseParentId: rootId });
         w.remove('folders', { baseParentId: rootId }, true);
       });
@@ -300,7 +342,12 @@ export function folderWrites(log: OperationLog): FolderWrites {
     setAccess(ids, change) {
       const set = defined({ access: change.access, public: change.public, publicFlags: change.publicFlags });
       log.record(async (w) => {
-        const rows = await w.find('folders', { _id: { $in: ids } }, { projection: { ancestors: 1 } });
+        const rows = await w.find('folders', { _id: { $in: ids } }, { projection: { ancestors: 1, ...CLASS_FIELDS } });
+        // The counts first, from the folders as they stand: on a replay after an interruption, a folder written
+        // already moves no count (its class is the new one), and the counters written already are skipped.
+        const counts = new ChildCountChanges();
+        for (const row of rows) counts.addFolder(row, -1).addFolder({ ...row, ...set }, 1);
+        counts.write(w);
         // Deepest first, the shallowest (the folder in the request) last: should the writes be interrupted, the
         // folders not yet written still see unchanged ACLs on every folder above them, so the replay's plan reaches
         // them again (src/projections/folderAccess.ts), and the history rows were recorded before (the projection).

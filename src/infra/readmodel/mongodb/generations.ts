@@ -1,5 +1,6 @@
 import type { ClientSession, Collection, Db } from 'mongodb';
 import { GenerationCollections, META_COLLECTION, type CollectionName, type StoredDoc } from './collections';
+import { markCounted } from './childCounts';
 
 /**
  * Blue/green generations of the read models.
@@ -45,13 +46,14 @@ export class Generations implements ReadSource {
 
   /** Creates the alias on a fresh database (generation 1) and makes sure the current generation's indexes exist. */
   async init(): Promise<AliasDoc> {
-    await this.meta.updateOne(
+    const created = await this.meta.updateOne(
       { _id: 'alias' },
       { $setOnInsert: { current: 1, building: null, retired: [], next: 2 } },
       { upsert: true },
     );
     const alias = await this.alias();
     await this.collections(alias.current).createIndexes();
+    if (created.upsertedCount === 1) await markCounted(this.collections(alias.current));
     return alias;
   }
 
@@ -95,6 +97,7 @@ export class Generations implements ReadSource {
     for (const old of stale) await this.collections(old).drop();
     await this.collections(generation).drop();
     await this.collections(generation).createIndexes();
+    await markCounted(this.collections(generation));
     await this.meta.updateOne({ _id: 'alias' }, { $set: { building: generation }, $pullAll: { retired: stale } });
     return generation;
   }

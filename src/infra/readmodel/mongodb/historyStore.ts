@@ -15,6 +15,7 @@ import type { OperationLog, WriteScope } from './writes';
 import { positionStamp } from './writes';
 import { addRootSize, recordSizeChange } from './sizes';
 import { notStored } from '../notStored';
+import { ChildCountChanges } from './childCounts';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -236,6 +237,9 @@ async function restoreFolder(w: WriteScope, r: FolderRestoreWrite): Promise<void
     });
   }
   openPlacement(w, restored as unknown as Placed[]);
+  const counts = new ChildCountChanges();
+  for (const f of restored) counts.addFolder(f, 1);
+  counts.write(w);
   // The folders, the restored one last: once it is back, everything above was applied (see writes.ts)…
   for (const f of restored) if (f._id !== r.folderId) w.put('folders', f);
   const restoredRoot = restored.find((f) => f._id === r.folderId);

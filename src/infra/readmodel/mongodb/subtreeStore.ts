@@ -12,6 +12,7 @@ import type { OperationLog, WriteScope } from './writes';
 import { and, defined, readableFilter } from './queryHelpers';
 import { addRootSize, recordSizeChange } from './sizes';
 import { closePlacement, openPlacement } from './historyStore';
+import { CLASS_FIELDS, ChildCountChanges, removeCountersOf } from './childCounts';
 import type { ParentType, RootType } from '../../../domain/parents';
 import { deriveId } from '../../../domain/ids';
 
@@ -77,7 +78,7 @@ export async function removeSubtree(
   const folder = await w.findOne(
     'folders',
     { _id: folderId },
-    { projection: { _rev: 1, baseParentType: 1, baseParentId: 1, size: 1 } },
+    { projection: { _rev: 1, baseParentType: 1, baseParentId: 1, size: 1, ...CLASS_FIELDS } },
   );
   if (!folder) return false;
   if (w.wroteAlready(folder)) return true;
@@ -107,6 +108,9 @@ export async function removeSubtree(
   // History: each removed folder's size drops to 0 (a restore adds it back), as does an emptied folder's.
   recordSizeChange(w, folderId, -rootSize);
   for (const d of descendants) recordSizeChange(w, d._id, -(d.size as number));
+  // Child counts: the removed folders' own go with them (an emptied folder has no children left either).
+  removeCountersOf(w, folderIds);
+  if (!keepRoot) new ChildCountChanges().addFolder(folder, -1).write(w);
   w.remove('folders', under(folderId), true);
   // The folder itself last: once it is gone (or emptied), the whole operation was applied.
   if (keepRoot) w.update('folders', { _id: folderId }, { $set: { size: 0 } });
@@ -266,28 +270,29 @@ async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): 
     },
   ]);
   recordSizeChange(w, c.folderId, sourceSize);
-  w.put(
-    'folders',
-    defined({
-      _id: c.folderId,
-      name: c.name,
-      lowerName: c.name.toLowerCase(),
-      description: c.description,
-      creatorId: c.creatorId,
-      created: c.created,
-      updated: c.created,
-      size: source.size as number,
-      public: c.public,
-      publicFlags: c.publicFlags,
-      access: c.access,
-      meta: c.meta,
-      parentCollection: c.parentType,
-      parentId: c.parentId,
-      baseParentType: base.type,
-      baseParentId: base.id,
-      ancestors: base.ancestors,
-    }),
-  );
+  const root = defined({
+    _id: c.folderId,
+    name: c.name,
+    lowerName: c.name.toLowerCase(),
+    description: c.description,
+    creatorId: c.creatorId,
+    created: c.created,
+    updated: c.created,
+    size: source.size as number,
+    public: c.public,
+    publicFlags: c.publicFlags,
+    access: c.access,
+    meta: c.meta,
+    parentCollection: c.parentType,
+    parentId: c.parentId,
+    baseParentType: base.type,
+    baseParentId: base.id,
+    ancestors: base.ancestors,
+  });
+  const counts = new ChildCountChanges().addFolder(root, 1);
+  for (const copy of copies) counts.addFolder(copy, 1);
+  counts.write(w);
+  w.put('folders', root);
 }
 
 /**
@@ -311,6 +316,8 @@ async function deleteUnderRoot(w: WriteScope, rootType: RootType, rootId: string
     w.remove('files', { itemId: { $in: itemIds } }, true);
     w.remove('items', { _id: { $in: itemIds } }, true);
   }
+  removeCountersOf(w, ids);
+  w.remove('childCounts', { parentType: rootType, parentId: rootId }, true);
   w.remove('folders', { _id: { $in: ids } }, true);
 }
 
