@@ -30,6 +30,25 @@ export interface RebuildOptions {
   chunkSize?: number;
 }
 
+/**
+ * A replay found the checkpoint past events it had not applied yet: something else projected into the read models
+ * while they were emptied and refilled in place (a running service's projector), and the result would lack those
+ * events. The rebuild stops instead; run it again with no projector writing (stop the service, or let its projector
+ * reach the head of the log first when nothing else appends).
+ */
+export class ConcurrentProjectionError extends Error {
+  constructor(chunk: RecordedEvent[], applied: number) {
+    const first = chunk[0].position;
+    const last = chunk[chunk.length - 1].position;
+    super(
+      `The rebuild applied ${applied} of the ${chunk.length} events at positions ${first}..${last}: the read-model ` +
+        'checkpoint moved past the replay, so another projector wrote to the read models while they were rebuilt. ' +
+        'Rebuild again with no projector running on them.',
+    );
+    this.name = 'ConcurrentProjectionError';
+  }
+}
+
 /** A read model that can defer derived state to the end of a replay (the SQLite one: replayMode.ts). */
 interface ReplayAware {
   /** Empties the read models (as `reset()` does) and enters replay mode. */
@@ -78,7 +97,11 @@ export async function rebuild(
   // committed stays: the checkpoint says where a later start (or rebuild) picks up.
   const applyChunk = async () => {
     if (chunk.length === 0) return;
-    await projector.applyBatch(chunk);
+    const applied = await projector.applyBatch(chunk);
+    // After the reset the replay is the only writer, so every event it reads is applied. One skipped means the
+    // checkpoint moved past it meanwhile: another projector (a live service's, in this process or another) wrote to
+    // the read models being refilled, and the rest of the log would be skipped as well, silently.
+    if (applied < chunk.length) throw new ConcurrentProjectionError(chunk, applied);
     events += chunk.length;
     position = chunk[chunk.length - 1].position;
     chunk = [];
