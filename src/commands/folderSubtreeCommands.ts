@@ -39,15 +39,20 @@ async function requireInReadModel(services: Services, folderId: string): Promise
 }
 
 /**
- * Appends `command`'s event to the folder's stream, together with the blob ids of every file in the subtree as the
- * read model stood right before (what may become unreferenced), and reclaims those blobs after the commit.
+ * Appends `command`'s event to the folder's stream, reading the blob ids of every file in the subtree as the read
+ * model stood right before (what may become unreferenced), and reclaims those blobs after the commit. With
+ * `keepsEveryFile` (the event keeps every file it removes for restore) and a retention window, none of them can be
+ * reclaimed now (each is retained until the window ends, then the retention purge reclaims it): the subtree-wide read,
+ * a chunked walk of the whole subtree on the event loop, is skipped.
  */
 async function removeUnder(
   services: Services,
   folderId: string,
   command: (opId: string) => FolderCommand,
   meta: RequestMeta,
+  keepsEveryFile: boolean,
 ): Promise<void> {
+  const reclaimable = !keepsEveryFile || services.config.blobRetentionDays === 0;
   const blobIds = await services.commands.run(async () => {
     const folder = await loadFolder(services, folderId);
     const { events } = decideOn(folderDecider, folder.state, command(newId()));
@@ -56,7 +61,7 @@ async function removeUnder(
     const appends: StreamAppend[] = [
       { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
     ];
-    return { appends, result: await services.readModel.subtree.blobIdsInSubtree(folderId) };
+    return { appends, result: reclaimable ? await services.readModel.subtree.blobIdsInSubtree(folderId) : [] };
   });
   // Bytes of a file added to the subtree between the read above and the commit are left to the startup sweep.
   await reclaimBlobs(services, blobIds);
@@ -67,12 +72,14 @@ async function removeUnder(
  * files, in one FolderDeleted event; then the bytes nothing references any more.
  */
 export function deleteFolder(services: Services, folderId: string, meta: RequestMeta): Promise<void> {
-  return removeUnder(services, folderId, (opId) => ({ type: 'DeleteFolder', data: { opId } }), meta);
+  // The folder and every descendant are kept for restore, with their items' files.
+  return removeUnder(services, folderId, (opId) => ({ type: 'DeleteFolder', data: { opId } }), meta, true);
 }
 
 /** `DELETE /folder/:id/contents`: everything under the folder (FolderContentsCleared); the folder stays. */
 export function clearFolderContents(services: Services, folderId: string, meta: RequestMeta): Promise<void> {
-  return removeUnder(services, folderId, (opId) => ({ type: 'ClearFolderContents', data: { opId } }), meta);
+  // The items directly in the folder are not kept (only a removed folder can be restored): their bytes may go now.
+  return removeUnder(services, folderId, (opId) => ({ type: 'ClearFolderContents', data: { opId } }), meta, false);
 }
 
 export interface CopyFolderInput {
