@@ -1,0 +1,98 @@
+import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread } from '../../startWorkerThread';
+import type { CreatedRows } from './creationTables';
+
+/** One planned batch of a replay: its creations' rows and the checkpoint that commits with them. */
+export interface PlannedBatch {
+  projection: string;
+  position: bigint;
+  rows: CreatedRows | null;
+}
+
+export type WriterReply = { ok: true } | { error: string };
+
+/**
+ * Batches sent and not yet committed, at most: one being written while the next waits, so that the writer never
+ * idles while this thread plans, and the rows held in memory stay bounded.
+ */
+const MAX_IN_FLIGHT = 2;
+
+/**
+ * The second core of a replay (replay mode, sqliteReadModel.ts): batches of folder creations planned on the main
+ * thread (reading and parsing the log, projecting, computing rows) are written and committed, each with its
+ * checkpoint, by a worker thread on a connection of its own (replayWriterThread.ts), while the main thread plans the
+ * next batch. SQLite's inserts and commits were half of a replay's time, the rest was JavaScript: the two now overlap.
+ *
+ * The batches commit in the order sent, each in one transaction with its checkpoint, as on the main thread. After a
+ * failure the thread commits nothing more (a later checkpoint would skip the failed batch's events) and every call
+ * here reports the failure.
+ */
+export class ReplayWriter {
+  private readonly worker: Worker;
+  private inFlight = 0;
+  private failure: Error | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(file: string) {
+    this.worker = startWorkerThread(path.join(__dirname, 'replayWriterThread'), __filename.endsWith('.js'), {
+      file,
+    });
+    // Held only while batches are in flight: an idle writer keeps no process alive.
+    this.worker.unref();
+    this.worker.on('message', (reply: WriterReply) => {
+      if ('error' in reply) this.failure ??= new Error(`The replay's writer thread failed: ${reply.error}`);
+      if (--this.inFlight === 0) this.worker.unref();
+      this.settled();
+    });
+    this.worker.on('error', (error) => this.stopped(error));
+    this.worker.on('exit', (code) => this.stopped(new Error(`The replay's writer thread exited (code ${code}).`)));
+  }
+
+  /** No batch in flight: the tables hold every batch sent. */
+  get idle(): boolean {
+    return this.inFlight === 0;
+  }
+
+  /** Resolves when another batch may be sent. */
+  async ready(): Promise<void> {
+    while (this.inFlight >= MAX_IN_FLIGHT && !this.failure) await this.nextReply();
+    this.throwIfFailed();
+  }
+
+  send(batch: PlannedBatch): void {
+    this.throwIfFailed();
+    if (this.inFlight++ === 0) this.worker.ref();
+    this.worker.postMessage(batch);
+  }
+
+  /** Resolves once every batch sent is committed. */
+  async drain(): Promise<void> {
+    while (this.inFlight > 0 && !this.failure) await this.nextReply();
+    this.throwIfFailed();
+  }
+
+  async close(): Promise<void> {
+    this.worker.removeAllListeners('exit');
+    await this.worker.terminate();
+  }
+
+  private nextReply(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private settled(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private stopped(error: Error): void {
+    this.failure ??= error;
+    this.settled();
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure;
+  }
+}
