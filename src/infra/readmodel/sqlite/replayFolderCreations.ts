@@ -32,10 +32,10 @@ interface Placement {
 }
 
 /**
- * Placements remembered at most (then forgotten all at once): about 200 bytes each. A placement forgotten is read
- * from the tables again when needed (a planned batch then gives way to one written on this thread).
+ * Parents remembered at most (then forgotten all at once). A placement forgotten is read from the tables again when
+ * needed (a planned batch then gives way to one replayed on the main thread, which reads it).
  */
-const MAX_PLACEMENTS = 100_000;
+const MAX_PARENTS = 10_000;
 
 /** Thrown while planning when a write needs the tables (replayed on this thread instead). */
 export class NeedsTables extends Error {
@@ -52,14 +52,17 @@ export class ReplayFolderCreations {
    * so a placement not known here ends the plan ({@link NeedsTables}) instead of being read.
    */
   planning = false;
-  /** Folders created since the last flush or take. */
-  private created: string[] = [];
+  /** Folders created since the last flush or take, and their placement. */
+  private created = new Map<string, Placement>();
+  /** The folders created before them, up to the flush or take before (a batch's creations, in a replay). */
+  private recent = new Map<string, Placement>();
   /**
-   * Placements known without reading the tables: folders created in this replay and stored folders read. Creations
-   * change no other folder's placement; any other write may (a move, a delete), so it forgets them all
-   * ({@link forgetPlacements}).
+   * Placements of parents (folders that creations were made under), known without reading the tables: created in
+   * this replay or read. Creations change no other folder's placement; any other write may (a move, a delete), so it
+   * forgets them all ({@link forgetPlacements}), and the recent creations' too. Only parents are kept longer than a
+   * batch: a log creates many more folders than it creates folders under.
    */
-  private readonly placements = new Map<string, Placement>();
+  private readonly parents = new Map<string, Placement>();
   private readonly tables: CreationTables;
 
   constructor(
@@ -86,8 +89,7 @@ export class ReplayFolderCreations {
     } else {
       placement = { base: { type: doc.parentCollection, id: doc.parentId }, ancestors: [] };
     }
-    this.remember(doc._id, placement);
-    this.created.push(doc._id);
+    this.created.set(doc._id, placement);
     const { base } = placement;
     const { tables } = this;
     tables.folders.add(...folderRowValues(doc, base));
@@ -101,8 +103,9 @@ export class ReplayFolderCreations {
 
   /** Hands over the rows of the creations since the last flush or take, to be written elsewhere (null: none). */
   take(): CreatedRows | null {
-    const rows = this.tables.take(this.created);
-    this.created = [];
+    const rows = this.tables.take([...this.created.keys()]);
+    this.recent = this.created;
+    this.created = new Map();
     return rows;
   }
 
@@ -116,35 +119,37 @@ export class ReplayFolderCreations {
 
   /** Before a write other than a creation: the placements known may not hold after it. */
   forgetPlacements(): void {
-    this.placements.clear();
+    this.parents.clear();
+    this.recent.clear();
   }
 
   /** Forgets what was not flushed (its transaction rolled back, or its plan was given up). */
   discard(): void {
-    this.created = [];
+    this.created = new Map();
     this.tables.clear();
-    this.placements.clear();
+    this.forgetPlacements();
   }
 
-  private remember(id: string, placement: Placement): void {
-    if (this.placements.size >= MAX_PLACEMENTS) this.placements.clear();
-    this.placements.set(id, placement);
+  private remember(id: string, placement: Placement): Placement {
+    if (this.parents.size >= MAX_PARENTS) this.parents.clear();
+    this.parents.set(id, placement);
+    return placement;
   }
 
   private placementOf(id: string): Placement | null {
-    const known = this.placements.get(id);
+    const known = this.parents.get(id);
     if (known) return known;
+    const created = this.created.get(id) ?? this.recent.get(id);
+    if (created) return this.remember(id, created);
     if (this.planning) throw new NeedsTables();
     const base = parentBase(this.db, id);
     if (!base) return null;
-    const placement = {
+    return this.remember(id, {
       base,
       ancestors: prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?')
         .raw(true)
         .all(id) as [string, number][],
-    };
-    this.remember(id, placement);
-    return placement;
+    });
   }
 }
 
