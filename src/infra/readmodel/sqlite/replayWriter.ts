@@ -5,12 +5,16 @@ import type { CreatedRows } from './creationTables';
 
 /** One planned batch of a replay: its creations' rows and the checkpoint that commits with them. */
 export interface PlannedBatch {
+  kind: 'batch';
   projection: string;
   position: bigint;
   rows: CreatedRows | null;
 }
 
-export type WriterReply = { ok: true } | { error: string };
+/** What the writer thread is asked: a batch to commit, or the read-class counts of the tables (replayMode.ts). */
+export type WriterRequest = PlannedBatch | { kind: 'readClasses' };
+
+export type WriterReply = { ok: true } | { readClasses: unknown[][] } | { error: string };
 
 /**
  * Batches sent and not yet committed, at most: one being written while the next waits, so that the writer never
@@ -33,6 +37,7 @@ export class ReplayWriter {
   private inFlight = 0;
   private failure: Error | null = null;
   private wake: (() => void) | null = null;
+  private counted: unknown[][] | null = null;
 
   constructor(file: string) {
     this.worker = startWorkerThread(path.join(__dirname, 'replayWriterThread'), __filename.endsWith('.js'), {
@@ -42,6 +47,7 @@ export class ReplayWriter {
     this.worker.unref();
     this.worker.on('message', (reply: WriterReply) => {
       if ('error' in reply) this.failure ??= new Error(`The replay's writer thread failed: ${reply.error}`);
+      if ('readClasses' in reply) this.counted = reply.readClasses;
       if (--this.inFlight === 0) this.worker.unref();
       this.settled();
     });
@@ -60,10 +66,31 @@ export class ReplayWriter {
     this.throwIfFailed();
   }
 
-  send(batch: PlannedBatch): void {
+  send(batch: Omit<PlannedBatch, 'kind'>): void {
+    this.request({ kind: 'batch', ...batch });
+  }
+
+  /**
+   * The read-class counts of the tables once every batch sent is committed (`COUNT_READ_CLASSES`), read on the
+   * writer's connection: the main thread builds the rest of the derived state meanwhile.
+   */
+  async countReadClasses(): Promise<unknown[][]> {
+    this.request({ kind: 'readClasses' });
+    await this.drain();
+    return this.takeCounted();
+  }
+
+  private takeCounted(): unknown[][] {
+    const counted = this.counted;
+    this.counted = null;
+    if (!counted) throw new Error("The replay's writer thread did not count the read classes.");
+    return counted;
+  }
+
+  private request(request: WriterRequest): void {
     this.throwIfFailed();
     if (this.inFlight++ === 0) this.worker.ref();
-    this.worker.postMessage(batch);
+    this.worker.postMessage(request);
   }
 
   /** Resolves once every batch sent is committed. */

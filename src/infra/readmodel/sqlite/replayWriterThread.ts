@@ -5,7 +5,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../sqlite/openDatabase';
 import { CreationTables } from './creationTables';
-import type { PlannedBatch, WriterReply } from './replayWriter';
+import { COUNT_READ_CLASSES } from './readClassCounts';
+import type { PlannedBatch, WriterReply, WriterRequest } from './replayWriter';
 
 if (!parentPort) throw new Error('replayWriterThread runs as a worker thread (ReplayWriter starts it).');
 const port = parentPort;
@@ -31,14 +32,15 @@ const commit = db.transaction((batch: PlannedBatch) => {
 
 /** Set by the first failure: nothing commits after it (a later checkpoint would skip the failed batch). */
 let failure: string | null = null;
-port.on('message', (batch: PlannedBatch) => {
+port.on('message', (request: WriterRequest) => {
+  let reply: WriterReply = { ok: true };
   if (failure === null) {
     try {
-      commit.immediate(batch);
+      if (request.kind === 'batch') commit.immediate(request);
+      else reply = { readClasses: db.prepare(COUNT_READ_CLASSES).raw(true).all() as unknown[][] };
     } catch (error) {
       failure = error instanceof Error ? (error.stack ?? error.message) : String(error);
     }
   }
-  const reply: WriterReply = failure === null ? { ok: true } : { error: failure };
-  port.postMessage(reply);
+  port.postMessage(failure === null ? reply : { error: failure });
 });

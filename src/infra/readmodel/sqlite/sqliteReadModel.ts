@@ -19,7 +19,13 @@ import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 import { BatchBudget } from './batchBudget';
-import { beginReplay, completeReplay, replayPending } from './replayMode';
+import {
+  beginReplay,
+  completeDerivedState,
+  completeReadClassCounts,
+  completeReplay,
+  replayPending,
+} from './replayMode';
 import { accountsVersionReader } from './accountsVersion';
 import { emptyReadModels } from './emptyReadModels';
 import { deferringCreations, planningCreations, ReplayFolderCreations } from './replayFolderCreations';
@@ -323,13 +329,23 @@ export class SqliteReadModel implements ReadModel {
 
   async endReplay(): Promise<void> {
     const writer = this.replay?.writer;
-    try {
-      await writer?.drain();
-    } finally {
-      await writer?.close();
-      this.replay = null;
+    this.replay = null;
+    if (!writer) {
+      completeReplay(this.db);
+      return;
     }
-    completeReplay(this.db);
+    try {
+      await writer.drain();
+      // The read-class counts (a third of this work: a JSON lookup in every folder's document) are read on the
+      // writer's connection while this one builds the indexes and the full-text tables; neither changes rm_folders.
+      const counting = writer.countReadClasses();
+      // Handled when awaited below; a failure meanwhile must not be reported as unhandled.
+      counting.catch(() => undefined);
+      completeDerivedState(this.db);
+      completeReadClassCounts(this.db, await counting);
+    } finally {
+      await writer.close();
+    }
   }
 
   async dump(): Promise<Record<string, unknown[]>> {
