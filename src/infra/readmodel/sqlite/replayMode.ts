@@ -25,7 +25,8 @@ import { emptyReadModels } from './emptyReadModels';
  *    again by their `CREATE INDEX IF NOT EXISTS`.
  * The history TEMP triggers stay (their rows carry each event's position), and so do the indexes the write path
  * reads (base parent, ancestry). Folder creations, most of a log, are not written one statement at a time but
- * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts).
+ * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts); a
+ * batch of creations alone is written by the replay's writer thread on its own connection (replayWriter.ts).
  *
  * Interrupted replays heal: the replay triggers mark the file as "derived state pending", and opening the read
  * models (`SqliteReadModel`'s constructor) completes it before anything else reads or projects; the checkpoint of the
