@@ -33,26 +33,18 @@ const MAX_IN_FLIGHT = 2;
  * here reports the failure.
  */
 export class ReplayWriter {
-  private readonly worker: Worker;
+  /** Started by the first request: a replay that plans no batch (a small one, a test's) starts no thread. */
+  private worker: Worker | null = null;
   private inFlight = 0;
   private failure: Error | null = null;
   private wake: (() => void) | null = null;
   private counted: unknown[][] | null = null;
 
-  constructor(file: string) {
-    this.worker = startWorkerThread(path.join(__dirname, 'replayWriterThread'), __filename.endsWith('.js'), {
-      file,
-    });
-    // Held only while batches are in flight: an idle writer keeps no process alive.
-    this.worker.unref();
-    this.worker.on('message', (reply: WriterReply) => {
-      if ('error' in reply) this.failure ??= new Error(`The replay's writer thread failed: ${reply.error}`);
-      if ('readClasses' in reply) this.counted = reply.readClasses;
-      if (--this.inFlight === 0) this.worker.unref();
-      this.settled();
-    });
-    this.worker.on('error', (error) => this.stopped(error));
-    this.worker.on('exit', (code) => this.stopped(new Error(`The replay's writer thread exited (code ${code}).`)));
+  constructor(private readonly file: string) {}
+
+  /** Whether the thread was started (a batch or a count was asked for). */
+  get started(): boolean {
+    return this.worker !== null;
   }
 
   /** No batch in flight: the tables hold every batch sent. */
@@ -89,8 +81,26 @@ export class ReplayWriter {
 
   private request(request: WriterRequest): void {
     this.throwIfFailed();
-    if (this.inFlight++ === 0) this.worker.ref();
-    this.worker.postMessage(request);
+    const worker = (this.worker ??= this.start());
+    if (this.inFlight++ === 0) worker.ref();
+    worker.postMessage(request);
+  }
+
+  private start(): Worker {
+    const worker = startWorkerThread(path.join(__dirname, 'replayWriterThread'), __filename.endsWith('.js'), {
+      file: this.file,
+    });
+    // Held only while requests are in flight: an idle writer keeps no process alive.
+    worker.unref();
+    worker.on('message', (reply: WriterReply) => {
+      if ('error' in reply) this.failure ??= new Error(`The replay's writer thread failed: ${reply.error}`);
+      if ('readClasses' in reply) this.counted = reply.readClasses;
+      if (--this.inFlight === 0) worker.unref();
+      this.settled();
+    });
+    worker.on('error', (error) => this.stopped(error));
+    worker.on('exit', (code) => this.stopped(new Error(`The replay's writer thread exited (code ${code}).`)));
+    return worker;
   }
 
   /** Resolves once every batch sent is committed. */
@@ -100,8 +110,10 @@ export class ReplayWriter {
   }
 
   async close(): Promise<void> {
-    this.worker.removeAllListeners('exit');
-    await this.worker.terminate();
+    const worker = this.worker;
+    if (!worker) return;
+    worker.removeAllListeners('exit');
+    await worker.terminate();
   }
 
   private nextReply(): Promise<void> {

@@ -330,7 +330,7 @@ export class SqliteReadModel implements ReadModel {
   async endReplay(): Promise<void> {
     const writer = this.replay?.writer;
     this.replay = null;
-    if (!writer) {
+    if (!writer?.started) {
       completeReplay(this.db);
       return;
     }
