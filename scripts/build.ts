@@ -15,7 +15,12 @@ const SRC = path.join(ROOT, 'src');
 const DIST = path.join(ROOT, 'dist');
 
 /** The processes' entry points, relative to src/ (a worker thread's entry is a process entry of its own). */
-const ENTRIES = ['cli/main.ts', 'cli/bulkApplyWorker.ts', 'infra/eventstore/sqlite/appendWorkerThread.ts'];
+const ENTRIES = [
+  'cli/main.ts',
+  'cli/bulkApplyWorker.ts',
+  'infra/eventstore/sqlite/appendWorkerThread.ts',
+  'infra/readmodel/sqlite/replayWriterThread.ts',
+];
 
 const EXTERNAL = [
   'better-sqlite3',

@@ -6,6 +6,7 @@ import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadMode
 import type { AccessList } from '../../src/domain/access';
 import type { ReadModelTx } from '../../src/ports/readModel';
 import { collection, folder } from './readModelContract';
+import { ReplayWriter } from '../../src/infra/readmodel/sqlite/replayWriter';
 
 /**
  * Replay mode (src/infra/readmodel/sqlite/replayMode.ts), used by `rebuild` only: writes applied with the counts,
@@ -41,6 +42,36 @@ async function writes(rm: SqliteReadModel): Promise<void> {
   await apply((tx) => tx.folders.move('lone', 'collection', 'c2', T));
   await apply((tx) => tx.folders.delete('p'));
   await apply((tx) => tx.subtree.deleteFolder('a', position));
+}
+
+/**
+ * Writes in batches of several events, as `rebuild` applies them: batches of folder creations under known folders
+ * (planned, committed by the writer thread) between batches of other writes (replayed on the main thread), with
+ * creations under a folder a batch before moved.
+ */
+async function batchedWrites(rm: SqliteReadModel): Promise<void> {
+  let position = 0n;
+  const batch = (...writes: ((tx: ReadModelTx) => void)[]) =>
+    rm.applyBatch(
+      'rm',
+      writes.map((write) => ({ position: ++position, write })),
+    );
+  const under = (id: string, name: string, parent: string) => (tx: ReadModelTx) =>
+    tx.folders.insert(folder(id, name, { type: 'folder', id: parent }, { access: access(['alice'], ['g1']) }));
+  await batch(
+    (tx) => tx.collections.put(collection('c', 'C')),
+    (tx) => tx.folders.insert(folder('top', 'Top', { type: 'collection', id: 'c' }, { access: access(['alice']) })),
+  );
+  await batch(under('a', 'Alpha', 'top'), under('b', 'Beta', 'top'), under('a1', 'A1', 'a'));
+  await batch(under('x', 'X', 'b'), under('y', 'Y', 'a1'), under('y1', 'Y1', 'y'));
+  await batch(
+    (tx) => tx.folders.move('a1', 'folder', 'b', T),
+    (tx) => tx.folders.update('b', { name: 'Beta renamed', updated: T }),
+  );
+  await batch(under('z', 'Zed', 'a1'), under('z1', 'Zed one', 'z'));
+  await batch(under('w', 'W', 'a1'), under('w1', 'W one', 'z'));
+  await batch((tx) => tx.subtree.deleteFolder('a', position));
+  await batch(under('u', 'U', 'y'), under('t', 'T', 'top'));
 }
 
 const schema = (db: ReturnType<typeof openDatabase>) =>
@@ -92,5 +123,23 @@ describe('SqliteReadModel: replay mode', () => {
     await writes(rm);
     rm = new SqliteReadModel(db);
     expect({ dump: await rm.dump(), schema: schema(db), search: await searches(rm) }).toEqual(live);
+  });
+
+  it('gives the live tables when batches of creations are committed by the writer thread', async () => {
+    await rm.reset();
+    await batchedWrites(rm);
+    const live = { dump: await rm.dump(), schema: schema(db), search: await searches(rm) };
+    const sent = jest.spyOn(ReplayWriter.prototype, 'send');
+    try {
+      await rm.reset();
+      await rm.beginReplay();
+      await batchedWrites(rm);
+      await rm.endReplay();
+      expect(sent.mock.calls.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      sent.mockRestore();
+    }
+    expect({ dump: await rm.dump(), schema: schema(db), search: await searches(rm) }).toEqual(live);
+    expect(live.dump.rm_folders.length).toBeGreaterThan(5);
   });
 });

@@ -44,17 +44,29 @@ WHEN old.parent_id IS NOT new.parent_id OR old.parent_type IS NOT new.parent_typ
 BEGIN ${decrement} ${increment} END;
 `;
 
-/** Creates the table and its triggers; counts a file from before them once (the triggers keep it from then on). */
-export function ensureReadClassCounts(db: SqliteDatabase): void {
+/** The counts of `rm_folders` by parent and read class: the table's rows (parent_id, parent_type, read_class, n). */
+export const COUNT_READ_CLASSES = `SELECT parent_id, parent_type, read_class, COUNT(*) FROM (
+    SELECT parent_id, parent_type, ${classOf('new')} AS read_class FROM rm_folders new)
+  GROUP BY parent_id, parent_type, read_class`;
+
+/**
+ * Creates the table and its triggers; counts a file from before them once (the triggers keep it from then on).
+ * `counted`: the rows of {@link COUNT_READ_CLASSES}, already read on another connection (a replay's writer thread,
+ * while this one built the other derived state).
+ */
+export function ensureReadClassCounts(db: SqliteDatabase, counted?: unknown[][]): void {
   const existed =
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_read_counts'").get() !==
     undefined;
   db.exec(DDL);
-  if (!existed) {
-    db.exec(`INSERT INTO rm_folder_read_counts (parent_id, parent_type, read_class, n)
-      SELECT parent_id, parent_type, read_class, COUNT(*) FROM (SELECT parent_id, parent_type, ${classOf('new')} AS read_class FROM rm_folders new)
-      GROUP BY parent_id, parent_type, read_class`);
+  if (existed) return;
+  const insert = 'INSERT INTO rm_folder_read_counts (parent_id, parent_type, read_class, n)';
+  if (!counted) {
+    db.exec(`${insert} ${COUNT_READ_CLASSES}`);
+    return;
   }
+  const row = db.prepare(`${insert} VALUES (?, ?, ?, ?)`);
+  for (const values of counted) row.run(values);
 }
 
 /** Whether a viewer (not a site admin; null when anonymous) may READ folders of the class. */

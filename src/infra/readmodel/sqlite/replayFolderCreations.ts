@@ -1,10 +1,10 @@
 import { prepared } from '../../sqlite/preparedStatements';
-import { RowBuffer } from './rowBuffer';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ReadModelTx } from '../../../ports/readModel';
 import { notStored } from '../notStored';
-import { FOLDER_ROW_COLUMNS, folderRowValues, parentBase, type FolderBase, type NewFolder } from './foldersStore';
+import { folderRowValues, parentBase, type FolderBase, type NewFolder } from './foldersStore';
 import type { SqliteHistory } from './historyStore';
+import { CreationTables, type CreatedRows } from './creationTables';
 
 /**
  * Folder creations of a replay, written in bulk (replay mode only, replayMode.ts). A live creation runs about ten
@@ -12,14 +12,18 @@ import type { SqliteHistory } from './historyStore';
  * the ACL and the search rows); in a replay, where most of the log is creations, that per-statement overhead was a
  * large part of the CPU. Here a creation computes its rows in JS (the values of the live insert and of its triggers:
  * the folder, its ancestry from its parent's, its ACL entries, its search row, its placement and size at the event's
- * position) and adds them to one buffer per table; {@link ReplayFolderCreations.flush} writes each table's rows with
- * multi-row inserts, in creation order (the same rowids as the live inserts). The ACL rows are preceded by the delete
- * of the live `AclRows.replace`, and an ACL's entries keep their order (the last entry of a principal wins, as with
- * the live `INSERT OR REPLACE` per entry).
+ * position) and adds them to one buffer per table (creationTables.ts); {@link ReplayFolderCreations.flush} writes
+ * each table's rows with multi-row inserts, in creation order (the same rowids as the live inserts). The ACL rows are
+ * preceded by the delete of the live `AclRows.replace`, and an ACL's entries keep their order (the last entry of a
+ * principal wins, as with the live `INSERT OR REPLACE` per entry).
  *
  * Creations must be in the tables before anything else reads or writes them, so every write of the transaction
  * other than a creation flushes first ({@link deferringCreations}), and the batch flushes before its checkpoint is
  * written: what commits is what the live path commits.
+ *
+ * A batch of creations alone under folders whose placement is known here can also be *planned* without reading the
+ * tables ({@link planningCreations}): its rows are then taken ({@link ReplayFolderCreations.take}) and written by the
+ * replay's writer thread (replayWriter.ts) while this thread reads and plans the next batch.
  */
 interface Placement {
   base: FolderBase;
@@ -27,53 +31,56 @@ interface Placement {
   ancestors: [string, number][];
 }
 
+/**
+ * Parents remembered at most (then forgotten all at once). A placement forgotten is read from the tables again when
+ * needed (a planned batch then gives way to one replayed on the main thread, which reads it).
+ */
+const MAX_PARENTS = 10_000;
+
+/** Thrown while planning when a write needs the tables (replayed on this thread instead). */
+export class NeedsTables extends Error {
+  constructor() {
+    super('This write reads or writes the read-model tables: it cannot be planned.');
+  }
+}
+
 export class ReplayFolderCreations {
   /** The event being applied: its position goes with the rows it creates. */
   position = 0n;
-  /** Folders created since the last flush, and the placement their children inherit. */
-  private readonly created = new Map<string, Placement>();
-  /** Stored parents read since the last flush (nothing else writes the tables meanwhile). */
-  private readonly stored = new Map<string, Placement | null>();
-  private readonly folders: RowBuffer;
-  private readonly ancestors: RowBuffer;
-  private readonly acl: RowBuffer;
-  private readonly search: RowBuffer;
-  private readonly placements: RowBuffer;
-  private readonly sizes: RowBuffer;
+  /**
+   * While a batch is planned: the tables may lag behind the creations planned so far (the writer thread writes them),
+   * so a placement not known here ends the plan ({@link NeedsTables}) instead of being read.
+   */
+  planning = false;
+  /** Folders created since the last flush or take, and their placement. */
+  private created = new Map<string, Placement>();
+  /** The folders created before them, up to the flush or take before (a batch's creations, in a replay). */
+  private recent = new Map<string, Placement>();
+  /**
+   * Placements of parents (folders that creations were made under), known without reading the tables: created in
+   * this replay or read. Creations change no other folder's placement; any other write may (a move, a delete), so it
+   * forgets them all ({@link forgetPlacements}), and the recent creations' too. Only parents are kept longer than a
+   * batch: a log creates many more folders than it creates folders under.
+   */
+  private readonly parents = new Map<string, Placement>();
+  private readonly tables: CreationTables;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly history: SqliteHistory,
   ) {
-    this.folders = new RowBuffer(
-      db,
-      `INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')})`,
-      FOLDER_ROW_COLUMNS.length,
-    );
-    this.ancestors = new RowBuffer(db, 'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)', 3);
-    this.acl = new RowBuffer(db, 'INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)', 4);
-    this.search = new RowBuffer(db, 'INSERT INTO rm_folders_fts (id, name, description)', 3);
-    this.placements = new RowBuffer(
-      db,
-      `INSERT OR REPLACE INTO rm_folder_tree (folder_id, from_position, to_position, parent_type, parent_id,
-        base_parent_type, base_parent_id)`,
-      7,
-    );
-    this.sizes = new RowBuffer(db, 'INSERT OR REPLACE INTO rm_folder_sizes (folder_id, position, size)', 3);
+    this.tables = new CreationTables(db);
   }
 
-  /**
-   * Whether a folder is there for the writes that follow: created since the last flush (not in the tables yet), or
-   * stored (read once per flush: creations under one parent ask for it once).
-   */
+  /** Whether a folder is there for the writes that follow: created in this replay, or stored. */
   hasFolder(id: string): boolean {
-    return this.created.has(id) || this.storedParent(id) !== null;
+    return this.placementOf(id) !== null;
   }
 
   insert(doc: NewFolder): void {
     let placement: Placement;
     if (doc.parentCollection === 'folder') {
-      const parent = this.created.get(doc.parentId) ?? this.storedParent(doc.parentId);
+      const parent = this.placementOf(doc.parentId);
       // The projection guards the write on the parent (src/projections/lateEvents.ts).
       if (!parent) throw notStored('parent folder', doc.parentId, doc._id);
       const ancestors: [string, number][] = [[doc.parentId, 1]];
@@ -84,53 +91,65 @@ export class ReplayFolderCreations {
     }
     this.created.set(doc._id, placement);
     const { base } = placement;
-    this.folders.add(...folderRowValues(doc, base));
-    for (const [id, depth] of placement.ancestors) this.ancestors.add(doc._id, id, depth);
-    for (const entry of doc.access.users) this.acl.add(doc._id, 'user', entry.id, entry.level);
-    for (const entry of doc.access.groups) this.acl.add(doc._id, 'group', entry.id, entry.level);
-    this.search.add(doc._id, doc.name, doc.description);
-    this.placements.add(doc._id, this.position, null, doc.parentCollection, doc.parentId, base.type, base.id);
-    this.sizes.add(doc._id, this.position, doc.size);
+    const { tables } = this;
+    tables.folders.add(...folderRowValues(doc, base));
+    for (const [id, depth] of placement.ancestors) tables.ancestors.add(doc._id, id, depth);
+    for (const entry of doc.access.users) tables.acl.add(doc._id, 'user', entry.id, entry.level);
+    for (const entry of doc.access.groups) tables.acl.add(doc._id, 'group', entry.id, entry.level);
+    tables.search.add(doc._id, doc.name, doc.description);
+    tables.placements.add(doc._id, this.position, null, doc.parentCollection, doc.parentId, base.type, base.id);
+    tables.sizes.add(doc._id, this.position, doc.size);
+  }
+
+  /** Hands over the rows of the creations since the last flush or take, to be written elsewhere (null: none). */
+  take(): CreatedRows | null {
+    const rows = this.tables.take([...this.created.keys()]);
+    this.recent = this.created;
+    this.created = new Map();
+    return rows;
   }
 
   /** Writes every creation since the last flush to the read-model tables. */
   flush(): void {
-    this.stored.clear();
-    if (this.created.size === 0) return;
-    prepared(this.db, 'DELETE FROM rm_acl WHERE resource_id IN (SELECT value FROM json_each(?))').run(
-      JSON.stringify([...this.created.keys()]),
-    );
-    this.created.clear();
+    const rows = this.take();
+    if (!rows) return;
     // The history rows are written here with each creation's position: the history triggers must not record them.
-    this.history.during(null, () => {
-      for (const rows of this.buffers()) rows.write();
-    });
+    this.history.during(null, () => this.tables.write(rows));
   }
 
-  /** Forgets what was not flushed (its transaction rolled back). */
+  /** Before a write other than a creation: the placements known may not hold after it. */
+  forgetPlacements(): void {
+    this.parents.clear();
+    this.recent.clear();
+  }
+
+  /** Forgets what was not flushed (its transaction rolled back, or its plan was given up). */
   discard(): void {
-    this.stored.clear();
-    this.created.clear();
-    for (const rows of this.buffers()) rows.clear();
+    this.created = new Map();
+    this.tables.clear();
+    this.forgetPlacements();
   }
 
-  private buffers(): RowBuffer[] {
-    return [this.folders, this.ancestors, this.acl, this.search, this.placements, this.sizes];
-  }
-
-  private storedParent(id: string): Placement | null {
-    let placement = this.stored.get(id);
-    if (placement === undefined) {
-      const base = parentBase(this.db, id);
-      placement = base && {
-        base,
-        ancestors: prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?')
-          .raw(true)
-          .all(id) as [string, number][],
-      };
-      this.stored.set(id, placement);
-    }
+  private remember(id: string, placement: Placement): Placement {
+    if (this.parents.size >= MAX_PARENTS) this.parents.clear();
+    this.parents.set(id, placement);
     return placement;
+  }
+
+  private placementOf(id: string): Placement | null {
+    const known = this.parents.get(id);
+    if (known) return known;
+    const created = this.created.get(id) ?? this.recent.get(id);
+    if (created) return this.remember(id, created);
+    if (this.planning) throw new NeedsTables();
+    const base = parentBase(this.db, id);
+    if (!base) return null;
+    return this.remember(id, {
+      base,
+      ancestors: prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?')
+        .raw(true)
+        .all(id) as [string, number][],
+    });
   }
 }
 
@@ -144,6 +163,7 @@ export function deferringCreations(tx: ReadModelTx, creations: ReplayFolderCreat
     new Proxy(target, {
       get: (object, property) => {
         creations.flush();
+        creations.forgetPlacements();
         return Reflect.get(object, property) as unknown;
       },
     });
@@ -163,6 +183,7 @@ export function deferringCreations(tx: ReadModelTx, creations: ReplayFolderCreat
       get: (object, property) => {
         if (property === 'insert') return insert;
         creations.flush();
+        creations.forgetPlacements();
         return Reflect.get(object, property) as unknown;
       },
     }),
@@ -172,4 +193,41 @@ export function deferringCreations(tx: ReadModelTx, creations: ReplayFolderCreat
     history: flushingFirst(tx.history),
   };
   return deferring;
+}
+
+/**
+ * The writes of a batch being planned (see {@link ReplayFolderCreations.planning}): folder creations under folders
+ * whose placement is known, and presence checks of such folders. Anything else needs the tables and ends the plan
+ * ({@link NeedsTables}); the batch is then replayed on this thread, through {@link deferringCreations}.
+ */
+export function planningCreations(creations: ReplayFolderCreations): ReadModelTx {
+  const refusing = <T extends object>(): T =>
+    new Proxy({} as T, {
+      get: () => {
+        throw new NeedsTables();
+      },
+    });
+  const insert = (doc: NewFolder) => creations.insert(doc);
+  const planning: ReadModelTx = {
+    ifPresent: (row, then, orElse) => {
+      if (row.kind !== 'folder') throw new NeedsTables();
+      return (creations.hasFolder(row.id) ? then : orElse)?.(planning);
+    },
+    users: refusing(),
+    groups: refusing(),
+    tokens: refusing(),
+    apiKeys: refusing(),
+    collections: refusing(),
+    folders: new Proxy({} as ReadModelTx['folders'], {
+      get: (_object, property) => {
+        if (property === 'insert') return insert;
+        throw new NeedsTables();
+      },
+    }),
+    items: refusing(),
+    files: refusing(),
+    subtree: refusing(),
+    history: refusing(),
+  };
+  return planning;
 }

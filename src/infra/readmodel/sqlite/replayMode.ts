@@ -25,7 +25,8 @@ import { emptyReadModels } from './emptyReadModels';
  *    again by their `CREATE INDEX IF NOT EXISTS`.
  * The history TEMP triggers stay (their rows carry each event's position), and so do the indexes the write path
  * reads (base parent, ancestry). Folder creations, most of a log, are not written one statement at a time but
- * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts).
+ * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts); a
+ * batch of creations alone is written by the replay's writer thread on its own connection (replayWriter.ts).
  *
  * Interrupted replays heal: the replay triggers mark the file as "derived state pending", and opening the read
  * models (`SqliteReadModel`'s constructor) completes it before anything else reads or projects; the checkpoint of the
@@ -99,19 +100,27 @@ export function beginReplay(db: SqliteDatabase): void {
 }
 
 /**
- * Leaves replay mode: computes the deferred state set-wise and restores the live triggers and indexes, in one
- * transaction. Idempotent; run after the last chunk, and on opening a file left in replay mode.
+ * Leaves replay mode: computes the deferred state set-wise and restores the live triggers and indexes. Idempotent;
+ * run after the last chunk, and on opening a file left in replay mode. Two transactions: {@link completeDerivedState},
+ * then {@link completeReadClassCounts}, which ends replay mode.
  */
 export function completeReplay(db: SqliteDatabase): void {
+  completeDerivedState(db);
+  completeReadClassCounts(db);
+}
+
+/**
+ * The child counts, the deferred indexes and the full-text tables, in one transaction. Replay mode goes on (its
+ * mark stays): a stop after this commits is completed on the next open, as before it.
+ */
+export function completeDerivedState(db: SqliteDatabase): void {
   db.transaction(() => {
-    db.exec(`DROP TRIGGER IF EXISTS ${REPLAY_MARK}; DROP TRIGGER IF EXISTS rm_folders_count_replay_move;`);
     db.exec(`INSERT INTO rm_folder_child_counts (parent_id, parent_type, n)
       SELECT parent_id, parent_type, COUNT(*) FROM rm_folders WHERE true GROUP BY parent_id, parent_type
       ON CONFLICT (parent_id, parent_type) DO UPDATE SET n = excluded.n`);
     db.exec(FOLDERS_DDL);
     db.exec(ACL_DDL);
     db.exec(HISTORY_DDL);
-    ensureReadClassCounts(db);
     for (const name of FTS_TABLES) {
       if (isVirtual(db, name) || !exists(db, name)) continue;
       // Same rows and rowids as the live FTS table would hold; one bulk load, flushed by size.
@@ -119,5 +128,17 @@ export function completeReplay(db: SqliteDatabase): void {
         INSERT INTO ${name} (rowid, id, name, description) SELECT rowid, id, name, description FROM ${name}_replay ORDER BY rowid;
         DROP TABLE ${name}_replay;`);
     }
+  })();
+}
+
+/**
+ * The per-read-class counts, and the end of replay mode (the replay triggers dropped), in one transaction. `counted`:
+ * the counts already read on another connection (`COUNT_READ_CLASSES`, by the replay's writer thread while
+ * this connection ran {@link completeDerivedState}); counted here otherwise.
+ */
+export function completeReadClassCounts(db: SqliteDatabase, counted?: unknown[][]): void {
+  db.transaction(() => {
+    ensureReadClassCounts(db, counted);
+    db.exec(`DROP TRIGGER IF EXISTS ${REPLAY_MARK}; DROP TRIGGER IF EXISTS rm_folders_count_replay_move;`);
   })();
 }

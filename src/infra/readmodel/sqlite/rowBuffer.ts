@@ -11,7 +11,6 @@ const ROWS_PER_STATEMENT = 64;
  */
 export class RowBuffer {
   private values: unknown[] = [];
-  private rows = 0;
   private readonly full: string;
   private readonly single: string;
 
@@ -28,14 +27,21 @@ export class RowBuffer {
   /** Adds one row (`columns` values). */
   add(...row: unknown[]): void {
     for (const value of row) this.values.push(value);
-    this.rows++;
   }
 
-  /** Writes the rows added since the last write, in order. */
-  write(): void {
-    const { values, columns } = this;
+  /** Hands over the rows added since the last write (for {@link write} on another connection's buffer). */
+  take(): unknown[] {
+    const { values } = this;
+    this.clear();
+    return values;
+  }
+
+  /** Writes the rows added since the last write (or `values`, rows taken from a buffer of the same table), in order. */
+  write(values: unknown[] = this.take()): void {
+    const { columns } = this;
+    const rows = values.length / columns;
     let at = 0;
-    if (this.rows >= ROWS_PER_STATEMENT) {
+    if (rows >= ROWS_PER_STATEMENT) {
       const full = prepared(this.db, this.full);
       const width = ROWS_PER_STATEMENT * columns;
       for (; values.length - at >= width; at += width) full.run(values.slice(at, at + width));
@@ -44,12 +50,10 @@ export class RowBuffer {
       const single = prepared(this.db, this.single);
       for (; at < values.length; at += columns) single.run(values.slice(at, at + columns));
     }
-    this.clear();
   }
 
   /** Forgets the rows not written. */
   clear(): void {
     this.values = [];
-    this.rows = 0;
   }
 }

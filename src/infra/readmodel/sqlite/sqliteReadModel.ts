@@ -19,10 +19,17 @@ import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 import { BatchBudget } from './batchBudget';
-import { beginReplay, completeReplay, replayPending } from './replayMode';
+import {
+  beginReplay,
+  completeDerivedState,
+  completeReadClassCounts,
+  completeReplay,
+  replayPending,
+} from './replayMode';
 import { accountsVersionReader } from './accountsVersion';
 import { emptyReadModels } from './emptyReadModels';
-import { deferringCreations, ReplayFolderCreations } from './replayFolderCreations';
+import { deferringCreations, planningCreations, ReplayFolderCreations } from './replayFolderCreations';
+import { ReplayWriter } from './replayWriter';
 
 /** The table of each kind of row a projection write may be conditional on (`ReadModelTx.ifPresent`). */
 const TABLES: Record<RowRef['kind'], string> = {
@@ -31,6 +38,20 @@ const TABLES: Record<RowRef['kind'], string> = {
   item: 'rm_items',
   file: 'rm_files',
 };
+
+/** A replay's state (replay mode, {@link SqliteReadModel.beginReplay}). */
+interface Replay {
+  /** Its buffered folder creations. */
+  creations: ReplayFolderCreations;
+  /** The writes of a batch replayed on this thread: creations buffered, anything else flushing them first. */
+  tx: ReadModelTx;
+  /** The writes of a batch planned for the writer thread: creations under known folders only. */
+  planning: ReadModelTx;
+  /** The writer thread (a file's read models; null in memory). */
+  writer: ReplayWriter | null;
+  /** The checkpoint as the batches sent to the writer leave it; null: read it from the tables (writer idle). */
+  sent: { projection: string; position: bigint } | null;
+}
 
 /**
  * The embedded read models: tables prefixed `rm_` in the same SQLite file as the event log. One event's writes and
@@ -53,8 +74,8 @@ export class SqliteReadModel implements ReadModel {
   /** Plans read on this connection: the projector plans only between transactions (src/projections/projection.ts). */
   readonly projectionReads: ProjectionReads;
   private readonly tx: ReadModelTx;
-  /** While a replay runs (between beginReplay and endReplay): its buffered folder creations and the writes that buffer them. */
-  private replay: { creations: ReplayFolderCreations; tx: ReadModelTx } | null = null;
+  /** While a replay runs (between beginReplay and endReplay). */
+  private replay: Replay | null = null;
   private readonly batchTx: Transaction<
     (projection: string, events: BatchedWrite[], fence: LeaseFence | undefined) => number
   >;
@@ -151,6 +172,9 @@ export class SqliteReadModel implements ReadModel {
    * and a failure leaves the earlier transactions committed, as separate batches would.
    */
   async applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number> {
+    const replay = this.replay;
+    if (replay?.writer && !fence && !this.db.inTransaction)
+      return this.applyReplayBatch(replay, replay.writer, projection, events);
     const budget = this.budget;
     // A replay's enclosing transaction decides alone (a savepoint per batch, see applyBatchNow).
     if (!budget || this.db.inTransaction) return this.applyGated(projection, events, fence);
@@ -161,6 +185,57 @@ export class SqliteReadModel implements ReadModel {
       applied += await this.applyGated(projection, part, fence, budget);
       start += part.length;
     }
+    return applied;
+  }
+
+  /**
+   * A replay's batch: planned here and committed by the writer thread when it is folder creations under known
+   * folders alone (most of a log); otherwise, once the writer has committed every batch sent before, replayed here as
+   * any batch is, on the tables as the writer left them.
+   */
+  private async applyReplayBatch(
+    replay: Replay,
+    writer: ReplayWriter,
+    projection: string,
+    events: BatchedWrite[],
+  ): Promise<number> {
+    await writer.ready();
+    const planned = this.planBatch(replay, writer, projection, events);
+    if (planned !== null) return planned;
+    await writer.drain();
+    replay.sent = null;
+    return this.applyGated(projection, events, undefined);
+  }
+
+  /** Plans a batch and sends it to the writer (the number of events applied), or null when it cannot be planned. */
+  private planBatch(replay: Replay, writer: ReplayWriter, projection: string, events: BatchedWrite[]): number | null {
+    if (replay.sent?.projection !== projection) {
+      // The checkpoint is read from the tables only when they hold every batch sent.
+      if (!writer.idle) return null;
+      replay.sent = { projection, position: this.readCheckpoint(projection) };
+    }
+    const { creations } = replay;
+    let last = replay.sent.position;
+    let applied = 0;
+    creations.planning = true;
+    try {
+      for (const { position, write } of events) {
+        if (position <= last) continue;
+        creations.position = position;
+        write(replay.planning);
+        last = position;
+        applied++;
+      }
+    } catch {
+      // A write that needs the tables (or one that fails, which the replay on this thread then reports).
+      creations.discard();
+      return null;
+    } finally {
+      creations.planning = false;
+    }
+    if (applied === 0) return 0;
+    writer.send({ projection, position: last, rows: creations.take() });
+    replay.sent.position = last;
     return applied;
   }
 
@@ -242,12 +317,35 @@ export class SqliteReadModel implements ReadModel {
   async beginReplay(): Promise<void> {
     beginReplay(this.db);
     const creations = new ReplayFolderCreations(this.db, this.history);
-    this.replay = { creations, tx: deferringCreations(this.tx, creations) };
+    this.replay = {
+      creations,
+      tx: deferringCreations(this.tx, creations),
+      planning: planningCreations(creations),
+      // Started after beginReplay's schema changes, which its connection then reads.
+      writer: this.db.memory ? null : new ReplayWriter(this.db.name),
+      sent: null,
+    };
   }
 
   async endReplay(): Promise<void> {
+    const writer = this.replay?.writer;
     this.replay = null;
-    completeReplay(this.db);
+    if (!writer?.started) {
+      completeReplay(this.db);
+      return;
+    }
+    try {
+      await writer.drain();
+      // The read-class counts (a third of this work: a JSON lookup in every folder's document) are read on the
+      // writer's connection while this one builds the indexes and the full-text tables; neither changes rm_folders.
+      const counting = writer.countReadClasses();
+      // Handled when awaited below; a failure meanwhile must not be reported as unhandled.
+      counting.catch(() => undefined);
+      completeDerivedState(this.db);
+      completeReadClassCounts(this.db, await counting);
+    } finally {
+      await writer.close();
+    }
   }
 
   async dump(): Promise<Record<string, unknown[]>> {
@@ -266,6 +364,8 @@ export class SqliteReadModel implements ReadModel {
   }
 
   async dispose(): Promise<void> {
-    /* the database handle belongs to whoever opened it */
+    // The database handle belongs to whoever opened it; a replay's writer thread (a replay that failed) is ours.
+    await this.replay?.writer?.close();
+    this.replay = null;
   }
 }
