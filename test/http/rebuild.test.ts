@@ -86,6 +86,15 @@ async function workload(api: ApiClient): Promise<void> {
   );
 }
 
+/** Metadata of an event appended by the test itself, as a tool would (no request behind it). */
+const toolMetadata = () => ({
+  userId: null,
+  requestId: null,
+  correlationId: null,
+  causationId: null,
+  at: new Date().toISOString(),
+});
+
 describe('read-model rebuild', () => {
   let api: ApiClient;
   let dataDir: string;
@@ -136,13 +145,7 @@ describe('read-model rebuild', () => {
     const { readModel, eventStore } = api.runtime.services;
     const live = await readModel.dump();
     // A log that ends with events no projection handles (the SQLite store leaves them out of the replay's read).
-    const metadata = {
-      userId: null,
-      requestId: null,
-      correlationId: null,
-      causationId: null,
-      at: new Date().toISOString(),
-    };
+    const metadata = toolMetadata();
     await eventStore.appendToStream(
       'rebuild-test-tail',
       [
@@ -165,13 +168,7 @@ describe('read-model rebuild', () => {
   it('stops, rather than skip the rest of the log, when another projector moves the checkpoint during the replay', async () => {
     const { readModel, eventStore, projector } = api.runtime.services;
     const live = await readModel.dump();
-    const metadata = {
-      userId: null,
-      requestId: null,
-      correlationId: null,
-      causationId: null,
-      at: new Date().toISOString(),
-    };
+    const metadata = toolMetadata();
     // The interleaving a loaded machine produced at random: right after the replay's first batch commits, an event is
     // appended and the service's own projector applies it, moving the shared checkpoint to the head of the log.
     const applyBatch = readModel.applyBatch.bind(readModel);
