@@ -81,22 +81,21 @@ export async function markCounted(collections: GenerationCollections): Promise<v
   await collections.get('childCounts').updateOne({ _id: COUNTED_MARK }, { $set: { counted: true } }, { upsert: true });
 }
 
-/** Collection names (one per generation) whose counters are known complete. */
-const counted = new Set<string>();
-
 /**
- * The parent's child folders that the viewer may READ, and all of them, from the counters; null when the current
- * generation has no counters (the caller counts per request then).
+ * The parent's child folders that the viewer may READ, from the counters; null when the current generation has no
+ * counters (the caller counts per request then). `counted`: the caller's record of the counter collections (one per
+ * generation) already found marked, so that the mark is read once per generation.
  */
 export async function childCount(
   counters: Collection<StoredDoc>,
+  counted: Set<string>,
   parentType: ParentType,
   parentId: string,
   viewer: Viewer | null,
 ): Promise<number | null> {
-  if (!counted.has(counters.collectionName)) {
+  if (!counted.has(counters.namespace)) {
     if (!(await counters.findOne({ _id: COUNTED_MARK }))) return null;
-    counted.add(counters.collectionName);
+    counted.add(counters.namespace);
   }
   const rows = await counters.find({ parentId, parentType }, { projection: { readClass: 1, n: 1 } }).toArray();
   let total = 0;

@@ -26,6 +26,9 @@ const under = (folderId: string): Filter<StoredDoc> => ({ ancestors: folderId })
 const subtree = (folderId: string): Filter<StoredDoc> => ({ $or: [{ _id: folderId }, { ancestors: folderId }] });
 
 export class MongoFolders implements FolderQueries {
+  /** Counter collections known to be complete (childCounts.ts). */
+  private readonly countedGenerations = new Set<string>();
+
   constructor(private readonly source: ReadSource) {}
 
   private folders() {
@@ -72,7 +75,8 @@ export class MongoFolders implements FolderQueries {
 
   /** The children the viewer reads, from the counters; null when this generation keeps none. */
   private async maintainedCount(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
-    return childCount(await this.source.get('childCounts'), o.parentType, o.parentId, o.viewer);
+    const counters = await this.source.get('childCounts');
+    return childCount(counters, this.countedGenerations, o.parentType, o.parentId, o.viewer);
   }
 
   async search(o: {
