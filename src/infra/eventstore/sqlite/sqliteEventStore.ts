@@ -136,11 +136,11 @@ export class SqliteEventStore implements EventStore {
     db.exec(EVENTS_SCHEMA);
     const { gate } = options;
     const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
-    this.lockWaitMs = busyTimeoutMs;
-    if (options.appendWorker && !db.memory) {
-      const lockWaitMs = (typeof options.appendWorker === 'object' && options.appendWorker.lockWaitMs) || busyTimeoutMs;
-      this.lockWaitMs = lockWaitMs;
-      const worker = new AppendWorker(db.name, lockWaitMs);
+    const onWorker = options.appendWorker && !db.memory;
+    const workerWaitMs = typeof options.appendWorker === 'object' ? options.appendWorker.lockWaitMs : undefined;
+    this.lockWaitMs = onWorker ? (workerWaitMs ?? busyTimeoutMs) : busyTimeoutMs;
+    if (onWorker) {
+      const worker = new AppendWorker(db.name, this.lockWaitMs);
       this.worker = worker;
       this.committer = gate ? (group) => gate.hold(() => worker.commit(group)) : (group) => worker.commit(group);
     } else {
