@@ -99,7 +99,7 @@ describe('DELETE /folder/:id', () => {
     expect(await blobExists(blobs.a1)).toBe(false);
     expect(await blobExists(blobs.a2)).toBe(false);
     expect(await blobExists(blobs.b)).toBe(true);
-    // Nothing of the subtree is left in the SQLite adapter's index tables (ancestry, ACL rows, text index); the
+    // Nothing of the subtree is left in the SQLite adapter's tables (folder rows and their children, ACL rows, text index); the
     // MongoDB adapter keeps those inside the documents, which the GETs above already proved gone.
     if (!process.env.TEST_READ_MODEL) {
       const db = api.runtime.db;
@@ -107,7 +107,7 @@ describe('DELETE /folder/:id', () => {
       expect(
         db
           .prepare(
-            'SELECT COUNT(*) AS n FROM rm_folder_ancestors WHERE folder_id IN (SELECT value FROM json_each(?)) OR ancestor_id IN (SELECT value FROM json_each(?))',
+            'SELECT COUNT(*) AS n FROM rm_folders WHERE id IN (SELECT value FROM json_each(?)) OR parent_id IN (SELECT value FROM json_each(?))',
           )
           .get(ids, ids),
       ).toEqual({ n: 0 });

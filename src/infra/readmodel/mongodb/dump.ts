@@ -5,9 +5,9 @@ import { COUNTED_MARK } from './childCounts';
 /**
  * A canonical dump of one generation, for comparing a rebuild with the live state: one entry per collection under
  * the same names as the SQLite adapter's tables (`rm_users`, `rm_folders`, …), each row a JSON string with sorted
- * keys and without the adapter's write stamps (`_rev`), rows sorted. The ACL entries and the folder ancestry, which
- * live inside the documents here, are also listed the way the SQLite adapter stores them (`rm_acl`,
- * `rm_folder_ancestors`), so that both adapters' dumps cover the same facts.
+ * keys and without the adapter's write stamps (`_rev`), rows sorted. The ACL entries, which live inside the documents
+ * here, are also listed the way the SQLite adapter stores them (`rm_acl`), so that both adapters' dumps cover the
+ * same facts (the folders' ancestry is in their rows on both: `ancestors` here, `path` there).
  */
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
@@ -86,13 +86,6 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     all('groupMembers'),
     all('childCounts'),
   ]);
-  const ancestors: string[] = [];
-  for (const folder of folders) {
-    const list = (folder.ancestors as string[] | undefined) ?? [];
-    list.forEach((ancestor, i) =>
-      ancestors.push(row({ folder_id: folder._id, ancestor_id: ancestor, depth: list.length - i })),
-    );
-  }
   const out: Record<string, string[]> = {
     rm_acl: aclRows([...users, ...collectionDocs, ...folders]),
     rm_api_keys: apiKeys.map(row),
@@ -101,7 +94,6 @@ export async function dumpGeneration(collections: GenerationCollections): Promis
     rm_deleted_folders: deletedFolders.map(row),
     rm_deleted_items: deletedItems.map(row),
     rm_files: files.map(row),
-    rm_folder_ancestors: ancestors,
     rm_folder_sizes: sizes.map(row),
     rm_folder_tree: tree.map(row),
     rm_folders: folders.map(row),

@@ -7,6 +7,7 @@ import type { WriteGate } from '../../sqlite/writeGate';
 import type { RecordedEvent } from '../../../ports/eventStore';
 import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../ports/backgroundApply';
 import type { BulkProgressBus } from '../../../bus/bulkProgress';
+import { descendantsSql } from './folderTree';
 
 /**
  * Large subtree events applied in a worker thread (the {@link BackgroundApply} of the embedded read model).
@@ -93,7 +94,7 @@ export class SqliteBulkApply implements BackgroundApply {
     { resolve: (r: BackgroundApplyResult) => void; reject: (e: Error) => void; progress?: (rows: number) => void }
   >();
   private readonly minFolders: number;
-  private readonly foldersUnder: Statement<[string, number], number>;
+  private readonly foldersUnder: Statement<[{ id: string; limit: number }], number>;
   private readonly foldersOfCollection: Statement<[string, number], number>;
   private readonly foldersKeptBy: Statement<[string, number], number>;
 
@@ -104,8 +105,8 @@ export class SqliteBulkApply implements BackgroundApply {
     this.minFolders = options.minFolders;
     // Bounded counts: they stop at the threshold, so deciding costs the same for a 10-folder and a 1M-folder subtree.
     this.foldersUnder = db
-      .prepare('SELECT COUNT(*) FROM (SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? LIMIT ?)')
-      .pluck() as Statement<[string, number], number>;
+      .prepare(`SELECT COUNT(*) FROM (${descendantsSql('@id', { limit: '@limit' })})`)
+      .pluck() as Statement<[{ id: string; limit: number }], number>;
     this.foldersOfCollection = db
       .prepare(
         "SELECT COUNT(*) FROM (SELECT 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = 'collection' LIMIT ?)",
@@ -121,7 +122,8 @@ export class SqliteBulkApply implements BackgroundApply {
     if (!target) return false;
     let folders: number;
     // (+1 counts the folder itself: a threshold of 1 sends every subtree event, even of a folder with no subfolders.)
-    if ('folderId' in target) folders = (this.foldersUnder.get(target.folderId, this.minFolders) ?? 0) + 1;
+    if ('folderId' in target)
+      folders = (this.foldersUnder.get({ id: target.folderId, limit: this.minFolders }) ?? 0) + 1;
     else if ('collectionId' in target)
       folders = this.foldersOfCollection.get(target.collectionId, this.minFolders) ?? 0;
     else folders = this.foldersKeptBy.get(target.deletedAt, this.minFolders) ?? 0;

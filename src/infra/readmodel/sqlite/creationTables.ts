@@ -18,7 +18,6 @@ export interface CreatedRows {
 /** The tables a creation writes, in the order they are written: each as an INSERT without VALUES, and its width. */
 const CREATION_TABLES: [insert: string, columns: number][] = [
   [`INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')})`, FOLDER_ROW_COLUMNS.length],
-  ['INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)', 3],
   ['INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)', 4],
   ['INSERT INTO rm_folders_fts (id, name, description)', 3],
   [
@@ -32,7 +31,6 @@ const CREATION_TABLES: [insert: string, columns: number][] = [
 /** The creation tables' buffers on one connection. */
 export class CreationTables {
   readonly folders: RowBuffer;
-  readonly ancestors: RowBuffer;
   readonly acl: RowBuffer;
   readonly search: RowBuffer;
   readonly placements: RowBuffer;
@@ -41,7 +39,7 @@ export class CreationTables {
 
   constructor(private readonly db: SqliteDatabase) {
     this.buffers = CREATION_TABLES.map(([insert, columns]) => new RowBuffer(db, insert, columns));
-    [this.folders, this.ancestors, this.acl, this.search, this.placements, this.sizes] = this.buffers;
+    [this.folders, this.acl, this.search, this.placements, this.sizes] = this.buffers;
   }
 
   /** Hands over the rows added since the last take (null when there are none). */

@@ -6,15 +6,15 @@ import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
+import { ancestorsSql, descendantsSql, dropClosureTable, selfAndDescendantsSql } from './folderTree';
 import { notStored } from '../notStored';
 import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
- * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; ancestry is a
- * closure table (one row per folder and ancestor, with the distance), so subtree queries and moves are indexed
- * set operations; text search is an FTS5 index with the porter stemmer.
+ * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; subtrees and
+ * ancestors are walked through the parent links (folderTree.ts); text search is an FTS5 index with the porter stemmer.
  *
  * `rm_folder_child_counts` holds each parent's number of child folders, kept by triggers on `rm_folders` (so every
  * write path, set-wise subtree work included, keeps it right, and a rebuild rebuilds it): a listing that every child
@@ -36,10 +36,6 @@ CREATE INDEX IF NOT EXISTS rm_folders_parent_name ON rm_folders (parent_id, pare
 DROP INDEX IF EXISTS rm_folders_parent_lower;
 CREATE INDEX IF NOT EXISTS rm_folders_parent_sort ON rm_folders (parent_id, parent_type, lower_name, id);
 CREATE INDEX IF NOT EXISTS rm_folders_base ON rm_folders (base_parent_id);
-CREATE TABLE IF NOT EXISTS rm_folder_ancestors (
-  folder_id TEXT NOT NULL, ancestor_id TEXT NOT NULL, depth INTEGER NOT NULL,
-  PRIMARY KEY (ancestor_id, folder_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS rm_folder_ancestors_folder ON rm_folder_ancestors (folder_id, depth);
 CREATE TABLE IF NOT EXISTS rm_folder_child_counts (
   parent_id TEXT NOT NULL, parent_type TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (parent_id, parent_type)) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS rm_folders_count_insert AFTER INSERT ON rm_folders BEGIN
@@ -157,6 +153,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !==
       undefined;
     db.exec(FOLDERS_DDL);
+    dropClosureTable(db);
     // A file from before the counts table: count once, the triggers keep it from here on.
     if (!countsExisted) {
       db.exec(
@@ -273,41 +270,31 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async ancestorIds(id: string) {
-    const rows = prepared(
-      this.db,
-      'SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = ? ORDER BY depth DESC',
-    ).all(id) as { ancestor_id: string }[];
-    return rows.map((r) => r.ancestor_id);
+    return prepared(this.db, `SELECT id FROM (${ancestorsSql('?')}) ORDER BY depth DESC`)
+      .pluck()
+      .all(id) as string[];
   }
 
   async isSelfOrDescendant(folderId: string, candidateId: string) {
     if (folderId === candidateId) return true;
-    return !!prepared(this.db, 'SELECT 1 FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id = ?').get(
-      folderId,
-      candidateId,
-    );
+    return !!prepared(this.db, `SELECT 1 FROM (${ancestorsSql('?')}) WHERE id = ? LIMIT 1`).get(candidateId, folderId);
   }
 
   async idsUnder(
     ancestorId: string,
     filter: { lacking?: { viewer: Viewer; level: Level }; outside?: string[] } = {},
   ): Promise<string[]> {
-    let sql = 'SELECT a.folder_id FROM rm_folder_ancestors a';
-    const clauses = ['a.ancestor_id = ?'];
-    const args: unknown[] = [ancestorId];
+    // Those `outside` are left out with what lies under them: the walk does not enter them.
+    const outside = filter.outside?.length ? JSON.stringify(filter.outside) : null;
+    const under = descendantsSql('?', outside ? { descendInto: 'c.id NOT IN (SELECT value FROM json_each(?))' } : {});
+    // (Positional parameters, in the order they appear: the walk's first step and its recursive step each take the
+    // list.)
+    const args: unknown[] = outside ? [ancestorId, outside, outside] : [ancestorId];
+    let sql = `SELECT u.id FROM (${under}) u`;
     if (filter.lacking) {
       const readable = readableSql('f', filter.lacking.viewer, filter.lacking.level);
-      sql += ' JOIN rm_folders f ON f.id = a.folder_id';
-      clauses.push(`NOT ${readable.sql}`);
+      sql += ` JOIN rm_folders f ON f.id = u.id WHERE NOT ${readable.sql}`;
       args.push(...readable.args);
-    }
-    sql = `${sql} WHERE ${clauses.join(' AND ')}`;
-    if (filter.outside?.length) {
-      // Set differences (sorted once each), not a per-row probe of the list: those folders, and what lies under them.
-      sql += ` EXCEPT SELECT value FROM json_each(?)
-        EXCEPT SELECT d.folder_id FROM rm_folder_ancestors d WHERE d.ancestor_id IN (SELECT value FROM json_each(?))`;
-      const outside = JSON.stringify(filter.outside);
-      args.push(outside, outside);
     }
     return prepared(this.db, sql)
       .pluck()
@@ -332,18 +319,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       // The projection guards the write on the parent (src/projections/lateEvents.ts).
       if (!parent) throw notStored('parent folder', doc.parentId, doc._id);
       base = parent;
-      // The parent's ancestors are read first and inserted row by row: an INSERT … SELECT from the table it writes
-      // makes SQLite materialize the SELECT in an ephemeral table for every folder (the costliest statement of a
-      // rebuild's folder creation).
-      const insertAncestor = prepared(
-        this.db,
-        'INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) VALUES (?, ?, ?)',
-      );
-      const above = prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?')
-        .raw(true)
-        .all(doc.parentId) as [string, number][];
-      for (const [ancestorId, depth] of above) insertAncestor.run(doc._id, ancestorId, depth + 1);
-      insertAncestor.run(doc._id, doc.parentId, 1);
     } else {
       base = { type: doc.parentCollection, id: doc.parentId };
     }
@@ -381,36 +356,18 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   move(id: string, parentType: ParentType, parentId: string, updated: string): void {
-    const subtree = `SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id`;
+    const subtree = selfAndDescendantsSql('@id');
     const previousBase = prepared(
       this.db,
       'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
     ).get(id) as { type: RootType; id: string } | undefined;
     // The projection guards the write on the folder and its new parent (src/projections/lateEvents.ts).
     if (!previousBase) throw notStored('folder', id, id);
-    // Forget every ancestor above the moved folder, for the folder and its whole subtree…
-    prepared(
-      this.db,
-      `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${subtree})
-         AND ancestor_id IN (SELECT ancestor_id FROM rm_folder_ancestors WHERE folder_id = @id)`,
-    ).run({ id });
     let base: { type: RootType; id: string } = { type: parentType as RootType, id: parentId };
     if (parentType === 'folder') {
-      const parent = prepared(
-        this.db,
-        'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
-      ).get(parentId) as { type: RootType; id: string } | undefined;
+      const parent = parentBase(this.db, parentId);
       if (!parent) throw notStored('new parent folder', parentId, id);
       base = parent;
-      // …then hang the subtree under the new parent and the new parent's ancestors.
-      prepared(
-        this.db,
-        `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
-           SELECT sub.folder_id, sup.ancestor_id, sub.depth + sup.depth + 1
-           FROM (SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, 0) sub,
-                (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent
-                UNION ALL SELECT @parent, 0) sup`,
-      ).run({ id, parent: parentId });
     }
     prepared(
       this.db,
@@ -437,7 +394,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   delete(id: string): void {
     prepared(this.db, 'DELETE FROM rm_folders WHERE id = ?').run(id);
     prepared(this.db, 'DELETE FROM rm_folders_fts WHERE id = ?').run(id);
-    prepared(this.db, 'DELETE FROM rm_folder_ancestors WHERE folder_id = ? OR ancestor_id = ?').run(id, id);
     this.acl.remove(id);
   }
 
@@ -471,7 +427,6 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   deleteUnderRoot(rootId: string): void {
     const under = 'SELECT id FROM rm_folders WHERE base_parent_id = ?';
     prepared(this.db, `DELETE FROM rm_acl WHERE resource_id IN (${under})`).run(rootId);
-    prepared(this.db, `DELETE FROM rm_folder_ancestors WHERE folder_id IN (${under})`).run(rootId);
     prepared(this.db, `DELETE FROM rm_folders_fts WHERE id IN (${under})`).run(rootId);
     prepared(this.db, 'DELETE FROM rm_folders WHERE base_parent_id = ?').run(rootId);
   }

@@ -12,6 +12,7 @@ import type {
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { notStored } from '../notStored';
+import { descendantsSql } from './folderTree';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -23,10 +24,9 @@ import type { ParentType, RootType } from '../../../domain/parents';
  *    `keepRemoved` copies the rows it is about to remove into `rm_deleted_folders`, `rm_deleted_items` and
  *    `rm_deleted_files`, keyed by the operation's log position and stamped with its time. `restoreFolder` moves a
  *    folder's part of them back (FolderRestored), and the blob reclaimer keeps the bytes those files reference for
- *    BLOB_RETENTION_DAYS. The ancestry inside the removed set is not kept: a restore walks it down from the restored
- *    folder through the kept folders' parents (a recursive query on `rm_deleted_folders_parent`). Keeping it cost
- *    about ten closure rows per folder on every delete (a fifth of a large delete's time), for the rare restore.
- *    (Files written before this kept it in `rm_deleted_folder_ancestors`, which is dropped: nothing reads it now.)
+ *    BLOB_RETENTION_DAYS. A restore walks the removed subtree down from the restored folder through the kept
+ *    folders' parents (a recursive query on `rm_deleted_folders_parent`). (Files written before this kept the
+ *    ancestry in `rm_deleted_folder_ancestors`, which is dropped: nothing reads it now.)
  *
  * 2. Tree placement over time, for point-in-time listings: `rm_folder_tree(folder_id, from_position, to_position,
  *    parent…, base parent…)` holds one row per interval during which a folder sat under one parent (and root). The
@@ -93,7 +93,7 @@ WHEN rm_event_position() IS NOT NULL BEGIN ${close('rm_folder_tree')} END;
 `;
 
 const TEMP_DDL = `
-CREATE TEMP TABLE IF NOT EXISTS history_set (id TEXT PRIMARY KEY, depth INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS history_set (id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS history_items (id TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
 
@@ -117,14 +117,14 @@ function connectionState(db: SqliteDatabase): ConnectionState {
 }
 
 /**
- * `kept_subtree(id, depth)`: the folder `@id` and the folders kept with it by the delete or clear at `@dp` that were
- * under it, with their distance to it, walked down through the kept rows' parents.
+ * `kept_subtree(id)`: the folder `@id` and the folders kept with it by the delete or clear at `@dp` that were under
+ * it, walked down through the kept rows' parents.
  */
 const KEPT_SUBTREE = `
-  WITH RECURSIVE kept_subtree (id, depth) AS (
-    SELECT id, 0 FROM rm_deleted_folders WHERE position = @dp AND id = @id
+  WITH RECURSIVE kept_subtree (id) AS (
+    SELECT id FROM rm_deleted_folders WHERE position = @dp AND id = @id
     UNION ALL
-    SELECT d.id, k.depth + 1 FROM kept_subtree k
+    SELECT d.id FROM kept_subtree k
     JOIN rm_deleted_folders d ON d.position = @dp AND d.parent_id = k.id AND d.parent_type = 'folder')`;
 
 const FOLDER_COLUMNS =
@@ -322,9 +322,8 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     // in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong to none.)
     prepared(
       db,
-      `INSERT INTO temp.history_set (id, depth)
-       SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @id
-       UNION ALL SELECT @id, 0 WHERE NOT @keepRoot`,
+      `INSERT INTO temp.history_set (id)
+       SELECT id FROM (${descendantsSql('@id')}) UNION ALL SELECT @id WHERE NOT @keepRoot`,
     ).run({ id: folderId, keepRoot: keepRoot ? 1 : 0 });
     const args = { position, root: folderId, operation: keepRoot ? 'cleared' : 'deleted', at };
     prepared(
@@ -362,7 +361,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     // The projection guards the write on the new parent (src/projections/lateEvents.ts).
     if (!base) throw notStored('new parent', r.parentId, r.folderId);
     this.clearTemp();
-    prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id, depth) SELECT id, depth FROM kept_subtree`).run({
+    prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id) SELECT id FROM kept_subtree`).run({
       dp,
       id: r.folderId,
     });
@@ -390,31 +389,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
       baseId: base.id,
     });
 
-    // 2. Ancestry: inside the restored subtree as kept, then the whole subtree under the new parent's ancestry.
-    // (Each restored folder's chain of kept parents, up to the restored folder: the only member not walked past.)
-    prepared(
-      db,
-      `WITH RECURSIVE up (folder_id, ancestor_id, depth) AS (
-         SELECT d.id, d.parent_id, 1 FROM temp.history_set s
-         JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id
-         WHERE s.depth > 0
-         UNION ALL
-         SELECT up.folder_id, d.parent_id, up.depth + 1 FROM up
-         JOIN temp.history_set s ON s.id = up.ancestor_id AND s.depth > 0
-         JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id)
-       INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth) SELECT folder_id, ancestor_id, depth FROM up`,
-    ).run({ dp });
-    if (r.parentType === 'folder') {
-      prepared(
-        db,
-        `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
-         SELECT s.id, sup.ancestor_id, s.depth + sup.depth + 1 FROM temp.history_set s,
-           (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent
-           UNION ALL SELECT @parent, 0) sup`,
-      ).run({ parent: r.parentId });
-    }
-
-    // 3. ACL and search rows, from the documents.
+    // 2. ACL and search rows, from the documents.
     for (const type of ['user', 'group'] as const) {
       prepared(
         db,
@@ -429,7 +404,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
        SELECT f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
     ).run();
 
-    // 4. Items and files, rooted under the new root.
+    // 3. Items and files, rooted under the new root.
     prepared(
       db,
       `INSERT INTO temp.history_items (id)
@@ -454,7 +429,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
        JOIN rm_deleted_files fl ON fl.position = @dp AND fl.item_id = h.id`,
     ).run({ dp });
 
-    // 5. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).
+    // 4. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).
     const total = prepared(
       db,
       'SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s JOIN rm_folders f ON f.id = s.id',
@@ -463,7 +438,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
       .get() as number;
     addRootSize(db, base.type, base.id, total);
 
-    // 6. What was kept for the restored part is no longer kept; the history index records the restore.
+    // 5. What was kept for the restored part is no longer kept; the history index records the restore.
     prepared(
       db,
       'DELETE FROM rm_deleted_files WHERE position = @dp AND item_id IN (SELECT id FROM temp.history_items)',

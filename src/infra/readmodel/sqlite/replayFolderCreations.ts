@@ -1,4 +1,3 @@
-import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ReadModelTx } from '../../../ports/readModel';
 import { notStored } from '../notStored';
@@ -8,10 +7,10 @@ import { CreationTables, type CreatedRows } from './creationTables';
 
 /**
  * Folder creations of a replay, written in bulk (replay mode only, replayMode.ts). A live creation runs about ten
- * statements per folder (the parent's presence, base and ancestors, the row with its history triggers, the ancestry,
- * the ACL and the search rows); in a replay, where most of the log is creations, that per-statement overhead was a
+ * statements per folder (the parent's presence and base, the row with its history triggers, the ACL and the search
+ * rows); in a replay, where most of the log is creations, that per-statement overhead was a
  * large part of the CPU. Here a creation computes its rows in JS (the values of the live insert and of its triggers:
- * the folder, its ancestry from its parent's, its ACL entries, its search row, its placement and size at the event's
+ * the folder, its ACL entries, its search row, its placement and size at the event's
  * position) and adds them to one buffer per table (creationTables.ts); {@link ReplayFolderCreations.flush} writes
  * each table's rows with multi-row inserts, in creation order (the same rowids as the live inserts). The ACL rows are
  * preceded by the delete of the live `AclRows.replace`, and an ACL's entries keep their order (the last entry of a
@@ -25,12 +24,6 @@ import { CreationTables, type CreatedRows } from './creationTables';
  * tables ({@link planningCreations}): its rows are then taken ({@link ReplayFolderCreations.take}) and written by the
  * replay's writer thread (replayWriter.ts) while this thread reads and plans the next batch.
  */
-interface Placement {
-  base: FolderBase;
-  /** The folder's ancestors and their distance to it (its parent at 1). */
-  ancestors: [string, number][];
-}
-
 /**
  * Parents remembered at most (then forgotten all at once). A placement forgotten is read from the tables again when
  * needed (a planned batch then gives way to one replayed on the main thread, which reads it).
@@ -53,16 +46,16 @@ export class ReplayFolderCreations {
    */
   planning = false;
   /** Folders created since the last flush or take, and their placement. */
-  private created = new Map<string, Placement>();
+  private created = new Map<string, FolderBase>();
   /** The folders created before them, up to the flush or take before (a batch's creations, in a replay). */
-  private recent = new Map<string, Placement>();
+  private recent = new Map<string, FolderBase>();
   /**
    * Placements of parents (folders that creations were made under), known without reading the tables: created in
    * this replay or read. Creations change no other folder's placement; any other write may (a move, a delete), so it
    * forgets them all ({@link forgetPlacements}), and the recent creations' too. Only parents are kept longer than a
    * batch: a log creates many more folders than it creates folders under.
    */
-  private readonly parents = new Map<string, Placement>();
+  private readonly parents = new Map<string, FolderBase>();
   private readonly tables: CreationTables;
 
   constructor(
@@ -74,26 +67,22 @@ export class ReplayFolderCreations {
 
   /** Whether a folder is there for the writes that follow: created in this replay, or stored. */
   hasFolder(id: string): boolean {
-    return this.placementOf(id) !== null;
+    return this.baseOf(id) !== null;
   }
 
   insert(doc: NewFolder): void {
-    let placement: Placement;
+    let base: FolderBase;
     if (doc.parentCollection === 'folder') {
-      const parent = this.placementOf(doc.parentId);
+      const parentBase = this.baseOf(doc.parentId);
       // The projection guards the write on the parent (src/projections/lateEvents.ts).
-      if (!parent) throw notStored('parent folder', doc.parentId, doc._id);
-      const ancestors: [string, number][] = [[doc.parentId, 1]];
-      for (const [id, depth] of parent.ancestors) ancestors.push([id, depth + 1]);
-      placement = { base: parent.base, ancestors };
+      if (!parentBase) throw notStored('parent folder', doc.parentId, doc._id);
+      base = parentBase;
     } else {
-      placement = { base: { type: doc.parentCollection, id: doc.parentId }, ancestors: [] };
+      base = { type: doc.parentCollection, id: doc.parentId };
     }
-    this.created.set(doc._id, placement);
-    const { base } = placement;
+    this.created.set(doc._id, base);
     const { tables } = this;
     tables.folders.add(...folderRowValues(doc, base));
-    for (const [id, depth] of placement.ancestors) tables.ancestors.add(doc._id, id, depth);
     for (const entry of doc.access.users) tables.acl.add(doc._id, 'user', entry.id, entry.level);
     for (const entry of doc.access.groups) tables.acl.add(doc._id, 'group', entry.id, entry.level);
     tables.search.add(doc._id, doc.name, doc.description);
@@ -130,26 +119,21 @@ export class ReplayFolderCreations {
     this.forgetPlacements();
   }
 
-  private remember(id: string, placement: Placement): Placement {
+  private remember(id: string, base: FolderBase): FolderBase {
     if (this.parents.size >= MAX_PARENTS) this.parents.clear();
-    this.parents.set(id, placement);
-    return placement;
+    this.parents.set(id, base);
+    return base;
   }
 
-  private placementOf(id: string): Placement | null {
+  /** The folder's base parent (root), which its new children inherit. */
+  private baseOf(id: string): FolderBase | null {
     const known = this.parents.get(id);
     if (known) return known;
     const created = this.created.get(id) ?? this.recent.get(id);
     if (created) return this.remember(id, created);
     if (this.planning) throw new NeedsTables();
     const base = parentBase(this.db, id);
-    if (!base) return null;
-    return this.remember(id, {
-      base,
-      ancestors: prepared(this.db, 'SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = ?')
-        .raw(true)
-        .all(id) as [string, number][],
-    });
+    return base && this.remember(id, base);
   }
 }
 

@@ -20,11 +20,11 @@ import { emptyReadModels } from './emptyReadModels';
  *  - the full-text indexes (FTS5 flushes its pending terms to disk at every statement savepoint, i.e. at every
  *    insert with triggers: ~45% of a replay's CPU): a plain table of the same name and columns takes the replay's
  *    writes, and the FTS table is loaded from it in one statement, rowids included;
- *  - secondary indexes that no projection write reads (the listing sort index, the parent+name index the
- *    commands' sibling lookups use, the ACL principal index, the point-in-time parent index): dropped, and created
- *    again by their `CREATE INDEX IF NOT EXISTS`.
+ *  - secondary indexes that no projection write reads (the parent+name index the commands' sibling lookups use,
+ *    the ACL principal index, the point-in-time parent index): dropped, and created again by their
+ *    `CREATE INDEX IF NOT EXISTS`.
  * The history TEMP triggers stay (their rows carry each event's position), and so do the indexes the write path
- * reads (base parent, ancestry). Folder creations, most of a log, are not written one statement at a time but
+ * reads (base parent, and the listing sort index, through which subtree events walk a subtree: folderTree.ts). Folder creations, most of a log, are not written one statement at a time but
  * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts); a
  * batch of creations alone is written by the replay's writer thread on its own connection (replayWriter.ts).
  *
@@ -36,12 +36,7 @@ const FTS_TABLES = ['rm_folders_fts', 'rm_items_fts', 'rm_collections_fts'];
 const FTS_DDL = (name: string) =>
   `CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61')`;
 const REPLAY_MARK = 'rm_folders_count_replay_delete';
-const DEFERRED_INDEXES = [
-  'rm_folders_parent_sort',
-  'rm_folders_parent_name',
-  'rm_acl_principal',
-  'rm_folder_tree_parent',
-];
+const DEFERRED_INDEXES = ['rm_folders_parent_name', 'rm_acl_principal', 'rm_folder_tree_parent'];
 const LIVE_TRIGGERS = [
   'rm_folders_count_insert',
   'rm_folders_count_delete',

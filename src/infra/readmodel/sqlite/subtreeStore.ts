@@ -9,13 +9,14 @@ import type {
 import { addRootSize } from './sizes';
 import { toBit } from './sqlHelpers';
 import { deriveId } from '../../../domain/ids';
+import { descendantsSql } from './folderTree';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * Subtree operations (docs/subtree-operations.md): one event deletes, empties or copies a whole subtree, and this
- * store applies it as a handful of set-based statements inside that event's read-model transaction, driven by the
- * closure table `rm_folder_ancestors(folder_id, ancestor_id, depth)`. Working sets live in TEMP tables of this
- * connection (emptied before and after each operation; their writes roll back with the transaction).
+ * store applies it as a handful of set-based statements inside that event's read-model transaction, on the subtree's
+ * folders walked down once (folderTree.ts). Working sets live in TEMP tables of this connection (emptied before and
+ * after each operation; their writes roll back with the transaction).
  *
  * Copies get ids `derive_id(opId, sourceId)` (a SQL function registered here, see {@link deriveId}), so replaying the
  * log produces the very same ids.
@@ -32,15 +33,14 @@ CREATE TABLE IF NOT EXISTS rm_subtree_ops (
 const TEMP_DDL = `
 CREATE TEMP TABLE IF NOT EXISTS subtree_folders (id TEXT PRIMARY KEY, remove INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS subtree_items (id TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE TEMP TABLE IF NOT EXISTS copy_map (src TEXT PRIMARY KEY, dst TEXT NOT NULL, depth INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TEMP TABLE IF NOT EXISTS copy_denied (id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS copy_map (src TEXT PRIMARY KEY, dst TEXT NOT NULL) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT NULL, folder_dst TEXT NOT NULL) WITHOUT ROWID;
 `;
 
 /** Folders per chunk of a subtree-wide read: a few milliseconds of work each (see subtreeCount). */
 const SUBTREE_CHUNK = 500;
 
-const TEMP_TABLES = ['subtree_folders', 'subtree_items', 'copy_map', 'copy_denied', 'copy_items'];
+const TEMP_TABLES = ['subtree_folders', 'subtree_items', 'copy_map', 'copy_items'];
 
 const prepared = new WeakSet<SqliteDatabase>();
 
@@ -75,12 +75,6 @@ function removeCollected(db: SqliteDatabase, root: { type: RootType; id: string 
   const removed = 'SELECT id FROM temp.subtree_folders WHERE remove = 1';
   db.prepare(`DELETE FROM rm_acl WHERE resource_id IN (${removed})`).run();
   db.prepare(`DELETE FROM rm_folders_fts WHERE id IN (${removed})`).run();
-  // The ancestry rows of the removed folders (`folder_id`): most have a removed folder as `ancestor_id` too (its
-  // descendants are removed with it), and those are whole ranges of the primary key, deleted in its order (a third
-  // less CPU than looking each folder's rows up in the `folder_id` index); what is left are the rows to ancestors above
-  // the removed set, a few per folder.
-  db.prepare(`DELETE FROM rm_folder_ancestors WHERE ancestor_id IN (${removed})`).run();
-  db.prepare(`DELETE FROM rm_folder_ancestors WHERE folder_id IN (${removed})`).run();
   db.prepare(`DELETE FROM rm_folders WHERE id IN (${removed})`).run();
 }
 
@@ -105,7 +99,7 @@ export function removeSubtree(db: SqliteDatabase, folderId: string, keepRoot: bo
   clearTemp(db);
   db.prepare(
     `INSERT INTO temp.subtree_folders (id, remove)
-     SELECT folder_id, 1 FROM rm_folder_ancestors WHERE ancestor_id = @id UNION ALL SELECT @id, @self`,
+     SELECT id, 1 FROM (${descendantsSql('@id')}) UNION ALL SELECT @id, @self`,
   ).run({ id: folderId, self: keepRoot ? 0 : 1 });
   if (history) {
     db.prepare(
@@ -158,22 +152,20 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
   }
 
   /**
-   * The folder and its descendants, {@link SUBTREE_CHUNK} folder ids at a time (keyset paging), yielding in between.
+   * The folder and its descendants, {@link SUBTREE_CHUNK} folder ids at a time, yielding in between: walked down
+   * breadth-first, each chunk's children read together.
    */
   private async *subtreeChunks(folderId: string): AsyncGenerator<string[]> {
-    yield [folderId];
-    const next = this.db
+    const children = this.db
       .prepare(
-        'SELECT folder_id FROM rm_folder_ancestors WHERE ancestor_id = ? AND folder_id > ? ORDER BY folder_id LIMIT ?',
+        "SELECT id FROM rm_folders WHERE parent_type = 'folder' AND parent_id IN (SELECT value FROM json_each(?))",
       )
       .pluck();
-    let after = '';
-    for (;;) {
-      const ids = next.all(folderId, after, SUBTREE_CHUNK) as string[];
-      if (ids.length === 0) return;
-      yield ids;
-      if (ids.length < SUBTREE_CHUNK) return;
-      after = ids[ids.length - 1];
+    const pending = [folderId];
+    while (pending.length > 0) {
+      const chunk = pending.splice(0, SUBTREE_CHUNK);
+      yield chunk;
+      for (const id of children.all(JSON.stringify(chunk)) as string[]) pending.push(id);
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -235,31 +227,20 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
 
     // 1. What is copied, decided before anything is inserted (so a copy landing inside its source is never copied):
     //    the source, and each descendant the copier may READ whose path below the source is all readable.
-    db.prepare('INSERT INTO temp.copy_map (src, dst, depth) VALUES (?, ?, 0)').run(c.sourceId, c.folderId);
-    const under = 'SELECT folder_id, depth FROM rm_folder_ancestors WHERE ancestor_id = @src';
+    db.prepare('INSERT INTO temp.copy_map (src, dst) VALUES (?, ?)').run(c.sourceId, c.folderId);
     if (c.copier.admin) {
       db.prepare(
-        `INSERT INTO temp.copy_map (src, dst, depth) SELECT folder_id, derive_id(@op, folder_id), depth FROM (${under})`,
-      ).run({
-        src: c.sourceId,
-        op: c.opId,
-      });
-    } else {
-      db.prepare(
-        `INSERT INTO temp.copy_denied (id)
-         SELECT a.folder_id FROM rm_folder_ancestors a JOIN rm_folders f ON f.id = a.folder_id
-         WHERE a.ancestor_id = @src AND f.public = 0 AND NOT EXISTS (
-           SELECT 1 FROM rm_acl x WHERE x.resource_id = f.id AND x.level >= 0 AND
-             ((x.principal_type = 'user' AND x.principal_id = @user) OR
-              (x.principal_type = 'group' AND x.principal_id IN (SELECT value FROM json_each(@groups)))))`,
-      ).run({ src: c.sourceId, user: c.copier.id, groups: JSON.stringify(c.copier.groups) });
-      db.prepare(
-        `INSERT INTO temp.copy_map (src, dst, depth)
-         SELECT a.folder_id, derive_id(@op, a.folder_id), a.depth FROM rm_folder_ancestors a
-         WHERE a.ancestor_id = @src
-           AND NOT EXISTS (SELECT 1 FROM temp.copy_denied d WHERE d.id = a.folder_id)
-           AND NOT EXISTS (SELECT 1 FROM rm_folder_ancestors p JOIN temp.copy_denied d ON d.id = p.ancestor_id WHERE p.folder_id = a.folder_id)`,
+        `INSERT INTO temp.copy_map (src, dst) SELECT id, derive_id(@op, id) FROM (${descendantsSql('@src')})`,
       ).run({ src: c.sourceId, op: c.opId });
+    } else {
+      // The walk does not enter a folder the copier may not read: it is left out with everything under it.
+      const readable = `(c.public = 1 OR EXISTS (SELECT 1 FROM rm_acl x WHERE x.resource_id = c.id AND x.level >= 0 AND
+           ((x.principal_type = 'user' AND x.principal_id = @user) OR
+            (x.principal_type = 'group' AND x.principal_id IN (SELECT value FROM json_each(@groups))))))`;
+      db.prepare(
+        `INSERT INTO temp.copy_map (src, dst)
+         SELECT id, derive_id(@op, id) FROM (${descendantsSql('@src', { descendInto: readable })})`,
+      ).run({ src: c.sourceId, op: c.opId, user: c.copier.id, groups: JSON.stringify(c.copier.groups) });
     }
     db.prepare(
       'INSERT INTO temp.copy_items (src, dst, folder_dst) SELECT i.id, derive_id(@op, i.id), m.dst FROM temp.copy_map m JOIN rm_items i ON i.folder_id = m.src',
@@ -319,26 +300,10 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
        SELECT m.dst, 'folder', pm.dst, f.name, f.lower_name, @baseType, @baseId, @publicBit, @created, @created, f.size,
          CASE WHEN json_type(f.doc, '$.publicFlags') IS NULL THEN ${docOf(false)} ELSE ${docOf(true)} END
        FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src JOIN temp.copy_map pm ON pm.src = f.parent_id
-       WHERE m.depth > 0`,
-    ).run(args);
+       WHERE m.src != @source`,
+    ).run({ ...args, source: c.sourceId });
 
-    // 3. Ancestry: each copy's ancestors inside the copy mirror its source's, then the whole copy hangs under the
-    //    new parent and the new parent's ancestors. The copies' ids are random: sorted first, the ~10 rows per folder
-    //    are appended to the primary key instead of being scattered over it (fewer, fuller pages).
-    db.prepare(
-      `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
-       SELECT m.dst, am.dst, a.depth FROM temp.copy_map am CROSS JOIN rm_folder_ancestors a ON a.ancestor_id = am.src
-       CROSS JOIN temp.copy_map m ON m.src = a.folder_id ORDER BY 2, 1`,
-    ).run();
-    if (c.parentType === 'folder') {
-      db.prepare(
-        `INSERT INTO rm_folder_ancestors (folder_id, ancestor_id, depth)
-         SELECT m.dst, sup.ancestor_id, m.depth + sup.depth + 1 FROM temp.copy_map m,
-           (SELECT ancestor_id, depth FROM rm_folder_ancestors WHERE folder_id = @parent UNION ALL SELECT @parent, 0) sup`,
-      ).run({ parent: c.parentId });
-    }
-
-    // 4. Search rows and ACL rows.
+    // 3. Search rows and ACL rows.
     db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
       c.folderId,
       c.name,
@@ -346,8 +311,8 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     );
     db.prepare(
       `INSERT INTO rm_folders_fts (id, name, description)
-       SELECT m.dst, f.name, f.doc ->> '$.description' FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src WHERE m.depth > 0`,
-    ).run();
+       SELECT m.dst, f.name, f.doc ->> '$.description' FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src WHERE m.src != @source`,
+    ).run({ source: c.sourceId });
     const acl = db.prepare(
       `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
        SELECT m.dst, @type, e.value ->> '$.id', e.value ->> '$.level' FROM temp.copy_map m, json_each(@entries) e`,
@@ -355,7 +320,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     acl.run({ type: 'user', entries: JSON.stringify(c.access.users) });
     acl.run({ type: 'group', entries: JSON.stringify(c.access.groups) });
 
-    // 5. Items and files: every item of every copied folder; each file references the same blob (its reference count
+    // 4. Items and files: every item of every copied folder; each file references the same blob (its reference count
     //    goes up, no bytes are copied). A blob referenced here is referenced by its source file in this same
     //    transaction, so a copy never brings an unreferenced (possibly reclaimed) blob back.
     db.prepare(
@@ -377,13 +342,13 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
        FROM copies c JOIN rm_files fl ON fl.id = c.src`,
     ).run({ op: c.opId, creator: c.creatorId, created: c.created });
 
-    // 6. Sizes: each copy has its source's size (its direct items); the root gains the copy's recursive size.
+    // 5. Sizes: each copy has its source's size (its direct items); the root gains the copy's recursive size.
     const { total } = db
       .prepare('SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src')
       .get() as { total: number };
     addRootSize(db, base.type, base.id, total);
 
-    // 7. History index.
+    // 6. History index.
     const history = db.prepare(
       'INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id) SELECT dst, @position, @op, @root FROM temp.copy_map',
     );
