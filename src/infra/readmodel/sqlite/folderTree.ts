@@ -1,3 +1,4 @@
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 
 /**
@@ -11,6 +12,19 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
  * a copy's, and most of the rows a rebuild wrote. Walking a 100k-folder subtree down costs ~0.2 s, once per
  * operation; walking up costs one primary-key lookup per level. A move changes one row.
  */
+
+/**
+ * The index the walk down reads (it also serves the default listing, see foldersStore.ts). A replay creates it only
+ * when its first subtree event needs it (replayMode.ts): a log without any is replayed without maintaining it.
+ */
+export const PARENT_SORT_INDEX =
+  'CREATE INDEX IF NOT EXISTS rm_folders_parent_sort ON rm_folders (parent_id, parent_type, lower_name, id)';
+
+/** Before a walk down that may run in replay mode: the index it reads, created if it is not there. */
+export function ensureWalkIndex(db: SqliteDatabase): void {
+  if (!prepared(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'rm_folders_parent_sort'").get())
+    db.exec(PARENT_SORT_INDEX);
+}
 
 /**
  * SQL (a SELECT of `id`): the folders strictly under the folder whose id is bound to `param`. `descendInto`, a

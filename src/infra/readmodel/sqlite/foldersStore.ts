@@ -6,7 +6,14 @@ import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
-import { ancestorsSql, descendantsSql, dropClosureTable, selfAndDescendantsSql } from './folderTree';
+import {
+  ancestorsSql,
+  descendantsSql,
+  dropClosureTable,
+  ensureWalkIndex,
+  PARENT_SORT_INDEX,
+  selfAndDescendantsSql,
+} from './folderTree';
 import { notStored } from '../notStored';
 import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
 import type { Paging } from '../../../domain/paging';
@@ -34,7 +41,7 @@ CREATE TABLE IF NOT EXISTS rm_folders (
   created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS rm_folders_parent_name ON rm_folders (parent_id, parent_type, name);
 DROP INDEX IF EXISTS rm_folders_parent_lower;
-CREATE INDEX IF NOT EXISTS rm_folders_parent_sort ON rm_folders (parent_id, parent_type, lower_name, id);
+${PARENT_SORT_INDEX};
 CREATE INDEX IF NOT EXISTS rm_folders_base ON rm_folders (base_parent_id);
 CREATE TABLE IF NOT EXISTS rm_folder_child_counts (
   parent_id TEXT NOT NULL, parent_type TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (parent_id, parent_type)) WITHOUT ROWID;
@@ -286,6 +293,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   ): Promise<string[]> {
     // Those `outside` are left out with what lies under them: the walk does not enter them.
     const outside = filter.outside?.length ? JSON.stringify(filter.outside) : null;
+    ensureWalkIndex(this.db);
     const under = descendantsSql('?', outside ? { descendInto: 'c.id NOT IN (SELECT value FROM json_each(?))' } : {});
     // (Positional parameters, in the order they appear: the walk's first step and its recursive step each take the
     // list.)
@@ -356,6 +364,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   move(id: string, parentType: ParentType, parentId: string, updated: string): void {
+    ensureWalkIndex(this.db);
     const subtree = selfAndDescendantsSql('@id');
     const previousBase = prepared(
       this.db,

@@ -12,7 +12,7 @@ import type {
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { notStored } from '../notStored';
-import { descendantsSql } from './folderTree';
+import { descendantsSql, ensureWalkIndex } from './folderTree';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -318,6 +318,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     const db = this.db;
     if (!prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return;
     this.clearTemp();
+    ensureWalkIndex(db);
     // The removed folders: every descendant, and the folder itself unless only its contents go. (The items directly
     // in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong to none.)
     prepared(

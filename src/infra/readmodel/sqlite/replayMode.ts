@@ -20,11 +20,12 @@ import { emptyReadModels } from './emptyReadModels';
  *  - the full-text indexes (FTS5 flushes its pending terms to disk at every statement savepoint, i.e. at every
  *    insert with triggers: ~45% of a replay's CPU): a plain table of the same name and columns takes the replay's
  *    writes, and the FTS table is loaded from it in one statement, rowids included;
- *  - secondary indexes that no projection write reads (the parent+name index the commands' sibling lookups use,
- *    the ACL principal index, the point-in-time parent index): dropped, and created again by their
- *    `CREATE INDEX IF NOT EXISTS`.
- * The history TEMP triggers stay (their rows carry each event's position), and so do the indexes the write path
- * reads (base parent, and the listing sort index, through which subtree events walk a subtree: folderTree.ts). Folder creations, most of a log, are not written one statement at a time but
+ *  - secondary indexes that no projection write reads (the listing sort index, the parent+name index the
+ *    commands' sibling lookups use, the ACL principal index, the point-in-time parent index): dropped, and created
+ *    again by their `CREATE INDEX IF NOT EXISTS`. Subtree events walk a subtree down the listing sort index
+ *    (folderTree.ts): the first of them in the log creates it again (`ensureWalkIndex`), and the replay maintains it
+ *    from there on; a log without any never does.
+ * The history TEMP triggers stay (their rows carry each event's position), and so does the base parent index. Folder creations, most of a log, are not written one statement at a time but
  * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts); a
  * batch of creations alone is written by the replay's writer thread on its own connection (replayWriter.ts).
  *

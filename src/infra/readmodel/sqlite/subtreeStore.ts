@@ -9,7 +9,7 @@ import type {
 import { addRootSize } from './sizes';
 import { toBit } from './sqlHelpers';
 import { deriveId } from '../../../domain/ids';
-import { descendantsSql } from './folderTree';
+import { descendantsSql, ensureWalkIndex } from './folderTree';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -96,6 +96,7 @@ export function removeSubtree(db: SqliteDatabase, folderId: string, keepRoot: bo
     .get(folderId) as { type: RootType; id: string } | undefined;
   if (!folder) return false;
   ensureSubtreeSql(db);
+  ensureWalkIndex(db);
   clearTemp(db);
   db.prepare(
     `INSERT INTO temp.subtree_folders (id, remove)
@@ -223,6 +224,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       );
     if (db.prepare('SELECT 1 FROM rm_folders WHERE id = ?').get(c.folderId))
       throw new Error(`Projection: folder ${c.folderId} already exists.`);
+    ensureWalkIndex(db);
     clearTemp(db);
 
     // 1. What is copied, decided before anything is inserted (so a copy landing inside its source is never copied):
