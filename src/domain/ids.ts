@@ -26,5 +26,6 @@ export const isObjectId = (value: string): boolean => /^[0-9a-f]{24}$/i.test(val
  * what makes inserting 100,000 of them in one transaction fast.
  */
 export function deriveId(opId: string, sourceId: string): string {
-  return opId.slice(0, 8) + crypto.createHash('sha256').update(`${opId}:${sourceId}`).digest('hex').slice(0, 16);
+  // (The one-shot `crypto.hash`: the same digest at under half the cost; a 100k-folder copy derives ~300k ids.)
+  return opId.slice(0, 8) + crypto.hash('sha256', `${opId}:${sourceId}`, 'hex').slice(0, 16);
 }
