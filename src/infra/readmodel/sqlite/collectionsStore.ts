@@ -5,12 +5,13 @@ import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addCollectionSize } from './sizes';
+import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_collections (
   id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, lower_name TEXT NOT NULL, public INTEGER NOT NULL,
-  created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL);
+  created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL, search_rowid INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS rm_collections_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
 `;
 
@@ -27,6 +28,7 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {
     db.exec(DDL);
+    ensureSearchKeys(db, 'rm_collections');
     this.acl = new AclRows(db);
   }
   async get(id: string) {
@@ -67,11 +69,13 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
     ) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as CollectionDoc), total };
   }
+  /** Creates or replaces a collection; a replaced one keeps its search row's key (searchRows.ts). */
   put(doc: CollectionDoc): void {
+    const searchRowid = this.indexed(doc);
     prepared(
       this.db,
-      `INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO rm_collections (id, name, lower_name, public, created, updated, size, doc, search_rowid)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       doc._id,
       doc.name,
@@ -81,14 +85,17 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
       doc.updated,
       doc.size,
       JSON.stringify(doc),
-    );
-    prepared(this.db, 'DELETE FROM rm_collections_fts WHERE id = ?').run(doc._id);
-    prepared(this.db, 'INSERT INTO rm_collections_fts (id, name, description) VALUES (?, ?, ?)').run(
-      doc._id,
-      doc.name,
-      doc.description,
+      searchRowid,
     );
     this.acl.replace(doc._id, doc.access);
+  }
+  /** Indexes the collection's name and description; returns the key of its search row (the existing one if any). */
+  private indexed(doc: CollectionDoc): number {
+    const key = prepared(this.db, 'SELECT search_rowid FROM rm_collections WHERE id = ?').pluck().get(doc._id) as
+      number | undefined;
+    if (key === undefined) return insertSearchRow(this.db, 'rm_collections', doc._id, doc.name, doc.description);
+    replaceSearchRow(this.db, 'rm_collections', doc._id, doc.name, doc.description);
+    return key;
   }
   update(id: string, fields: Partial<Omit<CollectionDoc, '_id'>>): void {
     const row = prepared(this.db, 'SELECT doc FROM rm_collections WHERE id = ?').get(id) as { doc: string } | undefined;
@@ -96,8 +103,8 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
     this.put({ ...(JSON.parse(row.doc) as CollectionDoc), ...fields, _id: id });
   }
   delete(id: string): void {
+    deleteSearchRow(this.db, 'rm_collections', id);
     prepared(this.db, 'DELETE FROM rm_collections WHERE id = ?').run(id);
-    prepared(this.db, 'DELETE FROM rm_collections_fts WHERE id = ?').run(id);
     this.acl.remove(id);
   }
   /** Adds `delta` to the collection's recursive size (files under its folders). */

@@ -19,7 +19,7 @@ export interface CreatedRows {
 const CREATION_TABLES: [insert: string, columns: number][] = [
   [`INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')})`, FOLDER_ROW_COLUMNS.length],
   ['INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)', 4],
-  ['INSERT INTO rm_folders_fts (id, name, description)', 3],
+  ['INSERT INTO rm_folders_fts (rowid, id, name, description)', 4],
   [
     `INSERT OR REPLACE INTO rm_folder_tree (folder_id, from_position, to_position, parent_type, parent_id,
       base_parent_type, base_parent_id)`,

@@ -16,12 +16,14 @@ import {
 } from './folderTree';
 import { notStored } from '../notStored';
 import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
+import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * Folders: positional fields live in columns (parent, base parent), the rest in a JSON document; subtrees and
- * ancestors are walked through the parent links (folderTree.ts); text search is an FTS5 index with the porter stemmer.
+ * ancestors are walked through the parent links (folderTree.ts); text search is an FTS5 index with the porter stemmer,
+ * its rows keyed by `search_rowid` (searchRows.ts).
  *
  * `rm_folder_child_counts` holds each parent's number of child folders, kept by triggers on `rm_folders` (so every
  * write path, set-wise subtree work included, keeps it right, and a rebuild rebuilds it): a listing that every child
@@ -38,7 +40,8 @@ export const FOLDERS_DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
   id TEXT PRIMARY KEY, parent_type TEXT NOT NULL, parent_id TEXT NOT NULL, name TEXT NOT NULL,
   lower_name TEXT NOT NULL, base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, public INTEGER NOT NULL,
-  created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL);
+  created TEXT NOT NULL, updated TEXT NOT NULL, size INTEGER NOT NULL, doc TEXT NOT NULL,
+  search_rowid INTEGER);
 CREATE INDEX IF NOT EXISTS rm_folders_parent_name ON rm_folders (parent_id, parent_type, name);
 DROP INDEX IF EXISTS rm_folders_parent_lower;
 ${PARENT_SORT_INDEX};
@@ -124,10 +127,11 @@ export const FOLDER_ROW_COLUMNS = [
   'updated',
   'size',
   'doc',
+  'search_rowid',
 ] as const;
 
-/** The `rm_folders` row of a new folder (see {@link FOLDER_ROW_COLUMNS}). */
-export function folderRowValues(doc: NewFolder, base: FolderBase): unknown[] {
+/** The `rm_folders` row of a new folder (see {@link FOLDER_ROW_COLUMNS}), with the key of its search row. */
+export function folderRowValues(doc: NewFolder, base: FolderBase, searchRowid: number): unknown[] {
   return [
     doc._id,
     doc.parentCollection,
@@ -141,6 +145,7 @@ export function folderRowValues(doc: NewFolder, base: FolderBase): unknown[] {
     doc.updated,
     doc.size,
     JSON.stringify(jsonPart(doc)),
+    searchRowid,
   ];
 }
 
@@ -169,6 +174,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       );
     }
     ensureReadClassCounts(db);
+    ensureSearchKeys(db, 'rm_folders');
     this.acl = new AclRows(db);
   }
 
@@ -330,15 +336,11 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     } else {
       base = { type: doc.parentCollection, id: doc.parentId };
     }
+    const searchRowid = insertSearchRow(this.db, 'rm_folders', doc._id, doc.name, doc.description);
     prepared(
       this.db,
       `INSERT INTO rm_folders (${FOLDER_ROW_COLUMNS.join(', ')}) VALUES (${FOLDER_ROW_COLUMNS.map(() => '?').join(', ')})`,
-    ).run(...folderRowValues(doc, base));
-    prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
-      doc._id,
-      doc.name,
-      doc.description,
-    );
+    ).run(...folderRowValues(doc, base, searchRowid));
     this.acl.replace(doc._id, doc.access);
   }
 
@@ -352,14 +354,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       this.db,
       'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?',
     ).run(doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.updated, doc.size, JSON.stringify(doc), id);
-    if (fields.name !== undefined || fields.description !== undefined) {
-      prepared(this.db, 'DELETE FROM rm_folders_fts WHERE id = ?').run(id);
-      prepared(this.db, 'INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
-        id,
-        doc.name,
-        doc.description,
-      );
-    }
+    if (fields.name !== undefined || fields.description !== undefined)
+      replaceSearchRow(this.db, 'rm_folders', id, doc.name, doc.description);
     if (fields.access) this.acl.replace(id, fields.access);
   }
 
@@ -401,8 +397,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   delete(id: string): void {
+    deleteSearchRow(this.db, 'rm_folders', id);
     prepared(this.db, 'DELETE FROM rm_folders WHERE id = ?').run(id);
-    prepared(this.db, 'DELETE FROM rm_folders_fts WHERE id = ?').run(id);
     this.acl.remove(id);
   }
 
@@ -436,7 +432,10 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   deleteUnderRoot(rootId: string): void {
     const under = 'SELECT id FROM rm_folders WHERE base_parent_id = ?';
     prepared(this.db, `DELETE FROM rm_acl WHERE resource_id IN (${under})`).run(rootId);
-    prepared(this.db, `DELETE FROM rm_folders_fts WHERE id IN (${under})`).run(rootId);
+    prepared(
+      this.db,
+      'DELETE FROM rm_folders_fts WHERE rowid IN (SELECT search_rowid FROM rm_folders WHERE base_parent_id = ?)',
+    ).run(rootId);
     prepared(this.db, 'DELETE FROM rm_folders WHERE base_parent_id = ?').run(rootId);
   }
 }

@@ -13,6 +13,7 @@ import type {
 import { addRootSize } from './sizes';
 import { notStored } from '../notStored';
 import { descendantsSql, ensureWalkIndex } from './folderTree';
+import { nextSearchRowid } from './searchRows';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -368,16 +369,18 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     });
 
     // 1. Folders: as kept, under the new root; the restored folder itself under its new parent with its new name.
+    //    Their search keys (searchRows.ts) are numbered from the next free one, in id order.
     const lower = r.name.toLowerCase();
     prepared(
       db,
-      `INSERT INTO rm_folders (id, ${FOLDER_COLUMNS})
+      `INSERT INTO rm_folders (id, ${FOLDER_COLUMNS}, search_rowid)
        SELECT d.id,
          CASE WHEN d.id = @id THEN @parentType ELSE d.parent_type END,
          CASE WHEN d.id = @id THEN @parentId ELSE d.parent_id END,
          CASE WHEN d.id = @id THEN @name ELSE d.name END, CASE WHEN d.id = @id THEN @lower ELSE d.lower_name END,
          @baseType, @baseId, d.public, d.created, d.updated, d.size,
-         CASE WHEN d.id = @id THEN json_set(d.doc, '$.name', @name, '$.lowerName', @lower) ELSE d.doc END
+         CASE WHEN d.id = @id THEN json_set(d.doc, '$.name', @name, '$.lowerName', @lower) ELSE d.doc END,
+         @searchFrom + ROW_NUMBER() OVER (ORDER BY d.id) - 1
        FROM temp.history_set s JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id`,
     ).run({
       id: r.folderId,
@@ -388,9 +391,11 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
       lower,
       baseType: base.type,
       baseId: base.id,
+      searchFrom: nextSearchRowid(db, 'rm_folders'),
     });
 
-    // 2. ACL and search rows, from the documents.
+    // 2. ACL and search rows, from the documents; the search rows under the folders' keys, in their order (FTS5 writes
+    //    ascending rowids without flushing).
     for (const type of ['user', 'group'] as const) {
       prepared(
         db,
@@ -401,8 +406,9 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     }
     prepared(
       db,
-      `INSERT INTO rm_folders_fts (id, name, description)
-       SELECT f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
+      `INSERT INTO rm_folders_fts (rowid, id, name, description)
+       SELECT f.search_rowid, f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s JOIN rm_folders f ON f.id = s.id
+       ORDER BY s.id`,
     ).run();
 
     // 3. Items and files, rooted under the new root.
@@ -413,14 +419,16 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     ).run({ dp });
     prepared(
       db,
-      `INSERT INTO rm_items (id, ${ITEM_COLUMNS})
-       SELECT i.id, i.folder_id, i.name, i.lower_name, @baseType, @baseId, i.created, i.updated, i.size, i.doc
+      `INSERT INTO rm_items (id, ${ITEM_COLUMNS}, search_rowid)
+       SELECT i.id, i.folder_id, i.name, i.lower_name, @baseType, @baseId, i.created, i.updated, i.size, i.doc,
+         @searchFrom + ROW_NUMBER() OVER (ORDER BY i.id) - 1
        FROM temp.history_items h JOIN rm_deleted_items i ON i.position = @dp AND i.id = h.id`,
-    ).run({ dp, baseType: base.type, baseId: base.id });
+    ).run({ dp, baseType: base.type, baseId: base.id, searchFrom: nextSearchRowid(db, 'rm_items') });
     prepared(
       db,
-      `INSERT INTO rm_items_fts (id, name, description)
-       SELECT i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
+      `INSERT INTO rm_items_fts (rowid, id, name, description)
+       SELECT i.search_rowid, i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h JOIN rm_items i ON i.id = h.id
+       ORDER BY h.id`,
     ).run();
     prepared(
       db,

@@ -12,14 +12,15 @@ import type {
 import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
 import { notStored } from '../notStored';
+import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
 import type { RootType } from '../../../domain/parents';
 
 /**
  * Items and files. Items keep their position (folder, base parent) and size in columns and the rest in a JSON
- * document; text search is an FTS5 index with the porter stemmer. Files keep everything in the JSON document, with
- * the columns the queries need (item, name, blob) beside it. `rm_files.blob_id` is the blob reference count: a blob
- * may be deleted once no row names it.
+ * document; text search is an FTS5 index with the porter stemmer, its rows keyed by `search_rowid` (searchRows.ts).
+ * Files keep everything in the JSON document, with the columns the queries need (item, name, blob) beside it.
+ * `rm_files.blob_id` is the blob reference count: a blob may be deleted once no row names it.
  *
  * Sizes are maintained here, never read by projections: a file's size is added to its item, the item's folder
  * (`size` = items directly in the folder) and the item's root user or collection (`size` = everything under it).
@@ -28,7 +29,7 @@ const DDL = `
 CREATE TABLE IF NOT EXISTS rm_items (
   id TEXT PRIMARY KEY, folder_id TEXT NOT NULL, name TEXT NOT NULL, lower_name TEXT NOT NULL,
   base_parent_type TEXT NOT NULL, base_parent_id TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
-  size INTEGER NOT NULL, doc TEXT NOT NULL);
+  size INTEGER NOT NULL, doc TEXT NOT NULL, search_rowid INTEGER);
 CREATE INDEX IF NOT EXISTS rm_items_folder_lower ON rm_items (folder_id, lower_name);
 CREATE INDEX IF NOT EXISTS rm_items_folder_name ON rm_items (folder_id, name);
 CREATE INDEX IF NOT EXISTS rm_items_base ON rm_items (base_parent_id);
@@ -93,6 +94,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     private readonly sizes: SizeTargets,
   ) {
     db.exec(DDL);
+    ensureSearchKeys(db, 'rm_items');
   }
 
   async get(id: string) {
@@ -157,11 +159,12 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     // The projection guards the write on the folder (src/projections/lateEvents.ts).
     if (!folder) throw notStored('folder', doc.folderId, doc._id);
     const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
+    const searchRowid = insertSearchRow(this.db, 'rm_items', doc._id, doc.name, doc.description);
     prepared(
       this.db,
       `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id,
-        created, updated, size, doc)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+        created, updated, size, doc, search_rowid)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
     ).run(
       doc._id,
       doc.folderId,
@@ -172,11 +175,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       doc.created,
       doc.updated,
       JSON.stringify(json),
-    );
-    prepared(this.db, 'INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(
-      doc._id,
-      doc.name,
-      doc.description,
+      searchRowid,
     );
   }
 
@@ -192,7 +191,8 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       JSON.stringify(itemJson(doc)),
       id,
     );
-    if (fields.name !== undefined || fields.description !== undefined) this.reindex(id, doc.name, doc.description);
+    if (fields.name !== undefined || fields.description !== undefined)
+      replaceSearchRow(this.db, 'rm_items', id, doc.name, doc.description);
   }
 
   move(id: string, folderId: string, name: string, updated: string): void {
@@ -213,7 +213,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
         name = ?, lower_name = ?, updated = ?, doc = ?
          WHERE id = ?`,
     ).run(folderId, target.type, target.id, name, doc.lowerName, updated, JSON.stringify(itemJson(doc)), id);
-    this.reindex(id, name, doc.description);
+    replaceSearchRow(this.db, 'rm_items', id, name, doc.description);
   }
 
   delete(id: string): void {
@@ -221,8 +221,8 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     if (!row) return;
     this.propagate(row.folder_id, row.base_parent_type, row.base_parent_id, -row.size);
     prepared(this.db, 'DELETE FROM rm_files WHERE item_id = ?').run(id);
+    deleteSearchRow(this.db, 'rm_items', id);
     prepared(this.db, 'DELETE FROM rm_items WHERE id = ?').run(id);
-    prepared(this.db, 'DELETE FROM rm_items_fts WHERE id = ?').run(id);
   }
 
   deleteInFolder(folderId: string): void {
@@ -233,7 +233,10 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   deleteUnderRoot(rootId: string): void {
     const under = 'SELECT id FROM rm_items WHERE base_parent_id = ?';
     prepared(this.db, `DELETE FROM rm_files WHERE item_id IN (${under})`).run(rootId);
-    prepared(this.db, `DELETE FROM rm_items_fts WHERE id IN (${under})`).run(rootId);
+    prepared(
+      this.db,
+      'DELETE FROM rm_items_fts WHERE rowid IN (SELECT search_rowid FROM rm_items WHERE base_parent_id = ?)',
+    ).run(rootId);
     prepared(this.db, 'DELETE FROM rm_items WHERE base_parent_id = ?').run(rootId);
   }
 
@@ -256,11 +259,6 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     if (delta === 0) return;
     this.sizes.folders.addSize(folderId, delta);
     (rootType === 'user' ? this.sizes.users : this.sizes.collections).addSize(rootId, delta);
-  }
-
-  private reindex(id: string, name: string, description: string): void {
-    prepared(this.db, 'DELETE FROM rm_items_fts WHERE id = ?').run(id);
-    prepared(this.db, 'INSERT INTO rm_items_fts (id, name, description) VALUES (?, ?, ?)').run(id, name, description);
   }
 }
 

@@ -4,6 +4,7 @@ import { notStored } from '../notStored';
 import { folderRowValues, parentBase, type FolderBase, type NewFolder } from './foldersStore';
 import type { SqliteHistory } from './historyStore';
 import { CreationTables, type CreatedRows } from './creationTables';
+import { nextSearchRowid } from './searchRows';
 
 /**
  * Folder creations of a replay, written in bulk (replay mode only, replayMode.ts). A live creation runs about ten
@@ -56,6 +57,11 @@ export class ReplayFolderCreations {
    * batch: a log creates many more folders than it creates folders under.
    */
   private readonly parents = new Map<string, FolderBase>();
+  /**
+   * The search key (searchRows.ts) of the next creation: read from the search table after any other write (which may
+   * add search rows), then counted here while creations alone follow, as the live inserts would number them.
+   */
+  private searchRowid: number | null = null;
   private readonly tables: CreationTables;
 
   constructor(
@@ -82,10 +88,11 @@ export class ReplayFolderCreations {
     }
     this.created.set(doc._id, base);
     const { tables } = this;
-    tables.folders.add(...folderRowValues(doc, base));
+    const searchRowid = this.nextSearchRowid();
+    tables.folders.add(...folderRowValues(doc, base, searchRowid));
     for (const entry of doc.access.users) tables.acl.add(doc._id, 'user', entry.id, entry.level);
     for (const entry of doc.access.groups) tables.acl.add(doc._id, 'group', entry.id, entry.level);
-    tables.search.add(doc._id, doc.name, doc.description);
+    tables.search.add(searchRowid, doc._id, doc.name, doc.description);
     tables.placements.add(doc._id, this.position, null, doc.parentCollection, doc.parentId, base.type, base.id);
     tables.sizes.add(doc._id, this.position, doc.size);
   }
@@ -106,10 +113,11 @@ export class ReplayFolderCreations {
     this.history.during(null, () => this.tables.write(rows));
   }
 
-  /** Before a write other than a creation: the placements known may not hold after it. */
+  /** Before a write other than a creation: the placements and the next search key known may not hold after it. */
   forgetPlacements(): void {
     this.parents.clear();
     this.recent.clear();
+    this.searchRowid = null;
   }
 
   /** Forgets what was not flushed (its transaction rolled back, or its plan was given up). */
@@ -123,6 +131,15 @@ export class ReplayFolderCreations {
     if (this.parents.size >= MAX_PARENTS) this.parents.clear();
     this.parents.set(id, base);
     return base;
+  }
+
+  private nextSearchRowid(): number {
+    if (this.searchRowid === null) {
+      // While planning, the table may lag behind the creations planned (the writer thread writes them).
+      if (this.planning) throw new NeedsTables();
+      this.searchRowid = nextSearchRowid(this.db, 'rm_folders');
+    }
+    return this.searchRowid++;
   }
 
   /** The folder's base parent (root), which its new children inherit. */

@@ -19,7 +19,8 @@ import { emptyReadModels } from './emptyReadModels';
  *    `GROUP BY` at the end, so the table equals the live one, zero rows included;
  *  - the full-text indexes (FTS5 flushes its pending terms to disk at every statement savepoint, i.e. at every
  *    insert with triggers: ~45% of a replay's CPU): a plain table of the same name and columns takes the replay's
- *    writes, and the FTS table is loaded from it in one statement, rowids included;
+ *    writes, and the FTS table is loaded from it in one statement, rowids included (they are the keys the live rows
+ *    hold, searchRows.ts);
  *  - secondary indexes that no projection write reads (the listing sort index, the parent+name index the
  *    commands' sibling lookups use, the ACL principal index, the point-in-time parent index): dropped, and created
  *    again by their `CREATE INDEX IF NOT EXISTS`. Subtree events walk a subtree down the listing sort index
@@ -83,12 +84,11 @@ export function beginReplay(db: SqliteDatabase): void {
     db.exec(`DROP TRIGGER IF EXISTS ${REPLAY_MARK}; DROP TRIGGER IF EXISTS rm_folders_count_replay_move;`);
     db.exec('DROP TABLE IF EXISTS rm_folder_read_counts');
     for (const name of DEFERRED_INDEXES) db.exec(`DROP INDEX IF EXISTS ${name}`);
-    // A plain table under the FTS table's name takes the replay's writes (inserts, deletes by id) at B-tree cost.
+    // A plain table under the FTS table's name takes the replay's writes (inserts, updates and deletes by rowid, the
+    // live rows' search keys) at B-tree cost. Its rowid is declared, as VACUUM keeps only such rowids for certain.
     for (const name of FTS_TABLES) {
       if (!isVirtual(db, name)) continue;
-      db.exec(
-        `DROP TABLE ${name}; CREATE TABLE ${name} (id, name, description); CREATE INDEX ${name}_replay_id ON ${name} (id)`,
-      );
+      db.exec(`DROP TABLE ${name}; CREATE TABLE ${name} (rowid INTEGER PRIMARY KEY, id, name, description)`);
     }
     emptyReadModels(db);
     db.exec(REPLAY_TRIGGERS);
@@ -119,7 +119,8 @@ export function completeDerivedState(db: SqliteDatabase): void {
     db.exec(HISTORY_DDL);
     for (const name of FTS_TABLES) {
       if (isVirtual(db, name) || !exists(db, name)) continue;
-      // Same rows and rowids as the live FTS table would hold; one bulk load, flushed by size.
+      // Same rows and rowids (the live rows' search keys) as the live FTS table would hold; one bulk load, flushed
+      // by size.
       db.exec(`ALTER TABLE ${name} RENAME TO ${name}_replay; ${FTS_DDL(name)};
         INSERT INTO ${name} (rowid, id, name, description) SELECT rowid, id, name, description FROM ${name}_replay ORDER BY rowid;
         DROP TABLE ${name}_replay;`);

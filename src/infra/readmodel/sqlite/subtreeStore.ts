@@ -8,6 +8,7 @@ import type {
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { toBit } from './sqlHelpers';
+import { insertSearchRow, nextSearchRowid } from './searchRows';
 import { deriveId } from '../../../domain/ids';
 import { descendantsSql, ensureWalkIndex } from './folderTree';
 import type { ParentType, RootType } from '../../../domain/parents';
@@ -70,11 +71,16 @@ function removeCollected(db: SqliteDatabase, root: { type: RootType; id: string 
     .get() as { total: number };
   addRootSize(db, root.type, root.id, -total);
   db.prepare('DELETE FROM rm_files WHERE item_id IN (SELECT id FROM temp.subtree_items)').run();
-  db.prepare('DELETE FROM rm_items_fts WHERE id IN (SELECT id FROM temp.subtree_items)').run();
+  // Search rows by their keys (searchRows.ts), before the rows that hold the keys.
+  db.prepare(
+    'DELETE FROM rm_items_fts WHERE rowid IN (SELECT search_rowid FROM rm_items WHERE id IN (SELECT id FROM temp.subtree_items))',
+  ).run();
   db.prepare('DELETE FROM rm_items WHERE id IN (SELECT id FROM temp.subtree_items)').run();
   const removed = 'SELECT id FROM temp.subtree_folders WHERE remove = 1';
   db.prepare(`DELETE FROM rm_acl WHERE resource_id IN (${removed})`).run();
-  db.prepare(`DELETE FROM rm_folders_fts WHERE id IN (${removed})`).run();
+  db.prepare(
+    `DELETE FROM rm_folders_fts WHERE rowid IN (SELECT search_rowid FROM rm_folders WHERE id IN (${removed}))`,
+  ).run();
   db.prepare(`DELETE FROM rm_folders WHERE id IN (${removed})`).run();
 }
 
@@ -265,9 +271,10 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       access: c.access,
       meta: c.meta,
     };
+    const rootSearchRowid = insertSearchRow(db, 'rm_folders', c.folderId, c.name, c.description);
     db.prepare(
-      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc, search_rowid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       c.folderId,
       c.parentType,
@@ -281,6 +288,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       c.created,
       source.size,
       JSON.stringify(rootDoc),
+      rootSearchRowid,
     );
     const inherited = c.public ?? false;
     const args = {
@@ -291,29 +299,29 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       created: c.created,
       creator: c.creatorId,
       access: JSON.stringify(c.access),
+      searchFrom: nextSearchRowid(db, 'rm_folders'),
     };
     const docOf = (flags: boolean) =>
       `json_object('_id', m.dst, 'name', f.name, 'lowerName', f.lower_name, 'description', f.doc ->> '$.description',
         'creatorId', @creator, 'created', @created, 'updated', @created, 'size', f.size, 'public', json(@publicJson),
         ${flags ? "'publicFlags', json(f.doc -> '$.publicFlags'), " : ''}'access', json(@access),
         'meta', json(COALESCE(f.doc -> '$.meta', '{}')))`;
+    // The copies' search keys (searchRows.ts) are numbered from the next free one, in source id order.
     db.prepare(
-      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc)
+      `INSERT INTO rm_folders (id, parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc, search_rowid)
        SELECT m.dst, 'folder', pm.dst, f.name, f.lower_name, @baseType, @baseId, @publicBit, @created, @created, f.size,
-         CASE WHEN json_type(f.doc, '$.publicFlags') IS NULL THEN ${docOf(false)} ELSE ${docOf(true)} END
+         CASE WHEN json_type(f.doc, '$.publicFlags') IS NULL THEN ${docOf(false)} ELSE ${docOf(true)} END,
+         @searchFrom + ROW_NUMBER() OVER (ORDER BY m.src) - 1
        FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src JOIN temp.copy_map pm ON pm.src = f.parent_id
        WHERE m.src != @source`,
     ).run({ ...args, source: c.sourceId });
 
-    // 3. Search rows and ACL rows.
-    db.prepare('INSERT INTO rm_folders_fts (id, name, description) VALUES (?, ?, ?)').run(
-      c.folderId,
-      c.name,
-      c.description,
-    );
+    // 3. Search rows (the root's is in already), under the copies' keys and in their order (FTS5 writes ascending
+    //    rowids without flushing), and ACL rows.
     db.prepare(
-      `INSERT INTO rm_folders_fts (id, name, description)
-       SELECT m.dst, f.name, f.doc ->> '$.description' FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src WHERE m.src != @source`,
+      `INSERT INTO rm_folders_fts (rowid, id, name, description)
+       SELECT f.search_rowid, f.id, f.name, f.doc ->> '$.description' FROM temp.copy_map m JOIN rm_folders f ON f.id = m.dst
+       WHERE m.src != @source ORDER BY m.src`,
     ).run({ source: c.sourceId });
     const acl = db.prepare(
       `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
@@ -326,14 +334,22 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     //    goes up, no bytes are copied). A blob referenced here is referenced by its source file in this same
     //    transaction, so a copy never brings an unreferenced (possibly reclaimed) blob back.
     db.prepare(
-      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc)
+      `INSERT INTO rm_items (id, folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc, search_rowid)
        SELECT ci.dst, ci.folder_dst, i.name, i.lower_name, @baseType, @baseId, @created, @created, i.size,
-         json_set(i.doc, '$._id', ci.dst, '$.creatorId', @creator, '$.created', @created, '$.updated', @created, '$.copyOfItem', i.id)
+         json_set(i.doc, '$._id', ci.dst, '$.creatorId', @creator, '$.created', @created, '$.updated', @created, '$.copyOfItem', i.id),
+         @searchFrom + ROW_NUMBER() OVER (ORDER BY ci.src) - 1
        FROM temp.copy_items ci JOIN rm_items i ON i.id = ci.src`,
-    ).run({ baseType: base.type, baseId: base.id, created: c.created, creator: c.creatorId });
+    ).run({
+      baseType: base.type,
+      baseId: base.id,
+      created: c.created,
+      creator: c.creatorId,
+      searchFrom: nextSearchRowid(db, 'rm_items'),
+    });
     db.prepare(
-      `INSERT INTO rm_items_fts (id, name, description)
-       SELECT ci.dst, i.name, i.doc ->> '$.description' FROM temp.copy_items ci JOIN rm_items i ON i.id = ci.src`,
+      `INSERT INTO rm_items_fts (rowid, id, name, description)
+       SELECT i.search_rowid, i.id, i.name, i.doc ->> '$.description' FROM temp.copy_items ci JOIN rm_items i ON i.id = ci.dst
+       ORDER BY ci.src`,
     ).run();
     db.prepare(
       `WITH copies AS MATERIALIZED (
