@@ -10,9 +10,9 @@ import { ReplayWriter } from '../../src/infra/readmodel/sqlite/replayWriter';
 
 /**
  * Replay mode (src/infra/readmodel/sqlite/replayMode.ts), used by `rebuild` only: writes applied with the counts,
- * the deferred indexes and the full-text tables left to a set-wise pass give exactly the tables, schema and search
- * results of the live path, whether the pass runs at the end (`endReplay`) or on the next open (an interrupted
- * rebuild).
+ * the deferred indexes and the full-text tables left to a set-wise pass give exactly the tables, schema, search rows'
+ * keys and search results of the live path, whether the pass runs at the end (`endReplay`) or on the next open (an
+ * interrupted rebuild).
  */
 const T = '2024-01-01T00:00:00.000000+00:00';
 const access = (users: string[], groups: string[] = []): AccessList => ({
@@ -47,7 +47,7 @@ async function writes(rm: SqliteReadModel): Promise<void> {
 /**
  * Writes in batches of several events, as `rebuild` applies them: batches of folder creations under known folders
  * (planned, committed by the writer thread) between batches of other writes (replayed on the main thread), with
- * creations under a folder a batch before moved.
+ * creations under a folder a batch before moved, and after a delete of the newest folder.
  */
 async function batchedWrites(rm: SqliteReadModel): Promise<void> {
   let position = 0n;
@@ -70,12 +70,24 @@ async function batchedWrites(rm: SqliteReadModel): Promise<void> {
   );
   await batch(under('z', 'Zed', 'a1'), under('z1', 'Zed one', 'z'));
   await batch(under('w', 'W', 'a1'), under('w1', 'W one', 'z'));
+  // The newest folder goes with the delete: the creations after it reuse its search key, as the live inserts do.
+  await batch(under('v', 'V', 'a'));
   await batch((tx) => tx.subtree.deleteFolder('a', position));
   await batch(under('u', 'U', 'y'), under('t', 'T', 'top'));
 }
 
 const schema = (db: ReturnType<typeof openDatabase>) =>
   db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").all();
+/** Each row's search key (`dump()` leaves it out) and the id of the search row it names. */
+const searchKeys = (db: ReturnType<typeof openDatabase>) =>
+  ['rm_folders', 'rm_items', 'rm_collections'].map((table) =>
+    db
+      .prepare(
+        `SELECT t.id, t.search_rowid, s.id AS search_id FROM ${table} t
+         LEFT JOIN ${table}_fts s ON s.rowid = t.search_rowid ORDER BY t.id`,
+      )
+      .all(),
+  );
 const searches = async (rm: SqliteReadModel) => [
   await rm.folders.search({
     text: 'beta',
@@ -107,28 +119,32 @@ describe('SqliteReadModel: replay mode', () => {
   });
 
   it('gives the live tables, schema and search results after endReplay', async () => {
-    const live = { dump: await rm.dump(), schema: schema(db), search: await searches(rm) };
+    const live = { dump: await rm.dump(), schema: schema(db), keys: searchKeys(db), search: await searches(rm) };
     expect(live.dump.rm_folder_child_counts).toContain(JSON.stringify({ parent_id: 'b', parent_type: 'folder', n: 0 }));
     await rm.reset();
     await rm.beginReplay();
     await writes(rm);
     await rm.endReplay();
-    expect({ dump: await rm.dump(), schema: schema(db), search: await searches(rm) }).toEqual(live);
+    expect({ dump: await rm.dump(), schema: schema(db), keys: searchKeys(db), search: await searches(rm) }).toEqual(
+      live,
+    );
   });
 
   it('completes an interrupted replay when the read models are next opened', async () => {
-    const live = { dump: await rm.dump(), schema: schema(db), search: await searches(rm) };
+    const live = { dump: await rm.dump(), schema: schema(db), keys: searchKeys(db), search: await searches(rm) };
     await rm.reset();
     await rm.beginReplay();
     await writes(rm);
     rm = new SqliteReadModel(db);
-    expect({ dump: await rm.dump(), schema: schema(db), search: await searches(rm) }).toEqual(live);
+    expect({ dump: await rm.dump(), schema: schema(db), keys: searchKeys(db), search: await searches(rm) }).toEqual(
+      live,
+    );
   });
 
   it('gives the live tables when batches of creations are committed by the writer thread', async () => {
     await rm.reset();
     await batchedWrites(rm);
-    const live = { dump: await rm.dump(), schema: schema(db), search: await searches(rm) };
+    const live = { dump: await rm.dump(), schema: schema(db), keys: searchKeys(db), search: await searches(rm) };
     const sent = jest.spyOn(ReplayWriter.prototype, 'send');
     try {
       await rm.reset();
@@ -139,7 +155,9 @@ describe('SqliteReadModel: replay mode', () => {
     } finally {
       sent.mockRestore();
     }
-    expect({ dump: await rm.dump(), schema: schema(db), search: await searches(rm) }).toEqual(live);
+    expect({ dump: await rm.dump(), schema: schema(db), keys: searchKeys(db), search: await searches(rm) }).toEqual(
+      live,
+    );
     expect(live.dump.rm_folders.length).toBeGreaterThan(5);
   });
 });
