@@ -222,6 +222,24 @@ describe('collections', () => {
       expect(writer.body.updated > c.updated).toBe(true);
     });
 
+    it('text search follows a rename, a new description and a delete', async () => {
+      const found = async (text: string) =>
+        names((await api.as(admin).get('/collection').query({ text })).body as { name: string }[]);
+      const c = await create('Nebula atlas', { description: 'stars' });
+      expect(await found('nebula')).toEqual(['Nebula atlas']);
+      const put = (form: Record<string, string>) => api.as(admin).put(`/collection/${c._id}`).type('form').send(form);
+      expect((await put({ name: 'Galaxy atlas' })).status).toBe(200);
+      expect(await found('nebula')).toEqual([]);
+      expect(await found('galaxy')).toEqual(['Galaxy atlas']);
+      expect(await found('stars')).toEqual(['Galaxy atlas']);
+      expect((await put({ description: 'planets' })).status).toBe(200);
+      expect(await found('stars')).toEqual([]);
+      expect(await found('planet')).toEqual(['Galaxy atlas']);
+      expect((await api.as(admin).delete(`/collection/${c._id}`)).status).toBe(200);
+      expect(await found('galaxy')).toEqual([]);
+      expect(await found('planet')).toEqual([]);
+    });
+
     it('renames, releasing the old name and claiming the new one', async () => {
       const c = await create('Old Name');
       await create('Occupied');

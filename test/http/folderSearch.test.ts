@@ -364,6 +364,32 @@ describe('GET /folder: follows the writes', () => {
     expect(names((await api.as(bob).get('/folder').query({ text: 'oat' })).body)).toEqual(['Porridge']);
   });
 
+  it('no longer finds a deleted folder nor the folders under it, and finds their copies and restored folders', async () => {
+    const ids = async (text: string) =>
+      ((await api.as(bob).get('/folder').query({ text })).body as { _id: string }[]).map((f) => f._id).sort();
+    const den = await api.subfolder(alice, alicePublic, 'Pangolin den', { description: 'scales' });
+    const cub = await api.subfolder(alice, den, 'Pangolin cub');
+    const target = await api.subfolder(alice, alicePublic, 'Copies');
+    expect(await ids('pangolin')).toEqual([den, cub].sort());
+
+    const copied = await api.as(alice).post(`/folder/${den}/copy`).type('form').send({ parentId: target });
+    expect(copied.status).toBe(200);
+    const [cubCopy] = (await api.as(alice).get('/folder').query({ parentType: 'folder', parentId: copied.body._id }))
+      .body as { _id: string }[];
+    const copies = [copied.body._id, cubCopy._id];
+    expect(await ids('pangolin')).toEqual([den, cub, ...copies].sort());
+
+    expect((await api.as(alice).delete(`/folder/${den}`)).status).toBe(200);
+    expect(await ids('pangolin')).toEqual(copies.sort());
+    expect(await ids('scales')).toEqual([copied.body._id]);
+    expect((await api.as(alice).delete(`/folder/${copied.body._id}`)).status).toBe(200);
+    expect(await ids('pangolin')).toEqual([]);
+
+    expect((await api.as(alice).post(`/folder/${den}/restore`)).status).toBe(200);
+    expect(await ids('pangolin')).toEqual([den, cub].sort());
+    expect(await ids('scales')).toEqual([den]);
+  });
+
   it('applies a changed ACL to listings and search', async () => {
     const parent = await api.subfolder(alice, alicePublic, 'Acl parent');
     const id = await api.subfolder(alice, parent, 'Quokka');

@@ -198,6 +198,30 @@ describe('items', () => {
       expect(none.body).toEqual([]);
     });
 
+    it('search follows renames, re-descriptions, moves, copies and deletes', async () => {
+      const found = async (caller: TestUser | null, text: string) =>
+        ((await api.as(caller).get('/item').query({ text })).body as { _id: string }[]).map((i) => i._id).sort();
+      const tusk = await newItem(alice, publicId, 'Narwhal tusk', { description: 'ivory' });
+      expect(await found(null, 'narwhal')).toEqual([tusk._id]);
+
+      expect((await api.as(alice).put(`/item/${tusk._id}`).query({ name: 'Unicorn horn' })).status).toBe(200);
+      expect(await found(null, 'narwhal')).toEqual([]);
+      expect(await found(null, 'unicorn')).toEqual([tusk._id]);
+      expect((await api.as(alice).put(`/item/${tusk._id}`).query({ description: 'spiral' })).status).toBe(200);
+      expect(await found(null, 'ivory')).toEqual([]);
+      expect(await found(null, 'spiral')).toEqual([tusk._id]);
+
+      const copy = await api.as(alice).post(`/item/${tusk._id}/copy`).type('form').send({ folderId: privateId });
+      expect(copy.status).toBe(200);
+      expect(await found(alice, 'unicorn')).toEqual([tusk._id, copy.body._id].sort());
+      // Moved into a folder anonymous callers cannot read: found by its owner only.
+      expect((await api.as(alice).put(`/item/${tusk._id}`).query({ folderId: privateId })).status).toBe(200);
+      expect(await found(null, 'unicorn')).toEqual([]);
+      expect((await api.as(alice).delete(`/item/${tusk._id}`)).status).toBe(200);
+      expect(await found(alice, 'unicorn')).toEqual([copy.body._id]);
+      expect(await found(alice, 'spiral')).toEqual([copy.body._id]);
+    });
+
     it('refuses without folderId or text, and checks the folder', async () => {
       const res = await api.as(alice).get('/item');
       expect(res.status).toBe(400);
