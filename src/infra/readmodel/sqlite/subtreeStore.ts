@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS rm_subtree_ops (
 
 const TEMP_DDL = `
 CREATE TEMP TABLE IF NOT EXISTS subtree_folders (id TEXT PRIMARY KEY, remove INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TEMP TABLE IF NOT EXISTS subtree_items (id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS subtree_items (id TEXT PRIMARY KEY, search_rowid INTEGER) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS copy_map (src TEXT PRIMARY KEY, dst TEXT NOT NULL) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT NULL, folder_dst TEXT NOT NULL) WITHOUT ROWID;
 `;
@@ -62,8 +62,8 @@ function clearTemp(db: SqliteDatabase): void {
 /** The items of every folder in `subtree_folders`, and the folders it marks `remove`, leave every table. */
 function removeCollected(db: SqliteDatabase, root: { type: RootType; id: string }): void {
   db.prepare(
-    `INSERT INTO temp.subtree_items (id)
-     SELECT i.id FROM temp.subtree_folders s JOIN rm_items i ON i.folder_id = s.id`,
+    `INSERT INTO temp.subtree_items (id, search_rowid)
+     SELECT i.id, i.search_rowid FROM temp.subtree_folders s JOIN rm_items i ON i.folder_id = s.id`,
   ).run();
   // The root user/collection holds the recursive size: it loses the sizes of every folder losing its items.
   const { total } = db
@@ -71,10 +71,9 @@ function removeCollected(db: SqliteDatabase, root: { type: RootType; id: string 
     .get() as { total: number };
   addRootSize(db, root.type, root.id, -total);
   db.prepare('DELETE FROM rm_files WHERE item_id IN (SELECT id FROM temp.subtree_items)').run();
-  // Search rows by their keys (searchRows.ts), before the rows that hold the keys.
-  db.prepare(
-    'DELETE FROM rm_items_fts WHERE rowid IN (SELECT search_rowid FROM rm_items WHERE id IN (SELECT id FROM temp.subtree_items))',
-  ).run();
+  // Search rows by their keys (searchRows.ts): the items' were read with their ids, the folders' are read before the
+  // rows that hold them are deleted.
+  db.prepare('DELETE FROM rm_items_fts WHERE rowid IN (SELECT search_rowid FROM temp.subtree_items)').run();
   db.prepare('DELETE FROM rm_items WHERE id IN (SELECT id FROM temp.subtree_items)').run();
   const removed = 'SELECT id FROM temp.subtree_folders WHERE remove = 1';
   db.prepare(`DELETE FROM rm_acl WHERE resource_id IN (${removed})`).run();
