@@ -332,24 +332,24 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
       db,
       `INSERT OR REPLACE INTO rm_deleted_folders (position, id, root_id, operation, deleted_at, ${FOLDER_COLUMNS})
        SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)}
-       FROM temp.history_set s JOIN rm_folders f ON f.id = s.id`,
+       FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id`,
     ).run(args);
     prepared(
       db,
-      `INSERT INTO temp.history_items (id) SELECT i.id FROM temp.history_set s JOIN rm_items i ON i.folder_id = s.id`,
+      `INSERT INTO temp.history_items (id) SELECT i.id FROM temp.history_set s CROSS JOIN rm_items i ON i.folder_id = s.id`,
     ).run();
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_items (position, id, deleted_at, ${ITEM_COLUMNS})
        SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)}
-       FROM temp.history_items h JOIN rm_items i ON i.id = h.id`,
+       FROM temp.history_items h CROSS JOIN rm_items i ON i.id = h.id`,
     ).run({ position, at });
     // In id order (the items' order scatters the files' ids): appended to the primary key and the `deleted_at` index.
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
        SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)}
-       FROM temp.history_items h JOIN rm_files fl ON fl.item_id = h.id ORDER BY fl.id`,
+       FROM temp.history_items h CROSS JOIN rm_files fl ON fl.item_id = h.id ORDER BY fl.id`,
     ).run({ position, at });
     this.clearTemp();
   }
@@ -381,7 +381,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
          @baseType, @baseId, d.public, d.created, d.updated, d.size,
          CASE WHEN d.id = @id THEN json_set(d.doc, '$.name', @name, '$.lowerName', @lower) ELSE d.doc END,
          @searchFrom + ROW_NUMBER() OVER (ORDER BY d.id) - 1
-       FROM temp.history_set s JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id`,
+       FROM temp.history_set s CROSS JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id`,
     ).run({
       id: r.folderId,
       dp,
@@ -401,13 +401,13 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
         db,
         `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
          SELECT f.id, @type, e.value ->> '$.id', e.value ->> '$.level'
-         FROM temp.history_set s JOIN rm_folders f ON f.id = s.id, json_each(f.doc, @path) e`,
+         FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id, json_each(f.doc, @path) e`,
       ).run({ type, path: type === 'user' ? '$.access.users' : '$.access.groups' });
     }
     prepared(
       db,
       `INSERT INTO rm_folders_fts (rowid, id, name, description)
-       SELECT f.search_rowid, f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s JOIN rm_folders f ON f.id = s.id
+       SELECT f.search_rowid, f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id
        ORDER BY s.id`,
     ).run();
 
@@ -415,19 +415,19 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     prepared(
       db,
       `INSERT INTO temp.history_items (id)
-       SELECT i.id FROM temp.history_set s JOIN rm_deleted_items i ON i.position = @dp AND i.folder_id = s.id`,
+       SELECT i.id FROM temp.history_set s CROSS JOIN rm_deleted_items i ON i.position = @dp AND i.folder_id = s.id`,
     ).run({ dp });
     prepared(
       db,
       `INSERT INTO rm_items (id, ${ITEM_COLUMNS}, search_rowid)
        SELECT i.id, i.folder_id, i.name, i.lower_name, @baseType, @baseId, i.created, i.updated, i.size, i.doc,
          @searchFrom + ROW_NUMBER() OVER (ORDER BY i.id) - 1
-       FROM temp.history_items h JOIN rm_deleted_items i ON i.position = @dp AND i.id = h.id`,
+       FROM temp.history_items h CROSS JOIN rm_deleted_items i ON i.position = @dp AND i.id = h.id`,
     ).run({ dp, baseType: base.type, baseId: base.id, searchFrom: nextSearchRowid(db, 'rm_items') });
     prepared(
       db,
       `INSERT INTO rm_items_fts (rowid, id, name, description)
-       SELECT i.search_rowid, i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h JOIN rm_items i ON i.id = h.id
+       SELECT i.search_rowid, i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h CROSS JOIN rm_items i ON i.id = h.id
        ORDER BY h.id`,
     ).run();
     prepared(
@@ -441,7 +441,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     // 4. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).
     const total = prepared(
       db,
-      'SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s JOIN rm_folders f ON f.id = s.id',
+      'SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id',
     )
       .pluck()
       .get() as number;

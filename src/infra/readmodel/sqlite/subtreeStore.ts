@@ -63,11 +63,13 @@ function clearTemp(db: SqliteDatabase): void {
 function removeCollected(db: SqliteDatabase, root: { type: RootType; id: string }): void {
   db.prepare(
     `INSERT INTO temp.subtree_items (id, search_rowid)
-     SELECT i.id, i.search_rowid FROM temp.subtree_folders s JOIN rm_items i ON i.folder_id = s.id`,
+     SELECT i.id, i.search_rowid FROM temp.subtree_folders s CROSS JOIN rm_items i ON i.folder_id = s.id`,
   ).run();
   // The root user/collection holds the recursive size: it loses the sizes of every folder losing its items.
   const { total } = db
-    .prepare('SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.subtree_folders s JOIN rm_folders f ON f.id = s.id')
+    .prepare(
+      'SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.subtree_folders s CROSS JOIN rm_folders f ON f.id = s.id',
+    )
     .get() as { total: number };
   addRootSize(db, root.type, root.id, -total);
   db.prepare('DELETE FROM rm_files WHERE item_id IN (SELECT id FROM temp.subtree_items)').run();
@@ -250,7 +252,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       ).run({ src: c.sourceId, op: c.opId, user: c.copier.id, groups: JSON.stringify(c.copier.groups) });
     }
     db.prepare(
-      'INSERT INTO temp.copy_items (src, dst, folder_dst) SELECT i.id, derive_id(@op, i.id), m.dst FROM temp.copy_map m JOIN rm_items i ON i.folder_id = m.src',
+      'INSERT INTO temp.copy_items (src, dst, folder_dst) SELECT i.id, derive_id(@op, i.id), m.dst FROM temp.copy_map m CROSS JOIN rm_items i ON i.folder_id = m.src',
     ).run({ op: c.opId });
 
     // 2. Folders: the new root from the event, the copied descendants from their sources. Descendants inherit from
@@ -311,7 +313,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
        SELECT m.dst, 'folder', pm.dst, f.name, f.lower_name, @baseType, @baseId, @publicBit, @created, @created, f.size,
          CASE WHEN json_type(f.doc, '$.publicFlags') IS NULL THEN ${docOf(false)} ELSE ${docOf(true)} END,
          @searchFrom + ROW_NUMBER() OVER (ORDER BY m.src) - 1
-       FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src JOIN temp.copy_map pm ON pm.src = f.parent_id
+       FROM temp.copy_map m CROSS JOIN rm_folders f ON f.id = m.src CROSS JOIN temp.copy_map pm ON pm.src = f.parent_id
        WHERE m.src != @source`,
     ).run({ ...args, source: c.sourceId });
 
@@ -319,7 +321,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     //    rowids without flushing), and ACL rows.
     db.prepare(
       `INSERT INTO rm_folders_fts (rowid, id, name, description)
-       SELECT f.search_rowid, f.id, f.name, f.doc ->> '$.description' FROM temp.copy_map m JOIN rm_folders f ON f.id = m.dst
+       SELECT f.search_rowid, f.id, f.name, f.doc ->> '$.description' FROM temp.copy_map m CROSS JOIN rm_folders f ON f.id = m.dst
        WHERE m.src != @source ORDER BY m.src`,
     ).run({ source: c.sourceId });
     const acl = db.prepare(
@@ -337,7 +339,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
        SELECT ci.dst, ci.folder_dst, i.name, i.lower_name, @baseType, @baseId, @created, @created, i.size,
          json_set(i.doc, '$._id', ci.dst, '$.creatorId', @creator, '$.created', @created, '$.updated', @created, '$.copyOfItem', i.id),
          @searchFrom + ROW_NUMBER() OVER (ORDER BY ci.src) - 1
-       FROM temp.copy_items ci JOIN rm_items i ON i.id = ci.src`,
+       FROM temp.copy_items ci CROSS JOIN rm_items i ON i.id = ci.src`,
     ).run({
       baseType: base.type,
       baseId: base.id,
@@ -347,21 +349,21 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     });
     db.prepare(
       `INSERT INTO rm_items_fts (rowid, id, name, description)
-       SELECT i.search_rowid, i.id, i.name, i.doc ->> '$.description' FROM temp.copy_items ci JOIN rm_items i ON i.id = ci.dst
+       SELECT i.search_rowid, i.id, i.name, i.doc ->> '$.description' FROM temp.copy_items ci CROSS JOIN rm_items i ON i.id = ci.dst
        ORDER BY ci.src`,
     ).run();
     db.prepare(
       `WITH copies AS MATERIALIZED (
-         SELECT derive_id(@op, fl.id) AS id, ci.dst AS item_id, fl.id AS src FROM temp.copy_items ci JOIN rm_files fl ON fl.item_id = ci.src)
+         SELECT derive_id(@op, fl.id) AS id, ci.dst AS item_id, fl.id AS src FROM temp.copy_items ci CROSS JOIN rm_files fl ON fl.item_id = ci.src)
        INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc)
        SELECT c.id, c.item_id, fl.name, fl.blob_id, fl.size, fl.created,
          json_set(fl.doc, '$._id', c.id, '$.itemId', c.item_id, '$.copyOfFile', fl.id, '$.copierId', @creator, '$.copied', @created)
-       FROM copies c JOIN rm_files fl ON fl.id = c.src`,
+       FROM copies c CROSS JOIN rm_files fl ON fl.id = c.src`,
     ).run({ op: c.opId, creator: c.creatorId, created: c.created });
 
     // 5. Sizes: each copy has its source's size (its direct items); the root gains the copy's recursive size.
     const { total } = db
-      .prepare('SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.copy_map m JOIN rm_folders f ON f.id = m.src')
+      .prepare('SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.copy_map m CROSS JOIN rm_folders f ON f.id = m.src')
       .get() as { total: number };
     addRootSize(db, base.type, base.id, total);
 
