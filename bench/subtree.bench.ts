@@ -147,6 +147,33 @@ async function leaseKept(runtime: Runtime): Promise<boolean> {
 
 const row = (r: BenchRow): BenchRow => r;
 
+/** Small subtree operations measured one at a time (after warm-up) while the store holds the whole tree twice. */
+const SMALL_OPS = 20;
+
+/**
+ * A folder with one item (and file) created, then deleted, `SMALL_OPS` times in turn: the mean latency of each, and
+ * the event loop's longest stall over the deletes. A small delete runs on the event loop (below the bulk worker's
+ * threshold): its cost must not grow with the store, as it did while its joins scanned every item of the store.
+ */
+async function smallDeletes(client: Client, parentId: string) {
+  let createMs = 0;
+  let deleteMs = 0;
+  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  for (let i = -10; i < SMALL_OPS; i++) {
+    const created = await timed(() =>
+      client.call('POST', '/folder', { parentType: 'folder', parentId, name: `small ${i}` }),
+    );
+    await client.call('POST', '/item', { folderId: created.value._id, name: 'item' });
+    if (i >= 0) histogram.enable();
+    const deleted = await timed(() => client.call('DELETE', `/folder/${created.value._id}`));
+    histogram.disable();
+    if (i < 0) continue; // warm-up
+    createMs += created.ms;
+    deleteMs += deleted.ms;
+  }
+  return { createMs: createMs / SMALL_OPS, deleteMs: deleteMs / SMALL_OPS, loopMaxMs: histogram.max / 1e6 };
+}
+
 const subtreeBench: Benchmark = async ({ quick }) => {
   // SUBTREE_BENCH_FOLDERS overrides the size (a mid size for comparing two builds without the full run).
   const target = Number(process.env.SUBTREE_BENCH_FOLDERS) || (quick ? 3_000 : 100_000);
@@ -240,6 +267,7 @@ const subtreeBench: Benchmark = async ({ quick }) => {
     const copied = await rm.subtree.subtreeCount(copy.value._id);
     if (copied !== entries) throw new Error(`the copy holds ${copied} entries, the source ${entries}`);
     const leaseAfterCopy = await leaseKept(runtime);
+    const small = await smallDeletes(client, publicId);
     // A recursive access change over the whole copy (every folder's ACL and document rewritten).
     const access = JSON.stringify({ users: [{ id: user._id, level: 2 }], groups: [] });
     const reaccess = await observed(() =>
@@ -283,6 +311,26 @@ const subtreeBench: Benchmark = async ({ quick }) => {
         ratio: del.ms / rawMs,
         goal: '≤ 7× raw inserts (< 5 s at full size)',
         met: del.ms / rawMs <= 7,
+      }),
+      row({
+        measure: `DELETE /folder/:id of a folder holding one item, the store holding ${(2 * entries).toLocaleString('en')} entries (mean of ${SMALL_OPS})`,
+        value: small.deleteMs,
+        unit: 'ms',
+        baselineName: 'POST /folder in the same store (mean)',
+        baseline: small.createMs,
+        ratio: small.deleteMs / small.createMs,
+        goal: '≤ 3× a create, whatever the size of the store',
+        met: small.deleteMs / small.createMs <= 3,
+      }),
+      row({
+        measure: 'event-loop delay max during those small deletes',
+        value: small.loopMaxMs,
+        unit: 'ms',
+        baselineName: 'event-loop delay max, reader alone (1 s)',
+        baseline: idle.loopMaxMs,
+        ratio: small.loopMaxMs / idle.loopMaxMs,
+        goal: '≤ 50 ms',
+        met: small.loopMaxMs <= 50,
       }),
       row({
         measure: `PUT /folder/:id/access, recurse (the copy, ${folders.toLocaleString('en')} folders)`,
