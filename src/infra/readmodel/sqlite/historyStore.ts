@@ -12,7 +12,7 @@ import type {
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { notStored } from '../notStored';
-import { descendantsSql, ensureWalkIndex } from './folderTree';
+import { collectRemoval } from './removalSet';
 import { nextSearchRowid } from './searchRows';
 import type { ParentType, RootType } from '../../../domain/parents';
 
@@ -318,40 +318,33 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   keepRemoved(folderId: string, keepRoot: boolean, position: bigint, at: string): void {
     const db = this.db;
     if (!prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return;
-    this.clearTemp();
-    ensureWalkIndex(db);
-    // The removed folders: every descendant, and the folder itself unless only its contents go. (The items directly
-    // in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong to none.)
-    prepared(
-      db,
-      `INSERT INTO temp.history_set (id)
-       SELECT id FROM (${descendantsSql('@id')}) UNION ALL SELECT @id WHERE NOT @keepRoot`,
-    ).run({ id: folderId, keepRoot: keepRoot ? 1 : 0 });
+    // The removal's working set, which the removal that follows reuses (removalSet.ts). Kept: the removed folders
+    // (every descendant, and the folder itself unless only its contents go), their items and files. (The items
+    // directly in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong
+    // to none.)
+    collectRemoval(db, folderId, keepRoot, position);
     const args = { position, root: folderId, operation: keepRoot ? 'cleared' : 'deleted', at };
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_folders (position, id, root_id, operation, deleted_at, ${FOLDER_COLUMNS})
        SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)}
-       FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id`,
+       FROM temp.removal_folders s CROSS JOIN rm_folders f ON f.id = s.id WHERE s.remove = 1`,
     ).run(args);
-    prepared(
-      db,
-      `INSERT INTO temp.history_items (id) SELECT i.id FROM temp.history_set s CROSS JOIN rm_items i ON i.folder_id = s.id`,
-    ).run();
+    const cleared = keepRoot ? folderId : '';
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_items (position, id, deleted_at, ${ITEM_COLUMNS})
        SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)}
-       FROM temp.history_items h CROSS JOIN rm_items i ON i.id = h.id`,
-    ).run({ position, at });
+       FROM temp.removal_items h CROSS JOIN rm_items i ON i.id = h.id WHERE h.folder_id != @cleared`,
+    ).run({ position, at, cleared });
     // In id order (the items' order scatters the files' ids): appended to the primary key and the `deleted_at` index.
     prepared(
       db,
       `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
        SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)}
-       FROM temp.history_items h CROSS JOIN rm_files fl ON fl.item_id = h.id ORDER BY fl.id`,
-    ).run({ position, at });
-    this.clearTemp();
+       FROM temp.removal_items h CROSS JOIN rm_files fl ON fl.item_id = h.id WHERE h.folder_id != @cleared
+       ORDER BY fl.id`,
+    ).run({ position, at, cleared });
   }
 
   restoreFolder(r: FolderRestoreWrite, position: bigint): void {

@@ -11,6 +11,7 @@ import { toBit } from './sqlHelpers';
 import { insertSearchRow, nextSearchRowid } from './searchRows';
 import { deriveId } from '../../../domain/ids';
 import { descendantsSql, ensureWalkIndex } from './folderTree';
+import { clearRemoval, collectRemoval, collectRemovalUnderRoot } from './removalSet';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -32,8 +33,6 @@ CREATE TABLE IF NOT EXISTS rm_subtree_ops (
 `;
 
 const TEMP_DDL = `
-CREATE TEMP TABLE IF NOT EXISTS subtree_folders (id TEXT PRIMARY KEY, remove INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TEMP TABLE IF NOT EXISTS subtree_items (id TEXT PRIMARY KEY, search_rowid INTEGER) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS copy_map (src TEXT PRIMARY KEY, dst TEXT NOT NULL) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT NULL, folder_dst TEXT NOT NULL) WITHOUT ROWID;
 `;
@@ -41,7 +40,7 @@ CREATE TEMP TABLE IF NOT EXISTS copy_items (src TEXT PRIMARY KEY, dst TEXT NOT N
 /** Folders per chunk of a subtree-wide read: a few milliseconds of work each (see subtreeCount). */
 const SUBTREE_CHUNK = 500;
 
-const TEMP_TABLES = ['subtree_folders', 'subtree_items', 'copy_map', 'copy_items'];
+const TEMP_TABLES = ['copy_map', 'copy_items'];
 
 const prepared = new WeakSet<SqliteDatabase>();
 
@@ -59,30 +58,22 @@ function clearTemp(db: SqliteDatabase): void {
   for (const table of TEMP_TABLES) db.prepare(`DELETE FROM temp.${table}`).run();
 }
 
-/** The items of every folder in `subtree_folders`, and the folders it marks `remove`, leave every table. */
+/** The collected removal (removalSet.ts) happens: its items, and the folders it marks `remove`, leave every table. */
 function removeCollected(db: SqliteDatabase, root: { type: RootType; id: string }): void {
-  db.prepare(
-    `INSERT INTO temp.subtree_items (id, search_rowid)
-     SELECT i.id, i.search_rowid FROM temp.subtree_folders s CROSS JOIN rm_items i ON i.folder_id = s.id`,
-  ).run();
   // The root user/collection holds the recursive size: it loses the sizes of every folder losing its items.
-  const { total } = db
-    .prepare(
-      'SELECT COALESCE(SUM(f.size), 0) AS total FROM temp.subtree_folders s CROSS JOIN rm_folders f ON f.id = s.id',
-    )
-    .get() as { total: number };
+  const total = db.prepare('SELECT COALESCE(SUM(size), 0) FROM temp.removal_folders').pluck().get() as number;
   addRootSize(db, root.type, root.id, -total);
-  db.prepare('DELETE FROM rm_files WHERE item_id IN (SELECT id FROM temp.subtree_items)').run();
-  // Search rows by their keys (searchRows.ts): the items' were read with their ids, the folders' are read before the
-  // rows that hold them are deleted.
-  db.prepare('DELETE FROM rm_items_fts WHERE rowid IN (SELECT search_rowid FROM temp.subtree_items)').run();
-  db.prepare('DELETE FROM rm_items WHERE id IN (SELECT id FROM temp.subtree_items)').run();
-  const removed = 'SELECT id FROM temp.subtree_folders WHERE remove = 1';
+  db.prepare('DELETE FROM rm_files WHERE item_id IN (SELECT id FROM temp.removal_items)').run();
+  // Search rows by their keys (searchRows.ts), collected with the rows that hold them.
+  db.prepare('DELETE FROM rm_items_fts WHERE rowid IN (SELECT search_rowid FROM temp.removal_items)').run();
+  db.prepare('DELETE FROM rm_items WHERE id IN (SELECT id FROM temp.removal_items)').run();
+  const removed = 'SELECT id FROM temp.removal_folders WHERE remove = 1';
   db.prepare(`DELETE FROM rm_acl WHERE resource_id IN (${removed})`).run();
   db.prepare(
-    `DELETE FROM rm_folders_fts WHERE rowid IN (SELECT search_rowid FROM rm_folders WHERE id IN (${removed}))`,
+    'DELETE FROM rm_folders_fts WHERE rowid IN (SELECT search_rowid FROM temp.removal_folders WHERE remove = 1)',
   ).run();
   db.prepare(`DELETE FROM rm_folders WHERE id IN (${removed})`).run();
+  clearRemoval(db);
 }
 
 /** Where a subtree operation is recorded in the history index: the event's position and the folder in the request. */
@@ -93,32 +84,25 @@ interface HistoryAt {
 
 /**
  * Removes a folder's subtree (with `keepRoot`, only what is under it: its items and descendants), sizes adjusted, and
- * records `deleted` history rows for the removed folders when `history` is given. Returns false when the folder is
- * not in the read model. Also used by the folder store for a folder moved into a parent that a subtree delete removed
- * earlier in log order.
+ * records `deleted` history rows for the removed folders when `history` is given (the removal set its rows were
+ * kept from is then reused). Returns false when the folder is not in the read model. Also used by the folder store
+ * for a folder moved into a parent that a subtree delete removed earlier in log order.
  */
 export function removeSubtree(db: SqliteDatabase, folderId: string, keepRoot: boolean, history?: HistoryAt): boolean {
   const folder = db
     .prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?')
     .get(folderId) as { type: RootType; id: string } | undefined;
   if (!folder) return false;
-  ensureSubtreeSql(db);
-  ensureWalkIndex(db);
-  clearTemp(db);
-  db.prepare(
-    `INSERT INTO temp.subtree_folders (id, remove)
-     SELECT id, 1 FROM (${descendantsSql('@id')}) UNION ALL SELECT @id, @self`,
-  ).run({ id: folderId, self: keepRoot ? 0 : 1 });
+  collectRemoval(db, folderId, keepRoot, history?.position ?? null);
   if (history) {
     db.prepare(
       `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
-       SELECT id, @position, CASE remove WHEN 1 THEN 'deleted' ELSE 'cleared' END, @root FROM temp.subtree_folders`,
+       SELECT id, @position, CASE remove WHEN 1 THEN 'deleted' ELSE 'cleared' END, @root FROM temp.removal_folders`,
     ).run({ position: history.position, root: history.rootId });
   }
   removeCollected(db, folder);
   if (keepRoot)
     db.prepare("UPDATE rm_folders SET size = 0, doc = json_set(doc, '$.size', 0) WHERE id = ?").run(folderId);
-  clearTemp(db);
   return true;
 }
 
@@ -204,19 +188,15 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
   }
 
   deleteUnderRoot(rootType: RootType, rootId: string, position: bigint): void {
-    const db = this.db;
-    ensureSubtreeSql(db);
-    clearTemp(db);
     // Every folder rooted there (each one's base parent is the root, however deep): the whole forest goes at once.
-    db.prepare(
-      'INSERT INTO temp.subtree_folders (id, remove) SELECT id, 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = ?',
-    ).run(rootId, rootType);
-    db.prepare(
-      `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
-       SELECT id, @position, 'deleted', @root FROM temp.subtree_folders`,
-    ).run({ position, root: rootId });
-    removeCollected(db, { type: rootType, id: rootId });
-    clearTemp(db);
+    collectRemovalUnderRoot(this.db, rootType, rootId);
+    this.db
+      .prepare(
+        `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
+         SELECT id, @position, 'deleted', @root FROM temp.removal_folders`,
+      )
+      .run({ position, root: rootId });
+    removeCollected(this.db, { type: rootType, id: rootId });
   }
 
   copyFolder(c: FolderCopyWrite, position: bigint): void {
