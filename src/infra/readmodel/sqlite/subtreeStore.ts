@@ -294,7 +294,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
          CASE WHEN json_type(f.doc, '$.publicFlags') IS NULL THEN ${docOf(false)} ELSE ${docOf(true)} END,
          @searchFrom + ROW_NUMBER() OVER (ORDER BY m.src) - 1
        FROM temp.copy_map m CROSS JOIN rm_folders f ON f.id = m.src CROSS JOIN temp.copy_map pm ON pm.src = f.parent_id
-       WHERE m.src != @source`,
+       WHERE m.src != @source ORDER BY m.dst`,
     ).run({ ...args, source: c.sourceId });
 
     // 3. Search rows (the root's is in already), under the copies' keys and in their order (FTS5 writes ascending
@@ -306,7 +306,8 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     ).run({ source: c.sourceId });
     const acl = db.prepare(
       `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
-       SELECT m.dst, @type, e.value ->> '$.id', e.value ->> '$.level' FROM temp.copy_map m, json_each(@entries) e`,
+       SELECT m.dst, @type, e.value ->> '$.id', e.value ->> '$.level' FROM temp.copy_map m, json_each(@entries) e
+       ORDER BY m.dst`,
     );
     acl.run({ type: 'user', entries: JSON.stringify(c.access.users) });
     acl.run({ type: 'group', entries: JSON.stringify(c.access.groups) });
@@ -319,7 +320,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
        SELECT ci.dst, ci.folder_dst, i.name, i.lower_name, @baseType, @baseId, @created, @created, i.size,
          json_set(i.doc, '$._id', ci.dst, '$.creatorId', @creator, '$.created', @created, '$.updated', @created, '$.copyOfItem', i.id),
          @searchFrom + ROW_NUMBER() OVER (ORDER BY ci.src) - 1
-       FROM temp.copy_items ci CROSS JOIN rm_items i ON i.id = ci.src`,
+       FROM temp.copy_items ci CROSS JOIN rm_items i ON i.id = ci.src ORDER BY ci.dst`,
     ).run({
       baseType: base.type,
       baseId: base.id,
@@ -338,7 +339,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
        INSERT INTO rm_files (id, item_id, name, blob_id, size, created, doc)
        SELECT c.id, c.item_id, fl.name, fl.blob_id, fl.size, fl.created,
          json_set(fl.doc, '$._id', c.id, '$.itemId', c.item_id, '$.copyOfFile', fl.id, '$.copierId', @creator, '$.copied', @created)
-       FROM copies c CROSS JOIN rm_files fl ON fl.id = c.src`,
+       FROM copies c CROSS JOIN rm_files fl ON fl.id = c.src ORDER BY c.id`,
     ).run({ op: c.opId, creator: c.creatorId, created: c.created });
 
     // 5. Sizes: each copy has its source's size (its direct items); the root gains the copy's recursive size.
@@ -349,7 +350,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
 
     // 6. History index.
     const history = db.prepare(
-      'INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id) SELECT dst, @position, @op, @root FROM temp.copy_map',
+      'INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id) SELECT dst, @position, @op, @root FROM temp.copy_map ORDER BY dst',
     );
     history.run({ position, op: 'copied', root: c.folderId });
     db.prepare(
