@@ -774,6 +774,17 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.subtree.blobIdsInSubtree('s')).toEqual(['b'.repeat(64)]);
       });
 
+      it('counts a subtree wider and deeper than one chunk of its walk (1,200 children, a chain 600 deep)', async () => {
+        await apply((tx) => {
+          for (let i = 0; i < 1200; i++) tx.folders.insert(folder(`w${i}`, `wide ${i}`, { type: 'folder', id: 'hs' }));
+          for (let i = 0; i < 600; i++)
+            tx.folders.insert(folder(`d${i}`, `deep ${i}`, { type: 'folder', id: i === 0 ? 'w7' : `d${i - 1}` }));
+        });
+        expect(await rm.subtree.subtreeCount('h')).toBe(2 + 1 + 1200 + 600);
+        expect(await rm.subtree.subtreeCount('w7')).toBe(1 + 600);
+        expect((await rm.subtree.blobIdsInSubtree('h')).sort()).toEqual(['c'.repeat(64)]);
+      });
+
       it('deletes a subtree with its items and files, the root losing its size', async () => {
         expect((await rm.collections.get('c1'))?.size).toBe(7);
         let at = 0n;

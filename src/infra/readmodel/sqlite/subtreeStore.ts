@@ -144,22 +144,41 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
   }
 
   /**
-   * The folder and its descendants, {@link SUBTREE_CHUNK} folder ids at a time, yielding in between: walked down
-   * breadth-first, each chunk's children read together.
+   * The folder and its descendants, about {@link SUBTREE_CHUNK} folder ids at a time, yielding in between. Walked down
+   * the listing index a page of one parent's children at a time, so that no step between two yields reads more than
+   * a chunk, however many children a folder has or however many leaves come in a row.
    */
   private async *subtreeChunks(folderId: string): AsyncGenerator<string[]> {
-    const children = this.db
-      .prepare(
-        "SELECT id FROM rm_folders WHERE parent_type = 'folder' AND parent_id IN (SELECT value FROM json_each(?))",
-      )
-      .pluck();
-    const pending = [folderId];
-    while (pending.length > 0) {
-      const chunk = pending.splice(0, SUBTREE_CHUNK);
-      yield chunk;
-      for (const id of children.all(JSON.stringify(chunk)) as string[]) pending.push(id);
-      await new Promise((resolve) => setImmediate(resolve));
+    const from = `SELECT lower_name, id FROM rm_folders WHERE parent_id = @parent AND parent_type = 'folder'`;
+    const first = this.db.prepare(`${from} ORDER BY lower_name, id LIMIT @limit`).raw(true);
+    const next = this.db
+      .prepare(`${from} AND (lower_name, id) > (@name, @id) ORDER BY lower_name, id LIMIT @limit`)
+      .raw(true);
+    const parents = [folderId];
+    let chunk = [folderId];
+    let pages = 0;
+    for (let parent = parents.pop(); parent !== undefined; parent = parents.pop()) {
+      let last: [string, string] | undefined;
+      do {
+        const rows = (
+          last
+            ? next.all({ parent, name: last[0], id: last[1], limit: SUBTREE_CHUNK })
+            : first.all({ parent, limit: SUBTREE_CHUNK })
+        ) as [string, string][];
+        for (const [, id] of rows) {
+          chunk.push(id);
+          parents.push(id);
+        }
+        last = rows.length === SUBTREE_CHUNK ? rows[rows.length - 1] : undefined;
+        if (chunk.length >= SUBTREE_CHUNK || ++pages >= SUBTREE_CHUNK) {
+          yield chunk;
+          chunk = [];
+          pages = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } while (last);
     }
+    if (chunk.length > 0) yield chunk;
   }
 
   async subtreeOpsFor(folderId: string): Promise<SubtreeOp[]> {
