@@ -45,7 +45,7 @@ const TEMP_TABLES = ['copy_map', 'copy_items'];
 const prepared = new WeakSet<SqliteDatabase>();
 
 /** Creates the working tables and the `derive_id` function on a connection, once per connection. */
-export function ensureSubtreeSql(db: SqliteDatabase): void {
+function ensureSubtreeSql(db: SqliteDatabase): void {
   if (prepared.has(db)) return;
   db.exec(TEMP_DDL);
   db.function('derive_id', { deterministic: true }, (opId: unknown, sourceId: unknown) =>
