@@ -5,6 +5,7 @@ import { openDatabase } from '../../src/infra/sqlite/openDatabase';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import type { ReadModelTx } from '../../src/ports/readModel';
 import { collection, folder, item } from './readModelContract';
+import { dropSearchKeys } from '../support/oldSchema';
 
 /**
  * The search rows' keys (src/infra/readmodel/sqlite/searchRows.ts): after every kind of write, each folder, item and
@@ -204,14 +205,7 @@ describe('SqliteReadModel: search rows keyed by search_rowid', () => {
     await tree();
     await apply((tx) => tx.folders.update('a', { name: 'Apricot', updated: T }));
     // The old schema: no key column, and search rows numbered unlike the live rows (deleted and re-added by id).
-    for (const table of TABLES) {
-      db.exec(`ALTER TABLE ${table} DROP COLUMN search_rowid;
-        CREATE TEMP TABLE old_search AS SELECT id, name, description FROM ${table}_fts;
-        DELETE FROM ${table}_fts;
-        INSERT INTO ${table}_fts (rowid, id, name, description)
-          SELECT 100 + ROW_NUMBER() OVER (ORDER BY id DESC), id, name, description FROM old_search;
-        DROP TABLE old_search;`);
-    }
+    dropSearchKeys(db, 101);
     rm = new SqliteReadModel(db);
     expectKeyed(db);
 

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ok, startApi, type ApiClient, type TestUser } from '../support/apiClient';
+import { dropSearchKeys } from '../support/oldSchema';
 import { mongoStandInMode } from '../../src/infra/readmodel/createReadModel';
 import { loadConfig } from '../../src/config';
 import { verifyReadModels } from '../../src/cli/verify';
@@ -22,18 +23,11 @@ function capture() {
   return { out, text: () => chunks.join('') };
 }
 
-/** The schema before the keys: no `search_rowid`, and search rows numbered unlike the live rows. */
+/** The schema before the keys (test/support/oldSchema.ts), on the service's file. */
 function downgrade(file: string): void {
   const db = new Database(file);
   try {
-    for (const table of ['rm_folders', 'rm_items', 'rm_collections']) {
-      db.exec(`ALTER TABLE ${table} DROP COLUMN search_rowid;
-        CREATE TEMP TABLE old_search AS SELECT id, name, description FROM ${table}_fts;
-        DELETE FROM ${table}_fts;
-        INSERT INTO ${table}_fts (rowid, id, name, description)
-          SELECT 1000 + ROW_NUMBER() OVER (ORDER BY id DESC), id, name, description FROM old_search;
-        DROP TABLE old_search;`);
-    }
+    dropSearchKeys(db, 1001);
   } finally {
     db.close();
   }

@@ -158,6 +158,16 @@ export function parentBase(db: SqliteDatabase, parentId: string): FolderBase | n
   );
 }
 
+/**
+ * Where a new child of the parent is rooted: a folder's base parent, or the user or collection itself; null when the
+ * parent is not stored.
+ */
+export function childBase(db: SqliteDatabase, parentType: ParentType, parentId: string): FolderBase | null {
+  if (parentType === 'folder') return parentBase(db, parentId);
+  const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
+  return prepared(db, `SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
+}
+
 export class SqliteFolders implements FolderQueries, FolderWrites {
   private readonly acl: AclRows;
   constructor(private readonly db: SqliteDatabase) {

@@ -11,6 +11,7 @@ import type {
   RemovedItem,
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
+import { childBase } from './foldersStore';
 import { notStored } from '../notStored';
 import { collectRemoval } from './removalSet';
 import { nextSearchRowid } from './searchRows';
@@ -352,7 +353,7 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     const dp = r.deletedPosition;
     if (prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(r.folderId)) return;
     if (!prepared(db, 'SELECT 1 FROM rm_deleted_folders WHERE position = ? AND id = ?').get(dp, r.folderId)) return;
-    const base = this.baseOf(r.parentType, r.parentId);
+    const base = childBase(db, r.parentType, r.parentId);
     // The projection guards the write on the new parent (src/projections/lateEvents.ts).
     if (!base) throw notStored('new parent', r.parentId, r.folderId);
     this.clearTemp();
@@ -462,21 +463,6 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
   private clearTemp(): void {
     prepared(this.db, 'DELETE FROM temp.history_set').run();
     prepared(this.db, 'DELETE FROM temp.history_items').run();
-  }
-
-  /** Where a child of the parent is rooted, or null when the parent is not in the read model. */
-  private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
-    if (parentType === 'folder') {
-      const row = prepared(
-        this.db,
-        'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
-      ).get(parentId) as { type: RootType; id: string } | undefined;
-      return row ?? null;
-    }
-    const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
-    return prepared(this.db, `SELECT 1 FROM ${table} WHERE id = ?`).get(parentId)
-      ? { type: parentType, id: parentId }
-      : null;
   }
 }
 

@@ -7,12 +7,13 @@ import type {
   SubtreeWrites,
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
+import { childBase } from './foldersStore';
 import { toBit } from './sqlHelpers';
 import { insertSearchRow, nextSearchRowid } from './searchRows';
 import { deriveId } from '../../../domain/ids';
 import { descendantsSql, ensureWalkIndex } from './folderTree';
 import { clearRemoval, collectRemoval, collectRemovalUnderRoot } from './removalSet';
-import type { ParentType, RootType } from '../../../domain/parents';
+import type { RootType } from '../../../domain/parents';
 
 /**
  * Subtree operations (docs/subtree-operations.md): one event deletes, empties or copies a whole subtree, and this
@@ -149,34 +150,33 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
    * a chunk, however many children a folder has or however many leaves come in a row.
    */
   private async *subtreeChunks(folderId: string): AsyncGenerator<string[]> {
-    const from = `SELECT lower_name, id FROM rm_folders WHERE parent_id = @parent AND parent_type = 'folder'`;
-    const first = this.db.prepare(`${from} ORDER BY lower_name, id LIMIT @limit`).raw(true);
-    const next = this.db
-      .prepare(`${from} AND (lower_name, id) > (@name, @id) ORDER BY lower_name, id LIMIT @limit`)
+    // Keyset pages of the listing index; a parent's first page starts after ('', ''), before every child.
+    const page = this.db
+      .prepare(
+        `SELECT lower_name, id FROM rm_folders WHERE parent_id = @parent AND parent_type = 'folder'
+         AND (lower_name, id) > (@name, @id) ORDER BY lower_name, id LIMIT @limit`,
+      )
       .raw(true);
     const parents = [folderId];
     let chunk = [folderId];
     let pages = 0;
     for (let parent = parents.pop(); parent !== undefined; parent = parents.pop()) {
-      let last: [string, string] | undefined;
+      let after: [string, string] | undefined = ['', ''];
       do {
-        const rows = (
-          last
-            ? next.all({ parent, name: last[0], id: last[1], limit: SUBTREE_CHUNK })
-            : first.all({ parent, limit: SUBTREE_CHUNK })
-        ) as [string, string][];
+        const [name, id] = after;
+        const rows = page.all({ parent, name, id, limit: SUBTREE_CHUNK }) as [string, string][];
         for (const [, id] of rows) {
           chunk.push(id);
           parents.push(id);
         }
-        last = rows.length === SUBTREE_CHUNK ? rows[rows.length - 1] : undefined;
+        after = rows.length === SUBTREE_CHUNK ? rows[rows.length - 1] : undefined;
         if (chunk.length >= SUBTREE_CHUNK || ++pages >= SUBTREE_CHUNK) {
           yield chunk;
           chunk = [];
           pages = 0;
           await new Promise((resolve) => setImmediate(resolve));
         }
-      } while (last);
+      } while (after);
     }
     if (chunk.length > 0) yield chunk;
   }
@@ -222,7 +222,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     const db = this.db;
     const source = db.prepare('SELECT size FROM rm_folders WHERE id = ?').get(c.sourceId) as
       { size: number } | undefined;
-    const base = this.baseOf(c.parentType, c.parentId);
+    const base = childBase(db, c.parentType, c.parentId);
     // The projection copies only while both are there (src/projections/lateEvents.ts).
     if (!source || !base)
       throw new Error(
@@ -386,20 +386,5 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
          SELECT value, @position, @operation, @root FROM json_each(@ids)`,
       )
       .run({ ids: JSON.stringify(folderIds), position, operation, root: rootId });
-  }
-
-  /** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is
-   * gone. */
-  private baseOf(parentType: ParentType, parentId: string): { type: RootType; id: string } | null {
-    if (parentType === 'folder') {
-      const row = this.db
-        .prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?')
-        .get(parentId) as { type: RootType; id: string } | undefined;
-      return row ?? null;
-    }
-    const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
-    return this.db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(parentId)
-      ? { type: parentType, id: parentId }
-      : null;
   }
 }
