@@ -46,15 +46,21 @@ export const selfAndDescendantsSql = (param: string): string =>
   `SELECT ${param} AS id UNION ALL SELECT id FROM (${descendantsSql(param)})`;
 
 /**
+ * Deepest walk up: far beyond any real tree, it only bounds a walk that met a cycle. The tree has none (moves are
+ * decided one at a time against the whole tree, FOLDER_TREE_STREAM), but a request must never spin on one.
+ */
+const MAX_DEPTH = 1_000_000;
+
+/**
  * SQL (a SELECT of `id, depth`): the folders above the folder bound to `param`, its parent at depth 1 (none when it
- * sits under a user or collection, or is not stored). (`UNION`: a walk that met a folder twice would stop there. The
- * tree has no cycle, as moves are decided one at a time on the whole tree, but a request must never spin on one.)
+ * sits under a user or collection, or is not stored).
  */
 export const ancestorsSql = (param: string): string =>
   `WITH RECURSIVE up (id, depth) AS (
       SELECT parent_id, 1 FROM rm_folders WHERE id = ${param} AND parent_type = 'folder'
-      UNION
-      SELECT f.parent_id, up.depth + 1 FROM up JOIN rm_folders f ON f.id = up.id AND f.parent_type = 'folder')
+      UNION ALL
+      SELECT f.parent_id, up.depth + 1 FROM up JOIN rm_folders f ON f.id = up.id AND f.parent_type = 'folder'
+      WHERE up.depth < ${MAX_DEPTH})
     SELECT id, depth FROM up`;
 
 /** A file from before: the closure table that held the ancestry goes (nothing reads it). */
