@@ -1,5 +1,6 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
+import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
  * Folder ancestry is read from the folders' parent links alone: a subtree is walked down with a recursive query on the
@@ -66,4 +67,29 @@ export const ancestorsSql = (param: string): string =>
 /** A file from before: the closure table that held the ancestry goes (nothing reads it). */
 export function dropClosureTable(db: SqliteDatabase): void {
   db.exec('DROP TABLE IF EXISTS rm_folder_ancestors');
+}
+
+/** Where a folder is rooted: the user or collection at the top of its tree. */
+export interface FolderBase {
+  type: RootType;
+  id: string;
+}
+
+/** The base parent (root) of a stored folder, which its new children inherit; null when it is not stored. */
+export function parentBase(db: SqliteDatabase, parentId: string): FolderBase | null {
+  return (
+    (prepared(db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(
+      parentId,
+    ) as FolderBase | undefined) ?? null
+  );
+}
+
+/**
+ * Where a new child of the parent is rooted: a folder's base parent, or the user or collection itself; null when the
+ * parent is not stored.
+ */
+export function childBase(db: SqliteDatabase, parentType: ParentType, parentId: string): FolderBase | null {
+  if (parentType === 'folder') return parentBase(db, parentId);
+  const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
+  return prepared(db, `SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
 }

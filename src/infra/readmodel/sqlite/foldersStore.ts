@@ -11,6 +11,8 @@ import {
   descendantsSql,
   dropClosureTable,
   ensureWalkIndex,
+  parentBase,
+  type FolderBase,
   PARENT_SORT_INDEX,
   selfAndDescendantsSql,
 } from './folderTree';
@@ -108,10 +110,6 @@ function jsonPart(doc: Partial<FolderDoc>): Record<string, unknown> {
 
 /** A folder as a creation writes it: the base parent is derived from the parent. */
 export type NewFolder = Omit<FolderDoc, 'baseParentType' | 'baseParentId'>;
-export interface FolderBase {
-  type: RootType;
-  id: string;
-}
 
 /** The columns of an `rm_folders` row, in the order of {@link folderRowValues}. */
 export const FOLDER_ROW_COLUMNS = [
@@ -147,25 +145,6 @@ export function folderRowValues(doc: NewFolder, base: FolderBase, searchRowid: n
     JSON.stringify(jsonPart(doc)),
     searchRowid,
   ];
-}
-
-/** The base parent (root) of a stored folder, which its new children inherit; null when it is not stored. */
-export function parentBase(db: SqliteDatabase, parentId: string): FolderBase | null {
-  return (
-    (prepared(db, 'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?').get(
-      parentId,
-    ) as FolderBase | undefined) ?? null
-  );
-}
-
-/**
- * Where a new child of the parent is rooted: a folder's base parent, or the user or collection itself; null when the
- * parent is not stored.
- */
-export function childBase(db: SqliteDatabase, parentType: ParentType, parentId: string): FolderBase | null {
-  if (parentType === 'folder') return parentBase(db, parentId);
-  const table = parentType === 'user' ? 'rm_users' : 'rm_collections';
-  return prepared(db, `SELECT 1 FROM ${table} WHERE id = ?`).get(parentId) ? { type: parentType, id: parentId } : null;
 }
 
 export class SqliteFolders implements FolderQueries, FolderWrites {

@@ -11,9 +11,9 @@ import type {
   RemovedItem,
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
-import { childBase } from './foldersStore';
 import { notStored } from '../notStored';
 import { collectRemoval } from './removalSet';
+import { childBase } from './folderTree';
 import { nextSearchRowid } from './searchRows';
 import type { ParentType, RootType } from '../../../domain/parents';
 

@@ -7,11 +7,10 @@ import type {
   SubtreeWrites,
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
-import { childBase } from './foldersStore';
 import { toBit } from './sqlHelpers';
 import { insertSearchRow, nextSearchRowid } from './searchRows';
 import { deriveId } from '../../../domain/ids';
-import { descendantsSql, ensureWalkIndex } from './folderTree';
+import { childBase, descendantsSql, ensureWalkIndex } from './folderTree';
 import { clearRemoval, collectRemoval, collectRemovalUnderRoot } from './removalSet';
 import type { RootType } from '../../../domain/parents';
 
