@@ -18,6 +18,7 @@ const DIST = path.join(ROOT, 'dist');
 const ENTRIES = [
   'cli/main.ts',
   'cli/bulkApplyWorker.ts',
+  'cli/appendProjectingWorker.ts',
   'infra/eventstore/sqlite/appendWorkerThread.ts',
   'infra/readmodel/sqlite/replayWriterThread.ts',
 ];

@@ -29,6 +29,7 @@ import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
 import { WriteGate } from './infra/sqlite/writeGate';
 import { tuneLiveConnection } from './infra/sqlite/liveConnection';
 import { NoWaitWrites } from './infra/sqlite/noWaitWrites';
+import { ProjectionInAppend } from './ports/projectionInAppend';
 
 /**
  * About how long one live projection transaction may hold the event loop on the embedded read model (requests and
@@ -71,10 +72,20 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   // Every main-thread writer to the SQLite file waits here while bulk work in a worker holds its write lock, and
   // waits asynchronously, never in the busy handler, while another process holds it.
   const gate = new WriteGate(new NoWaitWrites(db));
-  // Appends commit on a worker thread, so that no request waits for their fsync (appendWorker.ts).
+  // Appends commit on a worker thread, so that no request waits for their fsync (appendWorker.ts). With the embedded
+  // read models and the service's own projections, the same transaction projects them (src/ports/projectionInAppend.ts).
+  const inAppend =
+    config.eventStore === 'sqlite' && config.readModel === 'sqlite' && !options.projection
+      ? new ProjectionInAppend()
+      : undefined;
   const eventStore = await createEventStore(config, db, logger, {
     gate,
-    appendWorker: { lockWaitMs: config.appendLockWaitMs },
+    appendWorker: {
+      lockWaitMs: config.appendLockWaitMs,
+      ...(inAppend
+        ? { projecting: { entry: path.join(__dirname, 'cli', 'appendProjectingWorker'), link: inAppend } }
+        : {}),
+    },
   });
   const readModel = await createReadModel(config, db);
   // Bulk work in the worker reports how far it got to the request that caused it (its progress notification).
@@ -96,6 +107,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     domainEvents,
     lease: { ttlMs: config.projectorLeaseTtlMs },
     ...(background ? { background } : {}),
+    ...(inAppend ? { inAppend } : {}),
   });
   await projector.start();
   // Progress notifications: operational state next to the read models (shared by every process), never in the log.

@@ -77,7 +77,7 @@ export async function readiness(services: Services, options: HealthOptions = {})
 
   // A standby's own position trails the checkpoint a little (it follows it); the checkpoint is what it serves.
   const standby = projector.role === 'standby';
-  const position = standby && checkpoint.status === 'fulfilled' ? checkpoint.value : projector.position$.value;
+  const position = standby && checkpoint.status === 'fulfilled' ? checkpoint.value : projector.reflected;
   if (projector.failed) {
     // Where it stopped (the event that failed) when known: the position an operator needs to find the cause.
     const stopped = projector.stoppedOn;

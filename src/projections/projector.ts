@@ -10,6 +10,7 @@ import { inBatches } from './inBatches';
 import { takeLease } from './leaseHolder';
 import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
 import type { BackgroundApply } from '../ports/backgroundApply';
+import type { ProjectionInAppend } from '../ports/projectionInAppend';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 /** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
@@ -76,6 +77,11 @@ export interface ProjectorOptions {
   lease?: ProjectorLeaseSettings;
   /** Where events touching a large subtree are applied, off the event loop (src/ports/backgroundApply.ts). */
   background?: BackgroundApply;
+  /**
+   * Shared with an event store whose appends project themselves in their transaction while this projector holds the
+   * lease (src/ports/projectionInAppend.ts): the projector hands it the fence, and skips what it projected.
+   */
+  inAppend?: ProjectionInAppend;
 }
 
 /** `holder`: this process runs the projections; `standby`: another process does, this one follows the checkpoint. */
@@ -136,6 +142,7 @@ export class Projector {
   /** The lease epoch this process projects under while it is the holder: every write carries it (fencing). */
   private fence: LeaseFence | undefined;
   private readonly background?: BackgroundApply;
+  private readonly inAppend?: ProjectionInAppend;
   /** Whether a background apply is running: it holds SQLite's write lock and renews the lease itself meanwhile. */
   private applyingInBackground = false;
 
@@ -149,6 +156,7 @@ export class Projector {
     this.logger = options.logger;
     this.domainEvents = options.domainEvents;
     this.background = options.background;
+    this.inAppend = options.inAppend;
     if (options.lease) {
       const { ttlMs } = options.lease;
       this.lease = {
@@ -257,8 +265,9 @@ export class Projector {
    */
   private async applyEvents(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     let run: RecordedEvent[] = [];
+    const projectedInAppend = this.inAppend?.projectedThrough ?? 0n;
     for (const event of events) {
-      if (!this.background?.accepts(event)) {
+      if (event.position <= projectedInAppend || !this.background?.accepts(event)) {
         run.push(event);
         continue;
       }
@@ -278,14 +287,19 @@ export class Projector {
    */
   private async applyRun(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     if (events.length === 0) return;
-    onEvent(events[0].position);
-    try {
-      await this.applyBatch(events);
-    } catch (error) {
-      if (events.length === 1 || error instanceof FencedOffError) throw error;
-      for (const event of events) {
-        onEvent(event.position);
-        await this.applyEvent(event);
+    // Those an append's transaction projected are committed with their checkpoint: only to publish.
+    const projectedInAppend = this.inAppend?.projectedThrough ?? 0n;
+    const toApply = events.filter((event) => event.position > projectedInAppend);
+    if (toApply.length > 0) {
+      onEvent(toApply[0].position);
+      try {
+        await this.applyBatch(toApply);
+      } catch (error) {
+        if (toApply.length === 1 || error instanceof FencedOffError) throw error;
+        for (const event of toApply) {
+          onEvent(event.position);
+          await this.applyEvent(event);
+        }
       }
     }
     this.reached(events);
@@ -342,7 +356,7 @@ export class Projector {
    * standby polls the shared checkpoint.
    */
   async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {
-    if (this.position$.value >= position) return;
+    if (this.reflected >= position) return;
     this.throwIfStopped(position);
     if (this.lease && this.currentRole === 'standby') {
       try {
@@ -398,6 +412,19 @@ export class Projector {
     if (this.failure) throw new ProjectionStoppedError(position, this.failure.position, this.failure.error);
   }
 
+  /** Appends project themselves under the fence while there is one (see {@link ProjectorOptions.inAppend}). */
+  private setFence(fence: LeaseFence | undefined): void {
+    this.fence = fence;
+    if (this.inAppend) this.inAppend.fence = fence;
+  }
+
+  /** The last position the read models reflect as far as this process knows, published or projected by an append. */
+  get reflected(): bigint {
+    const published = this.position$.value;
+    const inAppend = this.inAppend?.projectedThrough ?? 0n;
+    return inAppend > published ? inAppend : published;
+  }
+
   /** The lease settings, on the paths that only run with a lease (holder and standby). */
   private leased(): Required<ProjectorLeaseSettings> {
     if (!this.lease) throw new Error('The projector runs without a lease.');
@@ -412,6 +439,7 @@ export class Projector {
   /** Stops projecting or following, and frees the lease if this process holds it. Safe to call twice. */
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.inAppend) this.inAppend.fence = undefined;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     // Ends a catch-up a transition may be waiting for, then lets that transition finish.
@@ -511,7 +539,7 @@ export class Projector {
   /** A write was refused because the lease moved to a newer epoch: follow as a standby, asking again later. */
   private onFencedOff(error: FencedOffError): void {
     this.logger?.warn({ err: error }, 'projector fenced off: another process took the lease over; standing by');
-    this.fence = undefined;
+    this.setFence(undefined);
     if (!this.lease || this.stopping) return;
     this.enqueue(async () => {
       if (this.currentRole !== 'holder' || this.stopping) return;
@@ -572,10 +600,10 @@ export class Projector {
     const { name, holderId } = this.leased();
     const current = await this.readModel.leases.get(name);
     if (current?.holder !== holderId) {
-      this.fence = undefined;
+      this.setFence(undefined);
       return false;
     }
-    this.fence = { lease: name, epoch: current.epoch };
+    this.setFence({ lease: name, epoch: current.epoch });
     return true;
   }
 
@@ -682,7 +710,7 @@ export class Projector {
   /** Stops projecting, frees the lease (best effort) and follows as a standby; retries after `retryInMs`. */
   private async stepDown(retryInMs: number): Promise<void> {
     await this.stopActive();
-    this.fence = undefined;
+    this.setFence(undefined);
     await this.releaseLease();
     if (this.stopping) return;
     this.becomeStandby(retryInMs);

@@ -28,7 +28,16 @@ const CHECKPOINT_PAGES_WITH_APPENDS_ELSEWHERE = 16_384;
  * Nothing here changes what is committed, nor when.
  */
 export function tuneLiveConnection(db: SqliteDatabase, options: { appendsElsewhere: boolean }): void {
+  tuneProjectingConnection(db);
+  if (options.appendsElsewhere) db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES_WITH_APPENDS_ELSEWHERE}`);
+}
+
+/**
+ * The statement journals in memory and the page cache of {@link tuneLiveConnection}, for any connection that projects
+ * live (the main one, and the append worker's when appends project themselves, src/cli/appendProjectingWorker.ts).
+ * Same rule: before any TEMP object exists on the connection.
+ */
+export function tuneProjectingConnection(db: SqliteDatabase): void {
   db.pragma('temp_store = MEMORY');
   db.pragma(`cache_size = -${LIVE_CACHE_KIB}`);
-  if (options.appendsElsewhere) db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES_WITH_APPENDS_ELSEWHERE}`);
 }

@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorkerThread } from '../../startWorkerThread';
 import { WrongExpectedVersionError } from '../../../ports/eventStore';
-import type { GroupResult, PreparedAppend } from './groupCommit';
+import type { LeaseFence } from '../../../ports/readModel';
+import type { GroupOutcome, GroupResult, PreparedAppend } from './groupCommit';
 
 /**
  * The service's event appends, committed on a worker thread (appendWorkerThread.ts) with a connection of its own to
@@ -19,6 +20,8 @@ import type { GroupResult, PreparedAppend } from './groupCommit';
 export interface CommitRequest {
   id: number;
   group: PreparedAppend[][];
+  /** Project the group in its transaction, under this fence (only a projecting worker does). */
+  fence?: LeaseFence;
 }
 
 /** An error crossing the thread boundary (structured clone keeps neither the class nor extra fields of an Error). */
@@ -35,7 +38,8 @@ export type WireResult =
   { outcome: Extract<GroupResult, { outcome: unknown }>['outcome'] } | { error: SerializedError };
 
 /** The worker's answer: each request's fate, or the failure of the whole transaction (nothing written). */
-export type CommitReply = { id: number; results: WireResult[] } | { id: number; failed: SerializedError };
+export type CommitReply =
+  { id: number; results: WireResult[]; projectedThrough?: bigint } | { id: number; failed: SerializedError };
 
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof WrongExpectedVersionError) {
@@ -67,29 +71,35 @@ export class AppendWorker {
   private nextId = 1;
   private readonly waiting = new Map<
     number,
-    { resolve: (results: GroupResult[]) => void; reject: (error: Error) => void }
+    { resolve: (outcome: GroupOutcome) => void; reject: (error: Error) => void }
   >();
 
   /**
    * Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own.
    * `lockWaitMs`: the worker connection's busy timeout (how long a commit waits while another process writes).
+   * `entry`: the thread's entry module, without extension (default: appendWorkerThread, which appends only; the
+   * service's, src/cli/appendProjectingWorker.ts, also projects).
    */
   constructor(
     private readonly file: string,
     private readonly lockWaitMs: number,
+    private readonly entry = path.join(__dirname, 'appendWorkerThread'),
   ) {
     this.ensureWorker();
   }
 
-  /** Commits `group` on the worker; resolves once it is durable (or rejects: then nothing of it was written). */
-  commit(group: PreparedAppend[][]): Promise<GroupResult[]> {
-    return new Promise<GroupResult[]>((resolve, reject) => {
+  /**
+   * Commits `group` on the worker (projecting it under `fence`, when given and the worker projects); resolves once it
+   * is durable (or rejects: then nothing of it was written).
+   */
+  commit(group: PreparedAppend[][], fence?: LeaseFence): Promise<GroupOutcome> {
+    return new Promise<GroupOutcome>((resolve, reject) => {
       const id = this.nextId++;
       this.waiting.set(id, { resolve, reject });
       const worker = this.ensureWorker();
       // While a commit is under way the worker keeps the process alive (an idle one does not).
       worker.ref();
-      const request: CommitRequest = { id, group };
+      const request: CommitRequest = fence ? { id, group, fence } : { id, group };
       worker.postMessage(request);
     });
   }
@@ -103,17 +113,24 @@ export class AppendWorker {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const worker = startWorker(this.file, this.lockWaitMs);
+    const worker = startWorkerThread(this.entry, __filename.endsWith('.js'), {
+      file: this.file,
+      lockWaitMs: this.lockWaitMs,
+    });
     worker.on('message', (reply: CommitReply) => {
       const waiter = this.waiting.get(reply.id);
       if (!waiter) return;
       this.waiting.delete(reply.id);
       if (this.waiting.size === 0) worker.unref();
       if ('failed' in reply) waiter.reject(deserializeError(reply.failed));
-      else
-        waiter.resolve(
-          reply.results.map((r): GroupResult => ('error' in r ? { error: deserializeError(r.error) } : r)),
+      else {
+        const results = reply.results.map((r): GroupResult =>
+          'error' in r ? { error: deserializeError(r.error) } : r,
         );
+        waiter.resolve(
+          reply.projectedThrough === undefined ? { results } : { results, projectedThrough: reply.projectedThrough },
+        );
+      }
     });
     // A worker that dies fails the commit in flight (its transaction rolled back with its connection: nothing of it
     // was written, so the writers may retry); the next group starts a new one.
@@ -133,12 +150,4 @@ export class AppendWorker {
     this.waiting.clear();
     for (const waiter of waiting) waiter.reject(error);
   }
-}
-
-/** Starts appendWorkerThread on its own connection to `file`. */
-function startWorker(file: string, lockWaitMs: number): Worker {
-  return startWorkerThread(path.join(__dirname, 'appendWorkerThread'), __filename.endsWith('.js'), {
-    file,
-    lockWaitMs,
-  });
 }

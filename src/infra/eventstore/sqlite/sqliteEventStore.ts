@@ -24,13 +24,14 @@ import {
   EVENTS_SCHEMA,
   GroupCommit,
   type AppendOutcome,
-  type GroupResult,
+  type GroupOutcome,
   type PreparedAppend,
   type PreparedEvent,
 } from './groupCommit';
 import { AppendWorker } from './appendWorker';
 import { isBusy } from '../../sqlite/noWaitWrites';
 import { StoreBusyError } from '../../../ports/storeBusy';
+import type { ProjectionInAppend } from '../../../ports/projectionInAppend';
 
 /** Rows fetched per query by the paging readers and subscriptions. */
 const PAGE_SIZE = 500;
@@ -65,7 +66,7 @@ interface PendingAppend {
 }
 
 /** Where group commits are written: on this thread, or on the append worker's. Resolves once durable. */
-type Committer = (group: PreparedAppend[][]) => Promise<GroupResult[]>;
+type Committer = (group: PreparedAppend[][]) => Promise<GroupOutcome>;
 
 export interface SqliteEventStoreOptions {
   /**
@@ -81,8 +82,10 @@ export interface SqliteEventStoreOptions {
    * database (the worker opens the file by name); the service turns it on, tools and tests commit in place.
    * `lockWaitMs`: how long the worker waits for the write lock while another process holds it (the connection's
    * busy timeout, 5 s, when not given).
+   * `projecting`: the worker also projects each group in its transaction (src/ports/projectionInAppend.ts); `entry`
+   * is its thread's entry module (src/cli/appendProjectingWorker.ts), `link` what it shares with the projector.
    */
-  appendWorker?: boolean | { lockWaitMs?: number };
+  appendWorker?: boolean | { lockWaitMs?: number; projecting?: { entry: string; link: ProjectionInAppend } };
 }
 
 interface SubscriptionState {
@@ -137,12 +140,20 @@ export class SqliteEventStore implements EventStore {
     const { gate } = options;
     const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
     const onWorker = options.appendWorker && !db.memory;
-    const workerWaitMs = typeof options.appendWorker === 'object' ? options.appendWorker.lockWaitMs : undefined;
-    this.lockWaitMs = onWorker ? (workerWaitMs ?? busyTimeoutMs) : busyTimeoutMs;
+    const workerOptions = typeof options.appendWorker === 'object' ? options.appendWorker : {};
+    this.lockWaitMs = onWorker ? (workerOptions.lockWaitMs ?? busyTimeoutMs) : busyTimeoutMs;
     if (onWorker) {
-      const worker = new AppendWorker(db.name, this.lockWaitMs);
+      const { projecting } = workerOptions;
+      const worker = new AppendWorker(db.name, this.lockWaitMs, projecting?.entry);
       this.worker = worker;
-      this.committer = gate ? (group) => gate.hold(() => worker.commit(group)) : (group) => worker.commit(group);
+      const commit = projecting
+        ? async (group: PreparedAppend[][]) => {
+            const outcome = await worker.commit(group, projecting.link.fence);
+            if (outcome.projectedThrough !== undefined) projecting.link.reached(outcome.projectedThrough);
+            return outcome;
+          }
+        : (group: PreparedAppend[][]) => worker.commit(group);
+      this.committer = gate ? (group) => gate.hold(() => commit(group)) : commit;
     } else {
       const groupCommit = new GroupCommit(db);
       const commitHere = (group: PreparedAppend[][]) => groupCommit.commit(group);
@@ -343,27 +354,34 @@ export class SqliteEventStore implements EventStore {
   private flush(): Promise<void> {
     const group = this.pendingAppends;
     this.pendingAppends = [];
-    const flushed = this.commitGroup(group).finally(() => {
+    const flushed = this.commitGroup(group, (projected) => {
       this.inFlight = null;
-      // The appends requested during this commit form the next group, one turn later: the projector, woken by this
-      // commit, takes the write lock first and applies what it brought, so these writers are answered without
-      // waiting for the next fsync as well.
-      if (this.pendingAppends.length > 0) setImmediate(() => this.scheduleFlush());
+      if (this.pendingAppends.length === 0) return;
+      // Projected in its own transaction, the group left the projector nothing to write: the appends requested during
+      // its commit go to the worker at once, which commits them while this thread answers the group's writers.
+      if (projected) void this.flush();
+      // Otherwise they form the next group one turn later: the projector, woken by this commit, takes the write lock
+      // first and applies what it brought, so these writers are answered without waiting for the next fsync as well.
+      else setImmediate(() => this.scheduleFlush());
     });
     this.inFlight = flushed;
     return flushed;
   }
 
-  private async commitGroup(group: PendingAppend[]): Promise<void> {
-    let results: GroupResult[];
+  /** Commits `group`, calls `committed` (whether the commit projected it too), then answers the group's writers. */
+  private async commitGroup(group: PendingAppend[], committed: (projected: boolean) => void): Promise<void> {
+    let outcome: GroupOutcome;
     try {
-      results = await this.committer(group.map((request) => request.appends));
+      outcome = await this.committer(group.map((request) => request.appends));
     } catch (error) {
+      committed(false);
       // The transaction itself failed (lock timeout, I/O error, the worker died): nothing of the group was written.
       const failure = isBusy(error) ? new StoreBusyError(this.lockWaitMs, { cause: error }) : error;
       for (const request of group) request.reject(failure);
       return;
     }
+    committed(outcome.projectedThrough !== undefined);
+    const { results } = outcome;
     if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) this.notifyAll();
     results.forEach((result, i) =>
       'outcome' in result ? group[i].resolve(result.outcome) : group[i].reject(result.error),

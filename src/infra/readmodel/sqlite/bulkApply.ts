@@ -43,6 +43,11 @@ const SUBTREE_OF: Partial<Record<string, (data: never) => Target | null>> = {
   FolderRestored: (d: { deletedPosition: string }) => ({ deletedAt: d.deletedPosition }),
 };
 
+/** Whether `event` touches a whole subtree (one the projector may send to the background, whatever its size). */
+export function touchesSubtree(event: RecordedEvent): boolean {
+  return (SUBTREE_OF[event.type]?.(event.data as never) ?? null) !== null;
+}
+
 /**
  * Rows the worker counts per subtree entry (folder or item) an event processes, to report progress (see
  * src/cli/bulkRowCounter.ts: it counts rows inserted into, deleted from or updated in `rm_folders` and `rm_items`, and

@@ -260,8 +260,11 @@ export class SqliteReadModel implements ReadModel {
     return this.applyBatchNow(projection, [{ position, write }], fence) === 1;
   }
 
-  /** See {@link applyBatch}. */
-  private applyBatchNow(projection: string, events: BatchedWrite[], fence?: LeaseFence): number {
+  /**
+   * {@link applyBatch}, synchronously. Inside an open transaction (an append's, src/cli/appendProjectingWorker.ts) it
+   * is a savepoint: if it throws, its writes are rolled back and the enclosing transaction goes on.
+   */
+  applyBatchNow(projection: string, events: BatchedWrite[], fence?: LeaseFence): number {
     if (events.length === 0) return 0;
     // Inside an enclosing transaction (a rebuild's batch) this is a savepoint and the outer commit decides.
     if (this.db.inTransaction) return this.batchTx.immediate(projection, events, fence);

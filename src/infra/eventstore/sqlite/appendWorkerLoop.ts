@@ -1,0 +1,45 @@
+/**
+ * The loop of an append worker thread (AppendWorker, appendWorker.ts): commits each group it is sent on this thread's
+ * own connection (synchronous=FULL: the commit returns after its fsync) and answers only then. An entry calls it once;
+ * `projectWith`, when given, makes the group's transaction project what it appended (groupCommit.ts).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase, type SqliteDatabase } from '../../sqlite/openDatabase';
+import { GroupCommit, type ProjectAppended } from './groupCommit';
+import { WorkerCheckpoints } from '../../sqlite/walCheckpoints';
+import { serializeError, type CommitReply, type CommitRequest, type WireResult } from './appendWorker';
+
+export function serveAppendCommits(projectWith?: (db: SqliteDatabase) => ProjectAppended): void {
+  if (!parentPort) throw new Error('an append worker runs as a worker thread (AppendWorker starts it).');
+  const port = parentPort;
+  const { file, lockWaitMs } = workerData as { file: string; lockWaitMs: number };
+  const db = openDatabase(file);
+  // Waiting here blocks only this thread: an append may outwait another process's long bulk commit (config.ts).
+  db.pragma(`busy_timeout = ${lockWaitMs}`);
+  // Built with the first group that asks for it: by then the service has opened (and migrated) the read models.
+  let groupCommit: GroupCommit | null = null;
+  let projecting: GroupCommit | null = null;
+  // Checkpoints run here, between groups, not on the service's event loop (walCheckpoints.ts).
+  const checkpoints = new WorkerCheckpoints(db);
+
+  const committerFor = (request: CommitRequest): GroupCommit => {
+    if (request.fence && projectWith) return (projecting ??= new GroupCommit(db, projectWith(db)));
+    return (groupCommit ??= new GroupCommit(db));
+  };
+
+  port.on('message', (request: CommitRequest) => {
+    let reply: CommitReply;
+    try {
+      const { results, projectedThrough } = committerFor(request).commit(request.group, request.fence);
+      reply = {
+        id: request.id,
+        results: results.map((r): WireResult => ('error' in r ? { error: serializeError(r.error) } : r)),
+        ...(projectedThrough === undefined ? {} : { projectedThrough }),
+      };
+    } catch (error) {
+      reply = { id: request.id, failed: serializeError(error) };
+    }
+    port.postMessage(reply);
+    checkpoints.afterCommit();
+  });
+}

@@ -1,0 +1,36 @@
+import type { LeaseFence } from './readModel';
+
+/**
+ * What the projector and the embedded event store share when appends are projected in their own transaction (the
+ * embedded deployment: event log and read models in one SQLite file, src/cli/appendProjectingWorker.ts).
+ *
+ * A write used to be committed (with its fsync), then handed back to the event loop, read again from the log and
+ * applied by the projector in a second transaction, and only then answered. Projected by the append's own
+ * transaction, it is visible the moment its commit returns: one transaction, one hand-off, and the event loop does
+ * none of the projection's work.
+ *
+ * The projector stays the authority on what is projected, and when:
+ * - the append's transaction projects only while {@link fence} is set, that is while this process's projector holds
+ *   the lease, and only under that fence (a lease taken over meanwhile makes it skip, as it fences the projector);
+ * - it projects only when the read models already reflect every earlier event, and only events that need no plan
+ *   and no background apply; the first other event ends what it projects, and the projector applies the rest;
+ * - its projection is a savepoint of its own: if it fails, the append still commits and the projector meets the same
+ *   event as before (and reports the failure as before).
+ * The projector still reads every event from the log, publishes it to subscribers in order, and skips applying those
+ * at or below {@link projectedThrough}, whose writes and checkpoint are committed already.
+ */
+export class ProjectionInAppend {
+  /** The projector's lease fence while it holds the lease and projects; undefined otherwise (nothing is projected). */
+  fence: LeaseFence | undefined;
+  private through = 0n;
+
+  /** The highest position an append's transaction projected: the read models reflect every event up to it. */
+  get projectedThrough(): bigint {
+    return this.through;
+  }
+
+  /** An append's commit projected every event up to `position`. */
+  reached(position: bigint): void {
+    if (position > this.through) this.through = position;
+  }
+}
