@@ -380,9 +380,15 @@ export class SqliteEventStore implements EventStore {
       for (const request of group) request.reject(failure);
       return;
     }
-    committed(outcome.projectedThrough !== undefined);
+    const projected = outcome.projectedThrough !== undefined;
+    committed(projected);
     const { results } = outcome;
-    if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) this.notifyAll();
+    if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) {
+      // Projected already, the writers need nothing from the subscriptions: they are answered first, and the
+      // subscriptions (the projector publishing to SSE streams) read the new events after that.
+      if (projected) setImmediate(() => this.notifyAll());
+      else this.notifyAll();
+    }
     results.forEach((result, i) =>
       'outcome' in result ? group[i].resolve(result.outcome) : group[i].reject(result.error),
     );
