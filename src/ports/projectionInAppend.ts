@@ -18,10 +18,22 @@ import type { LeaseFence } from './readModel';
  *   event as before (and reports the failure as before).
  * The projector still reads every event from the log, publishes it to subscribers in order, and skips applying those
  * at or below {@link projectedThrough}, whose writes and checkpoint are committed already.
+ *
+ * Only a group of one request projects itself ({@link fenceFor}): a lone writer, whose wait it shortens by the
+ * projector's wake-up and transaction (sequential creates: p50 4.2–4.5 → 3.5–3.8 ms, alternating runs). A larger
+ * group means writers are arriving faster than the disk syncs; there the projector, on the main thread, applies one
+ * group while the worker syncs the next, and that overlap served more writes than the worker projecting and syncing
+ * each group in turn (POST /folder with 10 connections, every group projected in its append: 5–20 % fewer requests
+ * a second than with the projector, in alternating runs of `npm run bench -- http`).
  */
 export class ProjectionInAppend {
   /** The projector's lease fence while it holds the lease and projects; undefined otherwise (nothing is projected). */
   fence: LeaseFence | undefined;
+
+  /** The fence a group of `requests` append requests is projected under, or undefined: the projector applies it. */
+  fenceFor(requests: number): LeaseFence | undefined {
+    return requests === 1 ? this.fence : undefined;
+  }
   private through = 0n;
 
   /** The highest position an append's transaction projected: the read models reflect every event up to it. */

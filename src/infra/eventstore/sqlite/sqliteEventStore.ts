@@ -148,7 +148,7 @@ export class SqliteEventStore implements EventStore {
       this.worker = worker;
       const commit = projecting
         ? async (group: PreparedAppend[][]) => {
-            const outcome = await worker.commit(group, projecting.link.fence);
+            const outcome = await worker.commit(group, projecting.link.fenceFor(group.length));
             if (outcome.projectedThrough !== undefined) projecting.link.reached(outcome.projectedThrough);
             return outcome;
           }
