@@ -6,8 +6,8 @@ import type { LeaseFence } from './readModel';
  *
  * A write used to be committed (with its fsync), then handed back to the event loop, read again from the log and
  * applied by the projector in a second transaction, and only then answered. Projected by the append's own
- * transaction, it is visible the moment its commit returns: one transaction, one hand-off, and the event loop does
- * none of the projection's work.
+ * transaction, it is visible the moment its commit returns: one transaction, one hand-off, and none of its projection
+ * on the event loop.
  *
  * The projector stays the authority on what is projected, and when:
  * - the append's transaction projects only while {@link fence} is set, that is while this process's projector holds
@@ -20,21 +20,20 @@ import type { LeaseFence } from './readModel';
  * at or below {@link projectedThrough}, whose writes and checkpoint are committed already.
  *
  * Only a group of one request projects itself ({@link fenceFor}): a lone writer, whose wait it shortens by the
- * projector's wake-up and transaction (sequential creates: p50 4.2–4.5 → 3.5–3.8 ms, alternating runs). A larger
- * group means writers are arriving faster than the disk syncs; there the projector, on the main thread, applies one
- * group while the worker syncs the next, and that overlap served more writes than the worker projecting and syncing
- * each group in turn (POST /folder with 10 connections, every group projected in its append: 5–20 % fewer requests
- * a second than with the projector, in alternating runs of `npm run bench -- http`).
+ * projector's wake-up and second transaction (the server's part of a sequential create, p50: 3.4–3.7 → 2.1–2.8 ms).
+ * A larger group means writers are arriving faster than the disk syncs; there the projector, on the main thread,
+ * applies one group while the worker syncs the next, and that overlap served more writes than the worker projecting
+ * and syncing each group in turn (docs/performance.md, "Request path").
  */
 export class ProjectionInAppend {
   /** The projector's lease fence while it holds the lease and projects; undefined otherwise (nothing is projected). */
   fence: LeaseFence | undefined;
+  private through = 0n;
 
   /** The fence a group of `requests` append requests is projected under, or undefined: the projector applies it. */
   fenceFor(requests: number): LeaseFence | undefined {
     return requests === 1 ? this.fence : undefined;
   }
-  private through = 0n;
 
   /** The highest position an append's transaction projected: the read models reflect every event up to it. */
   get projectedThrough(): bigint {
