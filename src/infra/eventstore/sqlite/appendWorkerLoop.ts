@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type SqliteDatabase } from '../../sqlite/openDatabase';
 import { GroupCommit, type ProjectAppended } from './groupCommit';
+import type { LeaseFence } from '../../../ports/readModel';
 import { WorkerCheckpoints } from '../../sqlite/walCheckpoints';
 import { serializeError, type CommitReply, type CommitRequest, type WireResult } from './appendWorker';
 
@@ -16,21 +17,30 @@ export function serveAppendCommits(projectWith?: (db: SqliteDatabase) => Project
   const db = openDatabase(file);
   // Waiting here blocks only this thread: an append may outwait another process's long bulk commit (config.ts).
   db.pragma(`busy_timeout = ${lockWaitMs}`);
-  // Built with the first group that asks for it: by then the service has opened (and migrated) the read models.
-  let groupCommit: GroupCommit | null = null;
-  let projecting: GroupCommit | null = null;
+  let project: ProjectAppended | undefined;
+  const groupCommit = new GroupCommit(db, (appended, fence) => project?.(appended, fence));
   // Checkpoints run here, between groups, not on the service's event loop (walCheckpoints.ts).
   const checkpoints = new WorkerCheckpoints(db);
 
-  const committerFor = (request: CommitRequest): GroupCommit => {
-    if (request.fence && projectWith) return (projecting ??= new GroupCommit(db, projectWith(db)));
-    return (groupCommit ??= new GroupCommit(db));
+  /**
+   * The projection, built before the first group that asks for it and outside its transaction (it sets up the
+   * connection and the read model's statements): by then the service has opened and migrated the read models. Should
+   * that fail, the group is committed without it, and the projector applies its events.
+   */
+  const projectionReady = (request: CommitRequest): LeaseFence | undefined => {
+    if (!request.fence || !projectWith) return undefined;
+    try {
+      project ??= projectWith(db);
+      return request.fence;
+    } catch {
+      return undefined;
+    }
   };
 
   port.on('message', (request: CommitRequest) => {
     let reply: CommitReply;
     try {
-      const { results, projectedThrough } = committerFor(request).commit(request.group, request.fence);
+      const { results, projectedThrough } = groupCommit.commit(request.group, projectionReady(request));
       reply = {
         id: request.id,
         results: results.map((r): WireResult => ('error' in r ? { error: serializeError(r.error) } : r)),

@@ -122,7 +122,7 @@ export class GroupCommit {
   }
 
   private commitInTransaction(group: PreparedAppend[][], fence: LeaseFence | undefined): GroupOutcome {
-    const project = fence ? this.project : undefined;
+    const project = this.project;
     if (!project || !fence) return { results: group.map((appends) => this.appendAlone(appends)) };
     this.appended = [];
     try {
