@@ -354,39 +354,32 @@ export class SqliteEventStore implements EventStore {
   private flush(): Promise<void> {
     const group = this.pendingAppends;
     this.pendingAppends = [];
-    const flushed = this.commitGroup(group, (projected) => {
+    const flushed = this.commitGroup(group).finally(() => {
       this.inFlight = null;
-      if (this.pendingAppends.length === 0) return;
-      // Projected in its own transaction, the group left the projector nothing to write: the appends requested during
-      // its commit go to the worker at once, which commits them while this thread answers the group's writers.
-      if (projected) void this.flush();
-      // Otherwise they form the next group one turn later: the projector, woken by this commit, takes the write lock
-      // first and applies what it brought, so these writers are answered without waiting for the next fsync as well.
-      else setImmediate(() => this.scheduleFlush());
+      // The appends requested during this commit form the next group, one turn later: the projector, woken by this
+      // commit, takes the write lock first and applies what it brought, so these writers are answered without
+      // waiting for the next fsync as well.
+      if (this.pendingAppends.length > 0) setImmediate(() => this.scheduleFlush());
     });
     this.inFlight = flushed;
     return flushed;
   }
 
-  /** Commits `group`, calls `committed` (whether the commit projected it too), then answers the group's writers. */
-  private async commitGroup(group: PendingAppend[], committed: (projected: boolean) => void): Promise<void> {
+  private async commitGroup(group: PendingAppend[]): Promise<void> {
     let outcome: GroupOutcome;
     try {
       outcome = await this.committer(group.map((request) => request.appends));
     } catch (error) {
-      committed(false);
       // The transaction itself failed (lock timeout, I/O error, the worker died): nothing of the group was written.
       const failure = isBusy(error) ? new StoreBusyError(this.lockWaitMs, { cause: error }) : error;
       for (const request of group) request.reject(failure);
       return;
     }
-    const projected = outcome.projectedThrough !== undefined;
-    committed(projected);
-    const { results } = outcome;
+    const { results, projectedThrough } = outcome;
     if (results.some((r) => 'outcome' in r && r.outcome.lastPosition !== undefined)) {
       // Projected already, the writers need nothing from the subscriptions: they are answered first, and the
       // subscriptions (the projector publishing to SSE streams) read the new events after that.
-      if (projected) setImmediate(() => this.notifyAll());
+      if (projectedThrough !== undefined) setImmediate(() => this.notifyAll());
       else this.notifyAll();
     }
     results.forEach((result, i) =>
