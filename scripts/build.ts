@@ -19,6 +19,8 @@ const ENTRIES = [
   'cli/main.ts',
   'cli/bulkApplyWorker.ts',
   'cli/appendProjectingWorker.ts',
+  // Required by appendProjectingWorker with its first write to project: a bundle of its own, loaded only then.
+  'cli/projectAppended.ts',
   'infra/eventstore/sqlite/appendWorkerThread.ts',
   'infra/readmodel/sqlite/replayWriterThread.ts',
 ];
@@ -58,6 +60,26 @@ function moduleLocation(entryOutDir: string): Plugin {
   };
 }
 
+/**
+ * A module that is itself an entry stays outside the bundles that require it: it is loaded from its own bundle, when
+ * it is required (a worker's lazily loaded part), instead of being parsed with the entry that requires it.
+ */
+function entriesStayOutside(entry: string, entryOutDir: string): Plugin {
+  const others = new Set(ENTRIES.filter((e) => e !== entry));
+  return {
+    name: 'entries-stay-outside',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^\./ }, ({ path: specifier, resolveDir }) => {
+        const target = path.relative(SRC, path.resolve(resolveDir, specifier));
+        if (!others.has(`${target}.ts`)) return undefined;
+        // Required from the bundle's own directory, where the other entry's bundle sits as tsc would have put it.
+        const fromBundle = path.relative(entryOutDir, path.join(DIST, target));
+        return { path: fromBundle.startsWith('.') ? fromBundle : `./${fromBundle}`, external: true };
+      });
+    },
+  };
+}
+
 async function main(): Promise<void> {
   fs.rmSync(DIST, { recursive: true, force: true });
   for (const entry of ENTRIES) {
@@ -75,7 +97,7 @@ async function main(): Promise<void> {
       sourcemap: true,
       sourcesContent: false,
       logLevel: 'warning',
-      plugins: [moduleLocation(path.dirname(outfile))],
+      plugins: [entriesStayOutside(entry, path.dirname(outfile)), moduleLocation(path.dirname(outfile))],
     });
   }
 }
