@@ -6,6 +6,6 @@
  */
 import { serveAppendCommits } from '../infra/eventstore/sqlite/appendWorkerLoop';
 
-// The read model and the projections are loaded with the first write to project, not at start-up: evaluated at
-// once, they added ~10 MB to the idle service (the startup bench's RSS row, 87 → 97 MB).
+// The read model and the projections are loaded with the first write to project, from a bundle of their own
+// (scripts/build.ts): parsed and evaluated at start-up they added 10 MB to the idle service (docs/performance.md).
 serveAppendCommits((db) => (require('./projectAppended') as typeof import('./projectAppended')).projectAppendedOn(db));
