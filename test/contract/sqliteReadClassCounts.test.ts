@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openDatabase } from '../../src/infra/sqlite/openDatabase';
+import type { SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import { ensureReadClassCounts } from '../../src/infra/readmodel/sqlite/readClassCounts';
 import { readableSql } from '../../src/infra/readmodel/sqlite/sqlHelpers';
@@ -28,23 +26,18 @@ const viewers: (Viewer | null)[] = [
 ];
 
 describe('SqliteReadModel: per-read-class child counts', () => {
-  let dir: string;
-  let db: ReturnType<typeof openDatabase>;
+  let store: ReadModelFile;
+  let db: SqliteDatabase;
   let rm: SqliteReadModel;
   let position = 0n;
   const apply = (write: (tx: ReadModelTx) => void) => rm.apply('rm', ++position, write);
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-rc-'));
-    db = openDatabase(path.join(dir, 'rm.sqlite'));
-    rm = new SqliteReadModel(db);
+    store = openReadModelFile('rc');
+    ({ db, readModel: rm } = store);
     position = 0n;
   });
-  afterEach(async () => {
-    await rm.dispose();
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => store.remove());
 
   async function expectExact(): Promise<void> {
     const maintained = db

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openDatabase } from '../../src/infra/sqlite/openDatabase';
+import type { SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import type { AccessList } from '../../src/domain/access';
 import type { ReadModelTx } from '../../src/ports/readModel';
@@ -76,10 +74,10 @@ async function batchedWrites(rm: SqliteReadModel): Promise<void> {
   await batch(under('u', 'U', 'y'), under('t', 'T', 'top'));
 }
 
-const schema = (db: ReturnType<typeof openDatabase>) =>
+const schema = (db: SqliteDatabase) =>
   db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").all();
 /** Each row's search key (`dump()` leaves it out) and the id of the search row it names. */
-const searchKeys = (db: ReturnType<typeof openDatabase>) =>
+const searchKeys = (db: SqliteDatabase) =>
   ['rm_folders', 'rm_items', 'rm_collections'].map((table) =>
     db
       .prepare(
@@ -102,21 +100,16 @@ const searches = async (rm: SqliteReadModel) => [
 ];
 
 describe('SqliteReadModel: replay mode', () => {
-  let dir: string;
-  let db: ReturnType<typeof openDatabase>;
+  let store: ReadModelFile;
+  let db: SqliteDatabase;
   let rm: SqliteReadModel;
 
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-replay-'));
-    db = openDatabase(path.join(dir, 'rm.sqlite'));
-    rm = new SqliteReadModel(db);
+    store = openReadModelFile('replay');
+    ({ db, readModel: rm } = store);
     await writes(rm);
   });
-  afterEach(async () => {
-    await rm.dispose();
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => store.remove());
 
   it('gives the live tables, schema and search results after endReplay', async () => {
     const live = { dump: await rm.dump(), schema: schema(db), keys: searchKeys(db), search: await searches(rm) };

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openDatabase } from '../../src/infra/sqlite/openDatabase';
+import type { SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import type { ReadModelTx } from '../../src/ports/readModel';
 import { collection, folder, item } from './readModelContract';
@@ -17,7 +15,7 @@ const TABLES = ['rm_folders', 'rm_items', 'rm_collections'] as const;
 const ADMIN = { id: 'root', admin: true, groups: [] };
 const PAGING = { limit: 0, offset: 0, sort: 'lowerName', sortdir: 1 as const };
 
-type Db = ReturnType<typeof openDatabase>;
+type Db = SqliteDatabase;
 
 /** Every live row and the search row its key names, side by side; and the number of search rows. */
 function keyed(db: Db, table: (typeof TABLES)[number]) {
@@ -57,7 +55,7 @@ async function found(rm: SqliteReadModel, text: string) {
 }
 
 describe('SqliteReadModel: search rows keyed by search_rowid', () => {
-  let dir: string;
+  let store: ReadModelFile;
   let db: Db;
   let rm: SqliteReadModel;
   let position = 0n;
@@ -80,16 +78,11 @@ describe('SqliteReadModel: search rows keyed by search_rowid', () => {
   }
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-search-'));
-    db = openDatabase(path.join(dir, 'rm.sqlite'));
-    rm = new SqliteReadModel(db);
+    store = openReadModelFile('search');
+    ({ db, readModel: rm } = store);
     position = 0n;
   });
-  afterEach(async () => {
-    await rm.dispose();
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => store.remove());
 
   it('hold after creations, renames, moves, copies, deletes, restores and root deletes', async () => {
     await tree();

@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
 import { GroupCommit, type PreparedAppend } from '../../src/infra/eventstore/sqlite/groupCommit';
-import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
+import type { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
+import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
 import { projectAppendedOn } from '../../src/cli/projectAppended';
 import { PROJECTOR_LEASE, READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
 import { readModelProjection } from '../../src/projections';
@@ -67,7 +65,7 @@ const deleteFolder = (id: string, collectionId: string): PreparedAppend => ({
   ],
 });
 
-let dir: string;
+let store: ReadModelFile;
 /** The test's reads (the service's main connection). */
 let db: SqliteDatabase;
 /** The appends' connection (the append worker's). */
@@ -76,17 +74,15 @@ let readModel: SqliteReadModel;
 let fence: LeaseFence;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-in-append-'));
-  db = openDatabase(path.join(dir, 'folder-service.sqlite'));
-  readModel = new SqliteReadModel(db);
+  store = openReadModelFile('in-append');
+  ({ db, readModel } = store);
   expect(await readModel.leases.acquire(PROJECTOR_LEASE, 'this process', 60_000)).toBe(true);
   fence = { lease: PROJECTOR_LEASE, epoch: (await readModel.leases.get(PROJECTOR_LEASE))!.epoch };
-  appendDb = openDatabase(path.join(dir, 'folder-service.sqlite'));
+  appendDb = openDatabase(store.file);
 });
-afterEach(() => {
+afterEach(async () => {
   appendDb.close();
-  db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await store.remove();
 });
 
 const checkpoint = () => readModel.checkpoint(READ_MODELS_CHECKPOINT);
