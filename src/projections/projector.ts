@@ -265,9 +265,8 @@ export class Projector {
    */
   private async applyEvents(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     let run: RecordedEvent[] = [];
-    const projectedInAppend = this.inAppend?.projectedThrough ?? 0n;
     for (const event of events) {
-      if (event.position <= projectedInAppend || !this.background?.accepts(event)) {
+      if (this.projectedInAppend(event) || !this.background?.accepts(event)) {
         run.push(event);
         continue;
       }
@@ -288,8 +287,7 @@ export class Projector {
   private async applyRun(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
     if (events.length === 0) return;
     // Those an append's transaction projected are committed with their checkpoint: only to publish.
-    const projectedInAppend = this.inAppend?.projectedThrough ?? 0n;
-    const toApply = events.filter((event) => event.position > projectedInAppend);
+    const toApply = events.filter((event) => !this.projectedInAppend(event));
     if (toApply.length > 0) {
       onEvent(toApply[0].position);
       try {
@@ -418,6 +416,11 @@ export class Projector {
     if (this.inAppend) this.inAppend.fence = fence;
   }
 
+  /** Whether an append's own transaction projected `event` (its writes and checkpoint are committed). */
+  private projectedInAppend(event: RecordedEvent): boolean {
+    return this.inAppend !== undefined && event.position <= this.inAppend.projectedThrough;
+  }
+
   /** The last position the read models reflect as far as this process knows, published or projected by an append. */
   get reflected(): bigint {
     const published = this.position$.value;
@@ -439,6 +442,7 @@ export class Projector {
   /** Stops projecting or following, and frees the lease if this process holds it. Safe to call twice. */
   async stop(): Promise<void> {
     this.stopping = true;
+    // Appends stop projecting now; the projector's own fence stays until its work in flight ends.
     if (this.inAppend) this.inAppend.fence = undefined;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
