@@ -23,7 +23,10 @@ export interface Services {
    * Callers' tokens (by presented value) and users, cached while the read model says they are unchanged
    * (src/queries/accountCache.ts).
    */
-  accounts: { token(presented: string): Promise<TokenDoc | null>; user(id: string): Promise<UserDoc | null> };
+  accounts: {
+    token(presented: string): Promise<TokenDoc | null>;
+    caller(presented: string): Promise<{ token: TokenDoc | null; user: UserDoc | null }>;
+  };
   commands: CommandRunner;
   hooks: HookBus;
   /** Progress notification records (operational state, not in the event log) and their `changes$`. */

@@ -44,12 +44,11 @@ export function presentedToken(req: Request, rawParams: Record<string, string>, 
 export const tokenHasScopes = (token: TokenDoc, scopes: string[]): boolean =>
   token.scope.includes(Scope.USER_AUTH) || scopes.every((s) => token.scope.includes(s));
 
+const unexpired = (doc: TokenDoc | null): TokenDoc | null => (doc && Date.parse(doc.expires) > Date.now() ? doc : null);
+
 /** Loads the presented token if it exists and has not expired. */
 export async function validToken(services: Services, token: string | null): Promise<TokenDoc | null> {
-  if (!token) return null;
-  const doc = await services.accounts.token(token);
-  if (!doc || Date.parse(doc.expires) <= Date.now()) return null;
-  return doc;
+  return token ? unexpired(await services.accounts.token(token)) : null;
 }
 
 /**
@@ -62,7 +61,9 @@ export async function resolvePrincipal(
   route: RouteDef,
   rawParams: Record<string, string>,
 ): Promise<Principal> {
-  const token = await validToken(services, presentedToken(req, rawParams, route.cookie === true));
+  const presented = presentedToken(req, rawParams, route.cookie === true);
+  const caller = presented ? await services.accounts.caller(presented) : { token: null, user: null };
+  const token = unexpired(caller.token);
   const hook = await services.hooks.trigger('auth.user.get', { token });
   if (hook.defaultPrevented && hook.responses.length > 0) {
     const user = hook.responses[0] as UserDoc | null;
@@ -71,7 +72,7 @@ export async function resolvePrincipal(
   if (!token) return ANONYMOUS;
   const required = route.scope ?? [Scope.USER_AUTH];
   if (!tokenHasScopes(token, required)) return { user: null, token, viewer: null };
-  const user = await services.accounts.user(token.userId);
+  const { user } = caller;
   if (!user || user.status === 'disabled') return { user: null, token, viewer: null };
   return { user, token, viewer: viewerOf(user) };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 
 declare module 'http' {
@@ -23,8 +23,8 @@ const SECRET_PARAMS = /([?&](?:token|password|key)=)[^&]*/g;
  * level. Here the child logger is built only when something logs through `req.log`, and the answer is watched only
  * when level info is enabled.
  */
-export function requestLog(logger: Logger) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+export function requestLog(logger: Logger): (req: Request, res: Response) => void {
+  return (req, res) => {
     const id = randomUUID();
     const started = Date.now();
     // The URL as received (express rewrites req.url below mount points).
@@ -55,6 +55,5 @@ export function requestLog(logger: Logger) {
         }
       });
     }
-    next();
   };
 }
