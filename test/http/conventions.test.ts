@@ -289,6 +289,20 @@ describe('HTTP conventions', () => {
       expect((await api.anonymous().get('/probe/params/')).body.route).toBe('GET params');
     });
 
+    it('routes a URL that only express takes apart (another case of the API root) exactly as the direct path', async () => {
+      const direct = await api.as(admin).get('/probe/x1/details?text=a');
+      const viaExpress = await api.site().get('/API/V1/probe/x1/details?text=a').set('Service-Token', admin.token);
+      for (const res of [direct, viaExpress]) {
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ route: ':id/details', id: 'x1' });
+        expect(res.headers['girder-request-uid']).toMatch(UUID);
+        expect(res.headers['cache-control']).toBe('no-cache, no-store, must-revalidate');
+      }
+      const unknown = await api.site().get('/API/V1/nosuch/thing');
+      expect(unknown.status).toBe(404);
+      expect(unknown.body).toEqual(rest("The path '/API/V1/nosuch/thing' was not found."));
+    });
+
     it('answers an unknown resource with a JSON 404', async () => {
       const res = await api.anonymous().get('/nosuch/thing');
       expect(res.status).toBe(404);
