@@ -11,10 +11,15 @@ export interface LoadResult {
 /**
  * Load with autocannon against 127.0.0.1 (10 connections unless told otherwise). A run with non-2xx answers or
  * errors throws: a benchmark that measures error pages measures nothing.
+ *
+ * `warmUpSeconds` of the same load go first, untimed: the steady state of a long-running server is what counts, not
+ * V8 compiling its hot functions. In the first seconds of a POST load the V8 worker threads spent as much CPU
+ * optimising code as the request path took (perf, docs/performance.md); ten seconds later, ~1 %.
  */
 export async function load(o: {
   url: string;
   seconds: number;
+  warmUpSeconds?: number;
   connections?: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
@@ -22,14 +27,17 @@ export async function load(o: {
   setupRequest?: (request: { path: string; method?: string }) => { path: string; method?: string };
 }): Promise<LoadResult> {
   if (!o.url.startsWith('http://127.0.0.1:')) throw new Error('benchmarks target 127.0.0.1 only');
-  const result = await autocannon({
-    url: o.url,
-    method: o.method ?? 'GET',
-    connections: o.connections ?? 10,
-    duration: o.seconds,
-    headers: o.headers ?? {},
-    ...(o.setupRequest ? { requests: [{ setupRequest: o.setupRequest as never }] } : {}),
-  });
+  const run = (seconds: number) =>
+    autocannon({
+      url: o.url,
+      method: o.method ?? 'GET',
+      connections: o.connections ?? 10,
+      duration: seconds,
+      headers: o.headers ?? {},
+      ...(o.setupRequest ? { requests: [{ setupRequest: o.setupRequest as never }] } : {}),
+    });
+  if (o.warmUpSeconds) await run(o.warmUpSeconds);
+  const result = await run(o.seconds);
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0)
     throw new Error(
