@@ -66,12 +66,7 @@ export function inheritedAcl(
  * What holds a name among a parent's children in the read model: a folder, an item (folder parents only) or nothing.
  */
 export function siblingLookup(services: Services): SiblingLookup {
-  return async (parentType, parentId, name) => {
-    if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
-    if (parentType === 'folder' && (await services.readModel.items.namedInFolder(parentId, name)) !== null)
-      return 'item';
-    return null;
-  };
+  return (parentType, parentId, name) => services.readModel.folders.siblingNamed(parentType, parentId, name);
 }
 
 export interface CreateFolderInput {

@@ -67,11 +67,7 @@ export async function loadItemStream(services: Services, itemId: string) {
  * item (the item itself does not count: renaming an item to a name it already holds keeps it), or nothing.
  */
 function itemSiblingLookup(services: Services, itemId: string): SiblingLookup {
-  return async (parentType, parentId, name) => {
-    if (await services.readModel.folders.childNamed(parentType, parentId, name)) return 'folder';
-    if (parentType !== 'folder') return null;
-    return (await services.readModel.items.namedInFolder(parentId, name, itemId)) !== null ? 'item' : null;
-  };
+  return (parentType, parentId, name) => services.readModel.folders.siblingNamed(parentType, parentId, name, itemId);
 }
 
 /** The guard of one name in a folder for the item `itemId` (the read model, caught up to the head, decides). */

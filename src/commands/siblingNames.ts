@@ -39,8 +39,8 @@ export async function guardSiblingName(
   const streamId = siblingNameStream(parentId, name);
   // Only the stream's revision matters (the claim's expected state), not its events: one indexed lookup, where
   // loading the stream read every claim and threw (and caught) StreamNotFoundError for each new name.
-  const revision = await commands.store.streamRevision(streamId);
-  await commands.projector.waitFor(await commands.store.headPosition());
+  const { revision, head } = await commands.store.streamRevisionAndHead(streamId);
+  await commands.projector.waitFor(head);
   const takenBy = await lookup(parentType, parentId, name);
   return {
     takenBy,

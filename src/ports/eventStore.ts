@@ -163,6 +163,11 @@ export interface EventStore {
   streamRevision(streamId: string): Promise<bigint | 'no_stream'>;
   /** Position of the last committed event (0n when empty). */
   headPosition(): Promise<bigint>;
+  /**
+   * {@link streamRevision} and {@link headPosition} at once (one read where the store can: a writer that checks a
+   * name asks for both on every request).
+   */
+  streamRevisionAndHead(streamId: string): Promise<{ revision: bigint | 'no_stream'; head: bigint }>;
   subscribeToAll(options?: SubscribeAllOptions): Subscription;
   /** Releases connections, timers and subscriptions. */
   dispose(): Promise<void>;

@@ -110,6 +110,18 @@ export function eventStoreContract(
         expect(await store.streamRevision(stream())).toBe('no_stream');
       });
 
+      it('streamRevisionAndHead gives the revision and the head, as the two separate reads would', async () => {
+        const a = stream();
+        expect(await store.streamRevisionAndHead(a)).toEqual({
+          revision: 'no_stream',
+          head: await store.headPosition(),
+        });
+        await store.appendToStream(a, [ev('A1'), ev('A2')], { expectedState: 'no_stream' });
+        const last = (await store.appendToStream(stream(), [ev('B1')], { expectedState: 'any' })).position;
+        expect(await store.streamRevisionAndHead(a)).toEqual({ revision: 1n, head: await store.headPosition() });
+        expect((await store.streamRevisionAndHead(a)).head).toBeGreaterThanOrEqual(last);
+      });
+
       it('gives strictly increasing positions in commit order across streams, up to the head', async () => {
         const a = stream();
         const b = stream();

@@ -645,6 +645,21 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.files.get('f1')).toEqual(file('f1', 'i1', 10, '1'.repeat(64)));
       });
 
+      it('says what holds a name among the children of a parent: a folder first, then an item', async () => {
+        await apply((tx) => tx.folders.insert(folder('sub', 'Banana', { type: 'folder', id: 'priv' })));
+        await apply((tx) => tx.items.insert(item('i4', 'Banana', 'priv')));
+        expect(await rm.folders.siblingNamed('folder', 'pub', 'Banana')).toBe('item');
+        expect(await rm.folders.siblingNamed('folder', 'pub', 'banana')).toBeNull();
+        expect(await rm.folders.siblingNamed('folder', 'pub', 'Banana', 'i2')).toBeNull();
+        expect(await rm.folders.siblingNamed('folder', 'pub', 'Banana', 'i1')).toBe('item');
+        expect(await rm.folders.siblingNamed('folder', 'priv', 'Banana')).toBe('folder');
+        expect(await rm.folders.siblingNamed('folder', 'priv', 'Banana', 'i4')).toBe('folder');
+        expect(await rm.folders.siblingNamed('collection', 'c1', 'Public')).toBe('folder');
+        expect(await rm.folders.siblingNamed('collection', 'c1', 'Apple pie')).toBeNull();
+        expect(await rm.folders.siblingNamed('user', 'u1', 'Private')).toBe('folder');
+        expect(await rm.folders.siblingNamed('collection', 'pub', 'Banana')).toBeNull();
+      });
+
       it('lists items of a folder by name and text, and searches where the folder is readable', async () => {
         expect(ids((await rm.items.listInFolder({ folderId: 'pub', paging: paging() })).rows)).toEqual(['i1', 'i2']);
         expect(ids((await rm.items.listInFolder({ folderId: 'pub', name: 'Banana', paging: paging() })).rows)).toEqual([

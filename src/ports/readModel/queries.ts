@@ -86,6 +86,16 @@ export interface FolderQueries {
   /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name
    * checks, reuseExisting). */
   childNamed(parentType: ParentType, parentId: string, name: string): Promise<FolderDoc | null>;
+  /**
+   * What holds `name` among a parent's children (folders and items share one namespace per parent): a folder, else
+   * an item other than `exceptItemId` (folder parents only), else nothing. Sibling-name checks on every create.
+   */
+  siblingNamed(
+    parentType: ParentType,
+    parentId: string,
+    name: string,
+    exceptItemId?: string,
+  ): Promise<'folder' | 'item' | null>;
   /** Items directly in a folder, not permission filtered (`nItems` of GET /folder/:id/details). */
   itemCount(folderId: string): Promise<number>;
   /** Ancestor folder ids of a folder, root-most first, ending with its parent when the parent is a folder. */

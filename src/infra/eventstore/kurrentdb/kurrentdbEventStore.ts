@@ -320,6 +320,11 @@ export class KurrentDbEventStore implements EventStore {
     return this.lastPosition(this.defaultPrefixes);
   }
 
+  async streamRevisionAndHead(streamId: string): Promise<{ revision: bigint | 'no_stream'; head: bigint }> {
+    const [revision, head] = await Promise.all([this.streamRevision(streamId), this.headPosition()]);
+    return { revision, head };
+  }
+
   private async lastPosition(prefixes: string[]): Promise<bigint> {
     try {
       for await (const resolved of this.client.readAll({

@@ -114,6 +114,7 @@ interface Waiter {
 export class SqliteEventStore implements EventStore {
   private readonly streamHeadStmt: Statement<[string], StreamHeadRow>;
   private readonly headStmt: Statement<[], { head: bigint | null }>;
+  private readonly streamRevisionAndHeadStmt: Statement<[string], { revision: bigint | null; head: bigint | null }>;
   private readonly readStreamFwdStmt: Statement<[string, bigint, number], EventRow>;
   private readonly readStreamBwdStmt: Statement<[string, bigint, number], EventRow>;
   private readonly readAllStmts = new Map<string, Statement<unknown[], EventRow>>();
@@ -166,6 +167,12 @@ export class SqliteEventStore implements EventStore {
       .safeIntegers(true);
     this.headStmt = db
       .prepare<[], { head: bigint | null }>('SELECT max(position) AS head FROM es_events')
+      .safeIntegers(true);
+    this.streamRevisionAndHeadStmt = db
+      .prepare<[string], { revision: bigint | null; head: bigint | null }>(
+        `SELECT (SELECT revision FROM es_events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1) AS revision,
+          (SELECT max(position) FROM es_events) AS head`,
+      )
       .safeIntegers(true);
     const columns = 'position, stream_id, revision, event_id, type, data, metadata';
     this.readStreamFwdStmt = db
@@ -290,6 +297,13 @@ export class SqliteEventStore implements EventStore {
 
   async headPosition(): Promise<bigint> {
     return this.head();
+  }
+
+  async streamRevisionAndHead(streamId: string): Promise<{ revision: bigint | 'no_stream'; head: bigint }> {
+    // One statement, so one read transaction: on the embedded deployment each costs a pair of lock calls.
+    // Two scalar subqueries: always one row.
+    const row = this.streamRevisionAndHeadStmt.get(streamId) as { revision: bigint | null; head: bigint | null };
+    return { revision: row.revision ?? 'no_stream', head: row.head ?? 0n };
   }
 
   subscribeToAll(options: SubscribeAllOptions = {}): Subscription {

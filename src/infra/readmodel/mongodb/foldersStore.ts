@@ -116,6 +116,18 @@ export class MongoFolders implements FolderQueries {
     ).findOne({ parentId, parentCollection: parentType, name }, { projection: OUT })) as FolderDoc | null;
   }
 
+  async siblingNamed(parentType: ParentType, parentId: string, name: string, exceptItemId?: string) {
+    if (await this.childNamed(parentType, parentId, name)) return 'folder' as const;
+    if (parentType !== 'folder') return null;
+    const filter =
+      exceptItemId === undefined
+        ? { folderId: parentId, name }
+        : { folderId: parentId, name, _id: { $ne: exceptItemId } };
+    return (await (await this.source.get('items')).findOne(filter, { projection: { _id: 1 } }))
+      ? ('item' as const)
+      : null;
+  }
+
   async itemCount(folderId: string) {
     return (await this.source.get('items')).countDocuments({ folderId });
   }

@@ -265,6 +265,20 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return row ? toDoc(row) : null;
   }
 
+  async siblingNamed(parentType: ParentType, parentId: string, name: string, exceptItemId?: string) {
+    // One statement (one read transaction) for both tables; 'folder' sorts first, so a folder wins.
+    const kind = prepared(
+      this.db,
+      `SELECT 'folder' AS kind FROM rm_folders WHERE parent_id = ? AND parent_type = ? AND name = ?
+        UNION ALL SELECT 'item' FROM rm_items WHERE ? = 'folder' AND folder_id = ? AND name = ? AND id IS NOT ?
+        ORDER BY kind LIMIT 1`,
+    )
+      .pluck()
+      .get(parentId, parentType, name, parentType, parentId, name, exceptItemId ?? null) as
+      'folder' | 'item' | undefined;
+    return kind ?? null;
+  }
+
   /** Items directly in the folder: rows of `rm_items` with that `folder_id`. */
   async itemCount(folderId: string) {
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number })
