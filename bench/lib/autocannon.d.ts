@@ -7,6 +7,10 @@ declare module 'autocannon' {
   }
   interface Result {
     requests: Histogram;
+    /** 2xx answers. */
+    '2xx': number;
+    /** Wall time of the run, in seconds. */
+    duration: number;
     latency: Histogram;
     non2xx: number;
     errors: number;

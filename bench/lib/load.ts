@@ -1,49 +1,78 @@
 import autocannon from 'autocannon';
 
 export interface LoadResult {
-  /** Requests per second (mean over the run), counting 2xx answers only. */
+  /** Requests per second over the run, counting 2xx answers only (any other answer fails the run). */
   rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
 }
 
-/**
- * Load with autocannon against 127.0.0.1 (10 connections unless told otherwise). A run with non-2xx answers or
- * errors throws: a benchmark that measures error pages measures nothing.
- *
- * `warmUpSeconds` of the same load go first, untimed: the steady state of a long-running server is what counts, not
- * V8 compiling its hot functions. In the first seconds of a POST load the V8 worker threads spent as much CPU
- * optimising code as the request path took (perf, docs/performance.md); ten seconds later, ~1 %.
- */
-export async function load(o: {
+/** One autocannon load: what to request, and how. */
+export interface LoadTarget {
   url: string;
-  seconds: number;
-  warmUpSeconds?: number;
   connections?: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   /** Rewrites each request (e.g. a fresh name per POST). */
   setupRequest?: (request: { path: string; method?: string }) => { path: string; method?: string };
-}): Promise<LoadResult> {
+}
+
+/**
+ * Load with autocannon against 127.0.0.1 (10 connections unless told otherwise) for `seconds`, in one continuous
+ * run. A run with non-2xx answers or errors throws: a benchmark that measures error pages measures nothing.
+ */
+export async function run(
+  o: LoadTarget,
+  seconds: number,
+): Promise<{ requests: number; seconds: number; p50: number; p99: number }> {
   if (!o.url.startsWith('http://127.0.0.1:')) throw new Error('benchmarks target 127.0.0.1 only');
-  const run = (seconds: number) =>
-    autocannon({
-      url: o.url,
-      method: o.method ?? 'GET',
-      connections: o.connections ?? 10,
-      duration: seconds,
-      headers: o.headers ?? {},
-      ...(o.setupRequest ? { requests: [{ setupRequest: o.setupRequest as never }] } : {}),
-    });
-  if (o.warmUpSeconds) await run(o.warmUpSeconds);
-  const result = await run(o.seconds);
+  const result = await autocannon({
+    url: o.url,
+    method: o.method ?? 'GET',
+    connections: o.connections ?? 10,
+    duration: seconds,
+    headers: o.headers ?? {},
+    ...(o.setupRequest ? { requests: [{ setupRequest: o.setupRequest as never }] } : {}),
+  });
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0)
     throw new Error(
       `${o.method ?? 'GET'} ${o.url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`,
     );
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: bad };
+  return { requests: result['2xx'], seconds: result.duration, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/**
+ * A service load against its baseline, measured in alternating slices (baseline, service, baseline, service, …) so
+ * that the VM's speed, which drifts by up to 2× within minutes here, weighs on both alike. Measured one after the
+ * other, ten seconds each, the same code's POST ratio ranged from 0.23× to 0.37×.
+ *
+ * Each load first runs `warmUpSeconds` untimed: the steady state of a long-running server is what counts, not V8
+ * compiling its hot functions (in the first seconds of a POST load the V8 worker threads spent as much CPU optimising
+ * code as the request path took; ten seconds in, ~1 %). Requests per second are the 2xx answers of all slices over
+ * their time. Latency is not combined here (percentiles of slices do not add up to the run's, and each slice starts on
+ * fresh connections): measure it with one continuous {@link run}.
+ */
+export async function alternatingLoads(
+  baseline: LoadTarget,
+  service: LoadTarget,
+  o: { seconds: number; slices: number; warmUpSeconds: number },
+): Promise<{ baseline: LoadResult; service: LoadResult }> {
+  if (o.warmUpSeconds > 0) {
+    await run(baseline, o.warmUpSeconds);
+    await run(service, o.warmUpSeconds);
+  }
+  const slices = {
+    baseline: [] as Awaited<ReturnType<typeof run>>[],
+    service: [] as Awaited<ReturnType<typeof run>>[],
+  };
+  for (let i = 0; i < o.slices; i++) {
+    slices.baseline.push(await run(baseline, o.seconds / o.slices));
+    slices.service.push(await run(service, o.seconds / o.slices));
+  }
+  return { baseline: combined(slices.baseline), service: combined(slices.service) };
+}
+
+function combined(slices: Awaited<ReturnType<typeof run>>[]): LoadResult {
+  return { rps: slices.reduce((n, s) => n + s.requests, 0) / slices.reduce((t, s) => t + s.seconds, 0) };
 }
 
 /**
