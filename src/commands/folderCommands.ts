@@ -14,7 +14,7 @@ import {
   refuseTakenSiblingName,
   type FolderCommand,
 } from '../domain/folder';
-import { AccessLevel, emptyAccess, withUserAccess, type AccessList, type Viewer } from '../domain/access';
+import { AccessLevel, copyAccess, emptyAccess, withUserAccess, type AccessList, type Viewer } from '../domain/access';
 import type { Metadata } from '../domain/metadata';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
@@ -55,7 +55,7 @@ export function inheritedAcl(
   let access = emptyAccess();
   if (parent.type === 'folder' || parent.type === 'collection') {
     isPublic = parent.doc.public ?? false;
-    access = structuredClone(parent.doc.access);
+    access = copyAccess(parent.doc.access);
   }
   if (creatorId) access = withUserAccess(access, creatorId, AccessLevel.ADMIN);
   if (explicitPublic !== undefined) isPublic = explicitPublic;

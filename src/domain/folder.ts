@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
-import { accessListSchema, type AccessList, type Viewer } from './access';
+import { accessListSchema, copyAccess, type AccessList, type Viewer } from './access';
 import { RestError, ValidationError } from './errors';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 import { PARENT_TYPES, type ParentType } from './parents';
@@ -527,7 +527,7 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
             description: d.description.trim(),
             ...(d.public !== undefined ? { public: d.public } : {}),
             ...(d.publicFlags !== undefined ? { publicFlags: [...d.publicFlags] } : {}),
-            access: structuredClone(d.access),
+            access: copyAccess(d.access),
             creatorId: d.creatorId,
             created: d.created,
             meta: structuredClone(d.meta),
@@ -553,7 +553,7 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
             description: s.description,
             ...(s.public !== undefined ? { public: s.public } : {}),
             ...(s.publicFlags !== undefined ? { publicFlags: [...s.publicFlags] } : {}),
-            access: structuredClone(s.access),
+            access: copyAccess(s.access),
             meta: structuredClone(s.meta),
             creatorId: s.creatorId,
             created: s.created,
@@ -591,7 +591,7 @@ export function folderStateFromDoc(doc: {
     parentId: doc.parentId,
     ...(doc.public !== undefined ? { public: doc.public } : {}),
     ...(doc.publicFlags !== undefined ? { publicFlags: [...doc.publicFlags] } : {}),
-    access: structuredClone(doc.access),
+    access: copyAccess(doc.access),
     meta: structuredClone(doc.meta),
     updated: doc.updated,
   };
