@@ -11,8 +11,6 @@ import { webClientRoutes } from './web/webClient';
 import { ANONYMOUS } from './principal';
 import { API_ROOT, apiRequests, pathSegments, sendApiError, type ApiRequests } from './apiRequests';
 
-export { API_ROOT, routingMethod } from './apiRequests';
-
 /** Headers on every answer but the probes': nothing the service answers may be cached. */
 function setNoStoreHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-cache, no-store, must-revalidate');

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { RestError } from '../../src/domain/errors';
 import { pagingOf, pagingParams, param, parseInteger, parseJsonBody, toBool } from '../../src/http/params';
 import { collectParams, hasProcessableBody } from '../../src/http/requestParams';
-import { routingMethod } from '../../src/http/app';
+import { routingMethod } from '../../src/http/apiRequests';
 import { htmlOf, sortedJson, wantsHtml } from '../../src/http/render';
 import { errorResponse } from '../../src/http/errorMapping';
 import { AccessDeniedError, ValidationError } from '../../src/domain/errors';
