@@ -6,7 +6,7 @@
  *   npm run bench -- http            (or --quick)
  */
 import type { Benchmark, BenchRow } from './lib/benchRow';
-import { alternatingLoads, run, sequentialLatency } from './lib/load';
+import { alternatingLoads, continuousLoad, sequentialLatency } from './lib/load';
 import { startService } from './lib/serverProcess';
 import { httpTargets } from './lib/httpTargets';
 
@@ -42,8 +42,8 @@ const bench: Benchmark = async ({ quick }) => {
         timing,
       );
       // Latency from one continuous run (warm by now), against the bare GET's, also continuous.
-      const postLatency = await run(postLoad, seconds);
-      const bareGetLatency = await run({ url: urls.bareGet }, seconds);
+      const postLatency = await continuousLoad(postLoad, seconds);
+      const bareGetLatency = await continuousLoad({ url: urls.bareGet }, seconds);
       const sequentialCalls = quick ? 100 : 1000;
       const sequential = await sequentialLatency(
         sequentialCalls,

@@ -19,7 +19,7 @@ export interface LoadTarget {
  * Load with autocannon against 127.0.0.1 (10 connections unless told otherwise) for `seconds`, in one continuous
  * run. A run with non-2xx answers or errors throws: a benchmark that measures error pages measures nothing.
  */
-export async function run(
+export async function continuousLoad(
   o: LoadTarget,
   seconds: number,
 ): Promise<{ requests: number; seconds: number; p50: number; p99: number }> {
@@ -49,7 +49,7 @@ export async function run(
  * compiling its hot functions (in the first seconds of a POST load the V8 worker threads spent as much CPU optimising
  * code as the request path took; ten seconds in, ~1 %). Requests per second are the 2xx answers of all slices over
  * their time. Latency is not combined here (percentiles of slices do not add up to the run's, and each slice starts on
- * fresh connections): measure it with one continuous {@link run}.
+ * fresh connections): measure it with {@link continuousLoad}.
  */
 export async function alternatingLoads(
   baseline: LoadTarget,
@@ -57,21 +57,21 @@ export async function alternatingLoads(
   o: { seconds: number; slices: number; warmUpSeconds: number },
 ): Promise<{ baseline: LoadResult; service: LoadResult }> {
   if (o.warmUpSeconds > 0) {
-    await run(baseline, o.warmUpSeconds);
-    await run(service, o.warmUpSeconds);
+    await continuousLoad(baseline, o.warmUpSeconds);
+    await continuousLoad(service, o.warmUpSeconds);
   }
   const slices = {
-    baseline: [] as Awaited<ReturnType<typeof run>>[],
-    service: [] as Awaited<ReturnType<typeof run>>[],
+    baseline: [] as Awaited<ReturnType<typeof continuousLoad>>[],
+    service: [] as Awaited<ReturnType<typeof continuousLoad>>[],
   };
   for (let i = 0; i < o.slices; i++) {
-    slices.baseline.push(await run(baseline, o.seconds / o.slices));
-    slices.service.push(await run(service, o.seconds / o.slices));
+    slices.baseline.push(await continuousLoad(baseline, o.seconds / o.slices));
+    slices.service.push(await continuousLoad(service, o.seconds / o.slices));
   }
   return { baseline: combined(slices.baseline), service: combined(slices.service) };
 }
 
-function combined(slices: Awaited<ReturnType<typeof run>>[]): LoadResult {
+function combined(slices: Awaited<ReturnType<typeof continuousLoad>>[]): LoadResult {
   return { rps: slices.reduce((n, s) => n + s.requests, 0) / slices.reduce((t, s) => t + s.seconds, 0) };
 }
 
