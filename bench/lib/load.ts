@@ -5,6 +5,14 @@ export interface LoadResult {
   rps: number;
 }
 
+/** One continuous autocannon run: its 2xx answers, its wall time in seconds, and its latency percentiles (ms). */
+interface LoadRun {
+  requests: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+}
+
 /** One autocannon load: what to request, and how. */
 export interface LoadTarget {
   url: string;
@@ -19,10 +27,7 @@ export interface LoadTarget {
  * Load with autocannon against 127.0.0.1 (10 connections unless told otherwise) for `seconds`, in one continuous
  * run. A run with non-2xx answers or errors throws: a benchmark that measures error pages measures nothing.
  */
-export async function continuousLoad(
-  o: LoadTarget,
-  seconds: number,
-): Promise<{ requests: number; seconds: number; p50: number; p99: number }> {
+export async function continuousLoad(o: LoadTarget, seconds: number): Promise<LoadRun> {
   if (!o.url.startsWith('http://127.0.0.1:')) throw new Error('benchmarks target 127.0.0.1 only');
   const result = await autocannon({
     url: o.url,
@@ -60,10 +65,7 @@ export async function alternatingLoads(
     await continuousLoad(baseline, o.warmUpSeconds);
     await continuousLoad(service, o.warmUpSeconds);
   }
-  const slices = {
-    baseline: [] as Awaited<ReturnType<typeof continuousLoad>>[],
-    service: [] as Awaited<ReturnType<typeof continuousLoad>>[],
-  };
+  const slices: { baseline: LoadRun[]; service: LoadRun[] } = { baseline: [], service: [] };
   for (let i = 0; i < o.slices; i++) {
     slices.baseline.push(await continuousLoad(baseline, o.seconds / o.slices));
     slices.service.push(await continuousLoad(service, o.seconds / o.slices));
@@ -71,7 +73,7 @@ export async function alternatingLoads(
   return { baseline: combined(slices.baseline), service: combined(slices.service) };
 }
 
-function combined(slices: Awaited<ReturnType<typeof continuousLoad>>[]): LoadResult {
+function combined(slices: LoadRun[]): LoadResult {
   return { rps: slices.reduce((n, s) => n + s.requests, 0) / slices.reduce((t, s) => t + s.seconds, 0) };
 }
 

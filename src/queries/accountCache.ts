@@ -9,8 +9,9 @@ const MAX_ENTRIES = 10_000;
  * The adapter bumps that version in the very transaction that changes a user, a token or a group membership, in
  * whichever process projects it, so a cached caller is exactly what a fresh read would give: a revoked token, a
  * disabled user or a new admin counts on the next request everywhere. A request then skips hashing its token and two
- * or three lookups (~10 % of a `GET /folder/:id`'s CPU), and the version is read once per caller. Expiry is not cached: callers check it on every request.
- * Where the adapter keeps no version (MongoDB), every call reads through.
+ * or three lookups (~10 % of a `GET /folder/:id`'s CPU), and reads the version once for its token and user. Expiry
+ * is not cached: callers check it on every request. Where the adapter keeps no version (MongoDB), every call reads
+ * through.
  *
  * Cached documents are frozen: they are shared by every request of that caller, so none may change them.
  */

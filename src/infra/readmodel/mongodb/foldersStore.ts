@@ -4,7 +4,17 @@ import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../port
 import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
-import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
+import {
+  and,
+  defined,
+  hidden,
+  itemNamedFilter,
+  readableFilter,
+  setFields,
+  sortOf,
+  textSearch,
+  windowOf,
+} from './queryHelpers';
 import { addFolderSize, addRootSize, recordSizeChange } from './sizes';
 import { removeSubtree } from './subtreeStore';
 import { notStored } from '../notStored';
@@ -119,11 +129,8 @@ export class MongoFolders implements FolderQueries {
   async siblingNamed(parentType: ParentType, parentId: string, name: string, exceptItemId?: string) {
     if (await this.childNamed(parentType, parentId, name)) return 'folder' as const;
     if (parentType !== 'folder') return null;
-    const filter =
-      exceptItemId === undefined
-        ? { folderId: parentId, name }
-        : { folderId: parentId, name, _id: { $ne: exceptItemId } };
-    return (await (await this.source.get('items')).findOne(filter, { projection: { _id: 1 } }))
+    const items = await this.source.get('items');
+    return (await items.findOne(itemNamedFilter(parentId, name, exceptItemId), { projection: { _id: 1 } }))
       ? ('item' as const)
       : null;
   }

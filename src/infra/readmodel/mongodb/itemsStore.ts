@@ -12,7 +12,17 @@ import type { Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { physicalName, type StoredDoc } from './collections';
-import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
+import {
+  and,
+  defined,
+  hidden,
+  itemNamedFilter,
+  readableFilter,
+  setFields,
+  sortOf,
+  textSearch,
+  windowOf,
+} from './queryHelpers';
 import { addFolderSize, addRootSize, moveSize } from './sizes';
 import { notStored } from '../notStored';
 import type { Paging } from '../../../domain/paging';
@@ -55,8 +65,11 @@ export class MongoItems implements ItemQueries {
   }
 
   async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
-    const filter = except === undefined ? { folderId, name } : { folderId, name, _id: { $ne: except } };
-    const doc = await (await this.source.get('items')).findOne(filter, { projection: { _id: 1 }, sort: { _id: 1 } });
+    const items = await this.source.get('items');
+    const doc = await items.findOne(itemNamedFilter(folderId, name, except), {
+      projection: { _id: 1 },
+      sort: { _id: 1 },
+    });
     return doc?._id ?? null;
   }
 

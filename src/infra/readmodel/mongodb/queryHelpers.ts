@@ -120,3 +120,8 @@ export function setFields(fields: Record<string, unknown>): Document {
   }
   return { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) };
 }
+
+/** The items of a folder with exactly this name, `except` one item (sibling-name checks). */
+export function itemNamedFilter(folderId: string, name: string, except?: string): Filter<StoredDoc> {
+  return except === undefined ? { folderId, name } : { folderId, name, _id: { $ne: except } };
+}
