@@ -31,9 +31,17 @@ export async function scenario(server: ServerProcess): Promise<Scenario> {
 
 /**
  * A private folder of the admin's, readable by the ordinary user through an ACL entry, holding `count` children
- * seeded through the bulk event path; resolves once the service's read models list them all.
+ * seeded through the bulk event path; resolves once the service's read models list them all. The children share
+ * the folder's ACL; with `userReadsLast`, the ordinary user may read only that many of them, the last in name order
+ * (the others are the admin's alone).
  */
-export async function folderWithChildren(s: Scenario, dataDir: string, name: string, count: number): Promise<string> {
+export async function folderWithChildren(
+  s: Scenario,
+  dataDir: string,
+  name: string,
+  count: number,
+  userReadsLast = count,
+): Promise<string> {
   const folder = await s.admin.ok('POST', '/folder', {
     parentType: 'user',
     parentId: s.adminId,
@@ -48,7 +56,14 @@ export async function folderWithChildren(s: Scenario, dataDir: string, name: str
     groups: [],
   };
   await s.admin.ok('PUT', `/folder/${folder._id}/access`, { access: JSON.stringify(access), public: 'false' });
-  await seedChildFolders(dataDir, { id: folder._id, access, public: false, creatorId: s.adminId }, count);
+  const adminOnly = { users: [access.users[0]], groups: [] };
+  await seedChildFolders(
+    dataDir,
+    { id: folder._id, access, public: false, creatorId: s.adminId },
+    count,
+    'child ',
+    (n) => (n >= count - userReadsLast ? access : adminOnly),
+  );
   await waitForCount(s.admin, folder._id as string, count);
   return folder._id as string;
 }

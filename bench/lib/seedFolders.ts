@@ -45,12 +45,16 @@ export interface SeedParent {
   creatorId: string;
 }
 
-/** Appends `count` child folders named `<prefix><n>` (n zero-padded so names sort like numbers) under a folder. */
+/**
+ * Appends `count` child folders named `<prefix><n>` (n zero-padded so names sort like numbers) under a folder, each
+ * with the parent's ACL, or the one `accessOf(n)` gives.
+ */
 export async function seedChildFolders(
   dataDir: string,
   parent: SeedParent,
   count: number,
   prefix = 'child ',
+  accessOf: (n: number) => AccessList = () => parent.access,
 ): Promise<void> {
   const db = openDatabase(path.join(dataDir, 'folder-service.sqlite'));
   const store = new SqliteEventStore(db);
@@ -74,7 +78,7 @@ export async function seedChildFolders(
               creatorId: parent.creatorId,
               created: girderTime(),
               public: parent.public,
-              access: parent.access,
+              access: accessOf(n),
             },
           },
           folderStateFor(folderId),

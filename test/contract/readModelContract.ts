@@ -408,6 +408,71 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.folders.childNamed('collection', 'b', 'Gamma')).toBeNull();
       });
 
+      it("lists a partial reader's children in order, page by page, whatever ACLs the others hold", async () => {
+        // Two ACLs whose read-class keys share a 32-bit hash (the embedded index's key, readClassIndex.ts): one that
+        // u1 reads, one that u1 does not.
+        const readable = acl([
+          ['u1', 0],
+          ['25e7aa8f', 2],
+        ]);
+        const unreadable = acl([['cba8ad71', 2]]);
+        const classes = [
+          readable,
+          unreadable,
+          acl([['u2', 2]]),
+          acl([], [['g1', 0]]),
+          acl([
+            ['u2', 2],
+            ['u1', 1],
+          ]),
+        ];
+        // Twenty children, their classes interleaved in name order; every fifth one public as well.
+        await apply((tx) => {
+          tx.folders.insert(folder('kids', 'Kids', { type: 'collection', id: 'c1' }));
+          for (let n = 0; n < 20; n++) {
+            const access = classes[(n * 3) % classes.length];
+            tx.folders.insert(
+              folder(
+                `k${n}`,
+                `Kid ${String(n).padStart(2, '0')}`,
+                { type: 'folder', id: 'kids' },
+                {
+                  access,
+                  public: n % 5 === 4,
+                },
+              ),
+            );
+          }
+        });
+        const reads = (v: Viewer, n: number) => {
+          const access = classes[(n * 3) % classes.length];
+          return (
+            n % 5 === 4 ||
+            access.users.some((entry) => entry.id === v.id) ||
+            access.groups.some((entry) => v.groups.includes(entry.id))
+          );
+        };
+        const kids = Array.from({ length: 20 }, (_, n) => n);
+        for (const v of [viewer('u1'), viewer('u1', ['g1']), viewer('u2'), viewer('u3')]) {
+          const expected = kids.filter((n) => reads(v, n)).map((n) => `k${n}`);
+          for (const sortdir of [1, -1] as const) {
+            const inOrder = sortdir === 1 ? expected : [...expected].reverse();
+            const pages: string[] = [];
+            for (let offset = 0; offset < inOrder.length + 3; offset += 3) {
+              const page = await rm.folders.listChildren({
+                parentType: 'folder',
+                parentId: 'kids',
+                viewer: v,
+                paging: paging({ limit: 3, offset, sortdir }),
+              });
+              expect(page.total).toBe(expected.length);
+              pages.push(...ids(page.rows));
+            }
+            expect(pages).toEqual(inOrder);
+          }
+        }
+      });
+
       it('sorts on any field, missing values first, ties by id', async () => {
         await apply((tx) => tx.folders.update('c', { meta: { rank: 2 } }));
         await apply((tx) => tx.folders.update('e', { meta: { rank: 1 } }));

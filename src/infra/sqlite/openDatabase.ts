@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { registerReadClassHash } from '../readmodel/sqlite/readClassIndex';
 
 export type SqliteDatabase = Database.Database;
 
@@ -17,5 +18,7 @@ export function openDatabase(file: string): SqliteDatabase {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // An index of the read models calls it on every write of a folder row (readClassIndex.ts).
+  registerReadClassHash(db);
   return db;
 }

@@ -18,6 +18,7 @@ import {
 } from './folderTree';
 import { notStored } from '../notStored';
 import { ensureReadClassCounts, readableChildCount } from './readClassCounts';
+import { MAX_MERGED_CLASSES, READ_CLASS_SORT_INDEX_DDL, readClassesPageSql } from './readClassIndex';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
 import type { ParentType, RootType } from '../../../domain/parents';
@@ -47,6 +48,7 @@ CREATE TABLE IF NOT EXISTS rm_folders (
 CREATE INDEX IF NOT EXISTS rm_folders_parent_name ON rm_folders (parent_id, parent_type, name);
 DROP INDEX IF EXISTS rm_folders_parent_lower;
 ${PARENT_SORT_INDEX};
+${READ_CLASS_SORT_INDEX_DDL};
 CREATE INDEX IF NOT EXISTS rm_folders_base ON rm_folders (base_parent_id);
 CREATE TABLE IF NOT EXISTS rm_folder_child_counts (
   parent_id TEXT NOT NULL, parent_type TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (parent_id, parent_type)) WITHOUT ROWID;
@@ -89,7 +91,8 @@ interface FolderRow {
   doc: string;
 }
 
-const SELECT = 'SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc FROM rm_folders f';
+const FOLDER_COLUMNS = 'f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc';
+const SELECT = `SELECT ${FOLDER_COLUMNS} FROM rm_folders f`;
 
 function toDoc(row: FolderRow): FolderDoc {
   // The columns are set on the parsed object, not spread with it into a new one: the same keys in the same order, at
@@ -211,11 +214,23 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         o.paging,
         this.maintainedCount(o.parentType, o.parentId),
       );
-    const { readable, all } = readableChildCount(this.db, o.parentType, o.parentId, o.viewer);
+    const { readable, all, readableClasses } = readableChildCount(this.db, o.parentType, o.parentId, o.viewer);
     if (readable === 0) return { rows: [], total: 0 };
     // The viewer reads every child: the page is the unfiltered walk of the parent's sort index.
     if (readable === all)
       return this.page('WHERE f.parent_id = ? AND f.parent_type = ?', [o.parentId, o.parentType], o.paging, readable);
+    // Only some: the classes the viewer reads, merged in order (readClassIndex.ts).
+    if (o.paging.sort === 'lowerName' && readableClasses.length <= MAX_MERGED_CLASSES) {
+      const page = readClassesPageSql(
+        FOLDER_COLUMNS,
+        readableClasses,
+        { type: o.parentType, id: o.parentId },
+        filter,
+        o.paging,
+      );
+      const rows = prepared(this.db, page.sql).all(...page.args) as FolderRow[];
+      return { rows: rows.map(toDoc), total: readable };
+    }
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, readable);
   }
 

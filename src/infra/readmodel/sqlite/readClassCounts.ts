@@ -2,6 +2,7 @@ import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { AccessList, Viewer } from '../../../domain/access';
 import type { ParentType } from '../../../domain/parents';
+import { readClassSql } from './readClassIndex';
 
 /**
  * Per-parent counts of child folders by *read class*, so that an ordinary user's `Girder-Total-Count` is a sum over a
@@ -23,7 +24,7 @@ import type { ParentType } from '../../../domain/parents';
  * not in the key: which classes a viewer reads is decided per request from the viewer's groups, so a membership
  * change needs no maintenance here.
  */
-const classOf = (row: 'new' | 'old') => `CASE WHEN ${row}.public THEN 'public' ELSE ${row}.doc -> '$.access' END`;
+const classOf = (row: 'new' | 'old') => readClassSql(row);
 
 const increment = `
   INSERT INTO rm_folder_read_counts (parent_id, parent_type, read_class, n) VALUES (new.parent_id, new.parent_type, ${classOf('new')}, 1)
@@ -81,24 +82,28 @@ function readableClass(readClass: string, viewer: Viewer | null): boolean {
 }
 
 /**
- * The parent's child folders that the viewer may READ, and all of them, from the maintained counts: the cost is the
- * number of distinct ACLs among the children, not the number of children.
+ * The parent's child folders that the viewer may READ, and all of them, from the maintained counts, with the read
+ * classes of those the viewer reads: the cost is the number of distinct ACLs among the children, not the number of
+ * children.
  */
 export function readableChildCount(
   db: SqliteDatabase,
   parentType: ParentType,
   parentId: string,
   viewer: Viewer | null,
-): { readable: number; all: number } {
+): { readable: number; all: number; readableClasses: string[] } {
   const rows = prepared(
     db,
     'SELECT read_class, n FROM rm_folder_read_counts WHERE parent_id = ? AND parent_type = ?',
   ).all(parentId, parentType) as { read_class: string; n: number }[];
   let readable = 0;
   let all = 0;
+  const readableClasses: string[] = [];
   for (const { read_class, n } of rows) {
     all += n;
-    if (readableClass(read_class, viewer)) readable += n;
+    if (!readableClass(read_class, viewer)) continue;
+    readable += n;
+    readableClasses.push(read_class);
   }
-  return { readable, all };
+  return { readable, all, readableClasses };
 }

@@ -3,6 +3,7 @@ import { FOLDERS_DDL } from './foldersStore';
 import { ACL_DDL } from './aclRows';
 import { HISTORY_DDL } from './historyStore';
 import { ensureReadClassCounts } from './readClassCounts';
+import { READ_CLASS_SORT_INDEX } from './readClassIndex';
 import { emptyReadModels } from './emptyReadModels';
 
 /**
@@ -22,10 +23,10 @@ import { emptyReadModels } from './emptyReadModels';
  *    writes, and the FTS table is loaded from it in one statement, rowids included (they are the keys the live rows
  *    hold, searchRows.ts);
  *  - secondary indexes that no projection write reads (the listing sort index, the parent+name index the
- *    commands' sibling lookups use, the ACL principal index, the point-in-time parent index): dropped, and created
- *    again by their `CREATE INDEX IF NOT EXISTS`. Subtree events walk a subtree down the listing sort index
- *    (folderTree.ts): the first of them in the log creates it again (`ensureWalkIndex`), and the replay maintains it
- *    from there on; a log without any never does.
+ *    commands' sibling lookups use, the read-class listing index, the ACL principal index, the point-in-time parent
+ *    index): dropped, and created again by their `CREATE INDEX IF NOT EXISTS`. Subtree events walk a subtree down
+ *    the listing sort index (folderTree.ts): the first of them in the log creates it again (`ensureWalkIndex`), and
+ *    the replay maintains it from there on; a log without any never does.
  * The history TEMP triggers stay (their rows carry each event's position), and so does the base parent index. Folder creations, most of a log, are not written one statement at a time but
  * buffered and written per table with multi-row inserts, their history rows included (replayFolderCreations.ts); a
  * batch of creations alone is written by the replay's writer thread on its own connection (replayWriter.ts).
@@ -38,7 +39,7 @@ const FTS_TABLES = ['rm_folders_fts', 'rm_items_fts', 'rm_collections_fts'];
 const FTS_DDL = (name: string) =>
   `CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61')`;
 const REPLAY_MARK = 'rm_folders_count_replay_delete';
-const DEFERRED_INDEXES = ['rm_folders_parent_name', 'rm_acl_principal', 'rm_folder_tree_parent'];
+const DEFERRED_INDEXES = ['rm_folders_parent_name', READ_CLASS_SORT_INDEX, 'rm_acl_principal', 'rm_folder_tree_parent'];
 const LIVE_TRIGGERS = [
   'rm_folders_count_insert',
   'rm_folders_count_delete',

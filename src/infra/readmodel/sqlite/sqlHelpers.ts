@@ -18,15 +18,15 @@ export function pagingSql(paging: Paging, columns: SortColumns, table: string): 
     key = `json_extract(${table}.doc, ?)`;
     args.push(jsonPath(paging.sort));
   }
-  let sql = ` ORDER BY ${key} ${dir}, ${table}.id ${dir}`;
-  if (paging.limit > 0) {
-    sql += ' LIMIT ? OFFSET ?';
-    args.push(paging.limit, Math.max(0, paging.offset));
-  } else if (paging.offset > 0) {
-    sql += ' LIMIT -1 OFFSET ?';
-    args.push(paging.offset);
-  }
-  return { sql, args };
+  const limit = limitSql(paging);
+  return { sql: ` ORDER BY ${key} ${dir}, ${table}.id ${dir}${limit.sql}`, args: [...args, ...limit.args] };
+}
+
+/** The page's `LIMIT … OFFSET …` (none when it asks for every row from the start). */
+export function limitSql(paging: Paging): { sql: string; args: unknown[] } {
+  if (paging.limit > 0) return { sql: ' LIMIT ? OFFSET ?', args: [paging.limit, Math.max(0, paging.offset)] };
+  if (paging.offset > 0) return { sql: ' LIMIT -1 OFFSET ?', args: [paging.offset] };
+  return { sql: '', args: [] };
 }
 
 /** `meta.a.b` → `$."meta"."a"."b"` (each segment quoted, so any field name is safe). */
