@@ -24,13 +24,12 @@ import { readClassSql } from './readClassIndex';
  * not in the key: which classes a viewer reads is decided per request from the viewer's groups, so a membership
  * change needs no maintenance here.
  */
-const classOf = (row: 'new' | 'old') => readClassSql(row);
 
 const increment = `
-  INSERT INTO rm_folder_read_counts (parent_id, parent_type, read_class, n) VALUES (new.parent_id, new.parent_type, ${classOf('new')}, 1)
+  INSERT INTO rm_folder_read_counts (parent_id, parent_type, read_class, n) VALUES (new.parent_id, new.parent_type, ${readClassSql('new')}, 1)
   ON CONFLICT (parent_id, parent_type, read_class) DO UPDATE SET n = n + 1;`;
 const decrement = `
-  UPDATE rm_folder_read_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type AND read_class = ${classOf('old')};
+  UPDATE rm_folder_read_counts SET n = n - 1 WHERE parent_id = old.parent_id AND parent_type = old.parent_type AND read_class = ${readClassSql('old')};
   DELETE FROM rm_folder_read_counts WHERE parent_id = old.parent_id AND parent_type = old.parent_type AND n = 0;`;
 
 const DDL = `
@@ -47,7 +46,7 @@ BEGIN ${decrement} ${increment} END;
 
 /** The counts of `rm_folders` by parent and read class: the table's rows (parent_id, parent_type, read_class, n). */
 export const COUNT_READ_CLASSES = `SELECT parent_id, parent_type, read_class, COUNT(*) FROM (
-    SELECT parent_id, parent_type, ${classOf('new')} AS read_class FROM rm_folders new)
+    SELECT parent_id, parent_type, ${readClassSql('new')} AS read_class FROM rm_folders new)
   GROUP BY parent_id, parent_type, read_class`;
 
 /**
