@@ -22,7 +22,7 @@ import { verifyReadModels } from '../src/cli/verify';
 const ROWS_PER_TRANSACTION = 2000;
 
 const bench: Benchmark = async ({ quick }) => {
-  const folders = Number(process.env.REBUILD_FOLDERS ?? (quick ? 10_000 : 500_000));
+  const folders = Number(process.env.REBUILD_FOLDERS ?? (quick ? 5_000 : 500_000));
   const service = await startService();
   try {
     await writeRebuildWorkload(service, folders);
