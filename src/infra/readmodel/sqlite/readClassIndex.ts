@@ -18,7 +18,7 @@ import { limitSql } from './sqlHelpers';
  * rows of the other class, never a wrong answer. The hash is an SQL function of this application, registered on every
  * connection to the file (openDatabase.ts), since SQLite evaluates it on every write of a folder row.
  */
-export const READ_CLASS_HASH_FUNCTION = 'rm_read_class_hash';
+const READ_CLASS_HASH_FUNCTION = 'rm_read_class_hash';
 
 /** The read class of a folder row (`prefix`: the row's name in a trigger or a query, none in an index). */
 export function readClassSql(prefix?: string): string {
