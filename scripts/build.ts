@@ -23,6 +23,7 @@ const ENTRIES = [
   'cli/projectAppended.ts',
   'infra/eventstore/sqlite/appendWorkerThread.ts',
   'infra/readmodel/sqlite/replayWriterThread.ts',
+  'infra/sqlite/offLoopReadsThread.ts',
 ];
 
 const EXTERNAL = [

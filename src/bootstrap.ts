@@ -29,6 +29,7 @@ import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
 import { WriteGate } from './infra/sqlite/writeGate';
 import { tuneLiveConnection } from './infra/sqlite/liveConnection';
 import { NoWaitWrites } from './infra/sqlite/noWaitWrites';
+import { OffLoopReads } from './infra/sqlite/offLoopReads';
 import { ProjectionInAppend } from './ports/projectionInAppend';
 
 /**
@@ -99,7 +100,10 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
           progress: { bus: bulkProgress, everyMs: config.bulkProgressIntervalMs },
         })
       : undefined;
-  if (readModel instanceof SqliteReadModel) readModel.liveWrites({ gate, batchBudgetMs: LIVE_BATCH_BUDGET_MS });
+  if (readModel instanceof SqliteReadModel) {
+    readModel.liveWrites({ gate, batchBudgetMs: LIVE_BATCH_BUDGET_MS });
+    readModel.readHeavyOffLoop(new OffLoopReads(file));
+  }
   const domainEvents = new DomainEvents();
   // One projector per read model across every process sharing it: the lease holder projects, others stand by.
   const projector = new Projector(eventStore, readModel, options.projection ?? readModelProjection, {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorkerThread } from '../../startWorkerThread';
-import { WrongExpectedVersionError } from '../../../ports/eventStore';
+import { deserializeError, type SerializedError } from '../../threadErrors';
 import type { LeaseFence } from '../../../ports/readModel';
 import type { GroupOutcome, GroupResult, PreparedAppend } from './groupCommit';
 
@@ -24,47 +24,12 @@ export interface CommitRequest {
   fence?: LeaseFence;
 }
 
-/** An error crossing the thread boundary (structured clone keeps neither the class nor extra fields of an Error). */
-export type SerializedError =
-  | {
-      kind: 'wrongExpectedVersion';
-      streamId: string;
-      expected: WrongExpectedVersionError['expected'];
-      actual: WrongExpectedVersionError['actual'];
-    }
-  | { kind: 'error'; name: string; message: string; stack?: string; code?: unknown };
-
 export type WireResult =
   { outcome: Extract<GroupResult, { outcome: unknown }>['outcome'] } | { error: SerializedError };
 
 /** The worker's answer: each request's fate, or the failure of the whole transaction (nothing written). */
 export type CommitReply =
   { id: number; results: WireResult[]; projectedThrough?: bigint } | { id: number; failed: SerializedError };
-
-export function serializeError(error: unknown): SerializedError {
-  if (error instanceof WrongExpectedVersionError) {
-    return { kind: 'wrongExpectedVersion', streamId: error.streamId, expected: error.expected, actual: error.actual };
-  }
-  const e = error instanceof Error ? error : new Error(String(error));
-  const code = (e as { code?: unknown }).code;
-  return {
-    kind: 'error',
-    name: e.name,
-    message: e.message,
-    ...(e.stack ? { stack: e.stack } : {}),
-    ...(code !== undefined ? { code } : {}),
-  };
-}
-
-export function deserializeError(error: SerializedError): Error {
-  if (error.kind === 'wrongExpectedVersion')
-    return new WrongExpectedVersionError(error.streamId, error.expected, error.actual);
-  const revived = new Error(error.message);
-  revived.name = error.name;
-  if (error.stack) revived.stack = error.stack;
-  if (error.code !== undefined) Object.assign(revived, { code: error.code });
-  return revived;
-}
 
 export class AppendWorker {
   private worker: Worker | null = null;

@@ -8,7 +8,8 @@ import { openDatabase, type SqliteDatabase } from '../../sqlite/openDatabase';
 import { GroupCommit, type ProjectAppended } from './groupCommit';
 import type { LeaseFence } from '../../../ports/readModel';
 import { WorkerCheckpoints } from '../../sqlite/walCheckpoints';
-import { serializeError, type CommitReply, type CommitRequest, type WireResult } from './appendWorker';
+import type { CommitReply, CommitRequest, WireResult } from './appendWorker';
+import { serializeError } from '../../threadErrors';
 
 export function serveAppendCommits(projectWith?: (db: SqliteDatabase) => ProjectAppended): void {
   if (!parentPort) throw new Error('an append worker runs as a worker thread (AppendWorker starts it).');

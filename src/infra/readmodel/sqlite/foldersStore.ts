@@ -3,6 +3,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Level, Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
+import type { HeavyReads } from './heavyReads';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
@@ -94,6 +95,9 @@ interface FolderRow {
 const FOLDER_COLUMNS = 'f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc';
 const SELECT = `SELECT ${FOLDER_COLUMNS} FROM rm_folders f`;
 
+/** Sorts an index of a parent's children serves (rm_folders_parent_sort, rm_folders_parent_name). */
+const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
+
 function toDoc(row: FolderRow): FolderDoc {
   // The columns are set on the parsed object, not spread with it into a new one: the same keys in the same order, at
   // a fifth of the cost per row (a listing decodes fifty).
@@ -152,7 +156,10 @@ export function folderRowValues(doc: NewFolder, base: FolderBase, searchRowid: n
 
 export class SqliteFolders implements FolderQueries, FolderWrites {
   private readonly acl: AclRows;
-  constructor(private readonly db: SqliteDatabase) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly heavy: HeavyReads,
+  ) {
     const countsExisted =
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !==
       undefined;
@@ -204,21 +211,24 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
+    // An exact name matches one row at most; a text filter or a sort no index serves reads every match.
+    const heavy = o.name === undefined && (o.text !== undefined || !INDEX_SERVED_SORTS.has(o.paging.sort));
     if (o.name !== undefined || o.text !== undefined)
-      return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
+      return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy });
     // Every child passes a site admin's unfiltered listing: its total is the maintained count.
     if (o.viewer?.admin)
-      return this.page(
-        `WHERE ${clauses.join(' AND ')}`,
-        args,
-        o.paging,
-        this.maintainedCount(o.parentType, o.parentId),
-      );
+      return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, {
+        heavy,
+        total: this.maintainedCount(o.parentType, o.parentId),
+      });
     const { readable, all, readableClasses } = readableChildCount(this.db, o.parentType, o.parentId, o.viewer);
     if (readable === 0) return { rows: [], total: 0 };
     // The viewer reads every child: the page is the unfiltered walk of the parent's sort index.
     if (readable === all)
-      return this.page('WHERE f.parent_id = ? AND f.parent_type = ?', [o.parentId, o.parentType], o.paging, readable);
+      return this.page('WHERE f.parent_id = ? AND f.parent_type = ?', [o.parentId, o.parentType], o.paging, {
+        heavy,
+        total: readable,
+      });
     // Only some: the classes the viewer reads, merged in order (readClassIndex.ts).
     if (o.paging.sort === 'lowerName' && readableClasses.length <= MAX_MERGED_CLASSES) {
       const page = readClassesPageSql(
@@ -231,7 +241,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       const rows = prepared(this.db, page.sql).all(...page.args) as FolderRow[];
       return { rows: rows.map(toDoc), total: readable };
     }
-    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, readable);
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total: readable });
   }
 
   async search(o: {
@@ -246,15 +256,16 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
       ON s.hit_id = f.id WHERE ${readable.sql}`;
     const args = [query, ...readable.args];
-    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number })
-      .n;
     const page = pagingSql(o.paging, COLUMNS, 'f');
-    const rows = prepared(
-      this.db,
-      `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score
+    const [counted, rows] = (await this.heavy.all([
+      { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args },
+      {
+        sql: `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score
         FROM rm_folders f ${where}${page.sql}`,
-    ).all(...args, ...page.args) as (FolderRow & { score: number })[];
-    return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
+        args: [...args, ...page.args],
+      },
+    ])) as [{ n: number }[], (FolderRow & { score: number })[]];
+    return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total: counted[0].n };
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
@@ -333,13 +344,24 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       .all(...args) as string[];
   }
 
-  private page(where: string, args: unknown[], paging: Paging, knownTotal?: number): Page<FolderDoc> {
-    const total =
-      knownTotal ??
-      (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_folders f ${where}`).get(...args) as { n: number }).n;
+  /**
+   * A page and its total (`known.total` when the caller has it; counted otherwise). `known.heavy`: a read whose cost
+   * grows with the matching rows, for {@link HeavyReads}.
+   */
+  private async page(
+    where: string,
+    args: unknown[],
+    paging: Paging,
+    known: { heavy: boolean; total?: number },
+  ): Promise<Page<FolderDoc>> {
     const page = pagingSql(paging, COLUMNS, 'f');
-    const rows = prepared(this.db, `${SELECT} ${where}${page.sql}`).all(...args, ...page.args) as FolderRow[];
-    return { rows: rows.map(toDoc), total };
+    const pageRead = { sql: `${SELECT} ${where}${page.sql}`, args: [...args, ...page.args] };
+    const countRead = { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args };
+    const reads = known.total === undefined ? [pageRead, countRead] : [pageRead];
+    const [rows, counted] = (
+      known.heavy ? await this.heavy.all(reads) : reads.map((read) => prepared(this.db, read.sql).all(...read.args))
+    ) as [FolderRow[], { n: number }[]?];
+    return { rows: rows.map(toDoc), total: known.total ?? counted?.[0].n ?? 0 };
   }
 
   // ---- projection writes (synchronous, inside the adapter's transaction) ----

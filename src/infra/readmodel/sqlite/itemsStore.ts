@@ -11,6 +11,7 @@ import type {
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
+import type { HeavyReads } from './heavyReads';
 import { notStored } from '../notStored';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
@@ -52,6 +53,8 @@ const ITEM_COLUMNS = {
   baseParentType: 'base_parent_type',
   baseParentId: 'base_parent_id',
 };
+/** Sorts an index of a folder's items serves (rm_items_folder_lower, rm_items_folder_name). */
+const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
 const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
 
 interface ItemRow {
@@ -92,6 +95,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly sizes: SizeTargets,
+    private readonly heavy: HeavyReads,
   ) {
     db.exec(DDL);
     ensureSearchKeys(db, 'rm_items');
@@ -115,7 +119,9 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       clauses.push('i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)');
       args.push(query);
     }
-    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging);
+    // An exact name matches one row at most; a text filter or a sort no index serves reads every match.
+    const heavy = o.name === undefined && (o.text !== undefined || !INDEX_SERVED_SORTS.has(o.paging.sort));
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, heavy);
   }
 
   async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
@@ -134,7 +140,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     const readable = readableSql('f', o.viewer);
     const where = `JOIN rm_folders f ON f.id = i.folder_id
       WHERE i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?) AND ${readable.sql}`;
-    return this.page(where, [query, ...readable.args], o.paging);
+    return this.page(where, [query, ...readable.args], o.paging, true);
   }
 
   async countInFolder(folderId: string) {
@@ -142,11 +148,17 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       .n;
   }
 
-  private page(where: string, args: unknown[], paging: Paging): Page<ItemDoc> {
-    const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_items i ${where}`).get(...args) as { n: number }).n;
+  /** A page and its total; `heavy`: a read whose cost grows with the matching rows, for {@link HeavyReads}. */
+  private async page(where: string, args: unknown[], paging: Paging, heavy: boolean): Promise<Page<ItemDoc>> {
     const page = pagingSql(paging, ITEM_COLUMNS, 'i');
-    const rows = prepared(this.db, `${ITEM_SELECT} ${where}${page.sql}`).all(...args, ...page.args) as ItemRow[];
-    return { rows: rows.map(toItem), total };
+    const reads = [
+      { sql: `${ITEM_SELECT} ${where}${page.sql}`, args: [...args, ...page.args] },
+      { sql: `SELECT COUNT(*) AS n FROM rm_items i ${where}`, args },
+    ];
+    const [rows, counted] = (
+      heavy ? await this.heavy.all(reads) : reads.map((read) => prepared(this.db, read.sql).all(...read.args))
+    ) as [ItemRow[], { n: number }[]];
+    return { rows: rows.map(toItem), total: counted[0].n };
   }
 
   // ---- projection writes (synchronous, inside the adapter's transaction) ----

@@ -19,6 +19,8 @@ import { SqliteHistory } from './historyStore';
 import { SqliteLeases } from './leasesStore';
 import { gateWrites, type WriteGate } from '../../sqlite/writeGate';
 import { BatchBudget } from './batchBudget';
+import { HeavyReads } from './heavyReads';
+import type { OffLoopReads } from '../../sqlite/offLoopReads';
 import {
   beginReplay,
   completeDerivedState,
@@ -83,16 +85,24 @@ export class SqliteReadModel implements ReadModel {
   /** Set by {@link liveWrites}. */
   private gate: WriteGate | null = null;
   private budget: BatchBudget | null = null;
+  private readonly heavyReads: HeavyReads;
+  /** Set by {@link readHeavyOffLoop}; closed with the read model. */
+  private offLoopReads: OffLoopReads | null = null;
 
   constructor(private readonly db: SqliteDatabase) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL)');
+    this.heavyReads = new HeavyReads(db);
     this.users = new SqliteUsers(db);
     this.groups = new SqliteGroups(db);
     this.tokens = new SqliteTokens(db);
     this.apiKeys = new SqliteApiKeys(db);
     this.collections = new SqliteCollections(db);
-    this.folders = new SqliteFolders(db);
-    this.items = new SqliteItems(db, { folders: this.folders, users: this.users, collections: this.collections });
+    this.folders = new SqliteFolders(db, this.heavyReads);
+    this.items = new SqliteItems(
+      db,
+      { folders: this.folders, users: this.users, collections: this.collections },
+      this.heavyReads,
+    );
     this.files = new SqliteFiles(db);
     this.subtree = new SqliteSubtree(db);
     this.history = new SqliteHistory(db);
@@ -139,6 +149,15 @@ export class SqliteReadModel implements ReadModel {
     this.leases = gateWrites(this.leases, ['acquire', 'renew', 'release'], options.gate);
     this.gate = options.gate;
     this.budget = new BatchBudget(options.batchBudgetMs);
+  }
+
+  /**
+   * The live service's reads that scan (listings sorted on a key no index serves, text filters and searches): on the
+   * reader thread `reads` runs (src/infra/sqlite/offLoopReads.ts) instead of the event loop; heavyReads.ts.
+   */
+  readHeavyOffLoop(reads: OffLoopReads): void {
+    this.offLoopReads = reads;
+    this.heavyReads.moveOffLoop(reads);
   }
 
   async checkpoint(projection: string): Promise<bigint> {
@@ -372,5 +391,6 @@ export class SqliteReadModel implements ReadModel {
     // The database handle belongs to whoever opened it; a replay's writer thread (a replay that failed) is ours.
     await this.replay?.writer?.close();
     this.replay = null;
+    await this.offLoopReads?.close();
   }
 }

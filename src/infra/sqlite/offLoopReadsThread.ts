@@ -1,0 +1,27 @@
+/**
+ * Worker thread entry of OffLoopReads (offLoopReads.ts): answers each call with the rows of its statements, read in
+ * one transaction on this thread's own connection, which refuses writes (`query_only`).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase } from './openDatabase';
+import { prepared } from './preparedStatements';
+import { serializeError } from '../threadErrors';
+import type { ReadReply, ReadRequest, ReadStatement } from './offLoopReads';
+
+if (!parentPort) throw new Error('the off-loop reader runs as a worker thread (OffLoopReads starts it).');
+const port = parentPort;
+const db = openDatabase((workerData as { file: string }).file);
+db.pragma('query_only = ON');
+const snapshot = db.transaction((statements: ReadStatement[]) =>
+  statements.map((statement) => prepared(db, statement.sql).all(...statement.args)),
+);
+
+port.on('message', (request: ReadRequest) => {
+  let reply: ReadReply;
+  try {
+    reply = { id: request.id, rows: snapshot(request.statements) };
+  } catch (error) {
+    reply = { id: request.id, failed: serializeError(error) };
+  }
+  port.postMessage(reply);
+});
