@@ -97,29 +97,37 @@ describe('the read models send there the listings no index serves', () => {
   });
 
   const admin = { id: 'admin', groups: [], admin: true };
-  const listFolders = (sort: string, o: { name?: string; text?: string } = {}) =>
+  const listFolders = (sort: string, o: { name?: string; text?: string; offset?: number } = {}) =>
     readModel.folders.listChildren({
       parentType: 'user',
       parentId: 'u1',
       viewer: admin,
-      paging: pagingOf({ sort, limit: 10 }),
-      ...o,
+      paging: pagingOf({ sort, limit: 10, offset: o.offset ?? 0 }),
+      ...(o.name !== undefined ? { name: o.name } : {}),
+      ...(o.text !== undefined ? { text: o.text } : {}),
     });
-  const listItems = (sort: string, o: { name?: string; text?: string } = {}) =>
-    readModel.items.listInFolder({ folderId: 'f1', paging: pagingOf({ sort, limit: 10 }), ...o });
+  const listItems = (sort: string, o: { name?: string; text?: string; offset?: number } = {}) =>
+    readModel.items.listInFolder({
+      folderId: 'f1',
+      paging: pagingOf({ sort, limit: 10, offset: o.offset ?? 0 }),
+      ...(o.name !== undefined ? { name: o.name } : {}),
+      ...(o.text !== undefined ? { text: o.text } : {}),
+    });
 
   it('keeps the sorts an index serves, and exact names, on the connection', async () => {
     for (const sort of ['lowerName', 'name']) {
-      expect(await listFolders(sort)).toEqual({ rows: [], total: 0 });
-      expect(await listItems(sort)).toEqual({ rows: [], total: 0 });
+      expect(await listFolders(sort, { offset: 49_999 })).toEqual({ rows: [], total: 0 });
+      expect(await listItems(sort, { offset: 49_999 })).toEqual({ rows: [], total: 0 });
     }
     expect(await listFolders('created', { name: 'a' })).toEqual({ rows: [], total: 0 });
     expect(await listItems('created', { name: 'a' })).toEqual({ rows: [], total: 0 });
     expect(sent).toEqual([]);
   });
 
-  it('sends other sorts, text filters and searches to the reader thread', async () => {
+  it('sends other sorts, deep offsets, text filters and searches to the reader thread', async () => {
     expect(await listFolders('created')).toEqual({ rows: [], total: 0 });
+    expect(await listFolders('lowerName', { offset: 50_000 })).toEqual({ rows: [], total: 0 });
+    expect(await listItems('name', { offset: 50_000 })).toEqual({ rows: [], total: 0 });
     expect(await listFolders('meta.x')).toEqual({ rows: [], total: 0 });
     expect(await listFolders('lowerName', { text: 'word' })).toEqual({ rows: [], total: 0 });
     expect(await readModel.folders.search({ text: 'word', viewer: admin, paging: pagingOf({}) })).toEqual({
@@ -133,7 +141,7 @@ describe('the read models send there the listings no index serves', () => {
       total: 0,
     });
     const pages = sent.filter((sql) => !sql.startsWith('SELECT COUNT(*)'));
-    expect(pages).toHaveLength(7);
+    expect(pages).toHaveLength(9);
     expect(pages[0]).toContain('ORDER BY f.created ASC, f.id ASC');
   });
 });

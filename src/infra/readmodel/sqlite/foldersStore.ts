@@ -3,7 +3,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Level, Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
-import type { HeavyReads } from './heavyReads';
+import { pageScans, type HeavyReads } from './heavyReads';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
@@ -211,8 +211,8 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
-    // An exact name matches one row at most; a text filter or a sort no index serves reads every match.
-    const heavy = o.name === undefined && (o.text !== undefined || !INDEX_SERVED_SORTS.has(o.paging.sort));
+    // An exact name matches one row at most; a text filter, a sort no index serves or a deep offset scans.
+    const heavy = o.name === undefined && (o.text !== undefined || pageScans(o.paging, INDEX_SERVED_SORTS));
     if (o.name !== undefined || o.text !== undefined)
       return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy });
     // Every child passes a site admin's unfiltered listing: its total is the maintained count.
@@ -238,7 +238,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         filter,
         o.paging,
       );
-      const rows = prepared(this.db, page.sql).all(...page.args) as FolderRow[];
+      const [rows] = (heavy ? await this.heavy.all([page]) : [prepared(this.db, page.sql).all(...page.args)]) as [
+        FolderRow[],
+      ];
       return { rows: rows.map(toDoc), total: readable };
     }
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total: readable });

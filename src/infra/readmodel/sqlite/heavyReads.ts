@@ -1,10 +1,23 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { OffLoopReads, ReadStatement } from '../../sqlite/offLoopReads';
 import { prepared } from '../../sqlite/preparedStatements';
+import type { Paging } from '../../../domain/paging';
+
+/**
+ * The offset from which a page leaves the event loop even when an index serves its sort: Girder pages by offset, and
+ * reaching it walks that many index entries (~0.1 µs each on the development VM: ~5 ms here, ~100 ms at 1M). Below
+ * it the walk costs less than the hand-off to the reader thread adds to the caller's wait.
+ */
+const DEEP_OFFSET = 50_000;
+
+/** Whether a listing's page reads much more than it returns: a sort none of `indexedSorts` serves, or a deep offset. */
+export function pageScans(paging: Paging, indexedSorts: ReadonlySet<string>): boolean {
+  return !indexedSorts.has(paging.sort) || paging.offset >= DEEP_OFFSET;
+}
 
 /**
  * The read models' queries whose cost grows with the rows they scan rather than with the page they return: listings
- * sorted on a key no index serves, and full-text filters and searches. Run on the read models' own connection until
+ * sorted on a key no index serves or paged to a deep offset ({@link pageScans}), and full-text filters and searches. Run on the read models' own connection until
  * the live service hands them a reader thread ({@link moveOffLoop}: src/infra/sqlite/offLoopReads.ts), then there, so
  * that they never hold the event loop.
  */

@@ -11,7 +11,7 @@ import type {
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
-import type { HeavyReads } from './heavyReads';
+import { pageScans, type HeavyReads } from './heavyReads';
 import { notStored } from '../notStored';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
@@ -119,8 +119,8 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       clauses.push('i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)');
       args.push(query);
     }
-    // An exact name matches one row at most; a text filter or a sort no index serves reads every match.
-    const heavy = o.name === undefined && (o.text !== undefined || !INDEX_SERVED_SORTS.has(o.paging.sort));
+    // An exact name matches one row at most; a text filter, a sort no index serves or a deep offset scans.
+    const heavy = o.name === undefined && (o.text !== undefined || pageScans(o.paging, INDEX_SERVED_SORTS));
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, heavy);
   }
 
