@@ -283,13 +283,24 @@ describeEmbedded('npm run cli -- verify', () => {
 
     // A missing row is named too.
     const raw2 = new Database(file);
-    const item = raw2.prepare('SELECT id FROM rm_items ORDER BY id LIMIT 1').pluck().get() as string;
-    raw2.prepare('DELETE FROM rm_items WHERE id = ?').run(item);
+    const item = raw2.prepare('SELECT id, folder_id FROM rm_items ORDER BY id LIMIT 1').get() as {
+      id: string;
+      folder_id: string;
+    };
+    const inFolder = raw2.prepare('SELECT n FROM rm_folder_item_counts WHERE folder_id = ?').pluck();
+    const itemsBefore = inFolder.get(item.folder_id) as number;
+    // The folder's item count follows the deletion (its trigger), so it differs from the replay's too.
+    raw2.prepare('DELETE FROM rm_items WHERE id = ?').run(item.id);
     raw2.close();
     const missing = await runCli(['verify'], env());
     expect(missing.code).toBe(1);
-    expect(missing.stdout).toContain(`rm_items row id=${item} missing from the live read models:`);
-    expect(missing.stdout).toContain('2 differences between the live read models and the replay.');
+    expect(missing.stdout).toContain(`rm_items row id=${item.id} missing from the live read models:`);
+    const countLine =
+      itemsBefore === 1
+        ? `rm_folder_item_counts row folder_id=${item.folder_id} missing from the live read models:`
+        : `rm_folder_item_counts row folder_id=${item.folder_id} differs: n: live ${itemsBefore - 1}, replayed ${itemsBefore}`;
+    expect(missing.stdout).toContain(countLine);
+    expect(missing.stdout).toContain('3 differences between the live read models and the replay.');
   });
 
   it('refuses arguments and a DATA_DIR without data; rebuild accepts only the one projection', async () => {

@@ -238,9 +238,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         filter,
         o.paging,
       );
-      const [rows] = (heavy ? await this.heavy.all([page]) : [prepared(this.db, page.sql).all(...page.args)]) as [
-        FolderRow[],
-      ];
+      const [rows] = (await this.heavy.all([page], heavy)) as [FolderRow[]];
       return { rows: rows.map(toDoc), total: readable };
     }
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total: readable });
@@ -357,13 +355,12 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     known: { heavy: boolean; total?: number },
   ): Promise<Page<FolderDoc>> {
     const page = pagingSql(paging, COLUMNS, 'f');
-    const pageRead = { sql: `${SELECT} ${where}${page.sql}`, args: [...args, ...page.args] };
-    const countRead = { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args };
-    const reads = known.total === undefined ? [pageRead, countRead] : [pageRead];
-    const [rows, counted] = (
-      known.heavy ? await this.heavy.all(reads) : reads.map((read) => prepared(this.db, read.sql).all(...read.args))
-    ) as [FolderRow[], { n: number }[]?];
-    return { rows: rows.map(toDoc), total: known.total ?? counted?.[0].n ?? 0 };
+    const { rows, total } = await this.heavy.page<FolderRow>(
+      { sql: `${SELECT} ${where}${page.sql}`, args: [...args, ...page.args] },
+      { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args },
+      known,
+    );
+    return { rows: rows.map(toDoc), total };
   }
 
   // ---- projection writes (synchronous, inside the adapter's transaction) ----

@@ -30,10 +30,21 @@ export class HeavyReads {
     this.offLoop = reads;
   }
 
-  /** Each statement's rows (off the loop, read in one snapshot). */
-  async all(statements: ReadStatement[]): Promise<unknown[][]> {
+  /** Each statement's rows; when `heavy`, off the loop (read in one snapshot) once the service moved them there. */
+  async all(statements: ReadStatement[], heavy = true): Promise<unknown[][]> {
     // Inside a transaction of this connection, only this connection sees its writes.
-    if (this.offLoop && !this.db.inTransaction) return this.offLoop.read(statements);
+    if (heavy && this.offLoop && !this.db.inTransaction) return this.offLoop.read(statements);
     return statements.map((statement) => prepared(this.db, statement.sql).all(...statement.args));
+  }
+
+  /** A listing's page and its total: `known.total` when the caller has it, `count`'s otherwise. */
+  async page<Row>(
+    page: ReadStatement,
+    count: ReadStatement,
+    known: { heavy: boolean; total?: number },
+  ): Promise<{ rows: Row[]; total: number }> {
+    const reads = known.total === undefined ? [page, count] : [page];
+    const [rows, counted] = (await this.all(reads, known.heavy)) as [Row[], { n: number }[]?];
+    return { rows, total: known.total ?? counted?.[0].n ?? 0 };
   }
 }

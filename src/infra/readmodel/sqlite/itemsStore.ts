@@ -23,9 +23,21 @@ import type { RootType } from '../../../domain/parents';
  * Files keep everything in the JSON document, with the columns the queries need (item, name, blob) beside it.
  * `rm_files.blob_id` is the blob reference count: a blob may be deleted once no row names it.
  *
+ * `rm_folder_item_counts` holds each folder's number of items, kept by triggers on `rm_items` (every write path,
+ * set-wise subtree work included, keeps it right): an item listing's `Girder-Total-Count` reads it instead of counting
+ * the folder's items (a million of them took ~50 ms on the event loop per page).
+ *
  * Sizes are maintained here, never read by projections: a file's size is added to its item, the item's folder
  * (`size` = items directly in the folder) and the item's root user or collection (`size` = everything under it).
  */
+const countIn = (row: 'new') => `
+  INSERT INTO rm_folder_item_counts (folder_id, n) VALUES (${row}.folder_id, 1)
+  ON CONFLICT (folder_id) DO UPDATE SET n = n + 1;`;
+// A folder's row goes with its last item, so the table is a function of rm_items alone (a replay gives the same rows).
+const countOut = (row: 'old') => `
+  UPDATE rm_folder_item_counts SET n = n - 1 WHERE folder_id = ${row}.folder_id;
+  DELETE FROM rm_folder_item_counts WHERE folder_id = ${row}.folder_id AND n = 0;`;
+
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_items (
   id TEXT PRIMARY KEY, folder_id TEXT NOT NULL, name TEXT NOT NULL, lower_name TEXT NOT NULL,
@@ -35,6 +47,11 @@ CREATE INDEX IF NOT EXISTS rm_items_folder_lower ON rm_items (folder_id, lower_n
 CREATE INDEX IF NOT EXISTS rm_items_folder_name ON rm_items (folder_id, name);
 CREATE INDEX IF NOT EXISTS rm_items_base ON rm_items (base_parent_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS rm_items_fts USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61');
+CREATE TABLE IF NOT EXISTS rm_folder_item_counts (folder_id TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS rm_items_count_insert AFTER INSERT ON rm_items BEGIN ${countIn('new')} END;
+CREATE TRIGGER IF NOT EXISTS rm_items_count_delete AFTER DELETE ON rm_items BEGIN ${countOut('old')} END;
+CREATE TRIGGER IF NOT EXISTS rm_items_count_move AFTER UPDATE OF folder_id ON rm_items
+WHEN old.folder_id IS NOT new.folder_id BEGIN ${countOut('old')} ${countIn('new')} END;
 CREATE TABLE IF NOT EXISTS rm_files (
   id TEXT PRIMARY KEY, item_id TEXT NOT NULL, name TEXT NOT NULL, blob_id TEXT NOT NULL, size INTEGER NOT NULL,
   created TEXT NOT NULL, doc TEXT NOT NULL);
@@ -97,7 +114,15 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     private readonly sizes: SizeTargets,
     private readonly heavy: HeavyReads,
   ) {
+    const countsExisted =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_item_counts'").get() !==
+      undefined;
     db.exec(DDL);
+    // A file from before the counts table: count once, the triggers keep it from here on.
+    if (!countsExisted)
+      db.exec(
+        'INSERT INTO rm_folder_item_counts (folder_id, n) SELECT folder_id, COUNT(*) FROM rm_items GROUP BY folder_id',
+      );
     ensureSearchKeys(db, 'rm_items');
   }
 
@@ -121,7 +146,9 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     }
     // An exact name matches one row at most; a text filter, a sort no index serves or a deep offset scans.
     const heavy = o.name === undefined && (o.text !== undefined || pageScans(o.paging, INDEX_SERVED_SORTS));
-    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, heavy);
+    // Unfiltered, every item of the folder is counted: the maintained count.
+    const total = o.name === undefined && o.text === undefined ? this.maintainedCount(o.folderId) : undefined;
+    return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total });
   }
 
   async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
@@ -140,25 +167,37 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     const readable = readableSql('f', o.viewer);
     const where = `JOIN rm_folders f ON f.id = i.folder_id
       WHERE i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?) AND ${readable.sql}`;
-    return this.page(where, [query, ...readable.args], o.paging, true);
+    return this.page(where, [query, ...readable.args], o.paging, { heavy: true });
   }
 
   async countInFolder(folderId: string) {
-    return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_items WHERE folder_id = ?').get(folderId) as { n: number })
-      .n;
+    return this.maintainedCount(folderId);
   }
 
-  /** A page and its total; `heavy`: a read whose cost grows with the matching rows, for {@link HeavyReads}. */
-  private async page(where: string, args: unknown[], paging: Paging, heavy: boolean): Promise<Page<ItemDoc>> {
+  /** The folder's number of items as the triggers keep them. */
+  private maintainedCount(folderId: string): number {
+    const row = prepared(this.db, 'SELECT n FROM rm_folder_item_counts WHERE folder_id = ?').get(folderId) as
+      { n: number } | undefined;
+    return row?.n ?? 0;
+  }
+
+  /**
+   * A page and its total (`known.total` when the caller has it; counted otherwise). `known.heavy`: a read whose cost
+   * grows with the matching rows, for {@link HeavyReads}.
+   */
+  private async page(
+    where: string,
+    args: unknown[],
+    paging: Paging,
+    known: { heavy: boolean; total?: number },
+  ): Promise<Page<ItemDoc>> {
     const page = pagingSql(paging, ITEM_COLUMNS, 'i');
-    const reads = [
+    const { rows, total } = await this.heavy.page<ItemRow>(
       { sql: `${ITEM_SELECT} ${where}${page.sql}`, args: [...args, ...page.args] },
       { sql: `SELECT COUNT(*) AS n FROM rm_items i ${where}`, args },
-    ];
-    const [rows, counted] = (
-      heavy ? await this.heavy.all(reads) : reads.map((read) => prepared(this.db, read.sql).all(...read.args))
-    ) as [ItemRow[], { n: number }[]];
-    return { rows: rows.map(toItem), total: counted[0].n };
+      known,
+    );
+    return { rows: rows.map(toItem), total };
   }
 
   // ---- projection writes (synchronous, inside the adapter's transaction) ----
