@@ -5,8 +5,8 @@ import type { Paging } from '../../../domain/paging';
 
 /**
  * The offset from which a page leaves the event loop even when an index serves its sort: Girder pages by offset, and
- * reaching it walks that many index entries (~0.1 µs each on the development VM: ~5 ms here, ~100 ms at 1M). Below
- * it the walk costs less than the hand-off to the reader thread adds to the caller's wait.
+ * reaching it walks that many index entries (~0.1 µs each on the development VM: ~5 ms at this offset, ~100 ms at
+ * 1M). Below it the walk costs less than the hand-off to the reader thread adds to the caller's wait.
  */
 const DEEP_OFFSET = 50_000;
 
@@ -17,9 +17,9 @@ export function pageScans(paging: Paging, indexedSorts: ReadonlySet<string>): bo
 
 /**
  * The read models' queries whose cost grows with the rows they scan rather than with the page they return: listings
- * sorted on a key no index serves or paged to a deep offset ({@link pageScans}), and full-text filters and searches. Run on the read models' own connection until
- * the live service hands them a reader thread ({@link moveOffLoop}: src/infra/sqlite/offLoopReads.ts), then there, so
- * that they never hold the event loop.
+ * sorted on a key no index serves or paged to a deep offset ({@link pageScans}), full-text filters and searches. Run
+ * on the read models' own connection until the live service hands them a reader thread ({@link moveOffLoop}:
+ * src/infra/sqlite/offLoopReads.ts), then there, so that they never hold the event loop.
  */
 export class HeavyReads {
   private offLoop: OffLoopReads | null = null;
@@ -28,6 +28,12 @@ export class HeavyReads {
 
   moveOffLoop(reads: OffLoopReads): void {
     this.offLoop = reads;
+  }
+
+  /** Stops the reader thread, if any (with the read model). */
+  async close(): Promise<void> {
+    await this.offLoop?.close();
+    this.offLoop = null;
   }
 
   /** Each statement's rows; when `heavy`, off the loop (read in one snapshot) once the service moved them there. */

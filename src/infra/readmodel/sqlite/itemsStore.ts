@@ -25,7 +25,7 @@ import type { RootType } from '../../../domain/parents';
  *
  * `rm_folder_item_counts` holds each folder's number of items, kept by triggers on `rm_items` (every write path,
  * set-wise subtree work included, keeps it right): an item listing's `Girder-Total-Count` reads it instead of counting
- * the folder's items (a million of them took ~50 ms on the event loop per page).
+ * the folder's items (a million of them took ~74 ms on the event loop per page).
  *
  * Sizes are maintained here, never read by projections: a file's size is added to its item, the item's folder
  * (`size` = items directly in the folder) and the item's root user or collection (`size` = everything under it).

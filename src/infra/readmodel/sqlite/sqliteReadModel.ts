@@ -86,8 +86,6 @@ export class SqliteReadModel implements ReadModel {
   private gate: WriteGate | null = null;
   private budget: BatchBudget | null = null;
   private readonly heavyReads: HeavyReads;
-  /** Set by {@link readHeavyOffLoop}; closed with the read model. */
-  private offLoopReads: OffLoopReads | null = null;
 
   constructor(private readonly db: SqliteDatabase) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL)');
@@ -152,11 +150,11 @@ export class SqliteReadModel implements ReadModel {
   }
 
   /**
-   * The live service's reads that scan (listings sorted on a key no index serves, text filters and searches): on the
-   * reader thread `reads` runs (src/infra/sqlite/offLoopReads.ts) instead of the event loop; heavyReads.ts.
+   * The live service's reads that scan (heavyReads.ts: listings sorted on a key no index serves, deep offsets, text
+   * filters and searches) on the reader thread of `reads` (src/infra/sqlite/offLoopReads.ts), not the event loop;
+   * stopped with the read model.
    */
   readHeavyOffLoop(reads: OffLoopReads): void {
-    this.offLoopReads = reads;
     this.heavyReads.moveOffLoop(reads);
   }
 
@@ -391,6 +389,6 @@ export class SqliteReadModel implements ReadModel {
     // The database handle belongs to whoever opened it; a replay's writer thread (a replay that failed) is ours.
     await this.replay?.writer?.close();
     this.replay = null;
-    await this.offLoopReads?.close();
+    await this.heavyReads.close();
   }
 }
