@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { startWorkerThread } from '../startWorkerThread';
+import { WorkerCalls } from '../workerCalls';
 import { deserializeError, type SerializedError } from '../threadErrors';
 
 /** One SELECT and its bound values (structured-cloneable: strings, numbers, bigints, null). */
@@ -30,59 +30,26 @@ export type ReadReply = { id: number; rows: unknown[][] } | { id: number; failed
  * the loop's work. It starts with the first read and does not keep the process alive when idle.
  */
 export class OffLoopReads {
-  private worker: Worker | null = null;
-  private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (rows: unknown[][]) => void; reject: (e: Error) => void }>();
+  private readonly calls: WorkerCalls<ReadReply, unknown[][]>;
 
-  constructor(
-    private readonly file: string,
-    private readonly entry = path.join(__dirname, 'offLoopReadsThread'),
-  ) {}
+  constructor(file: string, entry = path.join(__dirname, 'offLoopReadsThread')) {
+    this.calls = new WorkerCalls({
+      name: 'reader thread',
+      spawn: () => startWorkerThread(entry, __filename.endsWith('.js'), { file }),
+      settle: (reply) => {
+        if ('failed' in reply) throw deserializeError(reply.failed);
+        return reply.rows;
+      },
+    });
+  }
 
   /** Each statement's rows, read in one snapshot on the thread. */
   read(statements: ReadStatement[]): Promise<unknown[][]> {
-    return new Promise((resolve, reject) => {
-      const id = this.nextId++;
-      this.waiting.set(id, { resolve, reject });
-      const worker = this.ensureWorker();
-      worker.ref();
-      worker.postMessage({ id, statements } satisfies ReadRequest);
-    });
+    return this.calls.call((id): ReadRequest => ({ id, statements }));
   }
 
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    this.failAll(new Error('the reader thread was stopped'));
-    if (worker) await worker.terminate();
-  }
-
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
-    const worker = startWorkerThread(this.entry, __filename.endsWith('.js'), { file: this.file });
-    worker.on('message', (reply: ReadReply) => {
-      const waiter = this.waiting.get(reply.id);
-      if (!waiter) return;
-      this.waiting.delete(reply.id);
-      if (this.waiting.size === 0) worker.unref();
-      if ('failed' in reply) waiter.reject(deserializeError(reply.failed));
-      else waiter.resolve(reply.rows);
-    });
-    // A thread that dies fails the reads it held (they wrote nothing: the caller may ask again); the next read starts
-    // a new one.
-    const onGone = (error: Error) => {
-      if (this.worker === worker) this.worker = null;
-      this.failAll(error);
-    };
-    worker.on('error', onGone);
-    worker.on('exit', (code) => onGone(new Error(`the reader thread exited (code ${code})`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  private failAll(error: Error): void {
-    const waiting = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const waiter of waiting) waiter.reject(error);
+  /** Stops the thread (the reads under way fail); a later read starts a new one. */
+  close(): Promise<void> {
+    return this.calls.close();
   }
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { startWorkerThread } from '../../startWorkerThread';
+import { WorkerCalls } from '../../workerCalls';
 import { deserializeError, type SerializedError } from '../../threadErrors';
 import type { LeaseFence } from '../../../ports/readModel';
 import type { GroupOutcome, GroupResult, PreparedAppend } from './groupCommit';
@@ -32,25 +32,24 @@ export type CommitReply =
   { id: number; results: WireResult[]; projectedThrough?: bigint } | { id: number; failed: SerializedError };
 
 export class AppendWorker {
-  private worker: Worker | null = null;
-  private nextId = 1;
-  private readonly waiting = new Map<
-    number,
-    { resolve: (outcome: GroupOutcome) => void; reject: (error: Error) => void }
-  >();
+  private readonly calls: WorkerCalls<CommitReply, GroupOutcome>;
 
   /**
    * Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own.
    * `lockWaitMs`: the worker connection's busy timeout (how long a commit waits while another process writes).
    * `entry`: the thread's entry module, without extension (default: appendWorkerThread, which appends only; the
    * service's, src/cli/appendProjectingWorker.ts, also projects).
+   *
+   * A worker that dies fails the commit in flight (its transaction rolled back with its connection: nothing of it was
+   * written, so the writers may retry); the next group starts a new one.
    */
-  constructor(
-    private readonly file: string,
-    private readonly lockWaitMs: number,
-    private readonly entry = path.join(__dirname, 'appendWorkerThread'),
-  ) {
-    this.ensureWorker();
+  constructor(file: string, lockWaitMs: number, entry = path.join(__dirname, 'appendWorkerThread')) {
+    this.calls = new WorkerCalls({
+      name: 'append worker',
+      spawn: () => startWorkerThread(entry, __filename.endsWith('.js'), { file, lockWaitMs }),
+      settle: outcomeOf,
+    });
+    this.calls.start();
   }
 
   /**
@@ -58,61 +57,17 @@ export class AppendWorker {
    * is durable (or rejects: then nothing of it was written).
    */
   commit(group: PreparedAppend[][], fence?: LeaseFence): Promise<GroupOutcome> {
-    return new Promise<GroupOutcome>((resolve, reject) => {
-      const id = this.nextId++;
-      this.waiting.set(id, { resolve, reject });
-      const worker = this.ensureWorker();
-      // While a commit is under way the worker keeps the process alive (an idle one does not).
-      worker.ref();
-      const request: CommitRequest = fence ? { id, group, fence } : { id, group };
-      worker.postMessage(request);
-    });
+    return this.calls.call((id): CommitRequest => (fence ? { id, group, fence } : { id, group }));
   }
 
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    if (worker) await worker.terminate();
-    this.failAll(new Error('the append worker was stopped'));
+  close(): Promise<void> {
+    return this.calls.close();
   }
+}
 
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
-    const worker = startWorkerThread(this.entry, __filename.endsWith('.js'), {
-      file: this.file,
-      lockWaitMs: this.lockWaitMs,
-    });
-    worker.on('message', (reply: CommitReply) => {
-      const waiter = this.waiting.get(reply.id);
-      if (!waiter) return;
-      this.waiting.delete(reply.id);
-      if (this.waiting.size === 0) worker.unref();
-      if ('failed' in reply) waiter.reject(deserializeError(reply.failed));
-      else {
-        const results = reply.results.map((r): GroupResult =>
-          'error' in r ? { error: deserializeError(r.error) } : r,
-        );
-        waiter.resolve(
-          reply.projectedThrough === undefined ? { results } : { results, projectedThrough: reply.projectedThrough },
-        );
-      }
-    });
-    // A worker that dies fails the commit in flight (its transaction rolled back with its connection: nothing of it
-    // was written, so the writers may retry); the next group starts a new one.
-    const onGone = (error: Error) => {
-      if (this.worker === worker) this.worker = null;
-      this.failAll(error);
-    };
-    worker.on('error', onGone);
-    worker.on('exit', (code) => onGone(new Error(`the append worker exited (code ${code})`)));
-    worker.unref();
-    this.worker = worker;
-    return worker;
-  }
-
-  private failAll(error: Error): void {
-    const waiting = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const waiter of waiting) waiter.reject(error);
-  }
+/** A group's outcome from the worker's reply; throws when the whole transaction failed. */
+function outcomeOf(reply: CommitReply): GroupOutcome {
+  if ('failed' in reply) throw deserializeError(reply.failed);
+  const results = reply.results.map((r): GroupResult => ('error' in r ? { error: deserializeError(r.error) } : r));
+  return reply.projectedThrough === undefined ? { results } : { results, projectedThrough: reply.projectedThrough };
 }
