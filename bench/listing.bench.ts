@@ -103,13 +103,19 @@ async function sortedListingRows(s: Scenario, parentId: string, size: string, qu
     s.user.call('GET', '/folder', { parentType: 'folder', parentId, limit: 50, sort, sortdir: -1 });
   const alone = await probeVersion(s.admin, probes);
   let listing = true;
+  let failure: unknown;
   const sortedTimes: number[] = [];
+  // Caught inside, so that a failed listing is reported after the probes rather than as an unhandled rejection.
   const lister = (async () => {
-    while (listing) {
-      const started = performance.now();
-      const { status } = await list('created');
-      if (status !== 200) throw new Error(`sorted listing answered ${status}`);
-      sortedTimes.push(performance.now() - started);
+    try {
+      while (listing) {
+        const started = performance.now();
+        const { status } = await list('created');
+        if (status !== 200) throw new Error(`sorted listing answered ${status}`);
+        sortedTimes.push(performance.now() - started);
+      }
+    } catch (error) {
+      failure = error;
     }
   })();
   let during: number[];
@@ -119,6 +125,7 @@ async function sortedListingRows(s: Scenario, parentId: string, size: string, qu
     listing = false;
     await lister;
   }
+  if (failure) throw failure;
   const defaultSort = await sequentialLatency(quick ? 10 : 50, async () => {
     const { status } = await list('lowerName');
     if (status !== 200) throw new Error(`listing answered ${status}`);

@@ -21,7 +21,7 @@ export type ReadReply = { id: number; rows: unknown[][] } | { id: number; failed
  * the SQLite file (offLoopReadsThread.ts).
  *
  * better-sqlite3 runs a query synchronously: a page of a million children sorted on a key no index serves reads and
- * sorts every one of them, 3–4 s during which the event loop answered no one. Here only the thread that asked waits
+ * sorts every one of them, 5 s on the development VM during which the event loop answered no one. Here only the thread that asked waits
  * for it; the loop goes on serving everyone else. The statements of one call run in one read transaction, so they see
  * one snapshot (a count and its page agree), and it is the latest committed state when the thread takes the call: a
  * request that follows an acknowledged write still sees it (the write's projection committed before its answer).
@@ -32,7 +32,8 @@ export type ReadReply = { id: number; rows: unknown[][] } | { id: number; failed
 export class OffLoopReads {
   private readonly calls: WorkerCalls<ReadReply, unknown[][]>;
 
-  constructor(file: string, entry = path.join(__dirname, 'offLoopReadsThread')) {
+  constructor(file: string) {
+    const entry = path.join(__dirname, 'offLoopReadsThread');
     this.calls = new WorkerCalls({
       name: 'reader thread',
       spawn: () => startWorkerThread(entry, __filename.endsWith('.js'), { file }),
