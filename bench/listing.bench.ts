@@ -103,7 +103,7 @@ async function sortedListingRows(s: Scenario, parentId: string, size: string, qu
     s.user.call('GET', '/folder', { parentType: 'folder', parentId, limit: 50, sort, sortdir: -1 });
   const alone = await probeVersion(s.admin, probes);
   let listing = true;
-  let failure: unknown;
+  let failure: Error | undefined;
   const sortedTimes: number[] = [];
   // Caught inside, so that a failed listing is reported after the probes rather than as an unhandled rejection.
   const lister = (async () => {
@@ -115,7 +115,7 @@ async function sortedListingRows(s: Scenario, parentId: string, size: string, qu
         sortedTimes.push(performance.now() - started);
       }
     } catch (error) {
-      failure = error;
+      failure = error instanceof Error ? error : new Error(String(error));
     }
   })();
   let during: number[];
