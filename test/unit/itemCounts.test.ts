@@ -1,6 +1,7 @@
-import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import type { SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
 import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import { pagingOf } from '../../src/http/params';
+import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
 
 /**
  * The embedded read model's item count per folder (`rm_folder_item_counts`, itemsStore.ts): kept by triggers on
@@ -8,17 +9,15 @@ import { pagingOf } from '../../src/http/params';
  * total of an unfiltered item listing.
  */
 
+let scratch: ReadModelFile;
 let db: SqliteDatabase;
 let readModel: SqliteReadModel;
 
 beforeEach(() => {
-  db = openDatabase(':memory:');
-  readModel = new SqliteReadModel(db);
+  scratch = openReadModelFile('item-counts');
+  ({ db, readModel } = scratch);
 });
-afterEach(async () => {
-  await readModel.dispose();
-  db.close();
-});
+afterEach(() => scratch.remove());
 
 const insertItem = (id: string, folderId: string) =>
   db
@@ -57,7 +56,7 @@ it('counts the items of a file from before the table once, on open', async () =>
   for (const id of ['a', 'b']) insertItem(id, 'f1');
   insertItem('c', 'f2');
   db.exec('DROP TABLE rm_folder_item_counts');
-  await readModel.dispose();
+  // Opened again on the same file, as a service from before the table would be.
   readModel = new SqliteReadModel(db);
   expect(counts()).toEqual([
     ['f1', 2],
@@ -65,4 +64,5 @@ it('counts the items of a file from before the table once, on open', async () =>
   ]);
   insertItem('d', 'f2');
   expect(await readModel.items.countInFolder('f2')).toBe(2);
+  await readModel.dispose();
 });

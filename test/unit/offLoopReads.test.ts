@@ -1,10 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
 import { OffLoopReads } from '../../src/infra/sqlite/offLoopReads';
-import { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
+import type { SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
+import type { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import { pagingOf } from '../../src/http/params';
+import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
 
 /**
  * Reads that scan run on a reader thread (src/infra/sqlite/offLoopReads.ts) once the live service moves them there
@@ -12,22 +10,19 @@ import { pagingOf } from '../../src/http/params';
  * go there.
  */
 
-let dir: string;
-let file: string;
+let scratch: ReadModelFile;
 let db: SqliteDatabase;
 let reads: OffLoopReads;
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'off-loop-reads-'));
-  file = path.join(dir, 'test.sqlite');
-  db = openDatabase(file);
+  scratch = openReadModelFile('off-loop-reads');
+  db = scratch.db;
   db.exec('CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1), (2), (3)');
-  reads = new OffLoopReads(file);
+  reads = new OffLoopReads(scratch.file);
 });
 afterEach(async () => {
   await reads.close();
-  db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await scratch.remove();
 });
 
 const countToThreeMillion =
@@ -82,7 +77,7 @@ describe('the read models send there the listings no index serves', () => {
   let sent: string[];
 
   beforeEach(() => {
-    readModel = new SqliteReadModel(db);
+    readModel = scratch.readModel;
     readModel.readHeavyOffLoop(reads);
     sent = [];
     const read = reads.read.bind(reads);
@@ -91,9 +86,8 @@ describe('the read models send there the listings no index serves', () => {
       return read(statements);
     });
   });
-  afterEach(async () => {
+  afterEach(() => {
     jest.restoreAllMocks();
-    await readModel.dispose();
   });
 
   const admin = { id: 'admin', groups: [], admin: true };

@@ -2,7 +2,7 @@ import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Level, Viewer } from '../../../domain/access';
-import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
+import { ftsQuery, pagingSql, readableSql, tableExists, toBit } from './sqlHelpers';
 import { pageScans, type HeavyReads } from './heavyReads';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
@@ -160,9 +160,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     private readonly db: SqliteDatabase,
     private readonly heavy: HeavyReads,
   ) {
-    const countsExisted =
-      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_child_counts'").get() !==
-      undefined;
+    const countsExisted = tableExists(db, 'rm_folder_child_counts');
     db.exec(FOLDERS_DDL);
     dropClosureTable(db);
     // A file from before the counts table: count once, the triggers keep it from here on.
@@ -257,15 +255,12 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       ON s.hit_id = f.id WHERE ${readable.sql}`;
     const args = [query, ...readable.args];
     const page = pagingSql(o.paging, COLUMNS, 'f');
-    const [counted, rows] = (await this.heavy.all([
+    const { rows, total } = await this.heavy.page<FolderRow & { score: number }>(
+      { sql: `SELECT ${FOLDER_COLUMNS}, s.score FROM rm_folders f ${where}${page.sql}`, args: [...args, ...page.args] },
       { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args },
-      {
-        sql: `SELECT f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc, s.score
-        FROM rm_folders f ${where}${page.sql}`,
-        args: [...args, ...page.args],
-      },
-    ])) as [{ n: number }[], (FolderRow & { score: number })[]];
-    return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total: counted[0].n };
+      { heavy: true },
+    );
+    return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {

@@ -10,7 +10,7 @@ import type {
   Page,
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
-import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
+import { ftsQuery, pagingSql, readableSql, tableExists } from './sqlHelpers';
 import { pageScans, type HeavyReads } from './heavyReads';
 import { notStored } from '../notStored';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
@@ -114,9 +114,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     private readonly sizes: SizeTargets,
     private readonly heavy: HeavyReads,
   ) {
-    const countsExisted =
-      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_item_counts'").get() !==
-      undefined;
+    const countsExisted = tableExists(db, 'rm_folder_item_counts');
     db.exec(DDL);
     // A file from before the counts table: count once, the triggers keep it from here on.
     if (!countsExisted)

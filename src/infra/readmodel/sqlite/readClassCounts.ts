@@ -3,6 +3,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { AccessList, Viewer } from '../../../domain/access';
 import type { ParentType } from '../../../domain/parents';
 import { readClassSql } from './readClassIndex';
+import { tableExists } from './sqlHelpers';
 
 /**
  * Per-parent counts of child folders by *read class*, so that an ordinary user's `Girder-Total-Count` is a sum over a
@@ -55,9 +56,7 @@ export const COUNT_READ_CLASSES = `SELECT parent_id, parent_type, read_class, CO
  * while this one built the other derived state).
  */
 export function ensureReadClassCounts(db: SqliteDatabase, counted?: unknown[][]): void {
-  const existed =
-    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rm_folder_read_counts'").get() !==
-    undefined;
+  const existed = tableExists(db, 'rm_folder_read_counts');
   db.exec(DDL);
   if (existed) return;
   const insert = 'INSERT INTO rm_folder_read_counts (parent_id, parent_type, read_class, n)';

@@ -5,6 +5,7 @@ import { HISTORY_DDL } from './historyStore';
 import { ensureReadClassCounts } from './readClassCounts';
 import { READ_CLASS_SORT_INDEX } from './readClassIndex';
 import { emptyReadModels } from './emptyReadModels';
+import { tableExists } from './sqlHelpers';
 
 /**
  * Replay mode of the embedded read models (`rebuild` only; the live projector and `verify` never enter it).
@@ -58,8 +59,6 @@ WHEN old.parent_id IS NOT new.parent_id OR old.parent_type IS NOT new.parent_typ
 END;
 `;
 
-const exists = (db: SqliteDatabase, name: string) =>
-  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 const isVirtual = (db: SqliteDatabase, name: string) =>
   (
     db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) as
@@ -119,7 +118,7 @@ export function completeDerivedState(db: SqliteDatabase): void {
     db.exec(ACL_DDL);
     db.exec(HISTORY_DDL);
     for (const name of FTS_TABLES) {
-      if (isVirtual(db, name) || !exists(db, name)) continue;
+      if (isVirtual(db, name) || !tableExists(db, name)) continue;
       // Same rows and rowids (the live rows' search keys) as the live FTS table would hold; one bulk load, flushed
       // by size.
       db.exec(`ALTER TABLE ${name} RENAME TO ${name}_replay; ${FTS_DDL(name)};

@@ -1,5 +1,10 @@
 import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';
+import type { Database } from 'better-sqlite3';
+
+/** Whether the file has a table of that name (a table created by a later version than the file's is not there yet). */
+export const tableExists = (db: Database, name: string): boolean =>
+  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 
 /** Columns that listings may sort on directly; any other field is read from the JSON document. */
 export type SortColumns = Record<string, string>;
