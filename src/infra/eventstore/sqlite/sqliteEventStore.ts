@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { WriteGate } from '../../sqlite/writeGate';
-import { prepared } from '../../sqlite/preparedStatements';
+import { prepared, sqlLimit } from '../../sqlite/preparedStatements';
 import {
   MAX_APPEND_SIZE,
   MaxAppendSizeExceededError,
@@ -35,6 +35,7 @@ import type { ProjectionInAppend } from '../../../ports/projectionInAppend';
 
 /** Rows fetched per query by the paging readers and subscriptions. */
 const PAGE_SIZE = 500;
+const EVENT_COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata';
 /** How often waiting subscriptions look for commits made by other connections (other processes). */
 const POLL_INTERVAL_MS = 250;
 const MAX_INT64 = 9223372036854775807n;
@@ -115,9 +116,6 @@ export class SqliteEventStore implements EventStore {
   private readonly streamHeadStmt: Statement<[string], StreamHeadRow>;
   private readonly headStmt: Statement<[], { head: bigint | null }>;
   private readonly streamRevisionAndHeadStmt: Statement<[string], { revision: bigint | null; head: bigint | null }>;
-  private readonly readStreamFwdStmt: Statement<[string, bigint, number], EventRow>;
-  private readonly readStreamBwdStmt: Statement<[string, bigint, number], EventRow>;
-  private readonly readAllStmts = new Map<string, Statement<unknown[], EventRow>>();
   private readonly committer: Committer;
   /** How long a group commit waits for the write lock held by another connection before it fails (busy timeout). */
   private readonly lockWaitMs: number;
@@ -174,19 +172,6 @@ export class SqliteEventStore implements EventStore {
           (SELECT max(position) FROM es_events) AS head`,
       )
       .safeIntegers(true);
-    const columns = 'position, stream_id, revision, event_id, type, data, metadata';
-    this.readStreamFwdStmt = db
-      .prepare<[string, bigint, number], EventRow>(
-        `SELECT ${columns} FROM es_events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`,
-      )
-      .safeIntegers(true)
-      .raw(true);
-    this.readStreamBwdStmt = db
-      .prepare<[string, bigint, number], EventRow>(
-        `SELECT ${columns} FROM es_events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
-      )
-      .safeIntegers(true)
-      .raw(true);
   }
 
   async appendToStream(
@@ -209,12 +194,14 @@ export class SqliteEventStore implements EventStore {
 
   async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
     const backwards = options.direction === 'backwards';
-    const stmt = backwards ? this.readStreamBwdStmt : this.readStreamFwdStmt;
     let next = options.fromRevision ?? (backwards ? MAX_INT64 : 0n);
     let remaining = options.maxCount ?? Infinity;
     let first = true;
     while (remaining > 0) {
-      const rows = stmt.all(streamId, next, Math.min(PAGE_SIZE, remaining));
+      const rows = this.eventRows(
+        `SELECT ${EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND revision ${backwards ? '<=' : '>='} ? ` +
+          `ORDER BY revision ${backwards ? 'DESC' : 'ASC'} ${sqlLimit(Math.min(PAGE_SIZE, remaining))}`,
+      ).all(streamId, next);
       if (first && rows.length === 0 && this.streamHeadStmt.get(streamId) === undefined) {
         throw new StreamNotFoundError(streamId);
       }
@@ -240,7 +227,7 @@ export class SqliteEventStore implements EventStore {
     }
     while (remaining > 0) {
       const limit = Math.min(PAGE_SIZE, remaining);
-      const rows = this.readAllStatement(backwards, prefixes.length).all(cursor, ...prefixParams(prefixes), limit);
+      const rows = this.readAllStatement(backwards, prefixes.length, limit).all(cursor, ...prefixParams(prefixes));
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
       if (rows.length < limit) break;
@@ -260,19 +247,17 @@ export class SqliteEventStore implements EventStore {
     { types, onSkipped }: NonNullable<ReadAllOptions['onlyTypes']>,
   ): AsyncIterable<RecordedEvent> {
     const typesJson = JSON.stringify(types);
-    const pageOfTypes = prepared(
-      this.db,
-      `SELECT position, stream_id, revision, event_id, type, data, metadata FROM es_events
-        WHERE position > ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?`,
-    )
-      .safeIntegers(true)
-      .raw(true) as Statement<unknown[], EventRow>;
+    const pageOfTypes = (limit: number) =>
+      this.eventRows(
+        `SELECT ${EVENT_COLUMNS} FROM es_events
+          WHERE position > ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position ${sqlLimit(limit)}`,
+      );
     const passedOver = prepared(
       this.db,
       'SELECT COUNT(*) AS events, MAX(position) AS last FROM es_events WHERE position > ? AND position <= ?',
     ).safeIntegers(true) as Statement<unknown[], { events: bigint; last: bigint | null }>;
     const readPage = this.db.transaction((cursor: bigint, limit: number) => {
-      const rows = pageOfTypes.all(cursor, typesJson, limit);
+      const rows = pageOfTypes(limit).all(cursor, typesJson);
       // A full page covers the log up to its last event; the last page covers the rest of it.
       const through = rows.length === limit ? rows[rows.length - 1][0] : MAX_INT64;
       const range = passedOver.get(cursor, through);
@@ -407,21 +392,19 @@ export class SqliteEventStore implements EventStore {
 
   // ---- reading $all -----------------------------------------------------------------------------------------------
 
-  private readAllStatement(backwards: boolean, prefixCount: number): Statement<unknown[], EventRow> {
-    const key = `${backwards ? 'b' : 'f'}${prefixCount}`;
-    let stmt = this.readAllStmts.get(key);
-    if (!stmt) {
-      const filter = prefixCount
-        ? ` AND (${Array.from({ length: prefixCount }, () => 'substr(stream_id, 1, length(?)) = ?').join(' OR ')})`
-        : '';
-      const sql =
-        'SELECT position, stream_id, revision, event_id, type, data, metadata FROM es_events ' +
-        `WHERE position ${backwards ? '<' : '>'} ?${filter} ` +
-        `ORDER BY position ${backwards ? 'DESC' : 'ASC'} LIMIT ?`;
-      stmt = this.db.prepare<unknown[], EventRow>(sql).safeIntegers(true).raw(true);
-      this.readAllStmts.set(key, stmt);
-    }
-    return stmt;
+  /** A statement reading event rows (raw, 64-bit integers as bigints), compiled once per connection and text. */
+  private eventRows(sql: string): Statement<unknown[], EventRow> {
+    return prepared<unknown[], EventRow>(this.db, sql).safeIntegers(true).raw(true);
+  }
+
+  private readAllStatement(backwards: boolean, prefixCount: number, limit: number): Statement<unknown[], EventRow> {
+    const filter = prefixCount
+      ? ` AND (${Array.from({ length: prefixCount }, () => 'substr(stream_id, 1, length(?)) = ?').join(' OR ')})`
+      : '';
+    return this.eventRows(
+      `SELECT ${EVENT_COLUMNS} FROM es_events WHERE position ${backwards ? '<' : '>'} ?${filter} ` +
+        `ORDER BY position ${backwards ? 'DESC' : 'ASC'} ${sqlLimit(limit)}`,
+    );
   }
 
   /**
@@ -432,8 +415,8 @@ export class SqliteEventStore implements EventStore {
   private scanPage(cursor: bigint, prefixes: string[]): { rows: EventRow[]; scannedTo: bigint; full: boolean } {
     const head = this.head();
     if (head <= cursor) return { rows: [], scannedTo: cursor, full: false };
-    const rows = this.readAllStatement(false, prefixes.length)
-      .all(cursor, ...prefixParams(prefixes), PAGE_SIZE)
+    const rows = this.readAllStatement(false, prefixes.length, PAGE_SIZE)
+      .all(cursor, ...prefixParams(prefixes))
       .filter((row) => row[0] <= head);
     const full = rows.length === PAGE_SIZE;
     return { rows, scannedTo: full ? rows[rows.length - 1][0] : head, full };

@@ -8,6 +8,7 @@ import type { RecordedEvent } from '../../../ports/eventStore';
 import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../ports/backgroundApply';
 import type { BulkProgressBus } from '../../../bus/bulkProgress';
 import { descendantsSql } from './folderTree';
+import { sqlLimit } from '../../sqlite/preparedStatements';
 
 /**
  * Large subtree events applied in a worker thread (the {@link BackgroundApply} of the embedded read model).
@@ -99,9 +100,9 @@ export class SqliteBulkApply implements BackgroundApply {
     { resolve: (r: BackgroundApplyResult) => void; reject: (e: Error) => void; progress?: (rows: number) => void }
   >();
   private readonly minFolders: number;
-  private readonly foldersUnder: Statement<[{ id: string; limit: number }], number>;
-  private readonly foldersOfCollection: Statement<[string, number], number>;
-  private readonly foldersKeptBy: Statement<[string, number], number>;
+  private readonly foldersUnder: Statement<[string], number>;
+  private readonly foldersOfCollection: Statement<[string], number>;
+  private readonly foldersKeptBy: Statement<[string], number>;
 
   constructor(
     db: SqliteDatabase,
@@ -110,16 +111,18 @@ export class SqliteBulkApply implements BackgroundApply {
     this.minFolders = options.minFolders;
     // Bounded counts: they stop at the threshold, so deciding costs the same for a 10-folder and a 1M-folder subtree.
     this.foldersUnder = db
-      .prepare(`SELECT COUNT(*) FROM (${descendantsSql('@id', { limit: '@limit' })})`)
-      .pluck() as Statement<[{ id: string; limit: number }], number>;
+      .prepare(`SELECT COUNT(*) FROM (${descendantsSql('?', { limit: this.minFolders })})`)
+      .pluck() as Statement<[string], number>;
     this.foldersOfCollection = db
       .prepare(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = 'collection' LIMIT ?)",
+        `SELECT COUNT(*) FROM (SELECT 1 FROM rm_folders WHERE base_parent_id = ? AND base_parent_type = 'collection' ${sqlLimit(this.minFolders)})`,
       )
-      .pluck() as Statement<[string, number], number>;
+      .pluck() as Statement<[string], number>;
     this.foldersKeptBy = db
-      .prepare('SELECT COUNT(*) FROM (SELECT 1 FROM rm_deleted_folders WHERE position = ? LIMIT ?)')
-      .pluck() as Statement<[string, number], number>;
+      .prepare(
+        `SELECT COUNT(*) FROM (SELECT 1 FROM rm_deleted_folders WHERE position = ? ${sqlLimit(this.minFolders)})`,
+      )
+      .pluck() as Statement<[string], number>;
   }
 
   accepts(event: RecordedEvent): boolean {
@@ -127,11 +130,9 @@ export class SqliteBulkApply implements BackgroundApply {
     if (!target) return false;
     let folders: number;
     // (+1 counts the folder itself: a threshold of 1 sends every subtree event, even of a folder with no subfolders.)
-    if ('folderId' in target)
-      folders = (this.foldersUnder.get({ id: target.folderId, limit: this.minFolders }) ?? 0) + 1;
-    else if ('collectionId' in target)
-      folders = this.foldersOfCollection.get(target.collectionId, this.minFolders) ?? 0;
-    else folders = this.foldersKeptBy.get(target.deletedAt, this.minFolders) ?? 0;
+    if ('folderId' in target) folders = (this.foldersUnder.get(target.folderId) ?? 0) + 1;
+    else if ('collectionId' in target) folders = this.foldersOfCollection.get(target.collectionId) ?? 0;
+    else folders = this.foldersKeptBy.get(target.deletedAt) ?? 0;
     return folders >= this.minFolders;
   }
 

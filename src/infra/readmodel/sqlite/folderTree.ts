@@ -1,4 +1,4 @@
-import { prepared } from '../../sqlite/preparedStatements';
+import { prepared, sqlLimit } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ParentType, RootType } from '../../../domain/parents';
 
@@ -32,13 +32,13 @@ export function ensureWalkIndex(db: SqliteDatabase): void {
  * condition on the child `c`, prunes the walk: a child failing it is left out with everything under it. `limit` stops
  * the walk after that many folders.
  */
-export function descendantsSql(param: string, options: { descendInto?: string; limit?: string } = {}): string {
+export function descendantsSql(param: string, options: { descendInto?: string; limit?: number } = {}): string {
   const pruned = options.descendInto ? ` AND ${options.descendInto}` : '';
   return `WITH RECURSIVE down (id) AS (
       SELECT c.id FROM rm_folders c WHERE c.parent_id = ${param} AND c.parent_type = 'folder'${pruned}
       UNION ALL
       SELECT c.id FROM down JOIN rm_folders c ON c.parent_id = down.id AND c.parent_type = 'folder'${pruned}
-      ${options.limit ? `LIMIT ${options.limit}` : ''})
+      ${options.limit !== undefined ? sqlLimit(options.limit) : ''})
     SELECT id FROM down`;
 }
 

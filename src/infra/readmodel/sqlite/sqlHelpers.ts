@@ -1,6 +1,7 @@
 import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';
 import type { Database } from 'better-sqlite3';
+import { sqlLimit } from '../../sqlite/preparedStatements';
 
 /** Whether the file has a table of that name (a table created by a later version than the file's is not there yet). */
 export const tableExists = (db: Database, name: string): boolean =>
@@ -29,7 +30,8 @@ export function pagingSql(paging: Paging, columns: SortColumns, table: string): 
 
 /** The page's `LIMIT … OFFSET …` (none when it asks for every row from the start). */
 export function limitSql(paging: Paging): { sql: string; args: unknown[] } {
-  if (paging.limit > 0) return { sql: ' LIMIT ? OFFSET ?', args: [paging.limit, Math.max(0, paging.offset)] };
+  // The count in the text, so that the statement is not compiled again on every run (sqlLimit).
+  if (paging.limit > 0) return { sql: ` ${sqlLimit(paging.limit)} OFFSET ?`, args: [Math.max(0, paging.offset)] };
   if (paging.offset > 0) return { sql: ' LIMIT -1 OFFSET ?', args: [paging.offset] };
   return { sql: '', args: [] };
 }

@@ -8,6 +8,7 @@ import type {
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { toBit } from './sqlHelpers';
+import { sqlLimit } from '../../sqlite/preparedStatements';
 import { insertSearchRow, nextSearchRowid } from './searchRows';
 import { deriveId } from '../../../domain/ids';
 import { childBase, descendantsSql, ensureWalkIndex } from './folderTree';
@@ -153,7 +154,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
     const page = this.db
       .prepare(
         `SELECT lower_name, id FROM rm_folders WHERE parent_id = @parent AND parent_type = 'folder'
-         AND (lower_name, id) > (@name, @id) ORDER BY lower_name, id LIMIT @limit`,
+         AND (lower_name, id) > (@name, @id) ORDER BY lower_name, id ${sqlLimit(SUBTREE_CHUNK)}`,
       )
       .raw(true);
     const parents = [folderId];
@@ -163,7 +164,7 @@ export class SqliteSubtree implements SubtreeQueries, SubtreeWrites {
       let after: [string, string] | undefined = ['', ''];
       do {
         const [name, id] = after;
-        const rows = page.all({ parent, name, id, limit: SUBTREE_CHUNK }) as [string, string][];
+        const rows = page.all({ parent, name, id }) as [string, string][];
         for (const [, id] of rows) {
           chunk.push(id);
           parents.push(id);
