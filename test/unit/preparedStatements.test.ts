@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_CACHED, prepared, sqlLimit } from '../../src/infra/sqlite/preparedStatements';
+import { MAX_CACHED, prepared } from '../../src/infra/sqlite/preparedStatements';
+import { sqlLimit } from '../../src/infra/sqlite/sqlLimit';
 import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
 
 /**

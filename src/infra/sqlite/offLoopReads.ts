@@ -7,6 +7,8 @@ import { deserializeError, type SerializedError } from '../threadErrors';
 export interface ReadStatement {
   sql: string;
   args: unknown[];
+  /** Rows as arrays of column values rather than objects ({@link readRows}). */
+  raw?: boolean;
 }
 
 export interface ReadRequest {

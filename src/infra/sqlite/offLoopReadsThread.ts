@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from './openDatabase';
-import { prepared } from './preparedStatements';
+import { readRows } from './preparedStatements';
 import { serializeError } from '../threadErrors';
 import type { ReadReply, ReadRequest, ReadStatement } from './offLoopReads';
 
@@ -13,7 +13,7 @@ const port = parentPort;
 const db = openDatabase((workerData as { file: string }).file);
 db.pragma('query_only = ON');
 const snapshot = db.transaction((statements: ReadStatement[]) =>
-  statements.map((statement) => prepared(db, statement.sql).all(...statement.args)),
+  statements.map((statement) => readRows(db, statement)),
 );
 
 port.on('message', (request: ReadRequest) => {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { WriteGate } from '../../sqlite/writeGate';
-import { prepared, sqlLimit } from '../../sqlite/preparedStatements';
+import { prepared } from '../../sqlite/preparedStatements';
+import { sqlLimit } from '../../sqlite/sqlLimit';
 import {
   MAX_APPEND_SIZE,
   MaxAppendSizeExceededError,

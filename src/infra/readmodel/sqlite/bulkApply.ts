@@ -8,7 +8,7 @@ import type { RecordedEvent } from '../../../ports/eventStore';
 import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../ports/backgroundApply';
 import type { BulkProgressBus } from '../../../bus/bulkProgress';
 import { descendantsSql } from './folderTree';
-import { sqlLimit } from '../../sqlite/preparedStatements';
+import { sqlLimit } from '../../sqlite/sqlLimit';
 
 /**
  * Large subtree events applied in a worker thread (the {@link BackgroundApply} of the embedded read model).

@@ -1,4 +1,5 @@
-import { prepared, sqlLimit } from '../../sqlite/preparedStatements';
+import { prepared } from '../../sqlite/preparedStatements';
+import { sqlLimit } from '../../sqlite/sqlLimit';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ParentType, RootType } from '../../../domain/parents';
 

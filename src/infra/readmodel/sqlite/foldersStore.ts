@@ -1,4 +1,4 @@
-import { prepared } from '../../sqlite/preparedStatements';
+import { prepared, readRows } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Level, Viewer } from '../../../domain/access';
@@ -83,14 +83,16 @@ const COLUMNS = {
   baseParentType: 'base_parent_type',
 };
 
-interface FolderRow {
-  id: string;
-  parent_type: ParentType;
-  parent_id: string;
-  base_parent_type: RootType;
-  base_parent_id: string;
-  doc: string;
-}
+/** A folder as read: {@link FOLDER_COLUMNS}' values in order (raw rows, readRows), then any column a query adds. */
+type FolderRow = [
+  id: string,
+  parentType: ParentType,
+  parentId: string,
+  baseParentType: RootType,
+  baseParentId: string,
+  doc: string,
+  ...more: unknown[],
+];
 
 const FOLDER_COLUMNS = 'f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc';
 const SELECT = `SELECT ${FOLDER_COLUMNS} FROM rm_folders f`;
@@ -101,12 +103,19 @@ const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
 function toDoc(row: FolderRow): FolderDoc {
   // The columns are set on the parsed object, not spread with it into a new one: the same keys in the same order, at
   // a fifth of the cost per row (a listing decodes fifty).
-  const doc = JSON.parse(row.doc) as FolderDoc;
-  doc.parentCollection = row.parent_type;
-  doc.parentId = row.parent_id;
-  doc.baseParentType = row.base_parent_type;
-  doc.baseParentId = row.base_parent_id;
+  const doc = JSON.parse(row[5]) as FolderDoc;
+  doc.parentCollection = row[1];
+  doc.parentId = row[2];
+  doc.baseParentType = row[3];
+  doc.baseParentId = row[4];
   return doc;
+}
+
+/** One folder row by a statement of {@link FOLDER_COLUMNS}. */
+function folderRow(db: SqliteDatabase, sql: string, ...args: unknown[]): FolderRow | undefined {
+  return prepared<unknown[], FolderRow>(db, sql)
+    .raw(true)
+    .get(...args);
 }
 
 /** What the JSON column holds: everything but the positional fields kept in columns. */
@@ -176,15 +185,17 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async get(id: string) {
-    const row = prepared(this.db, `${SELECT} WHERE f.id = ?`).get(id) as FolderRow | undefined;
+    const row = folderRow(this.db, `${SELECT} WHERE f.id = ?`, id);
     return row ? toDoc(row) : null;
   }
 
   async getMany(ids: string[]) {
-    const rows = prepared(this.db, `${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`).all(
-      JSON.stringify(ids),
-    ) as FolderRow[];
-    const byId = new Map(rows.map((r) => [r.id, toDoc(r)]));
+    const rows = readRows(this.db, {
+      sql: `${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`,
+      args: [JSON.stringify(ids)],
+      raw: true,
+    }) as FolderRow[];
+    const byId = new Map(rows.map((r) => [r[0], toDoc(r)]));
     return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
   }
 
@@ -236,7 +247,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
         filter,
         o.paging,
       );
-      const [rows] = (await this.heavy.all([page], heavy)) as [FolderRow[]];
+      const [rows] = (await this.heavy.all([{ ...page, raw: true }], heavy)) as [FolderRow[]];
       return { rows: rows.map(toDoc), total: readable };
     }
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total: readable });
@@ -255,12 +266,16 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       ON s.hit_id = f.id WHERE ${readable.sql}`;
     const args = [query, ...readable.args];
     const page = pagingSql(o.paging, COLUMNS, 'f');
-    const { rows, total } = await this.heavy.page<FolderRow & { score: number }>(
-      { sql: `SELECT ${FOLDER_COLUMNS}, s.score FROM rm_folders f ${where}${page.sql}`, args: [...args, ...page.args] },
+    const { rows, total } = await this.heavy.page<FolderRow>(
+      {
+        sql: `SELECT ${FOLDER_COLUMNS}, s.score FROM rm_folders f ${where}${page.sql}`,
+        args: [...args, ...page.args],
+        raw: true,
+      },
       { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args },
       { heavy: true },
     );
-    return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r.score })), total };
+    return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r[6] as number })), total };
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
@@ -278,11 +293,13 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async childNamed(parentType: ParentType, parentId: string, name: string) {
-    const row = prepared(this.db, `${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`).get(
+    const row = folderRow(
+      this.db,
+      `${SELECT} WHERE f.parent_id = ? AND f.parent_type = ? AND f.name = ? LIMIT 1`,
       parentId,
       parentType,
       name,
-    ) as FolderRow | undefined;
+    );
     return row ? toDoc(row) : null;
   }
 
@@ -351,7 +368,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   ): Promise<Page<FolderDoc>> {
     const page = pagingSql(paging, COLUMNS, 'f');
     const { rows, total } = await this.heavy.page<FolderRow>(
-      { sql: `${SELECT} ${where}${page.sql}`, args: [...args, ...page.args] },
+      { sql: `${SELECT} ${where}${page.sql}`, args: [...args, ...page.args], raw: true },
       { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args },
       known,
     );

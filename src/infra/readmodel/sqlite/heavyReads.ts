@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { OffLoopReads, ReadStatement } from '../../sqlite/offLoopReads';
-import { prepared } from '../../sqlite/preparedStatements';
+import { readRows } from '../../sqlite/preparedStatements';
 import type { Paging } from '../../../domain/paging';
 
 /**
@@ -40,7 +40,7 @@ export class HeavyReads {
   async all(statements: ReadStatement[], heavy = true): Promise<unknown[][]> {
     // Inside a transaction of this connection, only this connection sees its writes.
     if (heavy && this.offLoop && !this.db.inTransaction) return this.offLoop.read(statements);
-    return statements.map((statement) => prepared(this.db, statement.sql).all(...statement.args));
+    return statements.map((statement) => readRows(this.db, statement));
   }
 
   /** A listing's page and its total: `known.total` when the caller has it, `count`'s otherwise. */

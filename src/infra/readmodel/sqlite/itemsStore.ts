@@ -74,24 +74,25 @@ const ITEM_COLUMNS = {
 const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
 const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
 
-interface ItemRow {
-  id: string;
-  folder_id: string;
-  base_parent_type: RootType;
-  base_parent_id: string;
-  size: number;
-  doc: string;
-}
+/** An item as read: {@link ITEM_SELECT}'s columns in order (raw rows, readRows). */
+type ItemRow = [
+  id: string,
+  folderId: string,
+  baseParentType: RootType,
+  baseParentId: string,
+  size: number,
+  doc: string,
+];
 
 const ITEM_SELECT = 'SELECT i.id, i.folder_id, i.base_parent_type, i.base_parent_id, i.size, i.doc FROM rm_items i';
 
 function toItem(row: ItemRow): ItemDoc {
   // Set on the parsed object rather than spread into a new one (same keys, same order, a fraction of the cost).
-  const doc = JSON.parse(row.doc) as ItemDoc;
-  doc.folderId = row.folder_id;
-  doc.baseParentType = row.base_parent_type;
-  doc.baseParentId = row.base_parent_id;
-  doc.size = row.size;
+  const doc = JSON.parse(row[5]) as ItemDoc;
+  doc.folderId = row[1];
+  doc.baseParentType = row[2];
+  doc.baseParentId = row[3];
+  doc.size = row[4];
   return doc;
 }
 
@@ -125,7 +126,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   async get(id: string) {
-    const row = prepared(this.db, `${ITEM_SELECT} WHERE i.id = ?`).get(id) as ItemRow | undefined;
+    const row = prepared<unknown[], ItemRow>(this.db, `${ITEM_SELECT} WHERE i.id = ?`).raw(true).get(id);
     return row ? toItem(row) : null;
   }
 
@@ -191,7 +192,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   ): Promise<Page<ItemDoc>> {
     const page = pagingSql(paging, ITEM_COLUMNS, 'i');
     const { rows, total } = await this.heavy.page<ItemRow>(
-      { sql: `${ITEM_SELECT} ${where}${page.sql}`, args: [...args, ...page.args] },
+      { sql: `${ITEM_SELECT} ${where}${page.sql}`, args: [...args, ...page.args], raw: true },
       { sql: `SELECT COUNT(*) AS n FROM rm_items i ${where}`, args },
       known,
     );

@@ -1,7 +1,7 @@
 import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';
 import type { Database } from 'better-sqlite3';
-import { sqlLimit } from '../../sqlite/preparedStatements';
+import { sqlLimit } from '../../sqlite/sqlLimit';
 
 /** Whether the file has a table of that name (a table created by a later version than the file's is not there yet). */
 export const tableExists = (db: Database, name: string): boolean =>

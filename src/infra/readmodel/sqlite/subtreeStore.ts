@@ -8,7 +8,7 @@ import type {
 } from '../../../ports/readModel';
 import { addRootSize } from './sizes';
 import { toBit } from './sqlHelpers';
-import { sqlLimit } from '../../sqlite/preparedStatements';
+import { sqlLimit } from '../../sqlite/sqlLimit';
 import { insertSearchRow, nextSearchRowid } from './searchRows';
 import { deriveId } from '../../../domain/ids';
 import { childBase, descendantsSql, ensureWalkIndex } from './folderTree';
