@@ -1,4 +1,4 @@
-import { prepared, readRows } from '../../sqlite/preparedStatements';
+import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Level, Viewer } from '../../../domain/access';
@@ -190,11 +190,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   }
 
   async getMany(ids: string[]) {
-    const rows = readRows(this.db, {
-      sql: `${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`,
-      args: [JSON.stringify(ids)],
-      raw: true,
-    }) as FolderRow[];
+    const rows = prepared<unknown[], FolderRow>(this.db, `${SELECT} WHERE f.id IN (SELECT value FROM json_each(?))`)
+      .raw(true)
+      .all(JSON.stringify(ids));
     const byId = new Map(rows.map((r) => [r[0], toDoc(r)]));
     return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
   }
