@@ -3,7 +3,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
 import type { AccessList, Level, Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, tableExists, toBit } from './sqlHelpers';
-import { pageScans, type HeavyReads } from './heavyReads';
+import { listingScans, type HeavyReads, type ListedTable } from './heavyReads';
 import { AclRows } from './aclRows';
 import { addFolderSize, followFolderMove } from './sizes';
 import { removeSubtree } from './subtreeStore';
@@ -96,6 +96,7 @@ type FolderRow = [
 
 const FOLDER_COLUMNS = 'f.id, f.parent_type, f.parent_id, f.base_parent_type, f.base_parent_id, f.doc';
 const SELECT = `SELECT ${FOLDER_COLUMNS} FROM rm_folders f`;
+const LISTED: ListedTable = { table: 'rm_folders', alias: 'f', columns: FOLDER_COLUMNS, sortColumns: COLUMNS };
 
 /** Sorts an index of a parent's children serves (rm_folders_parent_sort, rm_folders_parent_name). */
 const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
@@ -218,8 +219,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
       args.push(query);
     }
-    // An exact name matches one row at most; a text filter, a sort no index serves or a deep offset scans.
-    const heavy = o.name === undefined && (o.text !== undefined || pageScans(o.paging, INDEX_SERVED_SORTS));
+    const heavy = listingScans(o, o.paging, INDEX_SERVED_SORTS);
     if (o.name !== undefined || o.text !== undefined)
       return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy });
     // Every child passes a site admin's unfiltered listing: its total is the maintained count.
@@ -364,12 +364,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     paging: Paging,
     known: { heavy: boolean; total?: number },
   ): Promise<Page<FolderDoc>> {
-    const page = pagingSql(paging, COLUMNS, 'f');
-    const { rows, total } = await this.heavy.page<FolderRow>(
-      { sql: `${SELECT} ${where}${page.sql}`, args: [...args, ...page.args], raw: true },
-      { sql: `SELECT COUNT(*) AS n FROM rm_folders f ${where}`, args },
-      known,
-    );
+    const { rows, total } = await this.heavy.listing<FolderRow>(LISTED, where, args, paging, known);
     return { rows: rows.map(toDoc), total };
   }
 

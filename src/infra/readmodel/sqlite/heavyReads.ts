@@ -2,6 +2,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { OffLoopReads, ReadStatement } from '../../sqlite/offLoopReads';
 import { readRows } from '../../sqlite/preparedStatements';
 import type { Paging } from '../../../domain/paging';
+import { pagingSql, type SortColumns } from './sqlHelpers';
 
 /**
  * The offset from which a page leaves the event loop even when an index serves its sort: Girder pages by offset, and
@@ -13,6 +14,26 @@ const DEEP_OFFSET = 50_000;
 /** Whether a listing's page reads much more than it returns: a sort none of `indexedSorts` serves, or a deep offset. */
 export function pageScans(paging: Paging, indexedSorts: ReadonlySet<string>): boolean {
   return !indexedSorts.has(paging.sort) || paging.offset >= DEEP_OFFSET;
+}
+
+/**
+ * Whether a listing of a parent's children scans: never with an exact name (one row at most); with a text filter, or
+ * a page that scans ({@link pageScans}).
+ */
+export function listingScans(
+  filter: { name?: string; text?: string },
+  paging: Paging,
+  indexedSorts: ReadonlySet<string>,
+): boolean {
+  return filter.name === undefined && (filter.text !== undefined || pageScans(paging, indexedSorts));
+}
+
+/** A table as its listings read it: the row's columns (prefixed by `alias`) and the columns a sort may name. */
+export interface ListedTable {
+  table: string;
+  alias: string;
+  columns: string;
+  sortColumns: SortColumns;
 }
 
 /**
@@ -52,5 +73,22 @@ export class HeavyReads {
     const reads = known.total === undefined ? [page, count] : [page];
     const [rows, counted] = (await this.all(reads, known.heavy)) as [Row[], { n: number }[]?];
     return { rows, total: known.total ?? counted?.[0].n ?? 0 };
+  }
+
+  /** A page of `listed`'s rows under `where` (raw rows, `listed.columns` in order) and its total, as {@link page}. */
+  async listing<Row>(
+    listed: ListedTable,
+    where: string,
+    args: unknown[],
+    paging: Paging,
+    known: { heavy: boolean; total?: number },
+  ): Promise<{ rows: Row[]; total: number }> {
+    const from = `FROM ${listed.table} ${listed.alias} ${where}`;
+    const page = pagingSql(paging, listed.sortColumns, listed.alias);
+    return this.page<Row>(
+      { sql: `SELECT ${listed.columns} ${from}${page.sql}`, args: [...args, ...page.args], raw: true },
+      { sql: `SELECT COUNT(*) AS n ${from}`, args },
+      known,
+    );
   }
 }

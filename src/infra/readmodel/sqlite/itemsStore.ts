@@ -11,7 +11,7 @@ import type {
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, tableExists } from './sqlHelpers';
-import { pageScans, type HeavyReads } from './heavyReads';
+import { listingScans, type HeavyReads, type ListedTable } from './heavyReads';
 import { notStored } from '../notStored';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
@@ -74,7 +74,7 @@ const ITEM_COLUMNS = {
 const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
 const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
 
-/** An item as read: {@link ITEM_SELECT}'s columns in order (raw rows, readRows). */
+/** An item as read: {@link ITEM_READ_COLUMNS} in order (raw rows, readRows). */
 type ItemRow = [
   id: string,
   folderId: string,
@@ -84,7 +84,8 @@ type ItemRow = [
   doc: string,
 ];
 
-const ITEM_SELECT = 'SELECT i.id, i.folder_id, i.base_parent_type, i.base_parent_id, i.size, i.doc FROM rm_items i';
+const ITEM_READ_COLUMNS = 'i.id, i.folder_id, i.base_parent_type, i.base_parent_id, i.size, i.doc';
+const LISTED: ListedTable = { table: 'rm_items', alias: 'i', columns: ITEM_READ_COLUMNS, sortColumns: ITEM_COLUMNS };
 
 function toItem(row: ItemRow): ItemDoc {
   // Set on the parsed object rather than spread into a new one (same keys, same order, a fraction of the cost).
@@ -126,7 +127,9 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   async get(id: string) {
-    const row = prepared<unknown[], ItemRow>(this.db, `${ITEM_SELECT} WHERE i.id = ?`).raw(true).get(id);
+    const row = prepared<unknown[], ItemRow>(this.db, `SELECT ${ITEM_READ_COLUMNS} FROM rm_items i WHERE i.id = ?`)
+      .raw(true)
+      .get(id);
     return row ? toItem(row) : null;
   }
 
@@ -143,8 +146,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       clauses.push('i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)');
       args.push(query);
     }
-    // An exact name matches one row at most; a text filter, a sort no index serves or a deep offset scans.
-    const heavy = o.name === undefined && (o.text !== undefined || pageScans(o.paging, INDEX_SERVED_SORTS));
+    const heavy = listingScans(o, o.paging, INDEX_SERVED_SORTS);
     // Unfiltered, every item of the folder is counted: the maintained count.
     const total = o.name === undefined && o.text === undefined ? this.maintainedCount(o.folderId) : undefined;
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total });
@@ -190,12 +192,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     paging: Paging,
     known: { heavy: boolean; total?: number },
   ): Promise<Page<ItemDoc>> {
-    const page = pagingSql(paging, ITEM_COLUMNS, 'i');
-    const { rows, total } = await this.heavy.page<ItemRow>(
-      { sql: `${ITEM_SELECT} ${where}${page.sql}`, args: [...args, ...page.args], raw: true },
-      { sql: `SELECT COUNT(*) AS n FROM rm_items i ${where}`, args },
-      known,
-    );
+    const { rows, total } = await this.heavy.listing<ItemRow>(LISTED, where, args, paging, known);
     return { rows: rows.map(toItem), total };
   }
 
