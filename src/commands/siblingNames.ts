@@ -37,8 +37,8 @@ export async function guardSiblingName(
   name: string,
 ): Promise<NameGuard> {
   const streamId = siblingNameStream(parentId, name);
-  // Only the stream's revision matters (the claim's expected state), not its events: one indexed lookup, where
-  // loading the stream read every claim and threw (and caught) StreamNotFoundError for each new name.
+  // Only the stream's revision matters (the claim's expected state), not its events: one indexed lookup. Loading the
+  // stream would read every claim, and throw (and catch) StreamNotFoundError for each new name.
   const { revision, head } = await commands.store.streamRevisionAndHead(streamId);
   await commands.projector.waitFor(head);
   const takenBy = await lookup(parentType, parentId, name);

@@ -87,7 +87,11 @@ export function unplannedWriterOf(projection: Projection, event: RecordedEvent):
   return (tx) => handler.apply(event, tx, null);
 }
 
-/** Merges projections into one dispatch table; two projections may not claim the same event type. */
+/**
+ * Merges projections into one dispatch table. Two projections may handle the same event type: its handlers run in the
+ * order the projections are given, in the event's transaction; if either of them plans, the merged handler plans for
+ * both (each plan read only when its own handler needs it) before either writes.
+ */
 export function combineProjections(...projections: Projection[]): Projection {
   const handlers: Projection['handlers'] = {};
   for (const projection of projections) {

@@ -23,9 +23,9 @@ export interface RebuildOptions {
   progressIntervalMs?: number;
   /**
    * Events per read-model batch. Each batch is one `applyBatch`: on SQLite one top-level transaction with one
-   * checkpoint write. (It used to run inside a caller's BEGIN, which made the batch a savepoint: SQLite then journals
-   * the original of every page the batch touches into a sub-journal that spills to a temp file past 64 KiB, about
-   * 15 page writes per folder created, more than the writes of the read models themselves.)
+   * checkpoint write. Not inside a caller's BEGIN: that would make the batch a savepoint, and SQLite journals the
+   * original of every page a savepoint touches into a sub-journal that spills to a temp file past 64 KiB, more page
+   * writes than the read models' own.
    */
   chunkSize?: number;
 }

@@ -290,7 +290,7 @@ export class SqliteReadModel implements ReadModel {
     // commit, or a checkpoint) makes them durable; if power fails before that, they are projected again on start.
     // That halves the fsyncs of a write request (one for its append, none for its projection).
     // Through `pragma` each time: SQLite applies a PRAGMA when it compiles it, so a prepared one run again does nothing
-    // (the statements this used to keep left every commit at FULL, an fsync on the event loop each).
+    // (and would leave every commit at FULL, an fsync on the event loop each).
     this.db.pragma('synchronous = NORMAL');
     try {
       return this.batchTx.immediate(projection, events, fence);
