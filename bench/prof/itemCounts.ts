@@ -1,7 +1,7 @@
 /**
  * What an item listing's total costs in a folder of N items (default 1M): the per-page COUNT it used to run on the
  * event loop, against the whole page with the maintained count (rm_folder_item_counts). Rows are written straight into
- * a scratch read model (the triggers keep the count as any write would); docs/performance.md, "Tenth round".
+ * a scratch read model (the triggers keep the count as any write would); docs/performance-history.md, "Tenth round".
  *   npx tsx bench/prof/itemCounts.ts [items]
  */
 import os from 'node:os';

@@ -2,7 +2,7 @@
  * What a walk of a whole subtree costs (the progress total of a copy or delete, `subtreeCount`; the blob ids a delete
  * may free walk the same way): a tree of N folders (default 100k, fan-out 10, so most folders are leaves and the walk
  * reads one page of children per folder). Rows are written straight into a scratch read model;
- * docs/performance.md, "Eleventh round".
+ * docs/performance-history.md, "Eleventh round".
  *   npx tsx bench/prof/subtreeWalk.ts [folders]
  */
 import fs from 'node:fs';
