@@ -70,11 +70,14 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
   const { folderId, viewer } = input;
   if (!isObjectId(folderId)) throw new RestError(`Invalid folder id (${folderId}).`);
   await services.projector.waitFor(await services.eventStore.headPosition());
-  if (await services.readModel.folders.get(folderId)) throw new RestError('The folder is not deleted.');
-  const removed = await history.removedFolder(folderId);
-  if (!removed) throw new RestError(`Invalid folder id (${folderId}).`);
-  if (!viewer.admin && !hasAccess(removed.doc, viewer, AccessLevel.ADMIN))
+  const live = await services.readModel.folders.get(folderId);
+  const removed = live ? null : await history.removedFolder(folderId);
+  const doc = live ?? removed?.doc;
+  if (!doc) throw new RestError(`Invalid folder id (${folderId}).`);
+  // Access first, so that whether a folder exists or is deleted is told only to whoever may restore it.
+  if (!viewer.admin && !hasAccess(doc, viewer, AccessLevel.ADMIN))
     throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'folder', folderId, viewer));
+  if (!removed) throw new RestError('The folder is not deleted.');
 
   const parent = input.parent
     ? await loadParent(services, input.parent.type, input.parent.id, viewer, AccessLevel.WRITE)
