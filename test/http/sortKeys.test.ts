@@ -87,6 +87,9 @@ const sortedRoutes = apiResources.flatMap((resource) =>
     })),
 );
 
+/** The listings of resources that carry metadata (`meta.<key>` sorts them). */
+const WITH_METADATA = new Set(['GET /folder', 'GET /item', 'GET /collection']);
+
 /** A listing's URL with its `:id` filled by a fixture of its resource, and the query that makes it list something. */
 function listing(route: { resource: string; path: string }) {
   const url = `/${route.resource}${route.path ? `/${route.path.replace(':id', fixtures[route.resource])}` : ''}`;
@@ -146,6 +149,19 @@ describe('every listing route refuses hidden and malformed sort keys', () => {
         .query({ ...query, sort });
       expect({ sort, status: res.status, type: res.body.type }).toEqual({ sort, status: 400, type: 'rest' });
       expect(res.body.message.startsWith(`Invalid value for sort: "${sort}". `)).toBe(true);
+    }
+    // Metadata keys with a backslash or a quote: an order where the listing has metadata, else the same 400.
+    for (const sort of ['meta.a\\b', 'meta.a"b', 'meta.a\\']) {
+      const res = await api
+        .as(alice)
+        .get(url)
+        .query({ ...query, sort });
+      expect({ sort, status: res.status === 200 ? 200 : res.body.message }).toEqual({
+        sort,
+        status: WITH_METADATA.has(route.label)
+          ? 200
+          : expect.stringMatching(/^Invalid value for sort: ".*"\. Allowed values: /),
+      });
     }
   });
 });
