@@ -80,7 +80,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
       for (const spec of route.params) {
         const given = raw[spec.name] as string | undefined;
         const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyText) : given;
-        params[spec.name] = spec.parse(rawValue);
+        params[spec.name] = spec.parse(rawValue, ctxBase.principal.viewer);
       }
       return await route.handler({ ...ctxBase, rawParams: raw, params: params });
     } catch (error) {

@@ -3,6 +3,8 @@ import { RestError } from '../domain/errors';
 import { checkUserJson } from '../domain/userJson';
 import { parseIsoTime } from '../domain/time';
 import type { Paging } from '../domain/paging';
+import type { Viewer } from '../domain/access';
+import { checkSort, type SortKeys } from '../domain/sortKeys';
 
 /**
  * Declared route parameters. Each spec knows how to coerce a raw string exactly as Girder's `describeRoute`
@@ -28,8 +30,11 @@ export interface ParamSpec<N extends string = string, T = unknown> {
   default?: unknown;
   /** Replaces the schema derived from `schema` in the OpenAPI document when zod cannot say it exactly. */
   openApiSchema?: Record<string, unknown>;
-  /** Coerces the raw value (undefined when absent). Throws RestError with the reference's message. */
-  parse(raw: string | undefined): T;
+  /**
+   * Coerces the raw value (undefined when absent). Throws RestError with the reference's message. `viewer` is the
+   * caller, for the few values whose validity depends on who asks (a listing's `sort`, domain/sortKeys.ts).
+   */
+  parse(raw: string | undefined, viewer?: Viewer | null): T;
 }
 
 interface Common {
@@ -330,12 +335,28 @@ function replaceJsonConstants(body: string): { text: string; first: string | und
 
 export const SORT_DIRECTIONS = ['1', '-1'] as const;
 
-/** `limit`, `offset`, `sort`, `sortdir` as Girder's pagingParams (limit 0 means no limit). */
-export function pagingParams(defaultSort: string) {
+/**
+ * A listing's `sort`: one of the fields the listing's view shows the caller (`keys`, domain/sortKeys.ts), checked
+ * here with the caller so that no listing route can forget it; anything else is a 400 naming `sort`.
+ */
+function sortParam(keys: SortKeys): ParamSpec<'sort', string> {
+  const metadata = keys.metadata.length ? ` or ${keys.metadata[0]}.<key>` : '';
+  const spec = param.string('sort', {
+    default: keys.default,
+    description: `Field to sort the result set by: a field the caller sees in the results${metadata}.`,
+  });
+  return {
+    ...spec,
+    parse: (raw, viewer) => checkSort(keys, spec.parse(raw) ?? keys.default, viewer ?? null),
+  };
+}
+
+/** `limit`, `offset`, `sort`, `sortdir` as Girder's pagingParams (limit 0 means no limit), sorting by `keys`. */
+export function pagingParams(keys: SortKeys) {
   return [
     param.int('limit', { default: 50, description: 'Result set size limit (0 for no limit).' }),
     param.int('offset', { default: 0, description: 'Offset into result set.' }),
-    param.string('sort', { default: defaultSort, description: 'Field to sort the result set by.' }),
+    sortParam(keys),
     make<'sortdir', 1 | -1>(
       'enum',
       'sortdir',

@@ -231,6 +231,9 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
           'u1',
         ]);
         expect(ids((await rm.users.list({ text: '%', paging: paging() })).rows)).toEqual([]);
+        // Email is matched only when the caller may see it (matchEmail).
+        expect(ids((await rm.users.list({ text: 'bob@', paging: paging() })).rows)).toEqual([]);
+        expect(ids((await rm.users.list({ text: 'bob@', matchEmail: true, paging: paging() })).rows)).toEqual(['u2']);
         const page = await rm.users.list({ paging: paging({ sort: 'login', sortdir: -1, limit: 1, offset: 1 }) });
         expect(ids(page.rows)).toEqual(['u2']);
         expect(page.total).toBe(3);

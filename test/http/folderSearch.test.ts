@@ -345,9 +345,23 @@ describe('GET /folder: sorting on any field', () => {
     ['_id', -1, ['three', 'two', 'one']],
     // Fields every folder shares leave the order to the id.
     ['baseParentType', 1, ['one', 'two', 'three']],
-    ['no.such.field', 1, ['one', 'two', 'three']],
   ])('sort=%s sortdir=%d', async (sort, sortdir, expected) => {
     expect(await sorted(sort, sortdir)).toEqual(expected);
+  });
+
+  it('refuses a field the folder view does not show, naming sort and the fields it may use', async () => {
+    const res = await api
+      .as(alice)
+      .get('/folder')
+      .query({ parentType: 'folder', parentId: parent, sort: 'no.such.field' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      message:
+        'Invalid value for sort: "no.such.field". Allowed values: _id, name, lowerName, description, parentCollection, ' +
+        'parentId, baseParentType, baseParentId, creatorId, created, updated, size, public, publicFlags, metadata, ' +
+        'meta, metadata.<key>.',
+      type: 'rest',
+    });
   });
 });
 

@@ -145,6 +145,16 @@ function getPath(doc: Doc, path: string): unknown {
   return value;
 }
 
+/** The value at a dotted path through own properties only (`__proto__` is a field name, not the prototype). */
+function ownPath(doc: Doc, path: string): unknown {
+  let value: unknown = doc;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Doc)[part];
+  }
+  return value;
+}
+
 function serverError(code: number, message: string, extra: Doc = {}): MongoServerError {
   return new MongoServerError({ message, errmsg: message, code, ok: 0, ...extra });
 }
@@ -694,10 +704,21 @@ export class StandInCollection {
     if (sortKeys.length) {
       const plain: Record<string, 1 | -1> = {};
       for (const [field, dir] of sortKeys) if (!isMetaTextScore(dir)) plain[field] = dir === -1 ? -1 : 1;
-      const scored = rows.map((doc) => ({ ...doc, [TEXT_SCORE]: scores?.get(doc) ?? 0, __standInRef: doc }));
+      // mingo refuses a path through `__proto__`, an ordinary field name to MongoDB: such a field's value (own
+      // properties only) is sorted on under a name of the stand-in's own.
+      const renamed = new Map<string, string>();
+      for (const [field] of sortKeys)
+        if (field.split('.').includes('__proto__')) renamed.set(field, `__standInSort${renamed.size}`);
+      const scored = rows.map((doc) => {
+        const row: Doc = { ...doc, [TEXT_SCORE]: scores?.get(doc) ?? 0, __standInRef: doc };
+        for (const [field, name] of renamed) row[name] = ownPath(doc, field);
+        return row;
+      });
       const spec: Record<string, 1 | -1> = {};
       for (const [field, dir] of sortKeys)
-        spec[isMetaTextScore(dir) ? TEXT_SCORE : field] = isMetaTextScore(dir) ? -1 : plain[field];
+        spec[isMetaTextScore(dir) ? TEXT_SCORE : (renamed.get(field) ?? field)] = isMetaTextScore(dir)
+          ? -1
+          : plain[field];
       rows = (mingoFind(scored, {}).sort(spec).all() as Doc[]).map((d) => d.__standInRef as Doc);
     }
     const skip = Math.max(0, options.skip ?? 0);

@@ -1,6 +1,7 @@
 import type { HttpMethod, Resource } from '../../src/http/routeTable';
 import { route } from '../../src/http/routeTable';
 import { SAFE_INTEGER, pagingParams, param } from '../../src/http/params';
+import { FOLDER_SORT } from '../../src/queries/sortableFields';
 import { RestError, ValidationError } from '../../src/domain/errors';
 import { Scope } from '../../src/domain/scopes';
 
@@ -58,7 +59,7 @@ export const probeResource: Resource = {
       path: 'paging',
       summary: 'Paging parameters.',
       access: 'public',
-      params: pagingParams('lowerName'),
+      params: pagingParams(FOLDER_SORT),
       handler: ({ params }) => params,
     }),
     route({

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { RestError } from '../../src/domain/errors';
 import { pagingOf, pagingParams, param, parseInteger, parseJsonBody, toBool } from '../../src/http/params';
+import { FOLDER_SORT } from '../../src/queries/sortableFields';
 import { collectParams, hasProcessableBody } from '../../src/http/requestParams';
 import { routingMethod } from '../../src/http/apiRequests';
 import { htmlOf, sortedJson, wantsHtml } from '../../src/http/render';
@@ -106,7 +107,7 @@ describe('parameter coercion', () => {
   });
 
   it('paging parameters', () => {
-    const [limit, offset, sort, sortdir] = pagingParams('lowerName');
+    const [limit, offset, sort, sortdir] = pagingParams(FOLDER_SORT);
     expect([limit.parse(undefined), offset.parse(undefined), sort.parse(undefined), sortdir.parse(undefined)]).toEqual([
       50,
       0,

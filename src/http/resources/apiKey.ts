@@ -1,6 +1,7 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
+import { API_KEY_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
 import type { ApiKeyDoc } from '../../ports/readModel';
 import { AccessDeniedError, RestError } from '../../domain/errors';
@@ -59,7 +60,10 @@ export const apiKeyResource: Resource = {
       path: '',
       summary: 'List API keys for a given user.',
       access: 'user',
-      params: [param.string('userId', { description: 'ID of the user whose keys to list.' }), ...pagingParams('name')],
+      params: [
+        param.string('userId', { description: 'ID of the user whose keys to list.' }),
+        ...pagingParams(API_KEY_SORT),
+      ],
       async handler({ params, services, principal, setTotalCount }) {
         const me = signedInUser(principal);
         let userId = me._id;

@@ -1,6 +1,7 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
+import { COLLECTION_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
 import type { CollectionDoc } from '../../ports/readModel';
 import { AccessLevel } from '../../domain/access';
@@ -37,7 +38,7 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [
         param.string('text', { description: 'Pass this to perform a text search for collections.' }),
-        ...pagingParams('name'),
+        ...pagingParams(COLLECTION_SORT),
       ],
       async handler({ params, services, principal, setTotalCount }) {
         const page = await services.readModel.collections.list({

@@ -1,6 +1,7 @@
 import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
+import { FOLDER_SORT } from '../../queries/sortableFields';
 import { findFolders, folderAccessList, folderDetails, folderRootPath, getFolder } from '../../queries/folderQueries';
 import { getFolderAt, listFoldersAt } from '../../queries/pointInTime';
 import { RestError } from '../../domain/errors';
@@ -29,7 +30,7 @@ export const folderReadRoutes: RouteDef[] = [
         description:
           'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
       }),
-      ...pagingParams('lowerName'),
+      ...pagingParams(FOLDER_SORT),
       atParam(),
     ],
     async handler({ params, services, principal, setTotalCount }) {

@@ -1,6 +1,7 @@
 import type { Resource, RouteContext } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
+import { GROUP_SORT, USER_SORT } from '../../queries/sortableFields';
 import { AccessLevel, type Level } from '../../domain/access';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { ADD_ALLOWED, groupAccessLevel } from '../../domain/group';
@@ -48,7 +49,7 @@ function groupUsersRoute(kind: 'invite' | 'member', path: string, summary: strin
     path,
     summary,
     access: 'public',
-    params: [...pagingParams('lastName')],
+    params: [...pagingParams(USER_SORT)],
     async handler({ path, params, services, principal, setTotalCount }) {
       await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
       const page = await services.readModel.groups.listUsers(path.id, kind, pagingOf(params));
@@ -70,7 +71,7 @@ export const groupResource: Resource = {
       params: [
         param.string('text', { description: 'Pass this to perform a full-text search for groups.' }),
         param.flag('exact', false, { description: 'If true, only return exact name matches. This is case sensitive.' }),
-        ...pagingParams('name'),
+        ...pagingParams(GROUP_SORT),
       ],
       async handler({ params, services, principal, setTotalCount }) {
         const page = await services.readModel.groups.list({

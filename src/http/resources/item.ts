@@ -1,6 +1,7 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
+import { FILE_SORT, ITEM_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
 import { RestError } from '../../domain/errors';
 import { parseStringList, type Metadata } from '../../domain/metadata';
@@ -52,7 +53,7 @@ export const itemResource: Resource = {
         param.string('name', {
           description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.',
         }),
-        ...pagingParams('lowerName'),
+        ...pagingParams(ITEM_SORT),
       ],
       async handler({ params, services, principal, setTotalCount }) {
         const { rows, total } = await findItems(services, principal.viewer, {
@@ -175,7 +176,7 @@ export const itemResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       // girder_client also sends `id=<itemId>` as a query parameter: undeclared parameters are ignored.
-      params: [...pagingParams('name')],
+      params: [...pagingParams(FILE_SORT)],
       async handler({ params, path, services, principal, setTotalCount }) {
         const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
         const page = await services.readModel.files.listForItem(item._id, pagingOf(params));

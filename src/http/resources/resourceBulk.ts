@@ -3,21 +3,16 @@ import { route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import type { Services } from '../../services';
-import type { RequestMeta } from '../../commands/requestMeta';
 import { AccessLevel, type Viewer } from '../../domain/access';
 import { RestError } from '../../domain/errors';
-import { loadModel, loadParent } from '../../queries/loaders';
-import { loadFolderParam, loadItem } from '../../queries/itemQueries';
-import { updateFolder } from '../../commands/folderCommands';
-import { copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
-import { copyItem, deleteItem, updateItem } from '../../commands/itemCommands';
-import { deleteCollection } from '../../commands/collectionCommands';
+import { loadParent } from '../../queries/loaders';
+import { planCopy, planDelete, planMove } from '../../commands/resourceSetCommands';
 import { signedInViewer } from '../principal';
 
 /**
  * Girder's multi-resource operations (api/v1/resource.py) that the web client's "checked items" menu uses: move,
- * copy and delete a set of folders and items, `resources` being `{"folder": [ids], "item": [ids]}`. Each resource
- * is its own command, in the order given, as in Girder (a failure stops there; what came before stays done).
+ * copy and delete a set of folders and items, `resources` being `{"folder": [ids], "item": [ids]}`. Unlike Girder,
+ * every resource is checked before the first write (commands/resourceSetCommands.ts): a refusal changes nothing.
  */
 /** The ids per resource type: only the types the request names are present. */
 type ResourceSet = Partial<Record<string, string[]>>;
@@ -69,34 +64,6 @@ async function destination(
   return loadParent(services, parentType, parentId, viewer, AccessLevel.WRITE);
 }
 
-async function moveAll(
-  services: Services,
-  resources: ResourceSet,
-  parent: Awaited<ReturnType<typeof destination>>,
-  viewer: Viewer | null,
-  meta: RequestMeta,
-) {
-  for (const id of resources.folder ?? []) {
-    const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.WRITE);
-    if (folder.parentCollection === parent.type && folder.parentId === parent.doc._id) continue;
-    await updateFolder(
-      services,
-      { folderId: folder._id, viewer, move: { parentType: parent.type, parentId: parent.doc._id } },
-      meta,
-    );
-  }
-  for (const id of resources.item ?? []) {
-    const { item } = await loadItem(services, id, viewer, AccessLevel.WRITE);
-    if (parent.type === 'folder' && item.folderId !== parent.doc._id) {
-      await updateItem(
-        services,
-        { itemId: item._id, folder: await loadFolderParam(services, parent.doc._id, viewer, AccessLevel.WRITE) },
-        meta,
-      );
-    }
-  }
-}
-
 export const resourceBulkRoutes: RouteDef[] = [
   route({
     method: 'PUT',
@@ -108,7 +75,8 @@ export const resourceBulkRoutes: RouteDef[] = [
     async handler({ params, services, principal, meta }) {
       const resources = params.resources;
       const parent = await destination(services, resources, params.parentType, params.parentId, principal.viewer);
-      await moveAll(services, resources, parent, principal.viewer, meta);
+      const writes = await planMove(services, resources, parent, principal.viewer, meta);
+      await writes();
       return null;
     },
   }),
@@ -122,16 +90,8 @@ export const resourceBulkRoutes: RouteDef[] = [
     async handler({ params, services, principal, meta }) {
       const resources = params.resources;
       const parent = await destination(services, resources, params.parentType, params.parentId, principal.viewer);
-      const viewer = signedInViewer(principal);
-      for (const id of resources.item ?? []) {
-        const { item } = await loadItem(services, id, viewer, AccessLevel.READ);
-        const folder = await loadFolderParam(services, parent.doc._id, viewer, AccessLevel.WRITE);
-        await copyItem(services, { sourceId: item._id, folder, creatorId: viewer.id }, meta);
-      }
-      for (const id of resources.folder ?? []) {
-        const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
-        await copyFolder(services, { sourceId: folder._id, parent, copier: viewer }, meta);
-      }
+      const writes = await planCopy(services, resources, parent, signedInViewer(principal), meta);
+      await writes();
       return null;
     },
   }),
@@ -148,21 +108,8 @@ export const resourceBulkRoutes: RouteDef[] = [
       }),
     ],
     async handler({ params, services, principal, meta }) {
-      const resources = params.resources;
-      for (const [kind, ids] of Object.entries(resources)) {
-        for (const id of ids ?? []) {
-          if (kind === 'item') {
-            await loadItem(services, id, principal.viewer, AccessLevel.ADMIN);
-            await deleteItem(services, id, meta);
-          } else if (kind === 'folder') {
-            await loadModel(services, 'folder', id, principal.viewer, AccessLevel.ADMIN);
-            await deleteFolder(services, id, meta);
-          } else {
-            await loadModel(services, 'collection', id, principal.viewer, AccessLevel.ADMIN);
-            await deleteCollection(services, id, meta);
-          }
-        }
-      }
+      const writes = await planDelete(services, params.resources, principal.viewer, meta);
+      await writes();
       return null;
     },
   }),

@@ -1,6 +1,7 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
+import { USER_SORT, userFieldsSeenBy } from '../../queries/sortableFields';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { isObjectId } from '../../domain/ids';
 import { AccessLevel, hasAccess } from '../../domain/access';
@@ -112,10 +113,14 @@ export const userResource: Resource = {
       scope: [Scope.USER_INFO_READ],
       params: [
         param.string('text', { description: 'Pass this to perform a full-text search for items.' }),
-        ...pagingParams('lastName'),
+        ...pagingParams(USER_SORT),
       ],
       async handler({ params, services, principal, setTotalCount }) {
-        const page = await services.readModel.users.list({ text: params.text, paging: pagingOf(params) });
+        const page = await services.readModel.users.list({
+          text: params.text,
+          matchEmail: userFieldsSeenBy(principal.viewer).has('email'),
+          paging: pagingOf(params),
+        });
         setTotalCount(page.total);
         return page.rows.map((u) => userView(u, principal.viewer));
       },

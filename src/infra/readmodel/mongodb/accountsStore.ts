@@ -42,14 +42,24 @@ export class MongoUsers implements UserQueries {
   getByEmail(email: string) {
     return this.one({ email: email.toLowerCase() });
   }
-  async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
+  async list({
+    text,
+    prefix,
+    matchEmail,
+    paging,
+  }: {
+    text?: string;
+    prefix?: boolean;
+    matchEmail?: boolean;
+    paging: Paging;
+  }): Promise<Page<UserDoc>> {
     const users = await this.source.get('users');
     const like = text ? { $regex: `${prefix ? '^' : ''}${escapeRegex(text.toLowerCase())}`, $options: 'i' } : null;
     const filter = !like
       ? {}
       : prefix
         ? { $or: [{ login: like }, { firstName: like }, { lastName: like }] }
-        : { $or: [{ login: like }, { _lowerName: like }, { email: like }] };
+        : { $or: [{ login: like }, { _lowerName: like }, ...(matchEmail ? [{ email: like }] : [])] };
     const [rows, total] = await Promise.all([
       users
         .find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) })

@@ -2,6 +2,7 @@ import type { StoredDoc } from './collections';
 import type { Document, Filter, Sort } from 'mongodb';
 import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';
+import { isFieldPath } from '../../../domain/sortKeys';
 
 /**
  * Fields the adapter keeps on documents for its own use and never returns: `_rev` (the stamp of the last projection
@@ -44,15 +45,6 @@ export function readableFilter(viewer: Viewer | null, level = 0, prefix = ''): F
   return clauses.length === 1 ? clauses[0] : { $or: clauses };
 }
 
-/** Whether a sort key is a field path MongoDB accepts (anything else sorts like a missing field: by id only). */
-function sortablePath(field: string): boolean {
-  return (
-    field.length > 0 &&
-    !field.includes('\0') &&
-    field.split('.').every((part) => part.length > 0 && !part.startsWith('$'))
-  );
-}
-
 /**
  * The sort of a Girder paging spec: the requested field (through `fields`, for the few whose stored name differs),
  * ties broken by `_id` in the same direction so pages are stable, as the SQLite adapter orders them.
@@ -61,7 +53,8 @@ export function sortOf(paging: Paging, fields: Record<string, string> = {}): Sor
   const dir = paging.sortdir === -1 ? -1 : 1;
   // An own-property lookup: a sort named `constructor` or `__proto__` is a document path like any other field.
   const field = Object.hasOwn(fields, paging.sort) ? fields[paging.sort] : paging.sort;
-  if (field === '_id' || !sortablePath(field)) return { _id: dir };
+  // The HTTP layer lets through only such paths (domain/sortKeys.ts); a path MongoDB would refuse is never sent.
+  if (field === '_id' || !isFieldPath(field)) return { _id: dir };
   return { [field]: dir, _id: dir };
 }
 

@@ -60,15 +60,26 @@ export class SqliteUsers implements UserQueries, UserWrites {
         { doc: string } | undefined,
     );
   }
-  async list({ text, prefix, paging }: { text?: string; prefix?: boolean; paging: Paging }): Promise<Page<UserDoc>> {
+  async list({
+    text,
+    prefix,
+    matchEmail,
+    paging,
+  }: {
+    text?: string;
+    prefix?: boolean;
+    matchEmail?: boolean;
+    paging: Paging;
+  }): Promise<Page<UserDoc>> {
     const escaped = text ? text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) : '';
+    const email = matchEmail ? ` OR email LIKE ? ESCAPE '\\'` : '';
     const where = !text
       ? ''
       : prefix
         ? `WHERE login LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.firstName')) LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.lastName')) LIKE ? ESCAPE '\\'`
-        : `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'`;
+        : `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\'${email}`;
     const like = prefix ? `${escaped}%` : `%${escaped}%`;
-    const args = text ? [like, like, like] : [];
+    const args = !text ? [] : prefix || matchEmail ? [like, like, like] : [like, like];
     const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(
       paging,

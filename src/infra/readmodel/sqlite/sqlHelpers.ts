@@ -36,13 +36,17 @@ export function limitSql(paging: Paging): { sql: string; args: unknown[] } {
   return { sql: '', args: [] };
 }
 
-/** `meta.a.b` → `$."meta"."a"."b"` (each segment quoted, so any field name is safe). */
+/**
+ * `meta.a.b` → `$."meta"."a"."b"`. SQLite reads a quoted path label as a JSON string (backslash escapes, `\u0000`),
+ * so each segment is written as one (JSON.stringify): a `"`, a backslash or a NUL in a metadata key names that key,
+ * never a malformed path (which SQLite refuses with an error, a 500).
+ */
 export function jsonPath(field: string): string {
   return (
     '$' +
     field
       .split('.')
-      .map((part) => `."${part.replace(/"/g, '""')}"`)
+      .map((part) => `.${JSON.stringify(part)}`)
       .join('')
   );
 }
