@@ -147,7 +147,7 @@ export const userResource: Resource = {
         param.requiredString('email', { description: "The user's email address." }),
         param.requiredString('firstName', { description: "The user's first name." }),
         param.requiredString('lastName', { description: "The user's last name." }),
-        param.requiredString('password', { description: "The user's requested password" }),
+        param.requiredString('password', { secret: true, description: "The user's requested password" }),
         param.flag('admin', false, { description: 'Whether this user should be a site administrator.' }),
       ],
       async handler({ params, services, principal, meta, req, res }) {

@@ -44,8 +44,8 @@ export const userAccountRoutes: RouteDef[] = [
     summary: 'Change your password.',
     access: 'user',
     params: [
-      param.requiredString('old', { description: 'Your current password.' }),
-      param.requiredString('new', { description: 'Your new password.' }),
+      param.requiredString('old', { secret: true, description: 'Your current password.' }),
+      param.requiredString('new', { secret: true, description: 'Your new password.' }),
     ],
     async handler({ params, services, principal, meta }) {
       if (!params.old) throw new RestError('Old password must not be empty.');

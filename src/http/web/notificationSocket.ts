@@ -2,7 +2,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Services } from '../../services';
-import { validToken, tokenHasScopes } from '../auth';
+import { activeCaller, tokenHasScopes } from '../auth';
+import { TOKEN_PARAM } from '../secrets';
 import { Scope } from '../../domain/scopes';
 
 /**
@@ -47,9 +48,9 @@ export function attachNotificationSocket(server: Server, services: Services): vo
       refuse(socket, '404 Not Found');
       return;
     }
-    validToken(services, url.searchParams.get('token'))
-      .then((token) => {
-        if (!token?.userId || !tokenHasScopes(token, [Scope.USER_AUTH])) {
+    activeCaller(services, url.searchParams.get(TOKEN_PARAM))
+      .then(({ token }) => {
+        if (!token || !tokenHasScopes(token, [Scope.USER_AUTH])) {
           refuse(socket, '401 Unauthorized');
           return;
         }
