@@ -5,7 +5,7 @@ import { AccessDeniedError, RestError } from '../../domain/errors';
 import { isObjectId } from '../../domain/ids';
 import { AccessLevel, hasAccess } from '../../domain/access';
 import { registerUser, issueToken, revokeToken } from '../../commands/userCommands';
-import { verifyPassword } from '../../commands/password';
+import { checkPassword } from '../passwordCheck';
 import { userView } from '../../queries/views';
 import { presentedToken, viewerOf } from '../auth';
 import { setTokenCookie, clearTokenCookie } from '../cookies';
@@ -77,7 +77,10 @@ export const userResource: Resource = {
         const user = name.includes('@')
           ? await services.readModel.users.getByEmail(name)
           : await services.readModel.users.getByLogin(name);
-        if (!user || !(await verifyPassword(password, user.passwordHash))) throw new AccessDeniedError('Login failed.');
+        // Checked (and throttled) whether or not the login exists, at the same cost (src/http/passwordCheck.ts).
+        const account = user ? { userId: user._id } : { unknownName: name };
+        const valid = await checkPassword(services, req, account, user?.passwordHash ?? null, password);
+        if (!user || !valid) throw new AccessDeniedError('Login failed.');
         if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.', 'disabled');
         const token = await issueToken(
           services.commands,
