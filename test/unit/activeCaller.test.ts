@@ -28,7 +28,7 @@ describe('activeCaller', () => {
 
   it.each([
     ['whose user was deleted', { token, user: null }],
-    ['whose user is disabled', { token, user: { ...user, status: 'disabled' } }],
+    ['whose user is disabled', { token, user: { ...user, status: 'disabled' as const } }],
     ['that expired', { token: { ...token, expires: '2000-01-01T00:00:00.000Z' }, user }],
     ['that does not exist', { token: null, user: null }],
   ])('identifies nobody with a token %s', async (_what, caller) => {
