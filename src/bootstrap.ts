@@ -61,11 +61,15 @@ export interface BootstrapOptions {
    * default combined with one that fails on purpose, to see how the service reports a projection that throws.
    */
   projection?: Projection;
+  /** Where log lines go instead of stdout (tests read what the service logs, test/support/testServer.ts). */
+  logDestination?: pino.DestinationStream;
 }
 
 /** The composition root: opens the stores of the configured deployment, starts the projector, wires services. */
 export async function bootstrap(config: Config, options: BootstrapOptions = {}): Promise<Runtime> {
-  const logger = pino({ level: config.logLevel });
+  const logger = options.logDestination
+    ? pino({ level: config.logLevel }, options.logDestination)
+    : pino({ level: config.logLevel });
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'folder-service.sqlite');
   const db = openDatabase(file);

@@ -60,6 +60,16 @@ export interface Config {
    * written. The wait is on the append worker thread: the event loop keeps serving meanwhile.
    */
   appendLockWaitMs: number;
+  /**
+   * Password guessing (docs/security.md, "Logins and guessing"): failed password checks a login, and a client address,
+   * may make before each further one waits; the first wait in ms, doubled with every further failure up to the
+   * longest wait in ms.
+   */
+  loginFreeFailures: number;
+  loginDelayMs: number;
+  loginMaxDelayMs: number;
+  /** Event streams and notification sockets one caller (a user, or an anonymous client address) may hold open. */
+  streamsPerCaller: number;
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
@@ -124,6 +134,10 @@ const schema = z
       .nonnegative('BULK_PROGRESS_INTERVAL_MS must be a non-negative number of milliseconds.')
       .default(250),
     APPEND_LOCK_WAIT_MS: positiveInteger('APPEND_LOCK_WAIT_MS').default(30_000),
+    LOGIN_FREE_FAILURES: positiveInteger('LOGIN_FREE_FAILURES').default(5),
+    LOGIN_DELAY_MS: positiveInteger('LOGIN_DELAY_MS').default(1000),
+    LOGIN_MAX_DELAY_SECONDS: positiveInteger('LOGIN_MAX_DELAY_SECONDS').default(900),
+    STREAMS_PER_CALLER: positiveInteger('STREAMS_PER_CALLER').default(20),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
@@ -172,5 +186,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bulkWorkerMinFolders: vars.BULK_WORKER_MIN_FOLDERS,
     bulkProgressIntervalMs: vars.BULK_PROGRESS_INTERVAL_MS,
     appendLockWaitMs: vars.APPEND_LOCK_WAIT_MS,
+    loginFreeFailures: vars.LOGIN_FREE_FAILURES,
+    loginDelayMs: vars.LOGIN_DELAY_MS,
+    loginMaxDelayMs: vars.LOGIN_MAX_DELAY_SECONDS * 1000,
+    streamsPerCaller: vars.STREAMS_PER_CALLER,
   };
 }

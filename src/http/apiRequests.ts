@@ -8,6 +8,7 @@ import { collectParams, hasProcessableBody } from './requestParams';
 import { BODY_LIMIT, readBody } from './bodyReader';
 import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
+import { loggableParamNames } from './secrets';
 import {
   RESPONSE_SENT,
   routeEventName,
@@ -98,6 +99,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
       const match = METHODS.has(method) ? router.match(method as HttpMethod, resourceName, rest) : null;
       if (!match) throw new RestError(`No matching route for "${method} ${rest.join('/')}"`);
       const { route } = match;
+      req.loggableParams = loggableParamNames(route.params);
 
       // A raw-body route (uploads) still gets its parameters from a urlencoded form body, as CherryPy would parse it.
       const formOnRawRoute =

@@ -6,6 +6,7 @@ import { AccessDeniedError } from '../domain/errors';
 import type { RouteDef } from './routeTable';
 import { Scope } from '../domain/scopes';
 import { ANONYMOUS, type Principal } from './principal';
+import { TOKEN_PARAM } from './secrets';
 
 export const viewerOf = (user: UserDoc | null): Viewer | null =>
   user ? { id: user._id, admin: user.admin, groups: user.groups } : null;
@@ -33,7 +34,7 @@ export function parseCookies(header: string | undefined): Record<string, string>
  * then, only on routes that accept cookies, the `serviceToken` cookie (alias `girderToken`). Empty = none.
  */
 export function presentedToken(req: Request, rawParams: Record<string, string>, cookieAllowed: boolean): string | null {
-  const candidates = [rawParams.token, req.get('Service-Token'), req.get('Girder-Token')];
+  const candidates = [rawParams[TOKEN_PARAM], req.get('Service-Token'), req.get('Girder-Token')];
   if (cookieAllowed) {
     const cookies = parseCookies(req.headers.cookie);
     candidates.push(cookies.serviceToken, cookies.girderToken);
@@ -46,9 +47,22 @@ export const tokenHasScopes = (token: TokenDoc, scopes: string[]): boolean =>
 
 const unexpired = (doc: TokenDoc | null): TokenDoc | null => (doc && Date.parse(doc.expires) > Date.now() ? doc : null);
 
-/** Loads the presented token if it exists and has not expired. */
-export async function validToken(services: Services, token: string | null): Promise<TokenDoc | null> {
-  return token ? unexpired(await services.accounts.token(token)) : null;
+/** A token that works, with its user; or nothing. */
+export type ActiveCaller = { token: TokenDoc; user: UserDoc } | { token: null; user: null };
+const NO_CALLER: ActiveCaller = { token: null, user: null };
+
+/**
+ * The presented token and its user, if the token exists, has not expired, and belongs to a user who still exists and
+ * is not disabled; else nothing. Checked on every request (the account cache forgets a changed user at once,
+ * src/queries/accountCache.ts), so the tokens of a deleted or disabled user stop working on the next request, on
+ * every route and on the notification socket alike.
+ */
+export async function activeCaller(services: Services, presented: string | null): Promise<ActiveCaller> {
+  if (!presented) return NO_CALLER;
+  const caller = await services.accounts.caller(presented);
+  const token = unexpired(caller.token);
+  if (!token || !caller.user || caller.user.status === 'disabled') return NO_CALLER;
+  return { token, user: caller.user };
 }
 
 /**
@@ -61,19 +75,15 @@ export async function resolvePrincipal(
   route: RouteDef,
   rawParams: Record<string, string>,
 ): Promise<Principal> {
-  const presented = presentedToken(req, rawParams, route.cookie === true);
-  const caller = presented ? await services.accounts.caller(presented) : { token: null, user: null };
-  const token = unexpired(caller.token);
+  const { token, user } = await activeCaller(services, presentedToken(req, rawParams, route.cookie === true));
   const hook = await services.hooks.trigger('auth.user.get', { token });
   if (hook.defaultPrevented && hook.responses.length > 0) {
-    const user = hook.responses[0] as UserDoc | null;
-    return { user, token, viewer: viewerOf(user) };
+    const hooked = hook.responses[0] as UserDoc | null;
+    return { user: hooked, token, viewer: viewerOf(hooked) };
   }
   if (!token) return ANONYMOUS;
   const required = route.scope ?? [Scope.USER_AUTH];
   if (!tokenHasScopes(token, required)) return { user: null, token, viewer: null };
-  const { user } = caller;
-  if (!user || user.status === 'disabled') return { user: null, token, viewer: null };
   return { user, token, viewer: viewerOf(user) };
 }
 

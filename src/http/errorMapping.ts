@@ -4,6 +4,7 @@ import { MaxAppendSizeExceededError } from '../ports/eventStore';
 import { StoreBusyError } from '../ports/storeBusy';
 import { ProjectionLagError, ProjectionStoppedError } from '../projections/projector';
 import { BodyTooLargeError } from './bodyReader';
+import { TooManyRequestsError } from './tooManyRequests';
 
 export interface ErrorBody {
   message: string;
@@ -79,6 +80,13 @@ export function errorResponse(
     return {
       status: 413,
       body: { message: `Request entity too large (the limit is ${error.limit} bytes).`, type: 'rest' },
+    };
+  }
+  if (error instanceof TooManyRequestsError) {
+    return {
+      status: 429,
+      ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+      body: { message: error.message, type: 'rest' },
     };
   }
   const err = error instanceof Error ? error : new Error(String(error));

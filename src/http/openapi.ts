@@ -99,6 +99,7 @@ export function openApiDocument(resources: Resource[], version: string): Record<
 function paramSchema(spec: ParamSpec): Record<string, unknown> {
   const schema = spec.openApiSchema ? { ...spec.openApiSchema } : jsonSchema(spec.schema);
   if (spec.default !== undefined) schema.default = spec.default;
+  if (spec.secret) schema.format = 'password';
   return schema;
 }
 

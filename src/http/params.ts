@@ -31,6 +31,12 @@ export interface ParamSpec<N extends string = string, T = unknown> {
   /** Replaces the schema derived from `schema` in the OpenAPI document when zod cannot say it exactly. */
   openApiSchema?: Record<string, unknown>;
   /**
+   * A password, token, key or one-time code: its value never reaches the log (src/http/secrets.ts builds the logged
+   * URL from the declarations) and the OpenAPI document marks it `format: password`. Declared on string parameters,
+   * whose parsing never puts the value in an error message.
+   */
+  secret?: true;
+  /**
    * Coerces the raw value (undefined when absent). Throws RestError with the reference's message. `viewer` is the
    * caller, for the few values whose validity depends on who asks (a listing's `sort`, domain/sortKeys.ts).
    */
@@ -40,6 +46,13 @@ export interface ParamSpec<N extends string = string, T = unknown> {
 interface Common {
   description?: string;
 }
+
+/** Options of a string parameter that may hold a secret (see {@link ParamSpec.secret}). */
+interface MaybeSecret {
+  secret?: boolean;
+}
+
+const secretFlag = (opts: MaybeSecret) => (opts.secret === true ? { secret: true as const } : {});
 
 /** A parameter declared `required: true` is never undefined (its parse throws when it is absent). */
 type Given<T, Required extends boolean> = Required extends true ? T : T | undefined;
@@ -150,32 +163,38 @@ export const param = {
   /** `headerSafe`: the value ends up in a response header (a MIME type): control characters are refused. */
   string<N extends string, R extends boolean = false>(
     name: N,
-    opts: Common & { required?: R; strip?: boolean; default?: string; headerSafe?: boolean } = {},
+    opts: Common & MaybeSecret & { required?: R; strip?: boolean; default?: string; headerSafe?: boolean } = {},
   ) {
     const strip = (s: string) => {
       const value = opts.strip ? s.trim() : s;
       return opts.headerSafe ? refuseControlCharacters(name, value) : value;
     };
-    return make<N, Given<string, R>>(
-      'string',
-      name,
-      opts.required ?? false,
-      opts.description,
-      z.string(),
-      strip,
-      () => opts.default as Given<string, R>,
-    );
+    return {
+      ...make<N, Given<string, R>>(
+        'string',
+        name,
+        opts.required ?? false,
+        opts.description,
+        z.string(),
+        strip,
+        () => opts.default as Given<string, R>,
+      ),
+      ...secretFlag(opts),
+    };
   },
-  requiredString<N extends string>(name: N, opts: Common & { strip?: boolean } = {}) {
-    return make<N, string>(
-      'string',
-      name,
-      true,
-      opts.description,
-      z.string(),
-      (s) => (opts.strip ? s.trim() : s),
-      () => '',
-    );
+  requiredString<N extends string>(name: N, opts: Common & MaybeSecret & { strip?: boolean } = {}) {
+    return {
+      ...make<N, string>(
+        'string',
+        name,
+        true,
+        opts.description,
+        z.string(),
+        (s) => (opts.strip ? s.trim() : s),
+        () => '',
+      ),
+      ...secretFlag(opts),
+    };
   },
   bool<N extends string>(name: N, opts: Common & { default?: boolean } = {}) {
     return make<N, boolean | undefined>('bool', name, false, opts.description, z.boolean(), toBool, () => opts.default);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { loggedUrl } from './secrets';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -8,11 +9,13 @@ declare module 'http' {
     id: string;
     /** A logger bound to this request (its id, method and URL, secrets redacted). */
     log: Logger;
+    /**
+     * The query parameters whose values the log may show: the matched route's declared non-secret ones
+     * (src/http/secrets.ts), set by the router. Until a route matches (or when none does) no value is shown.
+     */
+    loggableParams?: ReadonlySet<string>;
   }
 }
-
-/** Parameters whose values never reach the log. */
-const SECRET_PARAMS = /([?&](?:token|password|key)=)[^&]*/g;
 
 /**
  * The request log: an id per request (`Girder-Request-Uid`), `req.log`, and one `request completed` line per answer
@@ -34,8 +37,8 @@ export function requestLog(logger: Logger): (req: Request, res: Response) => voi
     let log: Logger | undefined;
     Object.defineProperty(req, 'log', {
       configurable: true,
-      get: () =>
-        (log ??= logger.child({ req: { id, method: req.method, url: url.replace(SECRET_PARAMS, '$1[redacted]') } })),
+      // Built on first use, by then the route has usually matched: its declarations decide which values show.
+      get: () => (log ??= logger.child({ req: { id, method: req.method, url: loggedUrl(url, req.loggableParams) } })),
     });
     if (logger.isLevelEnabled('info')) {
       // 'close' follows 'finish' on a completed answer, and also comes alone when the client went away first.

@@ -13,6 +13,8 @@ export interface TestServer {
   app: Express;
   runtime: Runtime;
   dataDir: string;
+  /** Every line the service logged, as written (JSON), when started with `captureLog`. */
+  logLines: string[];
   close(): Promise<void>;
 }
 
@@ -23,6 +25,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** The projections to run instead of the read models' own (src/bootstrap.ts, BootstrapOptions). */
   projection?: Projection;
+  /** Keeps the service's log lines in `logLines` instead of writing them out (set LOG_LEVEL too: tests log nothing). */
+  captureLog?: boolean;
 }
 
 /** A fresh service on a throwaway DATA_DIR; tests drive it through an ApiClient (test/support/apiClient.ts). */
@@ -32,12 +36,17 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-test-'));
   const config: Config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, ...env }) };
-  const runtime = await bootstrap(config, { ...(options.projection ? { projection: options.projection } : {}) });
+  const logLines: string[] = [];
+  const runtime = await bootstrap(config, {
+    ...(options.projection ? { projection: options.projection } : {}),
+    ...(options.captureLog ? { logDestination: { write: (line: string) => void logLines.push(line) } } : {}),
+  });
   const app = createApp(runtime.services, [...apiResources, ...(options.resources ?? [])]);
   return {
     app,
     runtime,
     dataDir,
+    logLines,
     async close() {
       await runtime.close();
       if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });

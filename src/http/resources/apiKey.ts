@@ -113,7 +113,7 @@ export const apiKeyResource: Resource = {
       summary: 'Create a token from an API key.',
       access: 'public',
       params: [
-        param.requiredString('key', { strip: true, description: 'The API key.' }),
+        param.requiredString('key', { strip: true, secret: true, description: 'The API key.' }),
         param.int('duration', {
           range: DURATION_DAYS,
           description: 'Number of days that the token should last (1 to 36525).',

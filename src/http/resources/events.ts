@@ -5,6 +5,7 @@ import type { Resource, RouteDef } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { DEFAULT_OVERFLOW_EVENT, SseWriter } from '../sse';
+import { claimStreamSlot } from '../streamSlots';
 import type { Services } from '../../services';
 import type { RecordedEvent } from '../../ports/eventStore';
 import { catchUpThenLive, type CatchUpSource } from '../../bus/domainEvents';
@@ -94,8 +95,15 @@ async function streamEvents(
   services: Services,
   req: Request,
   res: Response,
-  options: { source: CatchUpSource; since: bigint; eligible: (event: RecordedEvent) => Promise<boolean> },
+  options: {
+    /** Whom the stream counts against (src/http/streamSlots.ts): the user, or null for an anonymous caller. */
+    userId: string | null;
+    source: CatchUpSource;
+    since: bigint;
+    eligible: (event: RecordedEvent) => Promise<boolean>;
+  },
 ): Promise<typeof RESPONSE_SENT> {
+  claimStreamSlot(services, options.userId, req, res);
   const sse = SseWriter.open(res, {
     heartbeatMs: eventStreamLimits.heartbeatMs,
     maxBufferedBytes: eventStreamLimits.maxBufferedBytes,
@@ -194,12 +202,14 @@ export const folderEventRoutes: RouteDef[] = [
       const viewer = principal.viewer;
       if (!params.subtree) {
         return streamEvents(services, req, res, {
+          userId: principal.user?._id ?? null,
           source: { streamId: folderStream(folder._id) },
           since,
           eligible: async (event) => (!wanted || wanted(event.type)) && (await mayRead(services, viewer, folder._id)),
         });
       }
       return streamEvents(services, req, res, {
+        userId: principal.user?._id ?? null,
         source: { streamPrefixes: ['folder-', 'item-'] },
         since,
         eligible: async (event) => {
@@ -274,10 +284,11 @@ export const eventsResource: Resource = {
       cookie: true,
       produces: 'text/event-stream',
       params: [sinceParam(), typesParam()],
-      async handler({ params, services, req, res }) {
+      async handler({ params, services, principal, req, res }) {
         const since = await startPosition(services, req, params.since);
         const wanted = typeFilter(params.types);
         return streamEvents(services, req, res, {
+          userId: principal.user?._id ?? null,
           source: {},
           since,
           eligible: async (event) => !wanted || wanted(event.type),

@@ -4,6 +4,7 @@ import { RESPONSE_SENT, route } from '../routeTable';
 import { UNIX_SECONDS, param } from '../params';
 import { sortedJson } from '../render';
 import { SseWriter } from '../sse';
+import { claimStreamSlot } from '../streamSlots';
 import type { NotificationOwner, NotificationRecord } from '../../bus/notifications';
 import type { Principal } from '../principal';
 
@@ -88,6 +89,12 @@ export const notificationResource: Resource = {
           throw error;
         }
 
+        try {
+          claimStreamSlot(services, principal.user?._id ?? null, req, res);
+        } catch (error) {
+          stop();
+          throw error;
+        }
         sse = SseWriter.open(res, { heartbeatMs: STREAM_HEARTBEAT_MS });
         sse.onClose(stop);
         for (const record of [...backlog, ...pending.splice(0)]) emit(record);

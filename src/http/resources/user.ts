@@ -6,7 +6,7 @@ import { AccessDeniedError, RestError } from '../../domain/errors';
 import { isObjectId } from '../../domain/ids';
 import { AccessLevel, hasAccess } from '../../domain/access';
 import { registerUser, issueToken, revokeToken } from '../../commands/userCommands';
-import { verifyPassword } from '../../commands/password';
+import { checkPassword } from '../passwordCheck';
 import { userView } from '../../queries/views';
 import { presentedToken, viewerOf } from '../auth';
 import { setTokenCookie, clearTokenCookie } from '../cookies';
@@ -78,7 +78,10 @@ export const userResource: Resource = {
         const user = name.includes('@')
           ? await services.readModel.users.getByEmail(name)
           : await services.readModel.users.getByLogin(name);
-        if (!user || !(await verifyPassword(password, user.passwordHash))) throw new AccessDeniedError('Login failed.');
+        // Checked (and throttled) whether or not the login exists, at the same cost (src/http/passwordCheck.ts).
+        const account = user ? { userId: user._id } : { unknownName: name };
+        const valid = await checkPassword(services, req, account, user?.passwordHash ?? null, password);
+        if (!user || !valid) throw new AccessDeniedError('Login failed.');
         if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.', 'disabled');
         const token = await issueToken(
           services.commands,
@@ -152,7 +155,7 @@ export const userResource: Resource = {
         param.requiredString('email', { description: "The user's email address." }),
         param.requiredString('firstName', { description: "The user's first name." }),
         param.requiredString('lastName', { description: "The user's last name." }),
-        param.requiredString('password', { description: "The user's requested password" }),
+        param.requiredString('password', { secret: true, description: "The user's requested password" }),
         param.flag('admin', false, { description: 'Whether this user should be a site administrator.' }),
       ],
       async handler({ params, services, principal, meta, req, res }) {

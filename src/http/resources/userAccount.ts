@@ -4,7 +4,7 @@ import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { changePassword } from '../../commands/userCommands';
-import { verifyPassword } from '../../commands/password';
+import { checkPassword } from '../passwordCheck';
 import { loadModel } from '../../queries/loaders';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
@@ -44,15 +44,16 @@ export const userAccountRoutes: RouteDef[] = [
     summary: 'Change your password.',
     access: 'user',
     params: [
-      param.requiredString('old', { description: 'Your current password.' }),
-      param.requiredString('new', { description: 'Your new password.' }),
+      param.requiredString('old', { secret: true, description: 'Your current password.' }),
+      param.requiredString('new', { secret: true, description: 'Your new password.' }),
     ],
-    async handler({ params, services, principal, meta }) {
+    async handler({ params, services, principal, meta, req }) {
       if (!params.old) throw new RestError('Old password must not be empty.');
+      const user = signedInUser(principal);
       // Girder also accepts a temporary access token as the old password; this service issues none.
-      if (!(await verifyPassword(params.old, signedInUser(principal).passwordHash)))
+      if (!(await checkPassword(services, req, { userId: user._id }, user.passwordHash, params.old)))
         throw new AccessDeniedError('Old password is incorrect.');
-      await changePassword(services.commands, signedInUser(principal)._id, params.new, meta);
+      await changePassword(services.commands, user._id, params.new, meta);
       return { message: 'Password changed.' };
     },
   }),

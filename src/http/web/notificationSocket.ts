@@ -2,7 +2,10 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Services } from '../../services';
-import { validToken, tokenHasScopes } from '../auth';
+import { activeCaller, tokenHasScopes } from '../auth';
+import { TOKEN_PARAM } from '../secrets';
+import { claimStreamSlot } from '../streamSlots';
+import { TooManyRequestsError } from '../tooManyRequests';
 import { Scope } from '../../domain/scopes';
 
 /**
@@ -18,6 +21,15 @@ const MAX_INCOMING_BYTES = 4 * 1024;
 
 function refuse(socket: Duplex, status: '401 Unauthorized' | '404 Not Found'): void {
   socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** A refusal in the error format: the caller holds as many streams as allowed. */
+function refuseTooMany(socket: Duplex, error: TooManyRequestsError): void {
+  const body = JSON.stringify({ message: error.message, type: 'rest' });
+  socket.end(
+    `HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 function forwardNotifications(services: Services, ws: WebSocket, userId: string): void {
@@ -47,13 +59,20 @@ export function attachNotificationSocket(server: Server, services: Services): vo
       refuse(socket, '404 Not Found');
       return;
     }
-    validToken(services, url.searchParams.get('token'))
-      .then((token) => {
-        if (!token?.userId || !tokenHasScopes(token, [Scope.USER_AUTH])) {
+    activeCaller(services, url.searchParams.get(TOKEN_PARAM))
+      .then(({ token }) => {
+        if (!token || !tokenHasScopes(token, [Scope.USER_AUTH])) {
           refuse(socket, '401 Unauthorized');
           return;
         }
         const { userId } = token;
+        try {
+          claimStreamSlot(services, userId, req, socket);
+        } catch (error) {
+          if (!(error instanceof TooManyRequestsError)) throw error;
+          refuseTooMany(socket, error);
+          return;
+        }
         socketServer().handleUpgrade(req, socket, head, (ws) => forwardNotifications(services, ws, userId));
       })
       .catch(() => socket.destroy());
