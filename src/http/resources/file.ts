@@ -19,7 +19,7 @@ import {
 } from '../../commands/fileCommands';
 import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
 import { loadParent } from '../../queries/loaders';
-import { contentDisposition } from '../contentDisposition';
+import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
@@ -120,12 +120,15 @@ export async function sendFile(
     }
   }
   const length = Math.max(end - start, 0);
-  const disposition = contentDisposition(file.name, opts.disposition);
+  const headers = downloadHeaders({
+    filename: file.name,
+    mimeType: file.mimeType || 'application/octet-stream',
+    asked: opts.disposition,
+  });
   const body =
     length > 0 && req.method !== 'HEAD' ? await services.blobs.get(file.blobId, { start, end }) : Readable.from([]);
+  setDownloadHeaders(res, headers);
   res.setHeader('Accept-Ranges', 'bytes');
-  res.setHeader('Content-Type', file.mimeType || 'application/octet-stream');
-  res.setHeader('Content-Disposition', disposition);
   res.setHeader('Content-Length', String(length));
   if ((start > 0 || end < size || ranged) && size > 0) {
     res.setHeader('Content-Range', `bytes ${start}-${end - 1}/${size}`);

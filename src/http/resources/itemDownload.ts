@@ -3,7 +3,7 @@ import { RESPONSE_SENT, route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
-import { contentDisposition } from '../contentDisposition';
+import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { loadItem } from '../../queries/itemQueries';
 import { needsZip64, sanitizeRoot, sanitizeSegment, summarizeLayout, type ZipEntry } from '../../queries/zipLayout';
 import { writeZip } from './folderDownload';
@@ -50,8 +50,7 @@ export const itemDownloadRoutes: RouteDef[] = [
       };
       const forceZip64 = needsZip64(await summarizeLayout(entries()));
       res.status(200);
-      res.setHeader('Content-Type', 'application/zip');
-      res.setHeader('Content-Disposition', contentDisposition(`${item.name}.zip`));
+      setDownloadHeaders(res, downloadHeaders({ filename: `${item.name}.zip`, mimeType: 'application/zip' }));
       if (req.method === 'HEAD') {
         res.end();
         return RESPONSE_SENT;
