@@ -8,14 +8,19 @@ import { apiResources } from './resources';
 import { healthRoutes } from './health';
 import { requestLog } from './requestLog';
 import { webClientRoutes } from './web/webClient';
+import { setPageHeaders } from './pageHeaders';
 import { ANONYMOUS } from './principal';
 import { API_ROOT, apiRequests, pathSegments, sendApiError, type ApiRequests } from './apiRequests';
 
-/** Headers on every answer but the probes': nothing the service answers may be cached. */
-function setNoStoreHeaders(res: Response): void {
+/**
+ * Headers on every answer but the probes': nothing the service answers may be cached, and no answer's type is
+ * guessed from its bytes (`nosniff`: a JSON answer echoing user text is never read as HTML or script).
+ */
+function setCommonHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-cache, no-store, must-revalidate');
   res.setHeader('Pragma', 'no-cache');
   res.setHeader('Expires', '0');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
 }
 
 /** The Swagger UI page, with its assets addressed below the API root whether or not the URL ends with a slash. */
@@ -35,6 +40,8 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Whose X-Forwarded-Proto / -Host / -For to believe (TRUST_PROXY): `req.secure` (the cookie's Secure) and `req.host`.
+  app.set('trust proxy', services.config.trustProxy);
   // /healthz and /readyz: outside /api/v1 and before the request log, so probes neither route nor flood the logs.
   app.use(healthRoutes(services));
   const api = apiRequests(services, resources);
@@ -42,7 +49,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   const logRequest = requestLog(services.logger);
   const beforeEveryAnswer = (req: Request, res: Response) => {
     logRequest(req, res);
-    setNoStoreHeaders(res);
+    setCommonHeaders(res);
   };
   answerApiDirectly(app, api, beforeEveryAnswer);
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -54,6 +61,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   let describe: string | undefined;
   app.get(`${API_ROOT}/describe`, (_req, res) => {
     describe ??= JSON.stringify(openApiDocument(resources, services.version));
+    setPageHeaders(res);
     res.type('application/json').send(describe);
   });
 
@@ -69,6 +77,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
 
   const page = swaggerPage();
   app.get([API_ROOT, `${API_ROOT}/`], (_req, res) => {
+    setPageHeaders(res);
     res.type('text/html; charset=utf-8').send(page);
   });
   app.use(API_ROOT, swaggerUi.serve);
