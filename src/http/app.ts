@@ -9,6 +9,7 @@ import { healthRoutes } from './health';
 import { requestLog } from './requestLog';
 import { webClientRoutes } from './web/webClient';
 import { setPageHeaders } from './pageHeaders';
+import { fileOriginOf, onFileOrigin, servedOnFileOrigin } from './fileOrigin';
 import { ANONYMOUS } from './principal';
 import { API_ROOT, apiRequests, pathSegments, sendApiError, type ApiRequests } from './apiRequests';
 
@@ -51,10 +52,11 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     logRequest(req, res);
     setCommonHeaders(res);
   };
-  answerApiDirectly(app, api, beforeEveryAnswer);
+  const refusedOnFileOrigin = fileOriginGate(services);
+  answerApiDirectly(app, api, beforeEveryAnswer, refusedOnFileOrigin);
   app.use((req: Request, res: Response, next: NextFunction) => {
     beforeEveryAnswer(req, res);
-    next();
+    if (!refusedOnFileOrigin(req, res)) next();
   });
 
   // Built on the first request for it, not at start-up (the whole route table walked into a document).
@@ -93,6 +95,20 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
 }
 
 /**
+ * On the file origin (FILE_ORIGIN), everything but a file download is answered 404 by this function (which then
+ * returns true): no page, no login and no other route is reachable on the origin user files are served from.
+ */
+function fileOriginGate(services: Services): (req: Request, res: Response) => boolean {
+  const fileOrigin = fileOriginOf(services.config);
+  if (!fileOrigin) return () => false;
+  return (req, res) => {
+    if (!onFileOrigin(fileOrigin, req) || servedOnFileOrigin(req)) return false;
+    sendResult(req, res, 404, { message: 'Only file downloads are served on the file origin.', type: 'rest' });
+    return true;
+  };
+}
+
+/**
  * Answers `/api/v1/<resource>/…` requests without express's router, and leaves every other request to it.
  *
  * Why: on the request path, express's dispatch walked every layer before the API's (the probes' router, the request
@@ -109,6 +125,7 @@ function answerApiDirectly(
   app: express.Express,
   api: ApiRequests,
   beforeEveryAnswer: (req: Request, res: Response) => void,
+  refusedOnFileOrigin: (req: Request, res: Response) => boolean,
 ): void {
   type Handle = (req: Request, res: Response, callback?: NextFunction) => void;
   const appWithHandle = app as unknown as { handle: Handle };
@@ -125,7 +142,7 @@ function answerApiDirectly(
     Object.setPrototypeOf(res, app.response);
     req.originalUrl = req.url;
     beforeEveryAnswer(req, res);
-    void api.handle(req, res, segments);
+    if (!refusedOnFileOrigin(req, res)) void api.handle(req, res, segments);
   };
 }
 

@@ -42,7 +42,7 @@ export const itemDownloadRoutes: RouteDef[] = [
         sortdir: 1,
       });
       if (first.total === 1)
-        return sendFile(services, req, res, first.rows[0], { offset: 0, disposition: 'attachment' });
+        return sendFile(services, req, res, first.rows[0], principal, { offset: 0, disposition: 'attachment' });
       const root = sanitizeRoot(item.name);
       const entries = async function* (): AsyncGenerator<ZipEntry> {
         for await (const file of itemFiles(services, item._id))
