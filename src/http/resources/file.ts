@@ -21,10 +21,9 @@ import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/it
 import { loadParent } from '../../queries/loaders';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { fileOfSignedLink, fileOriginOf, onFileOrigin, signedDownloadUrl, type DownloadRequest } from '../fileOrigin';
-import type { Principal } from '../principal';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
-import { signedInUser } from '../principal';
+import { signedInUser, type Principal } from '../principal';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
