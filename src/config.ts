@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -70,6 +71,18 @@ export interface Config {
   loginMaxDelayMs: number;
   /** Event streams and notification sockets one caller (a user, or an anonymous client address) may hold open. */
   streamsPerCaller: number;
+   * Which proxies' `X-Forwarded-*` headers are believed (express's `trust proxy`): `false` (none, the default), a
+   * number of proxy hops, addresses or subnets, or `true` (every sender; only when nothing reaches the service but
+   * through the proxy). It decides `req.secure` (the cookie's Secure) and `req.host` (the file origin).
+   */
+  trustProxy: boolean | number | string[];
+  /**
+   * The separate origin file bytes are served from (`https://files.example.org`), or undefined: downloads requested
+   * on any other host are redirected there with a signed link (docs/security.md, "The file origin").
+   */
+  fileOrigin: string | undefined;
+  /** The key of those signed links (FILE_URL_SECRET), the same in every process; set when `fileOrigin` is. */
+  fileUrlSecret: string | undefined;
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
@@ -96,6 +109,60 @@ const urlWithScheme = (name: string, schemes: string[], example: string) =>
     },
     { error: (issue) => `${name} must be a ${schemes[0]}:// URL such as ${example}, got "${String(issue.input)}".` },
   );
+
+const TRUST_PROXY_ERROR =
+  'TRUST_PROXY must be true, false, a number of proxies, or a comma-separated list of addresses or subnets ' +
+  '(loopback, linklocal, uniquelocal, 10.0.0.0/8, ::1, …)';
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address or subnet as express's `trust proxy` (proxy-addr) takes it: `10.0.0.1`, `10.0.0.0/8`, `::1/128`. */
+function isAddressOrSubnet(entry: string): boolean {
+  if (PROXY_NAMES.includes(entry)) return true;
+  const parts = entry.split('/');
+  const family = net.isIP(parts[0]);
+  if (family === 0 || parts.length > 2) return false;
+  if (parts.length === 1) return true;
+  return /^\d+$/.test(parts[1]) && Number(parts[1]) <= (family === 4 ? 32 : 128);
+}
+
+const trustProxy = z.string().transform((value, ctx): boolean | number | string[] => {
+  const v = value.trim().toLowerCase();
+  if (v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const entries = v.split(',').map((entry) => entry.trim());
+  if (entries.every(isAddressOrSubnet)) return entries;
+  ctx.addIssue({ code: 'custom', message: `${TRUST_PROXY_ERROR}, got "${value}".` });
+  return z.NEVER;
+});
+
+const FILE_ORIGIN_ERROR = 'FILE_ORIGIN must be an origin such as https://files.example.org (scheme, host, port)';
+
+/** FILE_ORIGIN as `new URL(…).origin` gives it: http(s), a host, no path, query or credentials. */
+const fileOrigin = z.string().transform((value, ctx): string => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    url = undefined;
+  }
+  if (
+    !url ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.username ||
+    url.password ||
+    url.pathname !== '/' ||
+    url.search ||
+    url.hash
+  ) {
+    ctx.addIssue({ code: 'custom', message: `${FILE_ORIGIN_ERROR}, got "${value}".` });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
+/** The shortest FILE_URL_SECRET accepted: 32 characters (at least 128 bits if random base64 or hex). */
+export const MIN_FILE_URL_SECRET_LENGTH = 32;
 
 const positiveInteger = (name: string) =>
   z.coerce
@@ -138,6 +205,9 @@ const schema = z
     LOGIN_DELAY_MS: positiveInteger('LOGIN_DELAY_MS').default(1000),
     LOGIN_MAX_DELAY_SECONDS: positiveInteger('LOGIN_MAX_DELAY_SECONDS').default(900),
     STREAMS_PER_CALLER: positiveInteger('STREAMS_PER_CALLER').default(20),
+    TRUST_PROXY: trustProxy.optional(),
+    FILE_ORIGIN: fileOrigin.optional(),
+    FILE_URL_SECRET: z.string().optional(),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
@@ -151,6 +221,12 @@ const schema = z
     }
     if (env.BLOB_STORE === 'gridfs' && !env.MONGODB_URL) {
       ctx.addIssue({ code: 'custom', message: `BLOB_STORE=gridfs needs MONGODB_URL (e.g. ${MONGODB_EXAMPLE}).` });
+    }
+    if (env.FILE_ORIGIN && (env.FILE_URL_SECRET ?? '').length < MIN_FILE_URL_SECRET_LENGTH) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `FILE_ORIGIN needs FILE_URL_SECRET: at least ${MIN_FILE_URL_SECRET_LENGTH} random characters, the same in every process (e.g. openssl rand -hex 32).`,
+      });
     }
   });
 
@@ -190,5 +266,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginDelayMs: vars.LOGIN_DELAY_MS,
     loginMaxDelayMs: vars.LOGIN_MAX_DELAY_SECONDS * 1000,
     streamsPerCaller: vars.STREAMS_PER_CALLER,
+    trustProxy: vars.TRUST_PROXY ?? false,
+    fileOrigin: vars.FILE_ORIGIN,
+    fileUrlSecret: vars.FILE_ORIGIN ? vars.FILE_URL_SECRET : undefined,
   };
 }

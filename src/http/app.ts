@@ -8,14 +8,20 @@ import { apiResources } from './resources';
 import { healthRoutes } from './health';
 import { requestLog } from './requestLog';
 import { webClientRoutes } from './web/webClient';
+import { setPageHeaders } from './pageHeaders';
+import { fileOriginOf, onFileOrigin, servedOnFileOrigin } from './fileOrigin';
 import { ANONYMOUS } from './principal';
 import { API_ROOT, apiRequests, pathSegments, sendApiError, type ApiRequests } from './apiRequests';
 
-/** Headers on every answer but the probes': nothing the service answers may be cached. */
-function setNoStoreHeaders(res: Response): void {
+/**
+ * Headers on every answer but the probes': nothing the service answers may be cached, and no answer's type is
+ * guessed from its bytes (`nosniff`: a JSON answer echoing user text is never read as HTML or script).
+ */
+function setCommonHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-cache, no-store, must-revalidate');
   res.setHeader('Pragma', 'no-cache');
   res.setHeader('Expires', '0');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
 }
 
 /** The Swagger UI page, with its assets addressed below the API root whether or not the URL ends with a slash. */
@@ -35,6 +41,8 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Whose X-Forwarded-Proto / -Host / -For to believe (TRUST_PROXY): `req.secure` (the cookie's Secure) and `req.host`.
+  app.set('trust proxy', services.config.trustProxy);
   // /healthz and /readyz: outside /api/v1 and before the request log, so probes neither route nor flood the logs.
   app.use(healthRoutes(services));
   const api = apiRequests(services, resources);
@@ -42,18 +50,20 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   const logRequest = requestLog(services.logger);
   const beforeEveryAnswer = (req: Request, res: Response) => {
     logRequest(req, res);
-    setNoStoreHeaders(res);
+    setCommonHeaders(res);
   };
-  answerApiDirectly(app, api, beforeEveryAnswer);
+  const refusedOnFileOrigin = fileOriginGate(services);
+  answerApiDirectly(app, api, beforeEveryAnswer, refusedOnFileOrigin);
   app.use((req: Request, res: Response, next: NextFunction) => {
     beforeEveryAnswer(req, res);
-    next();
+    if (!refusedOnFileOrigin(req, res)) next();
   });
 
   // Built on the first request for it, not at start-up (the whole route table walked into a document).
   let describe: string | undefined;
   app.get(`${API_ROOT}/describe`, (_req, res) => {
     describe ??= JSON.stringify(openApiDocument(resources, services.version));
+    setPageHeaders(res);
     res.type('application/json').send(describe);
   });
 
@@ -69,6 +79,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
 
   const page = swaggerPage();
   app.get([API_ROOT, `${API_ROOT}/`], (_req, res) => {
+    setPageHeaders(res);
     res.type('text/html; charset=utf-8').send(page);
   });
   app.use(API_ROOT, swaggerUi.serve);
@@ -81,6 +92,20 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   });
 
   return app;
+}
+
+/**
+ * On the file origin (FILE_ORIGIN), everything but a file download is answered 404 by this function (which then
+ * returns true): no page, no login and no other route is reachable on the origin user files are served from.
+ */
+function fileOriginGate(services: Services): (req: Request, res: Response) => boolean {
+  const fileOrigin = fileOriginOf(services.config);
+  if (!fileOrigin) return () => false;
+  return (req, res) => {
+    if (!onFileOrigin(fileOrigin, req) || servedOnFileOrigin(req)) return false;
+    sendResult(req, res, 404, { message: 'Only file downloads are served on the file origin.', type: 'rest' });
+    return true;
+  };
 }
 
 /**
@@ -100,6 +125,7 @@ function answerApiDirectly(
   app: express.Express,
   api: ApiRequests,
   beforeEveryAnswer: (req: Request, res: Response) => void,
+  refusedOnFileOrigin: (req: Request, res: Response) => boolean,
 ): void {
   type Handle = (req: Request, res: Response, callback?: NextFunction) => void;
   const appWithHandle = app as unknown as { handle: Handle };
@@ -116,7 +142,7 @@ function answerApiDirectly(
     Object.setPrototypeOf(res, app.response);
     req.originalUrl = req.url;
     beforeEveryAnswer(req, res);
-    void api.handle(req, res, segments);
+    if (!refusedOnFileOrigin(req, res)) void api.handle(req, res, segments);
   };
 }
 

@@ -19,10 +19,11 @@ import {
 } from '../../commands/fileCommands';
 import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
 import { loadParent } from '../../queries/loaders';
-import { contentDisposition } from '../contentDisposition';
+import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
+import { fileOfSignedLink, fileOriginOf, onFileOrigin, signedDownloadUrl, type DownloadRequest } from '../fileOrigin';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
-import { signedInUser } from '../principal';
+import { signedInUser, type Principal } from '../principal';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -95,15 +96,25 @@ function unsatisfiable(res: Response, size: number): RestError {
 
 /**
  * Streams a file (Girder's File.download with the filesystem adapter's headers): `offset`/`endByte` (exclusive) or a
- * `Range` header (which wins; first range only) select bytes; a partial answer is 206 with Content-Range.
+ * `Range` header (which wins; first range only) select bytes; a partial answer is 206 with Content-Range. With a file
+ * origin configured, a request on any other host is sent there instead (src/http/fileOrigin.ts). `principal` is the
+ * caller the access check let through.
  */
 export async function sendFile(
   services: Services,
   req: Request,
   res: Response,
   file: FileDoc,
-  opts: { offset: number; endByte?: number; disposition: 'attachment' | 'inline' },
+  principal: Principal,
+  opts: DownloadRequest,
 ): Promise<typeof RESPONSE_SENT> {
+  const fileOrigin = fileOriginOf(services.config);
+  if (fileOrigin && !onFileOrigin(fileOrigin, req)) {
+    res.status(307);
+    res.setHeader('Location', signedDownloadUrl(fileOrigin, file, principal.user?._id ?? '', opts));
+    res.end();
+    return RESPONSE_SENT;
+  }
   const size = file.size;
   let start = Math.max(opts.offset, 0);
   let end = opts.endByte === undefined || opts.endByte > size ? size : opts.endByte;
@@ -120,12 +131,15 @@ export async function sendFile(
     }
   }
   const length = Math.max(end - start, 0);
-  const disposition = contentDisposition(file.name, opts.disposition);
+  const headers = downloadHeaders({
+    filename: file.name,
+    mimeType: file.mimeType || 'application/octet-stream',
+    asked: opts.disposition,
+  });
   const body =
     length > 0 && req.method !== 'HEAD' ? await services.blobs.get(file.blobId, { start, end }) : Readable.from([]);
+  setDownloadHeaders(res, headers);
   res.setHeader('Accept-Ranges', 'bytes');
-  res.setHeader('Content-Type', file.mimeType || 'application/octet-stream');
-  res.setHeader('Content-Disposition', disposition);
   res.setHeader('Content-Length', String(length));
   if ((start > 0 || end < size || ranged) && size > 0) {
     res.setHeader('Content-Range', `bytes ${start}-${end - 1}/${size}`);
@@ -154,12 +168,22 @@ const downloadParams = [
     description: 'Specify the Content-Disposition response header disposition-type value.',
   }),
   param.string('extraParameters', { description: 'Arbitrary data to send along with the download request.' }),
+  param.string('user', { description: 'Signed link on the file origin (FILE_ORIGIN): the user it was signed for.' }),
+  param.int('expires', { description: 'Signed link on the file origin: when it expires (unix seconds).' }),
+  param.string('signature', { secret: true, description: 'Signed link on the file origin: its signature.' }),
 ] as const;
 
-/** Both download routes: `:id/download` and `:id/download/:name` (the name is only for the client's benefit). */
+/**
+ * Both download routes: `:id/download` and `:id/download/:name` (the name is only for the client's benefit). On the
+ * file origin, a signed link stands for the access check of the request it was signed for.
+ */
 async function downloadHandler({ path, params, services, principal, req, res }: RouteContext<typeof downloadParams>) {
-  const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.READ);
-  return sendFile(services, req, res, file, {
+  const fileOrigin = fileOriginOf(services.config);
+  const file =
+    fileOrigin && params.signature !== undefined && onFileOrigin(fileOrigin, req)
+      ? await fileOfSignedLink(services, fileOrigin, path.id, params)
+      : (await loadFile(services, path.id, principal.viewer, AccessLevel.READ)).file;
+  return sendFile(services, req, res, file, principal, {
     offset: params.offset ?? 0,
     endByte: params.endByte,
     disposition: params.contentDisposition ?? 'attachment',

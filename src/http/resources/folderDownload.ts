@@ -4,7 +4,7 @@ import type { BlobStore } from '../../ports/blobStore';
 import type { RouteDef } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
-import { contentDisposition } from '../contentDisposition';
+import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { loadModel } from '../../queries/loaders';
 import { needsZip64, summarizeLayout, zipLayout, type ZipEntry } from '../../queries/zipLayout';
 import { Scope } from '../../domain/scopes';
@@ -132,8 +132,7 @@ export const folderDownloadRoutes: RouteDef[] = [
       // A walk without reading any file first decides whether zip64 records are needed: they must be chosen up front.
       const forceZip64 = needsZip64(await summarizeLayout(layout()));
       res.status(200);
-      res.setHeader('Content-Type', 'application/zip');
-      res.setHeader('Content-Disposition', contentDisposition(`${folder.name}.zip`));
+      setDownloadHeaders(res, downloadHeaders({ filename: `${folder.name}.zip`, mimeType: 'application/zip' }));
       if (req.method === 'HEAD') {
         res.end();
         return RESPONSE_SENT;

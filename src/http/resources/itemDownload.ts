@@ -3,7 +3,7 @@ import { RESPONSE_SENT, route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
-import { contentDisposition } from '../contentDisposition';
+import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { loadItem } from '../../queries/itemQueries';
 import { needsZip64, sanitizeRoot, sanitizeSegment, summarizeLayout, type ZipEntry } from '../../queries/zipLayout';
 import { writeZip } from './folderDownload';
@@ -42,7 +42,7 @@ export const itemDownloadRoutes: RouteDef[] = [
         sortdir: 1,
       });
       if (first.total === 1)
-        return sendFile(services, req, res, first.rows[0], { offset: 0, disposition: 'attachment' });
+        return sendFile(services, req, res, first.rows[0], principal, { offset: 0, disposition: 'attachment' });
       const root = sanitizeRoot(item.name);
       const entries = async function* (): AsyncGenerator<ZipEntry> {
         for await (const file of itemFiles(services, item._id))
@@ -50,8 +50,7 @@ export const itemDownloadRoutes: RouteDef[] = [
       };
       const forceZip64 = needsZip64(await summarizeLayout(entries()));
       res.status(200);
-      res.setHeader('Content-Type', 'application/zip');
-      res.setHeader('Content-Disposition', contentDisposition(`${item.name}.zip`));
+      setDownloadHeaders(res, downloadHeaders({ filename: `${item.name}.zip`, mimeType: 'application/zip' }));
       if (req.method === 'HEAD') {
         res.end();
         return RESPONSE_SENT;

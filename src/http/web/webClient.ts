@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
+import { setPageHeaders } from '../pageHeaders';
 
 /**
  * The Girder web client (`@girder/core`, a dependency: nothing is copied into this repository) served at `/`.
@@ -78,6 +79,7 @@ function sendFile(res: Response, file: string, type: string): void {
 export function webClientRoutes(): express.Router {
   const router = express.Router();
   router.get('/', (_req: Request, res: Response) => {
+    setPageHeaders(res);
     res.type('text/html; charset=utf-8').send(INDEX_HTML);
   });
   router.get(`${WEB_ROOT}/boot.js`, (_req, res) => {

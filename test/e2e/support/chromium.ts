@@ -21,10 +21,12 @@ export function describeInChromium(name: string, body: () => void): void {
   describe.skip(name, body);
 }
 
-export function launchChromium(): Promise<Browser> {
+/** Chromium with the suites' flags, and `extraArgs` (e.g. `--host-resolver-rules` for a second host name). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: [
+      ...extraArgs,
       '--no-sandbox',
       '--disable-gpu',
       '--disable-quic',

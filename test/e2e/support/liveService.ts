@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadConfig } from '../../../src/config';
 import { bootstrap, type Runtime } from '../../../src/bootstrap';
@@ -15,12 +15,28 @@ export interface LiveService {
   close(): Promise<void>;
 }
 
-/** The whole service (API and web client) listening on 127.0.0.1 on a free port, over a throwaway DATA_DIR. */
-export async function startLiveService(): Promise<LiveService> {
+/** A port free at the time of asking (for a configuration that must name the service's own port). */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+/**
+ * The whole service (API and web client) listening on 127.0.0.1 on a free port, over a throwaway DATA_DIR. `env`
+ * adds settings; given as a function it gets the port the service will listen on (for FILE_ORIGIN).
+ */
+export async function startLiveService(
+  env: Record<string, string> | ((port: number) => Record<string, string>) = {},
+): Promise<LiveService> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folder-service-e2e-'));
-  const runtime = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, LOG_LEVEL: 'warn' }));
+  const wanted = typeof env === 'function' ? await freePort() : 0;
+  const extra = typeof env === 'function' ? env(wanted) : env;
+  const runtime = await bootstrap(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extra }));
   const server: Server = await new Promise((resolve) => {
-    const s = createApp(runtime.services).listen(0, '127.0.0.1', () => resolve(s));
+    const s = createApp(runtime.services).listen(wanted, '127.0.0.1', () => resolve(s));
   });
   attachNotificationSocket(server, runtime.services);
   const { port } = server.address() as AddressInfo;

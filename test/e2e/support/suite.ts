@@ -10,15 +10,22 @@ export interface BrowserSuite {
   session: GirderSession;
 }
 
+export interface BrowserSuiteOptions {
+  /** Settings of the service (startLiveService). */
+  env?: Parameters<typeof startLiveService>[0];
+  /** Flags added to Chromium's. */
+  chromiumArgs?: string[];
+}
+
 /**
  * Call inside a `describe`: starts the whole service and Chromium with one web-client session before the suite, closes
  * them after it, and fails each test whose session saw a problem (console error, page error, error toast).
  */
-export function useBrowserSuite(): BrowserSuite {
+export function useBrowserSuite(options: BrowserSuiteOptions = {}): BrowserSuite {
   const suite = {} as BrowserSuite;
   beforeAll(async () => {
-    suite.service = await startLiveService();
-    suite.browser = await launchChromium();
+    suite.service = await startLiveService(options.env);
+    suite.browser = await launchChromium(options.chromiumArgs);
     suite.session = await GirderSession.open(suite.browser, suite.service.baseUrl);
   });
   afterAll(async () => {
