@@ -71,6 +71,7 @@ export interface Config {
   loginMaxDelayMs: number;
   /** Event streams and notification sockets one caller (a user, or an anonymous client address) may hold open. */
   streamsPerCaller: number;
+  /**
    * Which proxies' `X-Forwarded-*` headers are believed (express's `trust proxy`): `false` (none, the default), a
    * number of proxy hops, addresses or subnets, or `true` (every sender; only when nothing reaches the service but
    * through the proxy). It decides `req.secure` (the cookie's Secure) and `req.host` (the file origin).
