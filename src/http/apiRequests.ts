@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Services } from '../services';
 import { RestError } from '../domain/errors';
+import { ownValue } from '../domain/ownMap';
 import { errorResponse } from './errorMapping';
 import { sendResult } from './render';
 import { Router } from './router';
@@ -76,13 +77,14 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
     try {
       checkAccessMode(route, ctxBase.principal);
       const raw = info.params;
-      const params: Record<string, unknown> = {};
+      // In declaration order, so the first failing parameter decides the error (Girder's describeRoute).
+      const parsed: [string, unknown][] = [];
       for (const spec of route.params) {
-        const given = raw[spec.name] as string | undefined;
+        const given = ownValue(raw, spec.name);
         const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyText) : given;
-        params[spec.name] = spec.parse(rawValue);
+        parsed.push([spec.name, spec.parse(rawValue)]);
       }
-      return await route.handler({ ...ctxBase, rawParams: raw, params: params });
+      return await route.handler({ ...ctxBase, rawParams: raw, params: Object.fromEntries(parsed) });
     } catch (error) {
       await hooks.trigger(`${eventName}.failed`, info);
       throw error;
