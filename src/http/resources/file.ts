@@ -88,9 +88,9 @@ export function parseRange(header: string, size: number): [number, number][] | n
 }
 
 // 416 with `Content-Range: bytes */<size>`, as RFC 9110 asks of a range that selects no byte of the file.
-function unsatisfiable(res: Response, size: number): RestError {
+function unsatisfiable(res: Response, size: number, why = ''): RestError {
   res.setHeader('Content-Range', `bytes */${size}`);
-  return new RestError('Requested range not satisfiable.', 416);
+  return new RestError(`Requested range not satisfiable.${why}`, 416);
 }
 
 /**
@@ -108,8 +108,13 @@ export async function sendFile(
   let start = Math.max(opts.offset, 0);
   let end = opts.endByte === undefined || opts.endByte > size ? size : opts.endByte;
   const rangeHeader = req.get('Range');
-  // An offset at or past the end selects nothing: HTTP's answer to an unsatisfiable range (the Range header wins).
-  if (!rangeHeader && start > 0 && start >= size) throw unsatisfiable(res, size);
+  // An offset at or past the end, or an `endByte` at or before `offset`, selects nothing: HTTP's answer to an
+  // unsatisfiable range (the Range header wins). Girder would answer 206 with `Content-Range: bytes 0--1/10`. Only an
+  // empty file read from its start is an empty 200.
+  if (!rangeHeader && end <= start && (size > 0 || start > 0)) {
+    const why = start < size ? ` endByte (${end}) must be greater than offset (${start}).` : '';
+    throw unsatisfiable(res, size, why);
+  }
   let ranged = false;
   if (rangeHeader && size > 0) {
     const ranges = parseRange(rangeHeader, size);
