@@ -7,6 +7,7 @@ import { sendResult } from './render';
 import { Router } from './router';
 import { collectParams, hasProcessableBody } from './requestParams';
 import { BODY_LIMIT, readBody } from './bodyReader';
+import { decodeBody } from './bodyDecoding';
 import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
 import {
@@ -71,7 +72,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
     ctxBase: Omit<RouteContext, 'params'>,
     route: RouteDef,
     info: { params: Record<string, string> },
-    bodyText: string | undefined,
+    bodyBytes: Buffer | undefined,
     eventName: string,
   ) {
     try {
@@ -81,7 +82,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
       const parsed: [string, unknown][] = [];
       for (const spec of route.params) {
         const given = ownValue(raw, spec.name);
-        const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyText) : given;
+        const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyBytes) : given;
         parsed.push([spec.name, spec.parse(rawValue)]);
       }
       return await route.handler({ ...ctxBase, rawParams: raw, params: Object.fromEntries(parsed) });
@@ -106,7 +107,8 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
         route.rawBody === true && req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
       const body =
         (!route.rawBody || formOnRawRoute) && hasProcessableBody(req) ? await readBody(req, BODY_LIMIT) : undefined;
-      const { raw, bodyText } = collectParams(req, body);
+      const decoded = body && (await decodeBody(req, body, BODY_LIMIT));
+      const { raw, bodyBytes } = collectParams(req, decoded);
       principal = await resolvePrincipal(services, req, route, raw);
       const eventName = routeEventName(method, match.resource.name, route.path);
       // One info object for the whole request, as Girder's kwargs: a before-listener may adjust `params`.
@@ -130,7 +132,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
           res,
           setTotalCount: (total) => res.setHeader('Girder-Total-Count', String(total)),
         };
-        result = await runDefault(ctxBase, route, info, bodyText, eventName);
+        result = await runDefault(ctxBase, route, info, bodyBytes, eventName);
         if (result === RESPONSE_SENT) return;
       }
       info.returnVal = result;

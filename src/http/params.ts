@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { RestError } from '../domain/errors';
 import { checkUserJson } from '../domain/userJson';
 import { parseIsoTime } from '../domain/time';
+import { strictUtf8 } from '../domain/strictUtf8';
+import { checkExactNumbers } from '../domain/exactNumbers';
 import type { Paging } from '../domain/paging';
 
 /**
@@ -124,12 +126,16 @@ function checkEnum<V extends string>(name: string, value: string, allowed: reado
   return value as V;
 }
 
+/** JSON text → value; a number the read models could not hold exactly is refused (rule 2, src/domain/exactNumbers.ts). */
 export function parseJson(name: string, raw: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(raw);
+    value = JSON.parse(raw);
   } catch {
     throw new RestError(`Parameter ${name} must be valid JSON.`);
   }
+  checkExactNumbers(name, raw);
+  return value;
 }
 
 type JsonShape = 'object' | 'array' | 'any';
@@ -277,10 +283,12 @@ export const param = {
   },
 };
 
-/** Reads the JSON request body for a body parameter, with the reference's messages. */
-export function parseJsonBody(name: string, body: string | undefined): string {
-  if (body === undefined || body.length === 0)
+/** Reads the JSON request body for a body parameter, with the reference's messages; its bytes must be UTF-8. */
+export function parseJsonBody(name: string, bytes: Buffer | undefined): string {
+  if (bytes === undefined || bytes.length === 0)
     throw new RestError(`JSON parameter ${name} must be passed in request body.`);
+  const body = strictUtf8(bytes);
+  if (body === null) throw new RestError(`JSON parameter ${name}: the request body is not valid UTF-8.`);
   try {
     JSON.parse(body);
   } catch {

@@ -20,6 +20,7 @@ import {
 import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
 import { loadParent } from '../../queries/loaders';
 import { contentDisposition } from '../contentDisposition';
+import { refuseContentEncoding } from '../bodyDecoding';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
@@ -28,7 +29,8 @@ const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
 /**
  * The request body as upload bytes (Girder's RequestBodyStream): present when the request announces a body
- * (Content-Length > 0, or chunked transfer without a length) that is not a form (forms carry parameters).
+ * (Content-Length > 0, or chunked transfer without a length) that is not a form (forms carry parameters). A body
+ * with a Content-Encoding other than identity is a 415.
  */
 function rawBody(req: Request): { stream: Readable; length: number | undefined } | undefined {
   const header = req.headers['content-length'];
@@ -37,6 +39,8 @@ function rawBody(req: Request): { stream: Readable; length: number | undefined }
   if (!announced) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (FORM_TYPES.includes(type)) return undefined;
+  // Stored as it arrives: a compressed chunk would be stored compressed (see bodyDecoding.ts).
+  refuseContentEncoding(req);
   return { stream: req, length };
 }
 
