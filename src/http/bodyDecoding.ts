@@ -56,5 +56,10 @@ export async function decodeBody(req: Request, body: Buffer, limit: number): Pro
  */
 export function refuseContentEncoding(req: Request): void {
   const codings = codingsOf(req);
-  if (codings.length > 0) throw unsupported(codings[0]);
+  if (codings.length > 0) {
+    throw new RestError(
+      `Unsupported Content-Encoding "${codings[0]}": upload bytes are stored as sent; send them without a Content-Encoding.`,
+      415,
+    );
+  }
 }
