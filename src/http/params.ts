@@ -12,7 +12,7 @@ import type { Paging } from '../domain/paging';
  * Params are processed in declaration order, so the first failing one decides the error.
  */
 /** What a parameter holds; the hostile-input tests generate values from it (test/http/hostileInput.test.ts). */
-export type ParamKind = 'string' | 'bool' | 'int' | 'enum' | 'json';
+export type ParamKind = 'string' | 'bool' | 'int' | 'enum' | 'json' | 'date';
 
 export interface ParamSpec<N extends string = string, T = unknown> {
   name: N;
@@ -233,7 +233,7 @@ export const param = {
    * ms. */
   dateTime<N extends string>(name: N, opts: Common = {}) {
     return make<N, number | undefined>(
-      'string',
+      'date',
       name,
       false,
       opts.description,
@@ -243,6 +243,21 @@ export const param = {
         if (time === null) throw new RestError(`Invalid date format for parameter ${name}: ${raw}.`);
         return time;
       },
+      () => undefined,
+    );
+  },
+  /**
+   * A point in time as text that the query using it reads (`at`: an ISO 8601 time or a log position, see
+   * src/queries/pointInTime.ts). Declared as a `date`, so the hostile-input suite tries impossible dates on it.
+   */
+  timeText<N extends string>(name: N, opts: Common = {}) {
+    return make<N, string | undefined>(
+      'date',
+      name,
+      false,
+      opts.description,
+      z.string(),
+      (raw) => raw,
       () => undefined,
     );
   },
