@@ -15,6 +15,8 @@ export default defineConfig(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    // The project's own rules (scripts/eslint/), switched on below where they apply.
+    plugins: { local: { rules: { 'no-plain-object-lookup': noPlainObjectLookup } } },
     rules: {
       // Adapters over synchronous stores (better-sqlite3) implement async ports; `async` keeps a throw a rejection.
       '@typescript-eslint/require-await': 'off',
@@ -47,7 +49,6 @@ export default defineConfig(
   {
     // Rule 1 of docs/http-conventions.md: no string from outside indexes a plain object (a type-aware local rule).
     files: ['src/**/*.ts'],
-    plugins: { local: { rules: { 'no-plain-object-lookup': noPlainObjectLookup } } },
     rules: { 'local/no-plain-object-lookup': 'error' },
   },
   {
