@@ -29,7 +29,12 @@ async function decodeOne(coding: string, body: Buffer, limit: number): Promise<B
   try {
     if (coding === 'gzip' || coding === 'x-gzip') return await gunzip(body, options);
     // `deflate` is the zlib format (RFC 1950); some clients send a bare deflate stream, which is read as well.
-    if (coding === 'deflate') return await inflate(body, options).catch(() => inflateRaw(body, options));
+    if (coding === 'deflate') {
+      return await inflate(body, options).catch((error: unknown) => {
+        if (isTooLarge(error)) throw error;
+        return inflateRaw(body, options);
+      });
+    }
   } catch (error) {
     if (isTooLarge(error))
       throw new RestError(`Request entity too large once decoded (${coding}): the limit is ${limit} bytes.`, 413);

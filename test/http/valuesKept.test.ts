@@ -178,7 +178,16 @@ describe('Content-Encoding', () => {
       413,
       { message: 'Request entity too large once decoded (gzip): the limit is 16777216 bytes.', type: 'rest' },
     ]);
+    const deflateBomb = zlib.deflateSync(Buffer.alloc(17 * 1024 * 1024, 0x30));
+    const deflated = await createFolder(deflateBomb, { 'Content-Encoding': 'deflate' });
+    expect([deflated.status, deflated.body.message]).toEqual([
+      413,
+      'Request entity too large once decoded (deflate): the limit is 16777216 bytes.',
+    ]);
+    const rawDeflate = await createFolder(zlib.deflateRawSync(form('name=raw')), { 'Content-Encoding': 'deflate' });
+    expect([rawDeflate.status, rawDeflate.body.name]).toEqual([200, 'raw']);
     expect((await childNames()).filter((n) => ['br', 'notgzip', 'bomb'].includes(n))).toEqual([]);
+    expect(await childNames()).toContain('raw');
   });
 
   it('an upload chunk with a Content-Encoding is 415 and nothing is stored', async () => {
