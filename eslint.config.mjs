@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import { noPlainObjectLookup } from './scripts/eslint/noPlainObjectLookup.mjs';
 
 // Layering and import cycles of src/ are checked by test/unit/layering.test.ts, so no import plugin here.
 // Formatting is prettier's job (`npm run format`); eslint-config-prettier turns off every rule that would fight it.
@@ -14,6 +15,8 @@ export default defineConfig(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    // The project's own rules (scripts/eslint/), switched on below where they apply.
+    plugins: { local: { rules: { 'no-plain-object-lookup': noPlainObjectLookup } } },
     rules: {
       // Adapters over synchronous stores (better-sqlite3) implement async ports; `async` keeps a throw a rejection.
       '@typescript-eslint/require-await': 'off',
@@ -42,6 +45,11 @@ export default defineConfig(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
       ],
     },
+  },
+  {
+    // Rule 1 of docs/http-conventions.md: no string from outside indexes a plain object (a type-aware local rule).
+    files: ['src/**/*.ts'],
+    rules: { 'local/no-plain-object-lookup': 'error' },
   },
   {
     // The KurrentDB client's typings are narrower than what its errors carry from raw server metadata (numbers that

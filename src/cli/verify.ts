@@ -15,6 +15,7 @@ import { Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
 import { readModelProjection } from '../projections';
 import { createEventStore } from '../bootstrap';
 import { DB_FILE, openCommandStores } from './stores';
+import { ownValue } from '../domain/ownMap';
 
 /** Events per commit while replaying into the scratch copy. */
 const BATCH_SIZE = 2000;
@@ -224,7 +225,7 @@ function sqliteKeyColumns(db: SqliteDatabase, table: string): string[] {
 
 /** Documents pair by `_id`; the rows the MongoDB dump derives (ACL entries, ancestry) have none and pair whole. */
 function mongoKeyColumns(dumps: Record<string, unknown[]>[], table: string): string[] {
-  const first = dumps.map((dump) => (dump[table] as unknown[] | undefined)?.[0]).find((row) => row !== undefined);
+  const first = dumps.map((dump) => ownValue(dump, table)?.[0]).find((row) => row !== undefined);
   return typeof first === 'string' && '_id' in (JSON.parse(first) as Row) ? ['_id'] : [];
 }
 
@@ -247,23 +248,25 @@ export function diffDumps(
     const parse = (rows: unknown[] | undefined) =>
       (rows ?? []).map((r) => (typeof r === 'string' ? (JSON.parse(r) as Row) : (r as Row)));
     const keyOf = (row: Row) =>
-      key.length ? key.map((c) => `${c}=${String(row[c])}`).join(', ') : JSON.stringify(row);
+      key.length ? key.map((c) => `${c}=${String(ownValue(row, c))}`).join(', ') : JSON.stringify(row);
     const index = (rows: Row[]) => {
       const map = new Map<string, Row[]>();
       for (const row of rows) map.set(keyOf(row), [...(map.get(keyOf(row)) ?? []), row]);
       return map;
     };
-    const a = index(parse(live[table]));
-    const b = index(parse(replayed[table]));
+    const a = index(parse(ownValue(live, table)));
+    const b = index(parse(ownValue(replayed, table)));
     for (const k of [...new Set([...a.keys(), ...b.keys()])].sort()) {
       const left = a.get(k) ?? [];
       const right = b.get(k) ?? [];
       if (left.length === 1 && right.length === 1) {
         const columns = [...new Set([...Object.keys(left[0]), ...Object.keys(right[0])])];
-        const changed = columns.filter((c) => JSON.stringify(left[0][c]) !== JSON.stringify(right[0][c]));
+        const changed = columns.filter(
+          (c) => JSON.stringify(ownValue(left[0], c)) !== JSON.stringify(ownValue(right[0], c)),
+        );
         if (changed.length) {
           lines.push(
-            `${table} row ${k} differs: ${changed.map((c) => `${c}: live ${show(left[0][c])}, replayed ${show(right[0][c])}`).join('; ')}`,
+            `${table} row ${k} differs: ${changed.map((c) => `${c}: live ${show(ownValue(left[0], c))}, replayed ${show(ownValue(right[0], c))}`).join('; ')}`,
           );
         }
         continue;

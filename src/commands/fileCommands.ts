@@ -20,6 +20,7 @@ import {
 } from '../domain/upload';
 import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
+import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
 import { TooManyBytesError } from '../ports/blobStore';
 import { ProjectionLagError } from '../projections/projector';
@@ -202,7 +203,7 @@ async function commitNewContents(
   if (!file) throw new RestError(`Invalid file id (${fileId}).`);
   return services.commands.run(async () => {
     const loaded = await loadItemStream(services, file.itemId);
-    const previous = (loaded.state.files[fileId] as FileRecord | undefined)?.blobId ?? '';
+    const previous = ownValue(loaded.state.files, fileId)?.blobId ?? '';
     const { events } = decideOn(itemDecider, loaded.state, {
       type: 'ReplaceFileContents',
       data: { fileId, blobId: blob.blobId, size: blob.size, creatorId: userId, created: girderTime() },
@@ -471,7 +472,7 @@ export async function deleteFile(services: Services, file: FileDoc, meta: Reques
         { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
       ],
       // DeleteFile refused above if the item has no such file.
-      result: loaded.state.files[file._id].blobId,
+      result: ownValue(loaded.state.files, file._id)?.blobId ?? '',
     };
   });
   await reclaimBlobs(services, [blobId]);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Decider, DomainEvent } from './decider';
 import type { Level, Viewer } from './access';
 import { AccessDeniedError, RestError, ValidationError } from './errors';
+import { hasOwnKey, ownValue } from './ownMap';
 
 /**
  * Groups (Girder's Group model), one `group-<id>` stream each. The stream owns the whole membership: members with
@@ -238,25 +239,26 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
       // outstanding request to join into membership.
       if (force || group.requests.includes(userId))
         return [{ type: 'GroupMemberSet', data: { groupId, userId, level } }];
-      if (userId in group.members) throw new ValidationError('User is already in this group.');
+      if (hasOwnKey(group.members, userId)) throw new ValidationError('User is already in this group.');
       return [{ type: 'GroupUserInvited', data: { groupId, userId, level } }];
     }
     case 'JoinGroup': {
       const { userId } = command.data;
-      const invited = group.invites[userId] as Level | undefined;
+      const invited = ownValue(group.invites, userId);
       if (invited !== undefined) return [{ type: 'GroupMemberSet', data: { groupId, userId, level: invited } }];
-      if (userId in group.members || group.requests.includes(userId)) return [];
+      if (hasOwnKey(group.members, userId) || group.requests.includes(userId)) return [];
       return [{ type: 'GroupJoinRequested', data: { groupId, userId } }];
     }
     case 'SetMemberLevel': {
       const { userId, level } = command.data;
-      if (!(userId in group.members)) throw new AccessDeniedError('That user is not a group member.');
-      if (group.members[userId] === level) return [];
+      if (!hasOwnKey(group.members, userId)) throw new AccessDeniedError('That user is not a group member.');
+      if (ownValue(group.members, userId) === level) return [];
       return [{ type: 'GroupMemberSet', data: { groupId, userId, level } }];
     }
     case 'RemoveUser': {
       const { userId } = command.data;
-      const known = userId in group.members || userId in group.invites || group.requests.includes(userId);
+      const known =
+        hasOwnKey(group.members, userId) || hasOwnKey(group.invites, userId) || group.requests.includes(userId);
       return known ? [{ type: 'GroupUserRemoved', data: { groupId, userId } }] : [];
     }
     case 'DeleteGroup':

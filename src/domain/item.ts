@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import { RestError, ValidationError } from './errors';
+import { hasOwnKey, ownValue } from './ownMap';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 
 /**
@@ -228,7 +229,7 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
     }
     case 'FileContentsReplaced': {
       const d = event.data;
-      const file = state.files[d.fileId] as FileRecord | undefined;
+      const file = ownValue(state.files, d.fileId);
       if (!file) return state;
       return {
         ...state,
@@ -240,7 +241,7 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       };
     }
     case 'FileDeleted': {
-      const file = state.files[event.data.fileId] as FileRecord | undefined;
+      const file = ownValue(state.files, event.data.fileId);
       if (!file) return state;
       return { ...state, size: state.size - file.size, files: withoutFile(state.files, event.data.fileId) };
     }
@@ -288,7 +289,7 @@ function requireExisting(state: ItemState): void {
 
 function requireFile(state: ItemState, fileId: string): FileRecord {
   requireExisting(state);
-  const file = state.files[fileId] as FileRecord | undefined;
+  const file = ownValue(state.files, fileId);
   if (!file) throw new RestError(`Invalid file id (${fileId}).`);
   return file;
 }
@@ -391,7 +392,7 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
     case 'AddFile': {
       requireExisting(state);
       const file = command.data.file;
-      if (file.fileId in state.files) throw new RestError(`File ${file.fileId} already exists.`, 409);
+      if (hasOwnKey(state.files, file.fileId)) throw new RestError(`File ${file.fileId} already exists.`, 409);
       if (!file.name) throw new ValidationError('File name must not be empty.', 'name');
       return [{ type: 'FileCreated', data: { ...file, exts: extensionsOf(file.name), itemId: state.itemId } }];
     }

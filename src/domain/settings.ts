@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Decider, DomainEvent } from './decider';
 import { ValidationError } from './errors';
+import { OwnMap, hasOwnKey, ownValue } from './ownMap';
 
 /**
  * System settings (Girder's Setting model), event-sourced on one stream: every `PUT /system/setting` appends the
@@ -41,7 +42,7 @@ const lowerString = (value: unknown) => (typeof value === 'string' ? value.toLow
  * The settings this service knows and honours. Girder has more (SMTP, CORS, caching…), for features this service
  * does not have; setting one of those is refused as an unknown key rather than stored and ignored.
  */
-const RULES: Record<string, SettingRule> = {
+const RULES = new OwnMap<string, SettingRule>({
   [SettingKey.ADD_TO_GROUP_POLICY]: {
     default: 'never',
     validate(value) {
@@ -101,7 +102,7 @@ const RULES: Record<string, SettingRule> = {
       return v;
     },
   },
-};
+});
 
 export const SettingChangedSchema = z.object({ key: z.string(), value: z.unknown() });
 export const SettingUnsetSchema = z.object({ key: z.string() });
@@ -142,14 +143,15 @@ export const settingsDecider: Decider<SettingsState, ChangeSettings, SettingsEve
     const events: SettingsEvent[] = [];
     let next = state;
     for (const { key, value } of command.data.changes) {
-      const rule = RULES[key] as SettingRule | undefined;
-      if (!rule) throw new ValidationError(`Invalid setting key "${key}".`, 'key');
+      const rule = settingRule(key);
       const event: SettingsEvent =
         value === null
           ? { type: 'SettingUnset', data: { key } }
           : { type: 'SettingChanged', data: { key, value: rule.validate(value) } };
       if (
-        event.type === 'SettingUnset' ? !(key in next) : JSON.stringify(next[key]) === JSON.stringify(event.data.value)
+        event.type === 'SettingUnset'
+          ? !hasOwnKey(next, key)
+          : JSON.stringify(ownValue(next, key)) === JSON.stringify(event.data.value)
       )
         continue;
       events.push(event);
@@ -162,7 +164,13 @@ export const settingsDecider: Decider<SettingsState, ChangeSettings, SettingsEve
 
 /** The value of a key: the stored one, else its default. Unknown keys → `Invalid setting key`. */
 export function settingValue(state: SettingsState, key: string): unknown {
-  const rule = RULES[key] as SettingRule | undefined;
+  const rule = settingRule(key);
+  return hasOwnKey(state, key) ? ownValue(state, key) : rule.default;
+}
+
+/** The rule of a key this service knows; any other text (`constructor`, `__proto__` included) is refused. */
+function settingRule(key: string): SettingRule {
+  const rule = RULES.get(key);
   if (!rule) throw new ValidationError(`Invalid setting key "${key}".`, 'key');
-  return key in state ? state[key] : rule.default;
+  return rule;
 }

@@ -1,11 +1,13 @@
 import type { Request, Response } from 'express';
 import type { Services } from '../services';
 import { RestError } from '../domain/errors';
+import { ownValue } from '../domain/ownMap';
 import { errorResponse } from './errorMapping';
 import { sendResult } from './render';
 import { Router } from './router';
 import { collectParams, hasProcessableBody } from './requestParams';
 import { BODY_LIMIT, readBody } from './bodyReader';
+import { decodeBody } from './bodyDecoding';
 import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
 import { loggableParamNames } from './secrets';
@@ -71,19 +73,20 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
     ctxBase: Omit<RouteContext, 'params'>,
     route: RouteDef,
     info: { params: Record<string, string> },
-    bodyText: string | undefined,
+    bodyBytes: Buffer | undefined,
     eventName: string,
   ) {
     try {
       checkAccessMode(route, ctxBase.principal);
       const raw = info.params;
-      const params: Record<string, unknown> = {};
+      // In declaration order, so the first failing parameter decides the error (Girder's describeRoute).
+      const parsed: [string, unknown][] = [];
       for (const spec of route.params) {
-        const given = raw[spec.name] as string | undefined;
-        const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyText) : given;
-        params[spec.name] = spec.parse(rawValue, ctxBase.principal.viewer);
+        const given = ownValue(raw, spec.name);
+        const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyBytes) : given;
+        parsed.push([spec.name, spec.parse(rawValue, ctxBase.principal.viewer)]);
       }
-      return await route.handler({ ...ctxBase, rawParams: raw, params: params });
+      return await route.handler({ ...ctxBase, rawParams: raw, params: Object.fromEntries(parsed) });
     } catch (error) {
       await hooks.trigger(`${eventName}.failed`, info);
       throw error;
@@ -106,7 +109,8 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
         route.rawBody === true && req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
       const body =
         (!route.rawBody || formOnRawRoute) && hasProcessableBody(req) ? await readBody(req, BODY_LIMIT) : undefined;
-      const { raw, bodyText } = collectParams(req, body);
+      const decoded = body && (await decodeBody(req, body, BODY_LIMIT));
+      const { raw, bodyBytes } = collectParams(req, decoded);
       principal = await resolvePrincipal(services, req, route, raw);
       const eventName = routeEventName(method, match.resource.name, route.path);
       // One info object for the whole request, as Girder's kwargs: a before-listener may adjust `params`.
@@ -130,7 +134,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
           res,
           setTotalCount: (total) => res.setHeader('Girder-Total-Count', String(total)),
         };
-        result = await runDefault(ctxBase, route, info, bodyText, eventName);
+        result = await runDefault(ctxBase, route, info, bodyBytes, eventName);
         if (result === RESPONSE_SENT) return;
       }
       info.returnVal = result;

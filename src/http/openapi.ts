@@ -6,7 +6,8 @@ const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
 /** The OpenAPI 3 document, generated from the same route table that drives routing and validation. */
 export function openApiDocument(resources: Resource[], version: string): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
+  // Maps while building: path and method names are keys, never properties of an object's prototype.
+  const paths = new Map<string, Map<string, unknown>>();
   for (const resource of resources) {
     for (const route of resource.routes) {
       const openPath = `/${resource.name}${route.path ? '/' + route.path : ''}`.replace(/:(\w+)/g, '{$1}');
@@ -60,7 +61,8 @@ export function openApiDocument(resources: Resource[], version: string): Record<
           content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
         };
       }
-      (paths[openPath] ??= {})[route.method.toLowerCase()] = operation;
+      const operations = paths.get(openPath) ?? new Map<string, unknown>();
+      paths.set(openPath, operations.set(route.method.toLowerCase(), operation));
     }
   }
   return {
@@ -72,7 +74,7 @@ export function openApiDocument(resources: Resource[], version: string): Record<
     },
     servers: [{ url: '/api/v1' }],
     tags: resources.map((r) => ({ name: r.name, description: r.description })),
-    paths,
+    paths: Object.fromEntries([...paths].map(([path, operations]) => [path, Object.fromEntries(operations)])),
     components: {
       securitySchemes: {
         serviceToken: { type: 'apiKey', in: 'header', name: 'Service-Token' },

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { RestError } from '../domain/errors';
 import { checkUserJson } from '../domain/userJson';
 import { parseIsoTime } from '../domain/time';
+import { strictUtf8 } from '../domain/strictUtf8';
+import { checkExactNumbers } from '../domain/exactNumbers';
 import type { Paging } from '../domain/paging';
 import type { Viewer } from '../domain/access';
 import { checkSort, type SortKeys } from '../domain/sortKeys';
@@ -12,7 +14,7 @@ import { checkSort, type SortKeys } from '../domain/sortKeys';
  * Params are processed in declaration order, so the first failing one decides the error.
  */
 /** What a parameter holds; the hostile-input tests generate values from it (test/http/hostileInput.test.ts). */
-export type ParamKind = 'string' | 'bool' | 'int' | 'enum' | 'json';
+export type ParamKind = 'string' | 'bool' | 'int' | 'enum' | 'json' | 'date';
 
 export interface ParamSpec<N extends string = string, T = unknown> {
   name: N;
@@ -142,12 +144,16 @@ function checkEnum<V extends string>(name: string, value: string, allowed: reado
   return value as V;
 }
 
+/** JSON text → value; a number the read models could not hold exactly is refused (rule 2, src/domain/exactNumbers.ts). */
 export function parseJson(name: string, raw: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(raw);
+    value = JSON.parse(raw);
   } catch {
     throw new RestError(`Parameter ${name} must be valid JSON.`);
   }
+  checkExactNumbers(name, raw);
+  return value;
 }
 
 type JsonShape = 'object' | 'array' | 'any';
@@ -251,7 +257,7 @@ export const param = {
    * ms. */
   dateTime<N extends string>(name: N, opts: Common = {}) {
     return make<N, number | undefined>(
-      'string',
+      'date',
       name,
       false,
       opts.description,
@@ -261,6 +267,21 @@ export const param = {
         if (time === null) throw new RestError(`Invalid date format for parameter ${name}: ${raw}.`);
         return time;
       },
+      () => undefined,
+    );
+  },
+  /**
+   * A point in time as text that the query using it reads (`at`: an ISO 8601 time or a log position, see
+   * src/queries/pointInTime.ts). Declared as a `date`, so the hostile-input suite tries impossible dates on it.
+   */
+  timeText<N extends string>(name: N, opts: Common = {}) {
+    return make<N, string | undefined>(
+      'date',
+      name,
+      false,
+      opts.description,
+      z.string(),
+      (raw) => raw,
       () => undefined,
     );
   },
@@ -301,10 +322,12 @@ export const param = {
   },
 };
 
-/** Reads the JSON request body for a body parameter, with the reference's messages. */
-export function parseJsonBody(name: string, body: string | undefined): string {
-  if (body === undefined || body.length === 0)
+/** Reads the JSON request body for a body parameter, with the reference's messages; its bytes must be UTF-8. */
+export function parseJsonBody(name: string, bytes: Buffer | undefined): string {
+  if (bytes === undefined || bytes.length === 0)
     throw new RestError(`JSON parameter ${name} must be passed in request body.`);
+  const body = strictUtf8(bytes);
+  if (body === null) throw new RestError(`JSON parameter ${name}: the request body is not valid UTF-8.`);
   try {
     JSON.parse(body);
   } catch {

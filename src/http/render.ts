@@ -34,6 +34,7 @@ function writtenSorted(value: unknown, depth: number): boolean {
   for (let i = 0; i < keys.length; i++) {
     // `<` compares UTF-16 code units, as the sort of safe-stable-stringify does.
     if (i > 0 && !(keys[i - 1] < keys[i])) return false;
+    // eslint-disable-next-line local/no-plain-object-lookup -- keys[i] is an own key (Object.keys); the hot path of every answer
     if (!writtenSorted((value as Record<string, unknown>)[keys[i]], depth + 1)) return false;
   }
   return true;

@@ -38,15 +38,13 @@ export class Router {
   match(method: HttpMethod, resourceName: string, segments: string[]): RouteMatch | null {
     for (const candidate of this.byResource.get(resourceName) ?? []) {
       if (candidate.route.method !== method || candidate.segments.length !== segments.length) continue;
-      const path: Record<string, string> = {};
-      const ok = candidate.segments.every((pattern, i) => {
-        if (pattern.startsWith(':')) {
-          path[pattern.slice(1)] = segments[i];
-          return true;
-        }
-        return pattern === segments[i];
-      });
-      if (ok) return { resource: candidate.resource, route: candidate.route, path };
+      const ok = candidate.segments.every((pattern, i) => pattern.startsWith(':') || pattern === segments[i]);
+      if (!ok) continue;
+      // Path parameter names come from the route table; the values (user text) are only ever values.
+      const path = Object.fromEntries(
+        candidate.segments.flatMap((pattern, i) => (pattern.startsWith(':') ? [[pattern.slice(1), segments[i]]] : [])),
+      ) as Record<string, string>;
+      return { resource: candidate.resource, route: candidate.route, path };
     }
     return null;
   }

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../ports/eventStore';
 import type { ProjectionReads, ReadModelTx } from '../ports/readModel';
 import type { DomainEvent } from '../domain/decider';
+import { ownValue } from '../domain/ownMap';
 
 /**
  * A projection maps events to read-model writes. A handler is synchronous and never reads: everything it needs is in
@@ -56,9 +57,13 @@ const asPlanned = (handler: Handler): PlannedHandler =>
     ? { needsPlan: () => false, plan: async () => null, apply: (event, tx) => handler(event, tx) }
     : handler;
 
+/** The projection's handler of the event's type: its own entry only (a stored type `constructor` has none). */
+const handlerOf = (projection: Projection, event: RecordedEvent): Handler | undefined =>
+  ownValue(projection.handlers, event.type);
+
 /** Whether the projection's handler of `event` must plan (read) before its writes can be made. */
 export function needsPlan(projection: Projection, event: RecordedEvent): boolean {
-  const handler = projection.handlers[event.type];
+  const handler = handlerOf(projection, event);
   if (!handler || typeof handler === 'function') return false;
   return handler.needsPlan?.(event) ?? true;
 }
@@ -72,7 +77,7 @@ export async function writerOf(
   event: RecordedEvent,
   reads: ProjectionReads,
 ): Promise<(tx: ReadModelTx) => void> {
-  const handler = projection.handlers[event.type];
+  const handler = handlerOf(projection, event);
   if (!handler) return () => undefined;
   if (typeof handler === 'function') return (tx) => handler(event, tx);
   const plan = needsPlan(projection, event) ? await handler.plan(event, reads) : null;
@@ -81,7 +86,7 @@ export async function writerOf(
 
 /** The writes of an event that needs no plan ({@link needsPlan} false), without waiting. */
 export function unplannedWriterOf(projection: Projection, event: RecordedEvent): (tx: ReadModelTx) => void {
-  const handler = projection.handlers[event.type];
+  const handler = handlerOf(projection, event);
   if (!handler) return () => undefined;
   if (typeof handler === 'function') return (tx) => handler(event, tx);
   return (tx) => handler.apply(event, tx, null);
@@ -93,34 +98,37 @@ export function unplannedWriterOf(projection: Projection, event: RecordedEvent):
  * both (each plan read only when its own handler needs it) before either writes.
  */
 export function combineProjections(...projections: Projection[]): Projection {
-  const handlers: Projection['handlers'] = {};
+  const handlers = new Map<string, Handler>();
   for (const projection of projections) {
     for (const [type, handler] of Object.entries(projection.handlers)) {
       if (!handler) continue;
-      const previous = handlers[type];
+      const previous = handlers.get(type);
       if (!previous) {
-        handlers[type] = handler;
+        handlers.set(type, handler);
       } else if (typeof previous === 'function' && typeof handler === 'function') {
-        handlers[type] = (event, tx) => {
+        handlers.set(type, (event, tx) => {
           previous(event, tx);
           handler(event, tx);
-        };
+        });
       } else {
         const [first, second] = [asPlanned(previous), asPlanned(handler)];
         const wants = (h: PlannedHandler, event: RecordedEvent) => h.needsPlan?.(event) ?? true;
-        handlers[type] = planned<unknown, [unknown, unknown]>({
-          needsPlan: (event) => wants(first, event) || wants(second, event),
-          plan: async (event, reads) => [
-            wants(first, event) ? await first.plan(event, reads) : null,
-            wants(second, event) ? await second.plan(event, reads) : null,
-          ],
-          apply: (event, tx, plans) => {
-            first.apply(event, tx, plans?.[0] ?? null);
-            second.apply(event, tx, plans?.[1] ?? null);
-          },
-        });
+        handlers.set(
+          type,
+          planned<unknown, [unknown, unknown]>({
+            needsPlan: (event) => wants(first, event) || wants(second, event),
+            plan: async (event, reads) => [
+              wants(first, event) ? await first.plan(event, reads) : null,
+              wants(second, event) ? await second.plan(event, reads) : null,
+            ],
+            apply: (event, tx, plans) => {
+              first.apply(event, tx, plans?.[0] ?? null);
+              second.apply(event, tx, plans?.[1] ?? null);
+            },
+          }),
+        );
       }
     }
   }
-  return { handlers };
+  return { handlers: Object.fromEntries(handlers) };
 }

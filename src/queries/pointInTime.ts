@@ -19,6 +19,7 @@ import { folderSortField } from './folderQueries';
 import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './history';
 import type { Paging } from '../domain/paging';
 import type { ParentType } from '../domain/parents';
+import { ownValue } from '../domain/ownMap';
 
 /**
  * Point-in-time reads: `GET /folder/:id?at=…` and `GET /folder?parentType=…&parentId=…&at=…`.
@@ -291,8 +292,8 @@ function valueAt(doc: FolderDoc, field: string): unknown {
   let value: unknown = doc;
   for (const part of field.split('.')) {
     // Own properties only: a sort on `constructor` or `toString` finds nothing, not a function of Object.prototype.
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
-    value = (value as Record<string, unknown>)[part];
+    if (value === null || typeof value !== 'object') return undefined;
+    value = ownValue(value as Record<string, unknown>, part);
   }
   return value;
 }

@@ -120,7 +120,7 @@ function plausible(spec: ParamSpec): string | undefined {
   }
   if (spec.kind === 'enum') return spec.values?.[0];
   if (!spec.required) return undefined;
-  return { int: '1', bool: 'false', json: '{}', string: 'plausible' }[spec.kind];
+  return { int: '1', bool: 'false', json: '{}', string: 'plausible', date: '2026-01-01T00:00:00Z' }[spec.kind];
 }
 
 /** The route's path with its `:id` filled by the owner's fixture of the route's resource (or PATH_FIXTURE's). */

@@ -106,6 +106,22 @@ const integer = fc.oneof(
   fc.integer({ min: -5, max: 100 }).map(String),
   fc.constantFrom(String(Number.MAX_SAFE_INTEGER), String(Number.MIN_SAFE_INTEGER), '2147483648', '36526', '86401'),
 );
+/** Days and times that do not exist, which `Date` would roll over to ones that do. */
+const impossibleDate = fc
+  .record({
+    year: fc.integer({ min: 1970, max: 2100 }),
+    month: fc.integer({ min: 0, max: 13 }),
+    day: fc.integer({ min: 29, max: 32 }),
+    hour: fc.integer({ min: 0, max: 25 }),
+  })
+  .filter(({ year, month, day, hour }) => {
+    const exists = month >= 1 && month <= 12 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate() && hour <= 23;
+    return !exists;
+  })
+  .map(({ year, month, day, hour }) => {
+    const two = (n: number) => String(n).padStart(2, '0');
+    return `${year}-${two(month)}-${two(day)}T${two(hour)}:00:00Z`;
+  });
 const boolean = fc.oneof(fc.constantFrom('true', 'false', 'on', 'yes', '1', 'TRUE'), text);
 /** JSON nested `depth` levels, as objects or arrays. */
 const nestedJson = fc
@@ -144,6 +160,8 @@ function valueOf(spec: ParamSpec): fc.Arbitrary<string> {
       return json;
     case 'string':
       return text;
+    case 'date':
+      return fc.oneof(impossibleDate, text);
   }
 }
 
@@ -177,6 +195,8 @@ function edgesOf(spec: ParamSpec): string[] {
         '99999999999999999999999',
         'x'.repeat(10_000),
       ];
+    case 'date':
+      return ['2027-02-30', '2027-01-01T24:00:00Z', '275760-09-13T00:00:01Z', 'constructor'];
   }
 }
 
@@ -215,7 +235,7 @@ function plausibleOf(spec: ParamSpec): string | undefined {
   if (spec.kind === 'enum') return spec.values?.[0];
   if (spec.kind === 'string' && spec.name.endsWith('Id')) return fixtures.destination;
   if (!spec.required) return undefined;
-  return { int: '1', bool: 'false', json: '{}', string: 'plausible' }[spec.kind];
+  return { int: '1', bool: 'false', json: '{}', string: 'plausible', date: '2025-01-01T00:00:00Z' }[spec.kind];
 }
 
 /** One request per parameter and edge value, the others plausible, path ids the fixtures', as the admin. */
@@ -275,6 +295,151 @@ function send(
   });
 }
 
+/**
+ * Issue 28's classes, one request per declared parameter, as the admin with every other parameter plausible and the
+ * path ids the fixtures'. A value that a route refuses for another reason (an earlier parameter, the caller's access)
+ * must get the same refusal as a harmless value of the same kind: the control request.
+ */
+const PROTOTYPE_KEYS = ['constructor', '__proto__', 'toString'];
+let serial = 0;
+/** The control of a key: the same length and character classes (rot13), so that syntax rules judge both alike. */
+const controlOf = (key: string) =>
+  key.replace(/[a-z]/gi, (c) => {
+    const base = c <= 'Z' ? 65 : 97;
+    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
+  });
+/** An overlong sequence, a truncated one and an encoded surrogate: none is UTF-8. One per parameter, in turn. */
+const NOT_UTF8 = ['%C0%AF', '%E2%82', '%ED%A0%80'];
+const INEXACT_NUMBERS = ['9007199254740993', '1e400', '-9007199254740993'];
+const IMPOSSIBLE_DATES = ['2027-02-30', '2027-04-31T12:00:00Z', '2027-01-01T24:00:00Z'];
+/** The class member a parameter is tried with: each in turn, so that the run stays short. */
+const inTurn = (values: string[], index: number) => values[index % values.length];
+
+const messageOf = (answer: Answer): unknown => {
+  try {
+    return (JSON.parse(answer.body) as { message?: unknown }).message;
+  } catch {
+    return answer.body;
+  }
+};
+
+/** A request to `route` with `params` (undefined: absent), `encoded` added as already percent-encoded text. */
+function requestTo(
+  resource: string,
+  route: RouteDef,
+  params: Record<string, string | undefined>,
+  options: { encoded?: [string, string]; jsonBody?: Buffer } = {},
+) {
+  const segments = route.path
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (segment.startsWith(':') ? (fixtures[resource] ?? 'x') : segment));
+  const asForm = !route.rawBody && route.method !== 'GET';
+  const fields = new URLSearchParams();
+  let jsonBody = options.jsonBody;
+  for (const spec of route.params) {
+    const value = params[spec.name];
+    if (value === undefined) continue;
+    if (spec.in === 'body') jsonBody ??= Buffer.from(value);
+    else fields.append(spec.name, value);
+  }
+  let encoded = fields.toString();
+  if (options.encoded) encoded += `${encoded ? '&' : ''}${options.encoded[0]}=${options.encoded[1]}`;
+  const path = `/api/v1/${resource}${segments.length ? '/' : ''}${segments.join('/')}`;
+  const headers: Record<string, string> = { 'Girder-Token': admin.token };
+  let body: Buffer | undefined;
+  let url = path;
+  if (route.rawBody) {
+    body = Buffer.from('hostile bytes');
+    headers['Content-Type'] = 'application/octet-stream';
+  }
+  if (jsonBody !== undefined) {
+    body = jsonBody;
+    headers['Content-Type'] = 'application/json';
+  }
+  if (asForm && body === undefined && encoded) {
+    body = Buffer.from(encoded);
+    headers['Content-Type'] = 'application/x-www-form-urlencoded';
+  } else if (encoded) url = `${path}?${encoded}`;
+  return send(route.method, url, headers, body, route.produces === 'text/event-stream');
+}
+
+/** Every parameter of `route` tried with each of issue 28's classes its kind admits. */
+async function issue28Classes(resource: string, route: RouteDef): Promise<void> {
+  const plausible = Object.fromEntries(route.params.map((spec) => [spec.name, plausibleOf(spec)]));
+  // A fresh plausible name in every request: a request and its control must not collide on a name one created.
+  const fresh = () =>
+    Object.fromEntries(
+      Object.entries(plausible).map(([name, value]) => [name, value === 'plausible' ? `plausible${++serial}` : value]),
+    );
+  const withValue = async (name: string, value: string, options = {}) => {
+    const answer = await requestTo(resource, route, { ...fresh(), [name]: value }, options);
+    return { ...answer, body: answer.body.replace(/plausible\d+/g, 'plausible') };
+  };
+  /** `answer` refuses the value as the parameter's own (`named`), or exactly as the control value is refused. */
+  const namedOrAsControl = async (answer: Answer, named: boolean, control: () => Promise<Answer>, label: string) => {
+    expect({ label, status: Math.min(answer.status, 500) }).not.toEqual({ label, status: 500 });
+    if (named) return;
+    const expected = await control();
+    expect({ label, status: answer.status }).toEqual({ label, status: expected.status });
+    if (expected.status >= 400)
+      expect({ label, message: messageOf(answer) }).toEqual({ label, message: messageOf(expected) });
+  };
+
+  for (const [index, spec] of route.params.entries()) {
+    if (spec.in === 'query') {
+      // Invalid UTF-8 is refused before anything else, on every route, naming the parameter.
+      for (const bytes of [inTurn(NOT_UTF8, index)]) {
+        const answer = await requestTo(resource, route, plausible, { encoded: [spec.name, `x${bytes}`] });
+        expect({ param: spec.name, bytes, status: answer.status, message: messageOf(answer) }).toEqual({
+          param: spec.name,
+          bytes,
+          status: 400,
+          message: `Parameter ${spec.name} is not valid UTF-8.`,
+        });
+      }
+    } else {
+      const answer = await requestTo(resource, route, plausible, {
+        jsonBody: Buffer.concat([Buffer.from('{"k": "'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]),
+      });
+      const named = messageOf(answer) === `JSON parameter ${spec.name}: the request body is not valid UTF-8.`;
+      await namedOrAsControl(answer, named, () => withValue(spec.name, '{"k": "\u00e9"}'), `${spec.name} body`);
+    }
+    if ((spec.kind === 'string' || spec.kind === 'enum') && spec.in === 'query') {
+      // A prototype-named key is an unknown key like any other.
+      for (const key of PROTOTYPE_KEYS) {
+        const answer = await withValue(spec.name, key);
+        const control = async () => {
+          const res = await withValue(spec.name, controlOf(key));
+          return { ...res, body: res.body.split(controlOf(key)).join(key) };
+        };
+        await namedOrAsControl(answer, false, control, `${spec.name}=${key}`);
+      }
+    }
+    if (spec.kind === 'json') {
+      for (const literal of [inTurn(INEXACT_NUMBERS, index)]) {
+        const answer = await withValue(spec.name, `[{"n": ${literal}}]`);
+        const refusal = JSON.parse(answer.body) as { message?: string; field?: string };
+        const named = refusal.message?.includes('cannot be stored exactly') === true;
+        if (named) expect({ status: answer.status, field: refusal.field }).toEqual({ status: 400, field: spec.name });
+        await namedOrAsControl(answer, named, () => withValue(spec.name, '[{"n": 1}]'), `${spec.name}=${literal}`);
+      }
+    }
+    if (spec.kind === 'date') {
+      for (const date of [inTurn(IMPOSSIBLE_DATES, index)]) {
+        const answer = await withValue(spec.name, date);
+        const named = answer.status === 400 && String(messageOf(answer)).includes(date);
+        await namedOrAsControl(
+          answer,
+          named,
+          () => withValue(spec.name, '2025-01-01T00:00:00Z'),
+          `${spec.name}=${date}`,
+        );
+      }
+    }
+  }
+}
+
 async function login(): Promise<void> {
   const res = await api.anonymous().get('/user/authentication').auth('admin', 'password1');
   admin = { ...admin, token: res.body.authToken.token };
@@ -289,6 +454,8 @@ describe('every route answers hostile values with a 4xx, never a 5xx, a reset or
   it.each(
     routes.map(({ resource, route }) => [`${route.method} /${resource}/${route.path}`, resource, route] as const),
   )('%s', async (_label, resource, route) => {
+    await issue28Classes(resource, route);
+    if (route.method === 'DELETE' && resource === 'user' && route.path === 'authentication') await login();
     const examples = examplesOf(resource, route);
     await fc.assert(
       fc.asyncProperty(requestOf(resource, route), async ({ params, segments, asForm, anonymous }) => {

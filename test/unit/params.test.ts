@@ -93,14 +93,23 @@ describe('parameter coercion', () => {
     expect(failure(() => parseJsonBody('metadata', undefined))).toBe(
       'JSON parameter metadata must be passed in request body.',
     );
-    expect(failure(() => parseJsonBody('metadata', ''))).toBe(
+    expect(failure(() => parseJsonBody('metadata', Buffer.from('')))).toBe(
       'JSON parameter metadata must be passed in request body.',
     );
-    expect(failure(() => parseJsonBody('metadata', '{'))).toBe('Invalid JSON passed in request body.');
-    expect(failure(() => parseJsonBody('metadata', '{"a": Infinity}'))).toBe('Error: "Infinity" is not valid JSON.');
-    expect(failure(() => parseJsonBody('metadata', '[NaN, -Infinity]'))).toBe('Error: "NaN" is not valid JSON.');
-    expect(failure(() => parseJsonBody('metadata', '{"NaN": 1,}'))).toBe('Invalid JSON passed in request body.');
-    expect(parseJsonBody('metadata', '{"k": "NaN \\" Infinity"}')).toBe('{"k": "NaN \\" Infinity"}');
+    expect(failure(() => parseJsonBody('metadata', Buffer.from('{')))).toBe('Invalid JSON passed in request body.');
+    expect(failure(() => parseJsonBody('metadata', Buffer.from('{"a": Infinity}')))).toBe(
+      'Error: "Infinity" is not valid JSON.',
+    );
+    expect(failure(() => parseJsonBody('metadata', Buffer.from('[NaN, -Infinity]')))).toBe(
+      'Error: "NaN" is not valid JSON.',
+    );
+    expect(failure(() => parseJsonBody('metadata', Buffer.from('{"NaN": 1,}')))).toBe(
+      'Invalid JSON passed in request body.',
+    );
+    expect(parseJsonBody('metadata', Buffer.from('{"k": "NaN \\" Infinity"}'))).toBe('{"k": "NaN \\" Infinity"}');
+    expect(failure(() => parseJsonBody('metadata', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])))).toBe(
+      'JSON parameter metadata: the request body is not valid UTF-8.',
+    );
     const spec = param.jsonBody('metadata', { shape: 'object' });
     expect(spec.in).toBe('body');
     expect(spec.required).toBe(true);
@@ -143,7 +152,7 @@ describe('request parameter collection', () => {
 
   it('keeps a non-form body as text for body parameters', () => {
     const req = fakeRequest({ method: 'PUT', url: '/api/v1/x?a=1' });
-    expect(collectParams(req, Buffer.from('{"x":1}'))).toEqual({ raw: { a: '1' }, bodyText: '{"x":1}' });
+    expect(collectParams(req, Buffer.from('{"x":1}'))).toEqual({ raw: { a: '1' }, bodyBytes: Buffer.from('{"x":1}') });
   });
 
   it('rejects a name given twice', () => {

@@ -253,15 +253,16 @@ const metadataSchema = z.object({
 /** The published contract: stream names, event metadata, and each event's payload as JSON Schema (from the zod
  * schemas). */
 export function eventSchemaDocument(): Record<string, unknown> {
-  const events: Record<string, unknown> = {};
-  const add = (category: keyof typeof STREAMS, schemas: Record<string, z.ZodType>) => {
-    for (const [type, schema] of Object.entries(schemas)) {
-      events[type] = { category, stream: STREAMS[category].stream, data: z.toJSONSchema(schema, { io: 'input' }) };
-    }
-  };
-  add('folder', folderEventSchemas);
-  add('item', itemEventSchemas);
-  add('upload', uploadEventSchemas);
+  const add = (category: keyof typeof STREAMS, schemas: Record<string, z.ZodType>) =>
+    Object.entries(schemas).map(([type, schema]): [string, unknown] => [
+      type,
+      { category, stream: STREAMS[category].stream, data: z.toJSONSchema(schema, { io: 'input' }) },
+    ]);
+  const events = Object.fromEntries([
+    ...add('folder', folderEventSchemas),
+    ...add('item', itemEventSchemas),
+    ...add('upload', uploadEventSchemas),
+  ]);
   return {
     description:
       'Event payloads of the Folder Service. Stream `<category>-<id>`; each event carries metadata and data. Objects may gain ' +

@@ -21,6 +21,7 @@ import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/it
 import { loadParent } from '../../queries/loaders';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { fileOfSignedLink, fileOriginOf, onFileOrigin, signedDownloadUrl, type DownloadRequest } from '../fileOrigin';
+import { refuseContentEncoding } from '../bodyDecoding';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser, type Principal } from '../principal';
@@ -29,7 +30,8 @@ const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
 /**
  * The request body as upload bytes (Girder's RequestBodyStream): present when the request announces a body
- * (Content-Length > 0, or chunked transfer without a length) that is not a form (forms carry parameters).
+ * (Content-Length > 0, or chunked transfer without a length) that is not a form (forms carry parameters). A body
+ * with a Content-Encoding other than identity is a 415.
  */
 function rawBody(req: Request): { stream: Readable; length: number | undefined } | undefined {
   const header = req.headers['content-length'];
@@ -38,6 +40,8 @@ function rawBody(req: Request): { stream: Readable; length: number | undefined }
   if (!announced) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (FORM_TYPES.includes(type)) return undefined;
+  // Stored as it arrives: a compressed chunk would be stored compressed (see bodyDecoding.ts).
+  refuseContentEncoding(req);
   return { stream: req, length };
 }
 
@@ -89,9 +93,9 @@ export function parseRange(header: string, size: number): [number, number][] | n
 }
 
 // 416 with `Content-Range: bytes */<size>`, as RFC 9110 asks of a range that selects no byte of the file.
-function unsatisfiable(res: Response, size: number): RestError {
+function unsatisfiable(res: Response, size: number, why = ''): RestError {
   res.setHeader('Content-Range', `bytes */${size}`);
-  return new RestError('Requested range not satisfiable.', 416);
+  return new RestError(`Requested range not satisfiable.${why}`, 416);
 }
 
 /**
@@ -119,8 +123,13 @@ export async function sendFile(
   let start = Math.max(opts.offset, 0);
   let end = opts.endByte === undefined || opts.endByte > size ? size : opts.endByte;
   const rangeHeader = req.get('Range');
-  // An offset at or past the end selects nothing: HTTP's answer to an unsatisfiable range (the Range header wins).
-  if (!rangeHeader && start > 0 && start >= size) throw unsatisfiable(res, size);
+  // An offset at or past the end, or an `endByte` at or before `offset`, selects nothing: HTTP's answer to an
+  // unsatisfiable range (the Range header wins). Girder would answer 206 with `Content-Range: bytes 0--1/10`. Only an
+  // empty file read from its start is an empty 200.
+  if (!rangeHeader && end <= start && (size > 0 || start > 0)) {
+    const why = start < size ? ` endByte (${end}) must be greater than offset (${start}).` : '';
+    throw unsatisfiable(res, size, why);
+  }
   let ranged = false;
   if (rangeHeader && size > 0) {
     const ranges = parseRange(rangeHeader, size);

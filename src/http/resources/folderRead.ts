@@ -8,7 +8,7 @@ import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
 
 const atParam = () =>
-  param.string('at', {
+  param.timeText('at', {
     description: 'Read as it was then: an ISO 8601 time or a log position (ADMIN on the folder or parent now).',
   });
 

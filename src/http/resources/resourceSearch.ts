@@ -5,6 +5,7 @@ import type { Services } from '../../services';
 import { hasAccess, type Level, type Viewer } from '../../domain/access';
 import type { UserDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
+import { OwnMap } from '../../domain/ownMap';
 import { collectionView, folderView, userView } from '../../queries/views';
 import { itemView } from '../../queries/itemQueries';
 import { groupView, visibleGroupIds } from '../../queries/groupQueries';
@@ -42,7 +43,7 @@ const groupSearch =
  * higher `level` is then checked on the page's documents. Users, groups and collections match by name (substring,
  * any case), folders and items by the full-text index.
  */
-const TEXT_SEARCHES: Record<string, Searcher> = {
+const TEXT_SEARCHES = new OwnMap<string, Searcher>({
   user: userSearch(false),
   group: groupSearch(false),
   async collection(services, q, _user, viewer, level, paging) {
@@ -59,14 +60,14 @@ const TEXT_SEARCHES: Record<string, Searcher> = {
     const page = await services.readModel.items.search({ text: q, viewer, paging: { ...paging, sort: 'name' } });
     return page.rows.map(itemView);
   },
-};
+});
 
 /**
  * The `prefix` mode (the access dialog's user and group picker): users by login, first or last name, groups by name,
  * starting with the query in any case. Other types have no prefix search here and are left out of the answer.
  */
-const PREFIX_SEARCHES: Record<string, Searcher> = { user: userSearch(true), group: groupSearch(true) };
-const MODES: Partial<Record<string, Record<string, Searcher>>> = { text: TEXT_SEARCHES, prefix: PREFIX_SEARCHES };
+const PREFIX_SEARCHES = new OwnMap<string, Searcher>({ user: userSearch(true), group: groupSearch(true) });
+const MODES = new OwnMap({ text: TEXT_SEARCHES, prefix: PREFIX_SEARCHES });
 
 /** `GET /resource/search` (Girder's `text` and `prefix` modes): `{<type>: [documents]}` for each requested type it
  * knows. */
@@ -90,15 +91,15 @@ export const resourceSearchRoute = route({
   async handler({ params, services, principal }) {
     const level = params.level ?? 0;
     if (level !== 0 && level !== 1 && level !== 2) throw new RestError(`Invalid AccessType: ${level}.`);
-    const searches = MODES[params.mode ?? 'text'];
+    const searches = MODES.get(params.mode ?? 'text');
     if (!searches) throw new RestError(`Search mode handler '${params.mode}' not found.`);
     const paging: Paging = { limit: params.limit ?? 10, offset: params.offset ?? 0, sort: 'name', sortdir: 1 };
-    const results: Record<string, View[]> = {};
+    const results = new Map<string, View[]>();
     for (const type of params.types as unknown[]) {
-      const search = typeof type === 'string' && Object.hasOwn(searches, type) ? searches[type] : undefined;
+      const search = typeof type === 'string' ? searches.get(type) : undefined;
       if (search)
-        results[type as string] = await search(services, params.q, principal.user, principal.viewer, level, paging);
+        results.set(type as string, await search(services, params.q, principal.user, principal.viewer, level, paging));
     }
-    return results;
+    return Object.fromEntries(results);
   },
 });

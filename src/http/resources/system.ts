@@ -3,18 +3,25 @@ import { route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
+import { checkExactNumbers } from '../../domain/exactNumbers';
 import { PUBLIC_SETTING_KEYS, settingValue } from '../../domain/settings';
 import { changeSettings, currentSettings } from '../../commands/settingsCommands';
 import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
 
-/** Girder's setSetting: a string value that parses as JSON is stored parsed (`"false"` → false, `"{…}"` → object). */
+/**
+ * Girder's setSetting: a string value that parses as JSON is stored parsed (`"false"` → false, `"{…}"` → object),
+ * unless it holds a number JSON.parse would round (a 400 naming `value`).
+ */
 function jsonOrString(value: unknown): unknown {
   if (typeof value !== 'string') return value;
+  let parsed: unknown;
   try {
-    return JSON.parse(value);
+    parsed = JSON.parse(value);
   } catch {
     return value;
   }
+  checkExactNumbers('value', value);
+  return parsed;
 }
 
 /** A `list` of `{key, value}` objects (PUT) or of keys (GET), with the messages of a bad list. */

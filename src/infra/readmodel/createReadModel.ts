@@ -42,7 +42,7 @@ export const STANDIN_VALUES = { 'mongodb-standin': true, 'mongodb-standin-standa
 export function mongoStandInMode(env: NodeJS.ProcessEnv = process.env): { transactions: boolean } | null {
   const wanted = env[STANDIN_VARIABLE];
   if (wanted === undefined || wanted === '' || env.NODE_ENV !== 'test') return null;
-  if (!(wanted in STANDIN_VALUES))
+  if (!Object.hasOwn(STANDIN_VALUES, wanted))
     throw new Error(`${STANDIN_VARIABLE} must be one of ${Object.keys(STANDIN_VALUES).join(', ')}, got "${wanted}".`);
   return { transactions: STANDIN_VALUES[wanted as keyof typeof STANDIN_VALUES] };
 }

@@ -102,15 +102,15 @@ const NULLABLE_METADATA_KEYS = ['userId', 'requestId', 'correlationId', 'causati
  * the single-stream append writes as the event's JSON metadata). Null fields are left out.
  */
 export function encodeMetadata(metadata: EventMetadata): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: [string, string][] = [];
   for (const [key, value] of Object.entries(metadata)) {
     if (value === null || value === undefined) continue;
     if (typeof value !== 'string') {
       throw new TypeError(`Event metadata "${key}" must be a string or null, got ${typeof value}.`);
     }
-    out[key] = value;
+    out.push([key, value]);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 /**

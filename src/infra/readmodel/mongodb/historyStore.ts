@@ -66,9 +66,8 @@ export function closePlacement(w: WriteScope, filter: Filter<StoredDoc>): void {
 
 const keyAt = (stamp: string, id: string) => `${stamp}|${id}`;
 const withoutInternals = <T>(doc: StoredDoc, ...extra: string[]): T => {
-  const out: Record<string, unknown> = { ...doc };
-  for (const field of ['_rev', 'ancestors', ...extra]) delete out[field];
-  return out as T;
+  const drop = new Set(['_rev', 'ancestors', ...extra]);
+  return Object.fromEntries(Object.entries(doc).filter(([field]) => !drop.has(field))) as T;
 };
 
 /** Where a child of the parent is rooted, with its ancestry, or null when the parent is not in the read model. */

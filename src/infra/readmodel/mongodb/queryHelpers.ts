@@ -3,15 +3,14 @@ import type { Document, Filter, Sort } from 'mongodb';
 import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';
 import { isFieldPath } from '../../../domain/sortKeys';
+import { ownValue } from '../../../domain/ownMap';
 
 /**
  * Fields the adapter keeps on documents for its own use and never returns: `_rev` (the stamp of the last projection
  * write, see writes.ts) and, per collection, what `extra` names.
  */
 export function hidden(...extra: string[]): Document {
-  const projection: Document = { _rev: 0 };
-  for (const field of extra) projection[field] = 0;
-  return projection;
+  return Object.fromEntries([['_rev', 0], ...extra.map((field) => [field, 0])]) as Document;
 }
 
 /** A filter that matches nothing. */
@@ -52,7 +51,7 @@ export function readableFilter(viewer: Viewer | null, level = 0, prefix = ''): F
 export function sortOf(paging: Paging, fields: Record<string, string> = {}): Sort {
   const dir = paging.sortdir === -1 ? -1 : 1;
   // An own-property lookup: a sort named `constructor` or `__proto__` is a document path like any other field.
-  const field = Object.hasOwn(fields, paging.sort) ? fields[paging.sort] : paging.sort;
+  const field = ownValue(fields, paging.sort) ?? paging.sort;
   // The HTTP layer lets through only such paths (domain/sortKeys.ts); a path MongoDB would refuse is never sent.
   if (field === '_id' || !isFieldPath(field)) return { _id: dir };
   return { [field]: dir, _id: dir };
@@ -98,20 +97,18 @@ export function escapeRegex(text: string): string {
 
 /** A copy of `doc` without the keys whose value is `undefined` (the driver would store them as null). */
 export function defined<T extends object>(doc: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(doc)) if (value !== undefined) out[key] = value;
-  return out as T;
+  return Object.fromEntries(Object.entries(doc).filter(([, value]) => value !== undefined)) as T;
 }
 
 /** `$set` of the defined fields and `$unset` of the ones given as `undefined` (an update's field semantics). */
 export function setFields(fields: Record<string, unknown>): Document {
-  const set: Document = {};
-  const unset: Document = {};
-  for (const [key, value] of Object.entries(fields)) {
-    if (value === undefined) unset[key] = '';
-    else set[key] = value;
-  }
-  return { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) };
+  const entries = Object.entries(fields);
+  const set = entries.filter(([, value]) => value !== undefined);
+  const unset = entries.filter(([, value]) => value === undefined).map(([key]): [string, string] => [key, '']);
+  return {
+    ...(set.length ? { $set: Object.fromEntries(set) } : {}),
+    ...(unset.length ? { $unset: Object.fromEntries(unset) } : {}),
+  };
 }
 
 /** The items of a folder with exactly this name, `except` one item (sibling-name checks). */

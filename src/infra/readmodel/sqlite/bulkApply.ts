@@ -9,6 +9,7 @@ import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../
 import type { BulkProgressBus } from '../../../bus/bulkProgress';
 import { descendantsSql } from './folderTree';
 import { sqlLimit } from '../../sqlite/sqlLimit';
+import { OwnMap } from '../../../domain/ownMap';
 
 /**
  * Large subtree events applied in a worker thread (the {@link BackgroundApply} of the embedded read model).
@@ -34,7 +35,7 @@ type Target = { folderId: string } | { collectionId: string } | { deletedAt: str
 
 /** Event types that touch a whole subtree, and where their size is counted. */
 // Each entry takes its own event type's data (hence `never`: accepts() passes the data of the type it looked up).
-const SUBTREE_OF: Partial<Record<string, (data: never) => Target | null>> = {
+const SUBTREE_OF = new OwnMap<string, (data: never) => Target | null>({
   FolderCopied: (d: { sourceId: string }) => ({ folderId: d.sourceId }),
   FolderDeleted: (d: { folderId: string }) => ({ folderId: d.folderId }),
   FolderContentsCleared: (d: { folderId: string }) => ({ folderId: d.folderId }),
@@ -42,11 +43,11 @@ const SUBTREE_OF: Partial<Record<string, (data: never) => Target | null>> = {
   CollectionDeleted: (d: { collectionId: string }) => ({ collectionId: d.collectionId }),
   // A restore moves back (part of) what the delete at `deletedPosition` kept: at most that many folders.
   FolderRestored: (d: { deletedPosition: string }) => ({ deletedAt: d.deletedPosition }),
-};
+});
 
 /** Whether `event` touches a whole subtree (one the projector may send to the background, whatever its size). */
 export function touchesSubtree(event: RecordedEvent): boolean {
-  return (SUBTREE_OF[event.type]?.(event.data as never) ?? null) !== null;
+  return (SUBTREE_OF.get(event.type)?.(event.data as never) ?? null) !== null;
 }
 
 /**
@@ -55,14 +56,14 @@ export function touchesSubtree(event: RecordedEvent): boolean {
  * rows kept in `rm_deleted_folders` and `rm_deleted_items`). A delete or clear keeps each row for restore, then removes
  * it: two rows per entry.
  */
-const ROWS_PER_ENTRY: Record<string, number> = {
+const ROWS_PER_ENTRY = new OwnMap<string, number>({
   FolderCopied: 1,
   FolderDeleted: 2,
   FolderContentsCleared: 2,
   FolderAccessChanged: 1,
   CollectionDeleted: 1,
   FolderRestored: 1,
-};
+});
 
 /** A message to the worker. */
 export interface BulkJob {
@@ -126,7 +127,7 @@ export class SqliteBulkApply implements BackgroundApply {
   }
 
   accepts(event: RecordedEvent): boolean {
-    const target = SUBTREE_OF[event.type]?.(event.data as never);
+    const target = SUBTREE_OF.get(event.type)?.(event.data as never);
     if (!target) return false;
     let folders: number;
     // (+1 counts the folder itself: a threshold of 1 sends every subtree event, even of a folder with no subfolders.)
@@ -163,7 +164,7 @@ export class SqliteBulkApply implements BackgroundApply {
     const bus = this.options.progress?.bus;
     const requestId = event.metadata.requestId;
     if (!bus || !requestId || !bus.wanted(requestId)) return undefined;
-    const perEntry = ROWS_PER_ENTRY[event.type] ?? 1;
+    const perEntry = ROWS_PER_ENTRY.get(event.type) ?? 1;
     return (rows) => bus.report(requestId, Math.floor(rows / perEntry));
   }
 

@@ -391,9 +391,12 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
   update(id: string, fields: Partial<FolderDoc>): void {
     const row = prepared(this.db, 'SELECT doc FROM rm_folders WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) return;
-    const doc = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) };
-    for (const [key, value] of Object.entries(fields as Record<string, unknown>))
-      if (value === undefined) delete (doc as unknown as Record<string, unknown>)[key];
+    // A field given as undefined is removed (an update's field semantics).
+    const merged = { ...(JSON.parse(row.doc) as FolderDoc), ...jsonPart(fields) };
+    const removed = new Set(
+      Object.entries(fields as Record<string, unknown>).flatMap(([key, value]) => (value === undefined ? [key] : [])),
+    );
+    const doc = Object.fromEntries(Object.entries(merged).filter(([key]) => !removed.has(key))) as unknown as FolderDoc;
     prepared(
       this.db,
       'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?',

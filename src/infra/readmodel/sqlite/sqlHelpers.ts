@@ -2,6 +2,7 @@ import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';
 import type { Database } from 'better-sqlite3';
 import { sqlLimit } from '../../sqlite/sqlLimit';
+import { ownValue } from '../../../domain/ownMap';
 
 /** Whether the file has a table of that name (a table created by a later version than the file's is not there yet). */
 export const tableExists = (db: Database, name: string): boolean =>
@@ -19,7 +20,8 @@ export function pagingSql(paging: Paging, columns: SortColumns, table: string): 
   const args: unknown[] = [];
   let key: string;
   // An own-property lookup: a sort named `constructor` or `__proto__` is a JSON path like any other field.
-  if (Object.hasOwn(columns, paging.sort)) key = `${table}.${columns[paging.sort]}`;
+  const column = ownValue(columns, paging.sort);
+  if (column !== undefined) key = `${table}.${column}`;
   else {
     key = `json_extract(${table}.doc, ?)`;
     args.push(jsonPath(paging.sort));

@@ -375,14 +375,14 @@ export class SqliteReadModel implements ReadModel {
         AND name NOT LIKE '%fts\\_%' ESCAPE '\\' AND name != 'rm_checkpoints'
         ORDER BY name`,
     ).all() as { name: string }[];
-    const out: Record<string, unknown[]> = {};
+    const out = new Map<string, unknown[]>();
     for (const { name } of tables) {
       const rows = prepared(this.db, `SELECT * FROM "${name}"`).all() as Record<string, unknown>[];
       // The search rows' keys are internal (searchRows.ts): the search rows themselves are compared.
       for (const row of rows) delete row.search_rowid;
-      out[name] = rows.map((r) => JSON.stringify(r)).sort();
+      out.set(name, rows.map((r) => JSON.stringify(r)).sort());
     }
-    return out;
+    return Object.fromEntries(out);
   }
 
   async dispose(): Promise<void> {
