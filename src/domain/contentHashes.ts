@@ -20,28 +20,41 @@ export type HashsumAlgorithm = (typeof HASHSUM_ALGORITHMS)[number];
 /** A lower-case hex SHA-512 (128 digits): what a file's `sha512` holds. */
 export const SHA512_HEX = /^[0-9a-f]{128}$/;
 
+/** The hashes of bytes fed to it in order: `update` with each chunk, then `digests()` once. */
+export class ContentHasher {
+  private readonly sha256 = crypto.createHash('sha256');
+  private readonly sha512 = crypto.createHash('sha512');
+  private size = 0;
+
+  update(chunk: Buffer): void {
+    this.sha256.update(chunk);
+    this.sha512.update(chunk);
+    this.size += chunk.length;
+  }
+
+  digests(): ContentHashes {
+    return { sha256: this.sha256.digest('hex'), sha512: this.sha512.digest('hex'), size: this.size };
+  }
+}
+
 /**
  * A pass-through stream that hashes what flows through it: put it between a source and where the bytes go, and read
  * `digests()` once the pipeline has finished.
  */
 export class HashingTap extends Transform {
-  private readonly sha256 = crypto.createHash('sha256');
-  private readonly sha512 = crypto.createHash('sha512');
-  private size = 0;
+  private readonly hasher = new ContentHasher();
 
   override _transform(
     chunk: Buffer,
     _encoding: BufferEncoding,
     callback: (error?: Error | null, data?: Buffer) => void,
   ) {
-    this.sha256.update(chunk);
-    this.sha512.update(chunk);
-    this.size += chunk.length;
+    this.hasher.update(chunk);
     callback(null, chunk);
   }
 
   /** The hashes of every byte that passed (call once, after the stream ended). */
   digests(): ContentHashes {
-    return { sha256: this.sha256.digest('hex'), sha512: this.sha512.digest('hex'), size: this.size };
+    return this.hasher.digests();
   }
 }

@@ -139,7 +139,8 @@ export interface FileQueries {
   blobIdsUnderRoot(rootId: string): Promise<string[]>;
   /**
    * Files whose bytes have this SHA-512 (lower-case hex) and whose item's folder the viewer may READ, the filter inside
-   * the query (an index on `sha512` finds them); by id, so oldest first; at most `limit` of them when given.
+   * the query (an index on `sha512` finds them); by id (ObjectId order: by creation time to the second; a copy's id
+   * carries the copy's second); at most `limit` of them when given.
    */
   withSha512(sha512: string, viewer: Viewer | null, limit?: number): Promise<FileDoc[]>;
 }
