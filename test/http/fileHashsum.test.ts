@@ -5,6 +5,9 @@ import { itemDecider, itemStream, extensionsOf } from '../../src/domain/item';
 import { newId } from '../../src/domain/ids';
 import { girderTime } from '../../src/domain/time';
 import { systemMeta } from '../../src/commands/requestMeta';
+import { compareMongoWithReplay, verifyReadModels } from '../../src/cli/verify';
+import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel';
+import { loadConfig } from '../../src/config';
 
 /**
  * Girder's hashsum_download plugin (plugins/hashsum_download at v3.2.15, and its hashsum_download_test.py, whose
@@ -373,5 +376,18 @@ describe('content hashes (hashsum_download)', () => {
       expect(res.status).toBe(200);
       expect(res.body).toBeNull();
     });
+  });
+
+  it('leaves read models that a replay of the log reproduces (hashes, their index and FileHashComputed)', async () => {
+    const { readModel, eventStore } = api.runtime.services;
+    if (readModel instanceof MongoReadModel) {
+      expect((await compareMongoWithReplay(eventStore, readModel)).differences).toEqual([]);
+    } else {
+      const chunks: string[] = [];
+      const out = { write: (chunk: string) => chunks.push(chunk) > 0 } as unknown as NodeJS.WritableStream;
+      const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: api.server.dataDir });
+      expect(await verifyReadModels(config, [], out)).toBe(0);
+      expect(chunks.join('')).toContain('The read models match the event log.');
+    }
   });
 });
