@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import { Transform } from 'node:stream';
 
 /**
- * The hashes of a file's bytes, all taken in the one pass that stores them (no second read):
+ * The hashes of a file's bytes, all taken in the one pass that stores them (no second read; the blob stores take them
+ * with src/infra/blobs/hashingTap.ts):
  *  - `sha256`: the BlobStore id (content addressing, src/ports/blobStore.ts);
  *  - `sha512`: what Girder's filesystem and GridFS assetstores record on file documents, and what its
  *    `hashsum_download` plugin looks files up by (`GET /file/hashsum/sha512/:hash`).
@@ -34,27 +34,5 @@ export class ContentHasher {
 
   digests(): ContentHashes {
     return { sha256: this.sha256.digest('hex'), sha512: this.sha512.digest('hex'), size: this.size };
-  }
-}
-
-/**
- * A pass-through stream that hashes what flows through it: put it between a source and where the bytes go, and read
- * `digests()` once the pipeline has finished.
- */
-export class HashingTap extends Transform {
-  private readonly hasher = new ContentHasher();
-
-  override _transform(
-    chunk: Buffer,
-    _encoding: BufferEncoding,
-    callback: (error?: Error | null, data?: Buffer) => void,
-  ) {
-    this.hasher.update(chunk);
-    callback(null, chunk);
-  }
-
-  /** The hashes of every byte that passed (call once, after the stream ended). */
-  digests(): ContentHashes {
-    return this.hasher.digests();
   }
 }

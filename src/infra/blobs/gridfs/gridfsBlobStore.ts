@@ -5,7 +5,7 @@ import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } fr
 import { Holds } from '../holds';
 import { claimCounts, CLAIM_STALE_MS, DEFAULT_SWEEP_GRACE_MS } from '../claims';
 import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
-import { HashingTap } from '../../../domain/contentHashes';
+import { HashingTap } from '../hashingTap';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 const TEMPORARY_PREFIX = 'tmp/';
