@@ -16,7 +16,8 @@ import { signedInUser } from '../principal';
 
 /**
  * Girder's `hashsum_download` plugin (3.2.15): files by the SHA-512 of their bytes. Every upload records it (taken
- * while the bytes stream in, src/domain/contentHashes.ts); `POST /file/:id/hashsum` adds it to files recorded before.
+ * while the bytes stream in: src/infra/blobs/hashingTap.ts); `POST /file/:id/hashsum` adds it to files recorded before
+ * hashes were kept.
  * `:algo` and `:hash` are case-insensitive (lower-cased, as the plugin declares them).
  */
 
@@ -25,9 +26,8 @@ const algoParam = param.enum('algo', HASHSUM_ALGORITHMS, { required: true });
 const algorithmOf = (raw: string | undefined): HashsumAlgorithm => algoParam.parse((raw ?? '').toLowerCase());
 
 /**
- * The files with this hash the viewer may read, by id (Girder's `find({algo: hash})` in natural order, filtered by READ
- * access).
- * Only a 128-digit hex value can be a file's SHA-512: anything else matches nothing, without a lookup.
+ * The files with this hash the viewer may read, by id (Girder's `find({algo: hash})` in natural order, filtered by
+ * READ access). Only a 128-digit hex value can be a file's SHA-512: anything else matches nothing, without a lookup.
  */
 async function readableWithHash(
   services: Services,
