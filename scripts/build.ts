@@ -24,6 +24,7 @@ const ENTRIES = [
   'infra/eventstore/sqlite/appendWorkerThread.ts',
   'infra/readmodel/sqlite/replayWriterThread.ts',
   'infra/sqlite/offLoopReadsThread.ts',
+  'infra/blobs/sha512Thread.ts',
 ];
 
 const EXTERNAL = [

@@ -22,7 +22,7 @@ import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
-import { TooManyBytesError } from '../ports/blobStore';
+import { TooManyBytesError, type StoredBlob } from '../ports/blobStore';
 import { ProjectionLagError } from '../projections/projector';
 
 /**
@@ -98,7 +98,7 @@ const tooMany = (error: unknown): never => {
 async function withStoredBlob<T>(
   services: Services,
   source: Readable,
-  commit: (blob: { blobId: string; size: number }) => Promise<T>,
+  commit: (blob: StoredBlob) => Promise<T>,
 ): Promise<T> {
   const blob = await services.blobs.put(source).catch(tooMany);
   let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
@@ -120,7 +120,7 @@ interface NewFileSpec {
   name: string;
   mimeType: string;
   userId: string;
-  blob: { blobId: string; size: number };
+  blob: StoredBlob;
   /** The upload this completes (its stream gets UploadChunkReceived and UploadCompleted in the same append). */
   upload?: { uploadId: string; lastChunk: { offset: number; length: number } | null };
 }
@@ -161,6 +161,7 @@ async function commitNewFile(services: Services, spec: NewFileSpec, meta: Reques
       mimeType: spec.mimeType,
       size: spec.blob.size,
       blobId: spec.blob.blobId,
+      sha512: spec.blob.sha512,
       creatorId: spec.userId,
       created: now,
       exts: extensionsOf(spec.name),
@@ -195,7 +196,7 @@ async function commitNewContents(
   services: Services,
   fileId: string,
   userId: string,
-  blob: { blobId: string; size: number },
+  blob: StoredBlob,
   upload: NewFileSpec['upload'],
   meta: RequestMeta,
 ): Promise<string> {
@@ -206,7 +207,14 @@ async function commitNewContents(
     const previous = ownValue(loaded.state.files, fileId)?.blobId ?? '';
     const { events } = decideOn(itemDecider, loaded.state, {
       type: 'ReplaceFileContents',
-      data: { fileId, blobId: blob.blobId, size: blob.size, creatorId: userId, created: girderTime() },
+      data: {
+        fileId,
+        blobId: blob.blobId,
+        size: blob.size,
+        sha512: blob.sha512,
+        creatorId: userId,
+        created: girderTime(),
+      },
     });
     const appends: StreamAppend[] = [
       { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },

@@ -3,6 +3,7 @@ import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import { RestError, ValidationError } from './errors';
 import { hasOwnKey, ownValue } from './ownMap';
 import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
+import { SHA512_HEX } from './contentHashes';
 
 /**
  * Items and their files. One stream per item (`item-<id>`) holds the item's events and its files' events: the item
@@ -59,6 +60,9 @@ export const ItemDeletedSchema = z.object({
   files: z.array(z.object({ fileId: z.string(), blobId: z.string(), size: z.number().int().nonnegative() })),
 });
 
+/** SHA-512 of a file's bytes, lower-case hex (Girder's `sha512` on file documents). */
+const sha512Schema = z.string().regex(SHA512_HEX);
+
 const fileRecordSchema = z.object({
   fileId: z.string(),
   name: z.string(),
@@ -70,6 +74,8 @@ const fileRecordSchema = z.object({
   created: z.string(),
   /** Lower-cased extensions after the first dot of the name (`a.tar.gz` → `["tar", "gz"]`). */
   exts: z.array(z.string()),
+  /** SHA-512 of the bytes, taken while they were stored; absent on files recorded before it was kept. */
+  sha512: sha512Schema.optional(),
   /** Set on copies: the copied file and who copied it, when. */
   copyOfFile: z.string().optional(),
   copierId: z.string().optional(),
@@ -90,6 +96,19 @@ export const FileContentsReplacedSchema = z.object({
   previousSize: z.number().int().nonnegative(),
   creatorId: z.string().nullable(),
   created: z.string(),
+  /** SHA-512 of the new bytes (absent in events recorded before it was kept: the file then has none). */
+  sha512: sha512Schema.optional(),
+});
+
+/**
+ * The SHA-512 of a file recorded before it was kept, computed from its stored bytes (`POST /file/:id/hashsum`).
+ * `blobId` names the bytes that were hashed.
+ */
+export const FileHashComputedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  blobId: z.string(),
+  sha512: sha512Schema,
 });
 
 export const FileDeletedSchema = z.object({
@@ -108,6 +127,7 @@ export const itemEventSchemas = {
   ItemDeleted: ItemDeletedSchema,
   FileCreated: FileCreatedSchema,
   FileContentsReplaced: FileContentsReplacedSchema,
+  FileHashComputed: FileHashComputedSchema,
   FileDeleted: FileDeletedSchema,
 } as const;
 
@@ -119,6 +139,7 @@ export type ItemCopiedData = z.infer<typeof ItemCopiedSchema>;
 export type ItemDeletedData = z.infer<typeof ItemDeletedSchema>;
 export type FileCreatedData = z.infer<typeof FileCreatedSchema>;
 export type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
+export type FileHashComputedData = z.infer<typeof FileHashComputedSchema>;
 export type FileDeletedData = z.infer<typeof FileDeletedSchema>;
 
 export type ItemEvent =
@@ -130,6 +151,7 @@ export type ItemEvent =
   | DomainEvent<'ItemDeleted', ItemDeletedData>
   | DomainEvent<'FileCreated', FileCreatedData>
   | DomainEvent<'FileContentsReplaced', FileContentsReplacedData>
+  | DomainEvent<'FileHashComputed', FileHashComputedData>
   | DomainEvent<'FileDeleted', FileDeletedData>;
 
 // ---- rules ----
@@ -231,14 +253,28 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       const d = event.data;
       const file = ownValue(state.files, d.fileId);
       if (!file) return state;
+      // The old bytes' hash goes with them: the new one is the event's, or none.
+      const { sha512: _previous, ...rest } = file;
       return {
         ...state,
         size: state.size - file.size + d.size,
         files: {
           ...state.files,
-          [d.fileId]: { ...file, blobId: d.blobId, size: d.size, creatorId: d.creatorId, created: d.created },
+          [d.fileId]: {
+            ...rest,
+            blobId: d.blobId,
+            size: d.size,
+            creatorId: d.creatorId,
+            created: d.created,
+            ...(d.sha512 !== undefined ? { sha512: d.sha512 } : {}),
+          },
         },
       };
+    }
+    case 'FileHashComputed': {
+      const file = state.files[event.data.fileId] as FileRecord | undefined;
+      if (!file) return state;
+      return { ...state, files: { ...state.files, [file.fileId]: { ...file, sha512: event.data.sha512 } } };
     }
     case 'FileDeleted': {
       const file = ownValue(state.files, event.data.fileId);
@@ -279,8 +315,10 @@ export type ItemCommand =
   | { type: 'AddFile'; data: { file: FileRecord } }
   | {
       type: 'ReplaceFileContents';
-      data: { fileId: string; blobId: string; size: number; creatorId: string | null; created: string };
+      data: { fileId: string; blobId: string; size: number; sha512: string; creatorId: string | null; created: string };
     }
+  /** Records the SHA-512 computed from the bytes `blobId` of a file that has none. */
+  | { type: 'RecordFileHash'; data: { fileId: string; blobId: string; sha512: string } }
   | { type: 'DeleteFile'; data: { fileId: string } };
 
 function requireExisting(state: ItemState): void {
@@ -411,7 +449,21 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
             previousSize: file.size,
             creatorId: d.creatorId,
             created: d.created,
+            sha512: d.sha512,
           },
+        },
+      ];
+    }
+    case 'RecordFileHash': {
+      const d = command.data;
+      const file = requireFile(state, d.fileId);
+      // Nothing to record when the file has its hash already, or when its bytes were replaced while the old ones were
+      // being hashed (the replacement carries the new bytes' hash).
+      if (file.sha512 !== undefined || file.blobId !== d.blobId) return [];
+      return [
+        {
+          type: 'FileHashComputed',
+          data: { itemId: state.itemId, fileId: d.fileId, blobId: d.blobId, sha512: d.sha512 },
         },
       ];
     }

@@ -7,6 +7,7 @@ import { folderResource } from './resources/folder';
 import { notificationResource } from './resources/notification';
 import { itemResource } from './resources/item';
 import { fileResource } from './resources/file';
+import { fileHashsumRoutes } from './resources/fileHashsum';
 import { resourceResource } from './resources/resource';
 import { eventsResource } from './resources/events';
 import { groupResource } from './resources/group';
@@ -20,7 +21,8 @@ export const apiResources: Resource[] = [
   folderResource,
   notificationResource,
   itemResource,
-  fileResource,
+  // Girder's hashsum_download plugin adds its routes to `file` (a separate module: it builds on file.ts's download).
+  { ...fileResource, routes: [...fileResource.routes, ...fileHashsumRoutes] },
   resourceResource,
   eventsResource,
   groupResource,

@@ -52,7 +52,7 @@ export interface RouteDef<P extends AnyParams = AnyParams> {
   /** The raw request body is the route's own (uploads): the router neither reads nor parses it. */
   rawBody?: boolean;
   /** Response description for the OpenAPI document. */
-  produces?: 'application/json' | 'application/zip' | 'application/octet-stream' | 'text/event-stream';
+  produces?: 'application/json' | 'application/zip' | 'application/octet-stream' | 'text/event-stream' | 'text/plain';
   /** Returns the response value, or a promise of it, or RESPONSE_SENT. */
   handler(ctx: RouteContext<P>): unknown;
 }

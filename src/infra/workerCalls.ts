@@ -26,14 +26,17 @@ export class WorkerCalls<Reply extends WorkerReply, Result> {
     this.ensureWorker();
   }
 
-  /** Posts the message built for a new call id; resolves with the result of the reply to it. */
-  call(message: (id: number) => unknown): Promise<Result> {
+  /**
+   * Posts the message built for a new call id; resolves with the result of the reply to it. `transfer` moves those
+   * buffers to the thread instead of copying them (they are unusable here afterwards).
+   */
+  call(message: (id: number) => unknown, transfer: ArrayBuffer[] = []): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
       const id = this.nextId++;
       this.waiting.set(id, { resolve, reject });
       const worker = this.ensureWorker();
       worker.ref();
-      worker.postMessage(message(id));
+      worker.postMessage(message(id), transfer);
     });
   }
 

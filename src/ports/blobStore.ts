@@ -20,6 +20,8 @@ export interface StoredBlob {
   /** SHA-256 of the bytes, hex. */
   blobId: string;
   size: number;
+  /** SHA-512 of the bytes, hex: taken in the same pass as the id (a file's `sha512`, src/domain/contentHashes.ts). */
+  sha512: string;
 }
 
 /** A byte range: `start` inclusive, `end` exclusive (`end` ≤ size). */

@@ -64,9 +64,20 @@ export const itemsProjection = projectionOf<ItemEvent>({
   FileContentsReplaced: (event, tx) => {
     const d = event.data;
     changeOf(tx, itemRow(d.itemId), (tx) => {
-      tx.files.update(d.fileId, { blobId: d.blobId, size: d.size, creatorId: d.creatorId, created: d.created });
+      // `sha512: undefined` (an event recorded before hashes were kept) removes the old bytes' hash.
+      tx.files.update(d.fileId, {
+        blobId: d.blobId,
+        size: d.size,
+        creatorId: d.creatorId,
+        created: d.created,
+        sha512: d.sha512,
+      });
       tx.items.addSize(d.itemId, d.size - d.previousSize);
     });
+  },
+  FileHashComputed: (event, tx) => {
+    const d = event.data;
+    changeOf(tx, itemRow(d.itemId), (tx) => tx.files.update(d.fileId, { sha512: d.sha512 }));
   },
   FileDeleted: (event, tx) => {
     const d = event.data;

@@ -42,7 +42,10 @@ export function itemView(item: ItemDoc): View {
   };
 }
 
-/** Girder's File filter: `_id, name, mimeType, size, itemId, creatorId, created, exts`. */
+/**
+ * Girder's File filter: `_id, name, mimeType, size, itemId, creatorId, created, exts`, and `sha512` when the file has
+ * it (the field the `hashsum_download` plugin exposes at READ level).
+ */
 export function fileView(file: FileDoc): View {
   return {
     _id: file._id,
@@ -54,6 +57,7 @@ export function fileView(file: FileDoc): View {
     creatorId: file.creatorId,
     created: file.created,
     exts: file.exts,
+    ...(file.sha512 !== undefined ? { sha512: file.sha512 } : {}),
   };
 }
 

@@ -20,6 +20,7 @@ export function blobStoreContract(
     afterEach(() => dispose());
 
     const sha256 = (bytes: Buffer) => crypto.createHash('sha256').update(bytes).digest('hex');
+    const sha512 = (bytes: Buffer) => crypto.createHash('sha512').update(bytes).digest('hex');
     const bytesOf = async (stream: Readable) => {
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);
@@ -36,17 +37,17 @@ export function blobStoreContract(
       return blob;
     };
 
-    it('stores bytes under their SHA-256 and reads them back', async () => {
+    it('stores bytes under their SHA-256, gives their SHA-512 from the same pass, and reads them back', async () => {
       const bytes = crypto.randomBytes(1000);
       const blob = await put(bytes);
-      expect(blob).toEqual({ blobId: sha256(bytes), size: 1000 });
+      expect(blob).toEqual({ blobId: sha256(bytes), size: 1000, sha512: sha512(bytes) });
       expect(await store.exists(blob.blobId)).toBe(true);
       expect(await bytesOf(await store.get(blob.blobId))).toEqual(bytes);
     });
 
     it('stores the empty blob', async () => {
       const blob = await put(Buffer.alloc(0));
-      expect(blob).toEqual({ blobId: sha256(Buffer.alloc(0)), size: 0 });
+      expect(blob).toEqual({ blobId: sha256(Buffer.alloc(0)), size: 0, sha512: sha512(Buffer.alloc(0)) });
       expect(await bytesOf(await store.get(blob.blobId))).toEqual(Buffer.alloc(0));
     });
 
@@ -55,6 +56,8 @@ export function blobStoreContract(
       const a = await put(bytes);
       const b = await put(bytes);
       expect(b.blobId).toBe(a.blobId);
+      // Bytes stored already are still hashed as they stream in: the second put gives the same SHA-512.
+      expect(b.sha512).toBe(sha512(bytes));
       expect(await bytesOf(await store.get(a.blobId))).toEqual(bytes);
     });
 

@@ -123,6 +123,10 @@ export function lateEventsContract(readModel: () => ReadModel): void {
         },
       });
       await project({
+        type: 'FileHashComputed',
+        data: { itemId: 'lost', fileId: 'f1', blobId: 'f1'.padEnd(64, '0'), sha512: 'a'.repeat(128) },
+      });
+      await project({
         type: 'FileDeleted',
         data: { itemId: 'lost', fileId: 'f1', blobId: 'f1'.padEnd(64, '0'), size: 4 },
       });

@@ -810,6 +810,27 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.files.get('f2')).toBeNull();
         expect(await rm.files.isBlobReferenced('4'.repeat(64))).toBe(false);
       });
+
+      it('finds files by SHA-512 where their folder is readable, by id; new bytes without one drop it', async () => {
+        const [h1, h2] = ['d'.repeat(128), 'e'.repeat(128)];
+        await apply((tx) => {
+          tx.files.update('f3', { sha512: h1 });
+          tx.files.update('f1', { sha512: h1 });
+          tx.files.update('f2', { sha512: h2 });
+        });
+        expect(await rm.files.get('f1')).toEqual(file('f1', 'i1', 10, '1'.repeat(64), { sha512: h1 }));
+        expect(ids(await rm.files.withSha512(h1, ADMIN))).toEqual(['f1', 'f3']);
+        expect(ids(await rm.files.withSha512(h1, viewer('u1')))).toEqual(['f1', 'f3']);
+        expect(ids(await rm.files.withSha512(h1, viewer('u2')))).toEqual(['f1']);
+        expect(ids(await rm.files.withSha512(h1, null))).toEqual(['f1']);
+        expect(ids(await rm.files.withSha512(h1, viewer('u1'), 1))).toEqual(['f1']);
+        expect(ids(await rm.files.withSha512(h2, null))).toEqual(['f2']);
+        expect(await rm.files.withSha512('f'.repeat(128), ADMIN)).toEqual([]);
+        // FileContentsReplaced from before hashes were kept: the old bytes' hash goes.
+        await apply((tx) => tx.files.update('f1', { blobId: '5'.repeat(64), sha512: undefined }));
+        expect(await rm.files.get('f1')).not.toHaveProperty('sha512');
+        expect(ids(await rm.files.withSha512(h1, ADMIN))).toEqual(['f3']);
+      });
     });
 
     describe('subtree operations', () => {

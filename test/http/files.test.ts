@@ -95,6 +95,7 @@ describe('files and uploads', () => {
         'itemId',
         'mimeType',
         'name',
+        'sha512',
         'size',
       ]);
       expect(res.body).toMatchObject({
@@ -104,6 +105,7 @@ describe('files and uploads', () => {
         size: 0,
         creatorId: alice._id,
         exts: ['tar', 'gz'],
+        sha512: crypto.createHash('sha512').update(Buffer.alloc(0)).digest('hex'),
       });
       const item = await api.as(alice).get(`/item/${res.body.itemId}`);
       expect(item.body).toMatchObject({ name: 'Empty.TAR.gz', folderId: folder, size: 0 });

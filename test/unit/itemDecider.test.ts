@@ -178,7 +178,14 @@ describe('item decider', () => {
       .given([created, fileCreated(f1)])
       .when({
         type: 'ReplaceFileContents',
-        data: { fileId: f1.fileId, blobId: 'b'.repeat(64), size: 3, creatorId: USER, created: T1 },
+        data: {
+          fileId: f1.fileId,
+          blobId: 'b'.repeat(64),
+          size: 3,
+          sha512: 'e'.repeat(128),
+          creatorId: USER,
+          created: T1,
+        },
       })
       .then([
         {
@@ -192,6 +199,7 @@ describe('item decider', () => {
             previousSize: 10,
             creatorId: USER,
             created: T1,
+            sha512: 'e'.repeat(128),
           },
         },
       ]);
@@ -207,6 +215,82 @@ describe('item decider', () => {
       ])
       .when({ type: 'DeleteFile', data: { fileId: f1.fileId } })
       .thenThrows(new RestError(`Invalid file id (${f1.fileId}).`));
+  });
+
+  describe('SHA-512 of a file', () => {
+    const f1 = { ...file('64b0000000000000000000f1', 10, 'a'.repeat(64)), sha512: '1'.repeat(128) };
+    const replaced = (sha512?: string): ItemEvent => ({
+      type: 'FileContentsReplaced',
+      data: {
+        itemId: ITEM,
+        fileId: f1.fileId,
+        blobId: 'b'.repeat(64),
+        size: 3,
+        previousBlobId: 'a'.repeat(64),
+        previousSize: 10,
+        creatorId: USER,
+        created: T1,
+        ...(sha512 !== undefined ? { sha512 } : {}),
+      },
+    });
+
+    it('follows the bytes: a replacement brings its own, or none when its event has none', () => {
+      expect(foldEvents(itemDecider, [created, fileCreated(f1)]).files[f1.fileId].sha512).toBe('1'.repeat(128));
+      const withNew = foldEvents(itemDecider, [created, fileCreated(f1), replaced('2'.repeat(128))]);
+      expect(withNew.files[f1.fileId].sha512).toBe('2'.repeat(128));
+      const withNone = foldEvents(itemDecider, [created, fileCreated(f1), replaced()]);
+      expect(withNone.files[f1.fileId]).not.toHaveProperty('sha512');
+    });
+
+    it('is recorded for a file without one, for the bytes that were hashed', () => {
+      const { sha512: _none, ...old } = f1;
+      spec
+        .given([created, fileCreated(old)])
+        .when({ type: 'RecordFileHash', data: { fileId: f1.fileId, blobId: f1.blobId, sha512: '3'.repeat(128) } })
+        .then([
+          {
+            type: 'FileHashComputed',
+            data: { itemId: ITEM, fileId: f1.fileId, blobId: f1.blobId, sha512: '3'.repeat(128) },
+          },
+        ]);
+      const state = foldEvents(itemDecider, [
+        created,
+        fileCreated(old),
+        {
+          type: 'FileHashComputed',
+          data: { itemId: ITEM, fileId: f1.fileId, blobId: f1.blobId, sha512: '3'.repeat(128) },
+        },
+      ]);
+      expect(state.files[f1.fileId].sha512).toBe('3'.repeat(128));
+    });
+
+    it('records nothing when the file has one, or when its bytes changed while the old ones were hashed', () => {
+      spec
+        .given([created, fileCreated(f1)])
+        .when({ type: 'RecordFileHash', data: { fileId: f1.fileId, blobId: f1.blobId, sha512: '3'.repeat(128) } })
+        .then([]);
+      const { sha512: _none, ...old } = f1;
+      spec
+        .given([created, fileCreated(old), replaced()])
+        .when({ type: 'RecordFileHash', data: { fileId: f1.fileId, blobId: f1.blobId, sha512: '3'.repeat(128) } })
+        .then([]);
+    });
+
+    it('is refused for a file the item does not have', () => {
+      spec
+        .given([created])
+        .when({ type: 'RecordFileHash', data: { fileId: f1.fileId, blobId: f1.blobId, sha512: '3'.repeat(128) } })
+        .thenThrows(new RestError(`Invalid file id (${f1.fileId}).`));
+    });
+
+    it('is lower-case hex of 128 digits in every event that carries one', () => {
+      const data = { itemId: ITEM, fileId: f1.fileId, blobId: f1.blobId };
+      expect(itemEventSchemas.FileHashComputed.safeParse({ ...data, sha512: '3'.repeat(128) }).success).toBe(true);
+      for (const bad of ['3'.repeat(127), 'A'.repeat(128), 'g'.repeat(128)]) {
+        expect(itemEventSchemas.FileHashComputed.safeParse({ ...data, sha512: bad }).success).toBe(false);
+        expect(itemEventSchemas.FileCreated.safeParse({ ...f1, itemId: ITEM, sha512: bad }).success).toBe(false);
+      }
+    });
   });
 
   it('deletes the item with all its files', () => {

@@ -166,7 +166,7 @@ export async function sendFile(
   return RESPONSE_SENT;
 }
 
-const downloadParams = [
+export const downloadParams = [
   param.int('offset', { default: 0, description: 'Start downloading at this offset in bytes within the file.' }),
   param.int('endByte', {
     description:

@@ -135,6 +135,8 @@ export interface FileDoc {
   creatorId: string | null;
   created: string;
   exts: string[];
+  /** SHA-512 of the bytes (Girder's field, shown to readers); absent on files stored before it was kept. */
+  sha512?: string;
   copyOfFile?: string;
   copierId?: string;
   copied?: string;

@@ -183,9 +183,10 @@ export interface ItemWrites {
 export interface FileWrites {
   /** Inserts a file row (sizes are `ItemWrites.addSize`'s job); its item is in the read model (lateEvents.ts). */
   insert(doc: FileDoc): void;
+  /** Changes the given fields; a field given as `undefined` is removed (`sha512` when the bytes changed). */
   update(
     id: string,
-    fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType'>>,
+    fields: Partial<Pick<FileDoc, 'blobId' | 'size' | 'creatorId' | 'created' | 'name' | 'mimeType' | 'sha512'>>,
   ): void;
   delete(id: string): void;
 }

@@ -140,6 +140,12 @@ export interface FileQueries {
   blobIdsInFolders(folderIds: string[]): Promise<string[]>;
   /** Blob ids of the files under a root user or collection (to reclaim after deleting it). */
   blobIdsUnderRoot(rootId: string): Promise<string[]>;
+  /**
+   * Files whose bytes have this SHA-512 (lower-case hex) and whose item's folder the viewer may READ, the filter inside
+   * the query (an index on `sha512` finds them); by id (ObjectId order: by creation time to the second; a copy's id
+   * carries the copy's second); at most `limit` of them when given.
+   */
+  withSha512(sha512: string, viewer: Viewer | null, limit?: number): Promise<FileDoc[]>;
 }
 
 /** Reads over whole subtrees, none permission filtered. */

@@ -1,12 +1,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
 import { Holds } from '../holds';
 import { claimCounts, DEFAULT_SWEEP_GRACE_MS } from '../claims';
 import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
+import { HashingTap } from '../hashingTap';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 
@@ -42,7 +43,7 @@ export interface FsBlobStoreOptions {
 
 /**
  * Blobs on the local filesystem under `root` (DATA_DIR/blobs): `<root>/<sha[0:2]>/<sha>`. A put streams into
- * `<root>/tmp/<uuid>` while hashing, fsyncs, then renames into place (or drops the temporary file when those bytes are
+ * `<root>/tmp/<uuid>` while hashing (SHA-256 and SHA-512 in the same pass), fsyncs, then renames into place (or drops the temporary file when those bytes are
  * already stored, touching the stored blob's mtime), and fsyncs the directory, so an acknowledged blob survives a
  * crash and a half-written one never appears under its id.
  *
@@ -83,15 +84,7 @@ export class FsBlobStore implements BlobStore {
 
   async put(source: Readable): Promise<StoredBlob> {
     const tmp = path.join(this.tmpDir, crypto.randomUUID());
-    const hash = crypto.createHash('sha256');
-    let size = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        hash.update(chunk);
-        size += chunk.length;
-        callback(null, chunk);
-      },
-    });
+    const tap = new HashingTap();
     try {
       await pipeline(source, tap, fs.createWriteStream(tmp, { flags: 'wx' }));
       await fsyncPath(tmp);
@@ -99,7 +92,7 @@ export class FsBlobStore implements BlobStore {
       await fs.promises.rm(tmp, { force: true });
       throw error;
     }
-    const blobId = hash.digest('hex');
+    const { sha256: blobId, sha512, size } = tap.digests();
     // Held and claimed before looking for the bytes under their id: a concurrent delete of the same id, in this
     // process or another, now refuses (or puts the blob back).
     this.holdNow(blobId);
@@ -117,7 +110,7 @@ export class FsBlobStore implements BlobStore {
       await fs.promises.rm(tmp, { force: true });
       throw error;
     }
-    return { blobId, size };
+    return { blobId, size, sha512 };
   }
 
   async hold(blobId: string): Promise<void> {

@@ -1,11 +1,11 @@
-import crypto from 'node:crypto';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db } from 'mongodb';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
 import { Holds } from '../holds';
 import { claimCounts, CLAIM_STALE_MS, DEFAULT_SWEEP_GRACE_MS } from '../claims';
 import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
+import { HashingTap } from '../hashingTap';
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 const TEMPORARY_PREFIX = 'tmp/';
@@ -148,15 +148,7 @@ export class GridFsBlobStore implements BlobStore {
     this.inFlight.add(key);
     try {
       await this.pending.insertOne({ _id: tmpId, started: new Date() });
-      const hash = crypto.createHash('sha256');
-      let size = 0;
-      const tap = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          hash.update(chunk);
-          size += chunk.length;
-          callback(null, chunk);
-        },
-      });
+      const tap = new HashingTap();
       const upload = this.bucket.openUploadStreamWithId(tmpId, `${TEMPORARY_PREFIX}${key}`);
       try {
         await pipeline(source, tap, upload);
@@ -166,7 +158,7 @@ export class GridFsBlobStore implements BlobStore {
         await this.removeTemporary(tmpId);
         throw error;
       }
-      const blobId = hash.digest('hex');
+      const { sha256: blobId, sha512, size } = tap.digests();
       // Held and claimed before looking for the bytes under their id: a concurrent delete of the same id, in this
       // process or another, now refuses (or puts the blob back).
       try {
@@ -195,7 +187,7 @@ export class GridFsBlobStore implements BlobStore {
         await this.removeTemporary(tmpId);
         throw error;
       }
-      return { blobId, size };
+      return { blobId, size, sha512 };
     } finally {
       this.inFlight.delete(key);
     }

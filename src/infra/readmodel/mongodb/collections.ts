@@ -126,6 +126,8 @@ export const INDEXES: Record<CollectionName, IndexDescription[]> = {
   files: [
     { key: { itemId: 1, name: 1 }, name: 'item_name' },
     { key: { blobId: 1 }, name: 'blob' },
+    // Files stored before hashes were kept have none: sparse, so they take no room in it.
+    { key: { sha512: 1 }, name: 'sha512', sparse: true },
   ],
   subtreeOps: [{ key: { folderId: 1, stamp: 1 }, name: 'folder_position' }],
   deletedFolders: [

@@ -118,7 +118,10 @@ export class MongoItems implements ItemQueries {
 }
 
 export class MongoFiles implements FileQueries {
-  constructor(private readonly source: ReadSource) {}
+  constructor(
+    private readonly source: ReadSource,
+    private readonly generation: () => Promise<number>,
+  ) {}
 
   async get(id: string) {
     return (await (await this.source.get('files')).findOne({ _id: id }, { projection: OUT })) as FileDoc | null;
@@ -143,6 +146,36 @@ export class MongoFiles implements FileQueries {
 
   async blobIdsUnderRoot(rootId: string) {
     return this.blobIdsOfItems({ baseParentId: rootId });
+  }
+
+  /** By the `sha512` index, then each file's item and its folder joined and the folder's READ checked, in one pipeline. */
+  async withSha512(sha512: string, viewer: Viewer | null, limit?: number): Promise<FileDoc[]> {
+    const generation = await this.generation();
+    const rows = await (
+      await this.source.get('files')
+    )
+      .aggregate([
+        { $match: { sha512 } },
+        { $sort: { _id: 1 } },
+        {
+          $lookup: { from: physicalName('items', generation), localField: 'itemId', foreignField: '_id', as: '_item' },
+        },
+        { $unwind: '$_item' },
+        {
+          $lookup: {
+            from: physicalName('folders', generation),
+            localField: '_item.folderId',
+            foreignField: '_id',
+            as: '_folder',
+          },
+        },
+        { $unwind: '$_folder' },
+        { $match: readableFilter(viewer, 0, '_folder.') },
+        ...(limit !== undefined ? [{ $limit: limit }] : []),
+        { $project: { ...OUT, _item: 0, _folder: 0 } },
+      ])
+      .toArray();
+    return rows as unknown as FileDoc[];
   }
 
   private async blobIdsOfItems(itemFilter: Filter<StoredDoc>): Promise<string[]> {

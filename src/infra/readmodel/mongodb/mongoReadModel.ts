@@ -83,7 +83,7 @@ export class MongoReadModel implements ReadModel {
     this.collections = new MongoCollections(source);
     this.folders = new MongoFolders(source);
     this.items = new MongoItems(source, () => this.generations.readable());
-    this.files = new MongoFiles(source);
+    this.files = new MongoFiles(source, () => this.generations.readable());
     this.subtree = new MongoSubtree(source);
     this.history = new MongoHistory(source);
     this.leases = new MongoLeases(db);

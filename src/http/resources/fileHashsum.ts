@@ -1,0 +1,122 @@
+import type { RouteDef } from '../routeTable';
+import { RESPONSE_SENT, route } from '../routeTable';
+import { param } from '../params';
+import { RestError } from '../../domain/errors';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
+import { HASHSUM_ALGORITHMS, SHA512_HEX, type HashsumAlgorithm } from '../../domain/contentHashes';
+import { fileView, loadFile } from '../../queries/itemQueries';
+import { computeFileHashes } from '../../commands/fileHashCommands';
+import { withProgress } from '../../bus/progress';
+import { contentDisposition } from '../contentDisposition';
+import { downloadParams, sendFile } from './file';
+import type { Services } from '../../services';
+import type { Viewer } from '../../domain/access';
+import { signedInUser } from '../principal';
+
+/**
+ * Girder's `hashsum_download` plugin (3.2.15): files by the SHA-512 of their bytes. Every upload records it (taken
+ * while the bytes stream in: src/infra/blobs/hashingTap.ts); `POST /file/:id/hashsum` adds it to files recorded before
+ * hashes were kept.
+ * `:algo` and `:hash` are case-insensitive (lower-cased, as the plugin declares them).
+ */
+
+// The plugin's `.param('algo', …, lower=True, enum=SUPPORTED_ALGORITHMS)`: its message is the enum's.
+const algoParam = param.enum('algo', HASHSUM_ALGORITHMS, { required: true });
+const algorithmOf = (raw: string | undefined): HashsumAlgorithm => algoParam.parse((raw ?? '').toLowerCase());
+
+/**
+ * The files with this hash the viewer may read, by id (Girder's `find({algo: hash})` in natural order, filtered by
+ * READ access). Only a 128-digit hex value can be a file's SHA-512: anything else matches nothing, without a lookup.
+ */
+async function readableWithHash(
+  services: Services,
+  rawHash: string | undefined,
+  viewer: Viewer | null,
+  limit?: number,
+) {
+  const hash = (rawHash ?? '').toLowerCase();
+  return SHA512_HEX.test(hash) ? services.readModel.files.withSha512(hash, viewer, limit) : [];
+}
+
+export const fileHashsumRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: 'hashsum/:algo/:hash',
+    summary: 'Return a list of files matching a hashsum (those the caller may read).',
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    cookie: true,
+    params: [],
+    async handler({ path, services, principal }) {
+      algorithmOf(path.algo);
+      return (await readableWithHash(services, path.hash, principal.viewer)).map(fileView);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: 'hashsum/:algo/:hash/download',
+    summary: 'Download a file by its hashsum (the first by id among those the caller may read).',
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    cookie: true,
+    produces: 'application/octet-stream',
+    params: downloadParams,
+    async handler({ path, params, services, principal, req, res }) {
+      algorithmOf(path.algo);
+      const file = (await readableWithHash(services, path.hash, principal.viewer, 1)).at(0);
+      if (!file) throw new RestError('File not found.', 404);
+      return sendFile(services, req, res, file, {
+        offset: params.offset ?? 0,
+        endByte: params.endByte,
+        disposition: params.contentDisposition ?? 'attachment',
+      });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: ':id/hashsum_file/:algo',
+    summary: "Download the hashsum key file for a given file (for CMake's ExternalData module).",
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    cookie: true,
+    produces: 'text/plain',
+    params: [],
+    async handler({ path, services, principal, res }) {
+      // The plugin loads the file (READ) before it looks at the algorithm.
+      const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.READ);
+      const algo = algorithmOf(path.algo);
+      const hash = file[algo];
+      if (hash === undefined) throw new RestError(`This file does not have the ${algo} hash computed.`);
+      const body = `${hash}\n`;
+      res.status(200);
+      res.setHeader('Content-Type', 'text/plain');
+      res.setHeader('Content-Length', String(Buffer.byteLength(body)));
+      res.setHeader('Content-Disposition', contentDisposition(`${file.name}.${algo}`, 'attachment'));
+      res.end(body);
+      return RESPONSE_SENT;
+    },
+  }),
+  route({
+    method: 'POST',
+    path: ':id/hashsum',
+    summary:
+      'Manually compute the checksum values for a given file: answers those it computed, null when the file has them.',
+    access: 'user',
+    scope: [Scope.DATA_WRITE],
+    params: [param.flag('progress', false, { description: 'Whether to track progress of the operation' })],
+    async handler({ path, params, services, principal, meta }) {
+      const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
+      return withProgress(
+        services,
+        {
+          on: params.progress,
+          userId: signedInUser(principal)._id,
+          title: `Computing hash: ${file.name}`,
+          total: file.size,
+        },
+        (progress) => computeFileHashes(services, file, progress, meta),
+      );
+    },
+  }),
+];
