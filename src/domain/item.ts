@@ -272,7 +272,7 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       };
     }
     case 'FileHashComputed': {
-      const file = state.files[event.data.fileId] as FileRecord | undefined;
+      const file = ownValue(state.files, event.data.fileId);
       if (!file) return state;
       return { ...state, files: { ...state.files, [file.fileId]: { ...file, sha512: event.data.sha512 } } };
     }

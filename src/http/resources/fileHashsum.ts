@@ -66,7 +66,7 @@ export const fileHashsumRoutes: RouteDef[] = [
       algorithmOf(path.algo);
       const file = (await readableWithHash(services, path.hash, principal.viewer, 1)).at(0);
       if (!file) throw new RestError('File not found.', 404);
-      return sendFile(services, req, res, file, {
+      return sendFile(services, req, res, file, principal, {
         offset: params.offset ?? 0,
         endByte: params.endByte,
         disposition: params.contentDisposition ?? 'attachment',
