@@ -60,6 +60,11 @@ export interface Config {
    * written. The wait is on the append worker thread: the event loop keeps serving meanwhile.
    */
   appendLockWaitMs: number;
+  /**
+   * How long a request body may send nothing while the service waits for it, in ms (BODY_IDLE_TIMEOUT_SECONDS,
+   * default 30 s): past it the request is answered 408 and its connection closed (src/http/bodyRemainder.ts).
+   */
+  bodyIdleTimeoutMs: number;
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
@@ -124,6 +129,11 @@ const schema = z
       .nonnegative('BULK_PROGRESS_INTERVAL_MS must be a non-negative number of milliseconds.')
       .default(250),
     APPEND_LOCK_WAIT_MS: positiveInteger('APPEND_LOCK_WAIT_MS').default(30_000),
+    BODY_IDLE_TIMEOUT_SECONDS: z.coerce
+      .number({ error: () => 'BODY_IDLE_TIMEOUT_SECONDS must be a positive number of seconds.' })
+      .positive('BODY_IDLE_TIMEOUT_SECONDS must be a positive number of seconds.')
+      .max(3600, 'BODY_IDLE_TIMEOUT_SECONDS must be at most 3600 seconds.')
+      .default(30),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
@@ -172,5 +182,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bulkWorkerMinFolders: vars.BULK_WORKER_MIN_FOLDERS,
     bulkProgressIntervalMs: vars.BULK_PROGRESS_INTERVAL_MS,
     appendLockWaitMs: vars.APPEND_LOCK_WAIT_MS,
+    bodyIdleTimeoutMs: Math.round(vars.BODY_IDLE_TIMEOUT_SECONDS * 1000),
   };
 }

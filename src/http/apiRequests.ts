@@ -161,8 +161,6 @@ export function sendApiError(
     res.destroy();
     return;
   }
-  // The rest of an over-limit body may not have been read: this connection cannot carry another request.
-  if (status === 413) res.setHeader('Connection', 'close');
   if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
   sendResult(req, res, status, body);
 }

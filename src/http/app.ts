@@ -10,6 +10,7 @@ import { requestLog } from './requestLog';
 import { webClientRoutes } from './web/webClient';
 import { ANONYMOUS } from './principal';
 import { API_ROOT, apiRequests, pathSegments, sendApiError, type ApiRequests } from './apiRequests';
+import { guardRequestBody, type BodyRemainderOptions } from './bodyRemainder';
 
 /** Headers on every answer but the probes': nothing the service answers may be cached. */
 function setNoStoreHeaders(res: Response): void {
@@ -44,7 +45,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     logRequest(req, res);
     setNoStoreHeaders(res);
   };
-  answerApiDirectly(app, api, beforeEveryAnswer);
+  answerApiDirectly(app, api, beforeEveryAnswer, { idleMs: services.config.bodyIdleTimeoutMs });
   app.use((req: Request, res: Response, next: NextFunction) => {
     beforeEveryAnswer(req, res);
     next();
@@ -84,7 +85,8 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
 }
 
 /**
- * Answers `/api/v1/<resource>/…` requests without express's router, and leaves every other request to it.
+ * Answers `/api/v1/<resource>/…` requests without express's router, and leaves every other request to it; before
+ * either, puts every request's body under the connection rules (src/http/bodyRemainder.ts).
  *
  * Why: on the request path, express's dispatch walked every layer before the API's (the probes' router, the request
  * log, the headers, the OpenAPI document) and took the mount point apart: ~14 % of a `GET /folder/:id`'s CPU
@@ -100,11 +102,14 @@ function answerApiDirectly(
   app: express.Express,
   api: ApiRequests,
   beforeEveryAnswer: (req: Request, res: Response) => void,
+  bodies: BodyRemainderOptions,
 ): void {
   type Handle = (req: Request, res: Response, callback?: NextFunction) => void;
   const appWithHandle = app as unknown as { handle: Handle };
   const expressHandle = appWithHandle.handle;
   appWithHandle.handle = function handle(req, res, callback) {
+    // Every request, API or not: what its answer leaves of its body on the connection (bodyRemainder.ts).
+    guardRequestBody(req, res, bodies);
     const segments = apiSegments(req.url);
     if (!segments || !api.hasResource(segments[0])) {
       expressHandle.call(this, req, res, callback);

@@ -3,7 +3,7 @@ import { AccessDeniedError, RestError, ValidationError } from '../domain/errors'
 import { MaxAppendSizeExceededError } from '../ports/eventStore';
 import { StoreBusyError } from '../ports/storeBusy';
 import { ProjectionLagError, ProjectionStoppedError } from '../projections/projector';
-import { BodyTooLargeError } from './bodyReader';
+import { BodyStalledError, BodyTooLargeError } from './bodyReader';
 
 export interface ErrorBody {
   message: string;
@@ -80,6 +80,9 @@ export function errorResponse(
       status: 413,
       body: { message: `Request entity too large (the limit is ${error.limit} bytes).`, type: 'rest' },
     };
+  }
+  if (error instanceof BodyStalledError) {
+    return { status: 408, body: { message: error.message, type: 'rest' } };
   }
   const err = error instanceof Error ? error : new Error(String(error));
   if (options.production) {
