@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
 import { errorResponse } from './errorMapping';
 import { BodyStalledError, MAX_DRAIN_BYTES } from './bodyReader';
 
@@ -60,7 +61,9 @@ export function guardRequestBody(req: IncomingMessage, res: ServerResponse, opti
       const length = declaredLength(req);
       if (stalled || length === undefined || length > MAX_DRAIN_BYTES) res.setHeader('Connection', 'close');
       // Read the rest and drop it: for a usable connection, the next request follows it; for one being closed, a
-      // client still sending is not reset before it reads the answer. Nothing reads the body after its answer.
+      // client still sending is not reset before it reads the answer. Nothing reads the body after its answer: a
+      // view of it that no one read (bodyStream) is let go.
+      req.unpipe();
       req.resume();
     }
     return writeHead(...args);
@@ -119,4 +122,29 @@ function watchIdle(req: IncomingMessage, idleMs: number, onIdle: () => void): vo
   );
   timer.unref();
   socket.once('close', () => clearInterval(timer));
+}
+
+/**
+ * The body as a stream for a consumer that pipes it somewhere (an upload into a file): a view of the request that
+ * the consumer may destroy when its destination fails (a full disk) without destroying the request, and with it the
+ * connection and the answer still to be written. The rest of the body is then left to the rules above. A request that
+ * fails or goes away before its body ended fails the view too, so that no consumer waits for ever.
+ */
+export function bodyStream(req: IncomingMessage): Readable {
+  const view = new PassThrough();
+  req.pipe(view);
+  req.once('error', (error) => fail(view, error));
+  req.once('close', () => {
+    if (!req.complete) fail(view, new Error('The request was aborted before its body was read.'));
+  });
+  // Let go when the answer went out first (the rest is then dropped): whoever still held the view learns it.
+  view.once('unpipe', () => {
+    if (!req.complete) fail(view, new Error('The request was answered before its body was read.'));
+  });
+  return view;
+}
+
+/** Ends the view with `error` for whoever reads it; quietly when no one does (an unheard error would crash). */
+function fail(view: PassThrough, error: Error): void {
+  if (!view.destroyed) view.destroy(view.listenerCount('error') > 0 ? error : undefined);
 }

@@ -23,6 +23,7 @@ import { contentDisposition } from '../contentDisposition';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
+import { bodyStream } from '../bodyRemainder';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -37,7 +38,8 @@ function rawBody(req: Request): { stream: Readable; length: number | undefined }
   if (!announced) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (FORM_TYPES.includes(type)) return undefined;
-  return { stream: req, length };
+  // A view, not the request itself: a failing destination must not take the connection down (bodyRemainder.ts).
+  return { stream: bodyStream(req), length };
 }
 
 /** The response to an upload step: the upload record, or the finished file (after the `data.process` event). */
