@@ -53,6 +53,8 @@ export type RuntimeServices = Services & { readModel: ReadModel };
 export interface Runtime {
   services: RuntimeServices;
   db: SqliteDatabase;
+  /** Ends the open event streams and notification sockets cleanly (shutdown, before the last requests finish). */
+  endStreams(): void;
   close(): Promise<void>;
 }
 
@@ -143,6 +145,10 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   return {
     services,
     db,
+    endStreams() {
+      domainEvents.complete();
+      notifications.dispose();
+    },
     async close() {
       stopRetentionPurge();
       domainEvents.complete();
