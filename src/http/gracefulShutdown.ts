@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 
 /** What the process must do on the way out, in order (src/bootstrap.ts, Runtime). */
@@ -20,9 +20,10 @@ const IDLE_SWEEP_MS = 50;
  * as they are idle, then closes the stores and exits 0. A process whose close does not complete within
  * {@link SHUTDOWN_FALLBACK_MS} (a request that hangs) is ended anyway, with exit code 1 and a log line saying so.
  *
- * Why the sweep: `server.close()` closes the connections idle at that moment; one whose request is still in flight
- * becomes idle once it is answered, and would otherwise stay open until its keep-alive timeout (65 s), long past
- * the fallback.
+ * Why the sweep and `Connection: close`: `server.close()` closes the connections idle at that moment; one whose
+ * request is still in flight becomes idle once it is answered, and would otherwise stay open until its keep-alive
+ * timeout (65 s), long past the fallback; one whose client sends its next request at once (under load) would never
+ * be idle at all.
  */
 export function closeGracefully(server: Server, steps: ShutdownSteps, logger: Logger): void {
   const fallback = setTimeout(() => {
@@ -33,6 +34,11 @@ export function closeGracefully(server: Server, steps: ShutdownSteps, logger: Lo
   const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
   sweep.unref();
   logger.info('shutting down: no new connections; answering the requests in flight');
+  // A client that keeps its connection busy (the next request sent as soon as the last is answered, or pipelined)
+  // never leaves it idle: each answer from now on says `Connection: close`, and the connection ends after it.
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  });
   server.close(() => {
     clearInterval(sweep);
     steps

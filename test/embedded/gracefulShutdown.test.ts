@@ -8,8 +8,9 @@ import { SHUTDOWN_FALLBACK_MS } from '../../src/http/gracefulShutdown';
 
 /**
  * Issue 28, rule 4 (SIGTERM): the service, as a process of its own, is stopped with SIGTERM while an event stream is
- * open, a request is in flight (its body half sent) and a keep-alive connection is idle. It must answer the request
- * in flight, end the stream cleanly, close the idle connection and exit 0, well before the fallback timer.
+ * open, a request is in flight (its body half sent, another request queued behind it on the same connection) and a
+ * keep-alive connection is idle. It must answer both requests, the second with `Connection: close`, end the stream
+ * cleanly, close both connections and exit 0, well before the fallback timer.
  */
 
 let dataDir: string;
@@ -75,7 +76,7 @@ it('answers the request in flight, ends the event stream, closes idle connection
   proc.kill('SIGTERM');
   const exitCode = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   await new Promise((resolve) => setTimeout(resolve, 200));
-  inFlight.write(body.slice(10));
+  inFlight.write(`${body.slice(10)}GET /api/v1/system/version HTTP/1.1\r\nHost: service\r\n\r\n`);
 
   const answer = await inFlight.answer();
   expect(answer.status).toBe(200);
@@ -84,6 +85,12 @@ it('answers the request in flight, ends the event stream, closes idle connection
   // Ended by the server with the end of the response, not cut off.
   expect(stream.endedAt).not.toBeNull();
   await idle.closed();
+  // The request its client had queued behind it (pipelined: the connection is never idle) is answered, and that
+  // answer closes the connection rather than leaving it open until the fallback.
+  const queued = await inFlight.answer();
+  expect(queued.status).toBe(200);
+  expect(queued.headers.connection).toBe('close');
+  await inFlight.closed();
   expect(await exitCode).toBe(0);
   expect(Date.now() - signalled).toBeLessThan(SHUTDOWN_FALLBACK_MS / 2);
   inFlight.destroy();
