@@ -14,7 +14,7 @@ import { BodyStalledError, MAX_DRAIN_BYTES } from './bodyReader';
  * comes, and the next request may be another user's). So, for every request that declares a body, at the moment its
  * answer's headers are written:
  *  - a body that arrived whole needs nothing;
- *  - a body whose declared rest (`Content-Length`) is at most {@link MAX_DRAIN_BYTES} is read and dropped after the
+ *  - a body declared (`Content-Length`) at most {@link MAX_DRAIN_BYTES} long has its rest read and dropped after the
  *    answer, and the connection stays usable;
  *  - a longer body, one of unknown length (chunked), or one that stalled is answered with `Connection: close`, and the
  *    connection is closed after the answer.
@@ -23,6 +23,9 @@ import { BodyStalledError, MAX_DRAIN_BYTES } from './bodyReader';
  * {@link BodyStalledError}. The same idle time bounds the reading of a rest after the answer: past it the connection is
  * cut.
  */
+
+/** Requests whose body stalled, with the error their readers are to fail with. */
+const stalledBodies = new WeakMap<IncomingMessage, BodyStalledError>();
 
 export interface BodyRemainderOptions {
   /** How long a body may send nothing while the service waits for it. */
@@ -54,10 +57,9 @@ export function guardRequestBody(req: IncomingMessage, res: ServerResponse, opti
   // The decision is taken when the answer's headers are written, whichever code path writes them (a route's
   // result, an error, express's own answers): `res.end` and `res.flushHeaders` call `writeHead` too.
   const writeHead = res.writeHead.bind(res);
+  let settled = false;
   res.writeHead = ((...args: Parameters<ServerResponse['writeHead']>) => {
-    // Once: back to the prototype's method.
-    Reflect.deleteProperty(res, 'writeHead');
-    if (!req.complete) {
+    if (!settled && !req.complete) {
       const length = declaredLength(req);
       if (stalled || length === undefined || length > MAX_DRAIN_BYTES) res.setHeader('Connection', 'close');
       // Read the rest and drop it: for a usable connection, the next request follows it; for one being closed, a
@@ -66,12 +68,14 @@ export function guardRequestBody(req: IncomingMessage, res: ServerResponse, opti
       req.unpipe();
       req.resume();
     }
+    settled = true;
     return writeHead(...args);
   }) as ServerResponse['writeHead'];
 
   watchIdle(req, options.idleMs, () => {
     stalled = true;
     const error = new BodyStalledError(options.idleMs);
+    stalledBodies.set(req, error);
     if (res.headersSent) {
       // The answer went out already (the rest was being dropped): nothing more can come of this connection.
       req.socket.destroy();
@@ -139,7 +143,8 @@ export function bodyStream(req: IncomingMessage): Readable {
   });
   // Let go when the answer went out first (the rest is then dropped): whoever still held the view learns it.
   view.once('unpipe', () => {
-    if (!req.complete) fail(view, new Error('The request was answered before its body was read.'));
+    if (!req.complete)
+      fail(view, stalledBodies.get(req) ?? new Error('The request was answered before its body was read.'));
   });
   return view;
 }
