@@ -3,6 +3,7 @@ import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
 import { applyServerTimeouts } from '../http/serverTimeouts';
 import { closeGracefully } from '../http/gracefulShutdown';
+import { answerClientErrors } from '../http/clientErrors';
 import { attachNotificationSocket } from '../http/web/notificationSocket';
 import { STANDIN_VARIABLE, mongoStandInMode } from '../infra/readmodel/createReadModel';
 
@@ -19,6 +20,7 @@ async function serve(): Promise<void> {
     );
   });
   applyServerTimeouts(server);
+  answerClientErrors(server);
   attachNotificationSocket(server, runtime.services);
   let closing = false;
   const shutdown = () => {

@@ -1,3 +1,6 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { answerClientErrors } from '../../src/http/clientErrors';
 import { startApi, ok, type ApiClient, type TestUser } from '../support/apiClient';
 import { KeepAliveSocket, type SocketAnswer } from '../support/keepAliveSocket';
 
@@ -288,4 +291,60 @@ describe('the upload behind the refusals', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ _modelType: 'file', name: 'ten.bin', size: 10 });
   });
+});
+
+describe("what Node's HTTP parser refuses before any route", () => {
+  it.each([
+    ['a request that is not HTTP', 'NOT HTTP AT ALL\r\n\r\n', 400, 'The request is not valid HTTP/1.1.'],
+    [
+      'headers over the size limit',
+      head('GET /api/v1/system/version', { 'X-Padding': 'x'.repeat(20 * 1024) }),
+      431,
+      'The request headers are too large.',
+    ],
+  ])('answers %s in the JSON error format and closes the connection', async (_name, request, status, message) => {
+    const socket = await KeepAliveSocket.open(port);
+    try {
+      socket.write(request);
+      const answer = await socket.answer();
+      expect({
+        status: answer.status,
+        connection: answer.headers.connection,
+        body: JSON.parse(answer.body) as unknown,
+      }).toEqual({
+        status,
+        connection: 'close',
+        body: { message, type: 'rest' },
+      });
+      await socket.closed();
+    } finally {
+      socket.destroy();
+    }
+  });
+});
+
+it("answers headers that stop arriving (Node's headersTimeout) with a JSON 408 and closes the connection", async () => {
+  const server = answerClientErrors(
+    http.createServer({ headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 50 }, api.app),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const socket = await KeepAliveSocket.open((server.address() as AddressInfo).port);
+  try {
+    socket.write('GET /api/v1/system/version HTTP/1.1\r\nHost: service\r\n');
+    const answer = await socket.answer();
+    expect({
+      status: answer.status,
+      connection: answer.headers.connection,
+      body: JSON.parse(answer.body) as unknown,
+    }).toEqual({
+      status: 408,
+      connection: 'close',
+      body: { message: 'The request did not arrive within the time allowed.', type: 'rest' },
+    });
+    await socket.closed();
+  } finally {
+    socket.destroy();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
