@@ -161,6 +161,38 @@ const refusals = (): Refusal[] => [
     then: 'reused',
   },
   {
+    name: 'a new file whose body is longer than its size (400 before the body is read)',
+    send(socket) {
+      socket.write(
+        head(`POST /api/v1/file?parentType=item&parentId=${itemId}&name=c.bin&size=10`, {
+          ...token(admin),
+          'Content-Type': 'application/octet-stream',
+          'Content-Length': MiB,
+        }),
+      );
+      sendBytes(socket, MiB);
+    },
+    status: 400,
+    body: { message: 'Received too many bytes.', type: 'validation' },
+    then: 'reused',
+  },
+  {
+    name: 'a chunk sent as multipart form data (400 before the body is read)',
+    send(socket) {
+      socket.write(
+        head(`POST /api/v1/file/chunk?uploadId=${uploadId}&offset=0`, {
+          ...token(admin),
+          'Content-Type': 'multipart/form-data; boundary=b',
+          'Content-Length': MiB,
+        }),
+      );
+      sendBytes(socket, MiB);
+    },
+    status: 400,
+    body: { message: 'Send the chunk as the raw request body, not as multipart form data.', type: 'rest' },
+    then: 'reused',
+  },
+  {
     name: 'a chunk of unknown length that goes past the upload (400 while the body is read)',
     send(socket) {
       socket.write(
