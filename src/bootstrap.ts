@@ -16,6 +16,7 @@ import { PartialUploads } from './infra/blobs/fs/partialUploads';
 import { sweepStorage } from './commands/storageSweep';
 import { startRetentionPurge } from './commands/blobReclaim';
 import { DomainEvents } from './bus/domainEvents';
+import { StorageFaults } from './bus/storageFaults';
 import { AccountCache } from './queries/accountCache';
 import { Notifications } from './bus/notifications';
 import { BulkProgressBus } from './bus/bulkProgress';
@@ -52,6 +53,8 @@ export type RuntimeServices = Services & { readModel: ReadModel };
 export interface Runtime {
   services: RuntimeServices;
   db: SqliteDatabase;
+  /** Ends the open event streams and notification sockets cleanly (shutdown, before the last requests finish). */
+  endStreams(): void;
   close(): Promise<void>;
 }
 
@@ -135,6 +138,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     blobs: await createBlobStore(config),
     partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
     domainEvents,
+    storageFaults: new StorageFaults(),
   };
   // The read models are caught up and no request is served yet: drop unreferenced blobs and stale upload bytes. Only
   // the lease holder knows its read models are caught up; a standby leaves the sweep to it (see README "Scaling out").
@@ -145,6 +149,10 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   return {
     services,
     db,
+    endStreams() {
+      domainEvents.complete();
+      notifications.dispose();
+    },
     async close() {
       stopRetentionPurge();
       domainEvents.complete();

@@ -84,6 +84,11 @@ export interface Config {
   fileOrigin: string | undefined;
   /** The key of those signed links (FILE_URL_SECRET), the same in every process; set when `fileOrigin` is. */
   fileUrlSecret: string | undefined;
+  /**
+   * How long a request body may send nothing while the service waits for it, in ms (BODY_IDLE_TIMEOUT_SECONDS,
+   * default 30 s): past it the request is answered 408 and its connection closed (src/http/bodyRemainder.ts).
+   */
+  bodyIdleTimeoutMs: number;
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
@@ -209,6 +214,11 @@ const schema = z
     TRUST_PROXY: trustProxy.optional(),
     FILE_ORIGIN: fileOrigin.optional(),
     FILE_URL_SECRET: z.string().optional(),
+    BODY_IDLE_TIMEOUT_SECONDS: z.coerce
+      .number({ error: () => 'BODY_IDLE_TIMEOUT_SECONDS must be a positive number of seconds.' })
+      .positive('BODY_IDLE_TIMEOUT_SECONDS must be a positive number of seconds.')
+      .max(3600, 'BODY_IDLE_TIMEOUT_SECONDS must be at most 3600 seconds.')
+      .default(30),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'kurrentdb' && !env.KURRENTDB_URL) {
@@ -270,5 +280,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: vars.TRUST_PROXY ?? false,
     fileOrigin: vars.FILE_ORIGIN,
     fileUrlSecret: vars.FILE_ORIGIN ? vars.FILE_URL_SECRET : undefined,
+    bodyIdleTimeoutMs: Math.round(vars.BODY_IDLE_TIMEOUT_SECONDS * 1000),
   };
 }

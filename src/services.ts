@@ -9,6 +9,7 @@ import type { Notifications } from './bus/notifications';
 import type { ProgressService } from './bus/progress';
 import type { BlobStore, PartialUploadStore } from './ports/blobStore';
 import type { DomainEvents } from './bus/domainEvents';
+import type { StorageFaults } from './bus/storageFaults';
 
 /** Everything a route handler may use; built once by the composition root (src/bootstrap.ts). */
 export interface Services {
@@ -39,4 +40,6 @@ export interface Services {
   partialUploads: PartialUploadStore;
   /** Every event once the read models applied it (catch-up + live SSE streams, src/bus/domainEvents.ts). */
   domainEvents: DomainEvents;
+  /** The storage fault writes last failed on (a full disk, a read-only store), until one succeeds; for /readyz. */
+  storageFaults: StorageFaults;
 }

@@ -2,6 +2,8 @@ import { loadConfig } from '../config';
 import { bootstrap } from '../bootstrap';
 import { createApp } from '../http/app';
 import { applyServerTimeouts } from '../http/serverTimeouts';
+import { closeGracefully } from '../http/gracefulShutdown';
+import { answerClientErrors } from '../http/clientErrors';
 import { attachNotificationSocket } from '../http/web/notificationSocket';
 import { STANDIN_VARIABLE, mongoStandInMode } from '../infra/readmodel/createReadModel';
 
@@ -18,10 +20,13 @@ async function serve(): Promise<void> {
     );
   });
   applyServerTimeouts(server);
+  answerClientErrors(server);
   attachNotificationSocket(server, runtime.services);
+  let closing = false;
   const shutdown = () => {
-    server.close(() => void runtime.close().then(() => process.exit(0)));
-    setTimeout(() => process.exit(0), 5000).unref();
+    if (closing) return;
+    closing = true;
+    closeGracefully(server, runtime, runtime.services.logger);
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);

@@ -21,6 +21,7 @@ import {
 } from './routeTable';
 import type { ListenerInfo } from '../bus/hooks';
 import { ANONYMOUS, type Principal } from './principal';
+import { describeStorageFault, storageFaultOf } from '../ports/storageFault';
 
 export const API_ROOT = '/api/v1';
 const METHODS = new Set<string>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -141,6 +142,8 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
       const after = await hooks.trigger(`${eventName}.after`, info);
       if (after.defaultPrevented && after.responses.length > 0) result = after.responses[0];
       if (!res.headersSent) sendResult(req, res, 200, result);
+      // A write went through: whatever storage fault writes met before is over (readiness, src/http/health.ts).
+      if (method !== 'GET' && services.storageFaults.current) services.storageFaults.succeeded();
     } catch (error) {
       sendApiError(services, req, res, error, principal);
     }
@@ -162,13 +165,17 @@ export function sendApiError(
     production: services.config.production,
     requestId: req.id,
   });
-  if (status >= 500) req.log.error({ err: error }, 'request failed');
+  const fault = storageFaultOf(error);
+  if (fault) {
+    // Named, so logged as what it is rather than as a failure of the service; readiness reports it until a write
+    // succeeds again.
+    services.storageFaults.failed(fault);
+    req.log.warn({ err: error, fault: describeStorageFault(fault) }, 'write refused: storage fault');
+  } else if (status >= 500) req.log.error({ err: error }, 'request failed');
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  // The rest of an over-limit body may not have been read: this connection cannot carry another request.
-  if (status === 413) res.setHeader('Connection', 'close');
   if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
   sendResult(req, res, status, body);
 }

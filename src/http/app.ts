@@ -12,6 +12,7 @@ import { setPageHeaders } from './pageHeaders';
 import { fileOriginOf, onFileOrigin, servedOnFileOrigin } from './fileOrigin';
 import { ANONYMOUS } from './principal';
 import { API_ROOT, apiRequests, pathSegments, sendApiError, type ApiRequests } from './apiRequests';
+import { guardRequestBody, type BodyRemainderOptions } from './bodyRemainder';
 
 /**
  * Headers on every answer but the probes': nothing the service answers may be cached, and no answer's type is
@@ -53,7 +54,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     setCommonHeaders(res);
   };
   const refusedOnFileOrigin = fileOriginGate(services);
-  answerApiDirectly(app, api, beforeEveryAnswer, refusedOnFileOrigin);
+  answerApiDirectly(app, api, beforeEveryAnswer, refusedOnFileOrigin, { idleMs: services.config.bodyIdleTimeoutMs });
   app.use((req: Request, res: Response, next: NextFunction) => {
     beforeEveryAnswer(req, res);
     if (!refusedOnFileOrigin(req, res)) next();
@@ -109,7 +110,8 @@ function fileOriginGate(services: Services): (req: Request, res: Response) => bo
 }
 
 /**
- * Answers `/api/v1/<resource>/…` requests without express's router, and leaves every other request to it.
+ * Answers `/api/v1/<resource>/…` requests without express's router, and leaves every other request to it; before
+ * either, puts every request's body under the connection rules (src/http/bodyRemainder.ts).
  *
  * Why: on the request path, express's dispatch walked every layer before the API's (the probes' router, the request
  * log, the headers, the OpenAPI document) and took the mount point apart: ~14 % of a `GET /folder/:id`'s CPU
@@ -126,11 +128,14 @@ function answerApiDirectly(
   api: ApiRequests,
   beforeEveryAnswer: (req: Request, res: Response) => void,
   refusedOnFileOrigin: (req: Request, res: Response) => boolean,
+  bodies: BodyRemainderOptions,
 ): void {
   type Handle = (req: Request, res: Response, callback?: NextFunction) => void;
   const appWithHandle = app as unknown as { handle: Handle };
   const expressHandle = appWithHandle.handle;
   appWithHandle.handle = function handle(req, res, callback) {
+    // Every request, API or not: what its answer leaves of its body on the connection (bodyRemainder.ts).
+    guardRequestBody(req, res, bodies);
     const segments = apiSegments(req.url);
     if (!segments || !api.hasResource(segments[0])) {
       expressHandle.call(this, req, res, callback);

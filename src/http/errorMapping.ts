@@ -2,9 +2,13 @@ import util from 'node:util';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { MaxAppendSizeExceededError } from '../ports/eventStore';
 import { StoreBusyError } from '../ports/storeBusy';
+import { storageFaultOf } from '../ports/storageFault';
 import { ProjectionLagError, ProjectionStoppedError } from '../projections/projector';
-import { BodyTooLargeError } from './bodyReader';
 import { TooManyRequestsError } from './tooManyRequests';
+import { BodyStalledError, BodyTooLargeError } from './bodyReader';
+
+/** A store that cannot be written needs an operator: clients are asked to come back later than for a busy one. */
+const STORE_READ_ONLY_RETRY_SECONDS = 30;
 
 export interface ErrorBody {
   message: string;
@@ -17,7 +21,8 @@ export interface ErrorBody {
 
 /**
  * The one place where errors become HTTP: rest → its status (400 default), validation → 400, access → 401 for an
- * anonymous caller and 403 for a logged-in one, anything else → 500 `internal`: outside production the message is
+ * anonymous caller and 403 for a logged-in one, a storage fault (src/ports/storageFault.ts) → 507 for a full disk
+ * and 503 with `Retry-After` for a store that cannot be written, anything else → 500 `internal`: outside production the message is
  * `<Name>: <repr>` (Girder's `'%s: %s' % (type.__name__, repr(value))`) with the stack as `trace`.
  */
 export function errorResponse(
@@ -88,6 +93,26 @@ export function errorResponse(
       ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
       body: { message: error.message, type: 'rest' },
     };
+  }
+  const fault = storageFaultOf(error);
+  if (fault?.kind === 'full') {
+    return {
+      status: 507,
+      body: { message: `The change was not made: the disk of the data store is full (${fault.code}).`, type: 'rest' },
+    };
+  }
+  if (fault?.kind === 'readOnly') {
+    return {
+      status: 503,
+      retryAfterSeconds: STORE_READ_ONLY_RETRY_SECONDS,
+      body: {
+        message: `The change was not made: the data store cannot be written (${fault.code}). Retry later.`,
+        type: 'rest',
+      },
+    };
+  }
+  if (error instanceof BodyStalledError) {
+    return { status: 408, body: { message: error.message, type: 'rest' } };
   }
   const err = error instanceof Error ? error : new Error(String(error));
   if (options.production) {

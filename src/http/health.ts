@@ -1,6 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import type { Services } from '../services';
 import { READ_MODELS_CHECKPOINT } from '../projections/projector';
+import { describeStorageFault, storageFaultOf } from '../ports/storageFault';
 
 /**
  * Probes for orchestrators and load balancers, outside /api/v1 and outside the request log:
@@ -8,7 +11,9 @@ import { READ_MODELS_CHECKPOINT } from '../projections/projector';
  *  - `GET /readyz`: the stores answer and the read models are current enough to serve (readiness) — 200, or 503
  *    with `failed` naming the checks that did not pass and `checks` saying why. The projector check says whether
  *    this process holds the projector lease (`lease: "held"`) or stands by (`"standby"`): a standby is ready when
- *    the shared read model, projected by the holder, is caught up.
+ *    the shared read model, projected by the holder, is caught up. The storage check fails while writes fail on a
+ *    full disk or a store that cannot be written (src/ports/storageFault.ts), naming the fault, until a write
+ *    succeeds again: a write request, or this check's own probe write under DATA_DIR.
  */
 
 export interface HealthOptions {
@@ -29,7 +34,7 @@ export interface ReadinessReport {
   status: 'ok' | 'unavailable';
   /** The checks that failed (absent when ready). */
   failed?: string[];
-  checks: { eventStore: Check; readModel: Check; projector: Check };
+  checks: { eventStore: Check; readModel: Check; projector: Check; storage: Check };
 }
 
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -73,6 +78,7 @@ export async function readiness(services: Services, options: HealthOptions = {})
         ? { status: 'ok', checkpoint: checkpoint.value.toString() }
         : failed(checkpoint.reason),
     projector: { status: 'skipped', lease, error: 'needs the event store head' },
+    storage: await storageCheck(services, timeoutMs),
   };
 
   // A standby's own position trails the checkpoint a little (it follows it); the checkpoint is what it serves.
@@ -112,6 +118,61 @@ export async function readiness(services: Services, options: HealthOptions = {})
     .filter(([, check]) => check.status === 'failed')
     .map(([name]) => name);
   return failedChecks.length === 0 ? { status: 'ok', checks } : { status: 'unavailable', failed: failedChecks, checks };
+}
+
+/** Bytes the probe writes: more than a page, so that a disk with no room left refuses it. */
+const PROBE_BYTES = 64 * 1024;
+
+/**
+ * Whether writes may succeed again after a storage fault: a probe file in each directory where the stores create
+ * files (DATA_DIR, the upload and blob directories under it), written, synced and removed
+ * (a service taken out of rotation by this check gets no write request that could tell). A fault of the SQLite file
+ * itself being read-only (`SQLITE_READONLY…`) is not something a file beside it can disprove: only a write request
+ * that succeeds clears it.
+ */
+async function storageCheck(services: Services, timeoutMs: number): Promise<Check> {
+  const { storageFaults } = services;
+  let fault = storageFaults.current;
+  if (!fault) return { status: 'ok' };
+  if (!fault.code.startsWith('SQLITE_READONLY')) {
+    try {
+      await within(probeWrites(services), timeoutMs, 'the write probe');
+      storageFaults.succeeded();
+      return { status: 'ok' };
+    } catch (error) {
+      const again = storageFaultOf(error);
+      if (again) fault = storageFaults.failed(again);
+    }
+  }
+  return {
+    status: 'failed',
+    fault: fault.kind,
+    code: fault.code,
+    since: fault.since,
+    error: describeStorageFault(fault),
+  };
+}
+
+async function probeWrites(services: Services): Promise<void> {
+  const { dataDir, blobStore } = services.config;
+  const dirs = [dataDir, path.join(dataDir, 'uploads')];
+  if (blobStore === 'fs') dirs.push(path.join(dataDir, 'blobs', 'tmp'));
+  for (const dir of dirs) await probeWrite(dir);
+}
+
+async function probeWrite(dir: string): Promise<void> {
+  const file = path.join(dir, `.write-probe-${process.pid}`);
+  try {
+    const handle = await fs.promises.open(file, 'w');
+    try {
+      await handle.write(Buffer.alloc(PROBE_BYTES));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    await fs.promises.rm(file, { force: true });
+  }
 }
 
 /** Events after `position`, counted up to `limit`. */

@@ -37,6 +37,7 @@ describe('GET /healthz and /readyz (embedded default)', () => {
       checks: {
         eventStore: { status: 'ok', headPosition: head.toString() },
         readModel: { status: 'ok', checkpoint: head.toString() },
+        storage: { status: 'ok' },
         projector: { status: 'ok', lease: 'held', position: head.toString(), lagEvents: 0 },
       },
     });

@@ -2,6 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { answerClientErrors } from '../../src/http/clientErrors';
 
 export interface RawResponse {
   status: number;
@@ -11,7 +12,8 @@ export interface RawResponse {
 
 /** Listens on an ephemeral port so tests can send requests supertest cannot shape (no length, chunked DELETE). */
 export async function listen(app: Express): Promise<{ port: number; server: http.Server; close(): Promise<void> }> {
-  const server = http.createServer(app);
+  // As the service's own server does (src/cli/main.ts): Node's own refusals in the JSON error format.
+  const server = answerClientErrors(http.createServer(app));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

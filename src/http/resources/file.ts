@@ -25,6 +25,7 @@ import { refuseContentEncoding } from '../bodyDecoding';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser, type Principal } from '../principal';
+import { bodyStream } from '../bodyRemainder';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -42,7 +43,8 @@ function rawBody(req: Request): { stream: Readable; length: number | undefined }
   if (FORM_TYPES.includes(type)) return undefined;
   // Stored as it arrives: a compressed chunk would be stored compressed (see bodyDecoding.ts).
   refuseContentEncoding(req);
-  return { stream: req, length };
+  // A view, not the request itself: a failing destination must not take the connection down (bodyRemainder.ts).
+  return { stream: bodyStream(req), length };
 }
 
 /** The response to an upload step: the upload record, or the finished file (after the `data.process` event). */

@@ -32,6 +32,12 @@ export class WorkerCheckpoints {
     clearTimeout(this.pending);
     this.pending = undefined;
     this.lastRun = Date.now();
-    this.db.pragma('wal_checkpoint(PASSIVE)');
+    try {
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // A checkpoint that cannot write (a full disk: SQLITE_FULL) leaves the WAL as it was, every commit in it: the
+      // next one retries. Thrown here it would end the worker thread, and fail the next writer with "the append
+      // worker exited" instead of the fault its own commit would name.
+    }
   }
 }
