@@ -82,7 +82,11 @@ export interface ReadStreamOptions {
 
 export interface ReadAllOptions {
   direction?: Direction;
-  /** Exclusive: events strictly after (forwards) / before (backwards) this position. 0n = from the start. */
+  /**
+   * Exclusive: events strictly after (forwards) / before (backwards) this position. 0n = from the start (forwards)
+   * or the end (backwards). Only a position the store gave (an event's, a caught-up marker's, an append's): KurrentDB
+   * refuses a read from a position that is not the start of a record, so positions are never computed.
+   */
   fromPosition?: bigint;
   maxCount?: number;
   /** Only events whose stream id starts with one of these prefixes (server-side filter on KurrentDB). */
@@ -99,7 +103,7 @@ export interface ReadAllOptions {
 }
 
 export interface SubscribeAllOptions {
-  /** Exclusive: deliver events strictly after this position (0n = everything). */
+  /** Exclusive: deliver events strictly after this position (0n = everything). Only a position the store gave. */
   fromPosition?: bigint;
   streamPrefixes?: string[];
 }
