@@ -615,7 +615,7 @@ export class MongoStandIn {
   }
 
   /** @internal The open transactions other than `txn` (whose writes and snapshots a write must respect). */
-  others(txn: Transaction): Transaction[] {
+  others(txn: Transaction | null): Transaction[] {
     return [...this.open].filter((t) => t !== txn);
   }
 
@@ -1018,7 +1018,7 @@ export class StandInCollection {
   }
 
   /** @internal Makes a committed transaction's version of one document the stored one. */
-  commitDoc(key: string, doc: Doc | undefined, version: number, committer: Transaction): void {
+  commitDoc(key: string, doc: Doc | undefined, version: number, committer: Transaction | null): void {
     const previous = this.docs.get(key);
     // Transactions that started earlier keep seeing the version they started with.
     for (const other of this.client.others(committer)) {
@@ -1552,9 +1552,9 @@ export class StandInCollection {
     await this.client.roundTrip(options.session);
     await this.client.exclusive(this);
     const existed = this.exists();
-    const drop = { explicit: false } as Transaction;
+    // Committed by no transaction: every open one keeps the documents it started with.
     const version = ++this.client.version;
-    for (const key of [...this.docs.keys()]) this.commitDoc(key, undefined, version, drop);
+    for (const key of [...this.docs.keys()]) this.commitDoc(key, undefined, version, null);
     this.docs.clear();
     this.indexList.length = 0;
     this.uniqueKeys.clear();
