@@ -262,6 +262,10 @@ describe('MongoStandIn string order (UTF-8 bytes, as the server compares without
     expect((await counters.find({}, { sort: { name: -1 } }).toArray()).map((d) => d.name)).toEqual(
       [...expected].reverse(),
     );
+    // Fields of Object.prototype are no fields of a document: they sort as missing.
+    expect((await counters.find({}, { sort: { constructor: 1, toString: -1 } }).toArray()).map((d) => d._id)).toEqual([
+      0, 1, 2,
+    ]);
     const [faceted] = await counters
       .aggregate([{ $facet: { sorted: [{ $sort: { name: 1 } }, { $project: { _id: 0, name: 1 } }] } }])
       .toArray();

@@ -155,10 +155,12 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** The value at a dotted path: own fields only (a stored document has no `constructor` or `toString` field). */
 function getPath(doc: Doc, path: string): unknown {
   let value: unknown = doc;
   for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part))
+      return undefined;
     value = (value as Doc)[part];
   }
   return value;
@@ -248,7 +250,7 @@ function bsonTypeName(value: unknown): string {
 }
 
 function isNumeric(value: unknown): boolean {
-  return ['int', 'double', 'long', 'decimal128'].includes(bsonTypeName(value));
+  return ['int', 'int32', 'double', 'long', 'decimal128'].includes(bsonTypeName(value));
 }
 
 /** How the server prints a document's `_id` in its error messages. */
@@ -323,6 +325,7 @@ export function compareStrings(a: string, b: string): number {
 const TYPE_ORDER: Record<string, number> = {
   null: 1,
   int: 2,
+  int32: 2,
   double: 2,
   long: 2,
   decimal128: 2,
