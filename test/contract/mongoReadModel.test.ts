@@ -317,6 +317,39 @@ describe('MongoReadModel: blue/green rebuilds', () => {
   });
 });
 
+describe('MongoReadModel: the rebuild switch races a live projector (snapshot transactions)', () => {
+  // Both transactions write the old generation's checkpoint: on a replica set one of them meets a write conflict
+  // and runs again. Whichever wins, the live event lands in the generation readers end up on.
+  it('loses no live event, whichever transaction commits first', async () => {
+    let conflicts = 0;
+    for (const delayMs of [0, 10, 20, 30]) {
+      const standIn = new MongoStandIn({ transactions: true, latencyMs: 2 });
+      const live = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb());
+      await applyAll(live, EVENTS.slice(0, 4));
+      const rebuilder = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb());
+      await rebuilder.reset();
+      await applyAll(rebuilder, EVENTS.slice(0, 3));
+      // The rebuilder's fourth event catches up and switches; the live projector applies the fifth meanwhile.
+      const liveFifth = new Promise((resolve) => setTimeout(resolve, delayMs)).then(() =>
+        live.apply('rm', 5n, (tx) => EVENTS[4](tx, 5n)),
+      );
+      await Promise.all([rebuilder.apply('rm', 4n, (tx) => EVENTS[3](tx, 4n)), liveFifth]);
+      // The rebuild goes on with the fifth event (a no-op if the live projector wrote it into the new generation).
+      await rebuilder.apply('rm', 5n, (tx) => EVENTS[4](tx, 5n));
+      expect(await live.checkpoint('rm')).toBe(5n);
+      expect(await live.folders.ancestorIds('d')).toEqual(['a', 'b']);
+      expect(await standIn.db('rm').collection('rm_meta').findOne({ _id: 'alias' })).toMatchObject({
+        current: 2,
+        building: null,
+      });
+      conflicts += standIn.writeConflicts;
+      await rebuilder.dispose();
+      await live.dispose();
+    }
+    expect(conflicts).toBeGreaterThan(0);
+  });
+});
+
 describe('MongoReadModel: documents', () => {
   it('stores folders as Girder does (ancestors, base parent, access, lowerName) with a write stamp', async () => {
     const { standIn, readModel } = await overStandIn(true);

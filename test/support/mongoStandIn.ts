@@ -489,6 +489,8 @@ export class MongoStandIn {
   latencyMs: number;
   /** Round trips so far (for measurements). */
   roundTrips = 0;
+  /** Write conflicts raised so far (tests check that a race really met one). */
+  writeConflicts = 0;
 
   constructor(options: MongoStandInOptions = {}) {
     this.transactions = options.transactions ?? true;
@@ -559,7 +561,10 @@ export class MongoStandIn {
         return run(txn);
       } catch (error) {
         // Any failed statement (a write conflict, a duplicate key, …) aborts the transaction on the server.
-        if (error instanceof MongoServerError) this.abort(txn, noSuchTransaction(txn));
+        if (error instanceof MongoServerError) {
+          if (error.code === 112) this.writeConflicts += 1;
+          this.abort(txn, noSuchTransaction(txn));
+        }
         throw error;
       }
     }
