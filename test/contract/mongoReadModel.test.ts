@@ -6,6 +6,7 @@ import { MongoStandIn, StandInCrash } from '../support/mongoStandIn';
 import { collection, file, folder, item, readModelContract, user } from './readModelContract';
 import { accessTargets } from '../../src/projections/folderAccess';
 import { leaseContract } from './leaseContract';
+import { pagingOf } from '../../src/http/params';
 
 /**
  * The MongoDB read model: the ReadModel contract over the driver stand-in (with and without transactions) and, when
@@ -314,6 +315,33 @@ describe('MongoReadModel: blue/green rebuilds', () => {
     expect(await live.apply('rm', 5n, (tx) => EVENTS[4](tx, 5n))).toBe(true);
     expect(await live.checkpoint('rm')).toBe(5n);
     expect(await rebuilder.folders.ancestorIds('d')).toEqual(['a', 'b']);
+  });
+});
+
+describe('MongoReadModel: results over the 16 MiB document limit', () => {
+  it('answers an item search of every match (limit=0) whose matches together pass 16 MiB', async () => {
+    const { readModel } = await overStandIn(true);
+    await readModel.apply('rm', 1n, (tx) => {
+      tx.users.put(user('u1', 'alice'));
+      tx.collections.put(collection('c1', 'Col', { public: true }));
+    });
+    await readModel.apply('rm', 2n, (tx) =>
+      tx.folders.insert(folder('pub', 'Public', { type: 'collection', id: 'c1' })),
+    );
+    const description = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 18; i++) {
+      const position = BigInt(3 + i);
+      await readModel.apply('rm', position, (tx) =>
+        tx.items.insert(item(`i${String(i).padStart(2, '0')}`, `Apple ${i}`, 'pub', { description })),
+      );
+    }
+    const result = await readModel.items.search({
+      text: 'apple',
+      viewer: { id: 'u1', groups: [], admin: true },
+      paging: pagingOf({ limit: 0 }),
+    });
+    expect(result.total).toBe(18);
+    expect(result.rows).toHaveLength(18);
   });
 });
 
