@@ -78,6 +78,11 @@ export interface ReadStreamOptions {
   /** Inclusive starting revision; defaults to the start (forwards) or the end (backwards). */
   fromRevision?: bigint;
   maxCount?: number;
+  /**
+   * false: the caller ignores the events' positions (a command folding its stream), and a store whose stream reads
+   * may lack them (KurrentDB) need not look them up; such events may carry -1n. Default true.
+   */
+  positions?: boolean;
 }
 
 export interface ReadAllOptions {

@@ -924,6 +924,15 @@ describe('the fake client is as strict as KurrentDB, and the adapter holds', () 
     client.add('folder-1', 'C');
     const [last] = await collect(store.readStream('folder-1', { direction: 'backwards', maxCount: 1 }));
     expect([last.type, last.position]).toEqual(['C', 500n]);
+    // A reader that ignores positions (a command folding its stream) costs no $all read.
+    const calls = client.readAllCalls.length;
+    const folded = await collect(store.readStream('folder-1', { positions: false }));
+    expect(folded.map((e) => [e.type, e.position])).toEqual([
+      ['A', -1n],
+      ['B', -1n],
+      ['C', -1n],
+    ]);
+    expect(client.readAllCalls).toHaveLength(calls);
   });
 
   it('answers an append that committed and then timed out as recorded, after a retry that writes nothing twice', async () => {

@@ -318,7 +318,7 @@ export class KurrentDbEventStore implements EventStore {
         if (!event) continue;
         // The server leaves the position out of some stream reads; the port promises one (history, point in time
         // and catch-up order events by it).
-        if (event.position < 0n)
+        if (event.position < 0n && options.positions !== false)
           event.position = await positions.of(event.id, (from) => this.readStreamInAll(streamId, from));
         yield event;
       }
