@@ -986,17 +986,22 @@ export class StandInCollection {
   }
 
   /**
-   * Takes `key` for `txn`: refused with a write conflict when another transaction holds it or committed it after
-   * `txn` started (the server's first-writer-wins), and for a statement outside a transaction, a wait.
+   * Whether `txn` may write `key`: refused with a write conflict when another transaction holds it or committed it
+   * after `txn` started (the server's first-writer-wins), and for a statement outside a transaction, a wait.
    */
-  private claim(key: string, txn: Transaction): void {
+  private checkClaim(key: string, txn: Transaction): void {
     const holder = this.locks.get(key);
     if (holder && holder !== txn) {
       if (txn.explicit) throw writeConflict();
       throw new Blocked(holder);
     }
     if (txn.explicit && (this.versions.get(key) ?? 0) > txn.snapshot) throw writeConflict();
+  }
+
+  /** Records `txn`'s version of `key` (and holds the document until it ends), once every check has passed. */
+  private record(key: string, doc: Doc | undefined, txn: Transaction): void {
     if (txn.explicit) this.locks.set(key, txn);
+    this.ownWrites(txn).set(key, doc);
   }
 
   private ownWrites(txn: Transaction): Map<string, Doc | undefined> {
@@ -1012,17 +1017,17 @@ export class StandInCollection {
   private put(key: string, doc: Doc, txn: Transaction, tooLargeError: (size: number) => MongoServerError): void {
     const size = calculateObjectSize(doc);
     if (size > MAX_BSON_SIZE) throw tooLargeError(size);
-    this.claim(key, txn);
+    this.checkClaim(key, txn);
     this.checkUnique(doc, key, txn);
     this.client.countWrite();
-    this.ownWrites(txn).set(key, doc);
+    this.record(key, doc, txn);
   }
 
   private remove(key: string, txn: Transaction): void {
     if (!this.view(txn).has(key)) return;
-    this.claim(key, txn);
+    this.checkClaim(key, txn);
     this.client.countWrite();
-    this.ownWrites(txn).set(key, undefined);
+    this.record(key, undefined, txn);
   }
 
   /** @internal Makes a committed transaction's version of one document the stored one. */
