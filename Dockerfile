@@ -9,8 +9,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --include=dev && npm cache clean --force
 
-# Built once here (scripts/build.ts bundles each process entry with esbuild, a dev dependency that stays: `npm start`
-# runs the same build again as its prestart, about a second, then `node dist/cli/main.js serve`).
+# Built once here, as root (scripts/build.ts bundles each process entry with esbuild into dist/).
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
@@ -27,4 +26,8 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 
-CMD ["npm", "start"]
+# The built bundle, as `npm run start:prod` runs it, started directly: no rebuild (`npm start`'s prestart would remove
+# the root-owned dist/ as the node user and fail with EACCES), and node as PID 1 receives SIGTERM from
+# `docker stop` itself (npm would have to pass it on). test/deploy/imageStart.test.ts runs this line as an
+# unprivileged user over a root-built copy of the app directory.
+CMD ["node", "--enable-source-maps", "dist/cli/main.js", "serve"]

@@ -30,7 +30,8 @@ export class CommandRunner {
     let state = decider.initialState();
     let revision: bigint | null = null;
     try {
-      for await (const event of this.store.readStream(streamId)) {
+      // Folding needs types, data and revisions, not positions (which KurrentDB may have to look up).
+      for await (const event of this.store.readStream(streamId, { positions: false })) {
         state = decider.evolve(state, { type: event.type, data: event.data } as Event);
         revision = event.revision;
       }

@@ -78,11 +78,20 @@ export interface ReadStreamOptions {
   /** Inclusive starting revision; defaults to the start (forwards) or the end (backwards). */
   fromRevision?: bigint;
   maxCount?: number;
+  /**
+   * false: the caller ignores the events' positions (a command folding its stream), and a store whose stream reads
+   * may lack them (KurrentDB) need not look them up; such events may carry -1n. Default true.
+   */
+  positions?: boolean;
 }
 
 export interface ReadAllOptions {
   direction?: Direction;
-  /** Exclusive: events strictly after (forwards) / before (backwards) this position. 0n = from the start. */
+  /**
+   * Exclusive: events strictly after (forwards) / before (backwards) this position. 0n = from the start (forwards)
+   * or the end (backwards). Only a position the store gave (an event's, a caught-up marker's, an append's): KurrentDB
+   * refuses a read from a position that is not the start of a record, so positions are never computed.
+   */
   fromPosition?: bigint;
   maxCount?: number;
   /** Only events whose stream id starts with one of these prefixes (server-side filter on KurrentDB). */
@@ -99,7 +108,7 @@ export interface ReadAllOptions {
 }
 
 export interface SubscribeAllOptions {
-  /** Exclusive: deliver events strictly after this position (0n = everything). */
+  /** Exclusive: deliver events strictly after this position (0n = everything). Only a position the store gave. */
   fromPosition?: bigint;
   streamPrefixes?: string[];
 }

@@ -51,27 +51,32 @@ export function parseAt(raw: string): AtValue {
   throw new RestError(`Invalid value for at: "${raw}". Expected an ISO 8601 time or a position.`);
 }
 
+/** Events read per step when a time is looked up (one read of the log each). */
+const TIME_LOOKUP_PAGE = 500;
+
 /**
  * The log position an `at` stands for: itself, or for a time the last event recorded at or before it (0 when none).
- * Event times grow with positions, so a binary search over positions finds it in O(log n) single-event reads.
+ * Event times grow with positions, so it is the first event, reading backwards from the head, recorded at or before
+ * the time. Every read starts at a position an event had (KurrentDB refuses any other start, so positions are never
+ * computed); the cost grows with the number of events recorded after the time, a page of them per read.
  */
 export async function positionOf(services: Services, at: AtValue): Promise<bigint> {
   if ('position' in at) return at.position;
   const store = services.eventStore;
-  const firstFrom = async (position: bigint) => {
-    for await (const event of store.readAll({ fromPosition: position > 0n ? position - 1n : 0n, maxCount: 1 }))
-      return event;
-    return null;
-  };
-  let lo = 0n;
-  let hi = (await store.headPosition()) + 1n;
-  while (hi - lo > 1n) {
-    const mid = (lo + hi) / 2n;
-    const event = await firstFrom(mid);
-    if (event && event.position < hi && Date.parse(event.metadata.at) <= at.time) lo = event.position;
-    else hi = mid;
+  let from: bigint | undefined;
+  for (;;) {
+    let read = 0;
+    for await (const event of store.readAll({
+      direction: 'backwards',
+      maxCount: TIME_LOOKUP_PAGE,
+      ...(from === undefined ? {} : { fromPosition: from }),
+    })) {
+      if (Date.parse(event.metadata.at) <= at.time) return event.position;
+      from = event.position;
+      read += 1;
+    }
+    if (read < TIME_LOOKUP_PAGE) return 0n;
   }
-  return lo;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { MongoBulkWriteError, MongoServerError, ObjectId } from 'mongodb';
+import { calculateObjectSize } from 'bson';
 import type { ClientSession, Db, MongoClient } from 'mongodb';
 import { Aggregator, Query, find as mingoFind, updateOne as mingoUpdateOne } from 'mingo';
 import { parseSearch, textScore, type TextWeights } from './mingoText';
@@ -23,11 +24,22 @@ import { parseSearch, textScore, type TextWeights } from './mingoText';
  * Documented differences from a real server:
  *  - `$text` is approximated by stemmed-token matching (see ./mingoText.ts for exactly how it differs), and is
  *    accepted at the top level of a filter or of a top-level `$and`, and in the first `$match` of a pipeline.
- *  - Transactions are serializable by construction: while one session's transaction runs, every operation of other
- *    sessions (or of none) waits until it commits or aborts; an abort restores the documents from an undo log. A
- *    real server runs them concurrently under snapshot isolation; the observable results are those of some serial
- *    order in both cases. An operation that waits more than `lockWaitMs` fails (it usually means an operation
- *    inside a transaction was sent without its session).
+ *  - Transactions run concurrently under snapshot isolation, as on a replica set: a transaction reads the documents
+ *    as they were when it started (plus its own writes), and writing a document that another transaction has
+ *    written and not yet committed, or that was committed after this transaction started, fails at once with
+ *    WriteConflict (112, label TransientTransactionError) and aborts the transaction. A write outside a transaction
+ *    to a document an open transaction has written waits until that transaction ends (at most `lockWaitMs`: longer
+ *    usually means an operation inside a transaction was sent without its session). A transaction open for longer
+ *    than `transactionLifetimeMs` (the server's transactionLifetimeLimitSeconds, 60 s) is aborted by the "server":
+ *    its next operation or commit fails with NoSuchTransaction (251, TransientTransactionError). `withTransaction`
+ *    retries on that label with the driver's backoff until `withTransactionTimeoutMs` (the driver's 120 s) has
+ *    passed. Commits always report their outcome (no UnknownTransactionCommitResult).
+ *  - Documents, result documents and statements are held to the server's 16 MiB BSON limit (sizes from the `bson`
+ *    library the driver serializes with); update operators fail on the types the server refuses ($inc/$mul on a
+ *    non-number: 14 TypeMismatch; $push/$addToSet/$pull on a non-array: 2 BadValue), with the server's messages.
+ *  - Strings sort (find's `sort`, a pipeline's top-level `$sort`) by UTF-8 bytes, i.e. by code point, as the server
+ *    compares them without a collation; range filters (`$gt`, `$lt` on strings) still compare UTF-16 units (mingo).
+ *  - `latencyMs` delays every round trip (each operation, each commit) by that much, as a network would.
  *  - Indexes are only enforced (unique) or used for `$text`; queries scan. Multikey unique indexes compare the
  *    whole array value, not each element.
  *  - Upserts refuse `$expr` in their filter, as a server does (error 224); other query-feature restrictions of
@@ -56,6 +68,13 @@ interface IndexSpec {
 
 interface SessionOptions {
   session?: StandInSession;
+}
+
+/** Documents by `_id` key, as some transaction (or none) sees them. */
+interface DocView {
+  get(key: string): Doc | undefined;
+  has(key: string): boolean;
+  values(): Iterable<Doc>;
 }
 
 export class StandInCrash extends Error {
@@ -136,20 +155,12 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** The value at a dotted path: own fields only (a stored document has no `constructor` or `toString` field). */
 function getPath(doc: Doc, path: string): unknown {
   let value: unknown = doc;
   for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Doc)[part];
-  }
-  return value;
-}
-
-/** The value at a dotted path through own properties only (`__proto__` is a field name, not the prototype). */
-function ownPath(doc: Doc, path: string): unknown {
-  let value: unknown = doc;
-  for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part))
+      return undefined;
     value = (value as Doc)[part];
   }
   return value;
@@ -222,7 +233,150 @@ function setPath(doc: Doc, path: string, value: unknown): void {
   target[parts[parts.length - 1]] = value;
 }
 
+/** The server's name of a value's BSON type (as the driver would serialize it). */
+function bsonTypeName(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return Number.isInteger(value) && Math.abs(value) < 2 ** 31 ? 'int' : 'double';
+  if (typeof value === 'bigint') return 'long';
+  if (value instanceof Date) return 'date';
+  if (isObjectId(value)) return 'objectId';
+  if (Array.isArray(value)) return 'array';
+  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return 'binData';
+  const bsontype = (value as { _bsontype?: string })._bsontype;
+  if (bsontype) return bsontype.charAt(0).toLowerCase() + bsontype.slice(1);
+  return 'object';
+}
+
+function isNumeric(value: unknown): boolean {
+  return ['int', 'int32', 'double', 'long', 'decimal128'].includes(bsonTypeName(value));
+}
+
+/** How the server prints a document's `_id` in its error messages. */
+function idText(doc: Doc): string {
+  return `{_id: ${isObjectId(doc._id) ? `ObjectId('${doc._id.toHexString()}')` : JSON.stringify(doc._id)}}`;
+}
+
+/**
+ * The server's type errors for update operators, which mingo would ignore or apply anyway: arithmetic on a
+ * non-number, array operators on a non-array.
+ */
+function checkOperandTypes(doc: Doc, update: Doc): void {
+  for (const [operator, fields] of Object.entries(update)) {
+    if (!isPlainObject(fields)) continue;
+    for (const [path, argument] of Object.entries(fields)) {
+      const current = getPath(doc, path);
+      const field = path.split('.').pop()!;
+      if (operator === '$inc' || operator === '$mul') {
+        const verb = operator === '$inc' ? 'increment' : 'multiply';
+        if (!isNumeric(argument))
+          throw serverError(14, `Cannot ${verb} with non-numeric argument: {${path}: ${JSON.stringify(argument)}}`, {
+            codeName: 'TypeMismatch',
+          });
+        if (current !== undefined && !isNumeric(current))
+          throw serverError(
+            14,
+            `Cannot apply ${operator} to a value of non-numeric type. ${idText(doc)} has the field '${field}' of non-numeric type ${bsonTypeName(current)}`,
+            { codeName: 'TypeMismatch' },
+          );
+      } else if (operator === '$push' && current !== undefined && !Array.isArray(current)) {
+        throw serverError(
+          2,
+          `The field '${path}' must be an array but is of type ${bsonTypeName(current)} in document ${idText(doc)}`,
+          { codeName: 'BadValue' },
+        );
+      } else if (operator === '$addToSet' && current !== undefined && !Array.isArray(current)) {
+        throw serverError(
+          2,
+          `Cannot apply $addToSet to non-array field. Field named '${field}' has non-array type ${bsonTypeName(current)}`,
+          { codeName: 'BadValue' },
+        );
+      } else if (
+        (operator === '$pull' || operator === '$pullAll') &&
+        current !== undefined &&
+        !Array.isArray(current)
+      ) {
+        throw serverError(2, 'Cannot apply $pull to a non-array value', { codeName: 'BadValue' });
+      }
+    }
+  }
+}
+
 const TEXT_SCORE = '__standInTextScore';
+
+/**
+ * Strings in the server's order: by UTF-8 bytes, which is code point order. UTF-16 units agree except that surrogates
+ * (U+D800–U+DFFF, the halves of characters above U+FFFF) sort below U+E000–U+FFFF there and above them here.
+ */
+export function compareStrings(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const rank = (c: number) => (c >= 0xe000 ? c - 0x800 : c >= 0xd800 ? c + 0x2000 : c);
+    return rank(x) - rank(y);
+  }
+  return a.length - b.length;
+}
+
+/** The server's order of BSON types when values of different types are compared. */
+const TYPE_ORDER: Record<string, number> = {
+  null: 1,
+  int: 2,
+  int32: 2,
+  double: 2,
+  long: 2,
+  decimal128: 2,
+  string: 3,
+  object: 4,
+  array: 5,
+  binData: 6,
+  objectId: 7,
+  bool: 8,
+  date: 9,
+};
+
+/** Two values in the server's sort order (no collation). */
+function compareValues(a: unknown, b: unknown): number {
+  const ta = bsonTypeName(a);
+  const tb = bsonTypeName(b);
+  const rank = (TYPE_ORDER[ta] ?? 10) - (TYPE_ORDER[tb] ?? 10);
+  if (rank !== 0) return rank;
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
+  if (TYPE_ORDER[ta] === 2) return Number(a) - Number(b);
+  if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
+  if (typeof a === 'boolean') return Number(a) - Number(b);
+  if (isObjectId(a) && isObjectId(b)) return compareStrings(a.toHexString(), b.toHexString());
+  if (ta === 'null') return 0;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b);
+  return compareStrings(canonical(a), canonical(b));
+}
+
+/** A sort key of one document: an array sorts by its least element ascending, its greatest descending. */
+function sortKey(value: unknown, direction: 1 | -1): unknown {
+  if (!Array.isArray(value) || value.length === 0) return value;
+  return value.reduce((best: unknown, v: unknown) => (compareValues(v, best) * direction < 0 ? v : best));
+}
+
+/** Documents sorted by a sort specification (fields 1/-1, `{ $meta: 'textScore' }` descending), stably. */
+function sortDocs(docs: Doc[], spec: Record<string, unknown>, score: (doc: Doc) => number): Doc[] {
+  const keys = Object.entries(spec).map(([field, dir]): { field: string; meta: boolean; direction: 1 | -1 } => ({
+    field,
+    meta: isMetaTextScore(dir),
+    direction: dir === -1 || isMetaTextScore(dir) ? -1 : 1,
+  }));
+  return [...docs].sort((x, y) => {
+    for (const { field, meta, direction } of keys) {
+      const order = meta
+        ? score(x) - score(y)
+        : compareValues(sortKey(getPath(x, field), direction), sortKey(getPath(y, field), direction));
+      if (order !== 0) return order * direction;
+    }
+    return 0;
+  });
+}
 
 /** Replaces `{ $meta: 'textScore' }` expressions with a reference to the hidden score field. */
 function rewriteMeta(value: unknown): unknown {
@@ -240,24 +394,110 @@ function isMetaTextScore(value: unknown): boolean {
   return isPlainObject(value) && value.$meta === 'textScore';
 }
 
-/** The undo log of a running transaction: the version of each touched document before the transaction. */
+/**
+ * A transaction: an explicit one (a session's `withTransaction`) or the implicit one every write statement outside a
+ * transaction runs in (committed at the end of the statement). Its writes stay private until it commits.
+ */
 interface Transaction {
-  session: StandInSession;
-  undo: Map<StandInCollection, Map<string, Doc | undefined>>;
+  explicit: boolean;
+  number: number;
+  /** The commit version it reads at: later commits are hidden from it (see `before`). */
+  snapshot: number;
+  /** Its own writes, by collection and `_id` key (`undefined`: deleted). */
+  writes: Map<StandInCollection, Map<string, Doc | undefined>>;
+  /** Committed versions it still has to see: a document as it was at `snapshot`, saved when another commit changed it. */
+  before: Map<StandInCollection, Map<string, Doc | undefined>>;
+  /** Set when the "server" aborted it (a write conflict, the lifetime limit): the error its next operation gets. */
+  aborted: MongoServerError | null;
   ended: Promise<void>;
   end: () => void;
+  timer?: NodeJS.Timeout;
+}
+
+/** A write statement outside a transaction met a document an open transaction holds: it waits for that one. */
+class Blocked extends Error {
+  constructor(readonly holder: Transaction) {
+    super('MongoStandIn: blocked by an open transaction');
+  }
+}
+
+const MAX_BSON_SIZE = 16 * 1024 * 1024;
+/** A command may exceed the document limit by this much (the server's BSONObjMaxInternalSize). */
+const MAX_COMMAND_SIZE = MAX_BSON_SIZE + 16 * 1024;
+
+function updatedTooLarge(size: number): MongoServerError {
+  return serverError(17419, `Resulting document after update is larger than ${MAX_BSON_SIZE}`, {
+    codeName: 'Location17419',
+    size,
+  });
+}
+
+function writeConflict(): MongoServerError {
+  return serverError(
+    112,
+    'Caused by :: Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.',
+    { codeName: 'WriteConflict', errorLabels: ['TransientTransactionError'] },
+  );
+}
+
+function noSuchTransaction(txn: Transaction): MongoServerError {
+  return serverError(251, `Transaction with { txnNumber: ${txn.number} } has been aborted.`, {
+    codeName: 'NoSuchTransaction',
+    errorLabels: ['TransientTransactionError'],
+  });
+}
+
+/** The server's refusal of an object over the BSON limit (a command, a result document). */
+function tooLarge(size: number): MongoServerError {
+  return serverError(
+    10334,
+    `BSONObj size: ${size} (0x${size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and 16793600(16MB)`,
+    { codeName: 'BSONObjectTooLarge' },
+  );
+}
+
+/** Fails like the server when a command (the statement's filter, update, pipeline, …) is over the limit. */
+function checkCommandSize(command: Doc): void {
+  const size = calculateObjectSize(command);
+  if (size > MAX_COMMAND_SIZE) throw tooLarge(size);
+}
+
+export interface MongoStandInOptions {
+  /** false: a standalone mongod (no transactions). Default true (a replica-set member). */
+  transactions?: boolean;
+  /** How long a write outside a transaction waits for a transaction holding its document. Default 10 s. */
+  lockWaitMs?: number;
+  /** The server's transactionLifetimeLimitSeconds, in ms. Default 60 s. */
+  transactionLifetimeMs?: number;
+  /** How long `withTransaction` retries transient errors (the driver's 120 s). */
+  withTransactionTimeoutMs?: number;
+  /** Delay of every round trip (operation, commit). Default 0. */
+  latencyMs?: number;
 }
 
 export class MongoStandIn {
   private readonly dbs = new Map<string, StandInDb>();
-  private transaction: Transaction | null = null;
+  private readonly open = new Set<Transaction>();
   private writesUntilCrash: number | null = null;
+  private txnNumbers = 0;
+  /** The commit version: one more with every commit. */
+  version = 0;
   readonly transactions: boolean;
   readonly lockWaitMs: number;
+  readonly transactionLifetimeMs: number;
+  readonly withTransactionTimeoutMs: number;
+  latencyMs: number;
+  /** Round trips so far (for measurements). */
+  roundTrips = 0;
+  /** Write conflicts raised so far (tests check that a race really met one). */
+  writeConflicts = 0;
 
-  constructor(options: { transactions?: boolean; lockWaitMs?: number } = {}) {
+  constructor(options: MongoStandInOptions = {}) {
     this.transactions = options.transactions ?? true;
     this.lockWaitMs = options.lockWaitMs ?? 10_000;
+    this.transactionLifetimeMs = options.transactionLifetimeMs ?? 60_000;
+    this.withTransactionTimeoutMs = options.withTransactionTimeoutMs ?? 120_000;
+    this.latencyMs = options.latencyMs ?? 0;
   }
 
   db(name = 'test'): StandInDb {
@@ -274,7 +514,7 @@ export class MongoStandIn {
   }
 
   async close(): Promise<void> {
-    /* nothing to release */
+    for (const txn of this.open) this.release(txn);
   }
 
   /** The driver-typed view of this stand-in, for code written against `MongoClient`. */
@@ -297,100 +537,186 @@ export class MongoStandIn {
     this.writesUntilCrash -= 1;
   }
 
-  /** @internal Waits until no other session's transaction runs; then the caller's synchronous work is atomic. */
-  async enter(session: StandInSession | undefined): Promise<void> {
-    await Promise.resolve();
-    const deadline = Date.now() + this.lockWaitMs;
-    while (this.transaction && this.transaction.session !== session) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) {
-        throw new Error(
-          "MongoStandIn: an operation waited too long for another session's transaction (an operation inside a transaction sent without its session?)",
-        );
+  /**
+   * @internal One round trip to the server: the latency, then the transaction's state (an aborted transaction's
+   * operations fail as on the server). Returns the session's transaction, if one runs.
+   */
+  async roundTrip(session: StandInSession | undefined): Promise<Transaction | null> {
+    this.roundTrips += 1;
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    else await Promise.resolve();
+    const txn = session?.transaction ?? null;
+    if (txn?.aborted) throw txn.aborted;
+    return txn;
+  }
+
+  /**
+   * @internal Runs one write statement: inside the session's transaction, or else in a transaction of its own that
+   * commits when the statement ends (what it wrote before an error stays, as on a server), waiting for open
+   * transactions that hold documents it writes.
+   */
+  async write<T>(txn: Transaction | null, run: (txn: Transaction) => T): Promise<T> {
+    if (txn) {
+      try {
+        return run(txn);
+      } catch (error) {
+        // Any failed statement (a write conflict, a duplicate key, …) aborts the transaction on the server.
+        if (error instanceof MongoServerError) {
+          if (error.code === 112) this.writeConflicts += 1;
+          this.abort(txn, noSuchTransaction(txn));
+        }
+        throw error;
       }
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.transaction.ended, new Promise((resolve) => (timer = setTimeout(resolve, remaining)))]);
-      clearTimeout(timer);
+    }
+    const deadline = Date.now() + this.lockWaitMs;
+    for (;;) {
+      const statement = this.newTransaction(false);
+      try {
+        const result = run(statement);
+        this.commit(statement);
+        return result;
+      } catch (error) {
+        if (!(error instanceof Blocked)) {
+          this.commit(statement);
+          throw error;
+        }
+        await this.waitFor(error.holder, deadline);
+      }
     }
   }
 
-  /** @internal The undo log to record into when `session` runs a transaction. */
-  undoFor(session: StandInSession | undefined, collection: StandInCollection): Map<string, Doc | undefined> | null {
-    const txn = this.transaction;
-    if (!txn || !session || txn.session !== session) return null;
-    let log = txn.undo.get(collection);
-    if (!log) {
-      log = new Map();
-      txn.undo.set(collection, log);
+  private async waitFor(holder: Transaction, deadline: number): Promise<void> {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      throw new Error(
+        "MongoStandIn: an operation waited too long for another session's transaction (an operation inside a transaction sent without its session?)",
+      );
     }
-    return log;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([holder.ended, new Promise((resolve) => (timer = setTimeout(resolve, remaining)))]);
+    clearTimeout(timer);
+  }
+
+  /** @internal Waits until no open transaction has written to `collection` (a drop takes an exclusive lock). */
+  async exclusive(collection: StandInCollection): Promise<void> {
+    const deadline = Date.now() + this.lockWaitMs;
+    for (;;) {
+      const holder = [...this.open].find((t) => t.writes.get(collection)?.size);
+      if (!holder) return;
+      await this.waitFor(holder, deadline);
+    }
+  }
+
+  private newTransaction(explicit: boolean): Transaction {
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    return {
+      explicit,
+      number: ++this.txnNumbers,
+      snapshot: this.version,
+      writes: new Map(),
+      before: new Map(),
+      aborted: null,
+      ended,
+      end,
+    };
+  }
+
+  /** @internal The open transactions other than `txn` (whose writes and snapshots a write must respect). */
+  others(txn: Transaction | null): Transaction[] {
+    return [...this.open].filter((t) => t !== txn);
   }
 
   /** @internal */
-  async begin(session: StandInSession): Promise<void> {
+  begin(): Transaction {
     if (!this.transactions) {
       throw serverError(20, 'Transaction numbers are only allowed on a replica set member or mongos', {
         codeName: 'IllegalOperation',
       });
     }
-    await this.enter(undefined);
-    while (this.transaction) await this.enter(undefined);
-    let end!: () => void;
-    const ended = new Promise<void>((resolve) => (end = resolve));
-    this.transaction = { session, undo: new Map(), ended, end };
+    const txn = this.newTransaction(true);
+    this.open.add(txn);
+    // The server aborts a transaction that outlives transactionLifetimeLimitSeconds.
+    txn.timer = setTimeout(() => this.abort(txn, noSuchTransaction(txn)), this.transactionLifetimeMs);
+    txn.timer.unref();
+    return txn;
   }
 
-  /** @internal */
-  finish(session: StandInSession, commit: boolean): void {
-    const txn = this.transaction;
-    if (txn?.session !== session) return;
-    if (!commit) {
-      for (const [collection, log] of txn.undo) collection.restore(log);
+  /** @internal Makes the transaction's writes the committed state, in one step. */
+  commit(txn: Transaction): void {
+    if (txn.aborted) throw txn.aborted;
+    if (txn.writes.size) {
+      const version = ++this.version;
+      for (const [collection, writes] of txn.writes)
+        for (const [key, doc] of writes) collection.commitDoc(key, doc, version, txn);
     }
-    this.transaction = null;
-    txn.end();
+    this.release(txn);
   }
 
-  /** @internal */
-  inTransaction(session: StandInSession): boolean {
-    return this.transaction?.session === session;
+  /** @internal Discards the transaction's writes; `reason` is what its later operations get. */
+  abort(txn: Transaction, reason: MongoServerError): void {
+    if (!this.open.has(txn)) return;
+    txn.aborted = reason;
+    this.release(txn);
+  }
+
+  private release(txn: Transaction): void {
+    clearTimeout(txn.timer);
+    for (const [collection, writes] of txn.writes) collection.unlock(writes.keys(), txn);
+    txn.writes.clear();
+    txn.before.clear();
+    this.open.delete(txn);
+    txn.end();
   }
 }
 
 export class StandInSession {
   private ended = false;
+  /** @internal The transaction running on this session. */
+  transaction: Transaction | null = null;
   constructor(private readonly client: MongoStandIn) {}
 
   inTransaction(): boolean {
-    return this.client.inTransaction(this);
+    return this.transaction !== null;
   }
 
   /**
-   * Runs `fn` in a transaction and commits it, like the driver's `ClientSession.withTransaction`: an error aborts
-   * (restoring every document the transaction touched) and is rethrown, after retrying while it carries the
-   * `TransientTransactionError` label. Resolves with `fn`'s result.
+   * Runs `fn` in a transaction and commits it, like the driver's `ClientSession.withTransaction`: an error aborts the
+   * transaction and is rethrown, unless it carries the `TransientTransactionError` label and the time allowed
+   * (`withTransactionTimeoutMs`) is not over: then it runs again after the driver's backoff. Resolves with `fn`'s
+   * result.
    */
   async withTransaction<T>(fn: (session: ClientSession) => Promise<T>): Promise<T> {
     if (this.ended) throw new Error('MongoStandIn: session ended');
+    const deadline = Date.now() + this.client.withTransactionTimeoutMs;
     for (let attempt = 0; ; attempt++) {
-      await this.client.begin(this);
+      if (attempt > 0) {
+        const backoff = Math.random() * Math.min(5 * 1.5 ** attempt, 500);
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+      }
+      const txn = this.client.begin();
+      this.transaction = txn;
       try {
         const result = await fn(this as unknown as ClientSession);
-        this.client.finish(this, true);
+        await this.client.roundTrip(this); // commitTransaction
+        this.client.commit(txn);
         return result;
       } catch (error) {
-        this.client.finish(this, false);
+        this.client.abort(txn, noSuchTransaction(txn));
         const transient = (error as { hasErrorLabel?: (l: string) => boolean }).hasErrorLabel?.(
           'TransientTransactionError',
         );
-        if (!transient || attempt >= 5) throw error;
+        if (!transient || Date.now() >= deadline) throw error;
+      } finally {
+        this.transaction = null;
       }
     }
   }
 
   async endSession(): Promise<void> {
     this.ended = true;
-    this.client.finish(this, false);
+    const txn = this.transaction;
+    if (txn) this.client.abort(txn, noSuchTransaction(txn));
   }
 }
 
@@ -547,7 +873,12 @@ interface WriteTally {
 }
 
 export class StandInCollection {
+  /** The committed documents. */
   private readonly docs = new Map<string, Doc>();
+  /** The commit version that last wrote each document (deletions included). */
+  private readonly versions = new Map<string, number>();
+  /** Documents written by an open transaction, by `_id` key. */
+  private readonly locks = new Map<string, Transaction>();
   private readonly indexList: IndexSpec[] = [];
   /** Unique index name → index key → `_id` key of the document holding it. */
   private readonly uniqueKeys = new Map<string, Map<string, string>>();
@@ -584,19 +915,36 @@ export class StandInCollection {
     return values.map(canonical).join('|');
   }
 
-  private checkUnique(doc: Doc, selfKey: string | null): void {
+  /**
+   * Fails when `doc` (to be stored under `key` by `txn`) would duplicate a unique index key: one committed and
+   * visible to `txn`, or one of `txn`'s own writes. The same key written by another open transaction is a write
+   * conflict (or, for a statement outside a transaction, a wait for that transaction).
+   */
+  private checkUnique(doc: Doc, key: string, txn: Transaction): void {
     for (const index of this.indexList) {
       if (!index.unique) continue;
-      const key = this.indexKeyOf(index, doc);
-      if (key === null) continue;
-      const holder = this.uniqueKeys.get(index.name)?.get(key);
-      if (holder !== undefined && holder !== selfKey) {
+      const k = this.indexKeyOf(index, doc);
+      if (k === null) continue;
+      const holder = this.uniqueKeys.get(index.name)?.get(k);
+      const view = this.view(txn);
+      const holds = (other: Doc | undefined) => other !== undefined && this.indexKeyOf(index, other) === k;
+      let duplicate = holder !== undefined && holder !== key && holds(view.get(holder));
+      for (const [ownKey, own] of txn.writes.get(this) ?? []) if (ownKey !== key && holds(own)) duplicate = true;
+      if (duplicate) {
         const dup = Object.fromEntries(Object.keys(index.key).map((field) => [field, getPath(doc, field) ?? null]));
         throw serverError(
           DUPLICATE_KEY,
           `E11000 duplicate key error collection: ${this.namespace} index: ${index.name} dup key: ${JSON.stringify(dup)}`,
           { keyPattern: index.key, keyValue: dup },
         );
+      }
+      for (const other of this.client.others(txn)) {
+        for (const [otherKey, written] of other.writes.get(this) ?? []) {
+          if (otherKey !== key && holds(written)) {
+            if (txn.explicit) throw writeConflict();
+            throw new Blocked(other);
+          }
+        }
       }
     }
   }
@@ -613,41 +961,101 @@ export class StandInCollection {
     }
   }
 
-  /** Stores `doc` under `key` (replacing what is there), keeping unique indexes and the undo log. */
-  private put(key: string, doc: Doc, session: StandInSession | undefined): void {
-    const previous = this.docs.get(key);
-    this.checkUnique(doc, previous ? key : null);
-    this.client.countWrite();
-    this.remember(key, previous, session);
-    this.indexDoc(key, previous, false);
-    this.docs.set(key, doc);
-    this.indexDoc(key, doc, true);
-    this.created = true;
+  /**
+   * What `txn` sees: the committed documents, except those committed after it started (their earlier versions) and
+   * those it wrote itself. Without a transaction, the committed documents.
+   */
+  private view(txn: Transaction | null): DocView {
+    const own = txn?.writes.get(this);
+    const before = txn?.before.get(this);
+    if (!own?.size && !before?.size) return this.docs;
+    const docs = this.docs;
+    const get = (key: string) => (own?.has(key) ? own.get(key) : before?.has(key) ? before.get(key) : docs.get(key));
+    return {
+      get,
+      has: (key: string) => get(key) !== undefined,
+      *values() {
+        for (const [key, doc] of docs) if (!own?.has(key) && !before?.has(key)) yield doc;
+        const changed = new Set([...(own?.keys() ?? []), ...(before?.keys() ?? [])]);
+        for (const key of changed) {
+          const doc = get(key);
+          if (doc) yield doc;
+        }
+      },
+    };
   }
 
-  private remove(key: string, session: StandInSession | undefined): void {
-    const previous = this.docs.get(key);
-    if (!previous) return;
-    this.client.countWrite();
-    this.remember(key, previous, session);
-    this.indexDoc(key, previous, false);
-    this.docs.delete(key);
-  }
-
-  private remember(key: string, previous: Doc | undefined, session: StandInSession | undefined): void {
-    const log = this.client.undoFor(session, this);
-    if (log && !log.has(key)) log.set(key, previous);
-  }
-
-  /** @internal Puts back the versions recorded in an undo log (a transaction aborted). */
-  restore(log: Map<string, Doc | undefined>): void {
-    for (const [key, previous] of log) {
-      this.indexDoc(key, this.docs.get(key), false);
-      if (previous) {
-        this.docs.set(key, previous);
-        this.indexDoc(key, previous, true);
-      } else this.docs.delete(key);
+  /**
+   * Whether `txn` may write `key`: refused with a write conflict when another transaction holds it or committed it
+   * after `txn` started (the server's first-writer-wins), and for a statement outside a transaction, a wait.
+   */
+  private checkClaim(key: string, txn: Transaction): void {
+    const holder = this.locks.get(key);
+    if (holder && holder !== txn) {
+      if (txn.explicit) throw writeConflict();
+      throw new Blocked(holder);
     }
+    if (txn.explicit && (this.versions.get(key) ?? 0) > txn.snapshot) throw writeConflict();
+  }
+
+  /** Records `txn`'s version of `key` (and holds the document until it ends), once every check has passed. */
+  private record(key: string, doc: Doc | undefined, txn: Transaction): void {
+    if (txn.explicit) this.locks.set(key, txn);
+    this.ownWrites(txn).set(key, doc);
+  }
+
+  private ownWrites(txn: Transaction): Map<string, Doc | undefined> {
+    let writes = txn.writes.get(this);
+    if (!writes) {
+      writes = new Map();
+      txn.writes.set(this, writes);
+    }
+    return writes;
+  }
+
+  /** Stores `doc` under `key` in `txn` (replacing what is there), checking the size limit and unique indexes. */
+  private put(key: string, doc: Doc, txn: Transaction, tooLargeError: (size: number) => MongoServerError): void {
+    const size = calculateObjectSize(doc);
+    if (size > MAX_BSON_SIZE) throw tooLargeError(size);
+    this.checkClaim(key, txn);
+    this.checkUnique(doc, key, txn);
+    this.client.countWrite();
+    this.record(key, doc, txn);
+  }
+
+  private remove(key: string, txn: Transaction): void {
+    if (!this.view(txn).has(key)) return;
+    this.checkClaim(key, txn);
+    this.client.countWrite();
+    this.record(key, undefined, txn);
+  }
+
+  /** @internal Makes a committed transaction's version of one document the stored one. */
+  commitDoc(key: string, doc: Doc | undefined, version: number, committer: Transaction | null): void {
+    const previous = this.docs.get(key);
+    // Transactions that started earlier keep seeing the version they started with.
+    for (const other of this.client.others(committer)) {
+      if (!other.explicit) continue;
+      let before = other.before.get(this);
+      if (!before) {
+        before = new Map();
+        other.before.set(this, before);
+      }
+      if (!before.has(key)) before.set(key, previous);
+    }
+    this.indexDoc(key, previous, false);
+    if (doc) {
+      this.docs.set(key, doc);
+      this.indexDoc(key, doc, true);
+      this.created = true;
+    } else this.docs.delete(key);
+    this.versions.set(key, version);
+    if (this.locks.get(key) === committer) this.locks.delete(key);
+  }
+
+  /** @internal Frees the documents a transaction held. */
+  unlock(keys: Iterable<string>, txn: Transaction): void {
+    for (const key of keys) if (this.locks.get(key) === txn) this.locks.delete(key);
   }
 
   // ---------------------------------------------------------------- matching
@@ -657,19 +1065,20 @@ export class StandInCollection {
   }
 
   /** Documents matching `filter` (stored objects, not copies), with their text scores when it holds `$text`. */
-  private matching(filter: Filter = {}): { docs: Doc[]; scores: Map<Doc, number> | null } {
+  private matching(filter: Filter, txn: Transaction | null): { docs: Doc[]; scores: Map<Doc, number> | null } {
+    const view = this.view(txn);
     const { search, rest } = splitText(filter);
     const query = new Query(rest);
     let candidates: Iterable<Doc>;
     const id = rest._id;
     if (id !== undefined && (typeof id === 'string' || typeof id === 'number' || isObjectId(id))) {
-      const doc = this.docs.get(idKey(id));
+      const doc = view.get(idKey(id));
       candidates = doc ? [doc] : [];
     } else if (isPlainObject(id) && Object.keys(id).length === 1 && '$eq' in id) {
-      const doc = this.docs.get(idKey(id.$eq));
+      const doc = view.get(idKey(id.$eq));
       candidates = doc ? [doc] : [];
     } else {
-      candidates = this.docs.values();
+      candidates = view.values();
     }
     if (search === null) return { docs: [...candidates].filter((d) => query.test(d)), scores: null };
     const index = this.textIndex();
@@ -686,8 +1095,9 @@ export class StandInCollection {
     return { docs, scores };
   }
 
-  private findNow(filter: Filter, options: FindOptions): Doc[] {
-    const { docs, scores } = this.matching(filter);
+  private findNow(filter: Filter, options: FindOptions, txn: Transaction | null): Doc[] {
+    checkCommandSize({ filter, ...options, session: undefined });
+    const { docs, scores } = this.matching(filter, txn);
     const projection: Doc = {};
     const metaFields: string[] = [];
     for (const [field, spec] of Object.entries(options.projection ?? {})) {
@@ -700,27 +1110,8 @@ export class StandInCollection {
     // Sort (possibly on the text score), skip and limit on the stored documents, then project copies.
     let rows = docs;
     const sort = options.sort ?? {};
-    const sortKeys = Object.entries(sort);
-    if (sortKeys.length) {
-      const plain: Record<string, 1 | -1> = {};
-      for (const [field, dir] of sortKeys) if (!isMetaTextScore(dir)) plain[field] = dir === -1 ? -1 : 1;
-      // mingo refuses a path through `__proto__`, an ordinary field name to MongoDB: such a field's value (own
-      // properties only) is sorted on under a name of the stand-in's own.
-      const renamed = new Map<string, string>();
-      for (const [field] of sortKeys)
-        if (field.split('.').includes('__proto__')) renamed.set(field, `__standInSort${renamed.size}`);
-      const scored = rows.map((doc) => {
-        const row: Doc = { ...doc, [TEXT_SCORE]: scores?.get(doc) ?? 0, __standInRef: doc };
-        for (const [field, name] of renamed) row[name] = ownPath(doc, field);
-        return row;
-      });
-      const spec: Record<string, 1 | -1> = {};
-      for (const [field, dir] of sortKeys)
-        spec[isMetaTextScore(dir) ? TEXT_SCORE : (renamed.get(field) ?? field)] = isMetaTextScore(dir)
-          ? -1
-          : plain[field];
-      rows = (mingoFind(scored, {}).sort(spec).all() as Doc[]).map((d) => d.__standInRef as Doc);
-    }
+    const sortKeys = Object.keys(sort);
+    if (sortKeys.length) rows = sortDocs(rows, sort, (doc) => scores?.get(doc) ?? 0);
     const skip = Math.max(0, options.skip ?? 0);
     const limit = options.limit && options.limit > 0 ? options.limit : undefined;
     rows = rows.slice(skip, limit === undefined ? undefined : skip + limit);
@@ -739,22 +1130,23 @@ export class StandInCollection {
 
   find(filter: Filter = {}, options: FindOptions = {}): StandInCursor {
     return new StandInCursor(async (opts) => {
-      await this.client.enter(opts.session);
-      return this.findNow(filter, opts);
+      const txn = await this.client.roundTrip(opts.session);
+      return this.findNow(filter, opts, txn);
     }, options);
   }
 
   async findOne(filter: Filter = {}, options: FindOptions = {}): Promise<Doc | null> {
-    await this.client.enter(options.session);
-    return this.findNow(filter, { ...options, limit: 1 })[0] ?? null;
+    const txn = await this.client.roundTrip(options.session);
+    return this.findNow(filter, { ...options, limit: 1 }, txn)[0] ?? null;
   }
 
   async countDocuments(
     filter: Filter = {},
     options: SessionOptions & { skip?: number; limit?: number } = {},
   ): Promise<number> {
-    await this.client.enter(options.session);
-    const n = this.matching(filter).docs.length - Math.max(0, options.skip ?? 0);
+    const txn = await this.client.roundTrip(options.session);
+    checkCommandSize({ filter });
+    const n = this.matching(filter, txn).docs.length - Math.max(0, options.skip ?? 0);
     return Math.max(0, options.limit && options.limit > 0 ? Math.min(n, options.limit) : n);
   }
 
@@ -764,24 +1156,63 @@ export class StandInCollection {
    */
   aggregate(pipeline: Doc[], options: SessionOptions = {}): StandInCursor {
     return new StandInCursor(async () => {
-      await this.client.enter(options.session);
+      const txn = await this.client.roundTrip(options.session);
+      checkCommandSize({ pipeline });
       let input: Doc[];
       let stages = pipeline;
       const first = pipeline[0] as { $match?: Filter } | undefined;
       if (first?.$match) {
-        const { docs, scores } = this.matching(first.$match);
+        const { docs, scores } = this.matching(first.$match, txn);
         input = docs.map((doc) => (scores ? { ...copy(doc), [TEXT_SCORE]: scores.get(doc) } : copy(doc)));
         stages = pipeline.slice(1);
       } else {
-        input = [...this.docs.values()].map(copy);
+        input = [...this.view(txn).values()].map(copy);
       }
-      const aggregator = new Aggregator(rewriteMeta(stages) as AnyObject[], {
-        collectionResolver: (name: string) => [...(this.db.collection(name).docs.values() as Iterable<Doc>)].map(copy),
-      });
-      const out = aggregator.run<Doc>(input as AnyObject[]);
-      for (const doc of out) delete doc[TEXT_SCORE];
+      const out = this.runPipeline(stages, input, txn);
+      for (const doc of out) {
+        delete doc[TEXT_SCORE];
+        // Each result document is a BSON document of its own on the wire (a $facet's one document included).
+        const size = calculateObjectSize(doc);
+        if (size > MAX_BSON_SIZE) throw tooLarge(size);
+      }
       return out;
     }, {});
+  }
+
+  /**
+   * Runs pipeline stages with mingo, except `$sort` (the server's string order) and `$facet` (whose sub-pipelines
+   * may sort), which run here.
+   */
+  private runPipeline(stages: Doc[], input: Doc[], txn: Transaction | null): Doc[] {
+    let docs = input;
+    let segment: Doc[] = [];
+    const flush = () => {
+      if (!segment.length) return;
+      const aggregator = new Aggregator(rewriteMeta(segment) as AnyObject[], {
+        collectionResolver: (name: string) => [...this.db.collection(name).view(txn).values()].map(copy),
+      });
+      docs = aggregator.run<Doc>(docs as AnyObject[]);
+      segment = [];
+    };
+    for (const stage of stages) {
+      if (isPlainObject(stage.$sort)) {
+        flush();
+        docs = sortDocs(docs, stage.$sort, (doc) => Number(doc[TEXT_SCORE] ?? 0));
+      } else if (isPlainObject(stage.$facet)) {
+        flush();
+        const input = docs;
+        docs = [
+          Object.fromEntries(
+            Object.entries(stage.$facet).map(([name, sub]) => [
+              name,
+              this.runPipeline(sub as Doc[], input.map(copy), txn),
+            ]),
+          ),
+        ];
+      } else segment.push(stage);
+    }
+    flush();
+    return docs;
   }
 
   async listIndexesNow(): Promise<Doc[]> {
@@ -809,17 +1240,21 @@ export class StandInCollection {
     return toStored(document) as Doc;
   }
 
-  private insertNow(document: Doc, session: StandInSession | undefined): unknown {
+  private insertNow(document: Doc, txn: Transaction): unknown {
     const doc = this.prepareInsert(document);
     const key = idKey(doc._id);
-    if (this.docs.has(key)) {
+    if (this.view(txn).has(key)) {
       throw serverError(
         DUPLICATE_KEY,
         `E11000 duplicate key error collection: ${this.namespace} index: _id_ dup key: { _id: ${JSON.stringify(doc._id)} }`,
         { keyPattern: { _id: 1 }, keyValue: { _id: doc._id } },
       );
     }
-    this.put(key, doc, session);
+    this.put(key, doc, txn, (size) =>
+      serverError(2, `object to insert too large. size in bytes: ${size}, max size: ${MAX_BSON_SIZE}`, {
+        codeName: 'BadValue',
+      }),
+    );
     return doc._id;
   }
 
@@ -836,6 +1271,7 @@ export class StandInCollection {
       if (keys.some((k) => !k.startsWith('$')))
         throw serverError(9, 'Update document requires atomic operators', { codeName: 'FailedToParse' });
       if (keys.length) {
+        checkOperandTypes(target, rest);
         const box = [target];
         mingoUpdateOne(box, {}, toStored(rest) as never);
         target = box[0];
@@ -855,38 +1291,35 @@ export class StandInCollection {
     filter: Filter,
     update: Doc | Doc[],
     options: { upsert?: boolean; many: boolean },
-    session: StandInSession | undefined,
+    txn: Transaction,
   ) {
+    checkCommandSize({ filter, update });
     if (options.upsert) refuseExprInUpsert(filter);
-    const { docs } = this.matching(filter);
+    const { docs } = this.matching(filter, txn);
     const targets = options.many ? docs : docs.slice(0, 1);
     let modifiedCount = 0;
     for (const doc of targets) {
       const next = this.applyUpdate(doc, update, false);
       if (canonical(next) === canonical(doc)) continue;
-      this.put(idKey(doc._id), next, session);
+      this.put(idKey(doc._id), next, txn, updatedTooLarge);
       modifiedCount++;
     }
     if (targets.length === 0 && options.upsert) {
       const seed = toStored(equalityFields(filter)) as Doc;
       const doc = this.applyUpdate(seed, update, true);
       if (doc._id === undefined) doc._id = new ObjectId();
-      this.insertNow(doc, session);
+      this.insertNow(doc, txn);
       return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id };
     }
     return { matchedCount: targets.length, modifiedCount, upsertedCount: 0, upsertedId: null };
   }
 
-  private replaceNow(
-    filter: Filter,
-    replacement: Doc,
-    upsert: boolean | undefined,
-    session: StandInSession | undefined,
-  ) {
+  private replaceNow(filter: Filter, replacement: Doc, upsert: boolean | undefined, txn: Transaction) {
+    checkCommandSize({ filter, replacement });
     if (upsert) refuseExprInUpsert(filter);
     if (Object.keys(replacement).some((k) => k.startsWith('$')))
       throw serverError(2, 'Replacement document must not contain atomic operators', { codeName: 'BadValue' });
-    const doc = this.matching(filter).docs.at(0);
+    const doc = this.matching(filter, txn).docs.at(0);
     if (doc) {
       const next = toStored({ ...replacement, _id: doc._id }) as Doc;
       if (replacement._id !== undefined && canonical(replacement._id) !== canonical(doc._id)) {
@@ -895,7 +1328,7 @@ export class StandInCollection {
         });
       }
       const modified = canonical(next) !== canonical(doc);
-      if (modified) this.put(idKey(doc._id), next, session);
+      if (modified) this.put(idKey(doc._id), next, txn, updatedTooLarge);
       return { matchedCount: 1, modifiedCount: modified ? 1 : 0, upsertedCount: 0, upsertedId: null };
     }
     if (!upsert) return { matchedCount: 0, modifiedCount: 0, upsertedCount: 0, upsertedId: null };
@@ -904,20 +1337,21 @@ export class StandInCollection {
       ...replacement,
       ...(seed._id !== undefined && replacement._id === undefined ? { _id: seed._id } : {}),
     };
-    const id = this.insertNow(inserted, session);
+    const id = this.insertNow(inserted, txn);
     return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: id };
   }
 
-  private deleteNow(filter: Filter, many: boolean, session: StandInSession | undefined): number {
-    const { docs } = this.matching(filter);
+  private deleteNow(filter: Filter, many: boolean, txn: Transaction): number {
+    checkCommandSize({ filter });
+    const { docs } = this.matching(filter, txn);
     const targets = many ? docs : docs.slice(0, 1);
-    for (const doc of targets) this.remove(idKey(doc._id), session);
+    for (const doc of targets) this.remove(idKey(doc._id), txn);
     return targets.length;
   }
 
   async insertOne(document: Doc, options: SessionOptions = {}) {
-    await this.client.enter(options.session);
-    return { acknowledged: true, insertedId: this.insertNow(document, options.session) };
+    const txn = await this.client.roundTrip(options.session);
+    return { acknowledged: true, insertedId: await this.client.write(txn, (t) => this.insertNow(document, t)) };
   }
 
   async insertMany(documents: Doc[], options: SessionOptions & { ordered?: boolean } = {}) {
@@ -929,24 +1363,31 @@ export class StandInCollection {
   }
 
   async updateOne(filter: Filter, update: Doc | Doc[], options: SessionOptions & { upsert?: boolean } = {}) {
-    await this.client.enter(options.session);
+    const txn = await this.client.roundTrip(options.session);
     return {
       acknowledged: true,
-      ...this.updateNow(filter, update, { upsert: options.upsert, many: false }, options.session),
+      ...(await this.client.write(txn, (t) =>
+        this.updateNow(filter, update, { upsert: options.upsert, many: false }, t),
+      )),
     };
   }
 
   async updateMany(filter: Filter, update: Doc | Doc[], options: SessionOptions & { upsert?: boolean } = {}) {
-    await this.client.enter(options.session);
+    const txn = await this.client.roundTrip(options.session);
     return {
       acknowledged: true,
-      ...this.updateNow(filter, update, { upsert: options.upsert, many: true }, options.session),
+      ...(await this.client.write(txn, (t) =>
+        this.updateNow(filter, update, { upsert: options.upsert, many: true }, t),
+      )),
     };
   }
 
   async replaceOne(filter: Filter, replacement: Doc, options: SessionOptions & { upsert?: boolean } = {}) {
-    await this.client.enter(options.session);
-    return { acknowledged: true, ...this.replaceNow(filter, replacement, options.upsert, options.session) };
+    const txn = await this.client.roundTrip(options.session);
+    return {
+      acknowledged: true,
+      ...(await this.client.write(txn, (t) => this.replaceNow(filter, replacement, options.upsert, t))),
+    };
   }
 
   /** Driver ≥ 6 semantics: resolves with the document (before or after, per `returnDocument`), or null. */
@@ -955,22 +1396,24 @@ export class StandInCollection {
     update: Doc | Doc[],
     options: SessionOptions & { upsert?: boolean; returnDocument?: 'before' | 'after'; projection?: Doc } = {},
   ): Promise<Doc | null> {
-    await this.client.enter(options.session);
-    const before = this.matching(filter).docs.at(0);
-    const result = this.updateNow(filter, update, { upsert: options.upsert, many: false }, options.session);
-    if (options.returnDocument !== 'after') return before ? copy(before) : null;
-    const id = before ? before._id : result.upsertedId;
-    return id === null || id === undefined ? null : copy(this.docs.get(idKey(id)) ?? null);
+    const txn = await this.client.roundTrip(options.session);
+    return this.client.write(txn, (t) => {
+      const before = this.matching(filter, t).docs.at(0);
+      const result = this.updateNow(filter, update, { upsert: options.upsert, many: false }, t);
+      if (options.returnDocument !== 'after') return before ? copy(before) : null;
+      const id = before ? before._id : result.upsertedId;
+      return id === null || id === undefined ? null : copy(this.view(t).get(idKey(id)) ?? null);
+    });
   }
 
   async deleteOne(filter: Filter, options: SessionOptions = {}) {
-    await this.client.enter(options.session);
-    return { acknowledged: true, deletedCount: this.deleteNow(filter, false, options.session) };
+    const txn = await this.client.roundTrip(options.session);
+    return { acknowledged: true, deletedCount: await this.client.write(txn, (t) => this.deleteNow(filter, false, t)) };
   }
 
   async deleteMany(filter: Filter = {}, options: SessionOptions = {}) {
-    await this.client.enter(options.session);
-    return { acknowledged: true, deletedCount: this.deleteNow(filter, true, options.session) };
+    const txn = await this.client.roundTrip(options.session);
+    return { acknowledged: true, deletedCount: await this.client.write(txn, (t) => this.deleteNow(filter, true, t)) };
   }
 
   /**
@@ -979,8 +1422,7 @@ export class StandInCollection {
    * `writeErrors[].index` and the partial `result`, as the driver reports it.
    */
   async bulkWrite(operations: BulkOperation[], options: SessionOptions & { ordered?: boolean } = {}) {
-    await this.client.enter(options.session);
-    const session = options.session;
+    const txn = await this.client.roundTrip(options.session);
     const ordered = options.ordered ?? true;
     const tally: WriteTally = {
       insertedCount: 0,
@@ -994,26 +1436,12 @@ export class StandInCollection {
     const writeErrors: { index: number; code: number; errmsg: string; errInfo?: unknown }[] = [];
     for (const [index, operation] of operations.entries()) {
       try {
-        if ('insertOne' in operation) {
-          tally.insertedIds[index] = this.insertNow(operation.insertOne.document, session);
-          tally.insertedCount++;
-        } else if ('updateOne' in operation || 'updateMany' in operation) {
-          const many = 'updateMany' in operation;
-          const spec = many ? operation.updateMany : operation.updateOne;
-          const r = this.updateNow(spec.filter, spec.update, { upsert: spec.upsert, many }, session);
-          this.count(tally, index, r);
-        } else if ('replaceOne' in operation) {
-          const spec = operation.replaceOne;
-          this.count(tally, index, this.replaceNow(spec.filter, spec.replacement, spec.upsert, session));
-        } else if ('deleteOne' in operation) {
-          tally.deletedCount += this.deleteNow(operation.deleteOne.filter, false, session);
-        } else if ('deleteMany' in operation) {
-          tally.deletedCount += this.deleteNow(operation.deleteMany.filter, true, session);
-        } else {
-          throw serverError(2, `MongoStandIn: unsupported bulk operation ${Object.keys(operation)[0]}`);
-        }
+        // Each statement on its own outside a transaction, as the server applies a bulk write.
+        await this.client.write(txn, (t) => this.bulkStatement(operation, index, tally, t));
       } catch (error) {
         if (!(error instanceof MongoServerError)) throw error;
+        // In a transaction a write conflict fails the whole command, with its label (not as a write error).
+        if (txn && error.code === 112) throw error;
         writeErrors.push({ index, code: Number(error.code), errmsg: error.message });
         if (ordered) break;
       }
@@ -1032,6 +1460,26 @@ export class StandInCollection {
     return result;
   }
 
+  private bulkStatement(operation: BulkOperation, index: number, tally: WriteTally, txn: Transaction): void {
+    if ('insertOne' in operation) {
+      tally.insertedIds[index] = this.insertNow(operation.insertOne.document, txn);
+      tally.insertedCount++;
+    } else if ('updateOne' in operation || 'updateMany' in operation) {
+      const many = 'updateMany' in operation;
+      const spec = many ? operation.updateMany : operation.updateOne;
+      this.count(tally, index, this.updateNow(spec.filter, spec.update, { upsert: spec.upsert, many }, txn));
+    } else if ('replaceOne' in operation) {
+      const spec = operation.replaceOne;
+      this.count(tally, index, this.replaceNow(spec.filter, spec.replacement, spec.upsert, txn));
+    } else if ('deleteOne' in operation) {
+      tally.deletedCount += this.deleteNow(operation.deleteOne.filter, false, txn);
+    } else if ('deleteMany' in operation) {
+      tally.deletedCount += this.deleteNow(operation.deleteMany.filter, true, txn);
+    } else {
+      throw serverError(2, `MongoStandIn: unsupported bulk operation ${Object.keys(operation)[0]}`);
+    }
+  }
+
   private count(
     tally: WriteTally,
     index: number,
@@ -1048,12 +1496,12 @@ export class StandInCollection {
   // ---------------------------------------------------------------- indexes and lifecycle
 
   async createIndex(key: Record<string, unknown>, options: Partial<IndexSpec> & Doc = {}): Promise<string> {
-    await this.client.enter(undefined);
+    await this.client.roundTrip(undefined);
     return this.createIndexNow({ ...options, key });
   }
 
   async createIndexes(specs: (Partial<IndexSpec> & { key: Record<string, unknown> })[]): Promise<string[]> {
-    await this.client.enter(undefined);
+    await this.client.roundTrip(undefined);
     return specs.map((spec) => this.createIndexNow(spec));
   }
 
@@ -1114,8 +1562,12 @@ export class StandInCollection {
   }
 
   async drop(options: SessionOptions = {}): Promise<boolean> {
-    await this.client.enter(options.session);
+    await this.client.roundTrip(options.session);
+    await this.client.exclusive(this);
     const existed = this.exists();
+    // Committed by no transaction: every open one keeps the documents it started with.
+    const version = ++this.client.version;
+    for (const key of [...this.docs.keys()]) this.commitDoc(key, undefined, version, null);
     this.docs.clear();
     this.indexList.length = 0;
     this.uniqueKeys.clear();

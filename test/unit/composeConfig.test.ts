@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { BLOB_STORES, CONFIG_VARIABLES, EVENT_STORES, READ_MODELS, loadConfig } from '../../src/config';
+import { envPairs, execForm, only, parseDockerfile } from '../support/dockerfile';
 
 /**
  * docker-compose.yml must agree with what src/config.ts accepts: the service's variables are ones the config
@@ -87,14 +88,24 @@ describe('docker-compose.yml', () => {
     expect(mongodb.image).toBe('mongo:7');
   });
 
-  it('builds the service from the Dockerfile (node:20, npm ci, npm start) on the port it listens on', () => {
+  it('builds the service from the Dockerfile (node:20, npm ci, the built bundle) on the port it listens on', () => {
     expect(service.build).toBe('.');
-    const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/^FROM node:20\s*$/m);
-    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
-    expect(dockerfile).toMatch(/^CMD \["npm", "start"\]\s*$/m);
+    const dockerfile = parseDockerfile(fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8'));
+    expect(only(dockerfile, 'FROM').args).toBe('node:20');
+    const runs = dockerfile.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+    expect(runs.some((run) => /^npm ci\b/.test(run))).toBe(true);
+    // The process itself, not npm (test/deploy/imageStart.test.ts runs it as the image would).
+    expect(execForm(only(dockerfile, 'CMD'))).toEqual(['node', '--enable-source-maps', 'dist/cli/main.js', 'serve']);
+    const imageEnv = Object.assign({}, ...dockerfile.filter((i) => i.keyword === 'ENV').map(envPairs)) as Record<
+      string,
+      string
+    >;
+    // Compose's values win over the image's; both name the same port and data directory.
+    expect(imageEnv).toMatchObject({ PORT: env.PORT, DATA_DIR: env.DATA_DIR });
     const port = loadConfig(env).port;
+    expect(only(dockerfile, 'EXPOSE').args).toBe(String(port));
     expect(containerPorts(service)).toContain(port);
+    expect(service.volumes).toContain(`service-data:${imageEnv.DATA_DIR}`);
     expect(service.healthcheck!.test.join(' ')).toContain(`http://127.0.0.1:${port}/readyz`);
   });
 

@@ -10,6 +10,8 @@ import {
   MaxAppendSizeExceededError as ClientMaxAppendSizeExceededError,
   StreamNotFoundError as ClientStreamNotFoundError,
   UnavailableError as ClientUnavailableError,
+  DeadlineExceededError as ClientDeadlineExceededError,
+  NotLeaderError as ClientNotLeaderError,
   UnsupportedError as ClientUnsupportedError,
   WrongExpectedVersionError as ClientWrongExpectedVersionError,
   convertToCommandError,
@@ -256,6 +258,7 @@ interface LoggedEvent {
   revision: bigint;
   position: bigint;
   type: string;
+  id?: string;
 }
 
 function resolvedEvent(e: {
@@ -263,15 +266,14 @@ function resolvedEvent(e: {
   revision: bigint | number;
   position: bigint | number | undefined;
   type?: string;
+  id?: string;
 }): AllStreamResolvedEvent {
   const position =
     e.position === undefined ? undefined : ({ commit: e.position, prepare: e.position } as unknown as Position);
   return {
     event: {
       streamId: e.streamId,
-      id: `00000000-0000-4000-8000-${String(e.position ?? 0)
-        .padStart(12, '0')
-        .slice(-12)}`,
+      id: idOf(e),
       revision: e.revision as bigint,
       type: e.type ?? 'T',
       isJson: true,
@@ -282,6 +284,16 @@ function resolvedEvent(e: {
     },
     commitPosition: undefined,
   };
+}
+
+/** A logged event's id: the one it was appended with, else one made from its position. */
+function idOf(e: { id?: string; position?: bigint | number }): string {
+  return (
+    e.id ??
+    `00000000-0000-4000-8000-${String(e.position ?? 0)
+      .padStart(12, '0')
+      .slice(-12)}`
+  );
 }
 
 /** An object-mode stream shaped like the client's AllStreamSubscription, driven by the test. */
@@ -315,7 +327,17 @@ interface SubscribeCall {
   sub: FakeSubscription;
 }
 
-/** A fake client: an in-memory `$all` for reads, and subscriptions the test drives by hand. */
+/** What KurrentDB answers to a read that starts at a position that is not the start of an event's record. */
+function invalidPosition(position: Position): Error {
+  return new Error(`Invalid position ${position.commit}/${position.prepare}: not the start of a record.`);
+}
+
+/**
+ * A fake client: an in-memory `$all` for reads, and subscriptions the test drives by hand. Strict where the server
+ * is: reads and subscriptions from a position that is no event's are refused. Switches: stream reads without
+ * positions (the server fills them only for some events), appends recorded in the log (with the server's
+ * idempotence for repeated event ids), and appends that commit and then time out.
+ */
 class FakeClient {
   log: LoggedEvent[] = [];
   readonly subscribeCalls: SubscribeCall[] = [];
@@ -329,14 +351,26 @@ class FakeClient {
   };
   multiResult: { position: bigint | number; responses: unknown[] } | Error = { position: 10n, responses: [] };
   readStreamError: Error | undefined;
+  /** false: stream reads carry no positions. */
+  positionsInStreamReads = true;
+  /** true: appends write to `log` (and answer from it) instead of answering `appendResult`. */
+  recordAppends = false;
+  /** The next n recorded appends commit and then fail with the client's deadline error. */
+  commitThenTimeout = 0;
+  /** Errors the next recorded appends fail with before writing anything (one per append). */
+  failBeforeWriting: Error[] = [];
   readonly dispose = jest.fn(async () => undefined);
 
-  add(streamId: string, type = 'T'): LoggedEvent {
+  add(streamId: string, type = 'T', id?: string): LoggedEvent {
     const position = (this.log[this.log.length - 1]?.position ?? 0n) + 100n;
     const revision = BigInt(this.log.filter((e) => e.streamId === streamId).length);
-    const e = { streamId, revision, position, type };
+    const e = { streamId, revision, position, type, ...(id === undefined ? {} : { id }) };
     this.log.push(e);
     return e;
+  }
+
+  private isEventPosition(position: Position): boolean {
+    return this.log.some((e) => e.position === position.commit && e.position === position.prepare);
   }
 
   readAll(options: {
@@ -352,11 +386,14 @@ class FakeClient {
       filter: options.filter,
     });
     const matches = (e: LoggedEvent) =>
-      'prefixes' in options.filter
+      'prefixes' in options.filter && options.filter.prefixes
         ? options.filter.prefixes.some((p) => e.streamId.startsWith(p))
-        : !e.type.startsWith('$');
+        : 'regex' in options.filter && options.filter.regex
+          ? new RegExp(options.filter.regex).test(e.streamId)
+          : !e.type.startsWith('$');
     let events = this.log.filter(matches);
     const from = options.fromPosition;
+    const refused = typeof from === 'object' && !this.isEventPosition(from) ? invalidPosition(from) : undefined;
     if (options.direction === 'backwards') {
       events = events.reverse();
       if (typeof from === 'object') events = events.filter((e) => e.position < from.commit);
@@ -365,6 +402,7 @@ class FakeClient {
     }
     const selected = events.slice(0, options.maxCount ?? Infinity);
     return (async function* () {
+      if (refused) throw refused;
       for (const e of selected) yield resolvedEvent(e);
     })();
   }
@@ -377,16 +415,19 @@ class FakeClient {
     let events = this.log.filter((e) => e.streamId === streamId);
     if (options.direction === 'backwards') events = events.reverse();
     const selected = events.slice(0, options.maxCount ?? Infinity);
+    const withPositions = this.positionsInStreamReads;
     return (async function* () {
       if (error) throw error;
       if (selected.length === 0) throw new ClientStreamNotFoundError(undefined, streamId);
-      for (const e of selected) yield resolvedEvent(e);
+      for (const e of selected) yield resolvedEvent(withPositions ? e : { ...e, id: idOf(e), position: undefined });
     })();
   }
 
   subscribeToAll(options: { fromPosition: Position | typeof START; filter: Filter }): FakeSubscription {
     const sub = new FakeSubscription();
     this.subscribeCalls.push({ fromPosition: options.fromPosition, filter: options.filter, sub });
+    const from = options.fromPosition;
+    if (typeof from === 'object' && !this.isEventPosition(from)) setImmediate(() => sub.destroy(invalidPosition(from)));
     return sub;
   }
 
@@ -396,8 +437,44 @@ class FakeClient {
     options: { streamState: unknown },
   ): Promise<ClientAppendResult> {
     this.appendCalls.push({ stream, events, streamState: options.streamState });
+    if (this.recordAppends) return this.record(stream, events, options.streamState);
     if (this.appendResult instanceof Error) throw this.appendResult;
     return this.appendResult;
+  }
+
+  /** The server's append: idempotent for the same ids at the end of the stream, else the expected state checked. */
+  private record(stream: string, events: EventData[], streamState: unknown): ClientAppendResult {
+    const failure = this.failBeforeWriting.shift();
+    if (failure) throw failure;
+    const existing = this.log.filter((e) => e.streamId === stream);
+    const tail = existing.slice(-events.length);
+    const answer = (last: LoggedEvent): ClientAppendResult => ({
+      success: true,
+      nextExpectedRevision: last.revision,
+      position: { commit: last.position, prepare: last.position },
+    });
+    if (tail.length === events.length && tail.every((e, i) => e.id === events[i].id)) return answer(tail.at(-1)!);
+    const current = existing.length === 0 ? NO_STREAM : existing[existing.length - 1].revision;
+    const met =
+      streamState === NO_STREAM
+        ? current === NO_STREAM
+        : streamState === STREAM_EXISTS
+          ? current !== NO_STREAM
+          : typeof streamState !== 'bigint' || streamState === current;
+    if (!met) {
+      throw new ClientWrongExpectedVersionError(undefined, {
+        streamName: stream,
+        expected: streamState as bigint,
+        current: current,
+      });
+    }
+    let last!: LoggedEvent;
+    for (const e of events) last = this.add(stream, e.type, e.id);
+    if (this.commitThenTimeout > 0) {
+      this.commitThenTimeout -= 1;
+      throw new ClientDeadlineExceededError();
+    }
+    return answer(last);
   }
 
   async multiStreamAppend(requests: unknown[]): Promise<{ position: bigint | number; responses: unknown[] }> {
@@ -798,5 +875,106 @@ describe('KurrentDbEventStore over a fake client', () => {
       await store.dispose();
       await reader.done;
     });
+  });
+});
+
+describe('the fake client is as strict as KurrentDB, and the adapter holds', () => {
+  const retrying = (client: FakeClient) =>
+    new KurrentDbEventStore(client as unknown as KurrentClient, {
+      streamPrefixes: ['folder-', 'item-'],
+      backoff: { initialMs: 100, maxMs: 1000 },
+      appendRetry: { retries: 2, delayMs: 1 },
+    });
+  const notLeader = () =>
+    new ClientNotLeaderError({
+      metadata: { 'leader-endpoint-host': 'node2', 'leader-endpoint-port': '2113' },
+    } as never);
+
+  it("refuses reads from a position that is no event's; the adapter reads from the ones events gave", async () => {
+    const client = new FakeClient();
+    client.add('folder-1');
+    client.add('folder-1');
+    client.add('item-1');
+    const store = storeOver(client);
+    expect(await rejection(collect(store.readAll({ fromPosition: 150n })))).toMatchObject({
+      message: 'Invalid position 150/150: not the start of a record.',
+    });
+    expect((await collect(store.readAll({ fromPosition: 100n }))).map((e) => e.position)).toEqual([200n, 300n]);
+    expect(
+      (await collect(store.readAll({ direction: 'backwards', fromPosition: 300n }))).map((e) => e.position),
+    ).toEqual([200n, 100n]);
+  });
+
+  it('fills in the positions a stream read left out, from $all filtered to exactly that stream', async () => {
+    const client = new FakeClient();
+    client.positionsInStreamReads = false;
+    client.add('folder-1', 'A');
+    client.add('folder-10', 'X'); // a stream whose name starts with the other's: not one of its events
+    client.add('item-1', 'Y');
+    client.add('folder-1', 'B');
+    const store = storeOver(client);
+    const events = await collect(store.readStream('folder-1'));
+    expect(events.map((e) => [e.type, e.revision, e.position])).toEqual([
+      ['A', 0n, 100n],
+      ['B', 1n, 400n],
+    ]);
+    // One $all read for the stream, with the exact-name filter.
+    expect(client.readAllCalls).toHaveLength(1);
+    expect(client.readAllCalls[0].filter).toMatchObject({ regex: '^folder-1$' });
+    client.add('folder-1', 'C');
+    const [last] = await collect(store.readStream('folder-1', { direction: 'backwards', maxCount: 1 }));
+    expect([last.type, last.position]).toEqual(['C', 500n]);
+    // A reader that ignores positions (a command folding its stream) costs no $all read.
+    const calls = client.readAllCalls.length;
+    const folded = await collect(store.readStream('folder-1', { positions: false }));
+    expect(folded.map((e) => [e.type, e.position])).toEqual([
+      ['A', -1n],
+      ['B', -1n],
+      ['C', -1n],
+    ]);
+    expect(client.readAllCalls).toHaveLength(calls);
+  });
+
+  it('answers an append that committed and then timed out as recorded, after a retry that writes nothing twice', async () => {
+    const client = new FakeClient();
+    client.recordAppends = true;
+    client.commitThenTimeout = 1;
+    const store = retrying(client);
+    const result = await store.appendToStream('folder-1', [ev('A'), ev('B')], { expectedState: 'no_stream' });
+    expect(result).toEqual({ nextExpectedRevision: 1n, position: 200n });
+    expect(client.log.map((e) => [e.streamId, e.type])).toEqual([
+      ['folder-1', 'A'],
+      ['folder-1', 'B'],
+    ]);
+    // The retry sent the same events (same ids), which the server recognised.
+    expect(client.appendCalls).toHaveLength(2);
+    expect(client.appendCalls[1].events.map((e) => e.id)).toEqual(client.appendCalls[0].events.map((e) => e.id));
+  });
+
+  it('retries a node that is no longer the leader or unavailable, and gives up after its retries', async () => {
+    const client = new FakeClient();
+    client.recordAppends = true;
+    client.failBeforeWriting = [notLeader(), new ClientUnavailableError()];
+    const store = retrying(client);
+    expect(await store.appendToStream('folder-1', [ev('A')], { expectedState: 'any' })).toEqual({
+      nextExpectedRevision: 0n,
+      position: 100n,
+    });
+    expect(client.appendCalls).toHaveLength(3);
+    client.failBeforeWriting = [1, 2, 3].map(() => new ClientUnavailableError());
+    const error = await rejection(store.appendToStream('folder-1', [ev('B')], { expectedState: 0n }));
+    expect(error).toBeInstanceOf(ClientUnavailableError);
+    expect(client.log).toHaveLength(1);
+    expect(client.appendCalls).toHaveLength(6);
+  });
+
+  it('does not retry a wrong expected version on the first attempt', async () => {
+    const client = new FakeClient();
+    client.recordAppends = true;
+    client.add('folder-1');
+    const store = retrying(client);
+    const error = await rejection(store.appendToStream('folder-1', [ev('A')], { expectedState: 'no_stream' }));
+    expect(error).toBeInstanceOf(WrongExpectedVersionError);
+    expect(client.appendCalls).toHaveLength(1);
   });
 });

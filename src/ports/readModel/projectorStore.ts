@@ -87,8 +87,8 @@ export interface ProjectorStore {
    * Applies consecutive events (positions strictly increasing) as {@link apply} would one after the other, and as
    * one unit where the adapter can: one transaction and one checkpoint write for the whole batch. Events at or
    * before the checkpoint are skipped. Resolves with the number of events applied. On a failure the checkpoint
-   * never passes an event whose writes are not all in (SQLite rolls the whole batch back; MongoDB keeps the events
-   * before the failing one). The `fence` is checked as in {@link apply}, once for the batch.
+   * never passes an event whose writes are not all in (SQLite and MongoDB on a replica set roll the whole batch
+   * back; MongoDB without transactions keeps the events before the failing one). The `fence` is checked as in {@link apply}, once for the batch.
    */
   applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number>;
   /** Empties every read model and checkpoint (the start of a rebuild). */

@@ -38,6 +38,7 @@ import {
   toEventData,
   toPortError,
 } from './mapping';
+import { DEFAULT_APPEND_RETRY, appendWithRetry, type AppendRetryOptions } from './appendRetry';
 import { SubscriptionReader } from './subscriptionReader';
 
 /** The part of the client the adapter uses (a fake of it drives the unit tests). */
@@ -63,6 +64,8 @@ export interface KurrentDbEventStoreOptions {
   backoff?: BackoffOptions;
   /** Told about dropped subscriptions (a pino logger fits). */
   logger?: { warn(obj: object, msg: string): void };
+  /** Retries of appends with an unknown outcome (deadline, not leader, unavailable): see ./appendRetry.ts. */
+  appendRetry?: AppendRetryOptions;
 }
 
 export interface ConnectOptions extends KurrentDbEventStoreOptions {
@@ -214,24 +217,56 @@ export class KurrentDbEventStore implements EventStore {
 
     const expected = new Map(writes.map((a) => [a.streamId, a.expectedState] as const));
     this.grpcUsed = true;
+    const requests = writes.map((a) => ({
+      streamName: a.streamId,
+      events: a.events,
+      expectedState: toClientStreamState(a.expectedState),
+    }));
     try {
-      const result = await this.client.multiStreamAppend(
-        writes.map((a) => ({
-          streamName: a.streamId,
-          events: a.events,
-          expectedState: toClientStreamState(a.expectedState),
-        })),
+      return await appendWithRetry(
+        async () => ({ position: toBigInt((await this.client.multiStreamAppend(requests)).position) }),
+        async () => {
+          // All or nothing: the append was atomic, so finding every stream's events means it was recorded.
+          let position = -1n;
+          for (const a of writes) {
+            const found = await this.recordedAt(a);
+            if (!found) return undefined;
+            position = max(position, found.position);
+          }
+          return { position };
+        },
+        this.appendRetry,
       );
-      return { position: toBigInt(result.position) };
     } catch (error) {
       throw toPortError(error, { expected, size });
     }
   }
 
+  private get appendRetry(): AppendRetryOptions {
+    return this.options.appendRetry ?? DEFAULT_APPEND_RETRY;
+  }
+
+  /**
+   * Where an append's events are, when they are the stream's last events (same ids, in order): the append was
+   * recorded. undefined when they are not there.
+   */
+  private async recordedAt(append: PreparedAppend): Promise<AppendResult | undefined> {
+    const last: RecordedEvent[] = [];
+    for await (const event of this.readStream(append.streamId, {
+      direction: 'backwards',
+      maxCount: append.events.length,
+    }))
+      last.unshift(event);
+    const ids = append.events.map((e) => e.id);
+    if (last.length !== ids.length || last.some((event, i) => event.id !== ids[i])) return undefined;
+    const newest = last[last.length - 1];
+    return { nextExpectedRevision: newest.revision, position: newest.position };
+  }
+
   private async appendPrepared(append: PreparedAppend, size: number): Promise<AppendResult> {
     const { streamId, expectedState } = append;
     this.grpcUsed = true;
-    try {
+    const send = async (): Promise<AppendResult> => {
       const result = await this.client.appendToStream(streamId, append.events, {
         streamState: toClientStreamState(expectedState),
       });
@@ -248,6 +283,9 @@ export class KurrentDbEventStore implements EventStore {
         nextExpectedRevision: toBigInt(result.nextExpectedRevision),
         position: position ?? (await this.lastEvent(streamId))?.position ?? (await this.headPosition()),
       };
+    };
+    try {
+      return await appendWithRetry(send, () => this.recordedAt(append), this.appendRetry);
     } catch (error) {
       throw toPortError(error, { expected: new Map([[streamId, expectedState]]), streamId, size });
     }
@@ -273,14 +311,30 @@ export class KurrentDbEventStore implements EventStore {
       maxCount: options.maxCount,
       resolveLinkTos: false,
     });
+    const positions = new StreamPositions(streamId);
     try {
       for await (const resolved of events) {
         const event = fromResolvedEvent(resolved);
-        if (event) yield event;
+        if (!event) continue;
+        // The server leaves the position out of some stream reads; the port promises one (history, point in time
+        // and catch-up order events by it).
+        if (event.position < 0n && options.positions !== false)
+          event.position = await positions.of(event.id, (from) => this.readStreamInAll(streamId, from));
+        yield event;
       }
     } catch (error) {
       throw toPortError(error, { streamId });
     }
+  }
+
+  /** The events of one stream as `$all` has them (with positions), after `from` (an event's position, or 0n). */
+  private readStreamInAll(streamId: string, from: bigint): AsyncIterable<AllStreamResolvedEvent> {
+    return this.client.readAll({
+      direction: FORWARDS,
+      fromPosition: from === 0n ? START : toClientPosition(from),
+      filter: streamNameFilter({ regex: `^${escapeRegExp(streamId)}$` }),
+      resolveLinkTos: false,
+    });
   }
 
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
@@ -512,6 +566,38 @@ export class KurrentDbEventStore implements EventStore {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------------------------
+
+/**
+ * Positions of one stream's events, looked up in `$all` (filtered to the stream) when a stream read came without
+ * them: one forward read for the whole stream, continued from the last position found when a later event is asked
+ * for. Reads start only at positions `$all` gave.
+ */
+class StreamPositions {
+  private readonly byId = new Map<string, bigint>();
+  private last = 0n;
+
+  constructor(private readonly streamId: string) {}
+
+  async of(eventId: string, read: (from: bigint) => AsyncIterable<AllStreamResolvedEvent>): Promise<bigint> {
+    const known = this.byId.get(eventId);
+    if (known !== undefined) return known;
+    for await (const resolved of read(this.last)) {
+      const position = commitPositionOf(resolved);
+      const id = resolved.event?.id;
+      if (position < 0n || id === undefined || resolved.event?.streamId !== this.streamId) continue;
+      this.byId.set(id, position);
+      if (position > this.last) this.last = position;
+    }
+    const found = this.byId.get(eventId);
+    if (found === undefined)
+      throw new Error(`KurrentDB: event ${eventId} of ${this.streamId} has no position in $all.`);
+    return found;
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 function normalisePrefixes(prefixes: readonly string[] | undefined): string[] {
   return prefixes ? [...new Set(prefixes)] : [];

@@ -1,4 +1,4 @@
-import type { Document, Filter } from 'mongodb';
+import type { Filter } from 'mongodb';
 import type {
   FileDoc,
   FileQueries,
@@ -73,43 +73,45 @@ export class MongoItems implements ItemQueries {
     return doc?._id ?? null;
   }
 
-  /** `$text` over items, then their folder joined and its READ permission checked, in one pipeline. */
+  /**
+   * `$text` over items, then their folder joined and its READ permission checked: the page and the total as two
+   * pipelines over the same matches, run together. One `$facet` would return both in one document, which passes
+   * MongoDB's 16 MiB document limit once a page (`limit=0`: every match) is large; the page's documents come one by
+   * one instead. Between the two reads a write may land, so the total can differ from the page by that write.
+   */
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
     const search = textSearch(o.text);
     if (search === null) return { rows: [], total: 0 };
     const generation = await this.generation();
     const items = await this.source.get('items');
     const window = windowOf(o.paging);
-    const result = (
-      await items
+    const readable = [
+      { $match: { $text: { $search: search } } },
+      {
+        $lookup: {
+          from: physicalName('folders', generation),
+          localField: 'folderId',
+          foreignField: '_id',
+          as: '_folder',
+        },
+      },
+      { $unwind: '$_folder' },
+      { $match: readableFilter(o.viewer, 0, '_folder.') },
+    ];
+    const [rows, counted] = await Promise.all([
+      items
         .aggregate([
-          { $match: { $text: { $search: search } } },
-          {
-            $lookup: {
-              from: physicalName('folders', generation),
-              localField: 'folderId',
-              foreignField: '_id',
-              as: '_folder',
-            },
-          },
-          { $unwind: '$_folder' },
-          { $match: readableFilter(o.viewer, 0, '_folder.') },
-          {
-            $facet: {
-              rows: [
-                { $sort: sortOf(o.paging) },
-                ...(window.skip ? [{ $skip: window.skip }] : []),
-                ...(window.limit ? [{ $limit: window.limit }] : []),
-                { $project: { ...OUT, _folder: 0 } },
-              ],
-              total: [{ $count: 'n' }],
-            },
-          },
+          ...readable,
+          { $sort: sortOf(o.paging) },
+          ...(window.skip ? [{ $skip: window.skip }] : []),
+          ...(window.limit ? [{ $limit: window.limit }] : []),
+          { $project: { ...OUT, _folder: 0 } },
         ])
-        .toArray()
-    ).at(0);
-    const total = (result?.total as { n: number }[] | undefined)?.[0]?.n ?? 0;
-    return { rows: ((result?.rows as Document[] | undefined) ?? []) as unknown as ItemDoc[], total };
+        .toArray(),
+      items.aggregate([...readable, { $count: 'n' }]).toArray(),
+    ]);
+    const total = (counted.at(0)?.n as number | undefined) ?? 0;
+    return { rows: rows as unknown as ItemDoc[], total };
   }
 
   async countInFolder(folderId: string) {
