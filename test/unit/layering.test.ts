@@ -35,7 +35,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   services: ['config', 'ports', 'bus', 'projections', 'commands'],
   commands: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services'],
   http: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services', 'commands'],
-  infra: ['domain', 'ports', 'bus'],
+  infra: ['domain', 'ports'],
   wiring: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services', 'commands', 'http', 'infra'],
 };
 

@@ -6,7 +6,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { WriteGate } from '../../sqlite/writeGate';
 import type { RecordedEvent } from '../../../ports/eventStore';
 import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../ports/backgroundApply';
-import type { BulkProgressBus } from '../../../bus/bulkProgress';
+import type { BulkProgressReports } from '../../../ports/bulkProgress';
 import { descendantsSql } from './folderTree';
 import { sqlLimit } from '../../sqlite/sqlLimit';
 
@@ -89,7 +89,7 @@ export interface SqliteBulkApplyOptions {
   /**
    * Where progress of a followed request goes, and how often the worker reports it (config BULK_PROGRESS_INTERVAL_MS).
    */
-  progress?: { bus: BulkProgressBus; everyMs: number };
+  progress?: { bus: BulkProgressReports; everyMs: number };
 }
 
 export class SqliteBulkApply implements BackgroundApply {
