@@ -11,6 +11,7 @@ import { takeLease } from './leaseHolder';
 import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
 import type { BackgroundApply } from '../ports/backgroundApply';
 import type { ProjectionInAppend } from '../ports/projectionInAppend';
+import { within } from '../ports/within';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 /** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
@@ -738,15 +739,4 @@ export class Projector {
     await active.subscription.unsubscribe();
     await active.loop;
   }
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
