@@ -88,7 +88,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     appendWorker: {
       lockWaitMs: config.appendLockWaitMs,
       ...(inAppend
-        ? { projecting: { entry: path.join(__dirname, 'cli', 'appendProjectingWorker'), link: inAppend } }
+        ? { projecting: { entry: path.join(__dirname, 'workers', 'appendProjectingWorker'), link: inAppend } }
         : {}),
     },
   });

@@ -58,6 +58,7 @@ function layerOf(file: string): Layer | null {
       return 'services';
     case 'bootstrap.ts':
     case 'cli':
+    case 'workers':
       return 'wiring';
     default:
       return null;

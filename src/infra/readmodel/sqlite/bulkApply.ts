@@ -15,7 +15,7 @@ import { sqlLimit } from '../../sqlite/sqlLimit';
  *
  * A copy or delete of a 100k-folder subtree is a few seconds of set-wise SQL in one transaction (subtreeStore.ts).
  * Run on the event loop it froze every request, the lease renewal and keep-alive sockets for all that time. Here it
- * runs on a worker thread (src/cli/bulkApplyWorker.ts) with its own connection to the same file, as the very same
+ * runs on a worker thread (src/workers/bulkApplyWorker.ts) with its own connection to the same file, as the very same
  * one transaction (writes plus checkpoint), so nothing about atomicity, crash safety or replay changes:
  *
  * - readers on the main connection keep seeing the last committed state (WAL) until the commit makes the whole
@@ -211,12 +211,12 @@ export class SqliteBulkApply implements BackgroundApply {
 }
 
 /**
- * Starts the worker thread's entry, src/cli/bulkApplyWorker.ts (a thread entry point wires the read model and the
- * projections together, like main.ts does), on its own connection to `file`.
+ * Starts the worker thread's entry, src/workers/bulkApplyWorker.ts (a thread entry point wires the read model and the
+ * projections together, like src/cli/main.ts does), on its own connection to `file`.
  */
 function startWorker(file: string): Worker {
   return startWorkerThread(
-    path.join(__dirname, '..', '..', '..', 'cli', 'bulkApplyWorker'),
+    path.join(__dirname, '..', '..', '..', 'workers', 'bulkApplyWorker'),
     __filename.endsWith('.js'),
     { file },
   );
