@@ -10,7 +10,7 @@ import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
 import type { Projection } from './projections/projection';
-import { CommandRunner } from './commands/commandContext';
+import { CommandRunner } from './commands/commandRunner';
 import { FsBlobStore } from './infra/blobs/fs/fsBlobStore';
 import { PartialUploads } from './infra/blobs/fs/partialUploads';
 import { sweepStorage } from './commands/storageSweep';
