@@ -1,7 +1,7 @@
 /**
  * Production build (`npm run build`, run by `prestart`): each process entry bundled by esbuild into one JavaScript
- * file at the path tsc would give it (dist/cli/main.js, and the worker threads' entries), so that start-up reads a
- * handful of files instead of compiling hundreds of small modules (docs/performance.md, "Cold start").
+ * file at the path tsc would give it (dist/cli/main.js, dist/workers/*.js, the adapters' thread entries), so that
+ * start-up reads a handful of files instead of compiling hundreds of small modules (docs/performance.md, "Cold start").
  *
  * Packages that load lazily (optional adapters, zip, websockets, the API page), native ones and those read as files
  * at run time stay outside, required from node_modules as before.
@@ -17,10 +17,10 @@ const DIST = path.join(ROOT, 'dist');
 /** The processes' entry points, relative to src/ (a worker thread's entry is a process entry of its own). */
 const ENTRIES = [
   'cli/main.ts',
-  'cli/bulkApplyWorker.ts',
-  'cli/appendProjectingWorker.ts',
+  'workers/bulkApplyWorker.ts',
+  'workers/appendProjectingWorker.ts',
   // Required by appendProjectingWorker with its first write to project: a bundle of its own, loaded only then.
-  'cli/projectAppended.ts',
+  'workers/projectAppended.ts',
   'infra/eventstore/sqlite/appendWorkerThread.ts',
   'infra/readmodel/sqlite/replayWriterThread.ts',
   'infra/sqlite/offLoopReadsThread.ts',

@@ -10,7 +10,7 @@ import { HookBus } from './bus/hooks';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
 import type { Projection } from './projections/projection';
-import { CommandRunner } from './commands/commandContext';
+import { CommandRunner } from './commands/commandRunner';
 import { FsBlobStore } from './infra/blobs/fs/fsBlobStore';
 import { PartialUploads } from './infra/blobs/fs/partialUploads';
 import { sweepStorage } from './commands/storageSweep';
@@ -91,7 +91,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     appendWorker: {
       lockWaitMs: config.appendLockWaitMs,
       ...(inAppend
-        ? { projecting: { entry: path.join(__dirname, 'cli', 'appendProjectingWorker'), link: inAppend } }
+        ? { projecting: { entry: path.join(__dirname, 'workers', 'appendProjectingWorker'), link: inAppend } }
         : {}),
     },
   });

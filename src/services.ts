@@ -4,7 +4,7 @@ import type { EventStore } from './ports/eventStore';
 import type { ProjectorStore, ReadModelQueries, TokenDoc, UserDoc } from './ports/readModel';
 import type { HookBus } from './bus/hooks';
 import type { Projector } from './projections/projector';
-import type { CommandRunner } from './commands/commandContext';
+import type { CommandRunner } from './commands/commandRunner';
 import type { Notifications } from './bus/notifications';
 import type { ProgressService } from './bus/progress';
 import type { BlobStore, PartialUploadStore } from './ports/blobStore';

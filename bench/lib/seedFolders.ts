@@ -12,7 +12,7 @@ import type { StreamAppend } from '../../src/ports/eventStore';
 import type { AccessList } from '../../src/domain/access';
 import { folderDecider, folderStateFor, folderStream } from '../../src/domain/folder';
 import { claim, siblingNameStream } from '../../src/domain/uniqueName';
-import { toNewEvents } from '../../src/commands/commandContext';
+import { toNewEvents } from '../../src/commands/commandRunner';
 import { systemMeta } from '../../src/commands/requestMeta';
 import { newId } from '../../src/domain/ids';
 import { girderTime } from '../../src/domain/time';

@@ -1,3 +1,5 @@
+import type { BulkProgressReports } from '../ports/bulkProgress';
+
 /**
  * How far a large subtree event has got while it is applied off the event loop
  * (src/infra/readmodel/sqlite/bulkApply.ts),
@@ -10,7 +12,7 @@
  */
 export type BulkProgressListener = (entriesDone: number) => void;
 
-export class BulkProgressBus {
+export class BulkProgressBus implements BulkProgressReports {
   private readonly listeners = new Map<string, Set<BulkProgressListener>>();
 
   /** Calls `listener` with each report for `requestId` until the returned function is called. */

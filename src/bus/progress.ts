@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { RestError, ValidationError } from '../domain/errors';
-import type { NotificationRecord, Notifications, ProgressState } from './notifications';
+import type { NotificationRecord, ProgressState } from '../ports/notificationStore';
+import type { Notifications } from './notifications';
 import type { BulkProgressBus } from './bulkProgress';
 
 /**

@@ -2,7 +2,8 @@ import type { Config } from '../config';
 import type { EventStore } from '../ports/eventStore';
 import type { ReadModel } from '../ports/readModel';
 import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
-import { rebuild, type RebuildProgress } from '../projections/rebuild';
+import { rebuild } from '../projections/rebuild';
+import { ReplayMeter, type RebuildProgress } from '../projections/replayProgress';
 import { PROJECTOR_LEASE, Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
 import { readModelProjection } from '../projections';
 import { takeLease } from '../projections/leaseHolder';
@@ -147,28 +148,16 @@ async function rebuildBlueGreen(
   onProgress: (progress: RebuildProgress) => void,
 ): Promise<RebuildProgress> {
   const projector = new Projector(store, readModel, readModelProjection);
-  const started = performance.now();
-  let lastReport = started;
-  let events = 0;
-  let position = 0n;
-  const progress = (): RebuildProgress => {
-    const seconds = (performance.now() - started) / 1000;
-    return { events, position, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0 };
-  };
+  const meter = new ReplayMeter(onProgress);
   await readModel.reset();
   for (;;) {
-    for await (const event of store.readAll({ fromPosition: position })) {
+    for await (const event of store.readAll({ fromPosition: meter.lastPosition })) {
       if (readModel.rebuildGeneration === null) break;
       await projector.applyEvent(event);
-      events++;
-      position = event.position;
-      if (performance.now() - lastReport >= 1000) {
-        lastReport = performance.now();
-        onProgress(progress());
-      }
+      meter.reached(event.position, 1);
     }
     const state = await readModel.completeRebuild();
-    if (state === 'switched') return progress();
+    if (state === 'switched') return meter.progress();
     if (state === 'superseded')
       throw new Error('Another rebuild started while this one ran; its generation was abandoned.');
     await new Promise((resolve) => setTimeout(resolve, CATCH_UP_PAUSE_MS));

@@ -1,5 +1,5 @@
-import type { CommandRunner } from './commandContext';
-import { toNewEvents } from './commandContext';
+import type { CommandRunner } from './commandRunner';
+import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { apiKeyDecider, apiKeyStream, type KeyChanges } from '../domain/apiKey';
 import { decideOn } from '../domain/decider';

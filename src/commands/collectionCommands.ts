@@ -1,7 +1,7 @@
 import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
-import type { CommandRunner } from './commandContext';
-import { toNewEvents } from './commandContext';
+import type { CommandRunner } from './commandRunner';
+import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
 import type { AccessList } from '../domain/access';

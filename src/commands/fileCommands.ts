@@ -3,7 +3,7 @@ import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandContext';
+import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { loadItemStream, newItemAppends } from './itemCommands';
 import { decideOn } from '../domain/decider';

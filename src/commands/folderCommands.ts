@@ -3,7 +3,7 @@ import type { StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
 import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandContext';
+import { toNewEvents } from './commandRunner';
 import {
   FOLDER_TREE_STREAM,
   FolderTreeChangedSchema,

@@ -2,7 +2,7 @@ import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
 import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandContext';
+import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { inheritedAcl, loadFolder, siblingLookup } from './folderCommands';

@@ -3,7 +3,7 @@ import type { StreamAppend } from '../ports/eventStore';
 import type { FolderDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandContext';
+import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import {
   checkItemName,

@@ -1,7 +1,7 @@
 import type { Services } from '../services';
 import type { StreamAppend } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandContext';
+import { toNewEvents } from './commandRunner';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { loadFolder, siblingLookup } from './folderCommands';
 import { retentionStart } from './blobReclaim';

@@ -1,5 +1,5 @@
-import type { CommandRunner } from './commandContext';
-import { toNewEvents } from './commandContext';
+import type { CommandRunner } from './commandRunner';
+import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { decideOn } from '../domain/decider';
 import { SETTINGS_STREAM, settingsDecider, type SettingsState } from '../domain/settings';

@@ -1,6 +1,6 @@
 import type { StreamAppend } from '../ports/eventStore';
-import type { CommandRunner } from './commandContext';
-import { toNewEvents } from './commandContext';
+import type { CommandRunner } from './commandRunner';
+import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import {
   FIRST_USER_STREAM,

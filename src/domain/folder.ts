@@ -173,7 +173,6 @@ export type FolderUpdatedData = z.infer<typeof FolderUpdatedSchema>;
 export type FolderMetadataChangedData = z.infer<typeof FolderMetadataChangedSchema>;
 export type FolderMovedData = z.infer<typeof FolderMovedSchema>;
 export type FolderAccessChangedData = z.infer<typeof FolderAccessChangedSchema>;
-export type FolderTreeChangedData = z.infer<typeof FolderTreeChangedSchema>;
 export type FolderDeletedData = z.infer<typeof FolderDeletedSchema>;
 export type FolderContentsClearedData = z.infer<typeof FolderContentsClearedSchema>;
 export type FolderCopiedData = z.infer<typeof FolderCopiedSchema>;

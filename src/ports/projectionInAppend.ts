@@ -2,7 +2,7 @@ import type { LeaseFence } from './readModel';
 
 /**
  * What the projector and the embedded event store share when appends are projected in their own transaction (the
- * embedded deployment: event log and read models in one SQLite file, src/cli/appendProjectingWorker.ts).
+ * embedded deployment: event log and read models in one SQLite file, src/workers/appendProjectingWorker.ts).
  *
  * Why: left to the projector, a write is committed (with its fsync), handed back to the event loop, read again from
  * the log and applied in a second transaction, and only then answered. Projected by the append's own transaction, it

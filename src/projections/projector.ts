@@ -1,73 +1,28 @@
-import type { Subscription as RxSubscription } from 'rxjs';
-import { BehaviorSubject, Subject } from '../bus/rxjs';
+import { BehaviorSubject } from '../bus/rxjs';
 import type { Logger } from 'pino';
-import type { EventStore, RecordedEvent, Subscription } from '../ports/eventStore';
-import { FencedOffError, type BatchedWrite, type LeaseFence, type ProjectorStore } from '../ports/readModel';
-import { needsPlan, unplannedWriterOf, writerOf, type Projection } from './projection';
+import type { EventStore, RecordedEvent } from '../ports/eventStore';
+import { FencedOffError, type ProjectorStore } from '../ports/readModel';
+import type { Projection } from './projection';
 import type { DomainEvents } from '../bus/domainEvents';
 import { CheckpointWatcher } from './checkpointWatcher';
 import { inBatches } from './inBatches';
-import { takeLease } from './leaseHolder';
-import { holderStarted, holderStopped, newHolderId } from '../ports/holderIdentity';
+import { holderStarted, holderStopped } from '../ports/holderIdentity';
 import type { BackgroundApply } from '../ports/backgroundApply';
 import type { ProjectionInAppend } from '../ports/projectionInAppend';
+import { EventApplier } from './eventApplier';
+import { ProjectionFailures, type ProjectionFailure } from './projectionFailure';
+import { positionReached } from './positionReached';
+import { ProjectorLease, leaseTimesOf, type ProjectorLeaseSettings } from './projectorLease';
+import { ProjectionLagError, ProjectionStoppedError } from './projectorErrors';
+import { TransitionQueue } from './transitionQueue';
+import { followLog, type ActiveLoop } from './followLog';
+
+/** The errors {@link Projector.waitFor} rejects with, where its callers look for them. */
+export { ProjectionLagError, ProjectionStoppedError } from './projectorErrors';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
-/** The name of the lease that keeps one projector per read model (see {@link ProjectorLeaseSettings}). */
+/** The name of the lease that keeps one projector per read model (see `ProjectorLeaseSettings`, projectorLease.ts). */
 export const PROJECTOR_LEASE = `projector:${READ_MODELS_CHECKPOINT}`;
-
-export class ProjectionLagError extends Error {
-  constructor(readonly position: bigint) {
-    super(`The read models did not reach position ${position} in time.`);
-    this.name = 'ProjectionLagError';
-  }
-}
-
-/**
- * The projections stopped on the event at `stoppedAt` (it threw `cause`), so the read models cannot reflect
- * `position` until that is fixed. `appended`: the caller's own write is at `position`, recorded and safe, only not
- * visible yet (the command runner says so, {@link afterAppend}); otherwise a command was waiting to read the read
- * models before deciding, and made no change.
- */
-export class ProjectionStoppedError extends Error {
-  constructor(
-    readonly position: bigint,
-    readonly stoppedAt: bigint,
-    override readonly cause: Error,
-    readonly appended = false,
-  ) {
-    super(`projection stopped at position ${stoppedAt}: ${cause.message}`);
-    this.name = 'ProjectionStoppedError';
-  }
-
-  /** The same stop, for a write that was appended at `position`. */
-  afterAppend(): ProjectionStoppedError {
-    return new ProjectionStoppedError(this.position, this.stoppedAt, this.cause, true);
-  }
-}
-
-/** Where and why the projections stopped in this process. */
-export interface ProjectionFailure {
-  error: Error;
-  /** The position of the event that failed. */
-  position: bigint;
-}
-
-/**
- * The single-projector lease (`readModel.leases`): only the process holding it runs the projections. It is renewed
- * every `renewEveryMs`; a standby tries to take it every `retryEveryMs`.
- */
-export interface ProjectorLeaseSettings {
-  ttlMs: number;
-  /** Default: a fresh id naming this host and process (src/ports/holderIdentity.ts). */
-  holderId?: string;
-  /** Default: a third of the time to live. */
-  renewEveryMs?: number;
-  /** Default: a third of the time to live. */
-  retryEveryMs?: number;
-  /** Default: {@link PROJECTOR_LEASE}. */
-  name?: string;
-}
 
 export interface ProjectorOptions {
   logger?: Logger;
@@ -94,16 +49,6 @@ export type ProjectorRole = 'holder' | 'standby' | 'stopped';
  */
 const MAX_BATCH = 500;
 
-/** Longest pause between attempts to take the lease back after the projections failed in this process. */
-const MAX_FAILURE_BACKOFF_MS = 60_000;
-
-interface ActiveLoop {
-  subscription: Subscription;
-  loop: Promise<void>;
-  /** Aborts a follower's wait for the checkpoint. */
-  abort?: AbortController;
-}
-
 /**
  * Runs the projections over an `$all` subscription from the stored checkpoint: strictly in order, the events that
  * are already there in one read-model transaction with one checkpoint write (up to {@link MAX_BATCH}; a backlog in
@@ -120,57 +65,53 @@ interface ActiveLoop {
  *    checkpoint has passed it, so that `position$` and SSE subscribers keep following; `waitFor` polls the checkpoint
  *    (src/projections/checkpointWatcher.ts). It tries to take the lease every `retryEveryMs` and, once it has it,
  *    projects on from where it had followed (events the old holder already applied are no-ops).
+ *
+ * This class keeps the roles and moves between them; the pieces it moves are beside it: how events are written
+ * (eventApplier.ts), the lease calls (projectorLease.ts), the failure and its backoff (projectionFailure.ts), a
+ * writer's wait (positionReached.ts), a standby's loop (followLog.ts) and the order of lease work (transitionQueue.ts).
  */
 export class Projector {
   readonly position$: BehaviorSubject<bigint>;
   private currentRole: ProjectorRole = 'stopped';
   private active: ActiveLoop | null = null;
-  private failure: ProjectionFailure | null = null;
-  /** Errors (never emits) when the projections fail, so that waiting writers fail at once; replaced after that. */
-  private failed$ = new Subject<never>();
+  private readonly failures: ProjectionFailures;
   private readonly logger?: Logger;
   private readonly domainEvents?: DomainEvents;
-  private readonly lease?: Required<ProjectorLeaseSettings>;
+  private readonly lease?: ProjectorLease;
   private readonly watcher: CheckpointWatcher;
-  /** Lease work (renew, retry, take over, step down) runs one piece at a time, in this chain. */
-  private transitions: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
+  private readonly applier: EventApplier;
+  private readonly transitions: TransitionQueue;
   private stopping = false;
-  /** Until when the lease is ours for sure: the start of the last successful take or renewal, plus the TTL. */
-  private validUntil = 0;
-  private failuresInARow = 0;
-  /** The lease epoch this process projects under while it is the holder: every write carries it (fencing). */
-  private fence: LeaseFence | undefined;
-  private readonly background?: BackgroundApply;
-  private readonly inAppend?: ProjectionInAppend;
-  /** Whether a background apply is running: it holds SQLite's write lock and renews the lease itself meanwhile. */
-  private applyingInBackground = false;
 
   constructor(
     private readonly store: EventStore,
     private readonly readModel: ProjectorStore,
-    private readonly projection: Projection,
+    projection: Projection,
     options: ProjectorOptions = {},
   ) {
     this.position$ = new BehaviorSubject<bigint>(0n);
     this.logger = options.logger;
     this.domainEvents = options.domainEvents;
-    this.background = options.background;
-    this.inAppend = options.inAppend;
+    this.failures = new ProjectionFailures(options.logger);
+    this.transitions = new TransitionQueue((error) => {
+      this.logger?.error({ err: error }, 'projector lease: unexpected error');
+    });
     if (options.lease) {
-      const { ttlMs } = options.lease;
-      this.lease = {
-        ttlMs,
-        holderId: options.lease.holderId ?? newHolderId(),
-        renewEveryMs: options.lease.renewEveryMs ?? Math.max(1, Math.floor(ttlMs / 3)),
-        retryEveryMs: options.lease.retryEveryMs ?? Math.max(1, Math.floor(ttlMs / 3)),
-        name: options.lease.name ?? PROJECTOR_LEASE,
-      };
+      this.lease = new ProjectorLease(leaseTimesOf(options.lease, PROJECTOR_LEASE), readModel.leases, (holder) =>
+        this.logger?.warn({ holder }, 'the projector lease holder is gone; taking the lease over'),
+      );
     }
+    this.applier = new EventApplier(readModel, projection, READ_MODELS_CHECKPOINT, {
+      background: options.background,
+      inAppend: options.inAppend,
+      leaseToKeep: () => (this.lease && this.currentRole === 'holder' ? this.lease.toKeep : undefined),
+      onLeaseRenewed: (renewedAt) => this.lease?.renewedAt(renewedAt),
+    });
     this.watcher = new CheckpointWatcher(() => this.readModel.checkpoint(READ_MODELS_CHECKPOINT), {
       onAdvance: (checkpoint) => {
         // Another process got past the event that failed here: this process's failure no longer holds writers up.
-        if (this.failure && this.currentRole !== 'holder' && checkpoint >= this.failure.position) this.clearFailure();
+        const failure = this.failures.current;
+        if (failure && this.currentRole !== 'holder' && checkpoint >= failure.position) this.failures.clear();
       },
     });
   }
@@ -194,21 +135,21 @@ export class Projector {
     const attempt = Date.now();
     let acquired: boolean;
     try {
-      acquired = await this.tryAcquire();
+      acquired = await lease.tryAcquire();
     } catch (error) {
       holderStopped(lease.holderId);
       throw error;
     }
     if (!acquired) {
       this.logger?.info(
-        { holder: (await this.readModel.leases.get(lease.name))?.holder },
+        { holder: await lease.currentHolder() },
         'projector on standby: another process holds the lease',
       );
       this.becomeStandby(lease.retryEveryMs);
       return;
     }
     this.currentRole = 'holder';
-    this.validUntil = attempt + lease.ttlMs;
+    lease.takenAt(attempt);
     try {
       if (!(await this.takeFence())) {
         this.becomeStandby(lease.retryEveryMs);
@@ -220,8 +161,7 @@ export class Projector {
     } catch {
       // The service still starts and serves what the read models hold; the failure is reported (readiness, 503 on
       // writes, verify) and the projections are tried again after a growing pause, from where they stopped.
-      this.failuresInARow += 1;
-      await this.stepDown(this.failureBackoff());
+      await this.stepDown(this.failures.backoff(lease.retryEveryMs));
     }
   }
 
@@ -230,12 +170,12 @@ export class Projector {
    * (projected here on a retry, or by another process).
    */
   get failed(): Error | null {
-    return this.failure?.error ?? null;
+    return this.failures.current?.error ?? null;
   }
 
   /** {@link failed} with the position of the event that failed (what /readyz and the 503 answers report). */
   get stoppedOn(): ProjectionFailure | null {
-    return this.failure;
+    return this.failures.current;
   }
 
   /** Whether this process runs the projections (`holder`), follows another process (`standby`), or neither. */
@@ -252,99 +192,19 @@ export class Projector {
    * Applies one event (a no-op when the checkpoint is already past it). While this process holds the lease the write
    * carries the lease's epoch, and the read model refuses it ({@link FencedOffError}) once another process took over.
    */
-  async applyEvent(event: RecordedEvent): Promise<boolean> {
-    if (this.background?.accepts(event)) return this.applyInBackground(this.background, event);
-    const write = await writerOf(this.projection, event, this.readModel.projectionReads);
-    return this.readModel.apply(READ_MODELS_CHECKPOINT, event.position, write, this.fence);
+  applyEvent(event: RecordedEvent): Promise<boolean> {
+    return this.applier.applyEvent(event);
   }
 
-  /**
-   * Applies consecutive events, then moves `position$` and publishes them. Runs of ordinary events go to the read
-   * model as one batch (one transaction, one checkpoint write); an event touching a large subtree is applied alone,
-   * in the background (off the event loop), between the runs around it.
-   */
-  private async applyEvents(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
-    let run: RecordedEvent[] = [];
-    for (const event of events) {
-      if (this.projectedInAppend(event) || !this.background?.accepts(event)) {
-        run.push(event);
-        continue;
-      }
-      await this.applyRun(run, onEvent);
-      run = [];
-      onEvent(event.position);
-      await this.applyInBackground(this.background, event);
-      this.reached([event]);
-    }
-    await this.applyRun(run, onEvent);
-  }
-
-  /**
-   * One batch of ordinary events. When the batch fails, applies its events one by one, so that those before the
-   * failing event are kept and the failure is reported at the event that caused it (`onEvent` is told each event
-   * tried).
-   */
-  private async applyRun(events: RecordedEvent[], onEvent: (position: bigint) => void): Promise<void> {
-    if (events.length === 0) return;
-    // Those an append's transaction projected are committed with their checkpoint: only to publish.
-    const toApply = events.filter((event) => !this.projectedInAppend(event));
-    if (toApply.length > 0) {
-      onEvent(toApply[0].position);
-      try {
-        await this.applyBatch(toApply);
-      } catch (error) {
-        if (toApply.length === 1 || error instanceof FencedOffError) throw error;
-        for (const event of toApply) {
-          onEvent(event.position);
-          await this.applyEvent(event);
-        }
-      }
-    }
-    this.reached(events);
+  /** Applies consecutive events as one unit where the read model can ({@link EventApplier.applyBatch}). */
+  applyBatch(events: RecordedEvent[]): Promise<number> {
+    return this.applier.applyBatch(events);
   }
 
   /** The read models reflect these events now: move `position$` and publish them to subscribers. */
   private reached(events: RecordedEvent[]): void {
     this.position$.next(events[events.length - 1].position);
     for (const event of events) this.domainEvents?.publish(event);
-  }
-
-  /**
-   * Applies consecutive events as one unit where the read model can (see {@link ProjectorStore.applyBatch}). An event
-   * whose handler plans (reads first, src/projections/projection.ts) ends the unit before it: what is pending is
-   * applied, then the event is planned on the state every earlier event left, and starts the next unit.
-   */
-  async applyBatch(events: RecordedEvent[]): Promise<number> {
-    let applied = 0;
-    let pending: BatchedWrite[] = [];
-    for (const event of events) {
-      if (needsPlan(this.projection, event)) {
-        if (pending.length) applied += await this.readModel.applyBatch(READ_MODELS_CHECKPOINT, pending, this.fence);
-        pending = [
-          { position: event.position, write: await writerOf(this.projection, event, this.readModel.projectionReads) },
-        ];
-      } else {
-        pending.push({ position: event.position, write: unplannedWriterOf(this.projection, event) });
-      }
-    }
-    if (pending.length) applied += await this.readModel.applyBatch(READ_MODELS_CHECKPOINT, pending, this.fence);
-    return applied;
-  }
-
-  private async applyInBackground(background: BackgroundApply, event: RecordedEvent): Promise<boolean> {
-    const lease =
-      this.lease && this.currentRole === 'holder'
-        ? { name: this.lease.name, holderId: this.lease.holderId, ttlMs: this.lease.ttlMs }
-        : undefined;
-    this.applyingInBackground = true;
-    try {
-      const { applied, leaseRenewedAt } = await background.apply(READ_MODELS_CHECKPOINT, event, lease);
-      if (lease && leaseRenewedAt !== undefined)
-        this.validUntil = Math.max(this.validUntil, leaseRenewedAt + lease.ttlMs);
-      return applied;
-    } finally {
-      this.applyingInBackground = false;
-    }
   }
 
   /**
@@ -356,9 +216,10 @@ export class Projector {
   async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {
     if (this.reflected >= position) return;
     this.throwIfStopped(position);
+    const timeoutError = () => new ProjectionLagError(position);
     if (this.lease && this.currentRole === 'standby') {
       try {
-        await this.watcher.until(position, { timeoutMs, timeoutError: () => new ProjectionLagError(position) });
+        await this.watcher.until(position, { timeoutMs, timeoutError });
       } catch (error) {
         this.throwIfStopped(position);
         throw error instanceof ProjectionLagError ? error : new ProjectionLagError(position);
@@ -367,69 +228,32 @@ export class Projector {
     }
     for (;;) {
       try {
-        await this.positionReached(position, timeoutMs);
+        await positionReached(this.position$, this.failures.failed$, position, { timeoutMs, timeoutError });
         return;
       } catch {
         this.throwIfStopped(position);
         // A large subtree event is being applied in the background: the projector is busy, not stuck. Telling the
         // writer to retry would have it repeat an operation that is about to complete (a second copy, say).
-        if (!this.applyingInBackground) throw new ProjectionLagError(position);
+        if (!this.applier.applyingInBackground) throw new ProjectionLagError(position);
       }
     }
   }
 
-  /**
-   * Resolves once `position$` reaches `position`; rejects when the projections fail (`failed$` errors) or after
-   * `timeoutMs`. Two plain subscriptions and a timer: every write waits here, and the operator chain it replaced
-   * (merge, filter, timeout, firstValueFrom) built a pipeline of subscribers per wait.
-   */
-  private positionReached(position: bigint, timeoutMs: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const subscriptions: RxSubscription[] = [];
-      const settle = (outcome: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        for (const subscription of subscriptions) subscription.unsubscribe();
-        outcome();
-      };
-      // A subject may answer while it is being subscribed to (position$ holds its value, an errored failed$ errors).
-      const track = (subscription: RxSubscription) => {
-        if (settled) subscription.unsubscribe();
-        else subscriptions.push(subscription);
-      };
-      const timer = setTimeout(() => settle(() => reject(new ProjectionLagError(position))), timeoutMs);
-      track(this.failed$.subscribe({ error: (error: Error) => settle(() => reject(error)) }));
-      track(this.position$.subscribe((reachedPosition) => reachedPosition >= position && settle(resolve)));
-    });
-  }
-
   /** Refuses a wait while the projections are stopped by a failure in this process. */
   private throwIfStopped(position: bigint): void {
-    if (this.failure) throw new ProjectionStoppedError(position, this.failure.position, this.failure.error);
-  }
-
-  /** Appends project themselves under the fence while there is one (see {@link ProjectorOptions.inAppend}). */
-  private setFence(fence: LeaseFence | undefined): void {
-    this.fence = fence;
-    if (this.inAppend) this.inAppend.fence = fence;
-  }
-
-  /** Whether an append's own transaction projected `event` (its writes and checkpoint are committed). */
-  private projectedInAppend(event: RecordedEvent): boolean {
-    return this.inAppend !== undefined && event.position <= this.inAppend.projectedThrough;
+    const failure = this.failures.current;
+    if (failure) throw new ProjectionStoppedError(position, failure.position, failure.error);
   }
 
   /** The last position the read models reflect as far as this process knows, published or projected by an append. */
   get reflected(): bigint {
     const published = this.position$.value;
-    const inAppend = this.inAppend?.projectedThrough ?? 0n;
+    const inAppend = this.applier.projectedInAppendThrough;
     return inAppend > published ? inAppend : published;
   }
 
-  /** The lease settings, on the paths that only run with a lease (holder and standby). */
-  private leased(): Required<ProjectorLeaseSettings> {
+  /** The lease, on the paths that only run with a lease (holder and standby). */
+  private leased(): ProjectorLease {
     if (!this.lease) throw new Error('The projector runs without a lease.');
     return this.lease;
   }
@@ -443,12 +267,11 @@ export class Projector {
   async stop(): Promise<void> {
     this.stopping = true;
     // Appends stop projecting now; the projector's own fence stays until its work in flight ends.
-    if (this.inAppend) this.inAppend.fence = undefined;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.applier.stopAppendsProjecting();
+    this.transitions.stop();
     // Ends a catch-up a transition may be waiting for, then lets that transition finish.
     await this.stopActive();
-    await this.transitions;
+    await this.transitions.settled();
     await this.stopActive();
     if (this.lease && this.currentRole === 'holder') await this.releaseLease();
     if (this.lease) holderStopped(this.lease.holderId);
@@ -470,6 +293,8 @@ export class Projector {
       const loop = (async () => {
         // The event being tried (set by applyEvents' callback, so an object the catch below reads unnarrowed).
         const tried: { position: bigint | null } = { position: null };
+        const onTry = (position: bigint) => (tried.position = position);
+        const reached = (events: RecordedEvent[]) => this.reached(events);
         try {
           for await (const items of inBatches(subscription, MAX_BATCH)) {
             let events: RecordedEvent[] = [];
@@ -478,16 +303,16 @@ export class Projector {
                 events.push(item.event);
                 continue;
               }
-              await this.applyEvents(events, (position) => (tried.position = position));
+              await this.applier.applyEvents(events, onTry, reached);
               events = [];
               if (item.position > this.position$.value) this.position$.next(item.position);
               if (!caughtUp) {
                 caughtUp = true;
-                this.caughtUp();
+                this.failures.caughtUp();
                 resolve();
               }
             }
-            await this.applyEvents(events, (position) => (tried.position = position));
+            await this.applier.applyEvents(events, onTry, reached);
           }
         } catch (error) {
           await subscription.unsubscribe().catch(() => undefined);
@@ -497,7 +322,7 @@ export class Projector {
             return;
           }
           const failure = error as Error;
-          this.recordFailure(failure, tried.position ?? this.position$.value + 1n);
+          this.failures.record(failure, tried.position ?? this.position$.value + 1n);
           if (!caughtUp) reject(failure);
           else this.onLiveFailure();
         } finally {
@@ -509,75 +334,38 @@ export class Projector {
     });
   }
 
-  private caughtUp(): void {
-    if (this.failure) this.clearFailure();
-    this.failuresInARow = 0;
-  }
-
-  private recordFailure(error: Error, position: bigint): void {
-    this.failure = { error, position };
-    this.logger?.fatal(
-      { err: error, position: position.toString() },
-      'projector stopped: the read models no longer advance',
-    );
-    const failed$ = this.failed$;
-    this.failed$ = new Subject<never>();
-    failed$.error(error);
-  }
-
-  private clearFailure(): void {
-    this.logger?.info('the read models advance again');
-    this.failure = null;
-  }
-
   /** A projection failed while live: with a lease, step down and free it, and try again after a pause. */
   private onLiveFailure(): void {
     if (!this.lease || this.stopping) return;
-    this.enqueue(async () => {
+    this.transitions.enqueue(async () => {
       if (this.currentRole !== 'holder' || this.stopping) return;
-      this.failuresInARow += 1;
-      await this.stepDown(this.failureBackoff());
+      await this.stepDown(this.failures.backoff(this.leased().retryEveryMs));
     });
   }
 
   /** A write was refused because the lease moved to a newer epoch: follow as a standby, asking again later. */
   private onFencedOff(error: FencedOffError): void {
     this.logger?.warn({ err: error }, 'projector fenced off: another process took the lease over; standing by');
-    this.setFence(undefined);
+    this.applier.setFence(undefined);
     if (!this.lease || this.stopping) return;
-    this.enqueue(async () => {
+    this.transitions.enqueue(async () => {
       if (this.currentRole !== 'holder' || this.stopping) return;
       await this.stepDown(this.leased().retryEveryMs);
     });
-  }
-
-  private failureBackoff(): number {
-    return Math.min(this.leased().retryEveryMs * 2 ** Math.max(0, this.failuresInARow - 1), MAX_FAILURE_BACKOFF_MS);
   }
 
   // ---- following (standby) ----------------------------------------------------------------------------------------
 
   /** Tails the log from `position$` and publishes each event once the shared checkpoint has passed it. */
   private follow(): void {
-    const subscription = this.store.subscribeToAll({ fromPosition: this.position$.value });
-    const abort = new AbortController();
-    const loop = (async () => {
-      try {
-        for await (const item of subscription) {
-          if (item.kind === 'caughtUp') continue;
-          await this.watcher.until(item.event.position, { signal: abort.signal });
-          this.position$.next(item.event.position);
-          this.domainEvents?.publish(item.event);
-        }
-      } catch (error) {
-        if (abort.signal.aborted) return;
-        await subscription.unsubscribe().catch(() => undefined);
+    this.active = followLog(this.store, this.watcher, this.position$.value, {
+      reached: (event) => this.reached([event]),
+      failed: (error, subscription) => {
         // The next retry tick follows again (retryAcquire).
         if (this.active?.subscription === subscription) this.active = null;
         this.logger?.error({ err: error }, 'projector standby: following the log failed; following again shortly');
-      }
-    })();
-    this.active = { subscription, loop, abort };
+      },
+    });
   }
 
   private becomeStandby(retryInMs: number): void {
@@ -588,46 +376,16 @@ export class Projector {
 
   // ---- the lease --------------------------------------------------------------------------------------------------
 
-  /** Takes the lease if it is free, expired or ours, or if its holder is known to be gone. */
-  private async tryAcquire(): Promise<boolean> {
-    const { name, holderId, ttlMs } = this.leased();
-    return takeLease(this.readModel.leases, name, holderId, ttlMs, (holder) =>
-      this.logger?.warn({ holder }, 'the projector lease holder is gone; taking the lease over'),
-    );
-  }
-
-  /**
-   * Reads the epoch of the lease just taken, for the fence every projection write carries. False when the lease is
-   * already someone else's again (it expired and was taken in between): this process must not project.
-   */
+  /** Reads the epoch of the lease just taken into the fence; false when the lease is someone else's again. */
   private async takeFence(): Promise<boolean> {
-    const { name, holderId } = this.leased();
-    const current = await this.readModel.leases.get(name);
-    if (current?.holder !== holderId) {
-      this.setFence(undefined);
-      return false;
-    }
-    this.setFence({ lease: name, epoch: current.epoch });
-    return true;
+    const fence = await this.leased().fence();
+    this.applier.setFence(fence);
+    return fence !== undefined;
   }
 
+  /** The next renewal (holder) or attempt to take the lease (standby), in `ms`. */
   private schedule(ms: number): void {
-    if (this.stopping) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.enqueue(() => this.tick());
-    }, ms);
-    this.timer.unref();
-  }
-
-  private enqueue(work: () => Promise<void>): void {
-    const run = async () => {
-      if (!this.stopping) await work();
-    };
-    this.transitions = this.transitions.then(run).catch((error: unknown) => {
-      this.logger?.error({ err: error }, 'projector lease: unexpected error');
-    });
+    this.transitions.schedule(ms, () => this.tick());
   }
 
   private async tick(): Promise<void> {
@@ -636,37 +394,29 @@ export class Projector {
   }
 
   private async renew(): Promise<void> {
-    const { name, holderId, ttlMs, renewEveryMs } = this.leased();
-    const callTimeoutMs = Math.max(1, Math.floor(renewEveryMs / 2));
+    const lease = this.leased();
     // A background apply holds the write lock, so no other process can take the lease, and it renews the lease as
-    // it commits (applyInBackground moves validUntil): a renewal now would only wait for that lock.
-    if (this.applyingInBackground) {
-      this.schedule(renewEveryMs);
+    // it commits (the applier reports it): a renewal now would only wait for that lock.
+    if (this.applier.applyingInBackground) {
+      this.schedule(lease.renewEveryMs);
       return;
     }
-    // Too little of the lease left to risk another attempt: stop before it could expire under a live projector.
-    if (Date.now() + 2 * callTimeoutMs >= this.validUntil) {
+    const renewal = await lease.renew();
+    if (renewal.kind === 'expiring') {
       this.logger?.error('could not renew the projector lease in time; stopping the projections');
-      return this.stepDown(this.leased().retryEveryMs);
+      return this.stepDown(lease.retryEveryMs);
     }
-    const attempt = Date.now();
-    let renewed: boolean;
-    try {
-      renewed = await within(this.readModel.leases.renew(name, holderId, ttlMs), callTimeoutMs, 'the lease renewal');
-    } catch (error) {
-      this.logger?.warn({ err: error }, 'could not renew the projector lease; trying again');
-      this.schedule(callTimeoutMs);
+    if (renewal.kind === 'unanswered') {
+      this.logger?.warn({ err: renewal.error }, 'could not renew the projector lease; trying again');
+      this.schedule(renewal.nextInMs);
       return;
     }
     if (this.stopping) return;
-    if (!renewed) {
+    if (renewal.kind === 'lost') {
       this.logger?.warn('the projector lease passed to another process; stopping the projections');
-      return this.stepDown(this.leased().retryEveryMs);
+      return this.stepDown(lease.retryEveryMs);
     }
-    this.validUntil = attempt + ttlMs;
-    // Counted from the attempt, not from its answer: a renewal that waited long (another process holding SQLite's
-    // write lock) must not push the next one so late that too little of the lease would be left for it.
-    this.schedule(Math.max(0, attempt + renewEveryMs - Date.now()));
+    this.schedule(renewal.nextInMs);
   }
 
   private async retryAcquire(): Promise<void> {
@@ -674,7 +424,7 @@ export class Projector {
     const attempt = Date.now();
     let acquired: boolean;
     try {
-      acquired = await this.tryAcquire();
+      acquired = await lease.tryAcquire();
     } catch (error) {
       this.logger?.warn({ err: error }, 'could not ask for the projector lease; trying again');
       this.schedule(lease.retryEveryMs);
@@ -693,7 +443,7 @@ export class Projector {
     await this.stopActive();
     if (this.isStopping()) return this.releaseLease();
     this.currentRole = 'holder';
-    this.validUntil = attempt + lease.ttlMs;
+    lease.takenAt(attempt);
     let fenced: boolean;
     try {
       fenced = await this.takeFence();
@@ -714,16 +464,15 @@ export class Projector {
   /** Stops projecting, frees the lease (best effort) and follows as a standby; retries after `retryInMs`. */
   private async stepDown(retryInMs: number): Promise<void> {
     await this.stopActive();
-    this.setFence(undefined);
+    this.applier.setFence(undefined);
     await this.releaseLease();
     if (this.stopping) return;
     this.becomeStandby(retryInMs);
   }
 
   private async releaseLease(): Promise<void> {
-    const { name, holderId, renewEveryMs } = this.leased();
     try {
-      await within(this.readModel.leases.release(name, holderId), renewEveryMs, 'the lease release');
+      await this.leased().release();
     } catch (error) {
       // It expires by itself.
       this.logger?.warn({ err: error }, 'could not release the projector lease');
@@ -738,15 +487,4 @@ export class Projector {
     await active.subscription.unsubscribe();
     await active.loop;
   }
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

@@ -2,20 +2,10 @@ import type { EventStore, RecordedEvent } from '../ports/eventStore';
 import type { ProjectorStore } from '../ports/readModel';
 import { Projector, READ_MODELS_CHECKPOINT } from './projector';
 import { readModelProjection } from '.';
+import { ReplayMeter, type RebuildProgress } from './replayProgress';
 
 /** Events per read-model batch when the caller gives no durable batch size. */
 const DEFAULT_CHUNK = 500;
-
-export interface RebuildProgress {
-  /** Events replayed so far. */
-  events: number;
-  /** Position of the last event replayed. */
-  position: bigint;
-  /** Seconds since the replay started. */
-  seconds: number;
-  /** Average replay rate so far. */
-  eventsPerSecond: number;
-}
 
 export interface RebuildOptions {
   /** Called about every `progressIntervalMs` (default 1 s) while replaying; the final figures are the return value. */
@@ -68,19 +58,11 @@ export async function rebuild(
   readModel: ProjectorStore,
   options: RebuildOptions = {},
 ): Promise<RebuildProgress> {
-  const interval = options.progressIntervalMs ?? 1000;
   const replay = replayAware(readModel);
   if (replay) await replay.beginReplay();
   else await readModel.reset();
   const projector = new Projector(store, readModel, readModelProjection);
-  const started = performance.now();
-  let lastReport = started;
-  let events = 0;
-  let position = 0n;
-  const progress = (): RebuildProgress => {
-    const seconds = (performance.now() - started) / 1000;
-    return { events, position, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0 };
-  };
+  const meter = new ReplayMeter(options.onProgress, options.progressIntervalMs);
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
   // Events no projection handles (half a typical log: `ValueClaimed`) may be left in the store; they count as
   // replayed, and the checkpoint moves past any of them at the end of the log, as the live projector's does.
@@ -88,7 +70,7 @@ export async function rebuild(
   const onlyTypes = {
     types: Object.keys(readModelProjection.handlers),
     onSkipped: (count: number, through: bigint) => {
-      events += count;
+      meter.passed(count);
       if (through > skippedThrough) skippedThrough = through;
     },
   };
@@ -102,25 +84,20 @@ export async function rebuild(
     // checkpoint moved past it meanwhile: another projector (a live service's, in this process or another) wrote to
     // the read models being refilled, and the rest of the log would be skipped as well, silently.
     if (applied < chunk.length) throw new ConcurrentProjectionError(chunk, applied);
-    events += chunk.length;
-    position = chunk[chunk.length - 1].position;
+    meter.reached(chunk[chunk.length - 1].position, chunk.length);
     chunk = [];
-    if (options.onProgress && performance.now() - lastReport >= interval) {
-      lastReport = performance.now();
-      options.onProgress(progress());
-    }
   };
   for await (const event of store.readAll({ onlyTypes })) {
     chunk.push(event);
     if (chunk.length >= chunkSize) await applyChunk();
   }
   await applyChunk();
-  if (skippedThrough > position) {
+  if (skippedThrough > meter.lastPosition) {
     await readModel.applyBatch(READ_MODELS_CHECKPOINT, [{ position: skippedThrough, write: () => undefined }]);
-    position = skippedThrough;
+    meter.movedTo(skippedThrough);
   }
   // The derived state last, after the checkpoint of the last chunk: a replay stopped before this point completes it
   // when the read models are next opened.
   await replay?.endReplay();
-  return progress();
+  return meter.progress();
 }

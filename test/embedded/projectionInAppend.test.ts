@@ -2,7 +2,7 @@ import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDa
 import { GroupCommit, type PreparedAppend } from '../../src/infra/eventstore/sqlite/groupCommit';
 import type { SqliteReadModel } from '../../src/infra/readmodel/sqlite/sqliteReadModel';
 import { openReadModelFile, type ReadModelFile } from '../support/readModelFile';
-import { projectAppendedOn } from '../../src/cli/projectAppended';
+import { projectAppendedOn } from '../../src/workers/projectAppended';
 import { PROJECTOR_LEASE, READ_MODELS_CHECKPOINT } from '../../src/projections/projector';
 import { readModelProjection } from '../../src/projections';
 import { combineProjections } from '../../src/projections/projection';
@@ -11,7 +11,7 @@ import { WrongExpectedVersionError } from '../../src/ports/eventStore';
 
 /**
  * Appends projected in their own transaction (src/ports/projectionInAppend.ts), on the group commit the service's
- * append worker runs (src/cli/appendProjectingWorker.ts), here on the test's thread: what the transaction projects,
+ * append worker runs (src/workers/appendProjectingWorker.ts), here on the test's thread: what the transaction projects,
  * and every case where it must leave the events to the projector while the appends still commit.
  */
 

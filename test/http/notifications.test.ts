@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { startApi, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
 import { SseWriter, formatSseEvent } from '../../src/http/sse';
 import { sortedJson } from '../../src/http/render';
-import type { NotificationRecord } from '../../src/bus/notifications';
+import type { NotificationRecord } from '../../src/ports/notificationStore';
 import { notificationStoreOf } from '../../src/infra/readmodel/createReadModel';
 import { SseClient } from '../support/sseClient';
 

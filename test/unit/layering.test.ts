@@ -35,7 +35,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   services: ['config', 'ports', 'bus', 'projections', 'commands'],
   commands: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services'],
   http: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services', 'commands'],
-  infra: ['domain', 'ports', 'bus'],
+  infra: ['domain', 'ports'],
   wiring: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services', 'commands', 'http', 'infra'],
 };
 
@@ -58,6 +58,7 @@ function layerOf(file: string): Layer | null {
       return 'services';
     case 'bootstrap.ts':
     case 'cli':
+    case 'workers':
       return 'wiring';
     default:
       return null;

@@ -1,6 +1,7 @@
 import { openDatabase, type SqliteDatabase } from '../../src/infra/sqlite/openDatabase';
 import { SqliteNotificationStore } from '../../src/infra/readmodel/sqlite/notificationsStore';
-import { Notifications, type NotificationRecord } from '../../src/bus/notifications';
+import { Notifications } from '../../src/bus/notifications';
+import type { NotificationRecord } from '../../src/ports/notificationStore';
 import { ProgressService, noProgress, withProgress } from '../../src/bus/progress';
 import { AccessDeniedError, RestError, ValidationError } from '../../src/domain/errors';
 import { girderTime } from '../../src/domain/time';

@@ -6,7 +6,7 @@ import { SqliteReadModel } from './sqlite/sqliteReadModel';
 import type { MongoReadModel } from './mongodb/mongoReadModel';
 import { SqliteNotificationStore } from './sqlite/notificationsStore';
 import { gateWrites, type WriteGate } from '../sqlite/writeGate';
-import type { NotificationStore } from '../../bus/notifications';
+import type { NotificationStore } from '../../ports/notificationStore';
 
 /**
  * Opens the configured read model (called by src/bootstrap.ts):

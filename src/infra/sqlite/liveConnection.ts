@@ -34,7 +34,7 @@ export function tuneLiveConnection(db: SqliteDatabase, options: { appendsElsewhe
 
 /**
  * The statement journals in memory and the page cache of {@link tuneLiveConnection}, for any connection that projects
- * live (the main one, and the append worker's when appends project themselves, src/cli/appendProjectingWorker.ts).
+ * live (the main one, and the append worker's when appends project themselves, src/workers/appendProjectingWorker.ts).
  * Same rule: before any TEMP object exists on the connection.
  */
 export function tuneProjectingConnection(db: SqliteDatabase): void {

@@ -38,7 +38,7 @@ export class AppendWorker {
    * Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own.
    * `lockWaitMs`: the worker connection's busy timeout (how long a commit waits while another process writes).
    * `entry`: the thread's entry module, without extension (default: appendWorkerThread, which appends only; the
-   * service's, src/cli/appendProjectingWorker.ts, also projects).
+   * service's, src/workers/appendProjectingWorker.ts, also projects).
    *
    * A worker that dies fails the commit in flight (its transaction rolled back with its connection: nothing of it was
    * written, so the writers may retry); the next group starts a new one.

@@ -85,7 +85,7 @@ export interface SqliteEventStoreOptions {
    * `lockWaitMs`: how long the worker waits for the write lock while another process holds it (the connection's
    * busy timeout, 5 s, when not given).
    * `projecting`: the worker also projects each group in its transaction (src/ports/projectionInAppend.ts); `entry`
-   * is its thread's entry module (src/cli/appendProjectingWorker.ts), `link` what it shares with the projector.
+   * is its thread's entry module (src/workers/appendProjectingWorker.ts), `link` what it shares with the projector.
    */
   appendWorker?: boolean | { lockWaitMs?: number; projecting?: { entry: string; link: ProjectionInAppend } };
 }

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { NotificationOwner, NotificationRecord, NotificationStore } from '../../../bus/notifications';
+import type { NotificationOwner, NotificationRecord, NotificationStore } from '../../../ports/notificationStore';
 
 /**
  * Operational state, not a read model: outside the read-model generations (a rebuild neither copies nor drops it), like

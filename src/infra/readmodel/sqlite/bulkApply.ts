@@ -6,7 +6,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { WriteGate } from '../../sqlite/writeGate';
 import type { RecordedEvent } from '../../../ports/eventStore';
 import type { BackgroundApply, BackgroundApplyResult, LeaseToKeep } from '../../../ports/backgroundApply';
-import type { BulkProgressBus } from '../../../bus/bulkProgress';
+import type { BulkProgressReports } from '../../../ports/bulkProgress';
 import { descendantsSql } from './folderTree';
 import { sqlLimit } from '../../sqlite/sqlLimit';
 import { OwnMap } from '../../../domain/ownMap';
@@ -16,7 +16,7 @@ import { OwnMap } from '../../../domain/ownMap';
  *
  * A copy or delete of a 100k-folder subtree is a few seconds of set-wise SQL in one transaction (subtreeStore.ts).
  * Run on the event loop it froze every request, the lease renewal and keep-alive sockets for all that time. Here it
- * runs on a worker thread (src/cli/bulkApplyWorker.ts) with its own connection to the same file, as the very same
+ * runs on a worker thread (src/workers/bulkApplyWorker.ts) with its own connection to the same file, as the very same
  * one transaction (writes plus checkpoint), so nothing about atomicity, crash safety or replay changes:
  *
  * - readers on the main connection keep seeing the last committed state (WAL) until the commit makes the whole
@@ -90,7 +90,7 @@ export interface SqliteBulkApplyOptions {
   /**
    * Where progress of a followed request goes, and how often the worker reports it (config BULK_PROGRESS_INTERVAL_MS).
    */
-  progress?: { bus: BulkProgressBus; everyMs: number };
+  progress?: { bus: BulkProgressReports; everyMs: number };
 }
 
 export class SqliteBulkApply implements BackgroundApply {
@@ -212,12 +212,12 @@ export class SqliteBulkApply implements BackgroundApply {
 }
 
 /**
- * Starts the worker thread's entry, src/cli/bulkApplyWorker.ts (a thread entry point wires the read model and the
- * projections together, like main.ts does), on its own connection to `file`.
+ * Starts the worker thread's entry, src/workers/bulkApplyWorker.ts (a thread entry point wires the read model and the
+ * projections together, like src/cli/main.ts does), on its own connection to `file`.
  */
 function startWorker(file: string): Worker {
   return startWorkerThread(
-    path.join(__dirname, '..', '..', '..', 'cli', 'bulkApplyWorker'),
+    path.join(__dirname, '..', '..', '..', 'workers', 'bulkApplyWorker'),
     __filename.endsWith('.js'),
     { file },
   );

@@ -1,6 +1,6 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { NotificationOwner, NotificationRecord, NotificationStore } from '../../../bus/notifications';
+import type { NotificationOwner, NotificationRecord, NotificationStore } from '../../../ports/notificationStore';
 
 /*
  * Operational state, not a read model: the table is prefixed `ops_` (not `rm_`) so that read-model reset, rebuild

@@ -278,7 +278,7 @@ export class SqliteReadModel implements ReadModel {
   }
 
   /**
-   * {@link applyBatch}, synchronously. Inside an open transaction (an append's, src/cli/appendProjectingWorker.ts) it
+   * {@link applyBatch}, synchronously. Inside an open transaction (an append's, src/workers/appendProjectingWorker.ts) it
    * is a savepoint: if it throws, its writes are rolled back and the enclosing transaction goes on.
    */
   applyBatchNow(projection: string, events: BatchedWrite[], fence?: LeaseFence): number {

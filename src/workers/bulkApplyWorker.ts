@@ -1,7 +1,8 @@
 /**
  * Worker thread entry of SqliteBulkApply (src/infra/readmodel/sqlite/bulkApply.ts): applies one large subtree event
  * at a time to the embedded read model on this thread's own connection, so the service's event loop never waits on
- * it. It sits with the other entry points because it wires the read model and the projections together.
+ * it. It is a wiring entry (src/workers/), not part of the adapter, because it wires the read model and the projections
+ * together.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../infra/sqlite/openDatabase';

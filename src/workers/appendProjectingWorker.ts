@@ -1,8 +1,9 @@
 /**
  * Worker thread entry of the service's AppendWorker (src/infra/eventstore/sqlite/appendWorker.ts) on the embedded
  * deployment: each group's transaction appends, then projects what it appended (projectAppended.ts,
- * src/ports/projectionInAppend.ts), so that a write is visible to every reader the moment its commit returns. It sits
- * with the other entry points because it wires the event store, the read model and the projections together.
+ * src/ports/projectionInAppend.ts), so that a write is visible to every reader the moment its commit returns. It is a
+ * wiring entry (src/workers/), not part of the adapter, because it wires the event store, the read model and the
+ * projections together.
  */
 import { serveAppendCommits } from '../infra/eventstore/sqlite/appendWorkerLoop';
 
