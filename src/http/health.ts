@@ -4,6 +4,7 @@ import express, { type Request, type Response } from 'express';
 import type { Services } from '../services';
 import { READ_MODELS_CHECKPOINT } from '../projections/projector';
 import { describeStorageFault, storageFaultOf } from '../ports/storageFault';
+import { within } from '../ports/within';
 
 /**
  * Probes for orchestrators and load balancers, outside /api/v1 and outside the request log:
@@ -184,14 +185,4 @@ async function countAfter(services: Services, position: bigint, limit: number): 
 
 function failed(error: unknown): Check {
   return { status: 'failed', error: error instanceof Error ? error.message : String(error) };
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

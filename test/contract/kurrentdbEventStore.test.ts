@@ -74,7 +74,7 @@ describe('KurrentDbEventStore.connect failures (no server needed)', () => {
       }).catch((e: unknown) => e);
       expect(Date.now() - started).toBeLessThan(3000);
       expect((err as Error).message).toBe(
-        `Cannot reach KurrentDB at kurrentdb://127.0.0.1:${port}?tls=false: no answer within 300 ms`,
+        `Cannot reach KurrentDB at kurrentdb://127.0.0.1:${port}?tls=false: the server did not answer within 300 ms`,
       );
     } finally {
       for (const socket of sockets) socket.destroy();

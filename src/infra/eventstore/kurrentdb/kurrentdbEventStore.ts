@@ -11,6 +11,7 @@ import {
   type Filter,
   type Position,
 } from '@kurrent/kurrentdb-client';
+import { within } from '../../../ports/within';
 import {
   StreamNotFoundError,
   WrongExpectedVersionError,
@@ -158,14 +159,14 @@ export class KurrentDbEventStore implements EventStore {
     let server: ServerInfo;
     store.grpcUsed = true;
     try {
-      server = await withTimeout(
+      server = await within(
         (async () => {
           const info = await serverInfo(client);
           await store.headPosition();
           return info;
         })(),
         timeoutMs,
-        `no answer within ${timeoutMs} ms`,
+        'the server',
       );
     } catch (error) {
       await store.dispose();
@@ -650,20 +651,10 @@ async function closeChannel(client: KurrentClient): Promise<void> {
   const view = client as unknown as { getChannel?: () => Promise<{ close(): void }> };
   if (!(client instanceof KurrentDBClient) || typeof view.getChannel !== 'function') return;
   try {
-    (await withTimeout(view.getChannel(), 1000, 'channel not ready')).close();
+    (await within(view.getChannel(), 1000, 'the gRPC channel')).close();
   } catch {
     // No channel could be made (unreachable server): nothing to close.
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(message)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 function redactUrl(url: string): string {

@@ -71,7 +71,7 @@ const withoutInternals = <T>(doc: StoredDoc, ...extra: string[]): T => {
 };
 
 /** Where a child of the parent is rooted, with its ancestry, or null when the parent is not in the read model. */
-async function baseOf(
+export async function baseOf(
   w: WriteScope,
   parentType: ParentType,
   parentId: string,

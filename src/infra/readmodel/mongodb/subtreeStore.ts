@@ -11,9 +11,9 @@ import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { and, defined, readableFilter } from './queryHelpers';
 import { addRootSize, recordSizeChange } from './sizes';
-import { closePlacement, openPlacement } from './historyStore';
+import { baseOf, closePlacement, openPlacement } from './historyStore';
 import { CLASS_FIELDS, ChildCountChanges, removeCountersOf } from './childCounts';
-import type { ParentType, RootType } from '../../../domain/parents';
+import type { RootType } from '../../../domain/parents';
 import { deriveId } from '../../../domain/ids';
 
 /**
@@ -116,35 +116,6 @@ export async function removeSubtree(
   if (keepRoot) w.update('folders', { _id: folderId }, { $set: { size: 0 } });
   else w.remove('folders', { _id: folderId });
   return true;
-}
-
-/** Where a new child of the parent is rooted (the parent's base, or the parent itself), or null when the parent is
- * gone. */
-async function baseOf(
-  w: WriteScope,
-  parentType: ParentType,
-  parentId: string,
-): Promise<{ type: RootType; id: string; ancestors: string[] } | null> {
-  if (parentType === 'folder') {
-    const parent = await w.findOne(
-      'folders',
-      { _id: parentId },
-      { projection: { baseParentType: 1, baseParentId: 1, ancestors: 1 } },
-    );
-    return parent
-      ? {
-          type: parent.baseParentType as RootType,
-          id: parent.baseParentId as string,
-          ancestors: [...(parent.ancestors as string[]), parentId],
-        }
-      : null;
-  }
-  const root = await w.findOne(
-    parentType === 'user' ? 'users' : 'collections',
-    { _id: parentId },
-    { projection: { _id: 1 } },
-  );
-  return root ? { type: parentType, id: parentId, ancestors: [] } : null;
 }
 
 async function copyFolder(w: WriteScope, c: FolderCopyWrite, position: bigint): Promise<void> {
