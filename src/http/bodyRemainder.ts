@@ -125,7 +125,9 @@ function watchIdle(req: IncomingMessage, idleMs: number, onIdle: () => void): vo
     Math.max(Math.floor(idleMs / 4), 5),
   );
   timer.unref();
-  socket.once('close', () => clearInterval(timer));
+  // On the request, not the socket: a kept-alive socket carries many requests, and a listener per request on it
+  // would pile up. A connection that closes first is seen at the next tick (the timer does not hold the process).
+  req.once('end', () => clearInterval(timer));
 }
 
 /**

@@ -226,6 +226,7 @@ describe('no secret reaches the log, whatever the route, the place or the spelli
       'POST api_key/token: key',
       'GET file/:id/download: signature',
       'GET file/:id/download/:name: signature',
+      'GET file/hashsum/:algo/:hash/download: signature',
     ]);
   });
 

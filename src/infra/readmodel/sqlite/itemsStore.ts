@@ -16,6 +16,7 @@ import { notStored } from '../notStored';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
 import type { RootType } from '../../../domain/parents';
+import { sqlLimit } from '../../sqlite/sqlLimit';
 
 /**
  * Items and files. Items keep their position (folder, base parent) and size in columns and the rest in a JSON
@@ -360,8 +361,8 @@ export class SqliteFiles implements FileQueries, FileWrites {
     const rows = prepared(
       this.db,
       `SELECT fl.doc FROM rm_files fl JOIN rm_items i ON i.id = fl.item_id JOIN rm_folders f ON f.id = i.folder_id
-         WHERE fl.doc ->> '$.sha512' = ? AND ${readable.sql} ORDER BY fl.id LIMIT ?`,
-    ).all(sha512, ...readable.args, limit ?? -1) as { doc: string }[];
+         WHERE fl.doc ->> '$.sha512' = ? AND ${readable.sql} ORDER BY fl.id ${limit === undefined ? '' : sqlLimit(limit)}`,
+    ).all(sha512, ...readable.args) as { doc: string }[];
     return rows.map((r) => JSON.parse(r.doc) as FileDoc);
   }
 
