@@ -19,6 +19,14 @@ import type { HistoryQueries } from './history';
  * The queries role: what routes, queries and commands read. Every method is asynchronous and reads committed state.
  */
 
+/** What a user listing searches for (see {@link UserQueries.list}). */
+export interface UserSearch {
+  text?: string;
+  prefix?: boolean;
+  matchEmail?: boolean;
+  paging: Paging;
+}
+
 export interface UserQueries {
   get(id: string): Promise<UserDoc | null>;
   getByLogin(login: string): Promise<UserDoc | null>;
@@ -28,7 +36,7 @@ export interface UserQueries {
    * last name starts with it (any case). `matchEmail` only for callers shown every user's email (site admins): a
    * search is a filter, and a filter on a hidden field reads it (issue 27, rule 3).
    */
-  list(options: { text?: string; prefix?: boolean; matchEmail?: boolean; paging: Paging }): Promise<Page<UserDoc>>;
+  list(options: UserSearch): Promise<Page<UserDoc>>;
   count(): Promise<number>;
 }
 

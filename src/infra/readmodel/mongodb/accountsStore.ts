@@ -9,6 +9,7 @@ import type {
   TokenWrites,
   UserDoc,
   UserQueries,
+  UserSearch,
   UserWrites,
 } from '../../../ports/readModel';
 import type { ReadSource } from './generations';
@@ -42,17 +43,7 @@ export class MongoUsers implements UserQueries {
   getByEmail(email: string) {
     return this.one({ email: email.toLowerCase() });
   }
-  async list({
-    text,
-    prefix,
-    matchEmail,
-    paging,
-  }: {
-    text?: string;
-    prefix?: boolean;
-    matchEmail?: boolean;
-    paging: Paging;
-  }): Promise<Page<UserDoc>> {
+  async list({ text, prefix, matchEmail, paging }: UserSearch): Promise<Page<UserDoc>> {
     const users = await this.source.get('users');
     const like = text ? { $regex: `${prefix ? '^' : ''}${escapeRegex(text.toLowerCase())}`, $options: 'i' } : null;
     const filter = !like

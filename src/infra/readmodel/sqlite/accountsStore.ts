@@ -10,6 +10,7 @@ import type {
   TokenWrites,
   UserDoc,
   UserQueries,
+  UserSearch,
   UserWrites,
 } from '../../../ports/readModel';
 import { pagingSql } from './sqlHelpers';
@@ -60,17 +61,7 @@ export class SqliteUsers implements UserQueries, UserWrites {
         { doc: string } | undefined,
     );
   }
-  async list({
-    text,
-    prefix,
-    matchEmail,
-    paging,
-  }: {
-    text?: string;
-    prefix?: boolean;
-    matchEmail?: boolean;
-    paging: Paging;
-  }): Promise<Page<UserDoc>> {
+  async list({ text, prefix, matchEmail, paging }: UserSearch): Promise<Page<UserDoc>> {
     const escaped = text ? text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) : '';
     const email = matchEmail ? ` OR email LIKE ? ESCAPE '\\'` : '';
     const where = !text
