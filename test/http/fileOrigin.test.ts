@@ -133,7 +133,11 @@ describe('a separate origin for file bytes', () => {
       return url.toString();
     };
     const tampered = [
-      altered((u) => u.searchParams.set('signature', `${link.searchParams.get('signature')!.slice(0, -1)}A`)),
+      // The last character changed (to another one: a signature may well end in `A` already).
+      altered((u) => {
+        const signature = link.searchParams.get('signature')!;
+        u.searchParams.set('signature', `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`);
+      }),
       altered((u) => u.searchParams.set('signature', 'short')),
       altered((u) => u.searchParams.set('expires', String(Number(link.searchParams.get('expires')) + 60))),
       altered((u) => u.searchParams.set('user', bob._id)),
