@@ -246,6 +246,7 @@ describe('GET /folder/:id/events', () => {
     'event: overflow\ndata: {"message":"The client did not read the stream fast enough; the stream was closed."}\n\n';
   const bigMeta = (i: number) => JSON.stringify({ blob: 'x'.repeat(400_000), i });
 
+  // Megabytes of events through a stream: some 20 s alone, more on a loaded machine (the timeout below).
   it('cuts off a live client that does not read with a final overflow event', async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Firehose');
     const saved = { ...eventStreamLimits };
@@ -263,8 +264,9 @@ describe('GET /folder/:id/events', () => {
     } finally {
       Object.assign(eventStreamLimits, saved);
     }
-  });
+  }, 90_000);
 
+  // Megabytes of events through a stream: some 20 s alone, more on a loaded machine (the timeout below).
   it('waits for a slow client during catch-up, and cuts off one that does not read at all', async () => {
     const f = await api.newFolder(alice, alicePrivate, 'Backlog');
     for (let i = 0; i < 60; i++) {
@@ -292,7 +294,7 @@ describe('GET /folder/:id/events', () => {
     } finally {
       Object.assign(eventStreamLimits, saved);
     }
-  });
+  }, 90_000);
 });
 
 describe('GET /events', () => {
