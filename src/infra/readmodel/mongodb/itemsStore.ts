@@ -14,6 +14,7 @@ import type { OperationLog, WriteScope } from './writes';
 import { physicalName, type StoredDoc } from './collections';
 import {
   and,
+  beforeFilter,
   defined,
   hidden,
   itemNamedFilter,
@@ -35,6 +36,20 @@ import type { RootType } from '../../../domain/parents';
  */
 const OUT = hidden();
 
+/** A folder's item listing, with the name or text asked for; null when the text matches nothing. */
+function inFolderFilter(o: { folderId: string; name?: string; text?: string }): Filter<StoredDoc> | null {
+  let search: string | null = null;
+  if (o.text !== undefined) {
+    search = textSearch(o.text);
+    if (search === null) return null;
+  }
+  return and(
+    { folderId: o.folderId },
+    o.name !== undefined ? { name: o.name } : {},
+    search !== null ? { $text: { $search: search } } : {},
+  );
+}
+
 export class MongoItems implements ItemQueries {
   constructor(
     private readonly source: ReadSource,
@@ -46,22 +61,27 @@ export class MongoItems implements ItemQueries {
   }
 
   async listInFolder(o: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>> {
-    let search: string | null = null;
-    if (o.text !== undefined) {
-      search = textSearch(o.text);
-      if (search === null) return { rows: [], total: 0 };
-    }
-    const filter = and(
-      { folderId: o.folderId },
-      o.name !== undefined ? { name: o.name } : {},
-      search !== null ? { $text: { $search: search } } : {},
-    );
+    const filter = inFolderFilter(o);
+    if (filter === null) return { rows: [], total: 0 };
     const items = await this.source.get('items');
     const [rows, total] = await Promise.all([
       items.find(filter, { projection: OUT, sort: sortOf(o.paging), ...windowOf(o.paging) }).toArray(),
       items.countDocuments(filter),
     ]);
     return { rows: rows as unknown as ItemDoc[], total };
+  }
+
+  async positionInFolder(o: {
+    folderId: string;
+    name?: string;
+    text?: string;
+    paging: Paging;
+    id: string;
+  }): Promise<number> {
+    const filter = inFolderFilter(o);
+    if (filter === null) return 0;
+    const items = await this.source.get('items');
+    return items.countDocuments(and(filter, await beforeFilter(items, o.paging, o.id)));
   }
 
   async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
