@@ -11,15 +11,12 @@ import { itemSortField, loadItem } from './itemQueries';
 /**
  * `GET /folder/:id/position` and `GET /item/:id/position` (Girder's findPosition): the index the document has in the
  * listing the same parameters give, whatever its limit and offset. The sort must be a field the stored document has
- * at its top level (`Invalid sort mode.` otherwise, as Girder's `sort[0][0] in doc`). Only a parent's listing is
- * served: a global text search orders by the caller's sort over every readable document, a listing no read model
- * counts positions in yet.
+ * at its top level (`Invalid sort mode.` otherwise, as Girder's `sort[0][0] in doc`). Without a parent, the position
+ * is the one in the global text search (ordered by the same sort), as `GET /folder` and `GET /item` search.
  */
 function checkSortField(doc: object, field: string): void {
   if (ownValue(doc as Record<string, unknown>, field) === undefined) throw new RestError('Invalid sort mode.');
 }
-
-const NO_PARENT = "A position is only reported in a parent's listing: pass parentType and parentId.";
 
 export async function folderPosition(
   services: Services,
@@ -31,8 +28,8 @@ export async function folderPosition(
   const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
   checkSortField(folder, paging.sort);
   if (!input.parentType || !input.parentId) {
-    if (input.text) throw new RestError(NO_PARENT);
-    throw new RestError('Invalid search mode.');
+    if (!input.text) throw new RestError('Invalid search mode.');
+    return services.readModel.folders.positionInSearch({ text: input.text, viewer, paging, id: folder._id });
   }
   const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.READ);
   return services.readModel.folders.positionInChildren({
@@ -56,9 +53,8 @@ export async function itemPosition(
   const paging = { ...input.paging, sort: itemSortField(input.paging.sort) };
   checkSortField(item, paging.sort);
   if (!input.folderId) {
-    if (input.text !== undefined)
-      throw new RestError("A position is only reported in a folder's listing: pass folderId.");
-    throw new RestError('Invalid search mode.');
+    if (input.text === undefined) throw new RestError('Invalid search mode.');
+    return services.readModel.items.positionInSearch({ text: input.text, viewer, paging, id: item._id });
   }
   const parent = await loadParent(services, 'folder', input.folderId, viewer, AccessLevel.READ);
   return services.readModel.items.positionInFolder({

@@ -77,16 +77,25 @@ describe('listing positions', () => {
       expect(res.body).toEqual({ message: 'Invalid sort mode.', type: 'rest' });
     });
 
-    it('answers 400 without a parent: "Invalid search mode.", or the message of an unserved text search', async () => {
+    it('answers 400 "Invalid search mode." without a parent or text', async () => {
       const none = await api.as(alice).get(`/folder/${folders.alpha}/position`);
       expect(none.status).toBe(400);
       expect(none.body).toEqual({ message: 'Invalid search mode.', type: 'rest' });
-      const text = await api.as(alice).get(`/folder/${folders.alpha}/position`).query({ text: 'alpha' });
-      expect(text.status).toBe(400);
-      expect(text.body).toEqual({
-        message: "A position is only reported in a parent's listing: pass parentType and parentId.",
-        type: 'rest',
-      });
+    });
+
+    it('without a parent, answers the position in the text search, among the folders the caller may read', async () => {
+      const search = (caller: TestUser, name: string, query: Record<string, string | number> = {}) =>
+        api
+          .as(caller)
+          .get(`/folder/${folders[name]}/position`)
+          .query({ text: 'gamma beta', ...query });
+      // Beta and Gamma match; bob does not read Beta.
+      expect((await search(alice, 'Gamma')).body).toBe(1);
+      expect((await search(alice, 'Beta')).body).toBe(0);
+      expect((await search(alice, 'Gamma', { sortdir: -1 })).body).toBe(0);
+      expect((await search(bob, 'Gamma')).body).toBe(0);
+      const listing = await api.as(alice).get('/folder').query({ text: 'gamma beta' });
+      expect(listing.body.map((f: { name: string }) => f.name)).toEqual(['Beta', 'Gamma']);
     });
 
     it('loads the folder at READ: 400 for an unknown id, 401/403 for a folder the caller may not read', async () => {
@@ -117,6 +126,19 @@ describe('listing positions', () => {
       expect((await itemPosition(alice, 'b', { sort: 'name' })).body).toBe(1);
       expect((await itemPosition(alice, 'A', { sort: 'name', sortdir: -1 })).body).toBe(2);
       expect((await itemPosition(alice, 'c', { name: 'c' })).body).toBe(0);
+    });
+
+    it('without a folder, answers the position in the text search, among the items the caller may read', async () => {
+      const search = (caller: TestUser, name: string, query: Record<string, string | number> = {}) =>
+        api
+          .as(caller)
+          .get(`/item/${items[name]}/position`)
+          .query({ text: 'b c', ...query });
+      expect((await search(alice, 'b')).body).toBe(0);
+      expect((await search(alice, 'c')).body).toBe(1);
+      expect((await search(alice, 'b', { sortdir: -1 })).body).toBe(1);
+      const listing = await api.as(alice).get('/item').query({ text: 'b c' });
+      expect(listing.body.map((i: { name: string }) => i.name)).toEqual(['b', 'c']);
     });
 
     it('answers 400 for a bad sort or no folder, and refuses a caller who may not read the item', async () => {

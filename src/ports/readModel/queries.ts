@@ -100,6 +100,8 @@ export interface FolderQueries {
     paging: Paging;
     id: string;
   }): Promise<number>;
+  /** How many of that search's folders come before folder `id` (as {@link positionInChildren}). */
+  positionInSearch(options: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number>;
   /** Global text search over folders the viewer may READ. */
   search(options: {
     text: string;
@@ -143,6 +145,8 @@ export interface ItemQueries {
   /** Items directly in a folder (no permission filter beyond the folder's); optional exact name and text filter. */
   listInFolder(options: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>>;
   /** How many of that listing's items come before item `id` (as `FolderQueries.positionInChildren`). */
+  /** How many of that search's items come before item `id` (as `FolderQueries.positionInChildren`). */
+  positionInSearch(options: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number>;
   positionInFolder(options: {
     folderId: string;
     name?: string;

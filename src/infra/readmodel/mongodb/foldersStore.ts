@@ -96,6 +96,14 @@ export class MongoFolders implements FolderQueries {
     return childCount(counters, this.countedGenerations, o.parentType, o.parentId, o.viewer);
   }
 
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
+    const search = textSearch(o.text);
+    if (search === null) return 0;
+    const folders = await this.folders();
+    const before = await beforeFilter(folders, o.paging, o.id);
+    return folders.countDocuments(and({ $text: { $search: search } }, readableFilter(o.viewer), before));
+  }
+
   async search(o: {
     text: string;
     viewer: Viewer | null;

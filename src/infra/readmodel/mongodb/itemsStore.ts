@@ -1,4 +1,4 @@
-import type { Filter } from 'mongodb';
+import type { Document, Filter } from 'mongodb';
 import type {
   FileDoc,
   FileQueries,
@@ -99,13 +99,20 @@ export class MongoItems implements ItemQueries {
    * MongoDB's 16 MiB document limit once a page (`limit=0`: every match) is large; the page's documents come one by
    * one instead. Between the two reads a write may land, so the total can differ from the page by that write.
    */
-  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
     const search = textSearch(o.text);
-    if (search === null) return { rows: [], total: 0 };
-    const generation = await this.generation();
+    if (search === null) return 0;
     const items = await this.source.get('items');
-    const window = windowOf(o.paging);
-    const readable = [
+    const before = await beforeFilter(items, o.paging, o.id);
+    const readable = await this.readableMatches(search, o.viewer);
+    const counted = await items.aggregate([...readable, { $match: before }, { $count: 'n' }]).toArray();
+    return (counted.at(0)?.n as number | undefined) ?? 0;
+  }
+
+  /** The pipeline of a text search: the matching items whose folder the viewer may read (the folder as `_folder`). */
+  private async readableMatches(search: string, viewer: Viewer | null): Promise<Document[]> {
+    const generation = await this.generation();
+    return [
       { $match: { $text: { $search: search } } },
       {
         $lookup: {
@@ -116,8 +123,16 @@ export class MongoItems implements ItemQueries {
         },
       },
       { $unwind: '$_folder' },
-      { $match: readableFilter(o.viewer, 0, '_folder.') },
+      { $match: readableFilter(viewer, 0, '_folder.') },
     ];
+  }
+
+  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+    const search = textSearch(o.text);
+    if (search === null) return { rows: [], total: 0 };
+    const items = await this.source.get('items');
+    const window = windowOf(o.paging);
+    const readable = await this.readableMatches(search, o.viewer);
     const [rows, counted] = await Promise.all([
       items
         .aggregate([

@@ -283,6 +283,14 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return this.heavy.position(LISTED, matching.clauses, matching.args, o.paging, o.id);
   }
 
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
+    const query = ftsQuery(o.text);
+    if (query === null) return 0;
+    const readable = readableSql('f', o.viewer);
+    const clauses = ['f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)', readable.sql];
+    return this.heavy.position(LISTED, clauses, [query, ...readable.args], o.paging, o.id);
+  }
+
   async search(o: {
     text: string;
     viewer: Viewer | null;

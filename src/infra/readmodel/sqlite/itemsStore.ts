@@ -188,6 +188,17 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     return id ?? null;
   }
 
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
+    const query = ftsQuery(o.text);
+    if (query === null) return 0;
+    const readable = readableSql('f', o.viewer);
+    const clauses = [
+      'i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)',
+      `i.folder_id IN (SELECT f.id FROM rm_folders f WHERE ${readable.sql})`,
+    ];
+    return this.heavy.position(LISTED, clauses, [query, ...readable.args], o.paging, o.id);
+  }
+
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
     const query = ftsQuery(o.text);
     if (query === null) return { rows: [], total: 0 };
