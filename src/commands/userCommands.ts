@@ -122,7 +122,7 @@ export interface PreparedToken {
 
 /** Builds a token (64 random characters; only its SHA-256 is recorded) and the append that issues it. */
 export function prepareToken(
-  options: { userId: string; scope?: string[] | null; days: number; apiKeyId?: string },
+  options: { userId?: string; scope?: string[] | null; days: number; apiKeyId?: string },
   meta: RequestMeta,
 ): PreparedToken {
   const token = generateToken();
@@ -134,7 +134,7 @@ export function prepareToken(
     type: 'TokenIssued',
     data: {
       hash,
-      userId: options.userId,
+      ...(options.userId !== undefined ? { userId: options.userId } : {}),
       scope,
       created: girderTime(now),
       expires,
@@ -149,10 +149,10 @@ export function prepareToken(
   };
 }
 
-/** Issues a login token for a user. */
+/** Issues a login token for a user, or (no `userId`) an anonymous session token. */
 export async function issueToken(
   commands: CommandRunner,
-  options: { userId: string; scope?: string[]; days: number },
+  options: { userId?: string; scope?: string[]; days: number },
   meta: RequestMeta,
 ): Promise<{ token: string; expires: string; scope: string[] }> {
   const prepared = prepareToken(options, meta);

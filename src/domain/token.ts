@@ -8,7 +8,8 @@ export const tokenStream = (hash: string): string => `token-${hash.slice(0, 40)}
 export const tokenEventSchemas = {
   TokenIssued: z.object({
     hash: z.string(),
-    userId: z.string(),
+    /** Absent on an anonymous session token (`GET /token/session` without a login, Girder's `public: true` token). */
+    userId: z.string().optional(),
     scope: z.array(z.string()),
     created: z.string(),
     expires: z.string(),

@@ -47,13 +47,13 @@ export const tokenHasScopes = (token: TokenDoc, scopes: string[]): boolean =>
 
 const unexpired = (doc: TokenDoc | null): TokenDoc | null => (doc && Date.parse(doc.expires) > Date.now() ? doc : null);
 
-/** A token that works, with its user; or nothing. */
-export type ActiveCaller = { token: TokenDoc; user: UserDoc } | { token: null; user: null };
+/** A token that works, with its user (none for an anonymous session token); or nothing. */
+export type ActiveCaller = { token: TokenDoc; user: UserDoc | null } | { token: null; user: null };
 const NO_CALLER: ActiveCaller = { token: null, user: null };
 
 /**
  * The presented token and its user, if the token exists, has not expired, and belongs to a user who still exists and
- * is not disabled; else nothing. Checked on every request (the account cache forgets a changed user at once,
+ * is not disabled (or to no user: an anonymous session token); else nothing. Checked on every request (the account cache forgets a changed user at once,
  * src/queries/accountCache.ts), so the tokens of a deleted or disabled user stop working on the next request, on
  * every route and on the notification socket alike.
  */
@@ -61,7 +61,9 @@ export async function activeCaller(services: Services, presented: string | null)
   if (!presented) return NO_CALLER;
   const caller = await services.accounts.caller(presented);
   const token = unexpired(caller.token);
-  if (!token || !caller.user || caller.user.status === 'disabled') return NO_CALLER;
+  if (!token) return NO_CALLER;
+  if (token.userId === undefined) return { token, user: null };
+  if (!caller.user || caller.user.status === 'disabled') return NO_CALLER;
   return { token, user: caller.user };
 }
 

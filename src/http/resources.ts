@@ -11,6 +11,7 @@ import { fileHashsumRoutes } from './resources/fileHashsum';
 import { resourceResource } from './resources/resource';
 import { eventsResource } from './resources/events';
 import { groupResource } from './resources/group';
+import { tokenResource } from './resources/token';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
@@ -26,4 +27,5 @@ export const apiResources: Resource[] = [
   resourceResource,
   eventsResource,
   groupResource,
+  tokenResource,
 ];

@@ -45,7 +45,7 @@ export const accountsProjection = projectionOf<UserEvent | TokenEvent | ApiKeyEv
     const d = event.data;
     tx.tokens.put({
       hash: d.hash,
-      userId: d.userId,
+      ...(d.userId !== undefined ? { userId: d.userId } : {}),
       scope: d.scope,
       created: d.created,
       expires: d.expires,

@@ -34,8 +34,10 @@ export class AccountCache {
   async caller(presented: string): Promise<{ token: TokenDoc | null; user: UserDoc | null }> {
     const version = this.currentVersion();
     const token = await this.cachedToken(version, presented);
-    if (!token) return { token, user: null };
-    const user = await this.cached(version, this.users, token.userId, () => this.readModel.users.get(token.userId));
+    const userId = token?.userId;
+    // An anonymous session token belongs to nobody.
+    if (!token || userId === undefined) return { token, user: null };
+    const user = await this.cached(version, this.users, userId, () => this.readModel.users.get(userId));
     return { token, user };
   }
 

@@ -411,6 +411,33 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.folders.childNamed('collection', 'b', 'Gamma')).toBeNull();
       });
 
+      it("counts the permitted children and search hits before a folder in the listing's order", async () => {
+        const position = (v: Viewer | null, id: string, o: { name?: string; sort?: string; sortdir?: 1 | -1 } = {}) =>
+          rm.folders.positionInChildren({
+            parentType: 'folder',
+            parentId: 'b',
+            viewer: v,
+            ...(o.name !== undefined ? { name: o.name } : {}),
+            paging: paging({ ...(o.sort ? { sort: o.sort } : {}), ...(o.sortdir ? { sortdir: o.sortdir } : {}) }),
+            id,
+          });
+        // b's children by lowerName: e (epsilon, public), c (gamma, u1 and g1 only).
+        expect(await position(ADMIN, 'e')).toBe(0);
+        expect(await position(ADMIN, 'c')).toBe(1);
+        expect(await position(ADMIN, 'c', { sortdir: -1 })).toBe(0);
+        expect(await position(ADMIN, 'c', { sort: '_id' })).toBe(0);
+        expect(await position(ADMIN, 'e', { sort: '_id' })).toBe(1);
+        expect(await position(ADMIN, 'c', { name: 'Gamma' })).toBe(0);
+        expect(await position(null, 'c')).toBe(1);
+        expect(await position(viewer('u2'), 'e', { sortdir: -1 })).toBe(0);
+        expect(await position(ADMIN, 'nope')).toBe(0);
+        const hit = (v: Viewer | null, id: string) =>
+          rm.folders.positionInSearch({ text: 'epsilon gamma', viewer: v, paging: paging(), id });
+        expect(await hit(ADMIN, 'c')).toBe(1);
+        expect(await hit(null, 'c')).toBe(1);
+        expect(await hit(ADMIN, 'e')).toBe(0);
+      });
+
       it("lists a partial reader's children in order, page by page, whatever ACLs the others hold", async () => {
         // Two ACLs whose read-class keys share a 32-bit hash (the embedded index's key, readClassIndex.ts): one that
         // u1 reads, one that u1 does not.
@@ -754,6 +781,27 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         });
         expect(ids(paged.rows)).toEqual(['i3']);
         expect(paged.total).toBe(2);
+      });
+
+      it("counts the items and search hits before an item in the listing's order", async () => {
+        const position = (id: string, o: { name?: string; sortdir?: 1 | -1 } = {}) =>
+          rm.items.positionInFolder({
+            folderId: 'pub',
+            ...(o.name !== undefined ? { name: o.name } : {}),
+            paging: paging(o.sortdir ? { sortdir: o.sortdir } : {}),
+            id,
+          });
+        expect(await position('i1')).toBe(0);
+        expect(await position('i2')).toBe(1);
+        expect(await position('i2', { sortdir: -1 })).toBe(0);
+        expect(await position('i2', { name: 'Banana' })).toBe(0);
+        const hit = async (v: Viewer | null, id: string, sortdir: 1 | -1 = 1) =>
+          rm.items.positionInSearch({ text: 'apple', viewer: v, paging: paging({ sortdir }), id });
+        expect(await hit(ADMIN, 'i1')).toBe(0);
+        expect(await hit(ADMIN, 'i3')).toBe(1);
+        expect(await hit(ADMIN, 'i1', -1)).toBe(1);
+        expect(await hit(null, 'i3')).toBe(1);
+        expect(await hit(viewer('u2'), 'i3')).toBe(1);
       });
 
       it('moves items (sizes follow), renames, updates and deletes them', async () => {

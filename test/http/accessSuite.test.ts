@@ -17,6 +17,7 @@ import type { RouteDef } from '../../src/http/routeTable';
 const SELF_SERVICE = new Set([
   'POST /user', // registration
   'DELETE /user/authentication', // logging out one's own token
+  'DELETE /token/session', // deleting the token one presents
   'PUT /user/password', // one's own password
   'POST /api_key', // a key of one's own
   'POST /api_key/token', // exchanging a key one holds for a token

@@ -6,6 +6,7 @@ import { findFolders, folderAccessList, folderDetails, folderRootPath, getFolder
 import { getFolderAt, listFoldersAt } from '../../queries/pointInTime';
 import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
+import { folderPosition } from '../../queries/listingPosition';
 
 const atParam = () =>
   param.timeText('at', {
@@ -70,6 +71,31 @@ export const folderReadRoutes: RouteDef[] = [
       params.at !== undefined
         ? getFolderAt(services, principal.viewer, path.id, params.at)
         : getFolder(services, principal.viewer, path.id),
+  }),
+  route({
+    method: 'GET',
+    path: ':id/position',
+    summary: 'Report the offset of a folder in a list or search.',
+    access: 'public',
+    scope: [Scope.DATA_READ],
+    params: [
+      param.enum('parentType', PARENT_TYPES, { description: "Type of the folder's parent" }),
+      param.string('parentId', { description: "The ID of the folder's parent." }),
+      param.string('text', { description: 'Pass to perform a text search.' }),
+      param.string('name', {
+        description:
+          'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
+      }),
+      ...pagingParams(FOLDER_SORT),
+    ],
+    handler: ({ path, params, services, principal }) =>
+      folderPosition(services, principal.viewer, path.id, {
+        parentType: params.parentType,
+        parentId: params.parentId,
+        text: params.text,
+        name: params.name,
+        paging: pagingOf(params),
+      }),
   }),
   route({
     method: 'GET',

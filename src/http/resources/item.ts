@@ -1,3 +1,4 @@
+import { itemPosition } from '../../queries/listingPosition';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
@@ -65,6 +66,28 @@ export const itemResource: Resource = {
         setTotalCount(total);
         return rows;
       },
+    }),
+    route({
+      method: 'GET',
+      path: ':id/position',
+      summary: 'Report the offset of an item in a list or search.',
+      access: 'public',
+      scope: [Scope.DATA_READ],
+      params: [
+        param.string('folderId', { description: 'Pass this to list all items in a folder.' }),
+        param.string('text', { description: 'Pass this to perform a full text search for items.' }),
+        param.string('name', {
+          description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.',
+        }),
+        ...pagingParams(ITEM_SORT),
+      ],
+      handler: ({ path, params, services, principal }) =>
+        itemPosition(services, principal.viewer, path.id, {
+          ...(params.folderId !== undefined ? { folderId: params.folderId } : {}),
+          ...(params.text !== undefined ? { text: params.text } : {}),
+          ...(params.name !== undefined ? { name: params.name } : {}),
+          paging: pagingOf(params),
+        }),
     }),
     route({
       method: 'GET',

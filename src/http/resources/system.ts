@@ -81,6 +81,16 @@ export const systemResource: Resource = {
     }),
     route({
       method: 'GET',
+      path: 'plugins',
+      summary: 'Get the lists of all available and all loaded plugins.',
+      access: 'admin',
+      scope: [Scope.PLUGINS_READ],
+      params: [],
+      // Girder 3's answer (`all`: name → {name, description, url, version}; `loaded`: names): this service has none.
+      handler: () => ({ all: {}, loaded: [] }),
+    }),
+    route({
+      method: 'GET',
       path: 'public_settings',
       summary: 'Get publicly accessible settings.',
       access: 'public',

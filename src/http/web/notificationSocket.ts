@@ -60,12 +60,12 @@ export function attachNotificationSocket(server: Server, services: Services): vo
       return;
     }
     activeCaller(services, url.searchParams.get(TOKEN_PARAM))
-      .then(({ token }) => {
-        if (!token || !tokenHasScopes(token, [Scope.USER_AUTH])) {
+      .then(({ token, user }) => {
+        if (!token || !user || !tokenHasScopes(token, [Scope.USER_AUTH])) {
           refuse(socket, '401 Unauthorized');
           return;
         }
-        const { userId } = token;
+        const userId = user._id;
         try {
           claimStreamSlot(services, userId, req, socket);
         } catch (error) {

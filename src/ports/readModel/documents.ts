@@ -54,7 +54,8 @@ export interface GroupMembership {
 export interface TokenDoc {
   /** SHA-256 of the token: the token itself is never stored. */
   hash: string;
-  userId: string;
+  /** Absent on an anonymous session token: it identifies no user. */
+  userId?: string;
   scope: string[];
   created: string;
   expires: string;

@@ -87,6 +87,21 @@ export interface FolderQueries {
     text?: string;
     paging: Paging;
   }): Promise<Page<FolderDoc>>;
+  /**
+   * How many of that listing's folders come before folder `id` in its order, ties by id (`paging`'s limit and offset
+   * play no part): Girder's `GET /folder/:id/position`.
+   */
+  positionInChildren(options: {
+    parentType: ParentType;
+    parentId: string;
+    viewer: Viewer | null;
+    name?: string;
+    text?: string;
+    paging: Paging;
+    id: string;
+  }): Promise<number>;
+  /** How many of that search's folders come before folder `id` (as {@link positionInChildren}). */
+  positionInSearch(options: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number>;
   /** Global text search over folders the viewer may READ. */
   search(options: {
     text: string;
@@ -129,6 +144,16 @@ export interface ItemQueries {
   get(id: string): Promise<ItemDoc | null>;
   /** Items directly in a folder (no permission filter beyond the folder's); optional exact name and text filter. */
   listInFolder(options: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>>;
+  /** How many of that listing's items come before item `id` (as `FolderQueries.positionInChildren`). */
+  /** How many of that search's items come before item `id` (as `FolderQueries.positionInChildren`). */
+  positionInSearch(options: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number>;
+  positionInFolder(options: {
+    folderId: string;
+    name?: string;
+    text?: string;
+    paging: Paging;
+    id: string;
+  }): Promise<number>;
   /**
    * The id of the item (the first by id) directly in a folder with exactly this name, other than `except`; null when
    * none (sibling-name checks: one indexed lookup, no page and no count).

@@ -6,6 +6,7 @@ import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import {
   and,
+  beforeFilter,
   defined,
   hidden,
   itemNamedFilter,
@@ -67,26 +68,40 @@ export class MongoFolders implements FolderQueries {
     text?: string;
     paging: Paging;
   }) {
-    let search: string | null = null;
-    if (o.text !== undefined) {
-      search = textSearch(o.text);
-      if (search === null) return { rows: [], total: 0 };
-    }
-    const filter = and(
-      { parentId: o.parentId, parentCollection: o.parentType },
-      o.name !== undefined ? { name: o.name } : {},
-      readableFilter(o.viewer),
-      search !== null ? { $text: { $search: search } } : {},
-    );
+    const filter = childFilter(o);
+    if (filter === null) return { rows: [], total: 0 };
     // A plain listing's total comes from the maintained counters (childCounts.ts), not from counting the siblings.
-    const maintained = o.name === undefined && search === null ? this.maintainedCount(o) : null;
+    const maintained = o.name === undefined && o.text === undefined ? this.maintainedCount(o) : null;
     return this.page(filter, o.paging, maintained);
+  }
+
+  async positionInChildren(o: {
+    parentType: ParentType;
+    parentId: string;
+    viewer: Viewer | null;
+    name?: string;
+    text?: string;
+    paging: Paging;
+    id: string;
+  }): Promise<number> {
+    const filter = childFilter(o);
+    if (filter === null) return 0;
+    const folders = await this.folders();
+    return folders.countDocuments(and(filter, await beforeFilter(folders, o.paging, o.id)));
   }
 
   /** The children the viewer reads, from the counters; null when this generation keeps none. */
   private async maintainedCount(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {
     const counters = await this.source.get('childCounts');
     return childCount(counters, this.countedGenerations, o.parentType, o.parentId, o.viewer);
+  }
+
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
+    const search = textSearch(o.text);
+    if (search === null) return 0;
+    const folders = await this.folders();
+    const before = await beforeFilter(folders, o.paging, o.id);
+    return folders.countDocuments(and({ $text: { $search: search } }, readableFilter(o.viewer), before));
   }
 
   async search(o: {
@@ -171,6 +186,27 @@ export class MongoFolders implements FolderQueries {
     ]);
     return { rows: rows as unknown as FolderDoc[], total };
   }
+}
+
+/** A parent's listing: its children the viewer may read, with the name or text asked for; null when text matches none. */
+function childFilter(o: {
+  parentType: ParentType;
+  parentId: string;
+  viewer: Viewer | null;
+  name?: string;
+  text?: string;
+}): Filter<StoredDoc> | null {
+  let search: string | null = null;
+  if (o.text !== undefined) {
+    search = textSearch(o.text);
+    if (search === null) return null;
+  }
+  return and(
+    { parentId: o.parentId, parentCollection: o.parentType },
+    o.name !== undefined ? { name: o.name } : {},
+    readableFilter(o.viewer),
+    search !== null ? { $text: { $search: search } } : {},
+  );
 }
 
 interface Position {

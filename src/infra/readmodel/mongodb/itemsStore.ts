@@ -1,4 +1,4 @@
-import type { Filter } from 'mongodb';
+import type { Document, Filter } from 'mongodb';
 import type {
   FileDoc,
   FileQueries,
@@ -14,6 +14,7 @@ import type { OperationLog, WriteScope } from './writes';
 import { physicalName, type StoredDoc } from './collections';
 import {
   and,
+  beforeFilter,
   defined,
   hidden,
   itemNamedFilter,
@@ -35,6 +36,20 @@ import type { RootType } from '../../../domain/parents';
  */
 const OUT = hidden();
 
+/** A folder's item listing, with the name or text asked for; null when the text matches nothing. */
+function inFolderFilter(o: { folderId: string; name?: string; text?: string }): Filter<StoredDoc> | null {
+  let search: string | null = null;
+  if (o.text !== undefined) {
+    search = textSearch(o.text);
+    if (search === null) return null;
+  }
+  return and(
+    { folderId: o.folderId },
+    o.name !== undefined ? { name: o.name } : {},
+    search !== null ? { $text: { $search: search } } : {},
+  );
+}
+
 export class MongoItems implements ItemQueries {
   constructor(
     private readonly source: ReadSource,
@@ -46,22 +61,27 @@ export class MongoItems implements ItemQueries {
   }
 
   async listInFolder(o: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>> {
-    let search: string | null = null;
-    if (o.text !== undefined) {
-      search = textSearch(o.text);
-      if (search === null) return { rows: [], total: 0 };
-    }
-    const filter = and(
-      { folderId: o.folderId },
-      o.name !== undefined ? { name: o.name } : {},
-      search !== null ? { $text: { $search: search } } : {},
-    );
+    const filter = inFolderFilter(o);
+    if (filter === null) return { rows: [], total: 0 };
     const items = await this.source.get('items');
     const [rows, total] = await Promise.all([
       items.find(filter, { projection: OUT, sort: sortOf(o.paging), ...windowOf(o.paging) }).toArray(),
       items.countDocuments(filter),
     ]);
     return { rows: rows as unknown as ItemDoc[], total };
+  }
+
+  async positionInFolder(o: {
+    folderId: string;
+    name?: string;
+    text?: string;
+    paging: Paging;
+    id: string;
+  }): Promise<number> {
+    const filter = inFolderFilter(o);
+    if (filter === null) return 0;
+    const items = await this.source.get('items');
+    return items.countDocuments(and(filter, await beforeFilter(items, o.paging, o.id)));
   }
 
   async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
@@ -79,13 +99,20 @@ export class MongoItems implements ItemQueries {
    * MongoDB's 16 MiB document limit once a page (`limit=0`: every match) is large; the page's documents come one by
    * one instead. Between the two reads a write may land, so the total can differ from the page by that write.
    */
-  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
     const search = textSearch(o.text);
-    if (search === null) return { rows: [], total: 0 };
-    const generation = await this.generation();
+    if (search === null) return 0;
     const items = await this.source.get('items');
-    const window = windowOf(o.paging);
-    const readable = [
+    const before = await beforeFilter(items, o.paging, o.id);
+    const readable = await this.readableMatches(search, o.viewer);
+    const counted = await items.aggregate([...readable, { $match: before }, { $count: 'n' }]).toArray();
+    return (counted.at(0)?.n as number | undefined) ?? 0;
+  }
+
+  /** The pipeline of a text search: the matching items whose folder the viewer may read (the folder as `_folder`). */
+  private async readableMatches(search: string, viewer: Viewer | null): Promise<Document[]> {
+    const generation = await this.generation();
+    return [
       { $match: { $text: { $search: search } } },
       {
         $lookup: {
@@ -96,8 +123,16 @@ export class MongoItems implements ItemQueries {
         },
       },
       { $unwind: '$_folder' },
-      { $match: readableFilter(o.viewer, 0, '_folder.') },
+      { $match: readableFilter(viewer, 0, '_folder.') },
     ];
+  }
+
+  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+    const search = textSearch(o.text);
+    if (search === null) return { rows: [], total: 0 };
+    const items = await this.source.get('items');
+    const window = windowOf(o.paging);
+    const readable = await this.readableMatches(search, o.viewer);
     const [rows, counted] = await Promise.all([
       items
         .aggregate([

@@ -1,5 +1,5 @@
 import type { StoredDoc } from './collections';
-import type { Document, Filter, Sort } from 'mongodb';
+import type { Collection, Document, Filter, Sort } from 'mongodb';
 import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';
 import { isFieldPath } from '../../../domain/sortKeys';
@@ -16,9 +16,14 @@ export function hidden(...extra: string[]): Document {
 /** A filter that matches nothing. */
 export const NOTHING: Filter<StoredDoc> = { _id: { $in: [] } };
 
-/** `$and` of the given clauses, leaving out empty ones. */
+/**
+ * `$and` of the given clauses, leaving out empty ones and flattening a clause that is itself only an `$and`: a
+ * `$text` clause must stay at the top level of the query's `$and` (a listing's filter, narrowed again).
+ */
 export function and(...clauses: Filter<StoredDoc>[]): Filter<StoredDoc> {
-  const kept = clauses.filter((c) => Object.keys(c).length > 0);
+  const kept = clauses
+    .flatMap((c) => (Object.keys(c).length === 1 && Array.isArray(c.$and) ? c.$and : [c]))
+    .filter((c) => Object.keys(c).length > 0);
   if (kept.length === 0) return {};
   return kept.length === 1 ? kept[0] : { $and: kept };
 }
@@ -114,4 +119,25 @@ export function setFields(fields: Record<string, unknown>): Document {
 /** The items of a folder with exactly this name, `except` one item (sibling-name checks). */
 export function itemNamedFilter(folderId: string, name: string, except?: string): Filter<StoredDoc> {
   return except === undefined ? { folderId, name } : { folderId, name, _id: { $ne: except } };
+}
+
+/**
+ * The documents before document `id` in {@link sortOf}'s order: Girder's findPosition filter, a smaller (descending:
+ * larger) sort value or the same value and a smaller (larger) id. As in Girder, documents without the sort field are
+ * not counted. Matches nothing when there is no document `id`.
+ */
+export async function beforeFilter(
+  collection: Collection<StoredDoc>,
+  paging: Paging,
+  id: string,
+): Promise<Filter<StoredDoc>> {
+  const [field] = Object.keys(sortOf(paging));
+  const op = paging.sortdir === -1 ? '$gt' : '$lt';
+  if (field === '_id') return { _id: { [op]: id } };
+  const doc = await collection.findOne({ _id: id }, { projection: { [field]: 1 } });
+  if (!doc) return NOTHING;
+  let value: unknown = doc;
+  for (const key of field.split('.'))
+    value = value !== null && typeof value === 'object' ? ownValue(value as Record<string, unknown>, key) : undefined;
+  return { $or: [{ [field]: { [op]: value ?? null } }, { [field]: value ?? null, _id: { [op]: id } }] };
 }

@@ -121,10 +121,11 @@ export class SqliteTokens implements TokenQueries, TokenWrites {
     );
   }
   put(doc: TokenDoc): void {
+    // `user_id` is NOT NULL in existing databases: an anonymous session token's empty id matches no user.
     prepared(
       this.db,
       'INSERT OR REPLACE INTO rm_tokens (hash, user_id, api_key_id, expires, doc) VALUES (?, ?, ?, ?, ?)',
-    ).run(doc.hash, doc.userId, doc.apiKeyId ?? null, doc.expires, JSON.stringify(doc));
+    ).run(doc.hash, doc.userId ?? '', doc.apiKeyId ?? null, doc.expires, JSON.stringify(doc));
   }
   delete(hash: string): void {
     prepared(this.db, 'DELETE FROM rm_tokens WHERE hash = ?').run(hash);

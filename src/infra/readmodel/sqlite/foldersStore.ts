@@ -101,6 +101,33 @@ const LISTED: ListedTable = { table: 'rm_folders', alias: 'f', columns: FOLDER_C
 /** Sorts an index of a parent's children serves (rm_folders_parent_sort, rm_folders_parent_name). */
 const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
 
+/**
+ * The WHERE clauses of a parent's listing: its children the viewer may read, with the name or text asked for; null
+ * when the text can match nothing.
+ */
+function childClauses(o: {
+  parentType: ParentType;
+  parentId: string;
+  viewer: Viewer | null;
+  name?: string;
+  text?: string;
+}): { clauses: string[]; args: unknown[] } | null {
+  const filter = readableSql('f', o.viewer);
+  const clauses = ['f.parent_id = ?', 'f.parent_type = ?', filter.sql];
+  const args: unknown[] = [o.parentId, o.parentType, ...filter.args];
+  if (o.name !== undefined) {
+    clauses.push('f.name = ?');
+    args.push(o.name);
+  }
+  if (o.text !== undefined) {
+    const query = ftsQuery(o.text);
+    if (query === null) return null;
+    clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
+    args.push(query);
+  }
+  return { clauses, args };
+}
+
 function toDoc(row: FolderRow): FolderDoc {
   // The columns are set on the parsed object, not spread with it into a new one: the same keys in the same order, at
   // a fifth of the cost per row (a listing decodes fifty).
@@ -207,18 +234,9 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     paging: Paging;
   }) {
     const filter = readableSql('f', o.viewer);
-    const clauses = ['f.parent_id = ?', 'f.parent_type = ?', filter.sql];
-    const args: unknown[] = [o.parentId, o.parentType, ...filter.args];
-    if (o.name !== undefined) {
-      clauses.push('f.name = ?');
-      args.push(o.name);
-    }
-    if (o.text !== undefined) {
-      const query = ftsQuery(o.text);
-      if (query === null) return { rows: [], total: 0 };
-      clauses.push('f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)');
-      args.push(query);
-    }
+    const matching = childClauses(o);
+    if (matching === null) return { rows: [], total: 0 };
+    const { clauses, args } = matching;
     const heavy = listingScans(o, o.paging, INDEX_SERVED_SORTS);
     if (o.name !== undefined || o.text !== undefined)
       return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy });
@@ -249,6 +267,28 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
       return { rows: rows.map(toDoc), total: readable };
     }
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total: readable });
+  }
+
+  async positionInChildren(o: {
+    parentType: ParentType;
+    parentId: string;
+    viewer: Viewer | null;
+    name?: string;
+    text?: string;
+    paging: Paging;
+    id: string;
+  }): Promise<number> {
+    const matching = childClauses(o);
+    if (matching === null) return 0;
+    return this.heavy.position(LISTED, matching.clauses, matching.args, o.paging, o.id);
+  }
+
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
+    const query = ftsQuery(o.text);
+    if (query === null) return 0;
+    const readable = readableSql('f', o.viewer);
+    const clauses = ['f.id IN (SELECT id FROM rm_folders_fts WHERE rm_folders_fts MATCH ?)', readable.sql];
+    return this.heavy.position(LISTED, clauses, [query, ...readable.args], o.paging, o.id);
   }
 
   async search(o: {

@@ -2,7 +2,7 @@ import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { OffLoopReads, ReadStatement } from '../../sqlite/offLoopReads';
 import { readRows } from '../../sqlite/preparedStatements';
 import type { Paging } from '../../../domain/paging';
-import { pagingSql, type SortColumns } from './sqlHelpers';
+import { beforeRowSql, pagingSql, type SortColumns } from './sqlHelpers';
 
 /**
  * The offset from which a page leaves the event loop even when an index serves its sort: Girder pages by offset, and
@@ -90,5 +90,19 @@ export class HeavyReads {
       { sql: `SELECT COUNT(*) AS n ${from}`, args },
       known,
     );
+  }
+
+  /**
+   * How many of `listed`'s rows under `clauses` come before row `id` in `paging`'s order (its limit and offset play no
+   * part): the index `GET /folder/:id/position` answers. A count over the matching rows, so a heavy read.
+   */
+  async position(listed: ListedTable, clauses: string[], args: unknown[], paging: Paging, id: string): Promise<number> {
+    const before = beforeRowSql(paging, listed.sortColumns, listed.table, listed.alias, id);
+    const sql = `SELECT COUNT(*) AS n FROM ${listed.table} ${listed.alias} ${before.join}
+      WHERE ${[...clauses, before.condition].join(' AND ')}`;
+    const [rows] = (await this.all([{ sql, args: [...before.joinArgs, ...args, ...before.args] }])) as [
+      { n: number }[],
+    ];
+    return rows[0]?.n ?? 0;
   }
 }

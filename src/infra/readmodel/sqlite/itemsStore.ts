@@ -90,6 +90,26 @@ type ItemRow = [
 const ITEM_READ_COLUMNS = 'i.id, i.folder_id, i.base_parent_type, i.base_parent_id, i.size, i.doc';
 const LISTED: ListedTable = { table: 'rm_items', alias: 'i', columns: ITEM_READ_COLUMNS, sortColumns: ITEM_COLUMNS };
 
+/** The WHERE clauses of a folder's item listing, with the name or text asked for; null when the text matches nothing. */
+function inFolderClauses(o: { folderId: string; name?: string; text?: string }): {
+  clauses: string[];
+  args: unknown[];
+} | null {
+  const clauses = ['i.folder_id = ?'];
+  const args: unknown[] = [o.folderId];
+  if (o.name !== undefined) {
+    clauses.push('i.name = ?');
+    args.push(o.name);
+  }
+  if (o.text !== undefined) {
+    const query = ftsQuery(o.text);
+    if (query === null) return null;
+    clauses.push('i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)');
+    args.push(query);
+  }
+  return { clauses, args };
+}
+
 function toItem(row: ItemRow): ItemDoc {
   // Set on the parsed object rather than spread into a new one (same keys, same order, a fraction of the cost).
   const doc = JSON.parse(row[5]) as ItemDoc;
@@ -137,22 +157,25 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   }
 
   async listInFolder(o: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>> {
-    const clauses = ['i.folder_id = ?'];
-    const args: unknown[] = [o.folderId];
-    if (o.name !== undefined) {
-      clauses.push('i.name = ?');
-      args.push(o.name);
-    }
-    if (o.text !== undefined) {
-      const query = ftsQuery(o.text);
-      if (query === null) return { rows: [], total: 0 };
-      clauses.push('i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)');
-      args.push(query);
-    }
+    const matching = inFolderClauses(o);
+    if (matching === null) return { rows: [], total: 0 };
+    const { clauses, args } = matching;
     const heavy = listingScans(o, o.paging, INDEX_SERVED_SORTS);
     // Unfiltered, every item of the folder is counted: the maintained count.
     const total = o.name === undefined && o.text === undefined ? this.maintainedCount(o.folderId) : undefined;
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total });
+  }
+
+  async positionInFolder(o: {
+    folderId: string;
+    name?: string;
+    text?: string;
+    paging: Paging;
+    id: string;
+  }): Promise<number> {
+    const matching = inFolderClauses(o);
+    if (matching === null) return 0;
+    return this.heavy.position(LISTED, matching.clauses, matching.args, o.paging, o.id);
   }
 
   async namedInFolder(folderId: string, name: string, except?: string): Promise<string | null> {
@@ -163,6 +186,17 @@ export class SqliteItems implements ItemQueries, ItemWrites {
       .pluck()
       .get(folderId, name, except ?? null) as string | undefined;
     return id ?? null;
+  }
+
+  async positionInSearch(o: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number> {
+    const query = ftsQuery(o.text);
+    if (query === null) return 0;
+    const readable = readableSql('f', o.viewer);
+    const clauses = [
+      'i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?)',
+      `i.folder_id IN (SELECT f.id FROM rm_folders f WHERE ${readable.sql})`,
+    ];
+    return this.heavy.position(LISTED, clauses, [query, ...readable.args], o.paging, o.id);
   }
 
   async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {

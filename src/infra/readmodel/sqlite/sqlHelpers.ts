@@ -17,17 +17,43 @@ export type SortColumns = Record<string, string>;
  */
 export function pagingSql(paging: Paging, columns: SortColumns, table: string): { sql: string; args: unknown[] } {
   const dir = paging.sortdir === -1 ? 'DESC' : 'ASC';
-  const args: unknown[] = [];
-  let key: string;
-  // An own-property lookup: a sort named `constructor` or `__proto__` is a JSON path like any other field.
-  const column = ownValue(columns, paging.sort);
-  if (column !== undefined) key = `${table}.${column}`;
-  else {
-    key = `json_extract(${table}.doc, ?)`;
-    args.push(jsonPath(paging.sort));
-  }
+  const { key, args } = sortKeySql(paging.sort, columns, table);
   const limit = limitSql(paging);
   return { sql: ` ORDER BY ${key} ${dir}, ${table}.id ${dir}${limit.sql}`, args: [...args, ...limit.args] };
+}
+
+/** The expression a listing sorts `table`'s rows by: a column, or the field's JSON path in the document. */
+function sortKeySql(sort: string, columns: SortColumns, table: string): { key: string; args: unknown[] } {
+  // An own-property lookup: a sort named `constructor` or `__proto__` is a JSON path like any other field.
+  const column = ownValue(columns, sort);
+  if (column !== undefined) return { key: `${table}.${column}`, args: [] };
+  return { key: `json_extract(${table}.doc, ?)`, args: [jsonPath(sort)] };
+}
+
+/**
+ * The rows of `table` (as `alias`) that come before row `id` in {@link pagingSql}'s order (Girder's findPosition):
+ * a `JOIN` that reads that row's sort key once (as `me.k`, empty when there is no such row) and the condition.
+ * NULL sorts first ascending and last descending, as SQLite's ORDER BY does; equal keys are ordered by id.
+ */
+export function beforeRowSql(
+  paging: Paging,
+  columns: SortColumns,
+  table: string,
+  alias: string,
+  id: string,
+): { join: string; joinArgs: unknown[]; condition: string; args: unknown[] } {
+  const own = sortKeySql(paging.sort, columns, 'me');
+  const { key, args } = sortKeySql(paging.sort, columns, alias);
+  const condition =
+    paging.sortdir === -1
+      ? `(${key} > me.k OR (me.k IS NULL AND ${key} IS NOT NULL) OR (${key} IS me.k AND ${alias}.id > me.id))`
+      : `(${key} < me.k OR (${key} IS NULL AND me.k IS NOT NULL) OR (${key} IS me.k AND ${alias}.id < me.id))`;
+  return {
+    join: `JOIN (SELECT ${own.key} AS k, me.id AS id FROM ${table} me WHERE me.id = ?) me`,
+    joinArgs: [...own.args, id],
+    condition,
+    args: [...args, ...args, ...args],
+  };
 }
 
 /** The page's `LIMIT … OFFSET …` (none when it asks for every row from the start). */

@@ -1,0 +1,67 @@
+import type { Services } from '../services';
+import { AccessLevel, type Viewer } from '../domain/access';
+import { RestError } from '../domain/errors';
+import type { Paging } from '../domain/paging';
+import type { ParentType } from '../domain/parents';
+import { ownValue } from '../domain/ownMap';
+import { loadModel, loadParent } from './loaders';
+import { folderSortField } from './folderQueries';
+import { itemSortField, loadItem } from './itemQueries';
+
+/**
+ * `GET /folder/:id/position` and `GET /item/:id/position` (Girder's findPosition): the index the document has in the
+ * listing the same parameters give, whatever its limit and offset. The sort must be a field the stored document has
+ * at its top level (`Invalid sort mode.` otherwise, as Girder's `sort[0][0] in doc`). Without a parent, the position
+ * is the one in the global text search (ordered by the same sort), as `GET /folder` and `GET /item` search.
+ */
+function checkSortField(doc: object, field: string): void {
+  if (ownValue(doc as Record<string, unknown>, field) === undefined) throw new RestError('Invalid sort mode.');
+}
+
+export async function folderPosition(
+  services: Services,
+  viewer: Viewer | null,
+  id: string,
+  input: { parentType?: ParentType; parentId?: string; text?: string; name?: string; paging: Paging },
+): Promise<number> {
+  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
+  const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
+  checkSortField(folder, paging.sort);
+  if (!input.parentType || !input.parentId) {
+    if (!input.text) throw new RestError('Invalid search mode.');
+    return services.readModel.folders.positionInSearch({ text: input.text, viewer, paging, id: folder._id });
+  }
+  const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.READ);
+  return services.readModel.folders.positionInChildren({
+    parentType: input.parentType,
+    parentId: parent.doc._id,
+    viewer,
+    ...(input.name ? { name: input.name } : {}),
+    ...(input.text ? { text: input.text } : {}),
+    paging,
+    id: folder._id,
+  });
+}
+
+export async function itemPosition(
+  services: Services,
+  viewer: Viewer | null,
+  id: string,
+  input: { folderId?: string; text?: string; name?: string; paging: Paging },
+): Promise<number> {
+  const { item } = await loadItem(services, id, viewer, AccessLevel.READ);
+  const paging = { ...input.paging, sort: itemSortField(input.paging.sort) };
+  checkSortField(item, paging.sort);
+  if (!input.folderId) {
+    if (input.text === undefined) throw new RestError('Invalid search mode.');
+    return services.readModel.items.positionInSearch({ text: input.text, viewer, paging, id: item._id });
+  }
+  const parent = await loadParent(services, 'folder', input.folderId, viewer, AccessLevel.READ);
+  return services.readModel.items.positionInFolder({
+    folderId: parent.doc._id,
+    ...(input.name ? { name: input.name } : {}),
+    ...(input.text ? { text: input.text } : {}),
+    paging,
+    id: item._id,
+  });
+}
