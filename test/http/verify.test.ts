@@ -268,10 +268,16 @@ describeEmbedded('npm run cli -- verify', () => {
     // subfolder, but never a user's own folders): verify names it and fails.
     const file = path.join(dataDir, 'folder-service.sqlite');
     const raw = new Database(file);
-    const victim = raw.prepare('SELECT id, name FROM rm_folders ORDER BY id LIMIT 1').get() as {
-      id: string;
-      name: string;
-    };
+    // Seen this round on a loaded machine (3 runs of 5 beside two other suites): a connection opened here right after
+    // the verify found rm_folders and rm_items empty, then the rows a moment later. Not explained yet (a note for the
+    // next round): the read is retried for up to 10 s so that the corruption check below still runs.
+    const pickVictim = () =>
+      raw.prepare('SELECT id, name FROM rm_folders ORDER BY id LIMIT 1').get() as
+        { id: string; name: string } | undefined;
+    let victim = pickVictim();
+    for (const deadline = Date.now() + 10_000; !victim && Date.now() < deadline; victim = pickVictim())
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    if (!victim) throw new Error('rm_folders stayed empty for 10 s on a fresh connection');
     raw.prepare('UPDATE rm_folders SET name = ? WHERE id = ?').run('corrupted', victim.id);
     raw.close();
     const corrupt = await runCli(['verify'], env());
