@@ -15,6 +15,18 @@ const atParam = () =>
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
+/** What selects and orders a folder listing: the listing itself and a folder's position in it take the same. */
+const folderListingParams = [
+  param.enum('parentType', PARENT_TYPES, { description: "Type of the folder's parent" }),
+  param.string('parentId', { description: "The ID of the folder's parent." }),
+  param.string('text', { description: 'Pass to perform a text search.' }),
+  param.string('name', {
+    description:
+      'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
+  }),
+  ...pagingParams(FOLDER_SORT),
+] as const;
+
 /** The folder routes that only read: listing and search, one folder, its details, root path and access list. */
 export const folderReadRoutes: RouteDef[] = [
   route({
@@ -23,17 +35,7 @@ export const folderReadRoutes: RouteDef[] = [
     summary: 'Search for folders by certain properties.',
     access: 'public',
     scope: [Scope.DATA_READ],
-    params: [
-      param.enum('parentType', PARENT_TYPES, { description: "Type of the folder's parent" }),
-      param.string('parentId', { description: "The ID of the folder's parent." }),
-      param.string('text', { description: 'Pass to perform a text search.' }),
-      param.string('name', {
-        description:
-          'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
-      }),
-      ...pagingParams(FOLDER_SORT),
-      atParam(),
-    ],
+    params: [...folderListingParams, atParam()],
     async handler({ params, services, principal, setTotalCount }) {
       if (params.at !== undefined) {
         if (!params.parentType || !params.parentId)
@@ -78,16 +80,7 @@ export const folderReadRoutes: RouteDef[] = [
     summary: 'Report the offset of a folder in a list or search.',
     access: 'public',
     scope: [Scope.DATA_READ],
-    params: [
-      param.enum('parentType', PARENT_TYPES, { description: "Type of the folder's parent" }),
-      param.string('parentId', { description: "The ID of the folder's parent." }),
-      param.string('text', { description: 'Pass to perform a text search.' }),
-      param.string('name', {
-        description:
-          'Pass to lookup a folder by exact name match. Must pass parentType and parentId as well when using this.',
-      }),
-      ...pagingParams(FOLDER_SORT),
-    ],
+    params: [...folderListingParams],
     handler: ({ path, params, services, principal }) =>
       folderPosition(services, principal.viewer, path.id, {
         parentType: params.parentType,

@@ -33,6 +33,16 @@ async function currentView(services: Services, id: string) {
 const metadataParam = () =>
   param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' });
 
+/** What selects and orders an item listing: the listing itself and an item's position in it take the same. */
+const itemListingParams = [
+  param.string('folderId', { description: 'Pass this to list all items in a folder.' }),
+  param.string('text', { description: 'Pass this to perform a full text search for items.' }),
+  param.string('name', {
+    description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.',
+  }),
+  ...pagingParams(ITEM_SORT),
+] as const;
+
 /**
  * Items (Girder's api/v1/item.py): leaves of the hierarchy holding files and metadata. Access is the folder's: READ
  * on the item's folder to see it, WRITE to change it; `folderId` parameters are loaded as model parameters
@@ -48,14 +58,7 @@ export const itemResource: Resource = {
       summary: 'List or search for items.',
       access: 'public',
       scope: [Scope.DATA_READ],
-      params: [
-        param.string('folderId', { description: 'Pass this to list all items in a folder.' }),
-        param.string('text', { description: 'Pass this to perform a full text search for items.' }),
-        param.string('name', {
-          description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.',
-        }),
-        ...pagingParams(ITEM_SORT),
-      ],
+      params: [...itemListingParams],
       async handler({ params, services, principal, setTotalCount }) {
         const { rows, total } = await findItems(services, principal.viewer, {
           ...(params.folderId !== undefined ? { folderId: params.folderId } : {}),
@@ -73,14 +76,7 @@ export const itemResource: Resource = {
       summary: 'Report the offset of an item in a list or search.',
       access: 'public',
       scope: [Scope.DATA_READ],
-      params: [
-        param.string('folderId', { description: 'Pass this to list all items in a folder.' }),
-        param.string('text', { description: 'Pass this to perform a full text search for items.' }),
-        param.string('name', {
-          description: 'Pass to lookup an item by exact name match. Must pass folderId as well when using this.',
-        }),
-        ...pagingParams(ITEM_SORT),
-      ],
+      params: [...itemListingParams],
       handler: ({ path, params, services, principal }) =>
         itemPosition(services, principal.viewer, path.id, {
           ...(params.folderId !== undefined ? { folderId: params.folderId } : {}),
