@@ -75,31 +75,37 @@ export interface CollectionQueries {
   list(options: { viewer: Viewer | null; text?: string; paging: Paging }): Promise<Page<CollectionDoc>>;
 }
 
+/** A folder listing: the child folders of a parent the viewer may READ, with an optional exact name and text. */
+export interface FolderListing {
+  parentType: ParentType;
+  parentId: string;
+  viewer: Viewer | null;
+  name?: string;
+  text?: string;
+  paging: Paging;
+}
+
+/** An item listing: the items directly in a folder, with an optional exact name and text. */
+export interface ItemListing {
+  folderId: string;
+  name?: string;
+  text?: string;
+  paging: Paging;
+}
+
+/** A listing's position query: the listing, and the document whose place in its order is asked. */
+export type PositionIn<Listing> = Listing & { id: string };
+
 export interface FolderQueries {
   get(id: string): Promise<FolderDoc | null>;
   getMany(ids: string[]): Promise<FolderDoc[]>;
   /** Child folders of a parent that the viewer may READ; optional exact name and text filter. */
-  listChildren(options: {
-    parentType: ParentType;
-    parentId: string;
-    viewer: Viewer | null;
-    name?: string;
-    text?: string;
-    paging: Paging;
-  }): Promise<Page<FolderDoc>>;
+  listChildren(options: FolderListing): Promise<Page<FolderDoc>>;
   /**
    * How many of that listing's folders come before folder `id` in its order, ties by id (`paging`'s limit and offset
    * play no part): Girder's `GET /folder/:id/position`.
    */
-  positionInChildren(options: {
-    parentType: ParentType;
-    parentId: string;
-    viewer: Viewer | null;
-    name?: string;
-    text?: string;
-    paging: Paging;
-    id: string;
-  }): Promise<number>;
+  positionInChildren(options: PositionIn<FolderListing>): Promise<number>;
   /** How many of that search's folders come before folder `id` (as {@link positionInChildren}). */
   positionInSearch(options: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number>;
   /** Global text search over folders the viewer may READ. */
@@ -143,17 +149,11 @@ export interface FolderQueries {
 export interface ItemQueries {
   get(id: string): Promise<ItemDoc | null>;
   /** Items directly in a folder (no permission filter beyond the folder's); optional exact name and text filter. */
-  listInFolder(options: { folderId: string; name?: string; text?: string; paging: Paging }): Promise<Page<ItemDoc>>;
-  /** How many of that listing's items come before item `id` (as `FolderQueries.positionInChildren`). */
+  listInFolder(options: ItemListing): Promise<Page<ItemDoc>>;
   /** How many of that search's items come before item `id` (as `FolderQueries.positionInChildren`). */
   positionInSearch(options: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number>;
-  positionInFolder(options: {
-    folderId: string;
-    name?: string;
-    text?: string;
-    paging: Paging;
-    id: string;
-  }): Promise<number>;
+  /** How many of that listing's items come before item `id` (as `FolderQueries.positionInChildren`). */
+  positionInFolder(options: PositionIn<ItemListing>): Promise<number>;
   /**
    * The id of the item (the first by id) directly in a folder with exactly this name, other than `except`; null when
    * none (sibling-name checks: one indexed lookup, no page and no count).

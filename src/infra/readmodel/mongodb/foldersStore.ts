@@ -1,6 +1,6 @@
 import type { StoredDoc } from './collections';
 import type { Filter } from 'mongodb';
-import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
+import type { FolderDoc, FolderListing, FolderQueries, FolderWrites, Page, PositionIn } from '../../../ports/readModel';
 import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
@@ -75,15 +75,7 @@ export class MongoFolders implements FolderQueries {
     return this.page(filter, o.paging, maintained);
   }
 
-  async positionInChildren(o: {
-    parentType: ParentType;
-    parentId: string;
-    viewer: Viewer | null;
-    name?: string;
-    text?: string;
-    paging: Paging;
-    id: string;
-  }): Promise<number> {
+  async positionInChildren(o: PositionIn<FolderListing>): Promise<number> {
     const filter = childFilter(o);
     if (filter === null) return 0;
     const folders = await this.folders();

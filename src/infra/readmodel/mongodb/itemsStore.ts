@@ -4,9 +4,11 @@ import type {
   FileQueries,
   FileWrites,
   ItemDoc,
+  ItemListing,
   ItemQueries,
   ItemWrites,
   Page,
+  PositionIn,
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
@@ -71,13 +73,7 @@ export class MongoItems implements ItemQueries {
     return { rows: rows as unknown as ItemDoc[], total };
   }
 
-  async positionInFolder(o: {
-    folderId: string;
-    name?: string;
-    text?: string;
-    paging: Paging;
-    id: string;
-  }): Promise<number> {
+  async positionInFolder(o: PositionIn<ItemListing>): Promise<number> {
     const filter = inFolderFilter(o);
     if (filter === null) return 0;
     const items = await this.source.get('items');

@@ -1,6 +1,6 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { FolderDoc, FolderQueries, FolderWrites, Page } from '../../../ports/readModel';
+import type { FolderDoc, FolderListing, FolderQueries, FolderWrites, Page, PositionIn } from '../../../ports/readModel';
 import type { AccessList, Level, Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, tableExists, toBit } from './sqlHelpers';
 import { listingScans, type HeavyReads, type ListedTable } from './heavyReads';
@@ -269,15 +269,7 @@ export class SqliteFolders implements FolderQueries, FolderWrites {
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total: readable });
   }
 
-  async positionInChildren(o: {
-    parentType: ParentType;
-    parentId: string;
-    viewer: Viewer | null;
-    name?: string;
-    text?: string;
-    paging: Paging;
-    id: string;
-  }): Promise<number> {
+  async positionInChildren(o: PositionIn<FolderListing>): Promise<number> {
     const matching = childClauses(o);
     if (matching === null) return 0;
     return this.heavy.position(LISTED, matching.clauses, matching.args, o.paging, o.id);

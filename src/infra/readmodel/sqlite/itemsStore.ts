@@ -5,9 +5,11 @@ import type {
   FileQueries,
   FileWrites,
   ItemDoc,
+  ItemListing,
   ItemQueries,
   ItemWrites,
   Page,
+  PositionIn,
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, tableExists } from './sqlHelpers';
@@ -166,13 +168,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     return this.page(`WHERE ${clauses.join(' AND ')}`, args, o.paging, { heavy, total });
   }
 
-  async positionInFolder(o: {
-    folderId: string;
-    name?: string;
-    text?: string;
-    paging: Paging;
-    id: string;
-  }): Promise<number> {
+  async positionInFolder(o: PositionIn<ItemListing>): Promise<number> {
     const matching = inFolderClauses(o);
     if (matching === null) return 0;
     return this.heavy.position(LISTED, matching.clauses, matching.args, o.paging, o.id);
