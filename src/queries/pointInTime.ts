@@ -13,12 +13,11 @@ import { AccessLevel, hasAccess, type Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
 import { isObjectId, deriveId } from '../domain/ids';
 import { parseIsoTime } from '../domain/time';
-import { loadModel, loadParent } from './loaders';
+import { loadModelAt, type LoadedParent } from './models';
 import { folderView } from './views';
 import { folderSortField } from './folderQueries';
 import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './history';
 import type { Paging } from '../domain/paging';
-import type { ParentType } from '../domain/parents';
 import { ownValue } from '../domain/ownMap';
 
 /**
@@ -249,12 +248,12 @@ async function requireAdminNow(services: Services, viewer: Viewer | null, folder
     if (viewer?.admin && isObjectId(folderId) && (await folderTimeline(services, folderId)).length > 0) return;
     throw new RestError(`Invalid folder id (${folderId}).`);
   }
-  await loadModel(services, 'folder', folderId, viewer, AccessLevel.ADMIN);
+  await loadModelAt(services.readModel, 'folder', folderId, viewer, AccessLevel.ADMIN);
 }
 
 export interface ChildrenAtInput {
-  parentType: ParentType;
-  parentId: string;
+  /** The parent, loaded at ADMIN by the route. */
+  parent: LoadedParent;
   at: string;
   name?: string;
   paging: Paging;
@@ -272,7 +271,7 @@ export async function listFoldersAt(
 ): Promise<{ rows: Record<string, unknown>[]; total: number }> {
   const history = historyOf(services);
   const at = parseAt(input.at);
-  const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.ADMIN);
+  const { parent } = input;
   const position = await positionOf(services, at);
   const machine = new TimeMachine(services);
   if (parent.type === 'folder' && !(await machine.stateAt(parent.doc._id, position))) throw didNotExist(at);

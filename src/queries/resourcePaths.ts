@@ -5,7 +5,7 @@ import { AccessDeniedError, RestError, ValidationError } from '../domain/errors'
 import { isObjectId } from '../domain/ids';
 import { collectionView, folderView, userView } from './views';
 import { fileView, itemView } from './itemQueries';
-import { loadModel } from './loaders';
+import { loadModelAt } from './models';
 
 /**
  * Resource paths (Girder's girder/utility/path.py): `/user/<login>/<folder>/…/<item>/<file>` and
@@ -189,7 +189,7 @@ async function loadParentAtRead(
   viewer: Viewer | null,
 ): Promise<Found> {
   if (type === 'user' || type === 'collection' || type === 'folder') {
-    const doc = await loadModel(services, type, id, viewer, AccessLevel.READ);
+    const doc = await loadModelAt(services.readModel, type, id, viewer, AccessLevel.READ);
     return { type, doc } as Found;
   }
   const found = await fetchResource(services, type, id);
