@@ -68,7 +68,8 @@ export interface ResourceSetDecl extends ModelDeclBase {
  */
 export interface CheckedByReadDecl extends ModelDeclBase {
   form: 'checkedByRead';
-  kind: ModelKind;
+  /** The model kind, or what names it (`the type parameter`). */
+  kind: string;
   from: { in: 'path' | 'param'; name: string };
   note: string;
 }
@@ -185,7 +186,7 @@ export const model = {
     options: ParentOptions = {},
   ): ParentDecl<false, NoInfer<T>> => parentFrom<false, T>(level, false, { emptyMeansAbsent: true, ...options }),
   /** The route's `:id`, checked by the route's own read (see {@link CheckedByReadDecl}); `note` says the rule. */
-  checkedByRead: (kind: ModelKind, level: Level, note: string): CheckedByReadDecl => ({
+  checkedByRead: (kind: ModelKind | 'named by the type parameter', level: Level, note: string): CheckedByReadDecl => ({
     form: 'checkedByRead',
     kind,
     from: { in: 'path', name: 'id' },
