@@ -1,12 +1,6 @@
 import type { Services } from '../services';
-import {
-  folderDecider,
-  folderStateFor,
-  type FolderAccessChangedData,
-  type FolderCopiedData,
-  type FolderEvent,
-  type FolderState,
-} from '../domain/folder';
+import { folderDecider, folderStateFor, type FolderState } from '../domain/folder';
+import type { FolderAccessChangedData, FolderCopiedData, FolderEvent } from '../domain/folderEvents';
 import { unknownEvent } from '../domain/decider';
 import type { FolderDoc } from '../ports/readModel';
 import { AccessLevel, hasAccess, type Viewer } from '../domain/access';
