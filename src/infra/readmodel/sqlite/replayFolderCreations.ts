@@ -1,7 +1,7 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ReadModelTx } from '../../../ports/readModel';
 import { notStored } from '../notStored';
-import { folderRowValues, type NewFolder } from './foldersStore';
+import { folderRowValues, type NewFolder } from './foldersTable';
 import { parentBase, type FolderBase } from './folderTree';
 import type { SqliteHistory } from './historyStore';
 import { CreationTables, type CreatedRows } from './creationTables';
