@@ -61,10 +61,7 @@ export class SqliteFolderWrites implements FolderWrites {
   move(id: string, parentType: ParentType, parentId: string, updated: string): void {
     ensureWalkIndex(this.db);
     const subtree = selfAndDescendantsSql('@id');
-    const previousBase = prepared(
-      this.db,
-      'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
-    ).get(id) as { type: RootType; id: string } | undefined;
+    const previousBase = parentBase(this.db, id);
     // The projection guards the write on the folder and its new parent (src/projections/lateEvents.ts).
     if (!previousBase) throw notStored('folder', id, id);
     let base: { type: RootType; id: string } = { type: parentType as RootType, id: parentId };
