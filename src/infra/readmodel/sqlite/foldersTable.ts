@@ -22,8 +22,8 @@ import type { ParentType, RootType } from '../../../domain/parents';
  * viewer reads every child, the usual case), the page is read without the ACL filter too.
  *
  * `rm_folders_parent_sort` serves the default listing (a parent's children by `lowerName`, ties by id) from the index
- * alone: a page, and the rows an offset skips, never touch the table (the former index lacked the parent type and
- * the id, so every skipped row was read from the table and ties were sorted).
+ * alone: a page, and the rows an offset skips, never touch the table. It holds the parent type and the id for that:
+ * without them each skipped row would be read from the table, and ties sorted.
  */
 export const FOLDERS_DDL = `
 CREATE TABLE IF NOT EXISTS rm_folders (
