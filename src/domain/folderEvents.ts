@@ -19,7 +19,7 @@ const parentTypeSchema = z.enum(PARENT_TYPES);
 const metadataSchema = z.record(z.string(), z.unknown());
 
 /** A folder came into being under a parent, with its ACL (already inherited) and its initial metadata. */
-export const FolderCreatedSchema = z.object({
+const FolderCreatedSchema = z.object({
   folderId: z.string(),
   name: z.string(),
   description: z.string(),
@@ -34,7 +34,7 @@ export const FolderCreatedSchema = z.object({
 });
 
 /** `PUT /folder/:id`: name and/or description replaced (when given); `updated` always advances. */
-export const FolderUpdatedSchema = z.object({
+const FolderUpdatedSchema = z.object({
   folderId: z.string(),
   name: z.string().optional(),
   description: z.string().optional(),
@@ -42,14 +42,14 @@ export const FolderUpdatedSchema = z.object({
 });
 
 /** The folder's metadata after a change (set, merge or key removal): the complete resulting object. */
-export const FolderMetadataChangedSchema = z.object({
+const FolderMetadataChangedSchema = z.object({
   folderId: z.string(),
   meta: metadataSchema,
   updated: z.string(),
 });
 
 /** The folder (with its whole subtree) now lives under another parent. */
-export const FolderMovedSchema = z.object({
+const FolderMovedSchema = z.object({
   folderId: z.string(),
   fromParentType: parentTypeSchema,
   fromParentId: z.string(),
@@ -66,7 +66,7 @@ const actorSchema = z.object({ id: z.string(), admin: z.boolean(), groups: z.arr
  * With `recurse`, the same policy also applies to every descendant folder reachable through folders on which `actor`
  * holds ADMIN (others and their subtrees are skipped), as the read model stands when the event is applied.
  */
-export const FolderAccessChangedSchema = z.object({
+const FolderAccessChangedSchema = z.object({
   folderId: z.string(),
   access: accessListSchema,
   public: z.boolean().optional(),
@@ -80,7 +80,7 @@ export const FolderAccessChangedSchema = z.object({
  * items and files) are gone. One event for the whole subtree: the projection removes it set-wise in one read-model
  * transaction (docs/subtree-operations.md). `opId` names the operation (history index, logs).
  */
-export const FolderDeletedSchema = z.object({
+const FolderDeletedSchema = z.object({
   folderId: z.string(),
   parentType: parentTypeSchema,
   parentId: z.string(),
@@ -92,7 +92,7 @@ export const FolderDeletedSchema = z.object({
  * `DELETE /folder/:id/contents`: every item and subfolder under the folder is gone (set-wise, as for a delete); the
  * folder stays, with size 0 and its `updated` unchanged.
  */
-export const FolderContentsClearedSchema = z.object({
+const FolderContentsClearedSchema = z.object({
   folderId: z.string(),
   opId: z.string(),
 });
@@ -105,7 +105,7 @@ export const FolderContentsClearedSchema = z.object({
  * subfolders `copier` may READ, recursively; each copied subfolder inherits `public ?? false` and `access` from the new
  * root. Ids of the copies are derived from `opId` and the source ids, so a rebuild produces the same ids.
  */
-export const FolderCopiedSchema = z.object({
+const FolderCopiedSchema = z.object({
   opId: z.string(),
   sourceId: z.string(),
   folderId: z.string(),
@@ -130,7 +130,7 @@ export const FolderCopiedSchema = z.object({
  * is the folder as it was when it was removed, so that the event alone restores the decider state. The projection
  * moves the removed rows back set-wise from where it kept them (docs/events.md).
  */
-export const FolderRestoredSchema = z.object({
+const FolderRestoredSchema = z.object({
   folderId: z.string(),
   opId: z.string(),
   /** Log position (decimal) of the operation that removed the folder. */
@@ -168,9 +168,9 @@ export const folderEventSchemas = {
 } as const;
 
 export type FolderCreatedData = z.infer<typeof FolderCreatedSchema>;
-export type FolderUpdatedData = z.infer<typeof FolderUpdatedSchema>;
-export type FolderMetadataChangedData = z.infer<typeof FolderMetadataChangedSchema>;
-export type FolderMovedData = z.infer<typeof FolderMovedSchema>;
+type FolderUpdatedData = z.infer<typeof FolderUpdatedSchema>;
+type FolderMetadataChangedData = z.infer<typeof FolderMetadataChangedSchema>;
+type FolderMovedData = z.infer<typeof FolderMovedSchema>;
 export type FolderAccessChangedData = z.infer<typeof FolderAccessChangedSchema>;
 export type FolderDeletedData = z.infer<typeof FolderDeletedSchema>;
 export type FolderContentsClearedData = z.infer<typeof FolderContentsClearedSchema>;

@@ -11,7 +11,7 @@ import { SHA512_HEX } from './contentHashes';
 const metadataSchema = z.record(z.string(), z.unknown());
 
 /** An item came into being in a folder (its name already made unique among the folder's children). */
-export const ItemCreatedSchema = z.object({
+const ItemCreatedSchema = z.object({
   itemId: z.string(),
   folderId: z.string(),
   name: z.string(),
@@ -24,7 +24,7 @@ export const ItemCreatedSchema = z.object({
 });
 
 /** Name and/or description replaced (when given); `updated` always advances. */
-export const ItemUpdatedSchema = z.object({
+const ItemUpdatedSchema = z.object({
   itemId: z.string(),
   name: z.string().optional(),
   description: z.string().optional(),
@@ -32,7 +32,7 @@ export const ItemUpdatedSchema = z.object({
 });
 
 /** The item now lives in another folder, under `name` (renamed when the name was taken there). */
-export const ItemMovedSchema = z.object({
+const ItemMovedSchema = z.object({
   itemId: z.string(),
   fromFolderId: z.string(),
   folderId: z.string(),
@@ -41,13 +41,13 @@ export const ItemMovedSchema = z.object({
 });
 
 /** The item's metadata after a change: the complete resulting object. */
-export const ItemMetadataChangedSchema = z.object({ itemId: z.string(), meta: metadataSchema, updated: z.string() });
+const ItemMetadataChangedSchema = z.object({ itemId: z.string(), meta: metadataSchema, updated: z.string() });
 
 /** A copy of the item was made (recorded on the source so that a concurrent delete of the source conflicts with it). */
-export const ItemCopiedSchema = z.object({ itemId: z.string(), copyItemId: z.string() });
+const ItemCopiedSchema = z.object({ itemId: z.string(), copyItemId: z.string() });
 
 /** The item and all its files are gone; `files` names the blobs they referenced. */
-export const ItemDeletedSchema = z.object({
+const ItemDeletedSchema = z.object({
   itemId: z.string(),
   folderId: z.string(),
   name: z.string(),
@@ -78,10 +78,10 @@ const fileRecordSchema = z.object({
 export type FileRecord = z.infer<typeof fileRecordSchema>;
 
 /** A file was added to the item (a finished upload or a copy). */
-export const FileCreatedSchema = fileRecordSchema.extend({ itemId: z.string() });
+const FileCreatedSchema = fileRecordSchema.extend({ itemId: z.string() });
 
 /** A file's bytes were replaced by a finished upload (`PUT /file/:id/contents`). */
-export const FileContentsReplacedSchema = z.object({
+const FileContentsReplacedSchema = z.object({
   itemId: z.string(),
   fileId: z.string(),
   blobId: z.string(),
@@ -98,14 +98,14 @@ export const FileContentsReplacedSchema = z.object({
  * The SHA-512 of a file recorded before it was kept, computed from its stored bytes (`POST /file/:id/hashsum`).
  * `blobId` names the bytes that were hashed.
  */
-export const FileHashComputedSchema = z.object({
+const FileHashComputedSchema = z.object({
   itemId: z.string(),
   fileId: z.string(),
   blobId: z.string(),
   sha512: sha512Schema,
 });
 
-export const FileDeletedSchema = z.object({
+const FileDeletedSchema = z.object({
   itemId: z.string(),
   fileId: z.string(),
   blobId: z.string(),
@@ -125,16 +125,16 @@ export const itemEventSchemas = {
   FileDeleted: FileDeletedSchema,
 } as const;
 
-export type ItemCreatedData = z.infer<typeof ItemCreatedSchema>;
-export type ItemUpdatedData = z.infer<typeof ItemUpdatedSchema>;
-export type ItemMovedData = z.infer<typeof ItemMovedSchema>;
-export type ItemMetadataChangedData = z.infer<typeof ItemMetadataChangedSchema>;
-export type ItemCopiedData = z.infer<typeof ItemCopiedSchema>;
-export type ItemDeletedData = z.infer<typeof ItemDeletedSchema>;
-export type FileCreatedData = z.infer<typeof FileCreatedSchema>;
-export type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
-export type FileHashComputedData = z.infer<typeof FileHashComputedSchema>;
-export type FileDeletedData = z.infer<typeof FileDeletedSchema>;
+type ItemCreatedData = z.infer<typeof ItemCreatedSchema>;
+type ItemUpdatedData = z.infer<typeof ItemUpdatedSchema>;
+type ItemMovedData = z.infer<typeof ItemMovedSchema>;
+type ItemMetadataChangedData = z.infer<typeof ItemMetadataChangedSchema>;
+type ItemCopiedData = z.infer<typeof ItemCopiedSchema>;
+type ItemDeletedData = z.infer<typeof ItemDeletedSchema>;
+type FileCreatedData = z.infer<typeof FileCreatedSchema>;
+type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
+type FileHashComputedData = z.infer<typeof FileHashComputedSchema>;
+type FileDeletedData = z.infer<typeof FileDeletedSchema>;
 
 export type ItemEvent =
   | DomainEvent<'ItemCreated', ItemCreatedData>

@@ -33,7 +33,7 @@ import { nextSearchRowid } from './searchRows';
 const MAX_PARENTS = 10_000;
 
 /** Thrown while planning when a write needs the tables (replayed on this thread instead). */
-export class NeedsTables extends Error {
+class NeedsTables extends Error {
   constructor() {
     super('This write reads or writes the read-model tables: it cannot be planned.');
   }
