@@ -4,9 +4,8 @@ import { StreamNotFoundError } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
 import { decideOn } from '../domain/decider';
 import { toNewEvents } from './commandRunner';
+import { FOLDER_TREE_STREAM, FolderTreeChangedSchema } from '../domain/folderEvents';
 import {
-  FOLDER_TREE_STREAM,
-  FolderTreeChangedSchema,
   folderDecider,
   folderStateFor,
   folderStateFromDoc,

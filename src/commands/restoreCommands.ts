@@ -29,7 +29,7 @@ export interface RestoreFolderInput {
   parent?: LoadedParent;
 }
 
-export const PURGED_MESSAGE = "The folder's files were purged; it can no longer be restored.";
+const PURGED_MESSAGE = "The folder's files were purged; it can no longer be restored.";
 
 /** The first free name among `name`, `name (1)`, … under the parent, with the guard whose claim takes it. */
 async function freeName(

@@ -22,7 +22,7 @@ import { API_ROOT } from './apiRequests';
  */
 
 /** How long a signed link opens its file (a video player re-requests ranges with the same link while it plays). */
-export const SIGNED_LINK_LIFETIME_SECONDS = 3600;
+const SIGNED_LINK_LIFETIME_SECONDS = 3600;
 
 export interface FileOrigin {
   /** `https://files.example.org` */

@@ -11,12 +11,12 @@ import type { ModelDecls, ModelsOf } from './modelParams';
  * `admin` needs a site administrator (`Administrator access required.`) and is what a route gets when it declares
  * none; `token` needs any valid token carrying the route's scopes (`Invalid token scope.` otherwise).
  */
-export type AccessMode = 'public' | 'user' | 'admin' | 'token';
+type AccessMode = 'public' | 'user' | 'admin' | 'token';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type AnyParams = readonly ParamSpec[];
-export type ParamsOf<P extends AnyParams> = {
+type ParamsOf<P extends AnyParams> = {
   [S in P[number] as S['name']]: S extends ParamSpec<string, infer T> ? T : never;
 };
 

@@ -1,12 +1,6 @@
 import type { Services } from '../services';
-import {
-  folderDecider,
-  folderStateFor,
-  type FolderAccessChangedData,
-  type FolderCopiedData,
-  type FolderEvent,
-  type FolderState,
-} from '../domain/folder';
+import { folderDecider, folderStateFor, type FolderState } from '../domain/folder';
+import type { FolderAccessChangedData, FolderCopiedData, FolderEvent } from '../domain/folderEvents';
 import { unknownEvent } from '../domain/decider';
 import type { FolderDoc } from '../ports/readModel';
 import { AccessLevel, hasAccess, type Viewer } from '../domain/access';
@@ -33,12 +27,12 @@ import { ownValue } from '../domain/ownMap';
  */
 
 /** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
-export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
+type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
 
 /**
  * `at` as given: digits are a position (at most 2^53 - 1), else an ISO 8601 date or date-time (UTC without an offset).
  */
-export function parseAt(raw: string): AtValue {
+function parseAt(raw: string): AtValue {
   const text = raw.trim();
   if (/^\d+$/.test(text)) {
     const position = BigInt(text);
@@ -59,7 +53,7 @@ const TIME_LOOKUP_PAGE = 500;
  * the time. Every read starts at a position an event had (KurrentDB refuses any other start, so positions are never
  * computed); the cost grows with the number of events recorded after the time, a page of them per read.
  */
-export async function positionOf(services: Services, at: AtValue): Promise<bigint> {
+async function positionOf(services: Services, at: AtValue): Promise<bigint> {
   if ('position' in at) return at.position;
   const store = services.eventStore;
   let from: bigint | undefined;

@@ -12,8 +12,8 @@ import { loadModelAt } from './models';
  * `/collection/<name>/…`. In a path, `\` and `/` inside a name are escaped as `\\` and `\/`.
  */
 
-export const RESOURCE_TYPES = ['folder', 'collection', 'user', 'item', 'file'] as const;
-export type ResourceType = (typeof RESOURCE_TYPES)[number];
+const RESOURCE_TYPES = ['folder', 'collection', 'user', 'item', 'file'] as const;
+type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 type View = Record<string, unknown>;
 

@@ -252,7 +252,7 @@ const metadataSchema = z.object({
 
 /** The published contract: stream names, event metadata, and each event's payload as JSON Schema (from the zod
  * schemas). */
-export function eventSchemaDocument(): Record<string, unknown> {
+function eventSchemaDocument(): Record<string, unknown> {
   const add = (category: keyof typeof STREAMS, schemas: Record<string, z.ZodType>) =>
     Object.entries(schemas).map(([type, schema]): [string, unknown] => [
       type,

@@ -71,7 +71,7 @@ async function outcomeView(
  * cherrypy's get_ranges: the byte ranges of a `Range: bytes=…` header as [start, end) pairs. `null` when the header
  * is to be ignored (not bytes, malformed), `[]` when no range is satisfiable.
  */
-export function parseRange(header: string, size: number): [number, number][] | null {
+function parseRange(header: string, size: number): [number, number][] | null {
   const match = /^\s*bytes\s*=\s*(.*)$/i.exec(header);
   if (!match) return null;
   const ranges: [number, number][] = [];

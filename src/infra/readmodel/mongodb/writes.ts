@@ -36,7 +36,7 @@ export function positionStamp(position: bigint): string {
   return pad(position, 20);
 }
 
-export function operationStamp(position: bigint, index: number): string {
+function operationStamp(position: bigint, index: number): string {
   return `${positionStamp(position)}:${pad(index, 6)}`;
 }
 
