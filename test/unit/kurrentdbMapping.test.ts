@@ -409,16 +409,23 @@ class FakeClient {
 
   readStream(
     streamId: string,
-    options: { direction: string; maxCount?: number },
+    options: { direction: string; fromRevision?: unknown; maxCount?: number },
   ): AsyncIterable<AllStreamResolvedEvent> {
     const error = this.readStreamError;
-    let events = this.log.filter((e) => e.streamId === streamId);
-    if (options.direction === 'backwards') events = events.reverse();
+    const all = this.log.filter((e) => e.streamId === streamId);
+    let events = all;
+    const from = options.fromRevision;
+    if (options.direction === 'backwards') {
+      events = events.reverse();
+      if (typeof from === 'bigint') events = events.filter((e) => e.revision <= from);
+    } else if (typeof from === 'bigint') {
+      events = events.filter((e) => e.revision >= from);
+    }
     const selected = events.slice(0, options.maxCount ?? Infinity);
     const withPositions = this.positionsInStreamReads;
     return (async function* () {
       if (error) throw error;
-      if (selected.length === 0) throw new ClientStreamNotFoundError(undefined, streamId);
+      if (all.length === 0) throw new ClientStreamNotFoundError(undefined, streamId);
       for (const e of selected) yield resolvedEvent(withPositions ? e : { ...e, id: idOf(e), position: undefined });
     })();
   }
