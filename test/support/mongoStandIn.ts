@@ -33,7 +33,11 @@ import { parseSearch, textScore, type TextWeights } from './mingoText';
  *    than `transactionLifetimeMs` (the server's transactionLifetimeLimitSeconds, 60 s) is aborted by the "server":
  *    its next operation or commit fails with NoSuchTransaction (251, TransientTransactionError). `withTransaction`
  *    retries on that label with the driver's backoff until `withTransactionTimeoutMs` (the driver's 120 s) has
- *    passed. Commits always report their outcome (no UnknownTransactionCommitResult).
+ *    passed. `unknownCommitResults(n, {committed})` makes the next n commits fail with the label
+ *    UnknownTransactionCommitResult (as the driver labels a commit whose answer was lost: a network error, a
+ *    primary stepping down, a write concern timeout), after committing (`committed: true`: the answer was lost) or
+ *    before; `withTransaction` then retries the commit alone, not the callback, as the driver does (transactions
+ *    spec, step 10.1), and a repeated commit of a committed transaction succeeds, as on the server.
  *  - Documents, result documents and statements are held to the server's 16 MiB BSON limit (sizes from the `bson`
  *    library the driver serializes with); update operators fail on the types the server refuses ($inc/$mul on a
  *    non-number: 14 TypeMismatch; $push/$addToSet/$pull on a non-array: 2 BadValue), with the server's messages.
@@ -409,6 +413,8 @@ interface Transaction {
   before: Map<StandInCollection, Map<string, Doc | undefined>>;
   /** Set when the "server" aborted it (a write conflict, the lifetime limit): the error its next operation gets. */
   aborted: MongoServerError | null;
+  /** Set once its writes are the committed state (a repeated commit then succeeds without doing anything). */
+  committed: boolean;
   ended: Promise<void>;
   end: () => void;
   timer?: NodeJS.Timeout;
@@ -438,6 +444,14 @@ function writeConflict(): MongoServerError {
     'Caused by :: Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.',
     { codeName: 'WriteConflict', errorLabels: ['TransientTransactionError'] },
   );
+}
+
+/** A commit whose outcome the driver could not learn, labelled as the driver labels it. */
+function unknownCommitResult(): MongoServerError {
+  return serverError(91, 'The server is in quiesce mode and will shut down', {
+    codeName: 'ShutdownInProgress',
+    errorLabels: ['UnknownTransactionCommitResult'],
+  });
 }
 
 function noSuchTransaction(txn: Transaction): MongoServerError {
@@ -491,6 +505,9 @@ export class MongoStandIn {
   roundTrips = 0;
   /** Write conflicts raised so far (tests check that a race really met one). */
   writeConflicts = 0;
+  /** Commits so far that failed with UnknownTransactionCommitResult. */
+  unknownCommits = 0;
+  private unknownCommitPlan: { remaining: number; committed: boolean } = { remaining: 0, committed: true };
 
   constructor(options: MongoStandInOptions = {}) {
     this.transactions = options.transactions ?? true;
@@ -525,6 +542,29 @@ export class MongoStandIn {
   /** The next `n` write statements succeed and the one after throws {@link StandInCrash} (null: never). */
   failAfterWrites(n: number | null): void {
     this.writesUntilCrash = n;
+  }
+
+  /**
+   * The next `n` commits of explicit transactions fail with UnknownTransactionCommitResult: having committed
+   * (`committed`, the default: the answer was lost on the way back) or not (the request was lost on the way there).
+   */
+  unknownCommitResults(n: number, options: { committed?: boolean } = {}): void {
+    this.unknownCommitPlan = { remaining: n, committed: options.committed ?? true };
+  }
+
+  /**
+   * @internal A session's commitTransaction: commits, or fails as planned by {@link unknownCommitResults}. A
+   * transaction already committed succeeds again (the server answers a repeated commit of the same transaction).
+   */
+  commitTransaction(txn: Transaction): void {
+    if (txn.committed) return;
+    if (this.unknownCommitPlan.remaining > 0) {
+      this.unknownCommitPlan.remaining -= 1;
+      this.unknownCommits += 1;
+      if (this.unknownCommitPlan.committed) this.commit(txn);
+      throw unknownCommitResult();
+    }
+    this.commit(txn);
   }
 
   /** @internal Counts one write statement against the crash budget. */
@@ -617,6 +657,7 @@ export class MongoStandIn {
       writes: new Map(),
       before: new Map(),
       aborted: null,
+      committed: false,
       ended,
       end,
     };
@@ -645,6 +686,7 @@ export class MongoStandIn {
   /** @internal Makes the transaction's writes the committed state, in one step. */
   commit(txn: Transaction): void {
     if (txn.aborted) throw txn.aborted;
+    txn.committed = true;
     if (txn.writes.size) {
       const version = ++this.version;
       for (const [collection, writes] of txn.writes)
@@ -698,8 +740,7 @@ export class StandInSession {
       this.transaction = txn;
       try {
         const result = await fn(this as unknown as ClientSession);
-        await this.client.roundTrip(this); // commitTransaction
-        this.client.commit(txn);
+        await this.commitWithRetry(txn, deadline);
         return result;
       } catch (error) {
         this.client.abort(txn, noSuchTransaction(txn));
@@ -709,6 +750,25 @@ export class StandInSession {
         if (!transient || Date.now() >= deadline) throw error;
       } finally {
         this.transaction = null;
+      }
+    }
+  }
+
+  /**
+   * commitTransaction, repeated while its outcome is unknown (the driver's withTransaction, step 10.1: the commit
+   * alone is retried, the callback's writes are not run again) until the deadline; other errors go to the caller.
+   */
+  private async commitWithRetry(txn: Transaction, deadline: number): Promise<void> {
+    for (;;) {
+      await this.client.roundTrip(this); // commitTransaction
+      try {
+        this.client.commitTransaction(txn);
+        return;
+      } catch (error) {
+        const unknown = (error as { hasErrorLabel?: (l: string) => boolean }).hasErrorLabel?.(
+          'UnknownTransactionCommitResult',
+        );
+        if (!unknown || Date.now() >= deadline) throw error;
       }
     }
   }
