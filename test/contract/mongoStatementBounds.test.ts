@@ -51,6 +51,19 @@ describe('MongoReadModel: lists of ids in bounded statements (document limit low
     for (const piece of pieces) expect(piece.stamp).toBe('s');
   });
 
+  it('splits two long lists until every piece fits, covering every pair of their values', () => {
+    const a = Array.from({ length: 60 }, (_, n) => id('a', n));
+    const b = Array.from({ length: 60 }, (_, n) => id('b', n));
+    const pieces = splitIn({ folderId: { $in: a }, itemId: { $in: b } }, 1000);
+    const pairs = new Set<string>();
+    for (const piece of pieces) {
+      const [pa, pb] = [(piece.folderId as { $in: string[] }).$in, (piece.itemId as { $in: string[] }).$in];
+      expect((pa.length + pb.length) * 38).toBeLessThanOrEqual(1000);
+      for (const x of pa) for (const y of pb) pairs.add(`${x}|${y}`);
+    }
+    expect(pairs.size).toBe(a.length * b.length);
+  });
+
   it('reads a large subtree (count, blobs) and deletes it, items and files with it', async () => {
     const { standIn, readModel, apply, at } = await overSmallLimit();
     expect(standIn.maxBsonObjectSize).toBe(4 * 1024);

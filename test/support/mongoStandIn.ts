@@ -471,7 +471,7 @@ function tooLarge(size: number, limit: number): MongoServerError {
   const allowed = limit + commandAllowance(limit);
   return serverError(
     10334,
-    `BSONObj size: ${size} (0x${size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and ${allowed}(${Math.floor(limit / 2 ** 20)}MB)`,
+    `BSONObj size: ${size} (0x${size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and ${allowed}(${limit >= 2 ** 20 ? `${Math.floor(limit / 2 ** 20)}MB` : `${Math.floor(limit / 1024)}KB`})`,
     { codeName: 'BSONObjectTooLarge' },
   );
 }
