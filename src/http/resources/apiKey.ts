@@ -3,40 +3,10 @@ import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import { API_KEY_SORT } from '../../queries/sortableFields';
-import type { Services } from '../../services';
-import type { ApiKeyDoc } from '../../ports/readModel';
-import { RestError } from '../../domain/errors';
 import { AccessLevel } from '../../domain/access';
 import { createApiKey, deleteApiKey, tokenFromApiKey, updateApiKey } from '../../commands/apiKeyCommands';
 import { signedInUser } from '../principal';
-
-/** Filtered API key (Girder exposes these fields at READ; only the owner and site admins ever see a key). */
-function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
-  return {
-    _id: key._id,
-    _modelType: 'api_key',
-    _accessLevel: 2,
-    name: key.name,
-    key: key.key,
-    scope: key.scope,
-    tokenDuration: key.tokenDuration,
-    active: key.active,
-    created: key.created,
-    lastUse: key.lastUse,
-    userId: key.userId,
-  };
-}
-
-/** Re-reads a key after a write (a concurrent delete may have removed it since). */
-async function reloadApiKey(services: Services, id: string): Promise<Record<string, unknown>> {
-  const key = await services.readModel.apiKeys.get(id);
-  if (!key) throw new RestError(`Invalid api_key id (${id}).`);
-  return apiKeyView(key);
-}
-
-async function ownerIsAdmin(services: Services, userId: string): Promise<boolean> {
-  return (await services.readModel.users.get(userId))?.admin === true;
-}
+import { apiKeyByValue, currentApiKey, listApiKeys, ownerIsAdmin } from '../../queries/apiKeyQueries';
 
 const scopeParam = () =>
   param.json<'scope', unknown[]>('scope', { shape: 'array', description: 'JSON list of scopes for this key.' });
@@ -59,9 +29,9 @@ export const apiKeyResource: Resource = {
       },
       async handler({ params, models: { owner }, services, principal, setTotalCount }) {
         const userId = owner?._id ?? signedInUser(principal)._id;
-        const page = await services.readModel.apiKeys.listForUser(userId, pagingOf(params));
+        const page = await listApiKeys(services.readModel, userId, pagingOf(params));
         setTotalCount(page.total);
-        return page.rows.map(apiKeyView);
+        return page.rows;
       },
     }),
     route({
@@ -92,7 +62,7 @@ export const apiKeyResource: Resource = {
           },
           meta,
         );
-        return reloadApiKey(services, id);
+        return currentApiKey(services.readModel, id);
       },
     }),
     route({
@@ -108,7 +78,7 @@ export const apiKeyResource: Resource = {
         }),
       ],
       async handler({ params, services, meta }) {
-        const key = await services.readModel.apiKeys.getByKey(params.key);
+        const key = await apiKeyByValue(services.readModel, params.key);
         const token = await tokenFromApiKey(
           services.commands,
           { apiKeyId: key?._id ?? null, days: params.duration, defaultDays: services.config.tokenLifetimeDays },
@@ -141,7 +111,7 @@ export const apiKeyResource: Resource = {
           services.commands,
           key._id,
           {
-            ownerIsAdmin: await ownerIsAdmin(services, key.userId),
+            ownerIsAdmin: await ownerIsAdmin(services.readModel, key.userId),
             changes: {
               name: params.name,
               scope: params.scope,
@@ -151,7 +121,7 @@ export const apiKeyResource: Resource = {
           },
           meta,
         );
-        return reloadApiKey(services, key._id);
+        return currentApiKey(services.readModel, key._id);
       },
     }),
     route({
