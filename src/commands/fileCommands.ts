@@ -20,6 +20,7 @@ import {
 } from '../domain/upload';
 import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
+import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
 import { TooManyBytesError, type StoredBlob } from '../ports/blobStore';
@@ -99,8 +100,11 @@ async function withStoredBlob<T>(
   services: Services,
   source: Readable,
   commit: (blob: StoredBlob) => Promise<T>,
+  assetstoreId?: string,
 ): Promise<T> {
-  const blob = await services.blobs.put(source).catch(tooMany);
+  // Bytes go to the store their upload started in, or (sent in one request) to the current one.
+  const stored = assetstoreId === undefined ? services.blobs.put(source) : services.blobs.putInto(assetstoreId, source);
+  const blob = await stored.catch(tooMany);
   let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
   try {
     const result = await commit(blob);
@@ -298,9 +302,10 @@ async function recordUploadStart(
   meta: RequestMeta,
 ): Promise<string> {
   const uploadId = newId();
+  const assetstoreId = await services.blobs.currentId();
   const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), {
     type: 'StartUpload',
-    data: { uploadId, created: girderTime(), ...data },
+    data: { uploadId, created: girderTime(), assetstoreId, ...data },
   });
   await services.commands.run(async () => ({
     appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
@@ -395,23 +400,31 @@ export async function receiveChunk(
       return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
     }
     const upload = { uploadId: input.uploadId, lastChunk };
+    const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
     try {
       let fileId: string;
       const replacing = started.fileId;
       if (replacing !== undefined) {
-        const previous = await withStoredBlob(services, partial.read(input.uploadId), (blob) =>
-          commitNewContents(services, replacing, input.userId, blob, upload, meta),
+        const previous = await withStoredBlob(
+          services,
+          partial.read(input.uploadId),
+          (blob) => commitNewContents(services, replacing, input.userId, blob, upload, meta),
+          store,
         );
         await reclaimBlobs(services, [previous]);
         fileId = replacing;
       } else {
         const parent = await uploadParent(services, started);
-        fileId = await withStoredBlob(services, partial.read(input.uploadId), (blob) =>
-          commitNewFile(
-            services,
-            { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
-            meta,
-          ),
+        fileId = await withStoredBlob(
+          services,
+          partial.read(input.uploadId),
+          (blob) =>
+            commitNewFile(
+              services,
+              { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
+              meta,
+            ),
+          store,
         );
       }
       await partial.remove(input.uploadId);

@@ -25,6 +25,8 @@ export const UploadStartedSchema = z.object({
   /** Replacing an existing file's contents. */
   fileId: z.string().optional(),
   reference: z.string().optional(),
+  /** The assetstore the bytes go to (the current one when the upload started); absent: the default store. */
+  assetstoreId: z.string().optional(),
 });
 
 /** `length` bytes arrived at `offset` (they are durable in the partial file). */

@@ -12,6 +12,7 @@ import { resourceResource } from './resources/resource';
 import { eventsResource } from './resources/events';
 import { groupResource } from './resources/group';
 import { tokenResource } from './resources/token';
+import { assetstoreResource } from './resources/assetstore';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
@@ -28,4 +29,5 @@ export const apiResources: Resource[] = [
   eventsResource,
   groupResource,
   tokenResource,
+  assetstoreResource,
 ];

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { AssetstoreSettings } from '../domain/assetstore';
 
 /**
  * The BlobStore port: immutable, content-addressed byte blobs. A blob's id is the SHA-256 of its bytes (64 lower-case
@@ -37,6 +38,8 @@ export interface SweepReport {
   removedBlobs: number;
   /** Leftovers of interrupted puts (temporary files). */
   removedTemporary: number;
+  /** Assetstores that could not be opened and were not swept (their turn comes at the next startup). */
+  skippedStores?: string[];
 }
 
 export interface BlobStore {
@@ -68,6 +71,25 @@ export interface BlobStore {
    * the read models have caught up and before requests are served.
    */
   sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport>;
+}
+
+/**
+ * Every assetstore's blobs behind one BlobStore (src/infra/blobs/assetstoreBlobs.ts): its blob ids are references that
+ * name the store (src/domain/assetstoreBlobRef.ts). `put` stores into the current assetstore.
+ */
+export interface BlobStores extends BlobStore {
+  /** The assetstore new uploads go to. */
+  currentId(): Promise<string>;
+  /** `put` into a given assetstore (an upload finishes in the store it started in). */
+  putInto(assetstoreId: string, source: Readable): Promise<StoredBlob>;
+  /** The adapter of one assetstore (a 400 when the store does not exist). */
+  adapterOf(assetstoreId: string): Promise<BlobStore>;
+  /**
+   * The checks of a store's settings that need I/O (Girder's validateInfo: the root can be made and written, the
+   * database answers): a ValidationError with Girder's message when the store cannot be used.
+   */
+  probe(settings: AssetstoreSettings): Promise<void>;
+  dispose(): Promise<void>;
 }
 
 /** Raised by `PartialUploadStore.write` when the source carries more bytes than allowed. */

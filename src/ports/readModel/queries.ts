@@ -169,6 +169,13 @@ export interface FileQueries {
   listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>>;
   /** Whether any file's bytes are the blob `blobId` (blobs are deleted only when this turns false). */
   isBlobReferenced(blobId: string): Promise<boolean>;
+  /**
+   * Files whose bytes are in one assetstore, by their blob references (src/domain/assetstoreBlobRef.ts): those that
+   * start with `prefix`, or with a null prefix the bare references of the default store.
+   */
+  listInAssetstore(prefix: string | null, paging: Paging): Promise<Page<FileDoc>>;
+  /** Whether {@link listInAssetstore} would list any file (one row looked for, nothing counted). */
+  anyInAssetstore(prefix: string | null): Promise<boolean>;
   /** Blob ids of the files of every item directly in the given folders (to reclaim after deleting them). */
   blobIdsInFolders(folderIds: string[]): Promise<string[]>;
   /** Blob ids of the files under a root user or collection (to reclaim after deleting it). */

@@ -38,6 +38,15 @@ import type { RootType } from '../../../domain/parents';
  */
 const OUT = hidden();
 
+/**
+ * The files of one assetstore: references in the range from `prefix` to the next character after its `:` (the blob
+ * index serves it), or the bare references of the default store (no `:`).
+ */
+function inAssetstoreFilter(prefix: string | null): Filter<StoredDoc> {
+  if (prefix === null) return { blobId: { $not: /:/ } };
+  return { blobId: { $gte: prefix, $lt: `${prefix.slice(0, -1)};` } };
+}
+
 /** A folder's item listing, with the name or text asked for; null when the text matches nothing. */
 function inFolderFilter(o: { folderId: string; name?: string; text?: string }): Filter<StoredDoc> | null {
   let search: string | null = null;
@@ -167,6 +176,21 @@ export class MongoFiles implements FileQueries {
       files.countDocuments({ itemId }),
     ]);
     return { rows: rows as unknown as FileDoc[], total };
+  }
+
+  async listInAssetstore(prefix: string | null, paging: Paging): Promise<Page<FileDoc>> {
+    const files = await this.source.get('files');
+    const filter = inAssetstoreFilter(prefix);
+    const [rows, total] = await Promise.all([
+      files.find(filter, { projection: OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),
+      files.countDocuments(filter),
+    ]);
+    return { rows: rows as unknown as FileDoc[], total };
+  }
+
+  async anyInAssetstore(prefix: string | null) {
+    const files = await this.source.get('files');
+    return (await files.findOne(inAssetstoreFilter(prefix), { projection: { _id: 1 } })) !== null;
   }
 
   async isBlobReferenced(blobId: string) {

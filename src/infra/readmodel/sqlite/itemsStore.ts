@@ -77,6 +77,15 @@ const ITEM_COLUMNS = {
 };
 /** Sorts an index of a folder's items serves (rm_items_folder_lower, rm_items_folder_name). */
 const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
+/**
+ * The files of one assetstore: references from `prefix` up to the next character after its `:` (a range the blob
+ * index serves), or the bare references of the default store (no `:`).
+ */
+function inAssetstoreSql(prefix: string | null): { sql: string; args: string[] } {
+  if (prefix === null) return { sql: "instr(blob_id, ':') = 0", args: [] };
+  return { sql: 'blob_id >= ? AND blob_id < ?', args: [prefix, `${prefix.slice(0, -1)};`] };
+}
+
 const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
 
 /** An item as read: {@link ITEM_READ_COLUMNS} in order (raw rows, readRows). */
@@ -362,6 +371,26 @@ export class SqliteFiles implements FileQueries, FileWrites {
       ...page.args,
     ) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
+  }
+
+  async listInAssetstore(prefix: string | null, paging: Paging): Promise<Page<FileDoc>> {
+    const where = inAssetstoreSql(prefix);
+    const total = (
+      prepared(this.db, `SELECT COUNT(*) AS n FROM rm_files WHERE ${where.sql}`).get(...where.args) as {
+        n: number;
+      }
+    ).n;
+    const page = pagingSql(paging, FILE_COLUMNS, 'rm_files');
+    const rows = prepared(this.db, `SELECT doc FROM rm_files WHERE ${where.sql}${page.sql}`).all(
+      ...where.args,
+      ...page.args,
+    ) as { doc: string }[];
+    return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
+  }
+
+  async anyInAssetstore(prefix: string | null) {
+    const where = inAssetstoreSql(prefix);
+    return prepared(this.db, `SELECT 1 FROM rm_files WHERE ${where.sql} LIMIT 1`).get(...where.args) !== undefined;
   }
 
   async isBlobReferenced(blobId: string) {
