@@ -1,0 +1,296 @@
+import { Readable } from 'node:stream';
+import type { Services } from '../services';
+import type { FileDoc } from '../ports/readModel';
+import type { RequestMeta } from './requestMeta';
+import { toNewEvents } from './commandRunner';
+import { reclaimBlobs } from './blobReclaim';
+import { KeyedLock } from './keyedLock';
+import {
+  checkSize,
+  checkUploadName,
+  commitNewContents,
+  commitNewFile,
+  limited,
+  loadUpload,
+  tooMany,
+  withStoredBlob,
+  type UploadParent,
+} from './fileCommands';
+import { decideOn } from '../domain/decider';
+import {
+  checkChunk,
+  remainingBytes,
+  uploadDecider,
+  uploadStateFor,
+  uploadStream,
+  type UploadStartedData,
+  type UploadState,
+} from '../domain/upload';
+import { RestError, ValidationError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
+import { girderTime } from '../domain/time';
+
+/**
+ * The upload lifecycle (Girder's upload routes): a new file or new contents sent in one request, or an upload
+ * started, fed chunk by chunk into the partial upload store and finished by its last chunk, or cancelled. The file
+ * records themselves are made by src/commands/fileCommands.ts once the bytes are stored.
+ */
+
+/** Chunks of one upload are handled one at a time in this process (they write the same partial file). */
+const uploadLocks = new KeyedLock();
+
+export interface StartUploadInput {
+  parent: UploadParent;
+  name: string;
+  size: number;
+  mimeType: string;
+  reference?: string;
+  userId: string;
+}
+
+/** What an upload request answers: the upload record while bytes are missing, else the finished file's id. */
+export type UploadOutcome = { kind: 'upload'; state: UploadState } | { kind: 'file'; fileId: string };
+
+/**
+ * `POST /file`. A size-0 file is created at once. With `body` (a raw request body) of exactly `size` bytes the file is
+ * created from it directly; a shorter body (or one of unknown length) becomes the first chunk of a new upload.
+ * Otherwise a new upload is started and the client sends `POST /file/chunk`.
+ */
+export async function startUpload(
+  services: Services,
+  input: StartUploadInput,
+  body: { stream: Readable; length: number | undefined } | undefined,
+  meta: RequestMeta,
+): Promise<UploadOutcome> {
+  checkSize(input.size);
+  checkUploadName(input.parent, input.name);
+  const spec = { parent: input.parent, name: input.name, mimeType: input.mimeType, userId: input.userId };
+  if (input.size === 0) {
+    const fileId = await withStoredBlob(services, Readable.from([]), (blob) =>
+      commitNewFile(services, { ...spec, blob }, meta),
+    );
+    return { kind: 'file', fileId };
+  }
+  if (body?.length !== undefined && body.length > input.size) throw new ValidationError('Received too many bytes.');
+  if (body?.length === input.size) {
+    const fileId = await withStoredBlob(services, limited(body.stream, input.size), (blob) => {
+      if (blob.size !== input.size)
+        throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
+      return commitNewFile(services, { ...spec, blob }, meta);
+    });
+    return { kind: 'file', fileId };
+  }
+  const uploadId = await recordUploadStart(
+    services,
+    {
+      ...(input.parent.type === 'folder'
+        ? { parentType: 'folder', parentId: input.parent.folder._id }
+        : { parentType: 'item', parentId: input.parent.item._id }),
+      name: input.name,
+      size: input.size,
+      mimeType: input.mimeType,
+      userId: input.userId,
+      ...(input.reference !== undefined ? { reference: input.reference } : {}),
+    },
+    meta,
+  );
+  if (body) return receiveChunk(services, { uploadId, offset: 0, userId: input.userId }, body, meta);
+  return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
+}
+
+async function recordUploadStart(
+  services: Services,
+  data: {
+    parentType?: 'folder' | 'item';
+    parentId?: string;
+    fileId?: string;
+    name: string;
+    size: number;
+    mimeType: string;
+    userId: string;
+    reference?: string;
+  },
+  meta: RequestMeta,
+): Promise<string> {
+  const uploadId = newId();
+  const assetstoreId = await services.blobs.currentId();
+  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), {
+    type: 'StartUpload',
+    data: { uploadId, created: girderTime(), assetstoreId, ...data },
+  });
+  await services.commands.run(async () => ({
+    appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
+    result: undefined,
+  }));
+  return uploadId;
+}
+
+/**
+ * `PUT /file/:id/contents?size=`: an upload whose completion replaces the file's bytes (size 0: replaced at once).
+ */
+export async function startContentsUpload(
+  services: Services,
+  input: { file: FileDoc; size: number; reference?: string; userId: string },
+  meta: RequestMeta,
+): Promise<UploadOutcome> {
+  checkSize(input.size);
+  if (input.size === 0) {
+    const previous = await withStoredBlob(services, Readable.from([]), (blob) =>
+      commitNewContents(services, input.file._id, input.userId, blob, undefined, meta),
+    );
+    await reclaimBlobs(services, [previous]);
+    return { kind: 'file', fileId: input.file._id };
+  }
+  const uploadId = await recordUploadStart(
+    services,
+    {
+      fileId: input.file._id,
+      name: input.file.name,
+      size: input.size,
+      mimeType: input.file.mimeType,
+      userId: input.userId,
+      ...(input.reference !== undefined ? { reference: input.reference } : {}),
+    },
+    meta,
+  );
+  return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
+}
+
+/** The parent of a new file named by an upload record, as it is now. */
+async function uploadParent(services: Services, started: UploadStartedData): Promise<UploadParent> {
+  // A new file's upload names both (initUpload); a replacement's names neither and never comes here.
+  const { parentType, parentId = '' } = started;
+  if (parentType === 'folder') {
+    const folder = await services.readModel.folders.get(parentId);
+    if (!folder) throw new ValidationError(`No such folder: ${parentId}`, 'id');
+    return { type: 'folder', folder };
+  }
+  const item = await services.readModel.items.get(parentId);
+  if (!item) throw new ValidationError(`No such item: ${parentId}`, 'id');
+  return { type: 'item', item };
+}
+
+/**
+ * `POST /file/chunk`: Girder's checks (the upload exists, the caller initiated it, `offset` equals what was received,
+ * the chunk does not overflow), then the bytes are streamed to the partial file and recorded. The last chunk
+ * finishes the upload: the bytes move into the BlobStore and the file is recorded in the same append as the chunk.
+ * When finishing fails for good (the parent is gone), the upload is cancelled and its bytes removed.
+ */
+export async function receiveChunk(
+  services: Services,
+  input: { uploadId: string; offset: number; userId: string },
+  body: { stream: Readable; length: number | undefined },
+  meta: RequestMeta,
+): Promise<UploadOutcome> {
+  return uploadLocks.run(input.uploadId, async () => {
+    const { state } = await loadUpload(services, input.uploadId);
+    const started = checkChunk(state, input.userId, input.offset);
+    if (body.length !== undefined && body.length > remainingBytes(state))
+      throw new ValidationError('Received too many bytes.');
+    const partial = services.partialUploads;
+    const length = await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany);
+    const lastChunk = { offset: input.offset, length };
+    if (state.received + length < started.size) {
+      await services.commands.run(async () => {
+        const loaded = await loadUpload(services, input.uploadId);
+        const { events } = decideOn(uploadDecider, loaded.state, {
+          type: 'ReceiveChunk',
+          data: { userId: input.userId, ...lastChunk, now: girderTime() },
+        });
+        return {
+          appends: [
+            {
+              streamId: uploadStream(input.uploadId),
+              expectedState: loaded.expected,
+              events: toNewEvents(events, meta),
+            },
+          ],
+          result: undefined,
+        };
+      });
+      return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
+    }
+    const upload = { uploadId: input.uploadId, lastChunk };
+    const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
+    try {
+      let fileId: string;
+      const replacing = started.fileId;
+      if (replacing !== undefined) {
+        const previous = await withStoredBlob(
+          services,
+          partial.read(input.uploadId),
+          (blob) => commitNewContents(services, replacing, input.userId, blob, upload, meta),
+          store,
+        );
+        await reclaimBlobs(services, [previous]);
+        fileId = replacing;
+      } else {
+        const parent = await uploadParent(services, started);
+        fileId = await withStoredBlob(
+          services,
+          partial.read(input.uploadId),
+          (blob) =>
+            commitNewFile(
+              services,
+              { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
+              meta,
+            ),
+          store,
+        );
+      }
+      await partial.remove(input.uploadId);
+      return { kind: 'file', fileId };
+    } catch (error) {
+      if (error instanceof RestError || error instanceof ValidationError)
+        await cancelQuietly(services, input.uploadId, meta);
+      throw error;
+    }
+  });
+}
+
+async function cancelQuietly(services: Services, uploadId: string, meta: RequestMeta): Promise<void> {
+  try {
+    await services.commands.run(async () => {
+      const loaded = await loadUpload(services, uploadId);
+      if (loaded.state.status !== 'active') return { appends: [], result: undefined };
+      return {
+        appends: [
+          {
+            streamId: uploadStream(uploadId),
+            expectedState: loaded.expected,
+            events: toNewEvents([{ type: 'UploadCancelled', data: { uploadId } }], meta),
+          },
+        ],
+        result: undefined,
+      };
+    });
+    await services.partialUploads.remove(uploadId);
+  } catch (error) {
+    services.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');
+  }
+}
+
+/** `DELETE /file/upload/:id`: only its initiator (or a site admin) may cancel; the partial bytes are removed. */
+export async function cancelUpload(
+  services: Services,
+  input: { uploadId: string; userId: string; admin: boolean },
+  meta: RequestMeta,
+): Promise<void> {
+  await uploadLocks.run(input.uploadId, async () => {
+    await services.commands.run(async () => {
+      const loaded = await loadUpload(services, input.uploadId);
+      const { events } = decideOn(uploadDecider, loaded.state, {
+        type: 'CancelUpload',
+        data: { userId: input.userId, admin: input.admin },
+      });
+      return {
+        appends: [
+          { streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
+        ],
+        result: undefined,
+      };
+    });
+    await services.partialUploads.remove(input.uploadId);
+  });
+}
