@@ -4,6 +4,7 @@ import { toNewEvents } from './commandRunner';
 import { decideOn } from '../domain/decider';
 import {
   ASSETSTORES_STREAM,
+  checkSettings,
   findAssetstore,
   type AssetstoreRecord,
   type AssetstoreSettings,
@@ -53,20 +54,11 @@ export async function createAssetstore(
   meta: RequestMeta,
 ): Promise<AssetstoreRecord> {
   const assetstoreId = newId();
-  // The pure rules first (a name clash needs no disk or database), then what needs I/O.
-  decideOn(services.assetstores, await loadAssetstores(services), {
+  const command: AssetstoreCommand = {
     type: 'CreateAssetstore',
-    data: { assetstoreId, name: input.name, created: girderTime(), settings: input.settings },
-  });
-  await services.blobs.probe(input.settings);
-  await runOnStream(
-    services,
-    {
-      type: 'CreateAssetstore',
-      data: { assetstoreId, name: input.name, created: girderTime(), settings: input.settings },
-    },
-    meta,
-  );
+    data: { assetstoreId, name: input.name, created: girderTime(), settings: checkSettings(input.settings) },
+  };
+  await decideThenRecord(services, command, meta);
   return loadAssetstore(services, assetstoreId);
 }
 
@@ -76,10 +68,26 @@ export async function updateAssetstore(
   input: { assetstoreId: string; name: string; settings: AssetstoreSettings; current: boolean },
   meta: RequestMeta,
 ): Promise<AssetstoreRecord> {
-  decideOn(services.assetstores, await loadAssetstores(services), { type: 'UpdateAssetstore', data: input });
-  await services.blobs.probe(input.settings);
-  await runOnStream(services, { type: 'UpdateAssetstore', data: input }, meta);
+  const command: AssetstoreCommand = {
+    type: 'UpdateAssetstore',
+    data: { ...input, settings: checkSettings(input.settings) },
+  };
+  await decideThenRecord(services, command, meta);
   return loadAssetstore(services, input.assetstoreId);
+}
+
+/**
+ * The pure rules first (a name clash needs no disk, database or bucket), then the I/O checks on the settings as they
+ * will be stored, then the append (deciding again on the stream as it is then).
+ */
+async function decideThenRecord(
+  services: Services,
+  command: Extract<AssetstoreCommand, { type: 'CreateAssetstore' | 'UpdateAssetstore' }>,
+  meta: RequestMeta,
+): Promise<void> {
+  decideOn(services.assetstores, await loadAssetstores(services), command);
+  await services.blobs.probe(command.data.settings);
+  await runOnStream(services, command, meta);
 }
 
 /** `DELETE /assetstore/:id`: refused while any file's bytes are in it. */

@@ -17,10 +17,12 @@ import { DEFAULT_ASSETSTORE_ID } from './assetstoreBlobRef';
 export const ASSETSTORES_STREAM = 'assetstores-system';
 
 /** Girder's AssetstoreType. */
-export const AssetstoreType = { FILESYSTEM: 0, GRIDFS: 1 } as const;
+export const AssetstoreType = { FILESYSTEM: 0, GRIDFS: 1, S3: 2 } as const;
 
 /** Girder's DEFAULT_PERMS for a filesystem store's files: rw for the user only. */
 export const DEFAULT_PERMS = 0o600;
+/** Girder's DEFAULT_REGION of an S3 store. */
+export const DEFAULT_S3_REGION = 'us-east-1';
 
 const FilesystemSettingsSchema = z.object({
   type: z.literal(AssetstoreType.FILESYSTEM),
@@ -34,10 +36,30 @@ const GridFsSettingsSchema = z.object({
   mongohost: z.string().nullable(),
   replicaset: z.string().nullable(),
 });
-export const AssetstoreSettingsSchema = z.discriminatedUnion('type', [FilesystemSettingsSchema, GridFsSettingsSchema]);
+const S3SettingsSchema = z.object({
+  type: z.literal(AssetstoreType.S3),
+  bucket: z.string(),
+  /** Keys start with it (no leading or trailing `/`). */
+  prefix: z.string(),
+  accessKeyId: z.string().nullable(),
+  secret: z.string().nullable(),
+  /** `[http[s]://]host[:port]` of an S3-compatible server (MinIO, Ceph…); empty: AWS. */
+  service: z.string(),
+  readOnly: z.boolean(),
+  region: z.string(),
+  inferCredentials: z.boolean(),
+  serverSideEncryption: z.boolean(),
+  allowS3AcceleratedTransfer: z.boolean(),
+});
+export const AssetstoreSettingsSchema = z.discriminatedUnion('type', [
+  FilesystemSettingsSchema,
+  GridFsSettingsSchema,
+  S3SettingsSchema,
+]);
 export type AssetstoreSettings = z.infer<typeof AssetstoreSettingsSchema>;
 export type FilesystemSettings = z.infer<typeof FilesystemSettingsSchema>;
 export type GridFsSettings = z.infer<typeof GridFsSettingsSchema>;
+export type S3Settings = z.infer<typeof S3SettingsSchema>;
 
 export interface AssetstoreRecord {
   assetstoreId: string;
@@ -102,6 +124,8 @@ function locationOf(settings: AssetstoreSettings): string {
       return `fs:${path.resolve(settings.root)}`;
     case AssetstoreType.GRIDFS:
       return `gridfs:${settings.mongohost ?? ''}:${settings.db}`;
+    case AssetstoreType.S3:
+      return `s3:${settings.service}:${settings.bucket}:${settings.prefix}`;
   }
 }
 
@@ -119,6 +143,13 @@ export function checkSettings(settings: AssetstoreSettings): AssetstoreSettings 
       if (settings.db.includes('.') || settings.db.includes(' '))
         throw new ValidationError('Database name cannot contain spaces or periods.', 'db');
       return settings;
+    case AssetstoreType.S3: {
+      const prefix = settings.prefix.replace(/^\/+|\/+$/g, '');
+      if (!settings.bucket) throw new ValidationError('Bucket must not be empty.', 'bucket');
+      if (settings.service !== '' && !/^((https?):\/\/)?([^:/]+)(:([0-9]+))?$/.test(settings.service))
+        throw new ValidationError('The service must of the form [http[s]://](host domain)[:(port)].', 'service');
+      return { ...settings, prefix };
+    }
   }
 }
 

@@ -72,6 +72,11 @@ export const ASSETSTORE_SORT = fixedSortKeys('name', [
   'db',
   'mongohost',
   'replicaset',
+  'bucket',
+  'prefix',
+  'service',
+  'region',
+  'readOnly',
 ]);
 
 export const COLLECTION_SORT = fixedSortKeys(

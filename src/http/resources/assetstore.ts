@@ -7,6 +7,7 @@ import { ownValue } from '../../domain/ownMap';
 import {
   AssetstoreType,
   DEFAULT_PERMS,
+  DEFAULT_S3_REGION,
   findAssetstore,
   type AssetstoreRecord,
   type AssetstoreSettings,
@@ -41,6 +42,33 @@ const settingsParams = () =>
     param.string('db', { description: 'Database name (for GridFS type)' }),
     param.string('mongohost', { description: 'Mongo host URI (for GridFS type)' }),
     param.string('replicaset', { description: 'Replica set name (for GridFS type)' }),
+    param.string('bucket', { description: 'The S3 bucket to store data in (for S3 type).' }),
+    param.string('prefix', {
+      description: 'Optional path prefix within the bucket under which files will be stored (for S3 type).',
+    }),
+    param.string('accessKeyId', { description: 'The AWS access key ID to use for authentication (for S3 type).' }),
+    param.string('secret', {
+      secret: true,
+      description: 'The AWS secret key to use for authentication (for S3 type).',
+    }),
+    param.string('service', {
+      description:
+        'The S3 service host (for S3 type). Default is s3.amazonaws.com. This can be used to specify a protocol and ' +
+        'port as well using the form [http[s]://](host domain)[:(port)]. Do not include the bucket name here.',
+    }),
+    param.bool('readOnly', { description: 'If this assetstore is read-only, set this to true.' }),
+    param.string('region', { description: 'The AWS region to which the S3 bucket belongs.' }),
+    param.bool('inferCredentials', {
+      description:
+        'The credentials for connecting to S3 will be inferred rather than explicitly passed. Inferring ' +
+        'credentials will ignore accessKeyId and secret.',
+    }),
+    param.bool('serverSideEncryption', {
+      description: 'Whether to use S3 SSE to encrypt the objects uploaded to this bucket (for S3 type).',
+    }),
+    param.bool('allowS3AcceleratedTransfer', {
+      description: 'Whether to allow clients to requests a data transfer using S3 transfer acceleration.',
+    }),
   ] as const;
 
 interface SettingsInput {
@@ -49,6 +77,16 @@ interface SettingsInput {
   db?: string;
   mongohost?: string;
   replicaset?: string;
+  bucket?: string;
+  prefix?: string;
+  accessKeyId?: string;
+  secret?: string;
+  service?: string;
+  readOnly?: boolean;
+  region?: string;
+  inferCredentials?: boolean;
+  serverSideEncryption?: boolean;
+  allowS3AcceleratedTransfer?: boolean;
 }
 
 const required = (name: string, value: string | undefined): string => {
@@ -83,6 +121,23 @@ function settingsOf(type: number, input: SettingsInput, previous?: AssetstoreSet
         db: required('db', input.db),
         mongohost: input.mongohost ?? before?.mongohost ?? null,
         replicaset: input.replicaset ?? before?.replicaset ?? null,
+      };
+    }
+    case AssetstoreType.S3: {
+      const before = previous?.type === AssetstoreType.S3 ? previous : undefined;
+      return {
+        type,
+        bucket: required('bucket', input.bucket),
+        prefix: input.prefix ?? '',
+        accessKeyId: input.accessKeyId ?? before?.accessKeyId ?? null,
+        // Decision: an update that does not send the secret keeps it (Girder's would clear it).
+        secret: input.secret ?? before?.secret ?? null,
+        service: input.service ?? '',
+        readOnly: input.readOnly ?? before?.readOnly ?? false,
+        region: input.region ?? DEFAULT_S3_REGION,
+        inferCredentials: input.inferCredentials ?? false,
+        serverSideEncryption: input.serverSideEncryption ?? false,
+        allowS3AcceleratedTransfer: input.allowS3AcceleratedTransfer ?? false,
       };
     }
     default:

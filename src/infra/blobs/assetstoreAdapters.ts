@@ -45,6 +45,10 @@ export function assetstoreAdapters(config: Config): (settings: AssetstoreSetting
         return new FsBlobStore(settings.root, { sweepGraceMs: config.blobSweepGraceMs });
       case AssetstoreType.GRIDFS:
         return openGridFs(settings, config);
+      case AssetstoreType.S3: {
+        const { S3BlobStore } = require('./s3/s3BlobStore') as typeof import('./s3/s3BlobStore');
+        return S3BlobStore.open(settings, { sweepGraceMs: config.blobSweepGraceMs });
+      }
     }
   };
 }
@@ -81,6 +85,11 @@ export async function probeAssetstore(settings: AssetstoreSettings, config: Conf
       }
       await store.dispose?.();
       return;
+    }
+    case AssetstoreType.S3: {
+      // Loaded on demand: a deployment without S3 never loads the AWS SDK.
+      const { probeS3 } = require('./s3/s3BlobStore') as typeof import('./s3/s3BlobStore');
+      return probeS3(settings);
     }
   }
 }
