@@ -75,8 +75,20 @@ export async function withStoredBlob<T>(
   assetstoreId?: string,
 ): Promise<T> {
   // Bytes go to the store their upload started in, or (sent in one request) to the current one.
-  const stored = assetstoreId === undefined ? services.blobs.put(source) : services.blobs.putInto(assetstoreId, source);
-  const blob = await stored.catch(tooMany);
+  return withBlob(
+    services,
+    () => (assetstoreId === undefined ? services.blobs.put(source) : services.blobs.putInto(assetstoreId, source)),
+    commit,
+  );
+}
+
+/** {@link withStoredBlob} for a blob that `store` stores and holds (a completed multipart upload, for one). */
+export async function withBlob<T>(
+  services: Services,
+  store: () => Promise<StoredBlob>,
+  commit: (blob: StoredBlob) => Promise<T>,
+): Promise<T> {
+  const blob = await store().catch(tooMany);
   let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
   try {
     const result = await commit(blob);
@@ -98,7 +110,10 @@ export interface NewFileSpec {
   userId: string;
   blob: StoredBlob;
   /** The upload this completes (its stream gets UploadChunkReceived and UploadCompleted in the same append). */
-  upload?: { uploadId: string; lastChunk: { offset: number; length: number } | null };
+  upload?: {
+    uploadId: string;
+    lastChunk: { offset: number; length: number; part?: { number: number; etag: string } } | null;
+  };
 }
 
 /** The append that completes an upload: the last chunk (if any) and the completion, decided on the current stream. */

@@ -5,6 +5,7 @@ import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
+import { abortStoreUpload, beginStoreUpload, finishStoreUpload, sendChunkToStore } from './storeUploadChunks';
 import {
   checkSize,
   checkUploadName,
@@ -13,6 +14,7 @@ import {
   limited,
   loadUpload,
   tooMany,
+  withBlob,
   withStoredBlob,
   type UploadParent,
 } from './fileCommands';
@@ -115,14 +117,24 @@ async function recordUploadStart(
 ): Promise<string> {
   const uploadId = newId();
   const assetstoreId = await services.blobs.currentId();
-  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), {
-    type: 'StartUpload',
-    data: { uploadId, created: girderTime(), assetstoreId, ...data },
-  });
-  await services.commands.run(async () => ({
-    appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
-    result: undefined,
-  }));
+  const storeUpload = await beginStoreUpload(services, assetstoreId);
+  const startedData = {
+    uploadId,
+    created: girderTime(),
+    assetstoreId,
+    ...(storeUpload ? { storeUpload } : {}),
+    ...data,
+  };
+  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: startedData });
+  try {
+    await services.commands.run(async () => ({
+      appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
+      result: undefined,
+    }));
+  } catch (error) {
+    await abortStoreUpload(services, startedData).catch(() => undefined);
+    throw error;
+  }
   return uploadId;
 }
 
@@ -189,8 +201,14 @@ export async function receiveChunk(
     if (body.length !== undefined && body.length > remainingBytes(state))
       throw new ValidationError('Received too many bytes.');
     const partial = services.partialUploads;
-    const length = await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany);
-    const lastChunk = { offset: input.offset, length };
+    const { storeUpload } = started;
+    const lastChunk = storeUpload
+      ? await sendChunkToStore(services, state, { ...started, storeUpload }, input.offset, body)
+      : {
+          offset: input.offset,
+          length: await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany),
+        };
+    const { length } = lastChunk;
     if (state.received + length < started.size) {
       await services.commands.run(async () => {
         const loaded = await loadUpload(services, input.uploadId);
@@ -213,33 +231,36 @@ export async function receiveChunk(
     }
     const upload = { uploadId: input.uploadId, lastChunk };
     const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
+    // The bytes: the store's multipart upload completed, or the partial file streamed into the store.
+    const storing = () =>
+      storeUpload
+        ? finishStoreUpload(
+            services,
+            { ...started, storeUpload },
+            'part' in lastChunk ? [...state.parts, lastChunk.part] : state.parts,
+            input.uploadId,
+          )
+        : services.blobs.putInto(store, partial.read(input.uploadId));
     try {
       let fileId: string;
       const replacing = started.fileId;
       if (replacing !== undefined) {
-        const previous = await withStoredBlob(
-          services,
-          partial.read(input.uploadId),
-          (blob) => commitNewContents(services, replacing, input.userId, blob, upload, meta),
-          store,
+        const previous = await withBlob(services, storing, (blob) =>
+          commitNewContents(services, replacing, input.userId, blob, upload, meta),
         );
         await reclaimBlobs(services, [previous]);
         fileId = replacing;
       } else {
         const parent = await uploadParent(services, started);
-        fileId = await withStoredBlob(
-          services,
-          partial.read(input.uploadId),
-          (blob) =>
-            commitNewFile(
-              services,
-              { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
-              meta,
-            ),
-          store,
+        fileId = await withBlob(services, storing, (blob) =>
+          commitNewFile(
+            services,
+            { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
+            meta,
+          ),
         );
       }
-      await partial.remove(input.uploadId);
+      if (!storeUpload) await partial.remove(input.uploadId);
       return { kind: 'file', fileId };
     } catch (error) {
       if (error instanceof RestError || error instanceof ValidationError)
@@ -266,6 +287,7 @@ async function cancelQuietly(services: Services, uploadId: string, meta: Request
       };
     });
     await services.partialUploads.remove(uploadId);
+    await abortStoreUpload(services, (await loadUpload(services, uploadId)).state.started);
   } catch (error) {
     services.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');
   }
@@ -278,7 +300,7 @@ export async function cancelUpload(
   meta: RequestMeta,
 ): Promise<void> {
   await uploadLocks.run(input.uploadId, async () => {
-    await services.commands.run(async () => {
+    const started = await services.commands.run(async () => {
       const loaded = await loadUpload(services, input.uploadId);
       const { events } = decideOn(uploadDecider, loaded.state, {
         type: 'CancelUpload',
@@ -288,9 +310,10 @@ export async function cancelUpload(
         appends: [
           { streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
         ],
-        result: undefined,
+        result: loaded.state.started,
       };
     });
     await services.partialUploads.remove(input.uploadId);
+    await abortStoreUpload(services, started);
   });
 }

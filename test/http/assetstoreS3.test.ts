@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { ApiClient, startApi, type TestUser } from '../support/apiClient';
 import { startTestS3, type TestS3 } from '../support/s3Server';
 
@@ -92,6 +94,53 @@ describe('S3 assetstores', () => {
     expect([made.status, made.body.current, made.body.secret]).toEqual([200, true, secret]);
   });
 
+  it('refuses a chunk but the last smaller than the minimum size, and cancels into nothing', async () => {
+    const started = await api
+      .as(admin)
+      .post('/file')
+      .query({ parentType: 'folder', parentId: folderId, name: 'small.bin', size: 100 });
+    const small = await api
+      .as(admin)
+      .post('/file/chunk')
+      .query({ uploadId: started.body._id, offset: 0 })
+      .set('Content-Type', 'application/octet-stream')
+      .send(Buffer.alloc(10));
+    expect([small.status, small.body]).toEqual([
+      400,
+      { message: 'Chunk is smaller than the minimum size.', type: 'validation' },
+    ]);
+    expect((await api.as(admin).get('/file/offset').query({ uploadId: started.body._id })).body).toEqual({ offset: 0 });
+    expect((await api.as(admin).delete(`/file/upload/${started.body._id}`)).status).toBe(200);
+  });
+
+  it('takes the chunks of one upload alternately through two service processes sharing the stores', async () => {
+    const other = await startApi({ BLOB_SWEEP_GRACE_SECONDS: '0' }, { dataDir: api.server.dataDir });
+    try {
+      const bytes = crypto.randomBytes(10 * 1024 * 1024 + 99);
+      const started = await api
+        .as(admin)
+        .post('/file')
+        .query({ parentType: 'folder', parentId: folderId, name: 'alternating.bin', size: bytes.length });
+      const part = 5 * 1024 * 1024;
+      let last: { status: number; body: { _id: string; _modelType: string; sha512?: string } } | undefined;
+      for (const [i, offset] of [0, part, 2 * part].entries()) {
+        last = await (i % 2 === 0 ? api : other)
+          .as(admin)
+          .post('/file/chunk')
+          .query({ uploadId: started.body._id, offset })
+          .set('Content-Type', 'application/octet-stream')
+          .send(bytes.subarray(offset, Math.min(offset + part, bytes.length)));
+        expect(last.status).toBe(200);
+      }
+      expect(last!.body._modelType).toBe('file');
+      // The hashes are right although no process saw every chunk (the completed bytes were read back once).
+      expect(last!.body.sha512).toBe(crypto.createHash('sha512').update(bytes).digest('hex'));
+      expect((await other.download(admin, last!.body._id)).body.equals(bytes)).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('keeps uploads, sent whole or in chunks, in the bucket; downloads, copies and deletes them', async () => {
     const whole = crypto.randomBytes(3000);
     const sent = await api
@@ -123,12 +172,17 @@ describe('S3 assetstores', () => {
 
     const files = await api.as(admin).get(`/assetstore/${storeId}/files`).query({ sort: 'name' });
     expect(files.body.map((f: { name: string; size: number }) => [f.name, f.size])).toEqual([
+      ['alternating.bin', 10 * 1024 * 1024 + 99],
       ['chunked.bin', chunked.length],
       ['whole.bin', whole.length],
     ]);
     const chunkedId = (files.body as { _id: string; name: string }[]).find((f) => f.name === 'chunked.bin')!._id;
     expect((await api.download(admin, sent.body._id)).body).toEqual(whole);
     expect((await api.download(admin, chunkedId)).body.equals(chunked)).toBe(true);
+    // Hashed as the chunks streamed through this process.
+    expect((await api.as(admin).get(`/file/${chunkedId}`)).body.sha512).toBe(
+      crypto.createHash('sha512').update(chunked).digest('hex'),
+    );
     const ranged = await api.download(admin, chunkedId).set('Range', `bytes=${split - 2}-${split + 1}`);
     expect([ranged.status, ranged.headers['content-range']]).toEqual([
       206,
@@ -143,6 +197,9 @@ describe('S3 assetstores', () => {
     const copyFiles = await api.as(admin).get(`/item/${copy.body._id}/files`);
     expect((await api.as(admin).delete(`/item/${itemId}`)).status).toBe(200);
     expect((await api.download(admin, copyFiles.body[0]._id)).body).toEqual(whole);
+
+    // Nothing of the chunked upload was kept on this host's disk.
+    expect(fs.readdirSync(path.join(api.server.dataDir, 'uploads'))).toEqual([]);
 
     // The store holds files: it may not be deleted.
     const refused = await api.as(admin).delete(`/assetstore/${storeId}`);

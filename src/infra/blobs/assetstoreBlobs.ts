@@ -81,7 +81,10 @@ export class AssetstoreBlobs implements BlobStores {
 
   async putInto(assetstoreId: string, source: Readable): Promise<StoredBlob> {
     const adapter = await this.adapterOf(assetstoreId);
-    const stored = await adapter.put(source);
+    return this.adopt(assetstoreId, await adapter.put(source));
+  }
+
+  adopt(assetstoreId: string, stored: StoredBlob): StoredBlob {
     const ref = blobRef(assetstoreId, stored.blobId);
     this.holds.hold(ref);
     return { ...stored, blobId: ref };

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
@@ -16,7 +16,17 @@ import {
   UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
+import {
+  TooManyBytesError,
+  type ByteRange,
+  type DeletionTicket,
+  type MultipartBlobStore,
+  type StoreUpload,
+  type StoredBlob,
+  type SweepReport,
+  type UploadedPart,
+} from '../../../ports/blobStore';
+import { ContentHasher, type ContentHashes } from '../../../domain/contentHashes';
 import type { S3Settings } from '../../../domain/assetstore';
 import { ValidationError } from '../../../domain/errors';
 import { Holds } from '../holds';
@@ -28,6 +38,8 @@ import { HashingTap } from '../hashingTap';
  * buffered at a time while the bytes stream in.
  */
 export const S3_PART_BYTES = 8 * 1024 * 1024;
+/** S3's smallest part but the last (Girder's minimum chunk size). */
+export const S3_MINIMUM_PART_BYTES = 5 * 1024 * 1024;
 /** The largest object CopyObject copies in one request; larger ones are copied part by part (UploadPartCopy). */
 const SINGLE_COPY_MAX = 5 * 1024 ** 3;
 const COPY_PART_BYTES = 512 * 1024 * 1024;
@@ -38,6 +50,10 @@ export function s3ClientFor(settings: S3Settings): S3Client {
   const endpoint = service === '' ? undefined : /^https?:\/\//.test(service) ? service : `https://${service}`;
   return new S3Client({
     region: settings.region,
+    // Checksums only where S3 requires them: a streamed part then goes as plain bytes, not in the aws-chunked
+    // encoding with a trailing checksum that many S3-compatible servers do not decode (they would store the framing).
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
     ...(!settings.inferCredentials && settings.accessKeyId !== null && settings.secret !== null
       ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secret } }
@@ -64,11 +80,14 @@ export interface S3BlobStoreOptions {
  * then copied to their key inside the bucket (or dropped when those bytes are already stored). A failed put aborts
  * its multipart upload and leaves nothing.
  *
+ * Chunked uploads go straight into the bucket: each chunk is one part of a multipart upload recorded with the upload
+ * (so any process may take the next chunk), and the last one completes it and moves it to its key like a put.
+ *
  * Holds and deletion tickets live in this process (as in the other stores); a delete and a put of the same bytes in
  * this process are serialised, so a put never dedupes onto a blob being deleted. Across processes the sweep's grace
  * period spares young blobs and temporary objects.
  */
-export class S3BlobStore implements BlobStore {
+export class S3BlobStore implements MultipartBlobStore {
   private readonly holds = new Holds();
   private readonly deleting = new Map<string, Promise<boolean>>();
   /** Temporary objects of puts in progress in this process (never swept). */
@@ -137,50 +156,146 @@ export class S3BlobStore implements BlobStore {
           }
         }
       });
-      const { sha256: blobId, sha512, size } = tap.digests();
-      const key = this.keyOf(blobId);
-      // Held before it is looked for: a delete of these bytes that starts now is refused, one under way is awaited.
-      this.holds.hold(blobId);
-      try {
-        await this.deleting.get(blobId);
-        const stored = await this.exists(blobId);
-        const upload = open.upload;
-        if (upload === null) {
-          if (!stored)
-            await this.client.send(
-              new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.concat(pending) }),
-            );
-        } else {
-          if (pendingBytes > 0) await sendPart(Buffer.concat(pending));
-          await this.client.send(
-            new CompleteMultipartUploadCommand({
-              Bucket: this.bucket,
-              Key: upload.key,
-              UploadId: upload.uploadId,
-              MultipartUpload: { Parts: parts },
-            }),
-          );
-          open.upload = null;
-          try {
-            if (!stored) await this.copy(upload.key, key, size);
-          } finally {
-            await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: upload.key }));
-            this.inFlight.delete(upload.key);
-          }
-        }
-      } catch (error) {
-        this.holds.release(blobId);
-        throw error;
-      }
-      return { blobId, size, sha512 };
+      const hashes = tap.digests();
+      const upload = open.upload;
+      if (upload === null) return await this.storeSmall(hashes, Buffer.concat(pending));
+      if (pendingBytes > 0) await sendPart(Buffer.concat(pending));
+      await this.complete(upload, parts);
+      open.upload = null;
+      return await this.settleTemporary(upload.key, hashes);
     } catch (error) {
       await this.abort(open.upload);
       throw error;
     }
   }
 
+  /** Bytes that fit in one part, stored under their key unless already there. */
+  private async storeSmall(hashes: ContentHashes, bytes: Buffer): Promise<StoredBlob> {
+    const { sha256: blobId, sha512, size } = hashes;
+    await this.holdForStoring(blobId, async (stored) => {
+      if (!stored)
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(blobId), Body: bytes }));
+    });
+    return { blobId, size, sha512 };
+  }
+
+  /**
+   * Holds `blobId` before looking for it (a delete of these bytes that starts now is refused, one under way is
+   * awaited), then runs `store` with whether the bytes are already there; the hold is kept unless it fails.
+   */
+  private async holdForStoring(blobId: string, store: (stored: boolean) => Promise<void>): Promise<void> {
+    this.holds.hold(blobId);
+    try {
+      await this.deleting.get(blobId);
+      await store(await this.exists(blobId));
+    } catch (error) {
+      this.holds.release(blobId);
+      throw error;
+    }
+  }
+
+  private async complete(upload: StoreUpload, parts: CompletedPart[]): Promise<void> {
+    await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: upload.key,
+        UploadId: upload.uploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
+  }
+
+  /** A completed temporary object becomes the blob of its hashes (copied to its key unless there), then goes. */
+  private async settleTemporary(temporary: string, hashes: ContentHashes): Promise<StoredBlob> {
+    const { sha256: blobId, sha512, size } = hashes;
+    try {
+      await this.holdForStoring(blobId, async (stored) => {
+        if (!stored) await this.copy(temporary, this.keyOf(blobId), size);
+      });
+    } finally {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: temporary }));
+      this.inFlight.delete(temporary);
+    }
+    return { blobId, size, sha512 };
+  }
+
+  readonly minimumPartBytes = S3_MINIMUM_PART_BYTES;
+
+  async beginUpload(): Promise<StoreUpload> {
+    const key = `${this.prefix}tmp/${crypto.randomUUID()}`;
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    return { key, uploadId: created.UploadId ?? '' };
+  }
+
+  async uploadPart(
+    upload: StoreUpload,
+    number: number,
+    source: Readable,
+    length: number,
+    hasher?: ContentHasher,
+  ): Promise<UploadedPart> {
+    let seen = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        seen += chunk.length;
+        if (seen > length) {
+          callback(new TooManyBytesError());
+          return;
+        }
+        hasher?.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    const body = new PassThrough();
+    const piping = pipeline(source, counted, body);
+    const sent = await Promise.all([
+      this.client.send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: upload.key,
+          UploadId: upload.uploadId,
+          PartNumber: number,
+          Body: body,
+          ContentLength: length,
+        }),
+      ),
+      piping,
+    ]).catch((error: unknown) => {
+      body.destroy();
+      throw error;
+    });
+    if (seen !== length) throw new Error(`Chunk ended after ${seen} of ${length} bytes.`);
+    return { number, etag: sent[0].ETag ?? '' };
+  }
+
+  async finishUpload(upload: StoreUpload, parts: UploadedPart[], hashes: ContentHashes | null): Promise<StoredBlob> {
+    this.inFlight.add(upload.key);
+    try {
+      await this.complete(
+        upload,
+        parts.map((p) => ({ PartNumber: p.number, ETag: p.etag })),
+      );
+    } catch (error) {
+      this.inFlight.delete(upload.key);
+      throw error;
+    }
+    return this.settleTemporary(upload.key, hashes ?? (await this.hashObject(upload.key)));
+  }
+
+  /** The hashes of an object, read once (a multipart upload whose chunks no single process saw all of). */
+  private async hashObject(key: string): Promise<ContentHashes> {
+    const hasher = new ContentHasher();
+    const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    for await (const chunk of object.Body as Readable) hasher.update(chunk as Buffer);
+    return hasher.digests();
+  }
+
+  async abortUpload(upload: StoreUpload): Promise<void> {
+    await this.abort(upload);
+  }
+
   /** Drops an unfinished multipart upload (servers without AbortMultipartUpload expire it themselves). */
-  private async abort(upload: { key: string; uploadId: string } | null): Promise<void> {
+  private async abort(upload: StoreUpload | null): Promise<void> {
     if (!upload) return;
     this.inFlight.delete(upload.key);
     await this.client
