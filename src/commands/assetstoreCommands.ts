@@ -10,7 +10,7 @@ import {
   type AssetstoreSettings,
   type AssetstoreState,
 } from '../domain/assetstore';
-import { blobRefPrefix } from '../domain/assetstoreBlobRef';
+import { blobRefsOf } from '../domain/assetstoreBlobRef';
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
@@ -33,7 +33,7 @@ export async function loadAssetstore(services: Services, assetstoreId: string): 
 
 /** Whether any file's bytes are in the store (no page is counted: one row is enough). */
 export async function assetstoreHasFiles(services: Services, assetstoreId: string): Promise<boolean> {
-  return services.readModel.files.anyInAssetstore(blobRefPrefix(assetstoreId));
+  return services.readModel.files.anyInAssetstore(blobRefsOf(assetstoreId));
 }
 
 async function runOnStream(services: Services, command: AssetstoreCommand, meta: RequestMeta): Promise<void> {

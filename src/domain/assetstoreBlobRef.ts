@@ -26,10 +26,31 @@ export function parseBlobRef(ref: string): { assetstoreId: string; localId: stri
     : { assetstoreId: ref.slice(0, at), localId: ref.slice(at + 1) };
 }
 
+/** Marks the local id of an imported file: what follows is the path of the file itself. */
+const IMPORTED = 'imported:';
+
 /**
- * How the references of one assetstore's blobs start (the read model's files-of-an-assetstore query): null for the
- * default store, whose references are bare (they contain no separator).
+ * The reference to the bytes of a file imported in place (`POST /assetstore/:id/import`): the file at `filePath`
+ * itself, which the service reads but never stores, copies or deletes. Always qualified by its store, whichever.
  */
-export function blobRefPrefix(assetstoreId: string): string | null {
-  return assetstoreId === DEFAULT_ASSETSTORE_ID ? null : `${assetstoreId}${SEPARATOR}`;
+export function importedRef(assetstoreId: string, filePath: string): string {
+  return `${assetstoreId}${SEPARATOR}${IMPORTED}${filePath}`;
+}
+
+/** The path of an imported file's bytes, from its local id; null for a blob the store keeps. */
+export function importedPathOf(localId: string): string | null {
+  return localId.startsWith(IMPORTED) ? localId.slice(IMPORTED.length) : null;
+}
+
+/**
+ * Which references are one assetstore's (the read model's files-of-an-assetstore query): those starting with
+ * `prefix`, and for the default store also the bare ones (no separator).
+ */
+export interface AssetstoreRefs {
+  prefix: string;
+  bare: boolean;
+}
+
+export function blobRefsOf(assetstoreId: string): AssetstoreRefs {
+  return { prefix: `${assetstoreId}${SEPARATOR}`, bare: assetstoreId === DEFAULT_ASSETSTORE_ID };
 }

@@ -4,6 +4,13 @@ import { route } from '../routeTable';
 import { pagingOf, pagingParams, param, SAFE_INTEGER } from '../params';
 import { RestError, ValidationError } from '../../domain/errors';
 import { ownValue } from '../../domain/ownMap';
+import { PARENT_TYPES } from '../../domain/parents';
+import { AccessLevel } from '../../domain/access';
+import { Scope } from '../../domain/scopes';
+import { importData } from '../../commands/importCommands';
+import { loadParent } from '../../queries/loaders';
+import { withProgress } from '../../bus/progress';
+import { signedInUser } from '../principal';
 import {
   AssetstoreType,
   DEFAULT_PERMS,
@@ -12,7 +19,7 @@ import {
   type AssetstoreRecord,
   type AssetstoreSettings,
 } from '../../domain/assetstore';
-import { blobRefPrefix, parseBlobRef } from '../../domain/assetstoreBlobRef';
+import { blobRefsOf, parseBlobRef } from '../../domain/assetstoreBlobRef';
 import {
   createAssetstore,
   deleteAssetstore,
@@ -32,6 +39,16 @@ function compareValues(a: Scalar, b: Scalar): number {
   if (a === undefined || a === null) return -1;
   if (b === undefined || b === null) return 1;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A file name pattern as Python's `re.match` applies it (anchored at the start); a 400 naming it when invalid. */
+function regexParam<N extends string>(name: N, source: string | undefined): Partial<Record<N, RegExp>> {
+  if (!source) return {};
+  try {
+    return { [name]: new RegExp(`^(?:${source})`) } as Partial<Record<N, RegExp>>;
+  } catch {
+    throw new RestError(`Invalid regular expression for ${name}.`);
+  }
 }
 
 /** The settings parameters of POST and PUT (Girder's, for the store types this service has). */
@@ -197,6 +214,67 @@ export const assetstoreResource: Resource = {
       },
     }),
     route({
+      method: 'POST',
+      path: ':id/import',
+      summary: 'Import existing data into an assetstore.',
+      access: 'admin',
+      scope: [Scope.DATA_WRITE],
+      params: [
+        param.requiredString('importPath', {
+          description: 'Root path within the underlying storage system to import.',
+        }),
+        param.requiredString('destinationId', {
+          description: 'ID of a folder, collection, or user under which the data will be imported.',
+        }),
+        param.enum('destinationType', PARENT_TYPES, {
+          required: true,
+          description: 'Type of the destination resource.',
+        }),
+        param.flag('progress', false, { description: 'Whether to record progress on the import.' }),
+        param.flag('leafFoldersAsItems', false, {
+          description: 'Whether folders containing only files should be imported as items.',
+        }),
+        param.string('fileIncludeRegex', {
+          description: 'If set, only filenames matching this regular expression will be imported.',
+        }),
+        param.string('fileExcludeRegex', {
+          description:
+            'If set, only filenames that do not match this regular expression will be imported. If a file matches ' +
+            'both the include and exclude regex, it will be excluded.',
+        }),
+      ],
+      async handler({ path, params, services, principal, meta }) {
+        const store = await loadAssetstore(services, path.id);
+        const user = signedInUser(principal);
+        const destination = await loadParent(
+          services,
+          params.destinationType,
+          params.destinationId,
+          principal.viewer,
+          AccessLevel.ADMIN,
+        );
+        if (store.settings.type !== AssetstoreType.FILESYSTEM)
+          throw new ValidationError('Only filesystem assetstores import data in this service.');
+        await withProgress(services, { on: params.progress, userId: user._id, title: 'Importing data' }, (progress) =>
+          importData(
+            services,
+            {
+              assetstoreId: store.assetstoreId,
+              importPath: params.importPath,
+              destination,
+              leafFoldersAsItems: params.leafFoldersAsItems,
+              ...regexParam('fileIncludeRegex', params.fileIncludeRegex),
+              ...regexParam('fileExcludeRegex', params.fileExcludeRegex),
+              userId: user._id,
+            },
+            progress,
+            meta,
+          ),
+        );
+        return null;
+      },
+    }),
+    route({
       method: 'PUT',
       path: ':id',
       summary: 'Update an existing assetstore.',
@@ -242,10 +320,7 @@ export const assetstoreResource: Resource = {
       params: [...pagingParams(ASSETSTORE_FILE_SORT)],
       async handler({ path, params, services, setTotalCount }) {
         const store = await loadAssetstore(services, path.id);
-        const page = await services.readModel.files.listInAssetstore(
-          blobRefPrefix(store.assetstoreId),
-          pagingOf(params),
-        );
+        const page = await services.readModel.files.listInAssetstore(blobRefsOf(store.assetstoreId), pagingOf(params));
         setTotalCount(page.total);
         // Site administrators see which store holds a file (Girder's file filter shows them `assetstoreId`).
         return page.rows.map((file) => ({ ...fileView(file), assetstoreId: parseBlobRef(file.blobId).assetstoreId }));

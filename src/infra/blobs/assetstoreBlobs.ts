@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore, BlobStores, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../ports/blobStore';
-import { blobRef, parseBlobRef } from '../../domain/assetstoreBlobRef';
+import { blobRef, importedPathOf, parseBlobRef } from '../../domain/assetstoreBlobRef';
+import { importedFiles } from './importedFiles';
 import {
   currentAssetstore,
   findAssetstore,
@@ -93,6 +94,8 @@ export class AssetstoreBlobs implements BlobStores {
   async hold(ref: string): Promise<void> {
     const { assetstoreId, localId } = parseBlobRef(ref);
     this.holds.hold(ref);
+    // An imported file's bytes are never deleted: nothing to hold them against.
+    if (importedPathOf(localId) !== null) return;
     try {
       await (await this.adapterOf(assetstoreId)).hold(localId);
     } catch (error) {
@@ -110,11 +113,15 @@ export class AssetstoreBlobs implements BlobStores {
 
   async get(ref: string, range?: ByteRange): Promise<Readable> {
     const { assetstoreId, localId } = parseBlobRef(ref);
+    const imported = importedPathOf(localId);
+    if (imported !== null) return importedFiles.get(imported, range);
     return (await this.adapterOf(assetstoreId)).get(localId, range);
   }
 
   async exists(ref: string): Promise<boolean> {
     const { assetstoreId, localId } = parseBlobRef(ref);
+    const imported = importedPathOf(localId);
+    if (imported !== null) return importedFiles.exists(imported);
     return (await this.adapterOf(assetstoreId)).exists(localId);
   }
 
@@ -124,6 +131,8 @@ export class AssetstoreBlobs implements BlobStores {
 
   async delete(ref: string, ticket?: DeletionTicket): Promise<boolean> {
     const { assetstoreId, localId } = parseBlobRef(ref);
+    // Imported bytes belong to whoever put them there: the service never deletes them.
+    if (importedPathOf(localId) !== null) return false;
     if (!this.holds.mayDelete(ref, ticket)) return false;
     const ready = this.open.get(assetstoreId)?.ready;
     // With the adapter open, from the check above to the adapter's own check nothing else runs in this process.

@@ -29,6 +29,7 @@ import {
 import { addFolderSize, addRootSize, moveSize } from './sizes';
 import { notStored } from '../notStored';
 import type { Paging } from '../../../domain/paging';
+import type { AssetstoreRefs } from '../../../domain/assetstoreBlobRef';
 import type { RootType } from '../../../domain/parents';
 
 /**
@@ -40,11 +41,11 @@ const OUT = hidden();
 
 /**
  * The files of one assetstore: references in the range from `prefix` to the next character after its `:` (the blob
- * index serves it), or the bare references of the default store (no `:`).
+ * index serves it), and for the default store the bare references too (no `:`).
  */
-function inAssetstoreFilter(prefix: string | null): Filter<StoredDoc> {
-  if (prefix === null) return { blobId: { $not: /:/ } };
-  return { blobId: { $gte: prefix, $lt: `${prefix.slice(0, -1)};` } };
+function inAssetstoreFilter(refs: AssetstoreRefs): Filter<StoredDoc> {
+  const range: Filter<StoredDoc> = { blobId: { $gte: refs.prefix, $lt: `${refs.prefix.slice(0, -1)};` } };
+  return refs.bare ? { $or: [range, { blobId: { $not: /:/ } }] } : range;
 }
 
 /** A folder's item listing, with the name or text asked for; null when the text matches nothing. */
@@ -178,9 +179,9 @@ export class MongoFiles implements FileQueries {
     return { rows: rows as unknown as FileDoc[], total };
   }
 
-  async listInAssetstore(prefix: string | null, paging: Paging): Promise<Page<FileDoc>> {
+  async listInAssetstore(refs: AssetstoreRefs, paging: Paging): Promise<Page<FileDoc>> {
     const files = await this.source.get('files');
-    const filter = inAssetstoreFilter(prefix);
+    const filter = inAssetstoreFilter(refs);
     const [rows, total] = await Promise.all([
       files.find(filter, { projection: OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),
       files.countDocuments(filter),
@@ -188,9 +189,9 @@ export class MongoFiles implements FileQueries {
     return { rows: rows as unknown as FileDoc[], total };
   }
 
-  async anyInAssetstore(prefix: string | null) {
+  async anyInAssetstore(refs: AssetstoreRefs) {
     const files = await this.source.get('files');
-    return (await files.findOne(inAssetstoreFilter(prefix), { projection: { _id: 1 } })) !== null;
+    return (await files.findOne(inAssetstoreFilter(refs), { projection: { _id: 1 } })) !== null;
   }
 
   async isBlobReferenced(blobId: string) {

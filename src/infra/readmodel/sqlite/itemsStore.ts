@@ -1,3 +1,4 @@
+import type { AssetstoreRefs } from '../../../domain/assetstoreBlobRef';
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type {
@@ -79,11 +80,12 @@ const ITEM_COLUMNS = {
 const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
 /**
  * The files of one assetstore: references from `prefix` up to the next character after its `:` (a range the blob
- * index serves), or the bare references of the default store (no `:`).
+ * index serves), and for the default store the bare references too (no `:`).
  */
-function inAssetstoreSql(prefix: string | null): { sql: string; args: string[] } {
-  if (prefix === null) return { sql: "instr(blob_id, ':') = 0", args: [] };
-  return { sql: 'blob_id >= ? AND blob_id < ?', args: [prefix, `${prefix.slice(0, -1)};`] };
+function inAssetstoreSql(refs: AssetstoreRefs): { sql: string; args: string[] } {
+  const range = 'blob_id >= ? AND blob_id < ?';
+  const args = [refs.prefix, `${refs.prefix.slice(0, -1)};`];
+  return { sql: refs.bare ? `((${range}) OR instr(blob_id, ':') = 0)` : `(${range})`, args };
 }
 
 const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
@@ -373,8 +375,8 @@ export class SqliteFiles implements FileQueries, FileWrites {
     return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
   }
 
-  async listInAssetstore(prefix: string | null, paging: Paging): Promise<Page<FileDoc>> {
-    const where = inAssetstoreSql(prefix);
+  async listInAssetstore(refs: AssetstoreRefs, paging: Paging): Promise<Page<FileDoc>> {
+    const where = inAssetstoreSql(refs);
     const total = (
       prepared(this.db, `SELECT COUNT(*) AS n FROM rm_files WHERE ${where.sql}`).get(...where.args) as {
         n: number;
@@ -388,8 +390,8 @@ export class SqliteFiles implements FileQueries, FileWrites {
     return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
   }
 
-  async anyInAssetstore(prefix: string | null) {
-    const where = inAssetstoreSql(prefix);
+  async anyInAssetstore(refs: AssetstoreRefs) {
+    const where = inAssetstoreSql(refs);
     return prepared(this.db, `SELECT 1 FROM rm_files WHERE ${where.sql} LIMIT 1`).get(...where.args) !== undefined;
   }
 
