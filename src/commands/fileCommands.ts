@@ -5,6 +5,7 @@ import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
+import { quotaChargeAppend } from './quotaCommands';
 import { loadItemStream, newItemAppends } from './itemCommands';
 import { decideOn } from '../domain/decider';
 import { checkItemName, extensionsOf, itemDecider, itemStream, type FileRecord } from '../domain/item';
@@ -178,6 +179,14 @@ export async function commitNewFile(services: Services, spec: NewFileSpec, meta:
     }
     if (spec.upload)
       appends.push(await completionAppend(services, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId, meta));
+    const parentDoc = spec.parent.type === 'folder' ? spec.parent.folder : spec.parent.item;
+    const charge = await quotaChargeAppend(
+      services,
+      { type: parentDoc.baseParentType, id: parentDoc.baseParentId },
+      { fileId, size: spec.blob.size, previous: 0 },
+      meta,
+    );
+    if (charge) appends.push(charge);
     return { appends, result: fileId };
   });
 }
@@ -211,6 +220,16 @@ export async function commitNewContents(
       { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
     ];
     if (upload) appends.push(await completionAppend(services, upload, userId, fileId, file.itemId, blob.blobId, meta));
+    const item = await services.readModel.items.get(file.itemId);
+    if (item) {
+      const charge = await quotaChargeAppend(
+        services,
+        { type: item.baseParentType, id: item.baseParentId },
+        { fileId, size: blob.size, previous: ownValue(loaded.state.files, fileId)?.size ?? 0 },
+        meta,
+      );
+      if (charge) appends.push(charge);
+    }
     return { appends, result: previous };
   });
 }

@@ -5,6 +5,7 @@ import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
+import { checkQuotaAtStart } from './quotaCommands';
 import { abortStoreUpload, beginStoreUpload, finishStoreUpload, sendChunkToStore } from './storeUploadChunks';
 import {
   checkSize,
@@ -67,6 +68,8 @@ export async function startUpload(
 ): Promise<UploadOutcome> {
   checkSize(input.size);
   checkUploadName(input.parent, input.name);
+  const parentDoc = input.parent.type === 'folder' ? input.parent.folder : input.parent.item;
+  await checkQuotaAtStart(services, { type: parentDoc.baseParentType, id: parentDoc.baseParentId }, input.size);
   const spec = { parent: input.parent, name: input.name, mimeType: input.mimeType, userId: input.userId };
   if (input.size === 0) {
     const fileId = await withStoredBlob(services, Readable.from([]), (blob) =>
@@ -147,6 +150,14 @@ export async function startContentsUpload(
   meta: RequestMeta,
 ): Promise<UploadOutcome> {
   checkSize(input.size);
+  const item = await services.readModel.items.get(input.file.itemId);
+  if (item)
+    await checkQuotaAtStart(
+      services,
+      { type: item.baseParentType, id: item.baseParentId },
+      input.size,
+      input.file.size,
+    );
   if (input.size === 0) {
     const previous = await withStoredBlob(services, Readable.from([]), (blob) =>
       commitNewContents(services, input.file._id, input.userId, blob, undefined, meta),

@@ -13,13 +13,15 @@ import { eventsResource } from './resources/events';
 import { groupResource } from './resources/group';
 import { tokenResource } from './resources/token';
 import { assetstoreResource } from './resources/assetstore';
+import { collectionQuotaRoutes, userQuotaRoutes } from './resources/quota';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
   systemResource,
-  userResource,
+  // Girder's user_quota plugin adds its routes to `user` and `collection` (src/http/resources/quota.ts).
+  { ...userResource, routes: [...userResource.routes, ...userQuotaRoutes] },
   apiKeyResource,
-  collectionResource,
+  { ...collectionResource, routes: [...collectionResource.routes, ...collectionQuotaRoutes] },
   folderResource,
   notificationResource,
   itemResource,
