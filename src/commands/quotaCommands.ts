@@ -13,6 +13,10 @@ import {
   type QuotaPolicy,
 } from '../domain/quota';
 import { SettingKey, settingValue } from '../domain/settings';
+import { currentAssetstore, findAssetstore } from '../domain/assetstore';
+import { ValidationError } from '../domain/errors';
+import { ownValue } from '../domain/ownMap';
+import { loadAssetstores } from './assetstoreCommands';
 
 /** The user or collection whose quota an upload counts against (its items' `baseParentType`/`baseParentId`). */
 export interface QuotaRoot {
@@ -68,14 +72,33 @@ async function usedBy(services: Services, root: QuotaRoot): Promise<number> {
   return doc?.size ?? 0;
 }
 
-/** Girder's checkUploadStart: an upload of `size` bytes (replacing `previous`) must fit before any byte is taken. */
-export async function checkQuotaAtStart(
-  services: Services,
-  root: QuotaRoot,
-  size: number,
-  previous = 0,
-): Promise<void> {
-  checkFits(await quotaInForce(services, root), await usedBy(services, root), size, previous, false);
+/**
+ * Girder's getUploadAssetstore: the store an upload under `root` goes to: the policy's `preferredAssetstore` when it
+ * exists, else its `fallbackAssetstore` (unset: the current store; `none`: no fallback), else the current store when
+ * the policy names none.
+ */
+async function uploadAssetstore(services: Services, policy: QuotaPolicy): Promise<string> {
+  const stores = await loadAssetstores(services);
+  /** null: the current store; false: not available. */
+  const check = (spec: unknown): string | null | false => {
+    if (spec === undefined || spec === null) return null;
+    if (spec === 'none' || typeof spec !== 'string') return false;
+    return findAssetstore(stores, spec) ? spec : false;
+  };
+  let chosen = check(ownValue(policy, 'preferredAssetstore'));
+  if (chosen === false) chosen = check(ownValue(policy, 'fallbackAssetstore'));
+  if (chosen === false) throw new ValidationError('Required assetstore is unavailable');
+  return chosen ?? currentAssetstore(stores).assetstoreId;
+}
+
+/**
+ * Admits an upload of `size` bytes (replacing `previous`) under `root` before any byte is taken (Girder's
+ * checkUploadStart): it must fit in the quota in force. Resolves with the assetstore it goes to.
+ */
+export async function admitUpload(services: Services, root: QuotaRoot, size: number, previous = 0): Promise<string> {
+  const policy = await quotaPolicyOf(services, root.id);
+  checkFits(await quotaInForce(services, root, policy), await usedBy(services, root), size, previous, false);
+  return uploadAssetstore(services, policy);
 }
 
 /**

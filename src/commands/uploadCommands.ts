@@ -5,7 +5,7 @@ import type { RequestMeta } from './requestMeta';
 import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
-import { checkQuotaAtStart } from './quotaCommands';
+import { admitUpload } from './quotaCommands';
 import { abortStoreUpload, beginStoreUpload, finishStoreUpload, sendChunkToStore } from './storeUploadChunks';
 import {
   checkSize,
@@ -69,25 +69,35 @@ export async function startUpload(
   checkSize(input.size);
   checkUploadName(input.parent, input.name);
   const parentDoc = input.parent.type === 'folder' ? input.parent.folder : input.parent.item;
-  await checkQuotaAtStart(services, { type: parentDoc.baseParentType, id: parentDoc.baseParentId }, input.size);
+  const root = { type: parentDoc.baseParentType, id: parentDoc.baseParentId };
+  const assetstoreId = await admitUpload(services, root, input.size);
   const spec = { parent: input.parent, name: input.name, mimeType: input.mimeType, userId: input.userId };
   if (input.size === 0) {
-    const fileId = await withStoredBlob(services, Readable.from([]), (blob) =>
-      commitNewFile(services, { ...spec, blob }, meta),
+    const fileId = await withStoredBlob(
+      services,
+      Readable.from([]),
+      (blob) => commitNewFile(services, { ...spec, blob }, meta),
+      assetstoreId,
     );
     return { kind: 'file', fileId };
   }
   if (body?.length !== undefined && body.length > input.size) throw new ValidationError('Received too many bytes.');
   if (body?.length === input.size) {
-    const fileId = await withStoredBlob(services, limited(body.stream, input.size), (blob) => {
-      if (blob.size !== input.size)
-        throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
-      return commitNewFile(services, { ...spec, blob }, meta);
-    });
+    const fileId = await withStoredBlob(
+      services,
+      limited(body.stream, input.size),
+      (blob) => {
+        if (blob.size !== input.size)
+          throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
+        return commitNewFile(services, { ...spec, blob }, meta);
+      },
+      assetstoreId,
+    );
     return { kind: 'file', fileId };
   }
   const uploadId = await recordUploadStart(
     services,
+    assetstoreId,
     {
       ...(input.parent.type === 'folder'
         ? { parentType: 'folder', parentId: input.parent.folder._id }
@@ -106,6 +116,7 @@ export async function startUpload(
 
 async function recordUploadStart(
   services: Services,
+  assetstoreId: string,
   data: {
     parentType?: 'folder' | 'item';
     parentId?: string;
@@ -119,7 +130,6 @@ async function recordUploadStart(
   meta: RequestMeta,
 ): Promise<string> {
   const uploadId = newId();
-  const assetstoreId = await services.blobs.currentId();
   const storeUpload = await beginStoreUpload(services, assetstoreId);
   const startedData = {
     uploadId,
@@ -151,22 +161,22 @@ export async function startContentsUpload(
 ): Promise<UploadOutcome> {
   checkSize(input.size);
   const item = await services.readModel.items.get(input.file.itemId);
-  if (item)
-    await checkQuotaAtStart(
-      services,
-      { type: item.baseParentType, id: item.baseParentId },
-      input.size,
-      input.file.size,
-    );
+  if (!item) throw new RestError(`Invalid item id (${input.file.itemId}).`);
+  const root = { type: item.baseParentType, id: item.baseParentId };
+  const assetstoreId = await admitUpload(services, root, input.size, input.file.size);
   if (input.size === 0) {
-    const previous = await withStoredBlob(services, Readable.from([]), (blob) =>
-      commitNewContents(services, input.file._id, input.userId, blob, undefined, meta),
+    const previous = await withStoredBlob(
+      services,
+      Readable.from([]),
+      (blob) => commitNewContents(services, input.file._id, input.userId, blob, undefined, meta),
+      assetstoreId,
     );
     await reclaimBlobs(services, [previous]);
     return { kind: 'file', fileId: input.file._id };
   }
   const uploadId = await recordUploadStart(
     services,
+    assetstoreId,
     {
       fileId: input.file._id,
       name: input.file.name,

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ApiClient, startApi, type TestUser } from '../support/apiClient';
 
 /**
@@ -101,6 +104,32 @@ describe('quotas', () => {
     });
     const user = await api.as(admin).get(`/user/${alice._id}`);
     expect(user.body.size).toBe(60);
+  });
+
+  it('sends uploads to the preferred assetstore, else the fallback, else refuses them', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'preferred-store-'));
+    try {
+      const store = await api.as(admin).post('/assetstore').query({ name: 'Preferred', type: 0, root });
+      expect(store.status).toBe(200);
+      expect((await setPolicy({ preferredAssetstore: store.body._id, fileSizeQuota: '' })).status).toBe(200);
+      const started = await startUpload('preferred.bin', 5);
+      expect([started.status, started.body.assetstoreId]).toEqual([200, store.body._id]);
+
+      const gone = '0123456789abcdef01234567';
+      expect((await setPolicy({ preferredAssetstore: gone, fallbackAssetstore: 'current' })).status).toBe(200);
+      const fallback = await startUpload('fallback.bin', 5);
+      expect([fallback.status, fallback.body.assetstoreId]).toEqual([200, '000000000000000000000001']);
+
+      expect((await setPolicy({ fallbackAssetstore: 'none' })).status).toBe(200);
+      const refused = await startUpload('refused.bin', 5);
+      expect([refused.status, refused.body]).toEqual([
+        400,
+        { message: 'Required assetstore is unavailable', type: 'validation' },
+      ]);
+      expect((await setPolicy({ preferredAssetstore: 'current', fallbackAssetstore: '' })).status).toBe(200);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('uses the default quota setting unless the policy says otherwise', async () => {
