@@ -7,9 +7,7 @@ import type { Projector } from './projections/projector';
 import type { CommandRunner } from './commands/commandRunner';
 import type { Notifications } from './bus/notifications';
 import type { ProgressService } from './bus/progress';
-import type { BlobStores, PartialUploadStore } from './ports/blobStore';
-import type { Decider } from './domain/decider';
-import type { AssetstoreCommand, AssetstoreEvent, AssetstoreState } from './domain/assetstore';
+import type { AssetstoreDecider, BlobStores, PartialUploadStore } from './ports/blobStore';
 import type { DomainEvents } from './bus/domainEvents';
 import type { StorageFaults } from './bus/storageFaults';
 
@@ -42,7 +40,7 @@ export interface Services {
    */
   blobs: BlobStores;
   /** The assetstores' decider, whose initial state is this deployment's default store (src/domain/assetstore.ts). */
-  assetstores: Decider<AssetstoreState, AssetstoreCommand, AssetstoreEvent>;
+  assetstores: AssetstoreDecider;
   /** Bytes of chunked uploads in progress (DATA_DIR/uploads/<uploadId>). */
   partialUploads: PartialUploadStore;
   /** Every event once the read models applied it (catch-up + live SSE streams, src/bus/domainEvents.ts). */

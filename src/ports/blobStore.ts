@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { AssetstoreSettings } from '../domain/assetstore';
+import type { AssetstoreCommand, AssetstoreEvent, AssetstoreSettings, AssetstoreState } from '../domain/assetstore';
+import type { Decider } from '../domain/decider';
 import type { ContentHasher, ContentHashes } from '../domain/contentHashes';
 
 /**
@@ -137,6 +138,9 @@ export interface BlobStores extends BlobStore {
   probe(settings: AssetstoreSettings): Promise<void>;
   dispose(): Promise<void>;
 }
+
+/** The assetstores' decider, whose initial state is the deployment's default store (src/domain/assetstore.ts). */
+export type AssetstoreDecider = Decider<AssetstoreState, AssetstoreCommand, AssetstoreEvent>;
 
 /** Raised by `PartialUploadStore.write` when the source carries more bytes than allowed. */
 export class TooManyBytesError extends Error {

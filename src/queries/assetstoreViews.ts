@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Services } from '../services';
 import { AssetstoreType, type AssetstoreRecord, type AssetstoreState } from '../domain/assetstore';
-import { assetstoreHasFiles } from '../commands/assetstoreCommands';
+import { blobRefsOf } from '../domain/assetstoreBlobRef';
 
 type View = Record<string, unknown>;
 
@@ -40,6 +40,6 @@ export async function assetstoreWithComputedInfo(
   return {
     ...assetstoreView(state, store),
     capacity: await capacityOf(store),
-    hasFiles: await assetstoreHasFiles(services, store.assetstoreId),
+    hasFiles: await services.readModel.files.anyInAssetstore(blobRefsOf(store.assetstoreId)),
   };
 }

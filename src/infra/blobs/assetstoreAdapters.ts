@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import type { Config } from '../../config';
 import type { BlobStore } from '../../ports/blobStore';
 import {
   AssetstoreType,
@@ -12,18 +11,26 @@ import { FsBlobStore } from './fs/fsBlobStore';
 
 type Adapter = BlobStore & { dispose?(): Promise<void> };
 
+/** What the adapters take from the service's configuration. */
+export interface AdapterOptions {
+  /** BLOB_SWEEP_GRACE_SECONDS, in ms. */
+  blobSweepGraceMs: number;
+  /** MONGODB_URL: where a GridFS store without `mongohost` lives. */
+  mongodbUrl?: string;
+}
+
 /** How long a GridFS store's database may take to answer when it is made or opened (Girder: 10 s). */
 const SERVER_SELECTION_TIMEOUT_MS = 10_000;
 
 /** The MongoDB a GridFS store lives in: its own `mongohost`, else the service's MONGODB_URL. */
-function mongoUrlOf(settings: GridFsSettings, config: Config): string {
+function mongoUrlOf(settings: GridFsSettings, config: AdapterOptions): string {
   const url = settings.mongohost ?? config.mongodbUrl;
   if (!url)
     throw new ValidationError('A GridFS assetstore needs mongohost (this service has no MONGODB_URL).', 'mongohost');
   return url;
 }
 
-async function openGridFs(settings: GridFsSettings, config: Config): Promise<Adapter> {
+async function openGridFs(settings: GridFsSettings, config: AdapterOptions): Promise<Adapter> {
   // Loaded on demand: a deployment without GridFS never loads the driver's GridFS code.
   const { GridFsBlobStore } = require('./gridfs/gridfsBlobStore') as typeof import('./gridfs/gridfsBlobStore');
   return GridFsBlobStore.connect(
@@ -38,7 +45,7 @@ async function openGridFs(settings: GridFsSettings, config: Config): Promise<Ada
 }
 
 /** Opens the adapter of an assetstore's settings (AssetstoreBlobs' OpenAdapter). */
-export function assetstoreAdapters(config: Config): (settings: AssetstoreSettings) => Promise<Adapter> {
+export function assetstoreAdapters(config: AdapterOptions): (settings: AssetstoreSettings) => Promise<Adapter> {
   return async (settings) => {
     switch (settings.type) {
       case AssetstoreType.FILESYSTEM:
@@ -71,7 +78,7 @@ async function probeFilesystem(settings: FilesystemSettings): Promise<void> {
  * The checks of an assetstore's settings that need I/O, made before it is created or changed (Girder's validateInfo):
  * a ValidationError with Girder's message when the store cannot be used.
  */
-export async function probeAssetstore(settings: AssetstoreSettings, config: Config): Promise<void> {
+export async function probeAssetstore(settings: AssetstoreSettings, config: AdapterOptions): Promise<void> {
   switch (settings.type) {
     case AssetstoreType.FILESYSTEM:
       return probeFilesystem(settings);
