@@ -21,7 +21,15 @@ interface OpenStore {
   store: Promise<BlobStore & { dispose?(): Promise<void> }>;
   /** Set once `store` resolved, for the synchronous step of a delete. */
   ready?: BlobStore;
+  /** When the log last confirmed the store's settings (Date.now()). */
+  confirmedAt: number;
 }
+
+/**
+ * How long an open store is used without reading the assetstores from the log again: reads of many blobs (a zip of a
+ * folder's thousand files) then read the log once, and a change made in another process is seen within this time.
+ */
+const CONFIRMED_FOR_MS = 2_000;
 
 /**
  * Every assetstore's bytes behind one BlobStore (the `blobs` of src/services.ts): a blob reference names its store
@@ -53,6 +61,14 @@ export class AssetstoreBlobs implements BlobStores {
   }
 
   /** The adapter of a store; a store that no longer exists is a 400 (a file or an upload that outlived its store). */
+  /** The adapter for reading blobs a file references: the open one while recently confirmed. */
+  private async readerOf(assetstoreId: string): Promise<BlobStore> {
+    const known = this.open.get(assetstoreId);
+    if (known && Date.now() - known.confirmedAt < CONFIRMED_FOR_MS) return known.store;
+    return this.adapterOf(assetstoreId);
+  }
+
+  /** Writes always check the log: no new bytes go to a store deleted or changed a moment ago. */
   async adapterOf(assetstoreId: string): Promise<BlobStore> {
     const record = findAssetstore(await this.loadState(), assetstoreId);
     if (!record) throw new RestError(`Invalid assetstore id (${assetstoreId}).`);
@@ -62,9 +78,12 @@ export class AssetstoreBlobs implements BlobStores {
   private adapterFor(record: AssetstoreRecord): Promise<BlobStore> {
     const key = JSON.stringify(record.settings);
     const known = this.open.get(record.assetstoreId);
-    if (known?.key === key) return known.store;
+    if (known?.key === key) {
+      known.confirmedAt = Date.now();
+      return known.store;
+    }
     if (known) this.retired.push(known.store);
-    const entry: OpenStore = { key, store: this.openAdapter(record.settings) };
+    const entry: OpenStore = { key, store: this.openAdapter(record.settings), confirmedAt: Date.now() };
     this.open.set(record.assetstoreId, entry);
     entry.store.then(
       (store) => (entry.ready = store),
@@ -97,7 +116,7 @@ export class AssetstoreBlobs implements BlobStores {
     // An imported file's bytes are never deleted: nothing to hold them against.
     if (importedPathOf(localId) !== null) return;
     try {
-      await (await this.adapterOf(assetstoreId)).hold(localId);
+      await (await this.readerOf(assetstoreId)).hold(localId);
     } catch (error) {
       this.holds.release(ref);
       throw error;
@@ -107,7 +126,7 @@ export class AssetstoreBlobs implements BlobStores {
   release(ref: string): void {
     const { assetstoreId, localId } = parseBlobRef(ref);
     this.holds.release(ref);
-    // Taken through adapterOf, so the adapter is open (or its opening failed and nothing was held there).
+    // Taken through readerOf, so the adapter is open (or its opening failed and nothing was held there).
     this.open.get(assetstoreId)?.ready?.release(localId);
   }
 
@@ -115,14 +134,14 @@ export class AssetstoreBlobs implements BlobStores {
     const { assetstoreId, localId } = parseBlobRef(ref);
     const imported = importedPathOf(localId);
     if (imported !== null) return importedFiles.get(imported, range);
-    return (await this.adapterOf(assetstoreId)).get(localId, range);
+    return (await this.readerOf(assetstoreId)).get(localId, range);
   }
 
   async exists(ref: string): Promise<boolean> {
     const { assetstoreId, localId } = parseBlobRef(ref);
     const imported = importedPathOf(localId);
     if (imported !== null) return importedFiles.exists(imported);
-    return (await this.adapterOf(assetstoreId)).exists(localId);
+    return (await this.readerOf(assetstoreId)).exists(localId);
   }
 
   deletionTicket(): DeletionTicket {
@@ -137,7 +156,7 @@ export class AssetstoreBlobs implements BlobStores {
     const ready = this.open.get(assetstoreId)?.ready;
     // With the adapter open, from the check above to the adapter's own check nothing else runs in this process.
     if (ready) return ready.delete(localId);
-    const adapter = await this.adapterOf(assetstoreId);
+    const adapter = await this.readerOf(assetstoreId);
     if (!this.holds.mayDelete(ref, ticket)) return false;
     return adapter.delete(localId);
   }
