@@ -42,7 +42,7 @@ import { ProjectionInAppend } from './ports/projectionInAppend';
  */
 const LIVE_BATCH_BUDGET_MS = 20;
 
-export const VERSION: string = (
+const VERSION: string = (
   JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
 ).version;
 
@@ -50,7 +50,7 @@ export const VERSION: string = (
  * What the composition root hands back: route handlers, commands and queries receive `Services`, whose `readModel` is
  * the queries role only; the root itself (and tools and tests driving it) keeps the whole adapter, every role.
  */
-export type RuntimeServices = Services & { readModel: ReadModel };
+type RuntimeServices = Services & { readModel: ReadModel };
 
 export interface Runtime {
   services: RuntimeServices;
@@ -208,7 +208,7 @@ export async function createEventStore(
  * The configured read model: SQLite, or MongoDB (READ_MODEL=mongodb, MONGODB_URL); see
  * src/infra/readmodel/createReadModel.ts (which also lets test runs put the MongoDB adapter over the driver stand-in).
  */
-export async function createReadModel(config: Config, db: SqliteDatabase): Promise<ReadModel> {
+async function createReadModel(config: Config, db: SqliteDatabase): Promise<ReadModel> {
   return openReadModel(config, db);
 }
 
@@ -216,7 +216,7 @@ export async function createReadModel(config: Config, db: SqliteDatabase): Promi
  * The assetstore a deployment starts with (DESIGN.md: `BLOB_STORE` names it): files under DATA_DIR/blobs, or GridFS
  * (BLOB_STORE=gridfs) in MONGODB_URL's database. Further stores are made through `/assetstore`.
  */
-export function defaultAssetstore(config: Config): AssetstoreSettings {
+function defaultAssetstore(config: Config): AssetstoreSettings {
   switch (config.blobStore) {
     case 'fs':
       return { type: AssetstoreType.FILESYSTEM, root: path.join(config.dataDir, 'blobs'), perms: DEFAULT_PERMS };

@@ -32,7 +32,7 @@ export async function loadAssetstore(services: Services, assetstoreId: string): 
 }
 
 /** Whether any file's bytes are in the store (no page is counted: one row is enough). */
-export async function assetstoreHasFiles(services: Services, assetstoreId: string): Promise<boolean> {
+async function assetstoreHasFiles(services: Services, assetstoreId: string): Promise<boolean> {
   return services.readModel.files.anyInAssetstore(blobRefsOf(assetstoreId));
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
 import type { ProgressContext } from '../bus/progress';
-import type { ParentDoc } from '../queries/loaders';
+import type { LoadedParent } from '../queries/models';
 import { toNewEvents } from './commandRunner';
 import { createFolder } from './folderCommands';
 import { createItem, loadItemStream } from './itemCommands';
@@ -23,7 +23,7 @@ import { girderTime } from '../domain/time';
 export interface ImportInput {
   assetstoreId: string;
   importPath: string;
-  destination: ParentDoc;
+  destination: LoadedParent;
   leafFoldersAsItems: boolean;
   /** Python's `re.match`: anchored at the start of the file name. */
   fileIncludeRegex?: RegExp;
@@ -88,7 +88,7 @@ async function itemIn(services: Services, folderId: string, name: string, input:
 async function importFileToFolder(
   services: Services,
   input: ImportInput,
-  parent: ParentDoc,
+  parent: LoadedParent,
   filePath: string,
   name: string,
   meta: RequestMeta,
@@ -103,7 +103,7 @@ async function importFileToFolder(
 async function importDirectoryAsItem(
   services: Services,
   input: ImportInput,
-  parent: ParentDoc,
+  parent: LoadedParent,
   dir: string,
   names: string[],
   meta: RequestMeta,
@@ -118,7 +118,7 @@ async function importDirectoryAsItem(
 async function importTree(
   services: Services,
   input: ImportInput,
-  parent: ParentDoc,
+  parent: LoadedParent,
   dir: string,
   progress: ProgressContext,
   meta: RequestMeta,

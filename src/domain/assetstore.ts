@@ -51,7 +51,7 @@ const S3SettingsSchema = z.object({
   serverSideEncryption: z.boolean(),
   allowS3AcceleratedTransfer: z.boolean(),
 });
-export const AssetstoreSettingsSchema = z.discriminatedUnion('type', [
+const AssetstoreSettingsSchema = z.discriminatedUnion('type', [
   FilesystemSettingsSchema,
   GridFsSettingsSchema,
   S3SettingsSchema,

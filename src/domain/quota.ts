@@ -63,7 +63,7 @@ const POLICY_KEYS = new OwnMap<string, (value: unknown) => unknown>({
 });
 
 /** Girder's _validatePolicy: keys starting with `_` are dropped, unknown keys refused, each value validated. */
-export function validatePolicy(policy: Record<string, unknown>): QuotaPolicy {
+function validatePolicy(policy: Record<string, unknown>): QuotaPolicy {
   const valid: QuotaPolicy = {};
   for (const [key, value] of Object.entries(policy)) {
     if (key.startsWith('_')) continue;
@@ -86,7 +86,7 @@ export function fileSizeQuota(policy: QuotaPolicy, defaultQuota: unknown): numbe
 }
 
 /** Girder's formatSize. */
-export function formatSize(bytes: number): string {
+function formatSize(bytes: number): string {
   const suffixes = ['B', 'kB', 'MB', 'GB', 'TB'];
   if (bytes < 20000) return `${Math.trunc(bytes)} ${suffixes[0]}`;
   let index = 0;

@@ -119,8 +119,8 @@ const RULES = new OwnMap<string, SettingRule>({
   },
 });
 
-export const SettingChangedSchema = z.object({ key: z.string(), value: z.unknown() });
-export const SettingUnsetSchema = z.object({ key: z.string() });
+const SettingChangedSchema = z.object({ key: z.string(), value: z.unknown() });
+const SettingUnsetSchema = z.object({ key: z.string() });
 
 export type SettingsEvent =
   | DomainEvent<'SettingChanged', z.infer<typeof SettingChangedSchema>>

@@ -8,7 +8,7 @@ export const userStream = (id: string): string => `user-${id}`;
 export const FIRST_USER_STREAM = 'siteadmin-bootstrap';
 
 /** Not published (`/events/schema`): it holds the password hash. */
-export const UserRegisteredSchema = z.object({
+const UserRegisteredSchema = z.object({
   userId: z.string(),
   login: z.string(),
   email: z.string(),
@@ -23,13 +23,13 @@ export const UserRegisteredSchema = z.object({
   access: accessListSchema,
 });
 
-export const UserPasswordChangedSchema = z.object({ userId: z.string(), passwordHash: z.string() });
-export const userEventSchemas = {
+const UserPasswordChangedSchema = z.object({ userId: z.string(), passwordHash: z.string() });
+const userEventSchemas = {
   UserRegistered: UserRegisteredSchema,
   UserPasswordChanged: UserPasswordChangedSchema,
 } as const;
 
-export type UserRegisteredData = z.infer<typeof UserRegisteredSchema>;
+type UserRegisteredData = z.infer<typeof UserRegisteredSchema>;
 export type UserEvent =
   | DomainEvent<'UserRegistered', UserRegisteredData>
   /** `PUT /user/password`. */

@@ -8,7 +8,7 @@ import { PARENT_TYPES } from '../../domain/parents';
 import { AccessLevel } from '../../domain/access';
 import { Scope } from '../../domain/scopes';
 import { importData } from '../../commands/importCommands';
-import { loadParent } from '../../queries/loaders';
+import { model } from '../modelParams';
 import { withProgress } from '../../bus/progress';
 import { signedInUser } from '../principal';
 import {
@@ -243,16 +243,12 @@ export const assetstoreResource: Resource = {
             'both the include and exclude regex, it will be excluded.',
         }),
       ],
-      async handler({ path, params, services, principal, meta }) {
+      models: {
+        destination: model.parent(AccessLevel.ADMIN, { typeParam: 'destinationType', idParam: 'destinationId' }),
+      },
+      async handler({ path, params, models: { destination }, services, principal, meta }) {
         const store = await loadAssetstore(services, path.id);
         const user = signedInUser(principal);
-        const destination = await loadParent(
-          services,
-          params.destinationType,
-          params.destinationId,
-          principal.viewer,
-          AccessLevel.ADMIN,
-        );
         if (store.settings.type !== AssetstoreType.FILESYSTEM)
           throw new ValidationError('Only filesystem assetstores import data in this service.');
         await withProgress(services, { on: params.progress, userId: user._id, title: 'Importing data' }, (progress) =>

@@ -2,8 +2,8 @@ import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { param } from '../params';
 import { AccessLevel, type Viewer } from '../../domain/access';
-import type { Services } from '../../services';
-import { loadModel } from '../../queries/loaders';
+import type { CollectionDoc, UserDoc } from '../../ports/readModel';
+import { model } from '../modelParams';
 import { collectionView, userView } from '../../queries/views';
 import { quotaInForce, quotaPolicyOf, setQuotaPolicy } from '../../commands/quotaCommands';
 
@@ -11,36 +11,28 @@ import { quotaInForce, quotaPolicyOf, setQuotaPolicy } from '../../commands/quot
  * Girder's user_quota plugin routes, added to `user` and `collection` (src/http/resources.ts): the resource as its
  * caller sees it plus its `quota` policy; reading needs ADMIN on the resource, setting needs a site administrator.
  */
-/** The user or collection as its caller sees it, loaded at ADMIN (Girder's modelParam level). */
-async function shownRoot(
-  services: Services,
-  model: 'user' | 'collection',
-  id: string,
-  viewer: Viewer | null,
-): Promise<Record<string, unknown>> {
-  if (model === 'user') return userView(await loadModel(services, 'user', id, viewer, AccessLevel.ADMIN), viewer);
-  return collectionView(await loadModel(services, 'collection', id, viewer, AccessLevel.ADMIN), viewer);
-}
-
-function quotaRoutes(model: 'user' | 'collection'): RouteDef[] {
+function quotaRoutes(kind: 'user' | 'collection'): RouteDef[] {
+  const viewOf = (doc: UserDoc | CollectionDoc, viewer: Viewer | null): Record<string, unknown> =>
+    kind === 'user' ? userView(doc as UserDoc, viewer) : collectionView(doc as CollectionDoc, viewer);
   return [
     route({
       method: 'GET',
       path: ':id/quota',
-      summary: `Get quota and assetstore policies for the ${model}.`,
+      summary: `Get quota and assetstore policies for the ${kind}.`,
       access: 'user',
       params: [],
-      async handler({ path, services, principal }) {
-        const shown = await shownRoot(services, model, path.id, principal.viewer);
+      models: { root: model.path(kind, AccessLevel.ADMIN) },
+      async handler({ path, models: { root }, services, principal }) {
+        const shown = viewOf(root, principal.viewer);
         const policy = await quotaPolicyOf(services, path.id);
-        const current = await quotaInForce(services, { type: model, id: path.id }, policy);
+        const current = await quotaInForce(services, { type: kind, id: path.id }, policy);
         return { ...shown, quota: { ...policy, _currentFileSizeQuota: current } };
       },
     }),
     route({
       method: 'PUT',
       path: ':id/quota',
-      summary: `Set quota and assetstore policies for the ${model}.`,
+      summary: `Set quota and assetstore policies for the ${kind}.`,
       access: 'admin',
       params: [
         param.json('policy', {
@@ -51,8 +43,9 @@ function quotaRoutes(model: 'user' | 'collection'): RouteDef[] {
             'specified does not change.',
         }),
       ],
-      async handler({ path, params, services, principal, meta }) {
-        const shown = await shownRoot(services, model, path.id, principal.viewer);
+      models: { root: model.path(kind, AccessLevel.ADMIN) },
+      async handler({ path, params, models: { root }, services, principal, meta }) {
+        const shown = viewOf(root, principal.viewer);
         await setQuotaPolicy(services, path.id, params.policy as Record<string, unknown>, meta);
         return { ...shown, quota: await quotaPolicyOf(services, path.id) };
       },

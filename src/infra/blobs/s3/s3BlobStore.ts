@@ -39,13 +39,13 @@ import { HashingTap } from '../hashingTap';
  */
 export const S3_PART_BYTES = 8 * 1024 * 1024;
 /** S3's smallest part but the last (Girder's minimum chunk size). */
-export const S3_MINIMUM_PART_BYTES = 5 * 1024 * 1024;
+const S3_MINIMUM_PART_BYTES = 5 * 1024 * 1024;
 /** The largest object CopyObject copies in one request; larger ones are copied part by part (UploadPartCopy). */
 const SINGLE_COPY_MAX = 5 * 1024 ** 3;
 const COPY_PART_BYTES = 512 * 1024 * 1024;
 
 /** An S3 client for an assetstore's settings (Girder's makeBotoConnectParams). */
-export function s3ClientFor(settings: S3Settings): S3Client {
+function s3ClientFor(settings: S3Settings): S3Client {
   const service = settings.service;
   const endpoint = service === '' ? undefined : /^https?:\/\//.test(service) ? service : `https://${service}`;
   return new S3Client({
@@ -437,6 +437,8 @@ export class S3BlobStore implements MultipartBlobStore {
 }
 
 /**
+ * @lazyLoaded required by assetstoreAdapters.ts only when an S3 assetstore is made or changed
+ *
  * Girder's S3 validateInfo: a read-only store's bucket (and prefix) can be listed, any other can be written (an empty
  * `girder_test` object is put and deleted), with Girder's messages.
  */
