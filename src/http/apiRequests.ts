@@ -11,7 +11,7 @@ import { decodeBody } from './bodyDecoding';
 import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
 import { loggableParamNames } from './secrets';
-import { loadModels } from './modelParams';
+import { loadModels } from './modelLoading';
 import {
   RESPONSE_SENT,
   routeEventName,

@@ -1,15 +1,6 @@
-import { levelName, type Level, type Viewer } from '../domain/access';
-import { ownValue } from '../domain/ownMap';
+import { levelName, type Level } from '../domain/access';
 import type { ParentType } from '../domain/parents';
-import type { ReadModelQueries } from '../ports/readModel';
-import { AccessDeniedError, ValidationError } from '../domain/errors';
-import {
-  loadModelAt,
-  type LoadedModels,
-  type LoadedResources,
-  type MissingModel,
-  type ModelKind,
-} from '../queries/models';
+import { type LoadedModels, type LoadedResources, type MissingModel, type ModelKind } from '../queries/models';
 
 /**
  * A route's model parameters, declared beside its other parameters as Girder's `modelParam` is: where the id comes
@@ -97,25 +88,15 @@ type LoadedOf<D> =
 
 export type ModelsOf<M extends ModelDecls> = { [K in keyof M]: LoadedOf<M[K]> };
 
-interface DeclOptions {
-  missing?: MissingModel;
-  othersSiteAdmin?: boolean;
-  emptyMeansAbsent?: boolean;
-  unless?: string;
-  onlyWith?: string;
-  note?: string;
-}
+/** What a builder may set beyond the model and level (each optional key is left out when not given). */
+type DeclOptions = Partial<Pick<ModelDeclBase, 'missing' | 'unless' | 'onlyWith' | 'note' | 'emptyMeansAbsent'>> &
+  Pick<ModelDeclBase, 'othersSiteAdmin'>;
 
 /** Whether a declaration with these options is loaded on every request (neither `unless` nor `onlyWith`). */
 type AlwaysLoaded<O> = O extends { unless: string } | { onlyWith: string } ? false : true;
 
-type ParentOptions = DeclOptions & {
-  typeParam?: string;
-  idParam?: string;
-  orParentOf?: string;
-  /** The parent type when only the id parameter is given. */
-  defaultType?: ParentType;
-};
+type ParentOptions = DeclOptions &
+  Partial<Pick<ParentDecl, 'typeParam' | 'idParam' | 'orParentOf' | 'defaultType' | 'emptyMeansAbsent'>>;
 
 function singleFrom<K extends ModelKind, R extends boolean>(
   kind: K,
@@ -124,7 +105,7 @@ function singleFrom<K extends ModelKind, R extends boolean>(
   required: R,
   options: DeclOptions,
 ): SingleModelDecl<K, R> {
-  return { form: 'single', kind, from, required, level, missing: options.missing ?? 'invalid-id', ...rest(options) };
+  return { form: 'single', kind, from, required, level, missing: 'invalid-id', ...options };
 }
 
 function parentFrom<R extends boolean, T extends ModelKind>(
@@ -134,34 +115,29 @@ function parentFrom<R extends boolean, T extends ModelKind>(
 ): ParentDecl<R, T> {
   return {
     form: 'parent',
-    typeParam: options.typeParam ?? 'parentType',
-    idParam: options.idParam ?? 'parentId',
+    typeParam: 'parentType',
+    idParam: 'parentId',
     required,
     level,
-    missing: options.missing ?? 'no-such',
-    ...(options.orParentOf !== undefined ? { orParentOf: options.orParentOf } : {}),
-    ...(options.defaultType !== undefined ? { defaultType: options.defaultType } : {}),
-    ...rest(options),
+    missing: 'no-such',
+    ...options,
   };
 }
 
 /**
  * Declaration builders, one per source of an id. Required and optional sources are separate builders so that the
- * handler's type says whether a model may be absent.
+ * handler's type says whether a model may be absent. (`NoInfer`: a parent's kinds come from the explicit type
+ * argument or the default, never from the route table's context, which would widen them to every kind.)
  */
 export const model = {
   /**
-   * The route's `:id` (or another path token): a miss is `Invalid <model> id (<id>).` With `unless` or `onlyWith` the
-   * handler's model may be absent, and its type says so.
+   * The route's `:id`: a miss is `Invalid <model> id (<id>).` With `unless` or `onlyWith` the handler's model may be
+   * absent, and its type says so.
    */
-  path: <K extends ModelKind, O extends DeclOptions & { token?: string } = DeclOptions>(
-    kind: K,
-    level: Level,
-    options?: O,
-  ) =>
+  path: <K extends ModelKind, O extends DeclOptions = DeclOptions>(kind: K, level: Level, options?: O) =>
     singleFrom(
       kind,
-      { in: 'path', name: options?.token ?? 'id' },
+      { in: 'path', name: 'id' },
       level,
       (options?.unless === undefined && options?.onlyWith === undefined) as AlwaysLoaded<O>,
       options ?? {},
@@ -173,8 +149,8 @@ export const model = {
   optionalParam: <K extends ModelKind>(kind: K, name: string, level: Level, options: DeclOptions = {}) =>
     singleFrom(kind, { in: 'param', name }, level, false, options),
   /** A folder parameter that defaults to the folder of an earlier-declared item model: always loaded. */
-  folderOr: (name: string, level: Level, orFolderOf: string, options: DeclOptions = {}) => ({
-    ...singleFrom('folder', { in: 'param', name }, level, true, options),
+  folderOr: (name: string, level: Level, orFolderOf: string) => ({
+    ...singleFrom('folder', { in: 'param', name }, level, true, {}),
     orFolderOf,
   }),
   /** `parentType` + `parentId` (Girder's `load(…, exc=True)`: a miss is `No such <type>: <id>`). */
@@ -195,26 +171,13 @@ export const model = {
     note,
   }),
   /** A resource set parameter, every resource at `level`. */
-  resources: (param: string, level: Level, options: DeclOptions = {}): ResourceSetDecl => ({
+  resources: (param: string, level: Level): ResourceSetDecl => ({
     form: 'resources',
     param,
     level,
-    missing: options.missing ?? 'invalid-id',
-    ...rest(options),
+    missing: 'invalid-id',
   }),
 };
-
-function rest(
-  options: DeclOptions,
-): Pick<ModelDeclBase, 'unless' | 'onlyWith' | 'note' | 'emptyMeansAbsent' | 'othersSiteAdmin'> {
-  return {
-    ...(options.othersSiteAdmin !== undefined ? { othersSiteAdmin: options.othersSiteAdmin } : {}),
-    ...(options.emptyMeansAbsent !== undefined ? { emptyMeansAbsent: options.emptyMeansAbsent } : {}),
-    ...(options.unless !== undefined ? { unless: options.unless } : {}),
-    ...(options.onlyWith !== undefined ? { onlyWith: options.onlyWith } : {}),
-    ...(options.note !== undefined ? { note: options.note } : {}),
-  };
-}
 
 /** The parameter and path names a declaration reads ids from (the route-table test checks every id is covered). */
 export function declaredIdSources(decl: ModelDecl): { in: 'path' | 'param'; name: string }[] {
@@ -247,99 +210,4 @@ export function describeModelDecl(decl: ModelDecl): Record<string, unknown> {
     ...(decl.form === 'single' && decl.orFolderOf !== undefined ? { default: `the folder of ${decl.orFolderOf}` } : {}),
     ...(decl.note !== undefined ? { note: decl.note } : {}),
   };
-}
-
-interface LoadInput {
-  readModel: ReadModelQueries;
-  viewer: Viewer | null;
-  params: Readonly<Record<string, unknown>>;
-  path: Readonly<Record<string, string>>;
-}
-
-/** A parameter's parsed value as an id: empty strings count as absent, as Girder's truthiness tests do. */
-function idValue(params: Readonly<Record<string, unknown>>, name: string): string | undefined {
-  const value = ownValue(params, name);
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function stringValue(params: Readonly<Record<string, unknown>>, name: string): string | undefined {
-  const value = ownValue(params, name);
-  return typeof value === 'string' ? value : undefined;
-}
-
-/**
- * An absent id: nothing to load for an optional declaration. A required one is declared with a required parameter,
- * whose parsing already refused the request; this is the same answer should the two ever disagree.
- */
-function refuseMissingRequired(required: boolean, name: string): void {
-  if (required) throw new ValidationError(`Parameter '${name}' is required.`, name);
-}
-
-/** Loads a route's declared models in declaration order; the first miss or refusal answers the request. */
-export async function loadModels<M extends ModelDecls>(decls: M, input: LoadInput): Promise<ModelsOf<M>> {
-  const { readModel, viewer, params } = input;
-  const loaded = new Map<string, unknown>();
-  for (const [key, decl] of Object.entries(decls)) {
-    if (decl.unless !== undefined && ownValue(params, decl.unless) !== undefined) continue;
-    if (decl.onlyWith !== undefined && ownValue(params, decl.onlyWith) === undefined) continue;
-    loaded.set(key, await loadOne(decl, input, loaded));
-  }
-  // Each value was loaded by its own declaration's rule, so it has the type `ModelsOf` gives that declaration.
-  return Object.fromEntries(loaded) as ModelsOf<M>;
-
-  async function loadOne(decl: ModelDecl, { path }: LoadInput, earlier: Map<string, unknown>): Promise<unknown> {
-    switch (decl.form) {
-      case 'single': {
-        let id =
-          decl.from.in === 'path'
-            ? ownValue(path, decl.from.name)
-            : decl.emptyMeansAbsent
-              ? idValue(params, decl.from.name)
-              : stringValue(params, decl.from.name);
-        if (id === undefined && decl.orFolderOf !== undefined)
-          id = (earlier.get(decl.orFolderOf) as LoadedModels['item'] | undefined)?.item.folderId;
-        if (id === undefined) {
-          refuseMissingRequired(decl.required, decl.from.name);
-          return undefined;
-        }
-        if (decl.othersSiteAdmin && id !== viewer?.id && !viewer?.admin)
-          throw new AccessDeniedError('Administrator access required.');
-        return loadModelAt(readModel, decl.kind, id, viewer, decl.level, decl.missing);
-      }
-      case 'parent': {
-        const type = ownValue(params, decl.typeParam) as ModelKind | undefined;
-        let id = decl.emptyMeansAbsent ? idValue(params, decl.idParam) : stringValue(params, decl.idParam);
-        let parentType: ModelKind | undefined = type ?? decl.defaultType;
-        const source =
-          decl.orParentOf !== undefined
-            ? (earlier.get(decl.orParentOf) as LoadedModels['folder'] | undefined)
-            : undefined;
-        if (source) {
-          id ??= source.parentId;
-          parentType ??= source.parentCollection;
-        }
-        if (!parentType || id === undefined) {
-          refuseMissingRequired(decl.required, decl.idParam);
-          return undefined;
-        }
-        const doc = await loadModelAt(readModel, parentType, id, viewer, decl.level, decl.missing);
-        return { type: parentType, doc };
-      }
-      case 'checkedByRead':
-        return undefined;
-      case 'resources': {
-        const set = (ownValue(params, decl.param) ?? {}) as Partial<Record<LoadedResources['order'][number], string[]>>;
-        const order = Object.keys(set) as LoadedResources['order'];
-        const out: LoadedResources = { folder: [], item: [], collection: [], order };
-        // In the order the set names them (Girder iterates the request's JSON object).
-        for (const kind of order) {
-          for (const id of new Set(set[kind] ?? [])) {
-            const found = await loadModelAt(readModel, kind, id, viewer, decl.level, decl.missing);
-            (out[kind] as unknown[]).push(found);
-          }
-        }
-        return out;
-      }
-    }
-  }
 }
