@@ -32,6 +32,8 @@ const EXTERNAL = [
   'mongodb',
   '@kurrent/kurrentdb-client',
   'archiver',
+  // S3 assetstores: loaded only when one is used.
+  '@aws-sdk/client-s3',
   'ws',
   'swagger-ui-dist',
   '@girder/core',

@@ -11,7 +11,10 @@ import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
 import type { Projection } from './projections/projection';
 import { CommandRunner } from './commands/commandRunner';
-import { FsBlobStore } from './infra/blobs/fs/fsBlobStore';
+import { AssetstoreBlobs } from './infra/blobs/assetstoreBlobs';
+import { assetstoreAdapters, probeAssetstore } from './infra/blobs/assetstoreAdapters';
+import { loadAssetstores } from './commands/assetstoreCommands';
+import { assetstoreDecider, AssetstoreType, DEFAULT_PERMS, type AssetstoreSettings } from './domain/assetstore';
 import { PartialUploads } from './infra/blobs/fs/partialUploads';
 import { sweepStorage } from './commands/storageSweep';
 import { startRetentionPurge } from './commands/blobReclaim';
@@ -23,7 +26,6 @@ import { BulkProgressBus } from './bus/bulkProgress';
 import { ProgressService } from './bus/progress';
 import type { EventStore } from './ports/eventStore';
 import type { ReadModel } from './ports/readModel';
-import type { BlobStore } from './ports/blobStore';
 import { SERVICE_STREAM_PREFIXES } from './infra/eventstore/kurrentdb/streamPrefixes';
 import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
@@ -123,6 +125,8 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
   await projector.start();
   // Progress notifications: operational state next to the read models (shared by every process), never in the log.
   const notifications = new Notifications(notificationStoreOf(readModel, db, gate));
+  const commands = new CommandRunner(eventStore, projector);
+  const assetstores = assetstoreDecider(defaultAssetstore(config));
   const services: RuntimeServices = {
     config,
     version: VERSION,
@@ -131,11 +135,16 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     readModel,
     projector,
     accounts: new AccountCache(readModel),
-    commands: new CommandRunner(eventStore, projector),
+    commands,
     hooks: new HookBus(),
     notifications,
     progress: new ProgressService(notifications, { bulk: bulkProgress }),
-    blobs: await createBlobStore(config),
+    blobs: new AssetstoreBlobs(
+      () => loadAssetstores({ commands, assetstores }),
+      assetstoreAdapters(config),
+      (settings) => probeAssetstore(settings, config),
+    ),
+    assetstores,
     partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
     domainEvents,
     storageFaults: new StorageFaults(),
@@ -161,8 +170,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
       await background?.close();
       await eventStore.dispose();
       await readModel.dispose();
-      if ('dispose' in services.blobs && typeof services.blobs.dispose === 'function')
-        await (services.blobs.dispose as () => Promise<void>)();
+      await services.blobs.dispose();
       db.close();
     },
   };
@@ -204,19 +212,21 @@ async function createReadModel(config: Config, db: SqliteDatabase): Promise<Read
   return openReadModel(config, db);
 }
 
-/** The configured blob store: files under DATA_DIR/blobs, or GridFS (BLOB_STORE=gridfs) in MONGODB_URL's database. */
-async function createBlobStore(config: Config): Promise<BlobStore> {
+/**
+ * The assetstore a deployment starts with (DESIGN.md: `BLOB_STORE` names it): files under DATA_DIR/blobs, or GridFS
+ * (BLOB_STORE=gridfs) in MONGODB_URL's database. Further stores are made through `/assetstore`.
+ */
+function defaultAssetstore(config: Config): AssetstoreSettings {
   switch (config.blobStore) {
     case 'fs':
-      return new FsBlobStore(path.join(config.dataDir, 'blobs'), { sweepGraceMs: config.blobSweepGraceMs });
-    case 'gridfs': {
-      const { GridFsBlobStore } =
-        require('./infra/blobs/gridfs/gridfsBlobStore') as typeof import('./infra/blobs/gridfs/gridfsBlobStore');
-      // loadConfig refuses BLOB_STORE=gridfs without MONGODB_URL.
-      if (!config.mongodbUrl) throw new Error('BLOB_STORE=gridfs needs MONGODB_URL.');
-      return GridFsBlobStore.connect(config.mongodbUrl, databaseName(config.mongodbUrl), {
-        sweepGraceMs: config.blobSweepGraceMs,
-      });
-    }
+      return { type: AssetstoreType.FILESYSTEM, root: path.join(config.dataDir, 'blobs'), perms: DEFAULT_PERMS };
+    case 'gridfs':
+      // loadConfig refuses BLOB_STORE=gridfs without MONGODB_URL; mongohost null means that URL.
+      return {
+        type: AssetstoreType.GRIDFS,
+        db: databaseName(config.mongodbUrl ?? ''),
+        mongohost: null,
+        replicaset: null,
+      };
   }
 }

@@ -7,7 +7,7 @@ import type { Projector } from './projections/projector';
 import type { CommandRunner } from './commands/commandRunner';
 import type { Notifications } from './bus/notifications';
 import type { ProgressService } from './bus/progress';
-import type { BlobStore, PartialUploadStore } from './ports/blobStore';
+import type { AssetstoreDecider, BlobStores, PartialUploadStore } from './ports/blobStore';
 import type { DomainEvents } from './bus/domainEvents';
 import type { StorageFaults } from './bus/storageFaults';
 
@@ -34,8 +34,13 @@ export interface Services {
   notifications: Notifications;
   /** `progress.start({ on, userId, title, message })` → ProgressContext; see src/bus/progress.ts (withProgress). */
   progress: ProgressService;
-  /** File bytes: content-addressed, reference-counted through the read model (src/ports/blobStore.ts). */
-  blobs: BlobStore;
+  /**
+   * File bytes in every assetstore: content-addressed, reference-counted through the read model; the references name
+   * their assetstore (src/ports/blobStore.ts, src/domain/assetstoreBlobRef.ts).
+   */
+  blobs: BlobStores;
+  /** The assetstores' decider, whose initial state is this deployment's default store (src/domain/assetstore.ts). */
+  assetstores: AssetstoreDecider;
   /** Bytes of chunked uploads in progress (DATA_DIR/uploads/<uploadId>). */
   partialUploads: PartialUploadStore;
   /** Every event once the read models applied it (catch-up + live SSE streams, src/bus/domainEvents.ts). */

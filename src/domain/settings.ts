@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Decider, DomainEvent } from './decider';
 import { ValidationError } from './errors';
 import { OwnMap, hasOwnKey, ownValue } from './ownMap';
+import { INVALID_QUOTA, sizeQuota } from './quota';
 
 /**
  * System settings (Girder's Setting model), event-sourced on one stream: every `PUT /system/setting` appends the
@@ -17,6 +18,8 @@ export const SettingKey = {
   ENABLE_PASSWORD_LOGIN: 'core.enable_password_login',
   PRIVACY_NOTICE: 'core.privacy_notice',
   REGISTRATION_POLICY: 'core.registration_policy',
+  DEFAULT_USER_QUOTA: 'user_quota.default_user_quota',
+  DEFAULT_COLLECTION_QUOTA: 'user_quota.default_collection_quota',
 } as const;
 
 /** The keys `GET /system/public_settings` returns (Girder's list, in its order). */
@@ -42,7 +45,19 @@ const lowerString = (value: unknown) => (typeof value === 'string' ? value.toLow
  * The settings this service knows and honours. Girder has more (SMTP, CORS, caching…), for features this service
  * does not have; setting one of those is refused as an unknown key rather than stored and ignored.
  */
+/** The user_quota plugin's default quotas: blank (none) or a non-negative integer of bytes (src/domain/quota.ts). */
+const defaultQuotaRule: SettingRule = {
+  default: null,
+  validate(value) {
+    const quota = sizeQuota(value);
+    if (quota === 'invalid') throw invalid(INVALID_QUOTA);
+    return quota;
+  },
+};
+
 const RULES = new OwnMap<string, SettingRule>({
+  [SettingKey.DEFAULT_USER_QUOTA]: defaultQuotaRule,
+  [SettingKey.DEFAULT_COLLECTION_QUOTA]: defaultQuotaRule,
   [SettingKey.ADD_TO_GROUP_POLICY]: {
     default: 'never',
     validate(value) {

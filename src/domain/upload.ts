@@ -25,6 +25,10 @@ const UploadStartedSchema = z.object({
   /** Replacing an existing file's contents. */
   fileId: z.string().optional(),
   reference: z.string().optional(),
+  /** The assetstore the bytes go to (the current one when the upload started); absent: the default store. */
+  assetstoreId: z.string().optional(),
+  /** The multipart upload in the assetstore that takes the chunks as parts (S3); absent: a partial file. */
+  storeUpload: z.object({ key: z.string(), uploadId: z.string() }).optional(),
 });
 
 /** `length` bytes arrived at `offset` (they are durable in the partial file). */
@@ -33,6 +37,8 @@ const UploadChunkReceivedSchema = z.object({
   offset: z.number().int().nonnegative(),
   length: z.number().int().nonnegative(),
   updated: z.string(),
+  /** The part of the store's multipart upload that holds the chunk (with `storeUpload`). */
+  part: z.object({ number: z.number().int().positive(), etag: z.string() }).optional(),
 });
 
 const UploadCompletedSchema = z.object({
@@ -63,9 +69,18 @@ export interface UploadState {
   started: UploadStartedData | null;
   received: number;
   updated: string;
+  /** The parts of the store's multipart upload so far, in order. */
+  parts: { number: number; etag: string }[];
 }
 
-const initialState = (): UploadState => ({ status: 'none', uploadId: '', started: null, received: 0, updated: '' });
+const initialState = (): UploadState => ({
+  status: 'none',
+  uploadId: '',
+  started: null,
+  received: 0,
+  updated: '',
+  parts: [],
+});
 export const uploadStateFor = (uploadId: string): UploadState => ({ ...initialState(), uploadId });
 
 function evolve(state: UploadState, event: UploadEvent): UploadState {
@@ -77,9 +92,15 @@ function evolve(state: UploadState, event: UploadEvent): UploadState {
         started: event.data,
         received: 0,
         updated: event.data.created,
+        parts: [],
       };
     case 'UploadChunkReceived':
-      return { ...state, received: event.data.offset + event.data.length, updated: event.data.updated };
+      return {
+        ...state,
+        received: event.data.offset + event.data.length,
+        updated: event.data.updated,
+        parts: event.data.part ? [...state.parts, event.data.part] : state.parts,
+      };
     case 'UploadCompleted':
       return { ...state, status: 'completed' };
     case 'UploadCancelled':
@@ -91,7 +112,10 @@ function evolve(state: UploadState, event: UploadEvent): UploadState {
 
 export type UploadCommand =
   | { type: 'StartUpload'; data: UploadStartedData }
-  | { type: 'ReceiveChunk'; data: { userId: string; offset: number; length: number; now: string } }
+  | {
+      type: 'ReceiveChunk';
+      data: { userId: string; offset: number; length: number; now: string; part?: { number: number; etag: string } };
+    }
   | { type: 'CompleteUpload'; data: { fileId: string; itemId: string; blobId: string } }
   | { type: 'CancelUpload'; data: { userId: string; admin: boolean } };
 
@@ -130,7 +154,13 @@ function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
       return [
         {
           type: 'UploadChunkReceived',
-          data: { uploadId: state.uploadId, offset: d.offset, length: d.length, updated: d.now },
+          data: {
+            uploadId: state.uploadId,
+            offset: d.offset,
+            length: d.length,
+            updated: d.now,
+            ...(d.part ? { part: d.part } : {}),
+          },
         },
       ];
     }

@@ -12,13 +12,16 @@ import { resourceResource } from './resources/resource';
 import { eventsResource } from './resources/events';
 import { groupResource } from './resources/group';
 import { tokenResource } from './resources/token';
+import { assetstoreResource } from './resources/assetstore';
+import { collectionQuotaRoutes, userQuotaRoutes } from './resources/quota';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
   systemResource,
-  userResource,
+  // Girder's user_quota plugin adds its routes to `user` and `collection` (src/http/resources/quota.ts).
+  { ...userResource, routes: [...userResource.routes, ...userQuotaRoutes] },
   apiKeyResource,
-  collectionResource,
+  { ...collectionResource, routes: [...collectionResource.routes, ...collectionQuotaRoutes] },
   folderResource,
   notificationResource,
   itemResource,
@@ -28,4 +31,5 @@ export const apiResources: Resource[] = [
   eventsResource,
   groupResource,
   tokenResource,
+  assetstoreResource,
 ];

@@ -1,4 +1,7 @@
 import type { Readable } from 'node:stream';
+import type { AssetstoreCommand, AssetstoreEvent, AssetstoreSettings, AssetstoreState } from '../domain/assetstore';
+import type { Decider } from '../domain/decider';
+import type { ContentHasher, ContentHashes } from '../domain/contentHashes';
 
 /**
  * The BlobStore port: immutable, content-addressed byte blobs. A blob's id is the SHA-256 of its bytes (64 lower-case
@@ -37,6 +40,8 @@ export interface SweepReport {
   removedBlobs: number;
   /** Leftovers of interrupted puts (temporary files). */
   removedTemporary: number;
+  /** Assetstores that could not be opened and were not swept (their turn comes at the next startup). */
+  skippedStores?: string[];
 }
 
 export interface BlobStore {
@@ -69,6 +74,73 @@ export interface BlobStore {
    */
   sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport>;
 }
+
+/** A multipart upload in a store (S3's key and upload id), recorded with the upload so any process can go on with it. */
+export interface StoreUpload {
+  key: string;
+  uploadId: string;
+}
+
+/** One part of a multipart upload as the store acknowledged it. */
+export interface UploadedPart {
+  number: number;
+  etag: string;
+}
+
+/**
+ * A store that takes the chunks of an upload in progress itself (S3 multipart uploads), so that nothing of it lives
+ * on a host's disk and its chunks may reach any process.
+ */
+export interface MultipartBlobStore extends BlobStore {
+  /** The smallest chunk but the last that the store accepts (S3: 5 MiB). */
+  readonly minimumPartBytes: number;
+  beginUpload(): Promise<StoreUpload>;
+  /**
+   * Streams one chunk, of exactly `length` bytes, as part `number`, feeding `hasher` (when given) as the bytes pass.
+   * A failed or short chunk records nothing: the next attempt sends the same part number again.
+   */
+  uploadPart(
+    upload: StoreUpload,
+    number: number,
+    source: Readable,
+    length: number,
+    hasher?: ContentHasher,
+  ): Promise<UploadedPart>;
+  /**
+   * Completes the upload and stores its bytes as a blob (held, as `put` holds). `hashes` are the bytes' hashes when
+   * one process saw every chunk; without them the completed bytes are read back once to take them.
+   */
+  finishUpload(upload: StoreUpload, parts: UploadedPart[], hashes: ContentHashes | null): Promise<StoredBlob>;
+  /** Drops an upload in progress and the parts it received. */
+  abortUpload(upload: StoreUpload): Promise<void>;
+}
+
+export const takesMultipartUploads = (store: BlobStore): store is MultipartBlobStore =>
+  'beginUpload' in store && typeof store.beginUpload === 'function';
+
+/**
+ * Every assetstore's blobs behind one BlobStore (src/infra/blobs/assetstoreBlobs.ts): its blob ids are references that
+ * name the store (src/domain/assetstoreBlobRef.ts). `put` stores into the current assetstore.
+ */
+export interface BlobStores extends BlobStore {
+  /** The assetstore new uploads go to. */
+  currentId(): Promise<string>;
+  /** `put` into a given assetstore (an upload finishes in the store it started in). */
+  putInto(assetstoreId: string, source: Readable): Promise<StoredBlob>;
+  /** The adapter of one assetstore (a 400 when the store does not exist). */
+  adapterOf(assetstoreId: string): Promise<BlobStore>;
+  /** A blob an adapter stored (and holds) itself, as a reference of its assetstore held here too until `release`. */
+  adopt(assetstoreId: string, stored: StoredBlob): StoredBlob;
+  /**
+   * The checks of a store's settings that need I/O (Girder's validateInfo: the root can be made and written, the
+   * database answers): a ValidationError with Girder's message when the store cannot be used.
+   */
+  probe(settings: AssetstoreSettings): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** The assetstores' decider, whose initial state is the deployment's default store (src/domain/assetstore.ts). */
+export type AssetstoreDecider = Decider<AssetstoreState, AssetstoreCommand, AssetstoreEvent>;
 
 /** Raised by `PartialUploadStore.write` when the source carries more bytes than allowed. */
 export class TooManyBytesError extends Error {

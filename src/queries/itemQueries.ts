@@ -1,3 +1,4 @@
+import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import type { Services } from '../services';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { UploadState } from '../domain/upload';
@@ -76,6 +77,7 @@ export function uploadView(state: UploadState): View {
     ...(s.parentType !== undefined ? { parentType: s.parentType, parentId: s.parentId } : {}),
     ...(s.fileId !== undefined ? { fileId: s.fileId } : {}),
     ...(s.reference !== undefined ? { reference: s.reference } : {}),
+    assetstoreId: s.assetstoreId ?? DEFAULT_ASSETSTORE_ID,
   };
 }
 

@@ -53,15 +53,30 @@ const ITEM_FIELDS = [
 ];
 export const ITEM_SORT = fixedSortKeys('lowerName', ITEM_FIELDS, ['metadata', 'meta']);
 
-export const FILE_SORT = fixedSortKeys('name', [
+const FILE_FIELDS = ['_id', 'name', 'mimeType', 'size', 'itemId', 'creatorId', 'created', 'exts'];
+
+export const FILE_SORT = fixedSortKeys('name', FILE_FIELDS);
+
+/** A store's files (`GET /assetstore/:id/files`): the file fields, by id as Girder sorts them. */
+export const ASSETSTORE_FILE_SORT = fixedSortKeys('_id', FILE_FIELDS);
+
+/** Assetstores (`GET /assetstore`): their scalar fields, by name as Girder sorts them. */
+export const ASSETSTORE_SORT = fixedSortKeys('name', [
   '_id',
   'name',
-  'mimeType',
-  'size',
-  'itemId',
-  'creatorId',
   'created',
-  'exts',
+  'type',
+  'current',
+  'root',
+  'perms',
+  'db',
+  'mongohost',
+  'replicaset',
+  'bucket',
+  'prefix',
+  'service',
+  'region',
+  'readOnly',
 ]);
 
 export const COLLECTION_SORT = fixedSortKeys(

@@ -1,3 +1,4 @@
+import { blobRefsOf, DEFAULT_ASSETSTORE_ID } from '../../src/domain/assetstoreBlobRef';
 import type { AccessList, Viewer } from '../../src/domain/access';
 import type {
   ApiKeyDoc,
@@ -738,6 +739,24 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect(await rm.items.countInFolder('pub')).toBe(2);
         expect(await rm.folders.itemCount('pub')).toBe(2);
         expect(await rm.files.get('f1')).toEqual(file('f1', 'i1', 10, '1'.repeat(64)));
+      });
+
+      it("lists an assetstore's files by their blob references, the default store's bare ones included", async () => {
+        const other = blobRefsOf('0123456789abcdef01234567');
+        await apply((tx) => {
+          tx.files.insert(file('s1', 'i2', 4, `${other.prefix}${'5'.repeat(64)}`));
+          tx.files.insert(file('s2', 'i2', 6, `${other.prefix}imported:/data/x.bin`));
+          tx.files.insert(file('d1', 'i2', 1, `${DEFAULT_ASSETSTORE_ID}:imported:/data/y.bin`));
+          // A reference of a store whose id sorts right after the other's must not be taken for one of its.
+          tx.files.insert(file('n1', 'i2', 1, `0123456789abcdef01234568:${'6'.repeat(64)}`));
+        });
+        const byId = { ...paging(), sort: '_id' };
+        expect(ids((await rm.files.listInAssetstore(other, byId)).rows)).toEqual(['s1', 's2']);
+        expect((await rm.files.listInAssetstore(other, byId)).total).toBe(2);
+        const defaults = await rm.files.listInAssetstore(blobRefsOf(DEFAULT_ASSETSTORE_ID), byId);
+        expect(ids(defaults.rows)).toEqual(['d1', 'f1', 'f2', 'f3']);
+        expect(await rm.files.anyInAssetstore(other)).toBe(true);
+        expect(await rm.files.anyInAssetstore(blobRefsOf('0123456789abcdef01234569'))).toBe(false);
       });
 
       it('says what holds a name among the children of a parent: a folder first, then an item', async () => {

@@ -1,3 +1,4 @@
+import { DEFAULT_ASSETSTORE_ID } from '../../src/domain/assetstoreBlobRef';
 import { startApi, ok, type ApiClient, type Caller, type TestUser } from '../support/apiClient';
 import { apiResources } from '../../src/http/resources';
 import type { ParamSpec } from '../../src/http/params';
@@ -81,6 +82,8 @@ beforeAll(async () => {
   ok(await api.as(reader).post(`/group/${fixtures.group}/member`), 'reader joins');
   fixtures.api_key = ok(await api.as(owner).post('/api_key').query({ name: 'owner key' }))._id;
   fixtures.user = owner._id;
+  // The store every deployment starts with (src/domain/assetstoreBlobRef.ts).
+  fixtures.assetstore = DEFAULT_ASSETSTORE_ID;
 });
 afterAll(async () => {
   await api?.close();

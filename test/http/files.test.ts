@@ -152,6 +152,7 @@ describe('files and uploads', () => {
       expect(Object.keys(upload).sort()).toEqual([
         '_id',
         '_modelType',
+        'assetstoreId',
         'created',
         'mimeType',
         'name',

@@ -227,6 +227,8 @@ describe('no secret reaches the log, whatever the route, the place or the spelli
       'GET file/:id/download: signature',
       'GET file/:id/download/:name: signature',
       'GET file/hashsum/:algo/:hash/download: signature',
+      'POST assetstore/: secret',
+      'PUT assetstore/:id: secret',
     ]);
   });
 

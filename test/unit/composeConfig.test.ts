@@ -38,8 +38,18 @@ const asUrl = (value: string) => new URL(value.replace(/^[a-z+]+:\/\//, 'http://
 const flagValue = (command: string[], flag: string) => command[command.indexOf(flag) + 1];
 
 describe('docker-compose.yml', () => {
-  it('defines the kurrentdb, mongodb and service services', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['kurrentdb', 'mongodb', 'service']);
+  it('defines the kurrentdb, mongodb, minio (and its bucket job) and service services', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['kurrentdb', 'minio', 'minio-bucket', 'mongodb', 'service']);
+  });
+
+  it("makes MinIO's bucket with MinIO's credentials, on the S3 port MinIO serves", () => {
+    const minio = compose.services.minio;
+    expect(containerPorts(minio)).toContain(Number(flagValue(minio.command!, '--address').replace(':', '')));
+    const job = (compose.services['minio-bucket'] as ComposeService & { entrypoint: string[] }).entrypoint.join(' ');
+    const { MINIO_ROOT_USER, MINIO_ROOT_PASSWORD } = minio.environment!;
+    expect(job).toContain(`mc alias set local http://minio:9000 ${MINIO_ROOT_USER} ${MINIO_ROOT_PASSWORD}`);
+    expect(job).toContain('mc mb --ignore-existing local/folder-service');
+    expect(compose.services['minio-bucket'].depends_on).toEqual({ minio: { condition: 'service_healthy' } });
   });
 
   it("sets only variables the service's configuration reads, and they validate", () => {

@@ -7,16 +7,14 @@ import { SAFE_INTEGER, param } from '../params';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
+import { deleteFile, loadUpload, type UploadParent } from '../../commands/fileCommands';
 import {
   cancelUpload,
-  deleteFile,
-  loadUpload,
   receiveChunk,
   startContentsUpload,
   startUpload,
   type UploadOutcome,
-  type UploadParent,
-} from '../../commands/fileCommands';
+} from '../../commands/uploadCommands';
 import { fileView, uploadView } from '../../queries/itemQueries';
 import { loadModelAt } from '../../queries/models';
 import { model } from '../modelParams';

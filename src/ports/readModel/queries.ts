@@ -1,3 +1,4 @@
+import type { AssetstoreRefs } from '../../domain/assetstoreBlobRef';
 import type { Level, Viewer } from '../../domain/access';
 import type { Paging } from '../../domain/paging';
 import type { ParentType } from '../../domain/parents';
@@ -169,6 +170,13 @@ export interface FileQueries {
   listForItem(itemId: string, paging: Paging): Promise<Page<FileDoc>>;
   /** Whether any file's bytes are the blob `blobId` (blobs are deleted only when this turns false). */
   isBlobReferenced(blobId: string): Promise<boolean>;
+  /**
+   * Files whose bytes are in one assetstore, by their blob references (src/domain/assetstoreBlobRef.ts): those that
+   * start with `refs.prefix`, and with `refs.bare` the bare references too (the default store's).
+   */
+  listInAssetstore(refs: AssetstoreRefs, paging: Paging): Promise<Page<FileDoc>>;
+  /** Whether {@link listInAssetstore} would list any file (one row looked for, nothing counted). */
+  anyInAssetstore(refs: AssetstoreRefs): Promise<boolean>;
   /** Blob ids of the files of every item directly in the given folders (to reclaim after deleting them). */
   blobIdsInFolders(folderIds: string[]): Promise<string[]>;
   /** Blob ids of the files under a root user or collection (to reclaim after deleting it). */

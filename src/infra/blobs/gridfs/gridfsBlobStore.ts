@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db } from 'mongodb';
+import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db, type MongoClientOptions } from 'mongodb';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
 import { Holds } from '../holds';
 import { claimCounts, CLAIM_STALE_MS, DEFAULT_SWEEP_GRACE_MS } from '../claims';
@@ -124,8 +124,13 @@ export class GridFsBlobStore implements BlobStore {
   }
 
   /** Connects to `url` and opens the store in the URL's database; the store owns (and on dispose closes) the client. */
-  static async connect(url: string, database: string, options: GridFsBlobStoreOptions = {}): Promise<GridFsBlobStore> {
-    const client = await new MongoClient(url).connect();
+  static async connect(
+    url: string,
+    database: string,
+    options: GridFsBlobStoreOptions = {},
+    clientOptions: MongoClientOptions = {},
+  ): Promise<GridFsBlobStore> {
+    const client = await new MongoClient(url, clientOptions).connect();
     try {
       return await GridFsBlobStore.open(client.db(database), { ...options, onDispose: () => client.close() });
     } catch (error) {

@@ -30,6 +30,7 @@ import {
 import { addFolderSize, addRootSize, moveSize } from './sizes';
 import { notStored } from '../notStored';
 import type { Paging } from '../../../domain/paging';
+import type { AssetstoreRefs } from '../../../domain/assetstoreBlobRef';
 import type { RootType } from '../../../domain/parents';
 
 /**
@@ -38,6 +39,15 @@ import type { RootType } from '../../../domain/parents';
  * file's size is added to its item, the item's folder and the item's root user or collection.
  */
 const OUT = hidden();
+
+/**
+ * The files of one assetstore: references in the range from `prefix` to the next character after its `:` (the blob
+ * index serves it), and for the default store the bare references too (no `:`).
+ */
+function inAssetstoreFilter(refs: AssetstoreRefs): Filter<StoredDoc> {
+  const range: Filter<StoredDoc> = { blobId: { $gte: refs.prefix, $lt: `${refs.prefix.slice(0, -1)};` } };
+  return refs.bare ? { $or: [range, { blobId: { $not: /:/ } }] } : range;
+}
 
 /** A folder's item listing, with the name or text asked for; null when the text matches nothing. */
 function inFolderFilter(o: { folderId: string; name?: string; text?: string }): Filter<StoredDoc> | null {
@@ -168,6 +178,21 @@ export class MongoFiles implements FileQueries {
       files.countDocuments({ itemId }),
     ]);
     return { rows: rows as unknown as FileDoc[], total };
+  }
+
+  async listInAssetstore(refs: AssetstoreRefs, paging: Paging): Promise<Page<FileDoc>> {
+    const files = await this.source.get('files');
+    const filter = inAssetstoreFilter(refs);
+    const [rows, total] = await Promise.all([
+      files.find(filter, { projection: OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),
+      files.countDocuments(filter),
+    ]);
+    return { rows: rows as unknown as FileDoc[], total };
+  }
+
+  async anyInAssetstore(refs: AssetstoreRefs) {
+    const files = await this.source.get('files');
+    return (await files.findOne(inAssetstoreFilter(refs), { projection: { _id: 1 } })) !== null;
   }
 
   async isBlobReferenced(blobId: string) {

@@ -1,3 +1,4 @@
+import type { AssetstoreRefs } from '../../../domain/assetstoreBlobRef';
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type {
@@ -78,6 +79,16 @@ const ITEM_COLUMNS = {
 };
 /** Sorts an index of a folder's items serves (rm_items_folder_lower, rm_items_folder_name). */
 const INDEX_SERVED_SORTS = new Set(['lowerName', 'name']);
+/**
+ * The files of one assetstore: references from `prefix` up to the next character after its `:` (a range the blob
+ * index serves), and for the default store the bare references too (no `:`).
+ */
+function inAssetstoreSql(refs: AssetstoreRefs): { sql: string; args: string[] } {
+  const range = 'blob_id >= ? AND blob_id < ?';
+  const args = [refs.prefix, `${refs.prefix.slice(0, -1)};`];
+  return { sql: refs.bare ? `((${range}) OR instr(blob_id, ':') = 0)` : `(${range})`, args };
+}
+
 const FILE_COLUMNS = { name: 'name', size: 'size', created: 'created', _id: 'id', itemId: 'item_id' };
 
 /** An item as read: {@link ITEM_READ_COLUMNS} in order (raw rows, readRows). */
@@ -357,6 +368,26 @@ export class SqliteFiles implements FileQueries, FileWrites {
       ...page.args,
     ) as { doc: string }[];
     return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
+  }
+
+  async listInAssetstore(refs: AssetstoreRefs, paging: Paging): Promise<Page<FileDoc>> {
+    const where = inAssetstoreSql(refs);
+    const total = (
+      prepared(this.db, `SELECT COUNT(*) AS n FROM rm_files WHERE ${where.sql}`).get(...where.args) as {
+        n: number;
+      }
+    ).n;
+    const page = pagingSql(paging, FILE_COLUMNS, 'rm_files');
+    const rows = prepared(this.db, `SELECT doc FROM rm_files WHERE ${where.sql}${page.sql}`).all(
+      ...where.args,
+      ...page.args,
+    ) as { doc: string }[];
+    return { rows: rows.map((r) => JSON.parse(r.doc) as FileDoc), total };
+  }
+
+  async anyInAssetstore(refs: AssetstoreRefs) {
+    const where = inAssetstoreSql(refs);
+    return prepared(this.db, `SELECT 1 FROM rm_files WHERE ${where.sql} LIMIT 1`).get(...where.args) !== undefined;
   }
 
   async isBlobReferenced(blobId: string) {

@@ -1,0 +1,126 @@
+import type { Services } from '../services';
+import type { StreamAppend } from '../ports/eventStore';
+import type { RequestMeta } from './requestMeta';
+import { toNewEvents } from './commandRunner';
+import { currentSettings } from './settingsCommands';
+import { decideOn, foldEvents } from '../domain/decider';
+import {
+  checkFits,
+  fileSizeQuota,
+  quotaDecider,
+  quotaStream,
+  type QuotaEvent,
+  type QuotaPolicy,
+} from '../domain/quota';
+import { SettingKey, settingValue } from '../domain/settings';
+import { currentAssetstore, findAssetstore } from '../domain/assetstore';
+import { ValidationError } from '../domain/errors';
+import { ownValue } from '../domain/ownMap';
+import { loadAssetstores } from './assetstoreCommands';
+
+/** The user or collection whose quota an upload counts against (its items' `baseParentType`/`baseParentId`). */
+export interface QuotaRoot {
+  type: 'user' | 'collection';
+  id: string;
+}
+
+/** A root's quota stream: its policy, its expected revision and the log position of its last event. */
+async function loadQuotaStream(services: Services, rootId: string) {
+  const events = await services.commands.readAll(quotaStream(rootId));
+  const last = events.at(-1);
+  const state = foldEvents(
+    quotaDecider,
+    events.map((e) => ({ type: e.type, data: e.data }) as QuotaEvent),
+  );
+  return { state, expected: last ? last.revision : ('no_stream' as const), position: last?.position };
+}
+
+export async function quotaPolicyOf(services: Services, rootId: string): Promise<QuotaPolicy> {
+  return (await loadQuotaStream(services, rootId)).state.policy;
+}
+
+/** `PUT /user|collection/:id/quota`: the given keys change, the others stay. */
+export async function setQuotaPolicy(
+  services: Services,
+  rootId: string,
+  policy: Record<string, unknown>,
+  meta: RequestMeta,
+): Promise<void> {
+  await services.commands.run(async () => {
+    const stream = await loadQuotaStream(services, rootId);
+    const { events } = decideOn(quotaDecider, stream.state, { type: 'SetQuotaPolicy', data: { rootId, policy } });
+    return {
+      appends: [{ streamId: quotaStream(rootId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
+      result: undefined,
+    };
+  });
+}
+
+/** The quota in force for a root: its policy, or the default quota setting of its kind; null when none. */
+export async function quotaInForce(services: Services, root: QuotaRoot, policy?: QuotaPolicy): Promise<number | null> {
+  const settings = await currentSettings(services.commands);
+  const key = root.type === 'user' ? SettingKey.DEFAULT_USER_QUOTA : SettingKey.DEFAULT_COLLECTION_QUOTA;
+  return fileSizeQuota(policy ?? (await quotaPolicyOf(services, root.id)), settingValue(settings, key));
+}
+
+/** What a root holds now (the read model's size of the user or collection). */
+async function usedBy(services: Services, root: QuotaRoot): Promise<number> {
+  const doc =
+    root.type === 'user'
+      ? await services.readModel.users.get(root.id)
+      : await services.readModel.collections.get(root.id);
+  return doc?.size ?? 0;
+}
+
+/**
+ * Girder's getUploadAssetstore: the store an upload under `root` goes to: the policy's `preferredAssetstore` when it
+ * exists, else its `fallbackAssetstore` (unset: the current store; `none`: no fallback), else the current store when
+ * the policy names none.
+ */
+async function uploadAssetstore(services: Services, policy: QuotaPolicy): Promise<string> {
+  const stores = await loadAssetstores(services);
+  /** null: the current store; false: not available. */
+  const check = (spec: unknown): string | null | false => {
+    if (spec === undefined || spec === null) return null;
+    if (spec === 'none' || typeof spec !== 'string') return false;
+    return findAssetstore(stores, spec) ? spec : false;
+  };
+  let chosen = check(ownValue(policy, 'preferredAssetstore'));
+  if (chosen === false) chosen = check(ownValue(policy, 'fallbackAssetstore'));
+  if (chosen === false) throw new ValidationError('Required assetstore is unavailable');
+  return chosen ?? currentAssetstore(stores).assetstoreId;
+}
+
+/**
+ * Admits an upload of `size` bytes (replacing `previous`) under `root` before any byte is taken (Girder's
+ * checkUploadStart): it must fit in the quota in force. Resolves with the assetstore it goes to.
+ */
+export async function admitUpload(services: Services, root: QuotaRoot, size: number, previous = 0): Promise<string> {
+  const policy = await quotaPolicyOf(services, root.id);
+  checkFits(await quotaInForce(services, root, policy), await usedBy(services, root), size, previous, false);
+  return uploadAssetstore(services, policy);
+}
+
+/**
+ * The quota's part of an upload's finishing append (Girder's checkUploadFinalize), made inside the command's attempt:
+ * with a quota in force, the root's size is read once every earlier charge on its stream is projected, the upload
+ * must fit, and `QuotaCharged` goes on the stream with its expected revision: of two uploads finishing at once, one
+ * conflicts, runs again, sees the other's bytes and is refused if they no longer fit. Null when no quota applies.
+ */
+export async function quotaChargeAppend(
+  services: Services,
+  root: QuotaRoot,
+  charge: { fileId: string; size: number; previous: number },
+  meta: RequestMeta,
+): Promise<StreamAppend | null> {
+  const stream = await loadQuotaStream(services, root.id);
+  const quota = await quotaInForce(services, root, stream.state.policy);
+  if (quota === null) return null;
+  if (stream.position !== undefined) await services.projector.waitFor(stream.position);
+  checkFits(quota, await usedBy(services, root), charge.size, charge.previous, true);
+  const { events } = decideOn(quotaDecider, stream.state, {
+    type: 'ChargeQuota',
+    data: { rootId: root.id, fileId: charge.fileId, bytes: charge.size - charge.previous },
+  });
+  return { streamId: quotaStream(root.id), expectedState: stream.expected, events: toNewEvents(events, meta) };
+}

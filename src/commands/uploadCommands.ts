@@ -1,0 +1,340 @@
+import { Readable } from 'node:stream';
+import type { Services } from '../services';
+import type { FileDoc } from '../ports/readModel';
+import type { RequestMeta } from './requestMeta';
+import { toNewEvents } from './commandRunner';
+import { reclaimBlobs } from './blobReclaim';
+import { KeyedLock } from './keyedLock';
+import { admitUpload } from './quotaCommands';
+import { abortStoreUpload, beginStoreUpload, finishStoreUpload, sendChunkToStore } from './storeUploadChunks';
+import {
+  checkSize,
+  checkUploadName,
+  commitNewContents,
+  commitNewFile,
+  limited,
+  loadUpload,
+  tooMany,
+  withBlob,
+  withStoredBlob,
+  type UploadParent,
+} from './fileCommands';
+import { decideOn } from '../domain/decider';
+import {
+  checkChunk,
+  remainingBytes,
+  uploadDecider,
+  uploadStateFor,
+  uploadStream,
+  type UploadStartedData,
+  type UploadState,
+} from '../domain/upload';
+import { RestError, ValidationError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
+import { girderTime } from '../domain/time';
+
+/**
+ * The upload lifecycle (Girder's upload routes): a new file or new contents sent in one request, or an upload
+ * started, fed chunk by chunk into the partial upload store and finished by its last chunk, or cancelled. The file
+ * records themselves are made by src/commands/fileCommands.ts once the bytes are stored.
+ */
+
+/** Chunks of one upload are handled one at a time in this process (they write the same partial file). */
+const uploadLocks = new KeyedLock();
+
+export interface StartUploadInput {
+  parent: UploadParent;
+  name: string;
+  size: number;
+  mimeType: string;
+  reference?: string;
+  userId: string;
+}
+
+/** What an upload request answers: the upload record while bytes are missing, else the finished file's id. */
+export type UploadOutcome = { kind: 'upload'; state: UploadState } | { kind: 'file'; fileId: string };
+
+/**
+ * `POST /file`. A size-0 file is created at once. With `body` (a raw request body) of exactly `size` bytes the file is
+ * created from it directly; a shorter body (or one of unknown length) becomes the first chunk of a new upload.
+ * Otherwise a new upload is started and the client sends `POST /file/chunk`.
+ */
+export async function startUpload(
+  services: Services,
+  input: StartUploadInput,
+  body: { stream: Readable; length: number | undefined } | undefined,
+  meta: RequestMeta,
+): Promise<UploadOutcome> {
+  checkSize(input.size);
+  checkUploadName(input.parent, input.name);
+  const parentDoc = input.parent.type === 'folder' ? input.parent.folder : input.parent.item;
+  const root = { type: parentDoc.baseParentType, id: parentDoc.baseParentId };
+  const assetstoreId = await admitUpload(services, root, input.size);
+  const spec = { parent: input.parent, name: input.name, mimeType: input.mimeType, userId: input.userId };
+  if (input.size === 0) {
+    const fileId = await withStoredBlob(
+      services,
+      Readable.from([]),
+      (blob) => commitNewFile(services, { ...spec, blob }, meta),
+      assetstoreId,
+    );
+    return { kind: 'file', fileId };
+  }
+  if (body?.length !== undefined && body.length > input.size) throw new ValidationError('Received too many bytes.');
+  if (body?.length === input.size) {
+    const fileId = await withStoredBlob(
+      services,
+      limited(body.stream, input.size),
+      (blob) => {
+        if (blob.size !== input.size)
+          throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
+        return commitNewFile(services, { ...spec, blob }, meta);
+      },
+      assetstoreId,
+    );
+    return { kind: 'file', fileId };
+  }
+  const uploadId = await recordUploadStart(
+    services,
+    assetstoreId,
+    {
+      ...(input.parent.type === 'folder'
+        ? { parentType: 'folder', parentId: input.parent.folder._id }
+        : { parentType: 'item', parentId: input.parent.item._id }),
+      name: input.name,
+      size: input.size,
+      mimeType: input.mimeType,
+      userId: input.userId,
+      ...(input.reference !== undefined ? { reference: input.reference } : {}),
+    },
+    meta,
+  );
+  if (body) return receiveChunk(services, { uploadId, offset: 0, userId: input.userId }, body, meta);
+  return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
+}
+
+async function recordUploadStart(
+  services: Services,
+  assetstoreId: string,
+  data: {
+    parentType?: 'folder' | 'item';
+    parentId?: string;
+    fileId?: string;
+    name: string;
+    size: number;
+    mimeType: string;
+    userId: string;
+    reference?: string;
+  },
+  meta: RequestMeta,
+): Promise<string> {
+  const uploadId = newId();
+  const storeUpload = await beginStoreUpload(services, assetstoreId);
+  const startedData = {
+    uploadId,
+    created: girderTime(),
+    assetstoreId,
+    ...(storeUpload ? { storeUpload } : {}),
+    ...data,
+  };
+  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: startedData });
+  try {
+    await services.commands.run(async () => ({
+      appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
+      result: undefined,
+    }));
+  } catch (error) {
+    await abortStoreUpload(services, startedData).catch(() => undefined);
+    throw error;
+  }
+  return uploadId;
+}
+
+/**
+ * `PUT /file/:id/contents?size=`: an upload whose completion replaces the file's bytes (size 0: replaced at once).
+ */
+export async function startContentsUpload(
+  services: Services,
+  input: { file: FileDoc; size: number; reference?: string; userId: string },
+  meta: RequestMeta,
+): Promise<UploadOutcome> {
+  checkSize(input.size);
+  const item = await services.readModel.items.get(input.file.itemId);
+  if (!item) throw new RestError(`Invalid item id (${input.file.itemId}).`);
+  const root = { type: item.baseParentType, id: item.baseParentId };
+  const assetstoreId = await admitUpload(services, root, input.size, input.file.size);
+  if (input.size === 0) {
+    const previous = await withStoredBlob(
+      services,
+      Readable.from([]),
+      (blob) => commitNewContents(services, input.file._id, input.userId, blob, undefined, meta),
+      assetstoreId,
+    );
+    await reclaimBlobs(services, [previous]);
+    return { kind: 'file', fileId: input.file._id };
+  }
+  const uploadId = await recordUploadStart(
+    services,
+    assetstoreId,
+    {
+      fileId: input.file._id,
+      name: input.file.name,
+      size: input.size,
+      mimeType: input.file.mimeType,
+      userId: input.userId,
+      ...(input.reference !== undefined ? { reference: input.reference } : {}),
+    },
+    meta,
+  );
+  return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
+}
+
+/** The parent of a new file named by an upload record, as it is now. */
+async function uploadParent(services: Services, started: UploadStartedData): Promise<UploadParent> {
+  // A new file's upload names both (initUpload); a replacement's names neither and never comes here.
+  const { parentType, parentId = '' } = started;
+  if (parentType === 'folder') {
+    const folder = await services.readModel.folders.get(parentId);
+    if (!folder) throw new ValidationError(`No such folder: ${parentId}`, 'id');
+    return { type: 'folder', folder };
+  }
+  const item = await services.readModel.items.get(parentId);
+  if (!item) throw new ValidationError(`No such item: ${parentId}`, 'id');
+  return { type: 'item', item };
+}
+
+/**
+ * `POST /file/chunk`: Girder's checks (the upload exists, the caller initiated it, `offset` equals what was received,
+ * the chunk does not overflow), then the bytes are streamed to the partial file and recorded. The last chunk
+ * finishes the upload: the bytes move into the BlobStore and the file is recorded in the same append as the chunk.
+ * When finishing fails for good (the parent is gone), the upload is cancelled and its bytes removed.
+ */
+export async function receiveChunk(
+  services: Services,
+  input: { uploadId: string; offset: number; userId: string },
+  body: { stream: Readable; length: number | undefined },
+  meta: RequestMeta,
+): Promise<UploadOutcome> {
+  return uploadLocks.run(input.uploadId, async () => {
+    const { state } = await loadUpload(services, input.uploadId);
+    const started = checkChunk(state, input.userId, input.offset);
+    if (body.length !== undefined && body.length > remainingBytes(state))
+      throw new ValidationError('Received too many bytes.');
+    const partial = services.partialUploads;
+    const { storeUpload } = started;
+    const lastChunk = storeUpload
+      ? await sendChunkToStore(services, state, { ...started, storeUpload }, input.offset, body)
+      : {
+          offset: input.offset,
+          length: await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany),
+        };
+    const { length } = lastChunk;
+    if (state.received + length < started.size) {
+      await services.commands.run(async () => {
+        const loaded = await loadUpload(services, input.uploadId);
+        const { events } = decideOn(uploadDecider, loaded.state, {
+          type: 'ReceiveChunk',
+          data: { userId: input.userId, ...lastChunk, now: girderTime() },
+        });
+        return {
+          appends: [
+            {
+              streamId: uploadStream(input.uploadId),
+              expectedState: loaded.expected,
+              events: toNewEvents(events, meta),
+            },
+          ],
+          result: undefined,
+        };
+      });
+      return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
+    }
+    const upload = { uploadId: input.uploadId, lastChunk };
+    const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
+    // The bytes: the store's multipart upload completed, or the partial file streamed into the store.
+    const storing = () =>
+      storeUpload
+        ? finishStoreUpload(
+            services,
+            { ...started, storeUpload },
+            'part' in lastChunk ? [...state.parts, lastChunk.part] : state.parts,
+            input.uploadId,
+          )
+        : services.blobs.putInto(store, partial.read(input.uploadId));
+    try {
+      let fileId: string;
+      const replacing = started.fileId;
+      if (replacing !== undefined) {
+        const previous = await withBlob(services, storing, (blob) =>
+          commitNewContents(services, replacing, input.userId, blob, upload, meta),
+        );
+        await reclaimBlobs(services, [previous]);
+        fileId = replacing;
+      } else {
+        const parent = await uploadParent(services, started);
+        fileId = await withBlob(services, storing, (blob) =>
+          commitNewFile(
+            services,
+            { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
+            meta,
+          ),
+        );
+      }
+      if (!storeUpload) await partial.remove(input.uploadId);
+      return { kind: 'file', fileId };
+    } catch (error) {
+      if (error instanceof RestError || error instanceof ValidationError)
+        await cancelQuietly(services, input.uploadId, meta);
+      throw error;
+    }
+  });
+}
+
+async function cancelQuietly(services: Services, uploadId: string, meta: RequestMeta): Promise<void> {
+  try {
+    await services.commands.run(async () => {
+      const loaded = await loadUpload(services, uploadId);
+      if (loaded.state.status !== 'active') return { appends: [], result: undefined };
+      return {
+        appends: [
+          {
+            streamId: uploadStream(uploadId),
+            expectedState: loaded.expected,
+            events: toNewEvents([{ type: 'UploadCancelled', data: { uploadId } }], meta),
+          },
+        ],
+        result: undefined,
+      };
+    });
+    await services.partialUploads.remove(uploadId);
+    await abortStoreUpload(services, (await loadUpload(services, uploadId)).state.started);
+  } catch (error) {
+    services.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');
+  }
+}
+
+/** `DELETE /file/upload/:id`: only its initiator (or a site admin) may cancel; the partial bytes are removed. */
+export async function cancelUpload(
+  services: Services,
+  input: { uploadId: string; userId: string; admin: boolean },
+  meta: RequestMeta,
+): Promise<void> {
+  await uploadLocks.run(input.uploadId, async () => {
+    const started = await services.commands.run(async () => {
+      const loaded = await loadUpload(services, input.uploadId);
+      const { events } = decideOn(uploadDecider, loaded.state, {
+        type: 'CancelUpload',
+        data: { userId: input.userId, admin: input.admin },
+      });
+      return {
+        appends: [
+          { streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
+        ],
+        result: loaded.state.started,
+      };
+    });
+    await services.partialUploads.remove(input.uploadId);
+    await abortStoreUpload(services, started);
+  });
+}

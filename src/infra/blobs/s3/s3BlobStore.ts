@@ -1,0 +1,468 @@
+import crypto from 'node:crypto';
+import { PassThrough, Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  UploadPartCopyCommand,
+  type CompletedPart,
+} from '@aws-sdk/client-s3';
+import {
+  TooManyBytesError,
+  type ByteRange,
+  type DeletionTicket,
+  type MultipartBlobStore,
+  type StoreUpload,
+  type StoredBlob,
+  type SweepReport,
+  type UploadedPart,
+} from '../../../ports/blobStore';
+import { ContentHasher, type ContentHashes } from '../../../domain/contentHashes';
+import type { S3Settings } from '../../../domain/assetstore';
+import { ValidationError } from '../../../domain/errors';
+import { Holds } from '../holds';
+import { DEFAULT_SWEEP_GRACE_MS } from '../claims';
+import { HashingTap } from '../hashingTap';
+
+/**
+ * Bytes per part of a multipart upload: S3's minimum part size is 5 MiB (the last part excepted); one part is
+ * buffered at a time while the bytes stream in.
+ */
+export const S3_PART_BYTES = 8 * 1024 * 1024;
+/** S3's smallest part but the last (Girder's minimum chunk size). */
+const S3_MINIMUM_PART_BYTES = 5 * 1024 * 1024;
+/** The largest object CopyObject copies in one request; larger ones are copied part by part (UploadPartCopy). */
+const SINGLE_COPY_MAX = 5 * 1024 ** 3;
+const COPY_PART_BYTES = 512 * 1024 * 1024;
+
+/** An S3 client for an assetstore's settings (Girder's makeBotoConnectParams). */
+function s3ClientFor(settings: S3Settings): S3Client {
+  const service = settings.service;
+  const endpoint = service === '' ? undefined : /^https?:\/\//.test(service) ? service : `https://${service}`;
+  return new S3Client({
+    region: settings.region,
+    // Checksums only where S3 requires them: a streamed part then goes as plain bytes, not in the aws-chunked
+    // encoding with a trailing checksum that many S3-compatible servers do not decode (they would store the framing).
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    ...(!settings.inferCredentials && settings.accessKeyId !== null && settings.secret !== null
+      ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secret } }
+      : {}),
+  });
+}
+
+const isNotFound = (error: unknown) => {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
+  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+};
+
+/** `prefix` as the start of keys: empty, or ending in one `/`. */
+const keyPrefix = (prefix: string) => (prefix === '' ? '' : `${prefix}/`);
+
+export interface S3BlobStoreOptions {
+  sweepGraceMs?: number;
+}
+
+/**
+ * Blobs in an S3 bucket (AWS, MinIO, Ceph…), content-addressed like the other stores: `<prefix>/blobs/<sha[0:2]>/<sha>`.
+ * A put streams the bytes while hashing them: up to one part they are sent with one PutObject once their hash (the
+ * key) is known; beyond, they go as a multipart upload to `<prefix>/tmp/<uuid>`, one part buffered at a time, and are
+ * then copied to their key inside the bucket (or dropped when those bytes are already stored). A failed put aborts
+ * its multipart upload and leaves nothing.
+ *
+ * Chunked uploads go straight into the bucket: each chunk is one part of a multipart upload recorded with the upload
+ * (so any process may take the next chunk), and the last one completes it and moves it to its key like a put.
+ *
+ * Holds and deletion tickets live in this process (as in the other stores); a delete and a put of the same bytes in
+ * this process are serialised, so a put never dedupes onto a blob being deleted. Across processes the sweep's grace
+ * period spares young blobs and temporary objects.
+ */
+export class S3BlobStore implements MultipartBlobStore {
+  private readonly holds = new Holds();
+  private readonly deleting = new Map<string, Promise<boolean>>();
+  /** Temporary objects of puts in progress in this process (never swept). */
+  private readonly inFlight = new Set<string>();
+  private readonly prefix: string;
+
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    prefix: string,
+    private readonly options: S3BlobStoreOptions = {},
+  ) {
+    this.prefix = keyPrefix(prefix);
+  }
+
+  static open(settings: S3Settings, options: S3BlobStoreOptions = {}): S3BlobStore {
+    return new S3BlobStore(s3ClientFor(settings), settings.bucket, settings.prefix, options);
+  }
+
+  async dispose(): Promise<void> {
+    this.client.destroy();
+    return Promise.resolve();
+  }
+
+  private keyOf(blobId: string): string {
+    if (!/^[0-9a-f]{64}$/.test(blobId)) throw new Error(`Invalid blob id: ${blobId}`);
+    return `${this.prefix}blobs/${blobId.slice(0, 2)}/${blobId}`;
+  }
+
+  async put(source: Readable): Promise<StoredBlob> {
+    const tap = new HashingTap();
+    const parts: CompletedPart[] = [];
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    /** The multipart upload, once the bytes outgrew one part (set inside `sendPart`). */
+    const open: { upload: { key: string; uploadId: string } | null } = { upload: null };
+    const sendPart = async (body: Buffer) => {
+      if (!open.upload) {
+        const key = `${this.prefix}tmp/${crypto.randomUUID()}`;
+        this.inFlight.add(key);
+        const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+        open.upload = { key, uploadId: created.UploadId ?? '' };
+      }
+      const PartNumber = parts.length + 1;
+      const sent = await this.client.send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: open.upload.key,
+          UploadId: open.upload.uploadId,
+          PartNumber,
+          Body: body,
+        }),
+      );
+      parts.push({ PartNumber, ETag: sent.ETag ?? '' });
+    };
+    try {
+      await pipeline(source, tap, async (chunks: AsyncIterable<Buffer>) => {
+        for await (const chunk of chunks) {
+          pending.push(chunk);
+          pendingBytes += chunk.length;
+          if (pendingBytes >= S3_PART_BYTES) {
+            const body = Buffer.concat(pending);
+            pending = [];
+            pendingBytes = 0;
+            await sendPart(body);
+          }
+        }
+      });
+      const hashes = tap.digests();
+      const upload = open.upload;
+      if (upload === null) return await this.storeSmall(hashes, Buffer.concat(pending));
+      if (pendingBytes > 0) await sendPart(Buffer.concat(pending));
+      await this.complete(upload, parts);
+      open.upload = null;
+      return await this.settleTemporary(upload.key, hashes);
+    } catch (error) {
+      await this.abort(open.upload);
+      throw error;
+    }
+  }
+
+  /** Bytes that fit in one part, stored under their key unless already there. */
+  private async storeSmall(hashes: ContentHashes, bytes: Buffer): Promise<StoredBlob> {
+    const { sha256: blobId, sha512, size } = hashes;
+    await this.holdForStoring(blobId, async (stored) => {
+      if (!stored)
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(blobId), Body: bytes }));
+    });
+    return { blobId, size, sha512 };
+  }
+
+  /**
+   * Holds `blobId` before looking for it (a delete of these bytes that starts now is refused, one under way is
+   * awaited), then runs `store` with whether the bytes are already there; the hold is kept unless it fails.
+   */
+  private async holdForStoring(blobId: string, store: (stored: boolean) => Promise<void>): Promise<void> {
+    this.holds.hold(blobId);
+    try {
+      await this.deleting.get(blobId);
+      await store(await this.exists(blobId));
+    } catch (error) {
+      this.holds.release(blobId);
+      throw error;
+    }
+  }
+
+  private async complete(upload: StoreUpload, parts: CompletedPart[]): Promise<void> {
+    await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: upload.key,
+        UploadId: upload.uploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
+  }
+
+  /** A completed temporary object becomes the blob of its hashes (copied to its key unless there), then goes. */
+  private async settleTemporary(temporary: string, hashes: ContentHashes): Promise<StoredBlob> {
+    const { sha256: blobId, sha512, size } = hashes;
+    try {
+      await this.holdForStoring(blobId, async (stored) => {
+        if (!stored) await this.copy(temporary, this.keyOf(blobId), size);
+      });
+    } finally {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: temporary }));
+      this.inFlight.delete(temporary);
+    }
+    return { blobId, size, sha512 };
+  }
+
+  readonly minimumPartBytes = S3_MINIMUM_PART_BYTES;
+
+  async beginUpload(): Promise<StoreUpload> {
+    const key = `${this.prefix}tmp/${crypto.randomUUID()}`;
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    return { key, uploadId: created.UploadId ?? '' };
+  }
+
+  async uploadPart(
+    upload: StoreUpload,
+    number: number,
+    source: Readable,
+    length: number,
+    hasher?: ContentHasher,
+  ): Promise<UploadedPart> {
+    let seen = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        seen += chunk.length;
+        if (seen > length) {
+          callback(new TooManyBytesError());
+          return;
+        }
+        hasher?.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    const body = new PassThrough();
+    const piping = pipeline(source, counted, body);
+    const sent = await Promise.all([
+      this.client.send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: upload.key,
+          UploadId: upload.uploadId,
+          PartNumber: number,
+          Body: body,
+          ContentLength: length,
+        }),
+      ),
+      piping,
+    ]).catch((error: unknown) => {
+      body.destroy();
+      throw error;
+    });
+    if (seen !== length) throw new Error(`Chunk ended after ${seen} of ${length} bytes.`);
+    return { number, etag: sent[0].ETag ?? '' };
+  }
+
+  async finishUpload(upload: StoreUpload, parts: UploadedPart[], hashes: ContentHashes | null): Promise<StoredBlob> {
+    this.inFlight.add(upload.key);
+    try {
+      await this.complete(
+        upload,
+        parts.map((p) => ({ PartNumber: p.number, ETag: p.etag })),
+      );
+    } catch (error) {
+      this.inFlight.delete(upload.key);
+      throw error;
+    }
+    return this.settleTemporary(upload.key, hashes ?? (await this.hashObject(upload.key)));
+  }
+
+  /** The hashes of an object, read once (a multipart upload whose chunks no single process saw all of). */
+  private async hashObject(key: string): Promise<ContentHashes> {
+    const hasher = new ContentHasher();
+    const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    for await (const chunk of object.Body as Readable) hasher.update(chunk as Buffer);
+    return hasher.digests();
+  }
+
+  async abortUpload(upload: StoreUpload): Promise<void> {
+    await this.abort(upload);
+  }
+
+  /** Drops an unfinished multipart upload (servers without AbortMultipartUpload expire it themselves). */
+  private async abort(upload: StoreUpload | null): Promise<void> {
+    if (!upload) return;
+    this.inFlight.delete(upload.key);
+    await this.client
+      .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.key, UploadId: upload.uploadId }))
+      .catch(() => undefined);
+  }
+
+  /** A copy inside the bucket: one request up to 5 GiB, else part by part. */
+  private async copy(from: string, to: string, size: number): Promise<void> {
+    const CopySource = encodeURI(`${this.bucket}/${from}`);
+    if (size <= SINGLE_COPY_MAX) {
+      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource }));
+      return;
+    }
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to }));
+    const UploadId = created.UploadId ?? '';
+    const parts: CompletedPart[] = [];
+    try {
+      for (let start = 0; start < size; start += COPY_PART_BYTES) {
+        const PartNumber = parts.length + 1;
+        const end = Math.min(start + COPY_PART_BYTES, size) - 1;
+        const copied = await this.client.send(
+          new UploadPartCopyCommand({
+            Bucket: this.bucket,
+            Key: to,
+            UploadId,
+            PartNumber,
+            CopySource,
+            CopySourceRange: `bytes=${start}-${end}`,
+          }),
+        );
+        parts.push({ PartNumber, ETag: copied.CopyPartResult?.ETag ?? '' });
+      }
+      await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: to,
+          UploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (error) {
+      await this.abort({ key: to, uploadId: UploadId });
+      throw error;
+    }
+  }
+
+  async hold(blobId: string): Promise<void> {
+    this.holds.hold(blobId);
+    return Promise.resolve();
+  }
+
+  release(blobId: string): void {
+    this.holds.release(blobId);
+  }
+
+  async get(blobId: string, range?: ByteRange): Promise<Readable> {
+    const key = this.keyOf(blobId);
+    if (range && range.end <= range.start) {
+      // S3 has no empty range: the object's existence is checked, and nothing is read.
+      if (!(await this.exists(blobId))) throw new Error(`No such blob: ${blobId}`);
+      return Readable.from([]);
+    }
+    const object = await this.client.send(
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ...(range ? { Range: `bytes=${range.start}-${range.end - 1}` } : {}),
+      }),
+    );
+    return object.Body as Readable;
+  }
+
+  async exists(blobId: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(blobId) }));
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  deletionTicket(): DeletionTicket {
+    return this.holds.ticket();
+  }
+
+  async delete(blobId: string, ticket?: DeletionTicket): Promise<boolean> {
+    if (!this.holds.mayDelete(blobId, ticket)) return false;
+    const running = this.deleting.get(blobId);
+    if (running) return running.then(() => false);
+    const deletion = (async () => {
+      if (!(await this.exists(blobId))) return false;
+      // Checked again after the look-up: a put or hold of these bytes meanwhile keeps them.
+      if (!this.holds.mayDelete(blobId, ticket)) return false;
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(blobId) }));
+      return true;
+    })();
+    this.deleting.set(blobId, deletion);
+    try {
+      return await deletion;
+    } finally {
+      this.deleting.delete(blobId);
+    }
+  }
+
+  /** Every key under `prefix`, with its last modification time. */
+  private async *listed(prefix: string): AsyncGenerator<{ key: string; modified: number }> {
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken }),
+      );
+      for (const object of page.Contents ?? [])
+        if (object.Key) yield { key: object.Key, modified: object.LastModified?.getTime() ?? 0 };
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+  }
+
+  /** Temporary objects of interrupted puts and unreferenced blobs go, except young ones (the grace period) and held ones. */
+  async sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport> {
+    const youngSince = Date.now() - (this.options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS);
+    const report: SweepReport = { removedBlobs: 0, removedTemporary: 0 };
+    for await (const { key, modified } of this.listed(`${this.prefix}tmp/`)) {
+      if (this.inFlight.has(key) || modified > youngSince) continue;
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      report.removedTemporary += 1;
+    }
+    for await (const { key, modified } of this.listed(`${this.prefix}blobs/`)) {
+      const blobId = key.slice(key.lastIndexOf('/') + 1);
+      if (!/^[0-9a-f]{64}$/.test(blobId) || modified > youngSince) continue;
+      if (!this.holds.mayDelete(blobId)) continue;
+      const ticket = this.holds.ticket();
+      if (await isReferenced(blobId)) continue;
+      if (await this.delete(blobId, ticket)) report.removedBlobs += 1;
+    }
+    return report;
+  }
+}
+
+/**
+ * @lazyLoaded required by assetstoreAdapters.ts only when an S3 assetstore is made or changed
+ *
+ * Girder's S3 validateInfo: a read-only store's bucket (and prefix) can be listed, any other can be written (an empty
+ * `girder_test` object is put and deleted), with Girder's messages.
+ */
+export async function probeS3(settings: S3Settings): Promise<void> {
+  const client = s3ClientFor(settings);
+  try {
+    if (settings.readOnly) {
+      try {
+        await client.send(
+          new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix, Delimiter: '/', MaxKeys: 1 }),
+        );
+      } catch {
+        throw new ValidationError(`Unable to connect to bucket "${settings.bucket}".`, 'bucket');
+      }
+      return;
+    }
+    try {
+      const Key = [settings.prefix, 'girder_test'].filter(Boolean).join('/');
+      await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key, Body: Buffer.alloc(0) }));
+      await client.send(new DeleteObjectCommand({ Bucket: settings.bucket, Key }));
+    } catch {
+      throw new ValidationError(`Unable to write into bucket "${settings.bucket}".`, 'bucket');
+    }
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,45 @@
+import fs from 'node:fs';
+import type { Services } from '../services';
+import { AssetstoreType, type AssetstoreRecord, type AssetstoreState } from '../domain/assetstore';
+import { blobRefsOf } from '../domain/assetstoreBlobRef';
+
+type View = Record<string, unknown>;
+
+/** An assetstore document as Girder answers it: its fields, its type's settings and whether it is the current one. */
+export function assetstoreView(state: AssetstoreState, store: AssetstoreRecord): View {
+  return {
+    _id: store.assetstoreId,
+    name: store.name,
+    created: store.created,
+    current: state.currentId === store.assetstoreId,
+    ...store.settings,
+  };
+}
+
+/**
+ * Girder's capacityInfo: free and total bytes where the store can tell (a filesystem store's disk), else nulls.
+ * Decision: no reserve is subtracted (Girder keeps 10 GiB aside to refuse uploads early; this service does not
+ * refuse on it, so it reports the disk as it is).
+ */
+async function capacityOf(store: AssetstoreRecord): Promise<{ free: number | null; total: number | null }> {
+  if (store.settings.type !== AssetstoreType.FILESYSTEM) return { free: null, total: null };
+  try {
+    const stats = await fs.promises.statfs(store.settings.root);
+    return { free: stats.bavail * stats.bsize, total: stats.blocks * stats.bsize };
+  } catch {
+    return { free: null, total: null };
+  }
+}
+
+/** Girder's addComputedInfo: the view with `capacity` and `hasFiles`. */
+export async function assetstoreWithComputedInfo(
+  services: Services,
+  state: AssetstoreState,
+  store: AssetstoreRecord,
+): Promise<View> {
+  return {
+    ...assetstoreView(state, store),
+    capacity: await capacityOf(store),
+    hasFiles: await services.readModel.files.anyInAssetstore(blobRefsOf(store.assetstoreId)),
+  };
+}
