@@ -20,8 +20,10 @@ import { folderDecider, folderStateFor, folderStream } from '../domain/folder';
 import { hashToken, tokenEvent, tokenStream } from '../domain/token';
 import { generateToken, hashPassword } from './password';
 import { Scope } from '../domain/scopes';
+import { SettingKey, settingValue } from '../domain/settings';
+import { currentSettings } from './settingsCommands';
 
-/** The default folders each new user gets (Girder's `public_private` setting). */
+/** The default folders each new user gets while `core.user_default_folders` is `public_private` (the default). */
 const DEFAULT_FOLDERS = [
   { name: 'Public', public: true },
   { name: 'Private', public: false },
@@ -46,6 +48,9 @@ export async function registerUser(
     const email = await commands.load(emailStream(valid.email), reservationDecider);
     if (email.state.owner) throw new ValidationError('That email is already registered.', 'email');
     const first = await commands.load(FIRST_USER_STREAM, reservationDecider);
+    const settings = await currentSettings(commands);
+    const defaultFolders =
+      settingValue(settings, SettingKey.USER_DEFAULT_FOLDERS) === 'public_private' ? DEFAULT_FOLDERS : [];
     const isFirst = !first.state.owner;
     const created = girderTime();
     const eventMeta = { ...meta, userId: meta.userId ?? userId };
@@ -83,7 +88,7 @@ export async function registerUser(
         events: toNewEvents([claim('first-user', 'user', userId)], eventMeta),
       });
     }
-    for (const folder of DEFAULT_FOLDERS) {
+    for (const folder of defaultFolders) {
       const folderId = newId();
       const { events: createdFolder } = decideOn(folderDecider, folderStateFor(folderId), {
         type: 'CreateFolder',

@@ -1,5 +1,6 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
+import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import { API_KEY_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
@@ -123,7 +124,7 @@ export const apiKeyResource: Resource = {
         const key = await services.readModel.apiKeys.getByKey(params.key);
         const token = await tokenFromApiKey(
           services.commands,
-          { apiKeyId: key?._id ?? null, days: params.duration, defaultDays: services.config.tokenLifetimeDays },
+          { apiKeyId: key?._id ?? null, days: params.duration, defaultDays: await tokenLifetimeDays(services) },
           meta,
         );
         // Like a login, without the full user document: the key may not allow reading user information.

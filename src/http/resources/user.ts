@@ -1,5 +1,6 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
+import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import { pagingOf, pagingParams, param } from '../params';
 import { USER_SORT, userFieldsSeenBy } from '../../queries/sortableFields';
 import { AccessDeniedError, RestError } from '../../domain/errors';
@@ -85,7 +86,7 @@ export const userResource: Resource = {
         if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.', 'disabled');
         const token = await issueToken(
           services.commands,
-          { userId: user._id, days: services.config.tokenLifetimeDays },
+          { userId: user._id, days: await tokenLifetimeDays(services) },
           { ...meta, userId: user._id },
         );
         setTokenCookie(res, token.token, token.expires, req.secure);
@@ -187,7 +188,7 @@ export const userResource: Resource = {
         if (!principal.user) {
           const token = await issueToken(
             services.commands,
-            { userId, days: services.config.tokenLifetimeDays },
+            { userId, days: await tokenLifetimeDays(services) },
             { ...meta, userId },
           );
           setTokenCookie(res, token.token, token.expires, req.secure);
