@@ -79,6 +79,21 @@ export function userWrites(log: OperationLog): UserWrites {
     addSize(id, delta) {
       log.record(async (w) => w.increment('users', id, 'size', delta));
     },
+    update(id, fields) {
+      // A profile change always carries both names (UserProfileUpdated), which the list's sort key is made of.
+      const lowerName =
+        fields.firstName !== undefined && fields.lastName !== undefined
+          ? { _lowerName: `${fields.lastName} ${fields.firstName}`.toLowerCase() }
+          : {};
+      const set = { ...fields, ...(fields.email !== undefined ? { email: fields.email.toLowerCase() } : {}), ...lowerName };
+      log.record(async (w) => w.update('users', { _id: id }, { $set: set }));
+    },
+    delete(id) {
+      log.record(async (w) => {
+        w.remove('users', { _id: id });
+        w.remove('groupMembers', { userId: id }, true);
+      });
+    },
   };
 }
 
@@ -102,6 +117,9 @@ export function tokenWrites(log: OperationLog): TokenWrites {
     },
     deleteForApiKey(apiKeyId) {
       log.record(async (w) => w.remove('tokens', { apiKeyId }, true));
+    },
+    deleteForUser(userId) {
+      log.record(async (w) => w.remove('tokens', { userId }, true));
     },
   };
 }
