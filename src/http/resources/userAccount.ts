@@ -3,7 +3,8 @@ import { route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import { AccessDeniedError, RestError } from '../../domain/errors';
-import { changePassword } from '../../commands/userCommands';
+import { changePassword, revokeToken } from '../../commands/userCommands';
+import { hashToken } from '../../domain/token';
 import { checkPassword } from '../passwordCheck';
 import { loadModel } from '../../queries/loaders';
 import { AccessLevel } from '../../domain/access';
@@ -50,10 +51,17 @@ export const userAccountRoutes: RouteDef[] = [
     async handler({ params, services, principal, meta, req }) {
       if (!params.old) throw new RestError('Old password must not be empty.');
       const user = signedInUser(principal);
-      // Girder also accepts a temporary access token as the old password; this service issues none.
-      if (!(await checkPassword(services, req, { userId: user._id }, user.passwordHash, params.old)))
-        throw new AccessDeniedError('Old password is incorrect.');
+      // Not the password: it may be the temporary access token a password reset mailed (then used up).
+      let temporary: string | undefined;
+      if (!(await checkPassword(services, req, { userId: user._id }, user.passwordHash, params.old))) {
+        const token = await services.readModel.tokens.get(hashToken(params.old));
+        const valid =
+          token?.userId === user._id && Date.parse(token.expires) > Date.now() && token.scope.includes(Scope.TEMP_USER);
+        if (!valid) throw new AccessDeniedError('Old password is incorrect.');
+        temporary = token.hash;
+      }
       await changePassword(services.commands, user._id, params.new, meta);
+      if (temporary) await revokeToken(services.commands, temporary, meta);
       return { message: 'Password changed.' };
     },
   }),

@@ -65,6 +65,10 @@ export class MongoUsers implements UserQueries {
   async count() {
     return (await this.source.get('users')).countDocuments({});
   }
+  async admins() {
+    const rows = await (await this.source.get('users')).find({ admin: true }, { projection: USER_OUT, sort: { _id: 1 } }).toArray();
+    return Promise.all((rows as unknown as UserDoc[]).map((u) => withMemberships(this.source, u)));
+  }
 }
 
 export function userWrites(log: OperationLog): UserWrites {

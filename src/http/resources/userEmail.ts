@@ -1,0 +1,131 @@
+import type { Response } from 'express';
+import type { RouteDef } from '../routeTable';
+import { route } from '../routeTable';
+import { param } from '../params';
+import type { Services } from '../../services';
+import type { RequestMeta } from '../../commands/requestMeta';
+import type { TokenDoc, UserDoc } from '../../ports/readModel';
+import { AccessDeniedError, RestError } from '../../domain/errors';
+import { Scope, type ScopeName } from '../../domain/scopes';
+import { hashToken } from '../../domain/token';
+import { loginRefusal } from '../../domain/loginPolicy';
+import { isObjectId } from '../../domain/ids';
+import { userView } from '../../queries/views';
+import { viewerOf } from '../auth';
+import { setTokenCookie } from '../cookies';
+import { requestOrigin } from '../requestOrigin';
+import { issueToken, revokeToken } from '../../commands/userCommands';
+import { verifyEmail } from '../../commands/userAccountCommands';
+import { sendTemporaryAccess, sendVerificationEmail } from '../../commands/accountMail';
+import { currentSettings } from '../../commands/settingsCommands';
+import { tokenLifetimeDays } from '../../commands/tokenLifetime';
+
+/**
+ * The user routes of e-mailed links (Girder's user.py): temporary access (password reset) and e-mail verification.
+ * Each mailed token has one scope and one user and lives one day (src/commands/accountMail.ts).
+ */
+
+/** The user of a mailed link, by id and without an access check (Girder's `modelParam(force=True)`). */
+async function linkUser(services: Services, id: string): Promise<UserDoc> {
+  const user = isObjectId(id) ? await services.readModel.users.get(id) : null;
+  if (!user) throw new RestError(`Invalid user id (${id}).`);
+  return user;
+}
+
+/**
+ * The mailed token, when it is of this user, unexpired and of this scope; else null. (Girder first answers a token
+ * that does not exist with `No such token: <token>`; here every refusal has the route's one message, which never
+ * repeats the token.)
+ */
+async function mailedToken(services: Services, user: UserDoc, token: string, scope: ScopeName): Promise<TokenDoc | null> {
+  const doc = await services.readModel.tokens.get(hashToken(token));
+  if (!doc || doc.userId !== user._id || Date.parse(doc.expires) <= Date.now() || !doc.scope.includes(scope)) return null;
+  return doc;
+}
+
+/** A login token for the user of a link, with its cookie (Girder's `sendAuthTokenCookie`). */
+async function logIn(services: Services, user: UserDoc, res: Response, secure: boolean, meta: RequestMeta) {
+  const token = await issueToken(
+    services.commands,
+    { userId: user._id, days: await tokenLifetimeDays(services) },
+    { ...meta, userId: user._id },
+  );
+  setTokenCookie(res, token.token, token.expires, secure);
+  return token;
+}
+
+export const userEmailRoutes: RouteDef[] = [
+  route({
+    method: 'PUT',
+    path: 'password/temporary',
+    summary: "Create a temporary access token for a user. The user's password is not changed.",
+    access: 'public',
+    params: [param.requiredString('email', { strip: true, description: 'Your email address.' })],
+    async handler({ params, services, meta, req }) {
+      const user = await services.readModel.users.getByEmail(params.email.toLowerCase());
+      if (!user) throw new RestError('That email is not registered.');
+      await sendTemporaryAccess(services, user, params.email, requestOrigin(req), meta);
+      return { message: 'Sent temporary access email.' };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: 'password/temporary/:id',
+    summary: 'Check if a specified token is a temporary access token for the specified user.',
+    access: 'public',
+    params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
+    async handler({ path, params, services, meta, req, res }) {
+      const user = await linkUser(services, path.id);
+      if (!(await mailedToken(services, user, params.token, Scope.TEMP_USER)))
+        throw new AccessDeniedError('The token does not grant temporary access to this user.');
+      // The temporary token stays valid: the password change that follows names it as the old password.
+      const token = await logIn(services, user, res, req.secure, meta);
+      return {
+        user: userView(user, viewerOf(user)),
+        authToken: { token: token.token, expires: token.expires, temporary: true },
+        message: 'Temporary access token is valid.',
+      };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: ':id/verification',
+    summary: 'Verify an email address using a token.',
+    access: 'public',
+    params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
+    async handler({ path, params, services, meta, req, res }) {
+      const user = await linkUser(services, path.id);
+      const mailed = await mailedToken(services, user, params.token, Scope.EMAIL_VERIFICATION);
+      if (!mailed) throw new AccessDeniedError('The token is invalid or expired.');
+      await verifyEmail(services.commands, user._id, meta);
+      await revokeToken(services.commands, mailed.hash, meta);
+      const verified = await services.readModel.users.get(user._id);
+      if (!verified) throw new Error(`User ${user._id} was verified but is not in the read model.`);
+      const view = userView(verified, viewerOf(verified));
+      if (loginRefusal(verified, await currentSettings(services.commands)))
+        return { user: view, message: 'Email verification succeeded.' };
+      const token = await logIn(services, verified, res, req.secure, meta);
+      return {
+        user: view,
+        authToken: { token: token.token, expires: token.expires, scope: token.scope },
+        message: 'Email verification succeeded.',
+      };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: 'verification',
+    summary: 'Send verification email.',
+    access: 'public',
+    params: [param.requiredString('login', { strip: true, description: 'Your login or email address.' })],
+    async handler({ params, services, meta, req }) {
+      const name = params.login.toLowerCase();
+      const user = name.includes('@')
+        ? await services.readModel.users.getByEmail(name)
+        : await services.readModel.users.getByLogin(name);
+      if (!user) throw new RestError('That login is not registered.', 401);
+      await sendVerificationEmail(services, user, requestOrigin(req), meta);
+      return { message: 'Sent verification email.' };
+    },
+  }),
+];
