@@ -97,8 +97,16 @@ export async function deleteUser(services: Services, userId: string, meta: Reque
     await services.projector.waitFor(await services.eventStore.headPosition());
     blobIds = await services.readModel.files.blobIdsUnderRoot(userId);
     return [
-      { streamId: loginStream(state.login), expectedState: login.expected, events: toNewEvents([release(userId)], meta) },
-      { streamId: emailStream(state.email), expectedState: email.expected, events: toNewEvents([release(userId)], meta) },
+      {
+        streamId: loginStream(state.login),
+        expectedState: login.expected,
+        events: toNewEvents([release(userId)], meta),
+      },
+      {
+        streamId: emailStream(state.email),
+        expectedState: email.expected,
+        events: toNewEvents([release(userId)], meta),
+      },
     ];
   });
   await reclaimBlobs(services, blobIds);

@@ -64,6 +64,7 @@ export function totpMatches(key: string, code: string, nowMs: number): boolean {
  * label `issuer:login`, then the secret and the issuer.
  */
 export function totpUri(key: string, login: string, issuer: string): string {
-  const quote = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const quote = (text: string) =>
+    encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `otpauth://totp/${quote(issuer)}:${quote(login)}?secret=${key}&issuer=${quote(issuer)}`;
 }

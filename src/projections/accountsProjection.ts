@@ -46,8 +46,10 @@ export const accountsProjection = projectionOf<UserEvent | TokenEvent | ApiKeyEv
     tx.users.update(userId, profile);
   },
   UserEmailVerified: (event, tx) => tx.users.update(event.data.userId, { emailVerified: true }),
-  UserOtpStarted: (event, tx) => tx.users.update(event.data.userId, { otp: { enabled: false, key: event.data.otp.key } }),
-  UserOtpEnabled: (event, tx) => tx.users.update(event.data.userId, { otp: { enabled: true, key: event.data.otp.key } }),
+  UserOtpStarted: (event, tx) =>
+    tx.users.update(event.data.userId, { otp: { enabled: false, key: event.data.otp.key } }),
+  UserOtpEnabled: (event, tx) =>
+    tx.users.update(event.data.userId, { otp: { enabled: true, key: event.data.otp.key } }),
   UserOtpRemoved: (event, tx) => tx.users.update(event.data.userId, { otp: null }),
   UserDeleted: (event, tx) => {
     const { userId } = event.data;

@@ -229,17 +229,13 @@ The link provided expires 24 hours after it was requested.</p>`),
 
     it('holds new accounts until an administrator enables them, with a notice each way', async () => {
       await setting('core.registration_policy', 'approve');
-      const registered = await api
-        .anonymous()
-        .post('/user')
-        .type('form')
-        .send({
-          login: 'carol',
-          email: 'carol@example.com',
-          firstName: '<b>Carol</b>',
-          lastName: 'C',
-          password: 'password1',
-        });
+      const registered = await api.anonymous().post('/user').type('form').send({
+        login: 'carol',
+        email: 'carol@example.com',
+        firstName: '<b>Carol</b>',
+        lastName: 'C',
+        password: 'password1',
+      });
       expect(registered.status).toBe(200);
       expect(registered.body).not.toHaveProperty('authToken');
       expect(registered.body.status).toBe('pending');
@@ -279,18 +275,14 @@ The link provided expires 24 hours after it was requested.</p>`),
 
     it('lets an administrator create accounts that need no approval', async () => {
       await setting('core.registration_policy', 'approve');
-      const created = await api
-        .as(admin)
-        .post('/user')
-        .type('form')
-        .send({
-          login: 'dave',
-          email: 'dave@example.com',
-          firstName: 'Dave',
-          lastName: 'D',
-          password: 'password1',
-          admin: 'true',
-        });
+      const created = await api.as(admin).post('/user').type('form').send({
+        login: 'dave',
+        email: 'dave@example.com',
+        firstName: 'Dave',
+        lastName: 'D',
+        password: 'password1',
+        admin: 'true',
+      });
       expect([created.status, created.body.status]).toEqual([200, 'enabled']);
       expect((await login('dave', 'password1')).status).toBe(200);
     });

@@ -61,13 +61,11 @@ function parse(raw: string, from: string, to: string[]): ReceivedMail {
 export class SmtpSink {
   readonly received: ReceivedMail[] = [];
   private waiting: (() => void)[] = [];
-  private constructor(
-    private readonly server: SMTPServer,
-    readonly port: number,
-  ) {}
+  private server!: SMTPServer;
+  port = 0;
 
   static async start(): Promise<SmtpSink> {
-    let sink: SmtpSink | undefined;
+    const sink = new SmtpSink();
     const server = new SMTPServer({
       authOptional: true,
       disabledCommands: ['STARTTLS'],
@@ -78,13 +76,14 @@ export class SmtpSink {
         stream.on('end', () => {
           const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
           const to = session.envelope.rcptTo.map((r) => r.address);
-          sink?.arrived(parse(Buffer.concat(chunks).toString('utf8'), from, to));
+          sink.arrived(parse(Buffer.concat(chunks).toString('utf8'), from, to));
           callback();
         });
       },
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    sink = new SmtpSink(server, (server.server.address() as AddressInfo).port);
+    sink.server = server;
+    sink.port = (server.server.address() as AddressInfo).port;
     return sink;
   }
 

@@ -4,7 +4,7 @@ import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { changePassword, revokeToken } from '../../commands/userCommands';
-import { hashToken } from '../../domain/token';
+import { mailedToken } from '../../queries/mailedToken';
 import { checkPassword } from '../passwordCheck';
 import { loadModel } from '../../queries/loaders';
 import { AccessLevel } from '../../domain/access';
@@ -45,7 +45,7 @@ export const userAccountRoutes: RouteDef[] = [
     summary: 'Change your password.',
     access: 'user',
     params: [
-      param.requiredString('old', { secret: true, description: 'Your current password.' }),
+      param.requiredString('old', { secret: true, description: 'Your current password or a temporary access token.' }),
       param.requiredString('new', { secret: true, description: 'Your new password.' }),
     ],
     async handler({ params, services, principal, meta, req }) {
@@ -54,10 +54,8 @@ export const userAccountRoutes: RouteDef[] = [
       // Not the password: it may be the temporary access token a password reset mailed (then used up).
       let temporary: string | undefined;
       if (!(await checkPassword(services, req, { userId: user._id }, user.passwordHash, params.old))) {
-        const token = await services.readModel.tokens.get(hashToken(params.old));
-        const valid =
-          token?.userId === user._id && Date.parse(token.expires) > Date.now() && token.scope.includes(Scope.TEMP_USER);
-        if (!valid) throw new AccessDeniedError('Old password is incorrect.');
+        const token = await mailedToken(services, user._id, params.old, Scope.TEMP_USER);
+        if (!token) throw new AccessDeniedError('Old password is incorrect.');
         temporary = token.hash;
       }
       await changePassword(services.commands, user._id, params.new, meta);

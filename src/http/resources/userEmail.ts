@@ -4,13 +4,13 @@ import { route } from '../routeTable';
 import { param } from '../params';
 import type { Services } from '../../services';
 import type { RequestMeta } from '../../commands/requestMeta';
-import type { TokenDoc, UserDoc } from '../../ports/readModel';
+import type { UserDoc } from '../../ports/readModel';
 import { AccessDeniedError, RestError } from '../../domain/errors';
-import { Scope, type ScopeName } from '../../domain/scopes';
-import { hashToken } from '../../domain/token';
+import { Scope } from '../../domain/scopes';
 import { loginRefusal } from '../../domain/loginPolicy';
 import { isObjectId } from '../../domain/ids';
 import { userView } from '../../queries/views';
+import { mailedToken } from '../../queries/mailedToken';
 import { viewerOf } from '../auth';
 import { setTokenCookie } from '../cookies';
 import { requestOrigin } from '../requestOrigin';
@@ -30,17 +30,6 @@ async function linkUser(services: Services, id: string): Promise<UserDoc> {
   const user = isObjectId(id) ? await services.readModel.users.get(id) : null;
   if (!user) throw new RestError(`Invalid user id (${id}).`);
   return user;
-}
-
-/**
- * The mailed token, when it is of this user, unexpired and of this scope; else null. (Girder first answers a token
- * that does not exist with `No such token: <token>`; here every refusal has the route's one message, which never
- * repeats the token.)
- */
-async function mailedToken(services: Services, user: UserDoc, token: string, scope: ScopeName): Promise<TokenDoc | null> {
-  const doc = await services.readModel.tokens.get(hashToken(token));
-  if (!doc || doc.userId !== user._id || Date.parse(doc.expires) <= Date.now() || !doc.scope.includes(scope)) return null;
-  return doc;
 }
 
 /** A login token for the user of a link, with its cookie (Girder's `sendAuthTokenCookie`). */
@@ -76,7 +65,7 @@ export const userEmailRoutes: RouteDef[] = [
     params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
     async handler({ path, params, services, meta, req, res }) {
       const user = await linkUser(services, path.id);
-      if (!(await mailedToken(services, user, params.token, Scope.TEMP_USER)))
+      if (!(await mailedToken(services, user._id, params.token, Scope.TEMP_USER)))
         throw new AccessDeniedError('The token does not grant temporary access to this user.');
       // The temporary token stays valid: the password change that follows names it as the old password.
       const token = await logIn(services, user, res, req.secure, meta);
@@ -95,7 +84,7 @@ export const userEmailRoutes: RouteDef[] = [
     params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
     async handler({ path, params, services, meta, req, res }) {
       const user = await linkUser(services, path.id);
-      const mailed = await mailedToken(services, user, params.token, Scope.EMAIL_VERIFICATION);
+      const mailed = await mailedToken(services, user._id, params.token, Scope.EMAIL_VERIFICATION);
       if (!mailed) throw new AccessDeniedError('The token is invalid or expired.');
       await verifyEmail(services.commands, user._id, meta);
       await revokeToken(services.commands, mailed.hash, meta);

@@ -66,7 +66,11 @@ export class MongoUsers implements UserQueries {
     return (await this.source.get('users')).countDocuments({});
   }
   async admins() {
-    const rows = await (await this.source.get('users')).find({ admin: true }, { projection: USER_OUT, sort: { _id: 1 } }).toArray();
+    const rows = await (
+      await this.source.get('users')
+    )
+      .find({ admin: true }, { projection: USER_OUT, sort: { _id: 1 } })
+      .toArray();
     return Promise.all((rows as unknown as UserDoc[]).map((u) => withMemberships(this.source, u)));
   }
 }
@@ -89,7 +93,11 @@ export function userWrites(log: OperationLog): UserWrites {
         fields.firstName !== undefined && fields.lastName !== undefined
           ? { _lowerName: `${fields.lastName} ${fields.firstName}`.toLowerCase() }
           : {};
-      const set = { ...fields, ...(fields.email !== undefined ? { email: fields.email.toLowerCase() } : {}), ...lowerName };
+      const set = {
+        ...fields,
+        ...(fields.email !== undefined ? { email: fields.email.toLowerCase() } : {}),
+        ...lowerName,
+      };
       log.record(async (w) => w.update('users', { _id: id }, { $set: set }));
     },
     delete(id) {

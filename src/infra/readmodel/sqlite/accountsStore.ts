@@ -87,7 +87,10 @@ export class SqliteUsers implements UserQueries, UserWrites {
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
   }
   async admins() {
-    const rows = prepared(this.db, "SELECT doc FROM rm_users WHERE json_extract(doc, '$.admin') = 1 ORDER BY id").all() as {
+    const rows = prepared(
+      this.db,
+      "SELECT doc FROM rm_users WHERE json_extract(doc, '$.admin') = 1 ORDER BY id",
+    ).all() as {
       doc: string;
     }[];
     return rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc));
