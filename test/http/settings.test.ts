@@ -287,6 +287,27 @@ describe('system settings: every core key of Girder 3.2.15', () => {
     await unset('core.upload_minimum_chunk_size');
   });
 
+  it('switches API keys and the notification stream off and on again', async () => {
+    const key = await api.as(user).post('/api_key').type('form').send({ name: 'before' });
+    expect(key.status).toBe(200);
+    expect((await put('core.api_keys', 'false')).status).toBe(200);
+    expect((await put('core.enable_notification_stream', 'false')).status).toBe(200);
+    const off = { message: 'API key functionality is disabled on this instance.', type: 'rest' };
+    const create = await api.as(user).post('/api_key').type('form').send({ name: 'during' });
+    expect([create.status, create.body]).toEqual([400, off]);
+    const exchange = await api.anonymous().post('/api_key/token').type('form').send({ key: key.body.key });
+    expect([exchange.status, exchange.body]).toEqual([400, off]);
+    const stream = await api.as(user).get('/notification/stream').query({ timeout: 0 });
+    expect([stream.status, stream.body]).toEqual([
+      503,
+      { message: 'The notification stream is not enabled.', type: 'rest' },
+    ]);
+    await unset('core.api_keys');
+    await unset('core.enable_notification_stream');
+    expect((await api.anonymous().post('/api_key/token').type('form').send({ key: key.body.key })).status).toBe(200);
+    expect((await api.as(user).get('/notification/stream').query({ timeout: 0 })).status).toBe(200);
+  });
+
   describe('collection creation policy', () => {
     let groupId: string;
     let member: TestUser;

@@ -1,6 +1,7 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
+import { requireApiKeys } from '../featureSettings';
 import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import { API_KEY_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
@@ -93,6 +94,7 @@ export const apiKeyResource: Resource = {
       ],
       async handler({ params, services, principal, meta }) {
         const me = signedInUser(principal);
+        await requireApiKeys(services);
         const id = await createApiKey(
           services.commands,
           {
@@ -121,6 +123,7 @@ export const apiKeyResource: Resource = {
         }),
       ],
       async handler({ params, services, meta }) {
+        await requireApiKeys(services);
         const key = await services.readModel.apiKeys.getByKey(params.key);
         const token = await tokenFromApiKey(
           services.commands,
