@@ -221,6 +221,7 @@ describe('no secret reaches the log, whatever the route, the place or the spelli
             .join(', ')}`,
       ),
     ).toEqual([
+      'PUT system/setting: value, list',
       'PUT user/password: old, new',
       'PUT user/:id/password: password',
       'GET user/password/temporary/:id: token',

@@ -140,9 +140,14 @@ export const systemResource: Resource = {
       access: 'admin',
       params: [
         param.string('key', { description: 'The key identifying this setting.' }),
-        param.string('value', { description: 'The value for this setting (JSON is parsed; null unsets it).' }),
+        // Values are secret: one of them is the SMTP password (`core.smtp.password`), so no value reaches the log.
+        param.string('value', {
+          secret: true,
+          description: 'The value for this setting (JSON is parsed; null unsets it).',
+        }),
         param.json('list', {
           shape: 'array',
+          secret: true,
           description: 'A JSON list of objects with key and value representing a list of settings to set.',
         }),
       ],
