@@ -149,6 +149,17 @@ describe('two-factor login (TOTP)', () => {
     const types: string[] = [];
     for await (const event of api.runtime.services.eventStore.readStream(`user-${ann._id}`)) types.push(event.type);
     expect(types).toEqual(['UserRegistered', 'UserOtpStarted', 'UserOtpStarted', 'UserOtpEnabled', 'UserOtpRemoved']);
+    // The administrators' event stream shows the changes, never the key.
+    const listener = await api.listen();
+    const stream = listener.sse('/events?since=0', { 'Girder-Token': admin.token });
+    await stream.waitFor((events) => events.some((e) => e.event === 'UserOtpRemoved'));
+    stream.close();
+    const startedEvents = stream.events.filter((e) => e.event === 'UserOtpStarted');
+    expect(startedEvents.map((e) => (e.json as { data: unknown }).data)).toEqual([
+      { userId: ann._id },
+      { userId: ann._id },
+    ]);
+    expect(stream.body).not.toContain(key);
   });
 
   it('refuses a code from a user who has none, and finishing what was never started', async () => {
