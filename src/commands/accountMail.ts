@@ -7,6 +7,7 @@ import {
   accountApprovalMail,
   accountApprovedMail,
   emailVerificationMail,
+  groupInviteMail,
   temporaryAccessMail,
   type MailFrame,
 } from '../domain/mailTemplates';
@@ -110,5 +111,21 @@ export async function sendApprovedNotice(services: Services, user: UserDoc, orig
     subject: `${context.frame.brandName}: Account approved`,
     html: accountApprovedMail(context.frame, context.frame.host),
     to: [user.email],
+  });
+}
+
+/** `POST /group/:id/invitation` without `quiet` or `force`: the invited user is told, with a link to the group. */
+export async function sendGroupInvitation(
+  services: Services,
+  invited: UserDoc,
+  inviter: UserDoc,
+  group: { _id: string; name: string },
+  origin: string,
+): Promise<void> {
+  const context = await mailContext(services, origin);
+  send(services, context, {
+    subject: `${context.frame.brandName}: You've been invited to a group`,
+    html: groupInviteMail(context.frame, invited, inviter, group),
+    to: [invited.email],
   });
 }

@@ -91,3 +91,22 @@ export const accountApprovedMail = (frame: MailFrame, url: string): string =>
 
 ${link(url)}`,
   );
+
+/** groupInvite.mako: to a user invited into a group. */
+export const groupInviteMail = (
+  frame: MailFrame,
+  invited: { firstName: string },
+  inviter: { firstName: string; lastName: string; login: string },
+  group: { _id: string; name: string },
+): string =>
+  framed(
+    frame,
+    `<p>Hello ${escapeHtml(invited.firstName)},</p>
+
+<p>
+<b>${escapeHtml(inviter.firstName)} ${escapeHtml(inviter.lastName)} (${escapeHtml(inviter.login)})</b> has invited
+you to join the <b>${escapeHtml(group.name)}</b> group! To join the group,
+<a href="${escapeHtml(frame.host)}#group/${group._id}">click here</a> and then click
+"Join group".
+</p>`,
+  );

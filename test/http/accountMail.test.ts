@@ -224,6 +224,43 @@ The link provided expires 24 hours after it was requested.</p>`),
     });
   });
 
+  describe('group invitations', () => {
+    it('tells an invited user, unless quiet or added by force', async () => {
+      const group = await api.as(admin).post('/group').type('form').send({ name: 'Lab <1>' });
+      expect(group.status).toBe(200);
+      const groupId = group.body._id as string;
+      const [quiet, forced, told] = await Promise.all([
+        api.createUser('quietly'),
+        api.createUser('forced'),
+        api.createUser('toldone', { firstName: 'Tess' }),
+      ]);
+      const invite = (user: TestUser, extra: Record<string, string> = {}) =>
+        api
+          .as(admin)
+          .post(`/group/${groupId}/invitation`)
+          .type('form')
+          .send({ userId: user._id, ...extra });
+      expect((await invite(quiet, { quiet: 'true' })).status).toBe(200);
+      expect((await invite(forced, { force: 'true' })).status).toBe(200);
+      expect((await invite(told)).status).toBe(200);
+      const mail = await smtp.next('toldone@example.com');
+      expect(mail.subject).toBe("Folder Service: You've been invited to a group");
+      expect(mail.html).toBe(
+        framed(`<p>Hello Tess,</p>
+
+<p>
+<b>First Last (admin)</b> has invited
+you to join the <b>Lab &lt;1&gt;</b> group! To join the group,
+<a href="${HOST}#group/${groupId}">click here</a> and then click
+"Join group".
+</p>`),
+      );
+      // Their sends would have begun before this one's: a little more time, and nothing came for them.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(smtp.received.filter((m) => m.to.some((to) => /^(quietly|forced)@/.test(to)))).toEqual([]);
+    });
+  });
+
   describe('registration policy approve', () => {
     afterAll(() => setting('core.registration_policy', 'open'));
 
