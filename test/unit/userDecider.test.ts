@@ -111,9 +111,7 @@ describe('user decider', () => {
 
   it('takes two-factor login through started, enabled and removed, refusing steps out of order', () => {
     const d = userDeciderFor('u');
-    const registered = foldEvents(userDecider, [
-      { type: 'UserRegistered', data: { ...REGISTERED, userId: 'u' } } as UserEvent,
-    ]);
+    const registered = foldEvents(userDecider, [{ type: 'UserRegistered', data: { ...REGISTERED, userId: 'u' } }]);
     expect(() => d.decide({ type: 'EnableOtp' }, registered)).toThrow(
       'The user has not initialized one-time passwords.',
     );
