@@ -21,9 +21,9 @@ const ENTRIES = [
   'workers/appendProjectingWorker.ts',
   // Required by appendProjectingWorker with its first write to project: a bundle of its own, loaded only then.
   'workers/projectAppended.ts',
-  'infra/eventstore/sqlite/appendWorkerThread.ts',
-  'infra/readmodel/sqlite/replayWriterThread.ts',
-  'infra/sqlite/offLoopReadsThread.ts',
+  'workers/appendWorkerThread.ts',
+  'workers/replayWriterThread.ts',
+  'workers/offLoopReadsThread.ts',
   'infra/blobs/sha512Thread.ts',
 ];
 

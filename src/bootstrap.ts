@@ -40,7 +40,7 @@ import { ProjectionInAppend } from './ports/projectionInAppend';
  */
 const LIVE_BATCH_BUDGET_MS = 20;
 
-export const VERSION: string = (
+const VERSION: string = (
   JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
 ).version;
 
@@ -48,7 +48,7 @@ export const VERSION: string = (
  * What the composition root hands back: route handlers, commands and queries receive `Services`, whose `readModel` is
  * the queries role only; the root itself (and tools and tests driving it) keeps the whole adapter, every role.
  */
-export type RuntimeServices = Services & { readModel: ReadModel };
+type RuntimeServices = Services & { readModel: ReadModel };
 
 export interface Runtime {
   services: RuntimeServices;
@@ -200,12 +200,12 @@ export async function createEventStore(
  * The configured read model: SQLite, or MongoDB (READ_MODEL=mongodb, MONGODB_URL); see
  * src/infra/readmodel/createReadModel.ts (which also lets test runs put the MongoDB adapter over the driver stand-in).
  */
-export async function createReadModel(config: Config, db: SqliteDatabase): Promise<ReadModel> {
+async function createReadModel(config: Config, db: SqliteDatabase): Promise<ReadModel> {
   return openReadModel(config, db);
 }
 
 /** The configured blob store: files under DATA_DIR/blobs, or GridFS (BLOB_STORE=gridfs) in MONGODB_URL's database. */
-export async function createBlobStore(config: Config): Promise<BlobStore> {
+async function createBlobStore(config: Config): Promise<BlobStore> {
   switch (config.blobStore) {
     case 'fs':
       return new FsBlobStore(path.join(config.dataDir, 'blobs'), { sweepGraceMs: config.blobSweepGraceMs });

@@ -6,12 +6,12 @@ export const EVENT_STORES = ['sqlite', 'kurrentdb'] as const;
 export const READ_MODELS = ['sqlite', 'mongodb'] as const;
 export const BLOB_STORES = ['fs', 'gridfs'] as const;
 /** Connection-string schemes `@kurrent/kurrentdb-client` accepts (esdb is its deprecated alias). */
-export const KURRENTDB_URL_SCHEMES = ['kurrentdb', 'kurrent', 'kdb', 'esdb'].flatMap((s) => [s, `${s}+discover`]);
-export const MONGODB_URL_SCHEMES = ['mongodb', 'mongodb+srv'];
+const KURRENTDB_URL_SCHEMES = ['kurrentdb', 'kurrent', 'kdb', 'esdb'].flatMap((s) => [s, `${s}+discover`]);
+const MONGODB_URL_SCHEMES = ['mongodb', 'mongodb+srv'];
 
-export type EventStoreKind = (typeof EVENT_STORES)[number];
-export type ReadModelKind = (typeof READ_MODELS)[number];
-export type BlobStoreKind = (typeof BLOB_STORES)[number];
+type EventStoreKind = (typeof EVENT_STORES)[number];
+type ReadModelKind = (typeof READ_MODELS)[number];
+type BlobStoreKind = (typeof BLOB_STORES)[number];
 
 export interface Config {
   port: number;
@@ -92,7 +92,7 @@ export interface Config {
 }
 
 /** A configuration mistake, worded for a one-line startup error. */
-export class ConfigError extends Error {
+class ConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';
@@ -168,7 +168,7 @@ const fileOrigin = z.string().transform((value, ctx): string => {
 });
 
 /** The shortest FILE_URL_SECRET accepted: 32 characters (at least 128 bits if random base64 or hex). */
-export const MIN_FILE_URL_SECRET_LENGTH = 32;
+const MIN_FILE_URL_SECRET_LENGTH = 32;
 
 const positiveInteger = (name: string) =>
   z.coerce

@@ -36,7 +36,7 @@ export type HookListener<Info = Record<string, unknown>> = (event: HookEvent<Inf
  * The access a listener declares (same modes as routes). A listener of a `rest.*.before` event that declares none
  * requires a site administrator, as Girder's `_defaultAccess`: a plugin cannot lower a route's access by accident.
  */
-export type HookAccess = 'public' | 'user' | 'admin' | 'token';
+type HookAccess = 'public' | 'user' | 'admin' | 'token';
 
 export interface ListenerOptions {
   access?: HookAccess;

@@ -20,7 +20,7 @@ import type { NotificationOwner, NotificationRecord, NotificationStore } from '.
 export type { NotificationOwner, NotificationRecord } from '../ports/notificationStore';
 
 /** The owner filter of a record: the user when there is one, else the token (Girder's `Notification.get`). */
-export function ownsRecord(owner: NotificationOwner, record: NotificationRecord): boolean {
+function ownsRecord(owner: NotificationOwner, record: NotificationRecord): boolean {
   if (owner.userId) return record.userId === owner.userId;
   if (owner.tokenId) return record.userId === undefined && record.tokenId === owner.tokenId;
   return false;

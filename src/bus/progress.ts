@@ -21,7 +21,7 @@ import type { BulkProgressBus } from './bulkProgress';
 const ACTIVE_TTL_MS = 60 * 60 * 1000;
 const FINISHED_TTL_MS = 30 * 1000;
 /** Minimum time between two writes of `update()` (Girder's `interval=0.5`). */
-export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
+const DEFAULT_PROGRESS_INTERVAL_MS = 500;
 
 export interface ProgressStartOptions {
   /** Whether to record progress at all (the route's `progress` parameter). */
@@ -45,7 +45,7 @@ export interface ProgressStartOptions {
   resourceName?: string | null;
 }
 
-export interface ProgressUpdate {
+interface ProgressUpdate {
   total?: number;
   current?: number;
   /** Added to `current` (before `current`, if both are given, is applied: do not pass both). */
@@ -86,7 +86,7 @@ export const noProgress: ProgressContext = Object.freeze({
 });
 
 /** The final message of a failed task (Girder: `Error: <msg>` only for ValidationException/RestException). */
-export function progressErrorMessage(error: unknown): string {
+function progressErrorMessage(error: unknown): string {
   return error instanceof RestError || error instanceof ValidationError ? `Error: ${error.message}` : 'Error';
 }
 

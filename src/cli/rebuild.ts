@@ -22,7 +22,7 @@ const describe = (p: RebuildProgress) =>
  * The projections are not split: one dispatch table (src/projections/index.ts) feeds every read model under one
  * checkpoint, so `--projection` accepts only that one name.
  */
-export const PROJECTION_NAMES = [READ_MODELS_CHECKPOINT] as const;
+const PROJECTION_NAMES = [READ_MODELS_CHECKPOINT] as const;
 
 /** `[--projection NAME]` (or `--projection=NAME`). */
 function checkRebuildArgs(args: string[]): void {

@@ -22,7 +22,7 @@ export interface CommandStores {
 }
 
 /** Whether the configured deployment keeps anything in DATA_DIR's SQLite file. */
-export function usesSqliteFile(config: Config): boolean {
+function usesSqliteFile(config: Config): boolean {
   return config.eventStore === 'sqlite' || (config.readModel === 'sqlite' && mongoStandInMode() === null);
 }
 

@@ -130,7 +130,7 @@ async function verifySqlite(config: Config, projection: Projection): Promise<{ r
 }
 
 /** Dumps the read models of `db`, replays the log into them up to their checkpoint, and compares the two dumps. */
-export async function compareWithReplay(
+async function compareWithReplay(
   db: SqliteDatabase,
   store: EventStore = new SqliteEventStore(db),
   projection: Projection = readModelProjection,
@@ -236,7 +236,7 @@ const show = (value: unknown): string => {
 };
 
 /** One line per difference: a row only one side has, or the columns in which a row (same key) differs. */
-export function diffDumps(
+function diffDumps(
   keyColumns: (table: string) => string[],
   live: Record<string, unknown[]>,
   replayed: Record<string, unknown[]>,

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { EventStore, ExpectedState, NewEvent, RecordedEvent, StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError, WrongExpectedVersionError } from '../ports/eventStore';
 import { decideOn, type Decider, type DomainEvent } from '../domain/decider';
 import { ProjectionStoppedError, type Projector } from '../projections/projector';
 import type { RequestMeta } from './requestMeta';
+import { withCommandEventIds } from './eventIds';
 
 export interface LoadedStream<State> {
   state: State;
@@ -73,16 +75,19 @@ export class CommandRunner {
   }
 
   /**
-   * Runs `attempt` (load → decide → build appends) and appends atomically; on a concurrency conflict runs it again
-   * against the new state. Resolves with the attempt's result once the read models have caught up.
+   * Runs `attempt` (load → decide → build appends) and appends atomically, the events' ids derived from the command
+   * (so a store that repeats an append with an unknown outcome sends the same events); on a concurrency conflict runs
+   * it again against the new state. Resolves with the attempt's result once the read models have caught up.
    */
   async run<R>(attempt: () => Promise<{ appends: StreamAppend[]; result: R }>): Promise<R> {
+    // The command's id: with the attempt and each event's index it fixes the events' ids (./eventIds.ts).
+    const commandId = randomUUID();
     for (let n = 1; ; n++) {
       const { appends, result } = await attempt();
       const nonEmpty = appends.filter((a) => a.events.length > 0);
       if (nonEmpty.length === 0) return result;
       try {
-        const { position } = await this.store.appendToStreams(nonEmpty);
+        const { position } = await this.store.appendToStreams(withCommandEventIds(nonEmpty, commandId, n));
         try {
           await this.projector.waitFor(position);
         } catch (error) {

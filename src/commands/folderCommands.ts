@@ -4,9 +4,8 @@ import { StreamNotFoundError } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
 import { decideOn } from '../domain/decider';
 import { toNewEvents } from './commandRunner';
+import { FOLDER_TREE_STREAM, FolderTreeChangedSchema } from '../domain/folderEvents';
 import {
-  FOLDER_TREE_STREAM,
-  FolderTreeChangedSchema,
   folderDecider,
   folderStateFor,
   folderStateFromDoc,
@@ -18,7 +17,7 @@ import { AccessLevel, copyAccess, emptyAccess, withUserAccess, type AccessList, 
 import type { Metadata } from '../domain/metadata';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
-import { loadParent, type ParentDoc } from '../queries/loaders';
+import type { LoadedParent } from '../queries/models';
 import { guardSiblingName, type SiblingLookup } from './siblingNames';
 import type { ParentType } from '../domain/parents';
 
@@ -47,7 +46,7 @@ export async function loadFolder(services: Services, folderId: string) {
  * creator then gets ADMIN, and an explicit `public` wins.
  */
 export function inheritedAcl(
-  parent: ParentDoc,
+  parent: LoadedParent,
   creatorId: string | null,
   explicitPublic?: boolean,
 ): { public?: boolean; access: AccessList } {
@@ -70,7 +69,7 @@ export function siblingLookup(services: Services): SiblingLookup {
 }
 
 export interface CreateFolderInput {
-  parent: ParentDoc;
+  parent: LoadedParent;
   name: string;
   description: string;
   reuseExisting: boolean;
@@ -154,12 +153,11 @@ async function lastEventOf(
 
 export interface UpdateFolderInput {
   folderId: string;
-  viewer: Viewer | null;
   name?: string;
   description?: string;
   metadata?: Metadata;
-  /** Given only when both `parentType` and `parentId` were passed. */
-  move?: { parentType: ParentType; parentId: string };
+  /** The destination, loaded at WRITE by the route: given only when both `parentType` and `parentId` were passed. */
+  move?: LoadedParent;
 }
 
 /**
@@ -189,13 +187,7 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
     const appends: StreamAppend[] = [];
 
     if (input.move) {
-      const parent = await loadParent(
-        services,
-        input.move.parentType,
-        input.move.parentId,
-        input.viewer,
-        AccessLevel.WRITE,
-      );
+      const parent = input.move;
       if (parent.type !== after.parentType || parent.doc._id !== after.parentId) {
         // Serialise with every other move, and check against a read model that reflects all of them.
         const tree = await lastEventOf(services, FOLDER_TREE_STREAM);

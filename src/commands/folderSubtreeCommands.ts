@@ -18,7 +18,7 @@ import type { Viewer } from '../domain/access';
 import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
-import type { ParentDoc } from '../queries/loaders';
+import type { LoadedParent } from '../queries/models';
 
 /**
  * Subtree operations: delete a folder, empty it, copy it. Each is ONE event (docs/subtree-operations.md) decided on
@@ -85,7 +85,7 @@ export function clearFolderContents(services: Services, folderId: string, meta: 
 export interface CopyFolderInput {
   sourceId: string;
   /** The new parent (loaded by the route: with WRITE when given, else the source's own parent without a check). */
-  parent: ParentDoc;
+  parent: LoadedParent;
   /** Absent or empty: the source's name. */
   name?: string;
   /** Absent: the source's description. */
@@ -98,7 +98,7 @@ export interface CopyFolderInput {
 /** Finds the first free name among `name`, `name (1)`, … under the parent and returns it with its guard. */
 async function freeName(
   services: Services,
-  parentType: ParentDoc['type'],
+  parentType: LoadedParent['type'],
   parentId: string,
   name: string,
 ): Promise<{ name: string; guard: NameGuard }> {

@@ -100,7 +100,7 @@ async function freeItemName(
  * revision, so of two writers giving a child that name one conflicts and, on its retry, sees the winner and moves on
  * to the next candidate. Nothing is released when an item leaves a name: the read model is the truth.
  */
-export async function claimItemName(
+async function claimItemName(
   services: Services,
   folderId: string,
   name: string,

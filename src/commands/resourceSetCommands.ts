@@ -1,11 +1,10 @@
 import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
 import type { FolderDoc, ItemDoc } from '../ports/readModel';
-import { AccessLevel, type Viewer } from '../domain/access';
+import { type Viewer } from '../domain/access';
 import { ValidationError } from '../domain/errors';
 import { refuseTakenSiblingName } from '../domain/folder';
-import { loadModel, type ParentDoc } from '../queries/loaders';
-import { loadItem } from '../queries/itemQueries';
+import type { LoadedParent, LoadedResources } from '../queries/models';
 import { updateFolder } from './folderCommands';
 import { copyFolder, deleteFolder } from './folderSubtreeCommands';
 import { copyItem, deleteItem, updateItem } from './itemCommands';
@@ -13,8 +12,8 @@ import { deleteCollection } from './collectionCommands';
 
 /**
  * Requests that name many resources (`PUT /resource/move`, `POST /resource/copy`, `DELETE /resource`) are decided
- * whole (issue 27, rule 4): every resource is loaded with the level its operation needs, and every check that does
- * not need a write is made, before the first write. A refusal (403, 400) thus leaves everything as it was; Girder
+ * whole (issue 27, rule 4): every resource is loaded with the level its operation needs (the route's declared
+ * resource set), and every check that does not need a write is made, before the first write. A refusal (403, 400) thus leaves everything as it was; Girder
  * acts resource by resource and can refuse after some have moved, been copied or deleted.
  *
  * Each `plan…` function makes the checks and returns the writes, which run in the request's order, each its own
@@ -22,47 +21,26 @@ import { deleteCollection } from './collectionCommands';
  * concurrent write between them and the writes (another request deleting or renaming one of the resources): the write
  * it affects fails as it would alone, and the writes before it stay done.
  */
-export interface ResourceSet {
-  folder?: string[];
-  item?: string[];
-  collection?: string[];
-}
-
 /** The checked writes of a request: run them once every check has passed. */
 export type Writes = () => Promise<void>;
 
-/** Each id once, in the order given (a repeated id is one resource). */
-const unique = (ids: string[] | undefined): string[] => [...new Set(ids ?? [])];
-
-/** `PUT /resource/move`: WRITE on every folder and item, folders not underneath themselves nor onto a taken name. */
+/** `PUT /resource/move` (WRITE on every folder and item): folders not underneath themselves nor onto a taken name. */
 export async function planMove(
   services: Services,
-  resources: ResourceSet,
-  parent: ParentDoc,
-  viewer: Viewer | null,
+  resources: LoadedResources,
+  parent: LoadedParent,
   meta: RequestMeta,
 ): Promise<Writes> {
-  const folders: FolderDoc[] = [];
-  for (const id of unique(resources.folder)) {
-    const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.WRITE);
-    if (folder.parentCollection === parent.type && folder.parentId === parent.doc._id) continue;
-    folders.push(folder);
-  }
-  const items: ItemDoc[] = [];
-  for (const id of unique(resources.item)) {
-    const { item } = await loadItem(services, id, viewer, AccessLevel.WRITE);
-    if (parent.type === 'folder' && item.folderId !== parent.doc._id) items.push(item);
-  }
+  const folders = resources.folder.filter((f) => f.parentCollection !== parent.type || f.parentId !== parent.doc._id);
+  const items = resources.item
+    .map(({ item }) => item)
+    .filter((item) => parent.type === 'folder' && item.folderId !== parent.doc._id);
   await checkFolderMoves(services, folders, parent);
   // Loaded at WRITE once: the destination is every moved item's new folder.
   const destination = parent.type === 'folder' ? parent.doc : null;
   return async () => {
     for (const folder of folders) {
-      await updateFolder(
-        services,
-        { folderId: folder._id, viewer, move: { parentType: parent.type, parentId: parent.doc._id } },
-        meta,
-      );
+      await updateFolder(services, { folderId: folder._id, move: parent }, meta);
     }
     // An item takes a free name in its new folder (`name (1)`), so items need no name check.
     for (const item of items)
@@ -71,7 +49,7 @@ export async function planMove(
 }
 
 /** The move's own refusals, for all the folders at once: underneath itself, or a name the destination holds. */
-async function checkFolderMoves(services: Services, folders: FolderDoc[], parent: ParentDoc): Promise<void> {
+async function checkFolderMoves(services: Services, folders: FolderDoc[], parent: LoadedParent): Promise<void> {
   if (folders.length === 0) return;
   const targetPath =
     parent.type === 'folder' ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id] : [];
@@ -86,21 +64,18 @@ async function checkFolderMoves(services: Services, folders: FolderDoc[], parent
 }
 
 /**
- * `POST /resource/copy`: READ on every item and folder named. A folder's copy takes the subfolders the copier reads,
+ * `POST /resource/copy` (READ on every item and folder named). A folder's copy takes the subfolders the copier reads,
  * as `POST /folder/:id/copy` does (Girder's copyFolder): an unreadable subfolder is left out, never copied.
  */
-export async function planCopy(
+export function planCopy(
   services: Services,
-  resources: ResourceSet,
-  parent: ParentDoc,
+  resources: LoadedResources,
+  parent: LoadedParent,
   copier: Viewer,
   meta: RequestMeta,
-): Promise<Writes> {
-  const items: ItemDoc[] = [];
-  for (const id of unique(resources.item)) items.push((await loadItem(services, id, copier, AccessLevel.READ)).item);
-  const folders: FolderDoc[] = [];
-  for (const id of unique(resources.folder))
-    folders.push(await loadModel(services, 'folder', id, copier, AccessLevel.READ));
+): Writes {
+  const items = resources.item.map(({ item }) => item);
+  const folders = resources.folder;
   const destination = parent.type === 'folder' ? parent.doc : null;
   return async () => {
     for (const item of items)
@@ -111,22 +86,13 @@ export async function planCopy(
 }
 
 /**
- * `DELETE /resource`: ADMIN on every collection, folder and item named. A resource inside another one the request
+ * `DELETE /resource` (ADMIN on every collection, folder and item named). A resource inside another one the request
  * deletes goes with it (its own delete would find it gone and answer 400 half-way).
  */
-export async function planDelete(
-  services: Services,
-  resources: ResourceSet,
-  viewer: Viewer | null,
-  meta: RequestMeta,
-): Promise<Writes> {
-  const collections = unique(resources.collection);
-  for (const id of collections) await loadModel(services, 'collection', id, viewer, AccessLevel.ADMIN);
-  const folders: FolderDoc[] = [];
-  for (const id of unique(resources.folder))
-    folders.push(await loadModel(services, 'folder', id, viewer, AccessLevel.ADMIN));
-  const items: ItemDoc[] = [];
-  for (const id of unique(resources.item)) items.push((await loadItem(services, id, viewer, AccessLevel.ADMIN)).item);
+export async function planDelete(services: Services, resources: LoadedResources, meta: RequestMeta): Promise<Writes> {
+  const collections = resources.collection.map((c) => c._id);
+  const folders = resources.folder;
+  const items = resources.item.map(({ item }) => item);
 
   const removedRoots = new Set(collections);
   const removedFolders = new Set(folders.map((f) => f._id));
@@ -142,9 +108,8 @@ export async function planDelete(
     if (!inRemoved(path, item.baseParentId)) keptItems.push(item);
   }
 
-  const order = Object.keys(resources);
   return async () => {
-    for (const kind of order) {
+    for (const kind of resources.order) {
       if (kind === 'collection') for (const id of collections) await deleteCollection(services, id, meta);
       if (kind === 'folder') for (const folder of keptFolders) await deleteFolder(services, folder._id, meta);
       if (kind === 'item') for (const item of keptItems) await deleteItem(services, item._id, meta);

@@ -10,7 +10,7 @@ import { decideOn } from '../domain/decider';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId, newId } from '../domain/ids';
-import { loadParent, type ParentDoc } from '../queries/loaders';
+import type { LoadedParent } from '../queries/models';
 import { historyOf } from '../queries/history';
 import type { ParentType } from '../domain/parents';
 
@@ -25,11 +25,11 @@ import type { ParentType } from '../domain/parents';
 export interface RestoreFolderInput {
   folderId: string;
   viewer: Viewer;
-  /** Where to restore it: given, or (absent) the parent it had when removed. */
-  parent?: { type: ParentType; id: string };
+  /** Where to restore it, loaded at WRITE by the route; absent: the parent it had when removed. */
+  parent?: LoadedParent;
 }
 
-export const PURGED_MESSAGE = "The folder's files were purged; it can no longer be restored.";
+const PURGED_MESSAGE = "The folder's files were purged; it can no longer be restored.";
 
 /** The first free name among `name`, `name (1)`, … under the parent, with the guard whose claim takes it. */
 async function freeName(
@@ -47,7 +47,7 @@ async function freeName(
 }
 
 /** The parent the folder had when removed, if it still exists. */
-async function originalParent(services: Services, type: ParentType, id: string): Promise<ParentDoc | null> {
+async function originalParent(services: Services, type: ParentType, id: string): Promise<LoadedParent | null> {
   const rm = services.readModel;
   if (type === 'folder') {
     const doc = await rm.folders.get(id);
@@ -79,9 +79,7 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
     throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'folder', folderId, viewer));
   if (!removed) throw new RestError('The folder is not deleted.');
 
-  const parent = input.parent
-    ? await loadParent(services, input.parent.type, input.parent.id, viewer, AccessLevel.WRITE)
-    : await originalParent(services, removed.doc.parentCollection, removed.doc.parentId);
+  const parent = input.parent ?? (await originalParent(services, removed.doc.parentCollection, removed.doc.parentId));
   if (!parent) throw new ValidationError('The original parent no longer exists; pass parentId.', 'parentId');
 
   const { blobIds } = await history.restorable(folderId, removed.position);

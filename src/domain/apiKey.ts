@@ -9,13 +9,13 @@ export const apiKeyStream = (id: string): string => `apikey-${id}`;
  * registered admin scopes when the key's owner is a site administrator. `core.user_auth` is not among them: a key
  * with no scope list (null) is what grants full access.
  */
-export const USER_KEY_SCOPES: readonly string[] = [
+const USER_KEY_SCOPES: readonly string[] = [
   'core.user_info.read',
   'core.data.read',
   'core.data.write',
   'core.data.own',
 ];
-export const ADMIN_KEY_SCOPES: readonly string[] = [
+const ADMIN_KEY_SCOPES: readonly string[] = [
   'core.plugins.read',
   'core.setting.read',
   'core.assetstore.read',
@@ -28,7 +28,7 @@ export const ADMIN_KEY_SCOPES: readonly string[] = [
  * `key`: 40 random characters, shown to the owner like Girder does. `scope`: null = tokens get `core.user_auth`
  * (full access). `tokenDuration`: maximum lifetime in days of the tokens it issues; null = the login token lifetime.
  */
-export const ApiKeySnapshotSchema = z.object({
+const ApiKeySnapshotSchema = z.object({
   apiKeyId: z.string(),
   userId: z.string(),
   name: z.string(),
@@ -39,10 +39,10 @@ export const ApiKeySnapshotSchema = z.object({
   created: z.string(),
   lastUse: z.string().nullable(),
 });
-export const ApiKeyDeletedSchema = z.object({ apiKeyId: z.string(), userId: z.string() });
+const ApiKeyDeletedSchema = z.object({ apiKeyId: z.string(), userId: z.string() });
 
 /** Not published (`/events/schema`): the snapshot holds the key's secret. */
-export const apiKeyEventSchemas = {
+const apiKeyEventSchemas = {
   ApiKeyCreated: ApiKeySnapshotSchema,
   ApiKeyUpdated: ApiKeySnapshotSchema,
   ApiKeyDeleted: ApiKeyDeletedSchema,

@@ -7,7 +7,7 @@ export const collectionStream = (id: string): string => `collection-${id}`;
 
 // ---- events: zod schemas, checked before every append (the data shapes are those already in existing logs) ----
 
-export const CollectionCreatedSchema = z.object({
+const CollectionCreatedSchema = z.object({
   collectionId: z.string(),
   name: z.string(),
   description: z.string(),
@@ -18,7 +18,7 @@ export const CollectionCreatedSchema = z.object({
 });
 
 /** Name and/or description replaced (when given); `updated` always advances. */
-export const CollectionUpdatedSchema = z.object({
+const CollectionUpdatedSchema = z.object({
   collectionId: z.string(),
   name: z.string().optional(),
   description: z.string().optional(),
@@ -26,7 +26,7 @@ export const CollectionUpdatedSchema = z.object({
 });
 
 /** The ACL was replaced; `public`/`publicFlags` are present when they were set too. */
-export const CollectionAccessChangedSchema = z.object({
+const CollectionAccessChangedSchema = z.object({
   collectionId: z.string(),
   access: accessListSchema,
   public: z.boolean().optional(),
@@ -34,19 +34,19 @@ export const CollectionAccessChangedSchema = z.object({
 });
 
 /** The collection and everything under it are gone (applied set-wise by the projection); `name` is released. */
-export const CollectionDeletedSchema = z.object({ collectionId: z.string(), name: z.string() });
+const CollectionDeletedSchema = z.object({ collectionId: z.string(), name: z.string() });
 
-export const collectionEventSchemas = {
+const collectionEventSchemas = {
   CollectionCreated: CollectionCreatedSchema,
   CollectionUpdated: CollectionUpdatedSchema,
   CollectionAccessChanged: CollectionAccessChangedSchema,
   CollectionDeleted: CollectionDeletedSchema,
 } as const;
 
-export type CollectionCreatedData = z.infer<typeof CollectionCreatedSchema>;
-export type CollectionUpdatedData = z.infer<typeof CollectionUpdatedSchema>;
-export type CollectionAccessChangedData = z.infer<typeof CollectionAccessChangedSchema>;
-export type CollectionDeletedData = z.infer<typeof CollectionDeletedSchema>;
+type CollectionCreatedData = z.infer<typeof CollectionCreatedSchema>;
+type CollectionUpdatedData = z.infer<typeof CollectionUpdatedSchema>;
+type CollectionAccessChangedData = z.infer<typeof CollectionAccessChangedSchema>;
+type CollectionDeletedData = z.infer<typeof CollectionDeletedSchema>;
 
 export type CollectionEvent =
   | DomainEvent<'CollectionCreated', CollectionCreatedData>

@@ -19,7 +19,7 @@ export type AddAllowed = (typeof ADD_ALLOWED)[number];
 
 // ---- events: the zod schemas are the published contract for subscribers ----
 
-export const GroupCreatedSchema = z.object({
+const GroupCreatedSchema = z.object({
   groupId: z.string(),
   name: z.string(),
   description: z.string(),
@@ -28,7 +28,7 @@ export const GroupCreatedSchema = z.object({
   created: z.string(),
 });
 /** `PUT /group/:id`: the fields given are replaced; `updated` always advances. */
-export const GroupUpdatedSchema = z.object({
+const GroupUpdatedSchema = z.object({
   groupId: z.string(),
   name: z.string().optional(),
   description: z.string().optional(),
@@ -37,18 +37,18 @@ export const GroupUpdatedSchema = z.object({
   updated: z.string(),
 });
 /** The user is a member at `level` (added, accepted an invitation, request granted, or level changed). */
-export const GroupMemberSetSchema = z.object({ groupId: z.string(), userId: z.string(), level: levelSchema });
+const GroupMemberSetSchema = z.object({ groupId: z.string(), userId: z.string(), level: levelSchema });
 /** The user is invited (replacing an earlier invitation); on joining they become a member at `level`. */
-export const GroupUserInvitedSchema = z.object({ groupId: z.string(), userId: z.string(), level: levelSchema });
-export const GroupJoinRequestedSchema = z.object({ groupId: z.string(), userId: z.string() });
+const GroupUserInvitedSchema = z.object({ groupId: z.string(), userId: z.string(), level: levelSchema });
+const GroupJoinRequestedSchema = z.object({ groupId: z.string(), userId: z.string() });
 /** The user's membership, invitation and request, whichever existed, are gone. */
-export const GroupUserRemovedSchema = z.object({ groupId: z.string(), userId: z.string() });
-export const GroupDeletedSchema = z.object({ groupId: z.string(), name: z.string() });
+const GroupUserRemovedSchema = z.object({ groupId: z.string(), userId: z.string() });
+const GroupDeletedSchema = z.object({ groupId: z.string(), name: z.string() });
 
-export type GroupCreatedData = z.infer<typeof GroupCreatedSchema>;
-export type GroupUpdatedData = z.infer<typeof GroupUpdatedSchema>;
-export type GroupMemberSetData = z.infer<typeof GroupMemberSetSchema>;
-export type GroupUserInvitedData = z.infer<typeof GroupUserInvitedSchema>;
+type GroupCreatedData = z.infer<typeof GroupCreatedSchema>;
+type GroupUpdatedData = z.infer<typeof GroupUpdatedSchema>;
+type GroupMemberSetData = z.infer<typeof GroupMemberSetSchema>;
+type GroupUserInvitedData = z.infer<typeof GroupUserInvitedSchema>;
 
 export type GroupEvent =
   | DomainEvent<'GroupCreated', GroupCreatedData>
@@ -59,7 +59,7 @@ export type GroupEvent =
   | DomainEvent<'GroupUserRemoved', z.infer<typeof GroupUserRemovedSchema>>
   | DomainEvent<'GroupDeleted', z.infer<typeof GroupDeletedSchema>>;
 
-export const groupEventSchemas = {
+const groupEventSchemas = {
   GroupCreated: GroupCreatedSchema,
   GroupUpdated: GroupUpdatedSchema,
   GroupMemberSet: GroupMemberSetSchema,
@@ -71,7 +71,7 @@ export const groupEventSchemas = {
 
 // ---- state ----
 
-export interface ActiveGroup {
+interface ActiveGroup {
   status: 'active';
   id: string;
   name: string;

@@ -8,7 +8,7 @@ import { checkUserJson } from './userJson';
 export type Metadata = Record<string, unknown>;
 
 /** Girder's validateKeys, in its order and with its messages (400 validation, no field). */
-export function validateMetadataKeys(keys: Iterable<string>): void {
+function validateMetadataKeys(keys: Iterable<string>): void {
   for (const key of keys) {
     if (!key) throw new ValidationError('Key names must not be empty.');
     if (key.includes('.')) throw new ValidationError(`Invalid key ${key}: keys must not contain the "." character.`);
@@ -71,7 +71,7 @@ function schemaError(
 }
 
 /** Python's repr of a JSON value (pprint's, with sorted keys, when `sorted`). */
-export function pyRepr(value: unknown, sorted: boolean): string {
+function pyRepr(value: unknown, sorted: boolean): string {
   if (value === null || value === undefined) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';

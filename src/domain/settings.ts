@@ -22,8 +22,8 @@ export const PUBLIC_SETTING_KEYS = [
   SettingKey.ENABLE_PASSWORD_LOGIN,
 ];
 
-export const SettingChangedSchema = z.object({ key: z.string(), value: z.unknown() });
-export const SettingUnsetSchema = z.object({ key: z.string() });
+const SettingChangedSchema = z.object({ key: z.string(), value: z.unknown() });
+const SettingUnsetSchema = z.object({ key: z.string() });
 
 export type SettingsEvent =
   | DomainEvent<'SettingChanged', z.infer<typeof SettingChangedSchema>>

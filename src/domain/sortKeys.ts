@@ -35,7 +35,7 @@ export function fixedSortKeys(
  * (sqlHelpers.ts `jsonPath`), so anything else is safe there. Metadata keys are stored under the same rules
  * (domain/metadata.ts: not empty, no `.`, no leading `$`).
  */
-export function isPathSegment(segment: string): boolean {
+function isPathSegment(segment: string): boolean {
   return segment.length > 0 && !segment.startsWith('$') && !segment.includes('\0');
 }
 

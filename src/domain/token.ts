@@ -5,7 +5,7 @@ import { assertEvent, type DomainEvent } from './decider';
 export const tokenStream = (hash: string): string => `token-${hash.slice(0, 40)}`;
 
 /** Not published (`/events/schema`); only the token's SHA-256 is ever recorded, never the token. */
-export const tokenEventSchemas = {
+const tokenEventSchemas = {
   TokenIssued: z.object({
     hash: z.string(),
     /** Absent on an anonymous session token (`GET /token/session` without a login, Girder's `public: true` token). */
@@ -18,7 +18,7 @@ export const tokenEventSchemas = {
   TokenRevoked: z.object({ hash: z.string() }),
 } as const;
 
-export type TokenIssuedData = z.infer<typeof tokenEventSchemas.TokenIssued>;
+type TokenIssuedData = z.infer<typeof tokenEventSchemas.TokenIssued>;
 export type TokenEvent =
   | DomainEvent<'TokenIssued', TokenIssuedData>
   | DomainEvent<'TokenRevoked', z.infer<typeof tokenEventSchemas.TokenRevoked>>;

@@ -12,7 +12,7 @@ import { AccessDeniedError, RestError, ValidationError } from './errors';
  */
 export const uploadStream = (id: string): string => `upload-${id}`;
 
-export const UploadStartedSchema = z.object({
+const UploadStartedSchema = z.object({
   uploadId: z.string(),
   userId: z.string(),
   name: z.string(),
@@ -28,20 +28,20 @@ export const UploadStartedSchema = z.object({
 });
 
 /** `length` bytes arrived at `offset` (they are durable in the partial file). */
-export const UploadChunkReceivedSchema = z.object({
+const UploadChunkReceivedSchema = z.object({
   uploadId: z.string(),
   offset: z.number().int().nonnegative(),
   length: z.number().int().nonnegative(),
   updated: z.string(),
 });
 
-export const UploadCompletedSchema = z.object({
+const UploadCompletedSchema = z.object({
   uploadId: z.string(),
   fileId: z.string(),
   itemId: z.string(),
   blobId: z.string(),
 });
-export const UploadCancelledSchema = z.object({ uploadId: z.string() });
+const UploadCancelledSchema = z.object({ uploadId: z.string() });
 
 export const uploadEventSchemas = {
   UploadStarted: UploadStartedSchema,

@@ -8,7 +8,7 @@ export const userStream = (id: string): string => `user-${id}`;
 export const FIRST_USER_STREAM = 'siteadmin-bootstrap';
 
 /** Not published (`/events/schema`): it holds the password hash. */
-export const UserRegisteredSchema = z.object({
+const UserRegisteredSchema = z.object({
   userId: z.string(),
   login: z.string(),
   email: z.string(),
@@ -25,11 +25,11 @@ export const UserRegisteredSchema = z.object({
   access: accessListSchema,
 });
 
-export const UserPasswordChangedSchema = z.object({ userId: z.string(), passwordHash: z.string() });
-export const UserStatusSchema = z.enum(['pending', 'enabled', 'disabled']);
+const UserPasswordChangedSchema = z.object({ userId: z.string(), passwordHash: z.string() });
+const UserStatusSchema = z.enum(['pending', 'enabled', 'disabled']);
 export type UserStatus = z.infer<typeof UserStatusSchema>;
 /** `PUT /user/:id`: the profile as it is after the change (Girder saves the whole document). */
-export const UserProfileUpdatedSchema = z.object({
+const UserProfileUpdatedSchema = z.object({
   userId: z.string(),
   firstName: z.string(),
   lastName: z.string(),
@@ -39,11 +39,11 @@ export const UserProfileUpdatedSchema = z.object({
 });
 const userOnly = z.object({ userId: z.string() });
 /** Not published: `otp` holds the TOTP secret (and `otp` is a redacted key wherever event data leaves). */
-export const UserOtpStartedSchema = z.object({ userId: z.string(), otp: z.object({ key: z.string() }) });
+const UserOtpStartedSchema = z.object({ userId: z.string(), otp: z.object({ key: z.string() }) });
 /** The key again, so the read model (which is written from events alone) can hold it with `enabled`. */
-export const UserOtpEnabledSchema = UserOtpStartedSchema;
+const UserOtpEnabledSchema = UserOtpStartedSchema;
 
-export const userEventSchemas = {
+const userEventSchemas = {
   UserRegistered: UserRegisteredSchema,
   UserPasswordChanged: UserPasswordChangedSchema,
   UserProfileUpdated: UserProfileUpdatedSchema,
@@ -54,7 +54,7 @@ export const userEventSchemas = {
   UserDeleted: userOnly,
 } as const;
 
-export type UserRegisteredData = z.infer<typeof UserRegisteredSchema>;
+type UserRegisteredData = z.infer<typeof UserRegisteredSchema>;
 export type UserEvent =
   | DomainEvent<'UserRegistered', UserRegisteredData>
   /** `PUT /user/password`, `PUT /user/:id/password`. */
@@ -69,7 +69,7 @@ export type UserEvent =
   | DomainEvent<'UserOtpRemoved', z.infer<typeof userOnly>>
   | DomainEvent<'UserDeleted', z.infer<typeof userOnly>>;
 
-export interface UserState {
+interface UserState {
   registered: boolean;
   deleted: boolean;
   /** The login and e-mail the user holds (their reservation streams name the user as owner). */

@@ -15,7 +15,7 @@ export const MAX_JSON_BYTES = 512 * 1024;
  * The nesting depth of a JSON value (a scalar is 0, `{}` and `[]` are 1), counted without recursion and giving up as
  * soon as it passes `limit`, so that a value nested 100,000 levels costs no stack and little time.
  */
-export function jsonDepthExceeds(value: unknown, limit: number): boolean {
+function jsonDepthExceeds(value: unknown, limit: number): boolean {
   const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     const { value: current, depth } = top;

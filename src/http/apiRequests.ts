@@ -11,6 +11,7 @@ import { decodeBody } from './bodyDecoding';
 import { checkAccessMode, resolvePrincipal } from './auth';
 import { parseJsonBody } from './params';
 import { loggableParamNames } from './secrets';
+import { loadModels } from './modelParams';
 import {
   RESPONSE_SENT,
   routeEventName,
@@ -71,7 +72,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
 
   /** Runs a route: access, params, handler; fires `.failed` when any of them throws. */
   async function runDefault(
-    ctxBase: Omit<RouteContext, 'params'>,
+    ctxBase: Omit<RouteContext, 'params' | 'models'>,
     route: RouteDef,
     info: { params: Record<string, string> },
     bodyBytes: Buffer | undefined,
@@ -87,7 +88,17 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
         const rawValue = spec.in === 'body' && given === undefined ? parseJsonBody(spec.name, bodyBytes) : given;
         parsed.push([spec.name, spec.parse(rawValue, ctxBase.principal.viewer)]);
       }
-      return await route.handler({ ...ctxBase, rawParams: raw, params: Object.fromEntries(parsed) });
+      const params = Object.fromEntries(parsed);
+      route.validate?.(params);
+      const models = route.models
+        ? await loadModels(route.models, {
+            readModel: services.readModel,
+            viewer: ctxBase.principal.viewer,
+            params,
+            path: ctxBase.path,
+          })
+        : {};
+      return await route.handler({ ...ctxBase, rawParams: raw, params, models });
     } catch (error) {
       await hooks.trigger(`${eventName}.failed`, info);
       throw error;
@@ -125,7 +136,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
       if (before.defaultPrevented && before.responses.length > 0) {
         result = before.responses[0];
       } else {
-        const ctxBase: Omit<RouteContext, 'params'> = {
+        const ctxBase: Omit<RouteContext, 'params' | 'models'> = {
           rawParams: raw,
           path: match.path,
           principal,

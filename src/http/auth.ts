@@ -11,7 +11,7 @@ import { TOKEN_PARAM } from './secrets';
 export const viewerOf = (user: UserDoc | null): Viewer | null =>
   user ? { id: user._id, admin: user.admin, groups: user.groups } : null;
 
-export function parseCookies(header: string | undefined): Record<string, string> {
+function parseCookies(header: string | undefined): Record<string, string> {
   // A Map, not an object indexed by the cookie's name: `__proto__` or `constructor` are names like any other.
   const cookies = new Map<string, string>();
   for (const part of (header ?? '').split(';')) {

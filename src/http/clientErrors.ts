@@ -14,7 +14,7 @@ const ANSWERS = new OwnMap<string, { status: number; message: string }>({
 const NOT_HTTP = { status: 400, message: 'The request is not valid HTTP/1.1.' };
 
 /** The answer to a client error, as bytes for the socket. */
-export function clientErrorAnswer(code: string | undefined): string {
+function clientErrorAnswer(code: string | undefined): string {
   const { status, message } = (code !== undefined ? ANSWERS.get(code) : undefined) ?? NOT_HTTP;
   const body = JSON.stringify({ message, type: 'rest' });
   return (

@@ -42,7 +42,7 @@ const PARAMETER = new RegExp(`;\\s*(${TOKEN})=(${TOKEN}|"[^"\\\\]*")`, 'g');
  * Whether a declared MIME type may be shown inline: a well-formed type on the list, whose only parameter (if any) is
  * a safe charset. Case does not matter (MIME types are case-insensitive).
  */
-export function inlineAllowed(mimeType: string): boolean {
+function inlineAllowed(mimeType: string): boolean {
   const match = MEDIA_TYPE.exec(mimeType.trim());
   if (!match) return false;
   const type = match[1].toLowerCase();
@@ -59,7 +59,7 @@ export function inlineAllowed(mimeType: string): boolean {
  * The policy of every download: an opaque origin without script (`sandbox`), no fetch of anything (`default-src
  * 'none'`) but the inline styles browsers use to lay out an image or a text they show.
  */
-export const DOWNLOAD_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'";
+const DOWNLOAD_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'";
 
 export interface Download {
   filename: string;

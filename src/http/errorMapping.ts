@@ -136,6 +136,6 @@ export function errorResponse(
 }
 
 /** A representation of an error in the manner of Python's `repr(exception)`: `Error('boom')`. */
-export function errorRepr(error: Error): string {
+function errorRepr(error: Error): string {
   return `${error.name}(${error.message === '' ? '' : util.inspect(error.message)})`;
 }

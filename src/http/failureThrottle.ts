@@ -14,7 +14,7 @@ export interface ThrottleLimits {
 }
 
 /** About 100 bytes a key: some 10 MB at most. */
-export const MAX_ENTRIES = 100_000;
+const MAX_ENTRIES = 100_000;
 /** A key with no failure for this long starts afresh. */
 export const FORGET_AFTER_MS = 24 * 60 * 60 * 1000;
 

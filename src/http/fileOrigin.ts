@@ -5,7 +5,7 @@ import type { Services } from '../services';
 import type { FileDoc } from '../ports/readModel';
 import { AccessDeniedError } from '../domain/errors';
 import { AccessLevel } from '../domain/access';
-import { loadFile } from '../queries/itemQueries';
+import { loadModelAt } from '../queries/models';
 import { viewerOf } from './auth';
 import { API_ROOT } from './apiRequests';
 
@@ -22,7 +22,7 @@ import { API_ROOT } from './apiRequests';
  */
 
 /** How long a signed link opens its file (a video player re-requests ranges with the same link while it plays). */
-export const SIGNED_LINK_LIFETIME_SECONDS = 3600;
+const SIGNED_LINK_LIFETIME_SECONDS = 3600;
 
 export interface FileOrigin {
   /** `https://files.example.org` */
@@ -117,5 +117,5 @@ export async function fileOfSignedLink(
   if (link.expires * 1000 < nowMs) throw new AccessDeniedError(INVALID_LINK);
   const user = userId ? await services.readModel.users.get(userId) : null;
   if (userId && (!user || user.status === 'disabled')) throw new AccessDeniedError(INVALID_LINK);
-  return (await loadFile(services, fileId, viewerOf(user), AccessLevel.READ)).file;
+  return (await loadModelAt(services.readModel, 'file', fileId, viewerOf(user), AccessLevel.READ)).file;
 }

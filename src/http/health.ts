@@ -31,7 +31,7 @@ type Check =
 /** What /readyz says about this process and the projector lease. */
 const LEASE_STATES = { holder: 'held', standby: 'standby', stopped: 'stopped' } as const;
 
-export interface ReadinessReport {
+interface ReadinessReport {
   status: 'ok' | 'unavailable';
   /** The checks that failed (absent when ready). */
   failed?: string[];
@@ -61,7 +61,7 @@ export function healthRoutes(services: Services, options: HealthOptions = {}): e
  * say on which event and why), and at the head or fewer
  * than `maxLagEvents` events behind it (the holder: its own position; a standby: the read model's checkpoint).
  */
-export async function readiness(services: Services, options: HealthOptions = {}): Promise<ReadinessReport> {
+async function readiness(services: Services, options: HealthOptions = {}): Promise<ReadinessReport> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxLag = options.maxLagEvents ?? DEFAULT_MAX_LAG_EVENTS;
   const { eventStore, readModel, projector } = services;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Resource } from './routeTable';
 import type { ParamSpec } from './params';
+import { declaredIdSources, describeModelDecl, type ModelDecl, type ModelDecls } from './modelParams';
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
@@ -11,11 +12,13 @@ export function openApiDocument(resources: Resource[], version: string): Record<
   for (const resource of resources) {
     for (const route of resource.routes) {
       const openPath = `/${resource.name}${route.path ? '/' + route.path : ''}`.replace(/:(\w+)/g, '{$1}');
+      const modelOf = modelsByIdSource(route.models);
       const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
         name: m[1],
         in: 'path',
         required: true,
         schema: { type: 'string' },
+        ...modelExtension(modelOf.get(`path:${m[1]}`)),
       }));
       const queryParams = route.params
         .filter((p) => p.in === 'query')
@@ -25,6 +28,7 @@ export function openApiDocument(resources: Resource[], version: string): Record<
           required: p.required,
           description: p.description,
           schema: paramSchema(p),
+          ...modelExtension(modelOf.get(`param:${p.name}`)),
         }));
       const bodyParam = route.params.find((p) => p.in === 'body');
       const operation: Record<string, unknown> = {
@@ -96,6 +100,25 @@ export function openApiDocument(resources: Resource[], version: string): Record<
     },
     security: [{ serviceToken: [] }, { tokenParam: [] }, {}],
   };
+}
+
+/** Each declared model by the path token or parameter carrying its id (`path:id`, `param:parentId`). */
+function modelsByIdSource(models: ModelDecls | undefined): Map<string, ModelDecl[]> {
+  const bySource = new Map<string, ModelDecl[]>();
+  for (const decl of Object.values(models ?? {}))
+    for (const source of declaredIdSources(decl)) {
+      const key = `${source.in}:${source.name}`;
+      bySource.set(key, [...(bySource.get(key) ?? []), decl]);
+    }
+  return bySource;
+}
+
+/**
+ * `x-model`: the model a parameter names and the level the caller needs on it (Girder's modelParam), one rule per
+ * declaration (a parameter may be read at one level normally and another in a mode, e.g. with `at`).
+ */
+function modelExtension(decls: ModelDecl[] | undefined): Record<string, unknown> {
+  return decls ? { 'x-model': decls.map(describeModelDecl) } : {};
 }
 
 function paramSchema(spec: ParamSpec): Record<string, unknown> {

@@ -14,7 +14,7 @@ import { checkSort, type SortKeys } from '../domain/sortKeys';
  * Params are processed in declaration order, so the first failing one decides the error.
  */
 /** What a parameter holds; the hostile-input tests generate values from it (test/http/hostileInput.test.ts). */
-export type ParamKind = 'string' | 'bool' | 'int' | 'enum' | 'json' | 'date';
+type ParamKind = 'string' | 'bool' | 'int' | 'enum' | 'json' | 'date';
 
 export interface ParamSpec<N extends string = string, T = unknown> {
   name: N;
@@ -109,7 +109,7 @@ export interface IntRange {
 }
 
 /** Counts, offsets and sizes: from 0 to the largest integer a JavaScript number holds exactly (2^53 - 1). */
-export const NON_NEGATIVE: IntRange = { min: 0, max: Number.MAX_SAFE_INTEGER };
+const NON_NEGATIVE: IntRange = { min: 0, max: Number.MAX_SAFE_INTEGER };
 /** Any integer a JavaScript number holds exactly (for values whose sign the domain judges with its own message). */
 export const SAFE_INTEGER: IntRange = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 /** Token lifetimes in days: at least a day, at most 100 years (36,525 days), so that every expiry is a valid date. */
@@ -118,7 +118,7 @@ export const DURATION_DAYS: IntRange = { min: 1, max: 36_525 };
 export const UNIX_SECONDS: IntRange = { min: -8_640_000_000_000, max: 8_640_000_000_000 };
 
 /** {@link parseInteger}, then the range: refusals name the parameter and the range. */
-export function parseBoundedInteger(name: string, raw: string, range: IntRange): number {
+function parseBoundedInteger(name: string, raw: string, range: IntRange): number {
   const value = parseInteger(name, raw);
   if (!Number.isSafeInteger(value) || value < range.min || value > range.max) {
     throw new RestError(
@@ -145,7 +145,7 @@ function checkEnum<V extends string>(name: string, value: string, allowed: reado
 }
 
 /** JSON text → value; a number the read models could not hold exactly is refused (rule 2, src/domain/exactNumbers.ts). */
-export function parseJson(name: string, raw: string): unknown {
+function parseJson(name: string, raw: string): unknown {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -376,7 +376,7 @@ function replaceJsonConstants(body: string): { text: string; first: string | und
   return { text: out, first };
 }
 
-export const SORT_DIRECTIONS = ['1', '-1'] as const;
+const SORT_DIRECTIONS = ['1', '-1'] as const;
 
 /**
  * A listing's `sort`: one of the fields the listing's view shows the caller (`keys`, domain/sortKeys.ts), checked

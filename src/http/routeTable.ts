@@ -4,24 +4,27 @@ import type { Services } from '../services';
 import type { Principal } from './principal';
 import type { ScopeName } from '../domain/scopes';
 import type { RequestMeta } from '../commands/requestMeta';
+import type { ModelDecls, ModelsOf } from './modelParams';
 
 /**
  * Access modes: `public` admits anonymous callers; `user` needs a logged-in user (401 `You must be logged in.`);
  * `admin` needs a site administrator (`Administrator access required.`) and is what a route gets when it declares
  * none; `token` needs any valid token carrying the route's scopes (`Invalid token scope.` otherwise).
  */
-export type AccessMode = 'public' | 'user' | 'admin' | 'token';
+type AccessMode = 'public' | 'user' | 'admin' | 'token';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type AnyParams = readonly ParamSpec[];
-export type ParamsOf<P extends AnyParams> = {
+type ParamsOf<P extends AnyParams> = {
   [S in P[number] as S['name']]: S extends ParamSpec<string, infer T> ? T : never;
 };
 
-export interface RouteContext<P extends AnyParams = AnyParams> {
+export interface RouteContext<P extends AnyParams = AnyParams, M extends ModelDecls = ModelDecls> {
   /** Coerced declared parameters. */
   params: ParamsOf<P>;
+  /** The declared model parameters, loaded and checked at their levels (src/http/modelParams.ts). */
+  models: ModelsOf<M>;
   /** Every query/form parameter as given (strings), what the `rest.*` events carry as `params`. */
   rawParams: Record<string, string>;
   /** Wildcard route tokens, e.g. `{ id }`. */
@@ -38,7 +41,7 @@ export interface RouteContext<P extends AnyParams = AnyParams> {
 /** Returned by handlers that wrote the response themselves (downloads, streams). */
 export const RESPONSE_SENT = Symbol('response-sent');
 
-export interface RouteDef<P extends AnyParams = AnyParams> {
+export interface RouteDef<P extends AnyParams = AnyParams, M extends ModelDecls = ModelDecls> {
   method: HttpMethod;
   /** Path below the resource: '' for the resource root, ':id', ':id/access', 'authentication', … */
   path: string;
@@ -49,12 +52,19 @@ export interface RouteDef<P extends AnyParams = AnyParams> {
   /** Whether the token may come from the `serviceToken`/`girderToken` cookie. */
   cookie?: boolean;
   params: P;
+  /**
+   * The models the route acts on, by the name the handler reads them under: where each id comes from, its model and
+   * the level the caller needs (`model.path('folder', AccessLevel.WRITE)`). Loaded before the handler runs.
+   */
+  models?: M;
+  /** Checks on the parameters together, made after each is parsed and before any model is loaded. */
+  validate?(params: ParamsOf<P>): void;
   /** The raw request body is the route's own (uploads): the router neither reads nor parses it. */
   rawBody?: boolean;
   /** Response description for the OpenAPI document. */
   produces?: 'application/json' | 'application/zip' | 'application/octet-stream' | 'text/event-stream' | 'text/plain';
   /** Returns the response value, or a promise of it, or RESPONSE_SENT. */
-  handler(ctx: RouteContext<P>): unknown;
+  handler(ctx: RouteContext<P, M>): unknown;
 }
 
 export interface Resource {
@@ -64,8 +74,10 @@ export interface Resource {
   routes: RouteDef[];
 }
 
-/** Declares a route with its params typed from the declaration. */
-export function route<const P extends AnyParams>(def: RouteDef<P>): RouteDef<P> {
+/** Declares a route with its params and models typed from the declaration. */
+export function route<const P extends AnyParams, const M extends ModelDecls = Record<string, never>>(
+  def: RouteDef<P, M>,
+): RouteDef<P, M> {
   return def;
 }
 

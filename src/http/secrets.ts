@@ -10,7 +10,7 @@ import type { ParamSpec } from './params';
  */
 
 /** What the log shows instead of a value it may not show. */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** The query or form parameter that carries the caller's token on every route (src/http/auth.ts). */
 export const TOKEN_PARAM = 'token';
@@ -26,11 +26,6 @@ export function loggableParamNames(params: readonly ParamSpec[]): ReadonlySet<st
     loggableByParams.set(params, names);
   }
   return names;
-}
-
-/** The names of a route's secret parameters, the token included (what the log must never show). */
-export function secretParamNames(params: readonly ParamSpec[]): string[] {
-  return [TOKEN_PARAM, ...params.filter((p) => p.secret && p.name !== TOKEN_PARAM).map((p) => p.name)];
 }
 
 /**

@@ -11,8 +11,8 @@ import type { Server } from 'node:http';
  * (which close their own idle sockets first, so the client is the side that decides): 65 s, as behind an AWS or GCP
  * load balancer; `headersTimeout` is kept just above it, the usual pairing for Node servers behind such pools.
  */
-export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
-export const HEADERS_TIMEOUT_MS = 66_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const HEADERS_TIMEOUT_MS = 66_000;
 
 export function applyServerTimeouts(server: Server): Server {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

@@ -55,7 +55,7 @@ export function formatSseEvent(event: SseEvent): string {
 }
 
 /** Comment lines (ignored by clients), e.g. heartbeats. */
-export function formatSseComment(text: string): string {
+function formatSseComment(text: string): string {
   return `${text
     .split(NEWLINE)
     .map((line) => `: ${line}`)

@@ -71,7 +71,7 @@ export interface StreamAppend {
   events: NewEvent[];
 }
 
-export type Direction = 'forwards' | 'backwards';
+type Direction = 'forwards' | 'backwards';
 
 export interface ReadStreamOptions {
   direction?: Direction;

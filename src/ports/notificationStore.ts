@@ -6,7 +6,7 @@
 
 export type ProgressState = 'queued' | 'active' | 'success' | 'error';
 
-export interface ProgressData {
+interface ProgressData {
   title: string;
   /** `<= 0` means indeterminate. */
   total: number;

@@ -17,8 +17,6 @@ export type * from './readModel/queries';
 export type * from './readModel/history';
 export type * from './readModel/projectionWrites';
 export * from './readModel/projectorStore';
-/** Every listing of the queries role takes a `Paging` (from the domain), re-exported for holders of the port. */
-export type { Paging } from '../domain/paging';
 
 /** What an adapter implements: every role (src/bootstrap.ts hands each consumer the role it needs). */
 export type ReadModel = ReadModelQueries & ProjectorStore;

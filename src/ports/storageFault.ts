@@ -5,7 +5,7 @@
  * and which errors sent back from a worker thread keep (src/infra/threadErrors.ts); the cause chain is searched too.
  * The HTTP layer answers 507 and 503 (src/http/errorMapping.ts) and readiness reports it (src/http/health.ts).
  */
-export type StorageFaultKind = 'full' | 'readOnly';
+type StorageFaultKind = 'full' | 'readOnly';
 
 export interface StorageFault {
   kind: StorageFaultKind;

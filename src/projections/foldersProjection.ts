@@ -5,7 +5,7 @@ import type {
   FolderCopiedData,
   FolderDeletedData,
   FolderEvent,
-} from '../domain/folder';
+} from '../domain/folderEvents';
 import { accessTargets } from './folderAccess';
 import { changeOf, createUnder, folderPresent, folderRow, moveInto, parentPresent } from './lateEvents';
 

@@ -1,5 +1,5 @@
 import { projectionOf } from './projection';
-import type { ItemEvent } from '../domain/item';
+import type { ItemEvent } from '../domain/itemEvents';
 import { changeOf, createUnder, itemRow, moveInto } from './lateEvents';
 
 /**

@@ -16,7 +16,7 @@ import { ownValue } from '../domain/ownMap';
  * is applied (it applies a pending batch first), and it is the single, fenced writer, so the plan still holds when the
  * writes run. The rules live here, once, instead of in each adapter.
  */
-export type WriteHandler<D = unknown> = (event: RecordedEvent<D>, tx: ReadModelTx) => void;
+type WriteHandler<D = unknown> = (event: RecordedEvent<D>, tx: ReadModelTx) => void;
 
 export interface PlannedHandler<D = unknown, P = unknown> {
   /** Whether this event needs a plan (default: every event of the type); without one, `apply` gets `null`. */
@@ -25,7 +25,7 @@ export interface PlannedHandler<D = unknown, P = unknown> {
   apply(event: RecordedEvent<D>, tx: ReadModelTx, plan: P | null): void;
 }
 
-export type Handler<D = unknown> = WriteHandler<D> | PlannedHandler<D>;
+type Handler<D = unknown> = WriteHandler<D> | PlannedHandler<D>;
 
 export interface Projection {
   /** Event type → handler. Types a projection does not list are ignored by it. */

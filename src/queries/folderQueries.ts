@@ -1,13 +1,16 @@
 import type { Services } from '../services';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
-import { loadModel, loadParent } from './loaders';
+import { loadModelAt, type LoadedParent } from './models';
+import type { FolderDoc } from '../ports/readModel';
 import { collectionView, folderView, userView } from './views';
 import { fullAccessList, type FullAccessList } from './accessListView';
 import type { Paging } from '../domain/paging';
-import type { ParentType } from '../domain/parents';
 
-/** Read-side functions of the folder routes: they load at the right level, query the read model and return views. */
+/**
+ * Read-side functions of the folder routes: given the models the route loaded at its declared levels, they query the
+ * read model and return views.
+ */
 
 type View = Record<string, unknown>;
 
@@ -22,8 +25,8 @@ export function folderSortField(sort: string): string {
 }
 
 export interface FindFoldersInput {
-  parentType?: ParentType;
-  parentId?: string;
+  /** The parent, loaded at READ by the route, when both parentType and parentId were given. */
+  parent?: LoadedParent;
   text?: string;
   name?: string;
   paging: Paging;
@@ -42,10 +45,10 @@ export async function findFolders(
 ): Promise<{ rows: View[]; total: number }> {
   const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
   const folders = services.readModel.folders;
-  if (input.parentType && input.parentId) {
-    const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.READ);
+  const { parent } = input;
+  if (parent) {
     const page = await folders.listChildren({
-      parentType: input.parentType,
+      parentType: parent.type,
       parentId: parent.doc._id,
       viewer,
       ...(input.name ? { name: input.name } : {}),
@@ -61,11 +64,6 @@ export async function findFolders(
   throw new RestError('Invalid search mode.');
 }
 
-/** `GET /folder/:id`. */
-export async function getFolder(services: Services, viewer: Viewer | null, id: string): Promise<View> {
-  return folderView(await loadModel(services, 'folder', id, viewer, AccessLevel.READ), viewer);
-}
-
 /**
  * `GET /folder/:id/details`: `nItems` counts every item directly in the folder (items carry no ACL of their own, so
  * there is nothing to filter), `nFolders` the direct subfolders the caller may read.
@@ -73,9 +71,8 @@ export async function getFolder(services: Services, viewer: Viewer | null, id: s
 export async function folderDetails(
   services: Services,
   viewer: Viewer | null,
-  id: string,
+  folder: FolderDoc,
 ): Promise<{ nItems: number; nFolders: number }> {
-  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
   const folders = services.readModel.folders;
   const [nItems, nFolders] = await Promise.all([
     folders.itemCount(folder._id),
@@ -94,8 +91,11 @@ export interface RootPathEntry {
  * to the parent; the folder itself is not included. Each ancestor must be readable by the caller; they are checked
  * from the parent upwards, so the nearest unreadable one is the one reported.
  */
-export async function folderRootPath(services: Services, viewer: Viewer | null, id: string): Promise<RootPathEntry[]> {
-  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
+export async function folderRootPath(
+  services: Services,
+  viewer: Viewer | null,
+  folder: FolderDoc,
+): Promise<RootPathEntry[]> {
   const rm = services.readModel;
   const ancestorIds = await rm.folders.ancestorIds(folder._id);
   const ancestors = await rm.folders.getMany(ancestorIds);
@@ -111,20 +111,19 @@ export async function folderRootPath(services: Services, viewer: Viewer | null, 
     folder.baseParentType === 'user'
       ? {
           type: 'user',
-          object: userView(await loadModel(services, 'user', folder.baseParentId, viewer, AccessLevel.READ), viewer),
+          object: userView(await loadModelAt(rm, 'user', folder.baseParentId, viewer, AccessLevel.READ), viewer),
         }
       : {
           type: 'collection',
           object: collectionView(
-            await loadModel(services, 'collection', folder.baseParentId, viewer, AccessLevel.READ),
+            await loadModelAt(rm, 'collection', folder.baseParentId, viewer, AccessLevel.READ),
             viewer,
           ),
         };
   return [rootEntry, ...ancestors.map((a): RootPathEntry => ({ type: 'folder', object: folderView(a, viewer) }))];
 }
 
-/** `GET /folder/:id/access` at ADMIN: the ACL with names (see accessListView.ts). */
-export async function folderAccessList(services: Services, viewer: Viewer | null, id: string): Promise<FullAccessList> {
-  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.ADMIN);
+/** `GET /folder/:id/access` (ADMIN, declared by the route): the ACL with names (see accessListView.ts). */
+export async function folderAccessList(services: Services, folder: FolderDoc): Promise<FullAccessList> {
   return fullAccessList(services, folder.access);
 }

@@ -1,32 +1,7 @@
 import type { Services } from '../services';
 import type { GroupDoc, UserDoc } from '../ports/readModel';
-import { AccessLevel, accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
-import { AccessDeniedError, RestError } from '../domain/errors';
-import { isObjectId } from '../domain/ids';
+import { type Viewer } from '../domain/access';
 import { groupAccessLevel } from '../domain/group';
-
-/** Loads the group of a route's `:id` at a level (Girder's modelParam on GroupModel, with its messages). */
-export async function loadGroup(
-  services: Services,
-  id: string,
-  viewer: Viewer | null,
-  level: Level,
-): Promise<GroupDoc> {
-  const group = isObjectId(id) ? await services.readModel.groups.get(id) : null;
-  if (!group) throw new RestError(`Invalid group id (${id}).`);
-  if (groupAccessLevel(group, viewer) < level)
-    throw new AccessDeniedError(accessDeniedMessage(level, 'group', id, viewer));
-  return group;
-}
-
-/** Loads the user named by a `userId` parameter, readable by the caller (modelParam on User at READ). */
-export async function loadUserParam(services: Services, id: string, viewer: Viewer | null): Promise<UserDoc> {
-  const user = isObjectId(id) ? await services.readModel.users.get(id) : null;
-  if (!user) throw new RestError(`Invalid user id (${id}).`);
-  if (!hasAccess(user, viewer, AccessLevel.READ))
-    throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, 'user', id, viewer));
-  return user;
-}
 
 /** Girder's group filter: the READ fields, `_modelType` and the caller's `_accessLevel`. */
 export function groupView(group: GroupDoc, viewer: Viewer | null): Record<string, unknown> {

@@ -28,7 +28,7 @@ import { collectionStream } from '../domain/collection';
  */
 
 /** What an operation on another folder did to this one (`operation`), and which folder's stream holds the event. */
-export interface Via {
+interface Via {
   /** The folder whose stream holds the event (absent when a collection's does: `collectionId`). */
   folderId?: string;
   /** A collection delete removed the folder: the collection whose stream holds CollectionDeleted. */
@@ -61,7 +61,7 @@ export function historyOf(services: Services): HistoryQueries {
 }
 
 /** Every event of a stream, oldest first (none when the stream does not exist). */
-export async function readStreamEvents(services: Services, streamId: string): Promise<RecordedEvent[]> {
+async function readStreamEvents(services: Services, streamId: string): Promise<RecordedEvent[]> {
   const events: RecordedEvent[] = [];
   try {
     for await (const event of services.eventStore.readStream(streamId)) events.push(event);
@@ -160,7 +160,7 @@ function itemFolderIntervals(
  * The item's own events, and the subtree operations that touched the folder it was in while it was there (its folder
  * deleted, emptied, copied, re-permissioned, restored, or created by the copy that created the item), in log order.
  */
-export async function itemTimeline(
+async function itemTimeline(
   services: Services,
   itemId: string,
   currentFolderId: string | null,
@@ -192,7 +192,7 @@ export async function itemTimeline(
  * The folder's ACL as its timeline last recorded it (for a folder the read model no longer has): creation, copy,
  * restore and access changes, its own or an ancestor's recursive one. A removal does not change it.
  */
-export function lastKnownAcl(timeline: TimelineEntry[]): AccessControlled | null {
+function lastKnownAcl(timeline: TimelineEntry[]): AccessControlled | null {
   let acl: { public?: boolean; access: AccessList } | null = null;
   for (const { event, via } of timeline) {
     const d = event.data as { access?: AccessList; public?: boolean };
@@ -216,7 +216,7 @@ export function lastKnownAcl(timeline: TimelineEntry[]): AccessControlled | null
  * was when removed (kept by the read model), else as its timeline last recorded it; site admins always. Throws
  * `Invalid folder id (<id>).` when nothing is known about the id.
  */
-export async function authorizeFolderHistory(
+async function authorizeFolderHistory(
   services: Services,
   viewer: Viewer | null,
   folderId: string,
@@ -290,7 +290,7 @@ export class LoginCache {
   }
 }
 
-export async function entryView(entry: TimelineEntry, logins: LoginCache): Promise<HistoryEntryView> {
+async function entryView(entry: TimelineEntry, logins: LoginCache): Promise<HistoryEntryView> {
   const { event, via } = entry;
   const data = redactEventData(event.type, event.data);
   return {
@@ -313,7 +313,7 @@ export interface HistoryPaging {
 }
 
 /** Pages a timeline: `after` (a revision of the own stream) first, then offset and limit (0: no limit). */
-export function pageTimeline(
+function pageTimeline(
   timeline: TimelineEntry[],
   ownStreamId: string,
   paging: HistoryPaging,

@@ -1,10 +1,8 @@
 import type { Services } from '../services';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { UploadState } from '../domain/upload';
-import { AccessLevel, accessDeniedMessage, hasAccess, type Level, type Viewer } from '../domain/access';
-import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
-import { isObjectId } from '../domain/ids';
-import { loadParent } from './loaders';
+import { type Viewer } from '../domain/access';
+import { RestError } from '../domain/errors';
 import type { Paging } from '../domain/paging';
 
 /**
@@ -81,75 +79,9 @@ export function uploadView(state: UploadState): View {
   };
 }
 
-async function folderOf(services: Services, item: ItemDoc): Promise<FolderDoc | null> {
-  return services.readModel.folders.get(item.folderId);
-}
-
-async function fetchItem(services: Services, id: string): Promise<{ item: ItemDoc; folder: FolderDoc } | null> {
-  if (!isObjectId(id)) return null;
-  const item = await services.readModel.items.get(id);
-  const folder = item && (await folderOf(services, item));
-  return item && folder ? { item, folder } : null;
-}
-
-/** `:id` of the item routes: `Invalid item id (<id>).`, then the level on the item's folder. */
-export async function loadItem(
-  services: Services,
-  id: string,
-  viewer: Viewer | null,
-  level: Level,
-): Promise<{ item: ItemDoc; folder: FolderDoc }> {
-  const found = await fetchItem(services, id);
-  if (!found) throw new RestError(`Invalid item id (${id}).`);
-  if (!hasAccess(found.folder, viewer, level))
-    throw new AccessDeniedError(accessDeniedMessage(level, 'item', id, viewer));
-  return found;
-}
-
-/** An item named by a parameter (Girder's `load(…, exc=True)`): `No such item: <id>`. */
-export async function loadParentItem(
-  services: Services,
-  id: string,
-  viewer: Viewer | null,
-  level: Level,
-): Promise<{ item: ItemDoc; folder: FolderDoc }> {
-  const found = await fetchItem(services, id);
-  if (!found) throw new ValidationError(`No such item: ${id}`, 'id');
-  if (!hasAccess(found.folder, viewer, level))
-    throw new AccessDeniedError(accessDeniedMessage(level, 'item', id, viewer));
-  return found;
-}
-
-/** A folder named by a model parameter (`folderId` of the item routes): `Invalid folder id (<id>).` */
-export async function loadFolderParam(
-  services: Services,
-  id: string,
-  viewer: Viewer | null,
-  level: Level,
-): Promise<FolderDoc> {
-  const folder = isObjectId(id) ? await services.readModel.folders.get(id) : null;
-  if (!folder) throw new RestError(`Invalid folder id (${id}).`);
-  if (!hasAccess(folder, viewer, level)) throw new AccessDeniedError(accessDeniedMessage(level, 'folder', id, viewer));
-  return folder;
-}
-
-/** `:id` of the file routes: `Invalid file id (<id>).`, then the level on the folder of the file's item. */
-export async function loadFile(
-  services: Services,
-  id: string,
-  viewer: Viewer | null,
-  level: Level,
-): Promise<{ file: FileDoc; item: ItemDoc; folder: FolderDoc }> {
-  const file = isObjectId(id) ? await services.readModel.files.get(id) : null;
-  const found = file && (await fetchItem(services, file.itemId));
-  if (!file || !found) throw new RestError(`Invalid file id (${id}).`);
-  if (!hasAccess(found.folder, viewer, level))
-    throw new AccessDeniedError(accessDeniedMessage(level, 'file', id, viewer));
-  return { file, ...found };
-}
-
 export interface FindItemsInput {
-  folderId?: string;
+  /** The folder, loaded at READ by the route, when `folderId` was given. */
+  folder?: FolderDoc;
   text?: string;
   name?: string;
   paging: Paging;
@@ -166,10 +98,9 @@ export async function findItems(
   input: FindItemsInput,
 ): Promise<{ rows: View[]; total: number }> {
   const paging = { ...input.paging, sort: itemSortField(input.paging.sort) };
-  if (input.folderId) {
-    const parent = await loadParent(services, 'folder', input.folderId, viewer, AccessLevel.READ);
+  if (input.folder) {
     const page = await services.readModel.items.listInFolder({
-      folderId: parent.doc._id,
+      folderId: input.folder._id,
       ...(input.name ? { name: input.name } : {}),
       ...(input.text ? { text: input.text } : {}),
       paging,

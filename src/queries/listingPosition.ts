@@ -1,12 +1,12 @@
 import type { Services } from '../services';
-import { AccessLevel, type Viewer } from '../domain/access';
+import type { Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
 import type { Paging } from '../domain/paging';
-import type { ParentType } from '../domain/parents';
 import { ownValue } from '../domain/ownMap';
-import { loadModel, loadParent } from './loaders';
+import type { LoadedParent } from './models';
+import type { FolderDoc, ItemDoc } from '../ports/readModel';
 import { folderSortField } from './folderQueries';
-import { itemSortField, loadItem } from './itemQueries';
+import { itemSortField } from './itemQueries';
 
 /**
  * `GET /folder/:id/position` and `GET /item/:id/position` (Girder's findPosition): the index the document has in the
@@ -21,19 +21,18 @@ function checkSortField(doc: object, field: string): void {
 export async function folderPosition(
   services: Services,
   viewer: Viewer | null,
-  id: string,
-  input: { parentType?: ParentType; parentId?: string; text?: string; name?: string; paging: Paging },
+  folder: FolderDoc,
+  input: { parent?: LoadedParent; text?: string; name?: string; paging: Paging },
 ): Promise<number> {
-  const folder = await loadModel(services, 'folder', id, viewer, AccessLevel.READ);
   const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
   checkSortField(folder, paging.sort);
-  if (!input.parentType || !input.parentId) {
+  const { parent } = input;
+  if (!parent) {
     if (!input.text) throw new RestError('Invalid search mode.');
     return services.readModel.folders.positionInSearch({ text: input.text, viewer, paging, id: folder._id });
   }
-  const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.READ);
   return services.readModel.folders.positionInChildren({
-    parentType: input.parentType,
+    parentType: parent.type,
     parentId: parent.doc._id,
     viewer,
     ...(input.name ? { name: input.name } : {}),
@@ -46,19 +45,17 @@ export async function folderPosition(
 export async function itemPosition(
   services: Services,
   viewer: Viewer | null,
-  id: string,
-  input: { folderId?: string; text?: string; name?: string; paging: Paging },
+  item: ItemDoc,
+  input: { folder?: FolderDoc; text?: string; name?: string; paging: Paging },
 ): Promise<number> {
-  const { item } = await loadItem(services, id, viewer, AccessLevel.READ);
   const paging = { ...input.paging, sort: itemSortField(input.paging.sort) };
   checkSortField(item, paging.sort);
-  if (!input.folderId) {
+  if (!input.folder) {
     if (input.text === undefined) throw new RestError('Invalid search mode.');
     return services.readModel.items.positionInSearch({ text: input.text, viewer, paging, id: item._id });
   }
-  const parent = await loadParent(services, 'folder', input.folderId, viewer, AccessLevel.READ);
   return services.readModel.items.positionInFolder({
-    folderId: parent.doc._id,
+    folderId: input.folder._id,
     ...(input.name ? { name: input.name } : {}),
     ...(input.text ? { text: input.text } : {}),
     paging,

@@ -1,24 +1,17 @@
 import type { Services } from '../services';
-import {
-  folderDecider,
-  folderStateFor,
-  type FolderAccessChangedData,
-  type FolderCopiedData,
-  type FolderEvent,
-  type FolderState,
-} from '../domain/folder';
+import { folderDecider, folderStateFor, type FolderState } from '../domain/folder';
+import type { FolderAccessChangedData, FolderCopiedData, FolderEvent } from '../domain/folderEvents';
 import { unknownEvent } from '../domain/decider';
 import type { FolderDoc } from '../ports/readModel';
 import { AccessLevel, hasAccess, type Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
 import { isObjectId, deriveId } from '../domain/ids';
 import { parseIsoTime } from '../domain/time';
-import { loadModel, loadParent } from './loaders';
+import { loadModelAt, type LoadedParent } from './models';
 import { folderView } from './views';
 import { folderSortField } from './folderQueries';
 import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './history';
 import type { Paging } from '../domain/paging';
-import type { ParentType } from '../domain/parents';
 import { ownValue } from '../domain/ownMap';
 
 /**
@@ -34,12 +27,12 @@ import { ownValue } from '../domain/ownMap';
  */
 
 /** A parsed `at`: a log position, or an ISO 8601 time (epoch ms). */
-export type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
+type AtValue = { raw: string; position: bigint } | { raw: string; time: number };
 
 /**
  * `at` as given: digits are a position (at most 2^53 - 1), else an ISO 8601 date or date-time (UTC without an offset).
  */
-export function parseAt(raw: string): AtValue {
+function parseAt(raw: string): AtValue {
   const text = raw.trim();
   if (/^\d+$/.test(text)) {
     const position = BigInt(text);
@@ -60,7 +53,7 @@ const TIME_LOOKUP_PAGE = 500;
  * the time. Every read starts at a position an event had (KurrentDB refuses any other start, so positions are never
  * computed); the cost grows with the number of events recorded after the time, a page of them per read.
  */
-export async function positionOf(services: Services, at: AtValue): Promise<bigint> {
+async function positionOf(services: Services, at: AtValue): Promise<bigint> {
   if ('position' in at) return at.position;
   const store = services.eventStore;
   let from: bigint | undefined;
@@ -249,12 +242,12 @@ async function requireAdminNow(services: Services, viewer: Viewer | null, folder
     if (viewer?.admin && isObjectId(folderId) && (await folderTimeline(services, folderId)).length > 0) return;
     throw new RestError(`Invalid folder id (${folderId}).`);
   }
-  await loadModel(services, 'folder', folderId, viewer, AccessLevel.ADMIN);
+  await loadModelAt(services.readModel, 'folder', folderId, viewer, AccessLevel.ADMIN);
 }
 
 export interface ChildrenAtInput {
-  parentType: ParentType;
-  parentId: string;
+  /** The parent, loaded at ADMIN by the route. */
+  parent: LoadedParent;
   at: string;
   name?: string;
   paging: Paging;
@@ -272,7 +265,7 @@ export async function listFoldersAt(
 ): Promise<{ rows: Record<string, unknown>[]; total: number }> {
   const history = historyOf(services);
   const at = parseAt(input.at);
-  const parent = await loadParent(services, input.parentType, input.parentId, viewer, AccessLevel.ADMIN);
+  const { parent } = input;
   const position = await positionOf(services, at);
   const machine = new TimeMachine(services);
   if (parent.type === 'folder' && !(await machine.stateAt(parent.doc._id, position))) throw didNotExist(at);

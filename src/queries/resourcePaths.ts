@@ -5,15 +5,15 @@ import { AccessDeniedError, RestError, ValidationError } from '../domain/errors'
 import { isObjectId } from '../domain/ids';
 import { collectionView, folderView, userView } from './views';
 import { fileView, itemView } from './itemQueries';
-import { loadModel } from './loaders';
+import { loadModelAt } from './models';
 
 /**
  * Resource paths (Girder's girder/utility/path.py): `/user/<login>/<folder>/…/<item>/<file>` and
  * `/collection/<name>/…`. In a path, `\` and `/` inside a name are escaped as `\\` and `\/`.
  */
 
-export const RESOURCE_TYPES = ['folder', 'collection', 'user', 'item', 'file'] as const;
-export type ResourceType = (typeof RESOURCE_TYPES)[number];
+const RESOURCE_TYPES = ['folder', 'collection', 'user', 'item', 'file'] as const;
+type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 type View = Record<string, unknown>;
 
@@ -189,7 +189,7 @@ async function loadParentAtRead(
   viewer: Viewer | null,
 ): Promise<Found> {
   if (type === 'user' || type === 'collection' || type === 'folder') {
-    const doc = await loadModel(services, type, id, viewer, AccessLevel.READ);
+    const doc = await loadModelAt(services.readModel, type, id, viewer, AccessLevel.READ);
     return { type, doc } as Found;
   }
   const found = await fetchResource(services, type, id);

@@ -1,7 +1,7 @@
 import type { ReadModel, ReadModelTx } from '../../src/ports/readModel';
 import type { RecordedEvent } from '../../src/ports/eventStore';
-import type { FolderEvent } from '../../src/domain/folder';
-import type { ItemEvent } from '../../src/domain/item';
+import type { FolderEvent } from '../../src/domain/folderEvents';
+import type { ItemEvent } from '../../src/domain/itemEvents';
 import { readModelProjection } from '../../src/projections';
 import { writerOf } from '../../src/projections/projection';
 

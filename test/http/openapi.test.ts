@@ -219,6 +219,43 @@ describe('OpenAPI document and Swagger UI', () => {
     });
   });
 
+  it('states the model and level of each model parameter (x-model), as the route table declares them', () => {
+    const xModel = (path: string, method: string, name: string) =>
+      (doc.paths[path][method].parameters as Json[]).find((p) => p.name === name)?.['x-model'];
+    expect(xModel('/folder/{id}', 'put', 'id')).toEqual([{ model: 'folder', level: 'WRITE' }]);
+    expect(xModel('/folder/{id}', 'put', 'parentId')).toEqual([
+      { model: 'parent named by parentType', level: 'WRITE', note: 'a move: both parentType and parentId' },
+    ]);
+    expect(xModel('/folder/{id}', 'get', 'id')).toEqual([
+      {
+        model: 'folder',
+        level: 'READ',
+        unless: 'at',
+        note: 'with at: ADMIN on the folder now (a deleted folder: site administrators), checked by the read',
+      },
+    ]);
+    expect(xModel('/folder', 'get', 'parentId')).toEqual([
+      { model: 'parent named by parentType', level: 'READ', unless: 'at' },
+      { model: 'parent named by parentType', level: 'ADMIN', onlyWith: 'at' },
+    ]);
+    expect(xModel('/folder/{id}/copy', 'post', 'parentId')).toEqual([
+      { model: 'parent named by parentType', level: 'WRITE', default: 'the parent of source' },
+    ]);
+    expect(xModel('/item/{id}/copy', 'post', 'folderId')).toEqual([
+      { model: 'folder', level: 'WRITE', default: 'the folder of source' },
+    ]);
+    expect(xModel('/resource', 'delete', 'resources')).toEqual([{ model: 'resource set', level: 'ADMIN' }]);
+    expect(xModel('/api_key', 'get', 'userId')).toEqual([{ model: 'user', level: 'READ', othersSiteAdmin: true }]);
+    // Every `{id}` of every path carries its rule (an upload in progress is no model: test/unit/routeModels.test.ts).
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      if (!path.includes('{id}') || path.startsWith('/probe') || path === '/file/upload/{id}') continue;
+      for (const op of Object.values(item as Json)) {
+        const id = ((op as Json).parameters as Json[]).find((p) => p.name === 'id' && p.in === 'path');
+        expect({ path, rule: id?.['x-model'] }).toEqual({ path, rule: expect.any(Array) });
+      }
+    }
+  });
+
   it('serves Swagger UI at /api/v1, loading its assets and the document', async () => {
     for (const url of ['/api/v1', '/api/v1/']) {
       const page = await api.site().get(url);

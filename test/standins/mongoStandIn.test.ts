@@ -288,3 +288,34 @@ describe('MongoStandIn latency', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 25 - 5);
   });
 });
+
+describe('MongoStandIn commits with an unknown outcome (UnknownTransactionCommitResult)', () => {
+  for (const committed of [true, false]) {
+    it(`retries the commit alone, not the callback, when the first commit's answer was lost (${committed ? 'after' : 'before'} it committed)`, async () => {
+      const { client, counters } = standIn();
+      await counters.insertOne({ _id: 'c', n: 0 });
+      client.unknownCommitResults(1, { committed });
+      let runs = 0;
+      await client.startSession().withTransaction(async (s) => {
+        runs += 1;
+        await counters.updateOne({ _id: 'c' }, { $inc: { n: 1 } }, { session: s as never });
+      });
+      expect(runs).toBe(1);
+      expect(client.unknownCommits).toBe(1);
+      expect(await counters.findOne({ _id: 'c' })).toEqual({ _id: 'c', n: 1 });
+    });
+  }
+
+  it('fails with the label, as the driver labels it, once withTransaction has no time left', async () => {
+    const { client, counters } = standIn({ withTransactionTimeoutMs: 0 });
+    client.unknownCommitResults(1, { committed: false });
+    const error = await rejection(
+      client.startSession().withTransaction(async (s) => {
+        await counters.insertOne({ _id: 'x' }, { session: s as never });
+      }),
+    );
+    expect(error).toMatchObject({ code: 91, codeName: 'ShutdownInProgress' });
+    expect(error.hasErrorLabel('UnknownTransactionCommitResult')).toBe(true);
+    expect(error.hasErrorLabel('TransientTransactionError')).toBe(false);
+  });
+});

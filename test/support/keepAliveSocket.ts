@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { within } from '../../src/ports/within';
 
 /** One answer read off a kept-alive socket: status, headers (lower-case names) and the body as text. */
 export interface SocketAnswer {
@@ -60,7 +61,7 @@ export class KeepAliveSocket {
 
   /** Resolves once the server ended the connection; rejects after `timeoutMs`. */
   closed(timeoutMs = 3000): Promise<void> {
-    return within(this.closedPromise, timeoutMs, 'the server did not close the connection');
+    return within(this.closedPromise, timeoutMs, 'the server (closing the connection)');
   }
 
   /** Reads the next complete response; rejects if the connection ends first or none arrives within `timeoutMs`. */
@@ -89,16 +90,6 @@ export class KeepAliveSocket {
   destroy(): void {
     this.socket.destroy();
   }
-}
-
-function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /** One HTTP/1.1 response at the start of `data`, or undefined while it is incomplete. */

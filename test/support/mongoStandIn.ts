@@ -33,9 +33,13 @@ import { parseSearch, textScore, type TextWeights } from './mingoText';
  *    than `transactionLifetimeMs` (the server's transactionLifetimeLimitSeconds, 60 s) is aborted by the "server":
  *    its next operation or commit fails with NoSuchTransaction (251, TransientTransactionError). `withTransaction`
  *    retries on that label with the driver's backoff until `withTransactionTimeoutMs` (the driver's 120 s) has
- *    passed. Commits always report their outcome (no UnknownTransactionCommitResult).
+ *    passed. `unknownCommitResults(n, {committed})` makes the next n commits fail with the label
+ *    UnknownTransactionCommitResult (as the driver labels a commit whose answer was lost: a network error, a
+ *    primary stepping down, a write concern timeout), after committing (`committed: true`: the answer was lost) or
+ *    before; `withTransaction` then retries the commit alone, not the callback, as the driver does (transactions
+ *    spec, step 10.1), and a repeated commit of a committed transaction succeeds, as on the server.
  *  - Documents, result documents and statements are held to the server's 16 MiB BSON limit (sizes from the `bson`
- *    library the driver serializes with); update operators fail on the types the server refuses ($inc/$mul on a
+ *    library the driver serializes with; `maxBsonObjectSize` lowers it, and `hello` reports it, as a server does); update operators fail on the types the server refuses ($inc/$mul on a
  *    non-number: 14 TypeMismatch; $push/$addToSet/$pull on a non-array: 2 BadValue), with the server's messages.
  *  - Strings sort (find's `sort`, a pipeline's top-level `$sort`) by UTF-8 bytes, i.e. by code point, as the server
  *    compares them without a collation; range filters (`$gt`, `$lt` on strings) still compare UTF-16 units (mingo).
@@ -409,6 +413,8 @@ interface Transaction {
   before: Map<StandInCollection, Map<string, Doc | undefined>>;
   /** Set when the "server" aborted it (a write conflict, the lifetime limit): the error its next operation gets. */
   aborted: MongoServerError | null;
+  /** Set once its writes are the committed state (a repeated commit then succeeds without doing anything). */
+  committed: boolean;
   ended: Promise<void>;
   end: () => void;
   timer?: NodeJS.Timeout;
@@ -421,12 +427,17 @@ class Blocked extends Error {
   }
 }
 
+/** The server's maxBsonObjectSize (16 MiB); a stand-in may be given a lower one so that tests of the limit stay small. */
 const MAX_BSON_SIZE = 16 * 1024 * 1024;
-/** A command may exceed the document limit by this much (the server's BSONObjMaxInternalSize). */
-const MAX_COMMAND_SIZE = MAX_BSON_SIZE + 16 * 1024;
+/**
+ * A command may exceed the document limit by 16 KiB at the server's 16 MiB (BSONObjMaxInternalSize): 1/1024 of it,
+ * which a lowered limit keeps, so that a test of the statement limit needs no more documents than one of the
+ * document limit.
+ */
+const commandAllowance = (limit: number) => Math.floor(limit / 1024);
 
-function updatedTooLarge(size: number): MongoServerError {
-  return serverError(17419, `Resulting document after update is larger than ${MAX_BSON_SIZE}`, {
+function updatedTooLarge(size: number, limit: number): MongoServerError {
+  return serverError(17419, `Resulting document after update is larger than ${limit}`, {
     codeName: 'Location17419',
     size,
   });
@@ -440,6 +451,14 @@ function writeConflict(): MongoServerError {
   );
 }
 
+/** A commit whose outcome the driver could not learn, labelled as the driver labels it. */
+function unknownCommitResult(): MongoServerError {
+  return serverError(91, 'The server is in quiesce mode and will shut down', {
+    codeName: 'ShutdownInProgress',
+    errorLabels: ['UnknownTransactionCommitResult'],
+  });
+}
+
 function noSuchTransaction(txn: Transaction): MongoServerError {
   return serverError(251, `Transaction with { txnNumber: ${txn.number} } has been aborted.`, {
     codeName: 'NoSuchTransaction',
@@ -448,18 +467,19 @@ function noSuchTransaction(txn: Transaction): MongoServerError {
 }
 
 /** The server's refusal of an object over the BSON limit (a command, a result document). */
-function tooLarge(size: number): MongoServerError {
+function tooLarge(size: number, limit: number): MongoServerError {
+  const allowed = limit + commandAllowance(limit);
   return serverError(
     10334,
-    `BSONObj size: ${size} (0x${size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and 16793600(16MB)`,
+    `BSONObj size: ${size} (0x${size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and ${allowed}(${limit >= 2 ** 20 ? `${Math.floor(limit / 2 ** 20)}MB` : `${Math.floor(limit / 1024)}KB`})`,
     { codeName: 'BSONObjectTooLarge' },
   );
 }
 
 /** Fails like the server when a command (the statement's filter, update, pipeline, …) is over the limit. */
-function checkCommandSize(command: Doc): void {
+function checkCommandSize(command: Doc, limit: number): void {
   const size = calculateObjectSize(command);
-  if (size > MAX_COMMAND_SIZE) throw tooLarge(size);
+  if (size > limit + commandAllowance(limit)) throw tooLarge(size, limit);
 }
 
 export interface MongoStandInOptions {
@@ -473,6 +493,11 @@ export interface MongoStandInOptions {
   withTransactionTimeoutMs?: number;
   /** Delay of every round trip (operation, commit). Default 0. */
   latencyMs?: number;
+  /**
+   * The largest document, result document and (plus 16 KiB) statement, as `hello` reports it. Default 16 MiB, the
+   * server's; lower makes a test of what meets the limit fast.
+   */
+  maxBsonObjectSize?: number;
 }
 
 export class MongoStandIn {
@@ -486,11 +511,15 @@ export class MongoStandIn {
   readonly lockWaitMs: number;
   readonly transactionLifetimeMs: number;
   readonly withTransactionTimeoutMs: number;
+  readonly maxBsonObjectSize: number;
   latencyMs: number;
   /** Round trips so far (for measurements). */
   roundTrips = 0;
   /** Write conflicts raised so far (tests check that a race really met one). */
   writeConflicts = 0;
+  /** Commits so far that failed with UnknownTransactionCommitResult. */
+  unknownCommits = 0;
+  private unknownCommitPlan: { remaining: number; committed: boolean } = { remaining: 0, committed: true };
 
   constructor(options: MongoStandInOptions = {}) {
     this.transactions = options.transactions ?? true;
@@ -498,6 +527,7 @@ export class MongoStandIn {
     this.transactionLifetimeMs = options.transactionLifetimeMs ?? 60_000;
     this.withTransactionTimeoutMs = options.withTransactionTimeoutMs ?? 120_000;
     this.latencyMs = options.latencyMs ?? 0;
+    this.maxBsonObjectSize = options.maxBsonObjectSize ?? MAX_BSON_SIZE;
   }
 
   db(name = 'test'): StandInDb {
@@ -525,6 +555,29 @@ export class MongoStandIn {
   /** The next `n` write statements succeed and the one after throws {@link StandInCrash} (null: never). */
   failAfterWrites(n: number | null): void {
     this.writesUntilCrash = n;
+  }
+
+  /**
+   * The next `n` commits of explicit transactions fail with UnknownTransactionCommitResult: having committed
+   * (`committed`, the default: the answer was lost on the way back) or not (the request was lost on the way there).
+   */
+  unknownCommitResults(n: number, options: { committed?: boolean } = {}): void {
+    this.unknownCommitPlan = { remaining: n, committed: options.committed ?? true };
+  }
+
+  /**
+   * @internal A session's commitTransaction: commits, or fails as planned by {@link unknownCommitResults}. A
+   * transaction already committed succeeds again (the server answers a repeated commit of the same transaction).
+   */
+  commitTransaction(txn: Transaction): void {
+    if (txn.committed) return;
+    if (this.unknownCommitPlan.remaining > 0) {
+      this.unknownCommitPlan.remaining -= 1;
+      this.unknownCommits += 1;
+      if (this.unknownCommitPlan.committed) this.commit(txn);
+      throw unknownCommitResult();
+    }
+    this.commit(txn);
   }
 
   /** @internal Counts one write statement against the crash budget. */
@@ -617,6 +670,7 @@ export class MongoStandIn {
       writes: new Map(),
       before: new Map(),
       aborted: null,
+      committed: false,
       ended,
       end,
     };
@@ -645,6 +699,7 @@ export class MongoStandIn {
   /** @internal Makes the transaction's writes the committed state, in one step. */
   commit(txn: Transaction): void {
     if (txn.aborted) throw txn.aborted;
+    txn.committed = true;
     if (txn.writes.size) {
       const version = ++this.version;
       for (const [collection, writes] of txn.writes)
@@ -698,8 +753,7 @@ export class StandInSession {
       this.transaction = txn;
       try {
         const result = await fn(this as unknown as ClientSession);
-        await this.client.roundTrip(this); // commitTransaction
-        this.client.commit(txn);
+        await this.commitWithRetry(txn, deadline);
         return result;
       } catch (error) {
         this.client.abort(txn, noSuchTransaction(txn));
@@ -709,6 +763,25 @@ export class StandInSession {
         if (!transient || Date.now() >= deadline) throw error;
       } finally {
         this.transaction = null;
+      }
+    }
+  }
+
+  /**
+   * commitTransaction, repeated while its outcome is unknown (the driver's withTransaction, step 10.1: the commit
+   * alone is retried, the callback's writes are not run again) until the deadline; other errors go to the caller.
+   */
+  private async commitWithRetry(txn: Transaction, deadline: number): Promise<void> {
+    for (;;) {
+      await this.client.roundTrip(this); // commitTransaction
+      try {
+        this.client.commitTransaction(txn);
+        return;
+      } catch (error) {
+        const unknown = (error as { hasErrorLabel?: (l: string) => boolean }).hasErrorLabel?.(
+          'UnknownTransactionCommitResult',
+        );
+        if (!unknown || Date.now() >= deadline) throw error;
       }
     }
   }
@@ -749,7 +822,7 @@ export class StandInDb {
         isWritablePrimary: true,
         maxWireVersion: 21,
         ok: 1,
-        maxBsonObjectSize: 16 * 1024 * 1024,
+        maxBsonObjectSize: this.client.maxBsonObjectSize,
         ...(this.client.transactions ? { setName: 'standin', hosts: ['standin:27017'] } : {}),
       };
     }
@@ -1016,7 +1089,7 @@ export class StandInCollection {
   /** Stores `doc` under `key` in `txn` (replacing what is there), checking the size limit and unique indexes. */
   private put(key: string, doc: Doc, txn: Transaction, tooLargeError: (size: number) => MongoServerError): void {
     const size = calculateObjectSize(doc);
-    if (size > MAX_BSON_SIZE) throw tooLargeError(size);
+    if (size > this.client.maxBsonObjectSize) throw tooLargeError(size);
     this.checkClaim(key, txn);
     this.checkUnique(doc, key, txn);
     this.client.countWrite();
@@ -1096,7 +1169,7 @@ export class StandInCollection {
   }
 
   private findNow(filter: Filter, options: FindOptions, txn: Transaction | null): Doc[] {
-    checkCommandSize({ filter, ...options, session: undefined });
+    checkCommandSize({ filter, ...options, session: undefined }, this.client.maxBsonObjectSize);
     const { docs, scores } = this.matching(filter, txn);
     const projection: Doc = {};
     const metaFields: string[] = [];
@@ -1145,7 +1218,7 @@ export class StandInCollection {
     options: SessionOptions & { skip?: number; limit?: number } = {},
   ): Promise<number> {
     const txn = await this.client.roundTrip(options.session);
-    checkCommandSize({ filter });
+    checkCommandSize({ filter }, this.client.maxBsonObjectSize);
     const n = this.matching(filter, txn).docs.length - Math.max(0, options.skip ?? 0);
     return Math.max(0, options.limit && options.limit > 0 ? Math.min(n, options.limit) : n);
   }
@@ -1157,7 +1230,7 @@ export class StandInCollection {
   aggregate(pipeline: Doc[], options: SessionOptions = {}): StandInCursor {
     return new StandInCursor(async () => {
       const txn = await this.client.roundTrip(options.session);
-      checkCommandSize({ pipeline });
+      checkCommandSize({ pipeline }, this.client.maxBsonObjectSize);
       let input: Doc[];
       let stages = pipeline;
       const first = pipeline[0] as { $match?: Filter } | undefined;
@@ -1173,7 +1246,7 @@ export class StandInCollection {
         delete doc[TEXT_SCORE];
         // Each result document is a BSON document of its own on the wire (a $facet's one document included).
         const size = calculateObjectSize(doc);
-        if (size > MAX_BSON_SIZE) throw tooLarge(size);
+        if (size > this.client.maxBsonObjectSize) throw tooLarge(size, this.client.maxBsonObjectSize);
       }
       return out;
     }, {});
@@ -1251,7 +1324,7 @@ export class StandInCollection {
       );
     }
     this.put(key, doc, txn, (size) =>
-      serverError(2, `object to insert too large. size in bytes: ${size}, max size: ${MAX_BSON_SIZE}`, {
+      serverError(2, `object to insert too large. size in bytes: ${size}, max size: ${this.client.maxBsonObjectSize}`, {
         codeName: 'BadValue',
       }),
     );
@@ -1293,7 +1366,7 @@ export class StandInCollection {
     options: { upsert?: boolean; many: boolean },
     txn: Transaction,
   ) {
-    checkCommandSize({ filter, update });
+    checkCommandSize({ filter, update }, this.client.maxBsonObjectSize);
     if (options.upsert) refuseExprInUpsert(filter);
     const { docs } = this.matching(filter, txn);
     const targets = options.many ? docs : docs.slice(0, 1);
@@ -1301,7 +1374,7 @@ export class StandInCollection {
     for (const doc of targets) {
       const next = this.applyUpdate(doc, update, false);
       if (canonical(next) === canonical(doc)) continue;
-      this.put(idKey(doc._id), next, txn, updatedTooLarge);
+      this.put(idKey(doc._id), next, txn, (size) => updatedTooLarge(size, this.client.maxBsonObjectSize));
       modifiedCount++;
     }
     if (targets.length === 0 && options.upsert) {
@@ -1315,7 +1388,7 @@ export class StandInCollection {
   }
 
   private replaceNow(filter: Filter, replacement: Doc, upsert: boolean | undefined, txn: Transaction) {
-    checkCommandSize({ filter, replacement });
+    checkCommandSize({ filter, replacement }, this.client.maxBsonObjectSize);
     if (upsert) refuseExprInUpsert(filter);
     if (Object.keys(replacement).some((k) => k.startsWith('$')))
       throw serverError(2, 'Replacement document must not contain atomic operators', { codeName: 'BadValue' });
@@ -1328,7 +1401,7 @@ export class StandInCollection {
         });
       }
       const modified = canonical(next) !== canonical(doc);
-      if (modified) this.put(idKey(doc._id), next, txn, updatedTooLarge);
+      if (modified) this.put(idKey(doc._id), next, txn, (size) => updatedTooLarge(size, this.client.maxBsonObjectSize));
       return { matchedCount: 1, modifiedCount: modified ? 1 : 0, upsertedCount: 0, upsertedId: null };
     }
     if (!upsert) return { matchedCount: 0, modifiedCount: 0, upsertedCount: 0, upsertedId: null };
@@ -1342,7 +1415,7 @@ export class StandInCollection {
   }
 
   private deleteNow(filter: Filter, many: boolean, txn: Transaction): number {
-    checkCommandSize({ filter });
+    checkCommandSize({ filter }, this.client.maxBsonObjectSize);
     const { docs } = this.matching(filter, txn);
     const targets = many ? docs : docs.slice(0, 1);
     for (const doc of targets) this.remove(idKey(doc._id), txn);

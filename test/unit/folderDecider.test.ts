@@ -1,12 +1,6 @@
 import { deciderSpec } from '../support/givenWhenThen';
-import {
-  refuseTakenSiblingName,
-  folderDecider,
-  folderEventSchemas,
-  folderStateFor,
-  type FolderCreatedData,
-  type FolderEvent,
-} from '../../src/domain/folder';
+import { refuseTakenSiblingName, folderDecider, folderStateFor } from '../../src/domain/folder';
+import { folderEventSchemas, type FolderCreatedData, type FolderEvent } from '../../src/domain/folderEvents';
 import { RestError, ValidationError } from '../../src/domain/errors';
 import { foldEvents } from '../../src/domain/decider';
 import { parseStringList } from '../../src/domain/metadata';

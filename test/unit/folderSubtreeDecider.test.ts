@@ -1,13 +1,6 @@
 import { deciderSpec } from '../support/givenWhenThen';
-import {
-  folderDecider,
-  folderEventSchemas,
-  folderNameCandidate,
-  folderStateFor,
-  folderStateFromDoc,
-  type FolderCopiedData,
-  type FolderEvent,
-} from '../../src/domain/folder';
+import { folderDecider, folderNameCandidate, folderStateFor, folderStateFromDoc } from '../../src/domain/folder';
+import { folderEventSchemas, type FolderCopiedData, type FolderEvent } from '../../src/domain/folderEvents';
 import { RestError, ValidationError } from '../../src/domain/errors';
 import { foldEvents } from '../../src/domain/decider';
 

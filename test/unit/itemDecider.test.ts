@@ -1,12 +1,6 @@
 import { deciderSpec } from '../support/givenWhenThen';
-import {
-  itemDecider,
-  itemEventSchemas,
-  itemStateFor,
-  extensionsOf,
-  type FileRecord,
-  type ItemEvent,
-} from '../../src/domain/item';
+import { itemDecider, itemStateFor, extensionsOf } from '../../src/domain/item';
+import { itemEventSchemas, type FileRecord, type ItemEvent } from '../../src/domain/itemEvents';
 import { RestError, ValidationError } from '../../src/domain/errors';
 import { foldEvents } from '../../src/domain/decider';
 

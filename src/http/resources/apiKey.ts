@@ -1,3 +1,4 @@
+import { model } from '../modelParams';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
@@ -6,10 +7,8 @@ import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import { API_KEY_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
 import type { ApiKeyDoc } from '../../ports/readModel';
-import { AccessDeniedError, RestError } from '../../domain/errors';
-import { AccessLevel, accessDeniedMessage, type Level, type Viewer } from '../../domain/access';
-import { isObjectId } from '../../domain/ids';
-import { loadParent } from '../../queries/loaders';
+import { RestError } from '../../domain/errors';
+import { AccessLevel } from '../../domain/access';
 import { createApiKey, deleteApiKey, tokenFromApiKey, updateApiKey } from '../../commands/apiKeyCommands';
 import { signedInUser } from '../principal';
 
@@ -28,15 +27,6 @@ function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
     lastUse: key.lastUse,
     userId: key.userId,
   };
-}
-
-/** A key's ACL gives its owner ADMIN and nobody else anything; site admins pass every check. */
-async function loadApiKey(services: Services, id: string, viewer: Viewer | null, level: Level): Promise<ApiKeyDoc> {
-  const key = isObjectId(id) ? await services.readModel.apiKeys.get(id) : null;
-  if (!key) throw new RestError(`Invalid api_key id (${id}).`);
-  if (!viewer || (!viewer.admin && viewer.id !== key.userId))
-    throw new AccessDeniedError(accessDeniedMessage(level, 'api_key', id, viewer));
-  return key;
 }
 
 /** Re-reads a key after a write (a concurrent delete may have removed it since). */
@@ -66,13 +56,11 @@ export const apiKeyResource: Resource = {
         param.string('userId', { description: 'ID of the user whose keys to list.' }),
         ...pagingParams(API_KEY_SORT),
       ],
-      async handler({ params, services, principal, setTotalCount }) {
-        const me = signedInUser(principal);
-        let userId = me._id;
-        if (params.userId !== undefined && params.userId !== me._id) {
-          if (!me.admin) throw new AccessDeniedError('Administrator access required.');
-          userId = (await loadParent(services, 'user', params.userId, principal.viewer, AccessLevel.READ)).doc._id;
-        }
+      models: {
+        owner: model.optionalParam('user', 'userId', AccessLevel.READ, { missing: 'no-such', othersSiteAdmin: true }),
+      },
+      async handler({ params, models: { owner }, services, principal, setTotalCount }) {
+        const userId = owner?._id ?? signedInUser(principal)._id;
         const page = await services.readModel.apiKeys.listForUser(userId, pagingOf(params));
         setTotalCount(page.total);
         return page.rows.map(apiKeyView);
@@ -151,8 +139,8 @@ export const apiKeyResource: Resource = {
         }),
         param.bool('active', { description: 'Whether the key is currently active.' }),
       ],
-      async handler({ path, params, services, principal, meta }) {
-        const key = await loadApiKey(services, path.id, principal.viewer, AccessLevel.WRITE);
+      models: { key: model.path('api_key', AccessLevel.WRITE) },
+      async handler({ params, models: { key }, services, meta }) {
         await updateApiKey(
           services.commands,
           key._id,
@@ -176,8 +164,8 @@ export const apiKeyResource: Resource = {
       summary: 'Delete an API key.',
       access: 'user',
       params: [],
-      async handler({ path, services, principal, meta }) {
-        const key = await loadApiKey(services, path.id, principal.viewer, AccessLevel.ADMIN);
+      models: { key: model.path('api_key', AccessLevel.ADMIN) },
+      async handler({ models: { key }, services, meta }) {
         await deleteApiKey(services.commands, key._id, meta);
         return { message: `Deleted API key ${key.name}.` };
       },

@@ -1,3 +1,4 @@
+import { model } from '../modelParams';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
@@ -8,7 +9,6 @@ import { AccessLevel } from '../../domain/access';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { mayCreateCollections } from '../../queries/collectionCreationPolicy';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
-import { loadModel } from '../../queries/loaders';
 import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';
 import {
@@ -101,8 +101,8 @@ export const collectionResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [],
-      async handler({ path, services, principal }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.READ);
+      models: { collection: model.path('collection', AccessLevel.READ) },
+      async handler({ models: { collection }, services, principal }) {
         return {
           nFolders: await services.readModel.folders.countChildren({
             parentType: 'collection',
@@ -119,12 +119,8 @@ export const collectionResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [],
-      async handler({ path, services, principal }) {
-        return collectionView(
-          await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.READ),
-          principal.viewer,
-        );
-      },
+      models: { collection: model.path('collection', AccessLevel.READ) },
+      handler: ({ models: { collection }, principal }) => collectionView(collection, principal.viewer),
     }),
     route({
       method: 'PUT',
@@ -136,8 +132,8 @@ export const collectionResource: Resource = {
         param.string('name', { strip: true, description: 'Unique name for the collection.' }),
         param.string('description', { strip: true, description: 'Collection description.' }),
       ],
-      async handler({ path, params, services, principal, meta }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.WRITE);
+      models: { collection: model.path('collection', AccessLevel.WRITE) },
+      async handler({ params, models: { collection }, services, principal, meta }) {
         await updateCollection(
           services.commands,
           collection._id,
@@ -154,8 +150,8 @@ export const collectionResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_OWN],
       params: [],
-      async handler({ path, services, principal, meta }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.ADMIN);
+      models: { collection: model.path('collection', AccessLevel.ADMIN) },
+      async handler({ models: { collection }, services, meta }) {
         await deleteCollection(services, collection._id, meta);
         return { message: `Deleted collection ${collection.name}.` };
       },
@@ -167,8 +163,8 @@ export const collectionResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_OWN],
       params: [],
-      async handler({ path, services, principal }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.ADMIN);
+      models: { collection: model.path('collection', AccessLevel.ADMIN) },
+      async handler({ models: { collection }, services }) {
         return fullAccessList(services, collection.access);
       },
     }),
@@ -186,8 +182,8 @@ export const collectionResource: Resource = {
         }),
         param.bool('public', { description: 'Whether the collection should be publicly visible.' }),
       ],
-      async handler({ path, params, services, principal, meta }) {
-        const collection = await loadModel(services, 'collection', path.id, principal.viewer, AccessLevel.ADMIN);
+      models: { collection: model.path('collection', AccessLevel.ADMIN) },
+      async handler({ params, models: { collection }, services, principal, meta }) {
         const access = parseAccessList(params.access);
         const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
         await setCollectionAccess(

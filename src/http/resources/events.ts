@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { model } from '../modelParams';
 import { z } from 'zod';
 import type { Request, Response } from 'express';
 import type { Resource, RouteDef } from '../routeTable';
@@ -14,7 +15,6 @@ import { AccessLevel, hasAccess, type Viewer } from '../../domain/access';
 import { folderEventSchemas, folderStream } from '../../domain/folder';
 import { itemEventSchemas } from '../../domain/item';
 import { uploadEventSchemas } from '../../domain/upload';
-import { loadModel } from '../../queries/loaders';
 import { LoginCache, folderAclNowOrLast, publicStreamId, redactEventData } from '../../queries/history';
 import { Scope } from '../../domain/scopes';
 
@@ -195,8 +195,8 @@ export const folderEventRoutes: RouteDef[] = [
       sinceParam(),
       typesParam(),
     ],
-    async handler({ path, params, services, principal, req, res }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.READ);
+    models: { folder: model.path('folder', AccessLevel.READ) },
+    async handler({ params, models: { folder }, services, principal, req, res }) {
       const since = await startPosition(services, req, params.since);
       const wanted = typeFilter(params.types);
       const viewer = principal.viewer;
@@ -252,7 +252,7 @@ const metadataSchema = z.object({
 
 /** The published contract: stream names, event metadata, and each event's payload as JSON Schema (from the zod
  * schemas). */
-export function eventSchemaDocument(): Record<string, unknown> {
+function eventSchemaDocument(): Record<string, unknown> {
   const add = (category: keyof typeof STREAMS, schemas: Record<string, z.ZodType>) =>
     Object.entries(schemas).map(([type, schema]): [string, unknown] => [
       type,

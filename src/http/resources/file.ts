@@ -17,8 +17,9 @@ import {
   type UploadOutcome,
   type UploadParent,
 } from '../../commands/fileCommands';
-import { fileView, loadFile, loadParentItem, uploadView } from '../../queries/itemQueries';
-import { loadParent } from '../../queries/loaders';
+import { fileView, uploadView } from '../../queries/itemQueries';
+import { loadModelAt } from '../../queries/models';
+import { model } from '../modelParams';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { fileOfSignedLink, fileOriginOf, onFileOrigin, signedDownloadUrl, type DownloadRequest } from '../fileOrigin';
 import { refuseContentEncoding } from '../bodyDecoding';
@@ -71,7 +72,7 @@ async function outcomeView(
  * cherrypy's get_ranges: the byte ranges of a `Range: bytes=…` header as [start, end) pairs. `null` when the header
  * is to be ignored (not bytes, malformed), `[]` when no range is satisfiable.
  */
-export function parseRange(header: string, size: number): [number, number][] | null {
+function parseRange(header: string, size: number): [number, number][] | null {
   const match = /^\s*bytes\s*=\s*(.*)$/i.exec(header);
   if (!match) return null;
   const ranges: [number, number][] = [];
@@ -189,12 +190,22 @@ export const downloadParams = [
  * Both download routes: `:id/download` and `:id/download/:name` (the name is only for the client's benefit). On the
  * file origin, a signed link stands for the access check of the request it was signed for.
  */
-async function downloadHandler({ path, params, services, principal, req, res }: RouteContext<typeof downloadParams>) {
+const downloadModels = {
+  target: model.path('file', AccessLevel.READ, {
+    unless: 'signature',
+    note: 'with signature, on the file origin: the signed link stands for the check of the request it was signed for',
+  }),
+};
+
+async function downloadHandler(ctx: RouteContext<typeof downloadParams, typeof downloadModels>) {
+  const { path, params, models, services, principal, req, res } = ctx;
   const fileOrigin = fileOriginOf(services.config);
-  const file =
-    fileOrigin && params.signature !== undefined && onFileOrigin(fileOrigin, req)
-      ? await fileOfSignedLink(services, fileOrigin, path.id, params)
-      : (await loadFile(services, path.id, principal.viewer, AccessLevel.READ)).file;
+  const signed = fileOrigin && params.signature !== undefined && onFileOrigin(fileOrigin, req);
+  const file = signed
+    ? await fileOfSignedLink(services, fileOrigin, path.id, params)
+    : // A signature anywhere else is no signed link: the declared READ applies.
+      (models.target ?? (await loadModelAt(services.readModel, 'file', path.id, principal.viewer, AccessLevel.READ)))
+        .file;
   return sendFile(services, req, res, file, principal, {
     offset: params.offset ?? 0,
     endByte: params.endByte,
@@ -240,19 +251,12 @@ export const fileResource: Resource = {
           description: 'If included, this information is passed to the data.process event when the upload is complete.',
         }),
       ],
+      models: { into: model.parent<'folder' | 'item'>(AccessLevel.WRITE) },
       async handler(ctx) {
-        const { params, services, principal, meta, req } = ctx;
-        let parent: UploadParent;
-        if (params.parentType === 'item') {
-          parent = {
-            type: 'item',
-            item: (await loadParentItem(services, params.parentId, principal.viewer, AccessLevel.WRITE)).item,
-          };
-        } else {
-          const found = await loadParent(services, 'folder', params.parentId, principal.viewer, AccessLevel.WRITE);
-          if (found.type !== 'folder') throw new RestError(`Invalid folder id (${params.parentId}).`);
-          parent = { type: 'folder', folder: found.doc };
-        }
+        const { params, models, services, principal, meta, req } = ctx;
+        const { into } = models;
+        const parent: UploadParent =
+          into.type === 'item' ? { type: 'item', item: into.doc.item } : { type: 'folder', folder: into.doc };
         const outcome = await startUpload(
           services,
           {
@@ -329,9 +333,8 @@ export const fileResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [],
-      async handler({ path, services, principal }) {
-        return fileView((await loadFile(services, path.id, principal.viewer, AccessLevel.READ)).file);
-      },
+      models: { target: model.path('file', AccessLevel.READ) },
+      handler: ({ models: { target } }) => fileView(target.file),
     }),
     route({
       method: 'GET',
@@ -342,6 +345,7 @@ export const fileResource: Resource = {
       cookie: true,
       produces: 'application/octet-stream',
       params: downloadParams,
+      models: downloadModels,
       handler: downloadHandler,
     }),
     route({
@@ -353,6 +357,7 @@ export const fileResource: Resource = {
       cookie: true,
       produces: 'application/octet-stream',
       params: downloadParams,
+      models: downloadModels,
       handler: downloadHandler,
     }),
     route({
@@ -371,9 +376,10 @@ export const fileResource: Resource = {
           description: 'If included, this information is passed to the data.process event when the upload is complete.',
         }),
       ],
+      models: { target: model.path('file', AccessLevel.WRITE) },
       async handler(ctx) {
-        const { path, params, services, principal, meta } = ctx;
-        const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
+        const { params, models, services, principal, meta } = ctx;
+        const { file } = models.target;
         const outcome = await startContentsUpload(
           services,
           {
@@ -394,8 +400,9 @@ export const fileResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_WRITE],
       params: [],
-      async handler({ path, services, principal, meta }) {
-        const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
+      models: { target: model.path('file', AccessLevel.WRITE) },
+      async handler({ models: { target }, services, meta }) {
+        const { file } = target;
         await deleteFile(services, file, meta);
         return null;
       },

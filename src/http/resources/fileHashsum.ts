@@ -1,11 +1,12 @@
 import type { RouteDef } from '../routeTable';
+import { model } from '../modelParams';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { HASHSUM_ALGORITHMS, SHA512_HEX, type HashsumAlgorithm } from '../../domain/contentHashes';
-import { fileView, loadFile } from '../../queries/itemQueries';
+import { fileView } from '../../queries/itemQueries';
 import { computeFileHashes } from '../../commands/fileHashCommands';
 import { withProgress } from '../../bus/progress';
 import { contentDisposition } from '../contentDisposition';
@@ -82,9 +83,10 @@ export const fileHashsumRoutes: RouteDef[] = [
     cookie: true,
     produces: 'text/plain',
     params: [],
-    async handler({ path, services, principal, res }) {
-      // The plugin loads the file (READ) before it looks at the algorithm.
-      const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.READ);
+    // The plugin loads the file (READ) before it looks at the algorithm.
+    models: { target: model.path('file', AccessLevel.READ) },
+    handler({ path, models: { target }, res }) {
+      const { file } = target;
       const algo = algorithmOf(path.algo);
       const hash = file[algo];
       if (hash === undefined) throw new RestError(`This file does not have the ${algo} hash computed.`);
@@ -105,8 +107,9 @@ export const fileHashsumRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_WRITE],
     params: [param.flag('progress', false, { description: 'Whether to track progress of the operation' })],
-    async handler({ path, params, services, principal, meta }) {
-      const { file } = await loadFile(services, path.id, principal.viewer, AccessLevel.WRITE);
+    models: { target: model.path('file', AccessLevel.WRITE) },
+    async handler({ params, models: { target }, services, principal, meta }) {
+      const { file } = target;
       return withProgress(
         services,
         {

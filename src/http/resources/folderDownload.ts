@@ -5,7 +5,7 @@ import type { RouteDef } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
-import { loadModel } from '../../queries/loaders';
+import { model } from '../modelParams';
 import { needsZip64, summarizeLayout, zipLayout, type ZipEntry } from '../../queries/zipLayout';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
@@ -125,8 +125,8 @@ export const folderDownloadRoutes: RouteDef[] = [
     cookie: true,
     produces: 'application/zip',
     params: [param.json('mimeFilter', { shape: 'array', description: 'JSON list of MIME types to include.' })],
-    async handler({ path, params, services, principal, req, res }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.READ);
+    models: { folder: model.path('folder', AccessLevel.READ) },
+    async handler({ params, models: { folder }, services, principal, req, res }) {
       const mimeFilter = params.mimeFilter as unknown[] | undefined;
       const layout = () => zipLayout(services.readModel, folder, principal.viewer, mimeFilter ? { mimeFilter } : {});
       // A walk without reading any file first decides whether zip64 records are needed: they must be chosen up front.

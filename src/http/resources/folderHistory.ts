@@ -7,6 +7,8 @@ import { folderView } from '../../queries/views';
 import { restoreFolder } from '../../commands/restoreCommands';
 import { Scope } from '../../domain/scopes';
 import { signedInViewer } from '../principal';
+import { model } from '../modelParams';
+import { AccessLevel } from '../../domain/access';
 
 const PARENT_TYPES = ['folder', 'user', 'collection'] as const;
 
@@ -27,6 +29,13 @@ export const folderHistoryRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_OWN],
     params: historyParams(),
+    models: {
+      folder: model.checkedByRead(
+        'folder',
+        AccessLevel.ADMIN,
+        'ADMIN on the folder now; a removed folder: ADMIN on it as it was removed; site administrators always',
+      ),
+    },
     async handler({ path, params, services, principal, setTotalCount }) {
       const page = await folderHistory(services, principal.viewer, path.id, {
         limit: params.limit ?? 50,
@@ -51,16 +60,25 @@ export const folderHistoryRoutes: RouteDef[] = [
         description: 'Where to restore it when its original parent no longer exists (or elsewhere).',
       }),
     ],
-    async handler({ path, params, services, principal, meta }) {
+    validate(params) {
       if (params.parentType !== undefined && !params.parentId)
         throw new RestError('Pass parentId together with parentType.');
+    },
+    models: {
+      folder: model.checkedByRead(
+        'folder',
+        AccessLevel.ADMIN,
+        'a removed folder: ADMIN on it as it was removed; site administrators always',
+      ),
+      parent: model.optionalParent(AccessLevel.WRITE, {
+        defaultType: 'folder',
+        note: 'where to restore it instead of its original parent',
+      }),
+    },
+    async handler({ path, models: { parent }, services, principal, meta }) {
       const id = await restoreFolder(
         services,
-        {
-          folderId: path.id,
-          viewer: signedInViewer(principal),
-          ...(params.parentId ? { parent: { type: params.parentType ?? 'folder', id: params.parentId } } : {}),
-        },
+        { folderId: path.id, viewer: signedInViewer(principal), ...(parent ? { parent } : {}) },
         meta,
       );
       const doc = await services.readModel.folders.get(id);

@@ -2,7 +2,10 @@ import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { FOLDER_SORT } from '../../queries/sortableFields';
-import { findFolders, folderAccessList, folderDetails, folderRootPath, getFolder } from '../../queries/folderQueries';
+import { findFolders, folderAccessList, folderDetails, folderRootPath } from '../../queries/folderQueries';
+import { folderView } from '../../queries/views';
+import { AccessLevel } from '../../domain/access';
+import { model } from '../modelParams';
 import { getFolderAt, listFoldersAt } from '../../queries/pointInTime';
 import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
@@ -36,14 +39,20 @@ export const folderReadRoutes: RouteDef[] = [
     access: 'public',
     scope: [Scope.DATA_READ],
     params: [...folderListingParams, atParam()],
-    async handler({ params, services, principal, setTotalCount }) {
-      if (params.at !== undefined) {
-        if (!params.parentType || !params.parentId)
-          throw new RestError('The at parameter needs parentType and parentId.');
-        if (params.text) throw new RestError('The at parameter cannot be combined with text.');
+    validate(params) {
+      if (params.at === undefined) return;
+      if (!params.parentType || !params.parentId)
+        throw new RestError('The at parameter needs parentType and parentId.');
+      if (params.text) throw new RestError('The at parameter cannot be combined with text.');
+    },
+    models: {
+      parent: model.optionalParent(AccessLevel.READ, { unless: 'at' }),
+      parentThen: model.optionalParent(AccessLevel.ADMIN, { onlyWith: 'at' }),
+    },
+    async handler({ params, models, services, principal, setTotalCount }) {
+      if (params.at !== undefined && models.parentThen) {
         const past = await listFoldersAt(services, principal.viewer, {
-          parentType: params.parentType,
-          parentId: params.parentId,
+          parent: models.parentThen,
           at: params.at,
           ...(params.name ? { name: params.name } : {}),
           paging: pagingOf(params),
@@ -52,8 +61,7 @@ export const folderReadRoutes: RouteDef[] = [
         return past.rows;
       }
       const page = await findFolders(services, principal.viewer, {
-        parentType: params.parentType,
-        parentId: params.parentId,
+        ...(models.parent ? { parent: models.parent } : {}),
         text: params.text,
         name: params.name,
         paging: pagingOf(params),
@@ -69,10 +77,17 @@ export const folderReadRoutes: RouteDef[] = [
     access: 'public',
     scope: [Scope.DATA_READ],
     params: [atParam()],
-    handler: ({ path, params, services, principal }) =>
-      params.at !== undefined
-        ? getFolderAt(services, principal.viewer, path.id, params.at)
-        : getFolder(services, principal.viewer, path.id),
+    models: {
+      folder: model.path('folder', AccessLevel.READ, {
+        unless: 'at',
+        note: 'with at: ADMIN on the folder now (a deleted folder: site administrators), checked by the read',
+      }),
+    },
+    handler({ path, params, models: { folder }, services, principal }) {
+      if (folder) return folderView(folder, principal.viewer);
+      // Not loaded: `at` was given (the declaration's `unless`), and the point-in-time read checks its own rule.
+      return getFolderAt(services, principal.viewer, path.id, String(params.at));
+    },
   }),
   route({
     method: 'GET',
@@ -81,10 +96,10 @@ export const folderReadRoutes: RouteDef[] = [
     access: 'public',
     scope: [Scope.DATA_READ],
     params: [...folderListingParams],
-    handler: ({ path, params, services, principal }) =>
-      folderPosition(services, principal.viewer, path.id, {
-        parentType: params.parentType,
-        parentId: params.parentId,
+    models: { folder: model.path('folder', AccessLevel.READ), parent: model.optionalParent(AccessLevel.READ) },
+    handler: ({ params, models: { folder, parent }, services, principal }) =>
+      folderPosition(services, principal.viewer, folder, {
+        ...(parent ? { parent } : {}),
         text: params.text,
         name: params.name,
         paging: pagingOf(params),
@@ -97,7 +112,8 @@ export const folderReadRoutes: RouteDef[] = [
     access: 'public',
     scope: [Scope.DATA_READ],
     params: [],
-    handler: ({ path, services, principal }) => folderDetails(services, principal.viewer, path.id),
+    models: { folder: model.path('folder', AccessLevel.READ) },
+    handler: ({ models: { folder }, services, principal }) => folderDetails(services, principal.viewer, folder),
   }),
   route({
     method: 'GET',
@@ -106,7 +122,8 @@ export const folderReadRoutes: RouteDef[] = [
     access: 'public',
     scope: [Scope.DATA_READ],
     params: [],
-    handler: ({ path, services, principal }) => folderRootPath(services, principal.viewer, path.id),
+    models: { folder: model.path('folder', AccessLevel.READ) },
+    handler: ({ models: { folder }, services, principal }) => folderRootPath(services, principal.viewer, folder),
   }),
   route({
     method: 'GET',
@@ -115,6 +132,7 @@ export const folderReadRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_OWN],
     params: [],
-    handler: ({ path, services, principal }) => folderAccessList(services, principal.viewer, path.id),
+    models: { folder: model.path('folder', AccessLevel.ADMIN) },
+    handler: ({ models: { folder }, services }) => folderAccessList(services, folder),
   }),
 ];

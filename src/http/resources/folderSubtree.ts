@@ -3,7 +3,7 @@ import { route } from '../routeTable';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { clearFolderContents, copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
-import { loadModel, loadParent } from '../../queries/loaders';
+import { model } from '../modelParams';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
 import { Scope } from '../../domain/scopes';
@@ -27,8 +27,8 @@ export const folderSubtreeRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_OWN],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
-    async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
+    models: { folder: model.path('folder', AccessLevel.ADMIN) },
+    async handler({ params, models: { folder }, services, principal, meta }) {
       await withProgress(
         services,
         {
@@ -54,8 +54,8 @@ export const folderSubtreeRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_WRITE],
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
-    async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
+    models: { folder: model.path('folder', AccessLevel.WRITE) },
+    async handler({ params, models: { folder }, services, principal, meta }) {
       await withProgress(
         services,
         {
@@ -91,19 +91,14 @@ export const folderSubtreeRoutes: RouteDef[] = [
       }),
       param.flag('progress', false, { description: 'Whether to record progress on this task.' }),
     ],
-    async handler({ params, path, services, principal, meta }) {
+    // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination (stricter
+    // than Girder 3.x, which loads that parent with force).
+    models: {
+      source: model.path('folder', AccessLevel.READ),
+      parent: model.parent(AccessLevel.WRITE, { orParentOf: 'source', emptyMeansAbsent: true }),
+    },
+    async handler({ params, models: { source, parent }, services, principal, meta }) {
       const viewer = signedInViewer(principal);
-      const source = await loadModel(services, 'folder', path.id, viewer, AccessLevel.READ);
-      const parentType = params.parentType ?? source.parentCollection;
-      // Without parentId the copy lands in the source's parent: WRITE is needed there as on any destination
-      // (stricter than Girder 3.x, which loads that parent with force).
-      const parent = await loadParent(
-        services,
-        parentType,
-        params.parentId || source.parentId,
-        viewer,
-        AccessLevel.WRITE,
-      );
       const id = await withProgress(
         services,
         {

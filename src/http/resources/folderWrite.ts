@@ -14,7 +14,7 @@ import {
   setFolderMetadata,
   updateFolder,
 } from '../../commands/folderCommands';
-import { loadModel, loadParent } from '../../queries/loaders';
+import { model } from '../modelParams';
 import { folderView } from '../../queries/views';
 import { withProgress } from '../../bus/progress';
 import { accessTargets } from '../../projections/folderAccess';
@@ -66,14 +66,8 @@ export const folderWriteRoutes: RouteDef[] = [
       }),
       param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
     ],
-    async handler({ params, services, principal, meta }) {
-      const parent = await loadParent(
-        services,
-        params.parentType ?? 'folder',
-        params.parentId,
-        principal.viewer,
-        AccessLevel.WRITE,
-      );
+    models: { parent: model.parent(AccessLevel.WRITE) },
+    async handler({ params, models: { parent }, services, principal, meta }) {
       const id = await createFolder(
         services,
         {
@@ -104,19 +98,19 @@ export const folderWriteRoutes: RouteDef[] = [
       param.string('parentId', { description: 'Parent ID for the new parent of this folder.' }),
       param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
     ],
-    async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
+    models: {
+      folder: model.path('folder', AccessLevel.WRITE),
+      destination: model.optionalParent(AccessLevel.WRITE, { note: 'a move: both parentType and parentId' }),
+    },
+    async handler({ params, models: { folder, destination }, services, principal, meta }) {
       await updateFolder(
         services,
         {
           folderId: folder._id,
-          viewer: principal.viewer,
           ...(params.name !== undefined ? { name: params.name } : {}),
           ...(params.description !== undefined ? { description: params.description } : {}),
           ...(params.metadata !== undefined ? { metadata: params.metadata as Metadata } : {}),
-          ...(params.parentType && params.parentId
-            ? { move: { parentType: params.parentType, parentId: params.parentId } }
-            : {}),
+          ...(destination ? { move: destination } : {}),
         },
         meta,
       );
@@ -133,8 +127,8 @@ export const folderWriteRoutes: RouteDef[] = [
       param.jsonBody('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
       param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
     ],
-    async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
+    models: { folder: model.path('folder', AccessLevel.WRITE) },
+    async handler({ params, models: { folder }, services, principal, meta }) {
       await setFolderMetadata(services, folder._id, params.metadata as Metadata, params.allowNull, meta);
       return currentView(services, folder._id, principal.viewer);
     },
@@ -151,8 +145,8 @@ export const folderWriteRoutes: RouteDef[] = [
         validate: (value) => parseStringList('fields', value),
       }),
     ],
-    async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.WRITE);
+    models: { folder: model.path('folder', AccessLevel.WRITE) },
+    async handler({ params, models: { folder }, services, principal, meta }) {
       await deleteFolderMetadata(services, folder._id, params.fields, meta);
       return currentView(services, folder._id, principal.viewer);
     },
@@ -174,8 +168,8 @@ export const folderWriteRoutes: RouteDef[] = [
         description: 'If recurse is set to True, this controls whether progress notifications will be sent.',
       }),
     ],
-    async handler({ params, path, services, principal, meta }) {
-      const folder = await loadModel(services, 'folder', path.id, principal.viewer, AccessLevel.ADMIN);
+    models: { folder: model.path('folder', AccessLevel.ADMIN) },
+    async handler({ params, models: { folder }, services, principal, meta }) {
       const access = parseAccessList(params.access);
       const publicFlags = params.publicFlags !== undefined ? parsePublicFlags(params.publicFlags) : undefined;
       const viewer = signedInViewer(principal);

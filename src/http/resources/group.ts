@@ -1,3 +1,4 @@
+import { model } from '../modelParams';
 import type { Resource, RouteContext } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
@@ -8,7 +9,7 @@ import { ADD_ALLOWED, groupAccessLevel } from '../../domain/group';
 import { SettingKey, settingValue } from '../../domain/settings';
 import { currentSettings } from '../../commands/settingsCommands';
 import { changeMembership, createGroup, deleteGroup, updateGroup } from '../../commands/groupCommands';
-import { groupView, groupWithAccess, loadGroup, loadUserParam, visibleGroupIds } from '../../queries/groupQueries';
+import { groupView, groupWithAccess, visibleGroupIds } from '../../queries/groupQueries';
 import { userView } from '../../queries/views';
 import { signedInUser, signedInViewer } from '../principal';
 import { requestOrigin } from '../requestOrigin';
@@ -52,8 +53,8 @@ function groupUsersRoute(kind: 'invite' | 'member', path: string, summary: strin
     summary,
     access: 'public',
     params: [...pagingParams(USER_SORT)],
+    models: { group: model.path('group', AccessLevel.READ) },
     async handler({ path, params, services, principal, setTotalCount }) {
-      await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
       const page = await services.readModel.groups.listUsers(path.id, kind, pagingOf(params));
       setTotalCount(page.total);
       return page.rows.map((u) => userView(u, principal.viewer));
@@ -118,8 +119,8 @@ export const groupResource: Resource = {
       summary: 'Get a group by ID.',
       access: 'public',
       params: [],
-      async handler({ path, services, principal }) {
-        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
+      models: { group: model.path('group', AccessLevel.READ) },
+      async handler({ models: { group }, services, principal }) {
         const policy = settingValue(await currentSettings(services.commands), SettingKey.ADD_TO_GROUP_POLICY);
         return { ...groupView(group, principal.viewer), _addToGroupPolicy: policy };
       },
@@ -130,13 +131,8 @@ export const groupResource: Resource = {
       summary: 'Get the access control list for a group.',
       access: 'public',
       params: [],
-      async handler({ path, services, principal }) {
-        return groupWithAccess(
-          services,
-          await loadGroup(services, path.id, principal.viewer, AccessLevel.READ),
-          principal.viewer,
-        );
-      },
+      models: { group: model.path('group', AccessLevel.READ) },
+      handler: ({ models: { group }, services, principal }) => groupWithAccess(services, group, principal.viewer),
     }),
     groupUsersRoute('invite', ':id/invitation', 'Show outstanding invitations for a group.'),
     route({
@@ -153,8 +149,8 @@ export const groupResource: Resource = {
             'Can admins or moderators directly add members to this group?  Only system administrators are allowed to set this field',
         }),
       ],
+      models: { group: model.path('group', AccessLevel.WRITE) },
       async handler({ path, params, services, principal, meta }) {
-        await loadGroup(services, path.id, principal.viewer, AccessLevel.WRITE);
         if (params.addAllowed !== undefined && !principal.user?.admin)
           throw new AccessDeniedError('Administrator access required.');
         await updateGroup(
@@ -163,7 +159,9 @@ export const groupResource: Resource = {
           { name: params.name, description: params.description, public: params.public, addAllowed: params.addAllowed },
           meta,
         );
-        return groupView(await loadGroup(services, path.id, principal.viewer, AccessLevel.READ), principal.viewer);
+        const updated = await services.readModel.groups.get(path.id);
+        if (!updated) throw new RestError(`Invalid group id (${path.id}).`);
+        return groupView(updated, principal.viewer);
       },
     }),
     route({
@@ -172,9 +170,9 @@ export const groupResource: Resource = {
       summary: 'Request to join a group, or accept an invitation to join.',
       access: 'user',
       params: [],
+      models: { group: model.path('group', AccessLevel.READ) },
       async handler(ctx) {
         const { path, services, principal, meta } = ctx;
-        await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
         await changeMembership(
           services.commands,
           path.id,
@@ -203,10 +201,13 @@ export const groupResource: Resource = {
           description: 'Add user directly rather than sending an invitation (admin-only option).',
         }),
       ],
+      models: {
+        group: model.path('group', AccessLevel.WRITE),
+        user: model.param('user', 'userId', AccessLevel.READ),
+      },
       async handler(ctx) {
-        const { path, params, services, principal, meta } = ctx;
-        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.WRITE);
-        const user = await loadUserParam(services, params.userId, principal.viewer);
+        const { path, params, models, services, principal, meta } = ctx;
+        const { group, user } = models;
         const level = accessLevel(params.level);
         if (params.force) {
           if (!(await mayForceAdd(ctx, groupAccessLevel(group, principal.viewer), group.addAllowed))) {
@@ -239,10 +240,13 @@ export const groupResource: Resource = {
           summary: `Promote a member to be ${role === 'moderator' ? 'a moderator' : 'an administrator'} of the group.`,
           access: 'user',
           params: [userIdParam('The ID of the user to promote.')],
+          models: {
+            group: model.path('group', AccessLevel.ADMIN),
+            user: model.param('user', 'userId', AccessLevel.READ),
+          },
           async handler(ctx) {
-            const { path, params, services, principal, meta } = ctx;
-            await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
-            const user = await loadUserParam(services, params.userId, principal.viewer);
+            const { path, models, services, meta } = ctx;
+            const { user } = models;
             await changeMembership(
               services.commands,
               path.id,
@@ -258,10 +262,13 @@ export const groupResource: Resource = {
           summary: 'Demote a user to a normal group member.',
           access: 'user',
           params: [userIdParam('The ID of the user to demote.')],
+          models: {
+            group: model.path('group', AccessLevel.ADMIN),
+            user: model.param('user', 'userId', AccessLevel.READ),
+          },
           async handler(ctx) {
-            const { path, params, services, principal, meta } = ctx;
-            const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
-            const user = await loadUserParam(services, params.userId, principal.viewer);
+            const { path, models, services, meta } = ctx;
+            const { group, user } = models;
             if (group.members.some((m) => m.id === user._id)) {
               await changeMembership(
                 services.commands,
@@ -285,13 +292,14 @@ export const groupResource: Resource = {
           description: 'The ID of the user to remove. If not passed, will remove yourself from the group.',
         }),
       ],
+      models: {
+        group: model.path('group', AccessLevel.READ),
+        other: model.optionalParam('user', 'userId', AccessLevel.READ),
+      },
       async handler(ctx) {
-        const { path, params, services, principal, meta } = ctx;
-        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.READ);
-        const user =
-          params.userId === undefined
-            ? signedInUser(principal)
-            : await loadUserParam(services, params.userId, principal.viewer);
+        const { path, models, services, principal, meta } = ctx;
+        const { group } = models;
+        const user = models.other ?? signedInUser(principal);
         if (user._id !== signedInUser(principal)._id) {
           // Removing someone else needs WRITE, and ADMIN to remove an administrator.
           const theirs = group.members.find((m) => m.id === user._id)?.level ?? -1;
@@ -312,9 +320,9 @@ export const groupResource: Resource = {
       summary: 'Delete a group by ID.',
       access: 'user',
       params: [],
-      async handler({ path, services, principal, meta }) {
-        const group = await loadGroup(services, path.id, principal.viewer, AccessLevel.ADMIN);
-        await deleteGroup(services.commands, path.id, meta);
+      models: { group: model.path('group', AccessLevel.ADMIN) },
+      async handler({ models: { group }, services, meta }) {
+        await deleteGroup(services.commands, group._id, meta);
         return { message: `Deleted the group ${group.name}.` };
       },
     }),

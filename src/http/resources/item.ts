@@ -14,7 +14,8 @@ import {
   setItemMetadata,
   updateItem,
 } from '../../commands/itemCommands';
-import { fileView, findItems, itemView, loadFolderParam, loadItem } from '../../queries/itemQueries';
+import { fileView, findItems, itemView } from '../../queries/itemQueries';
+import { model } from '../modelParams';
 import { itemHistoryRoutes } from './itemHistory';
 import { itemDownloadRoutes } from './itemDownload';
 import { folderRootPath } from '../../queries/folderQueries';
@@ -32,6 +33,10 @@ async function currentView(services: Services, id: string) {
 
 const metadataParam = () =>
   param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' });
+
+/** The folder of an item listing or search: `No such folder` for a miss, an empty id counts as absent (Girder). */
+const listingFolder = () =>
+  model.optionalParam('folder', 'folderId', AccessLevel.READ, { missing: 'no-such', emptyMeansAbsent: true });
 
 /** What selects and orders an item listing: the listing itself and an item's position in it take the same. */
 const itemListingParams = [
@@ -59,9 +64,10 @@ export const itemResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [...itemListingParams],
-      async handler({ params, services, principal, setTotalCount }) {
+      models: { folder: listingFolder() },
+      async handler({ params, models: { folder }, services, principal, setTotalCount }) {
         const { rows, total } = await findItems(services, principal.viewer, {
-          ...(params.folderId !== undefined ? { folderId: params.folderId } : {}),
+          ...(folder ? { folder } : {}),
           ...(params.text !== undefined ? { text: params.text } : {}),
           ...(params.name !== undefined ? { name: params.name } : {}),
           paging: pagingOf(params),
@@ -77,9 +83,10 @@ export const itemResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [...itemListingParams],
-      handler: ({ path, params, services, principal }) =>
-        itemPosition(services, principal.viewer, path.id, {
-          ...(params.folderId !== undefined ? { folderId: params.folderId } : {}),
+      models: { item: model.path('item', AccessLevel.READ), folder: listingFolder() },
+      handler: ({ params, models: { item, folder }, services, principal }) =>
+        itemPosition(services, principal.viewer, item.item, {
+          ...(folder ? { folder } : {}),
           ...(params.text !== undefined ? { text: params.text } : {}),
           ...(params.name !== undefined ? { name: params.name } : {}),
           paging: pagingOf(params),
@@ -92,9 +99,8 @@ export const itemResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [],
-      async handler({ path, services, principal }) {
-        return itemView((await loadItem(services, path.id, principal.viewer, AccessLevel.READ)).item);
-      },
+      models: { item: model.path('item', AccessLevel.READ) },
+      handler: ({ models: { item } }) => itemView(item.item),
     }),
     route({
       method: 'POST',
@@ -109,8 +115,8 @@ export const itemResource: Resource = {
         param.flag('reuseExisting', false, { description: 'Return existing item (by name) if it exists.' }),
         metadataParam(),
       ],
-      async handler({ params, services, principal, meta }) {
-        const folder = await loadFolderParam(services, params.folderId, principal.viewer, AccessLevel.WRITE);
+      models: { folder: model.param('folder', 'folderId', AccessLevel.WRITE) },
+      async handler({ params, models: { folder }, services, principal, meta }) {
         const id = await createItem(
           services,
           {
@@ -138,12 +144,12 @@ export const itemResource: Resource = {
         param.string('folderId', { description: 'Pass this to move the item to a new folder.' }),
         metadataParam(),
       ],
-      async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
-        const folder =
-          params.folderId !== undefined
-            ? await loadFolderParam(services, params.folderId, principal.viewer, AccessLevel.WRITE)
-            : undefined;
+      models: {
+        target: model.path('item', AccessLevel.WRITE),
+        folder: model.optionalParam('folder', 'folderId', AccessLevel.WRITE, { note: 'a move into that folder' }),
+      },
+      async handler({ params, models: { target, folder }, services, meta }) {
+        const { item } = target;
         await updateItem(
           services,
           {
@@ -168,8 +174,9 @@ export const itemResource: Resource = {
       access: 'user',
       scope: [Scope.DATA_WRITE],
       params: [],
-      async handler({ path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
+      models: { target: model.path('item', AccessLevel.WRITE) },
+      async handler({ models: { target }, services, meta }) {
+        const { item } = target;
         const name = await deleteItem(services, item._id, meta);
         return { message: `Deleted item ${name}.` };
       },
@@ -181,10 +188,11 @@ export const itemResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [],
-      async handler({ path, services, principal }) {
+      models: { item: model.path('item', AccessLevel.READ) },
+      async handler({ models: { item }, services, principal }) {
         // Girder's parentsToRoot: the folder's own root path, then the folder itself.
-        const { folder } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
-        const above = await folderRootPath(services, principal.viewer, folder._id);
+        const { folder } = item;
+        const above = await folderRootPath(services, principal.viewer, folder);
         return [...above, { type: 'folder', object: folderView(folder, principal.viewer) }];
       },
     }),
@@ -196,8 +204,9 @@ export const itemResource: Resource = {
       scope: [Scope.DATA_READ],
       // girder_client also sends `id=<itemId>` as a query parameter: undeclared parameters are ignored.
       params: [...pagingParams(FILE_SORT)],
-      async handler({ params, path, services, principal, setTotalCount }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
+      models: { target: model.path('item', AccessLevel.READ) },
+      async handler({ params, models: { target }, services, setTotalCount }) {
+        const { item } = target;
         const page = await services.readModel.files.listForItem(item._id, pagingOf(params));
         setTotalCount(page.total);
         return page.rows.map(fileView);
@@ -216,8 +225,9 @@ export const itemResource: Resource = {
         }),
         param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
       ],
-      async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
+      models: { target: model.path('item', AccessLevel.WRITE) },
+      async handler({ params, models: { target }, services, meta }) {
+        const { item } = target;
         await setItemMetadata(services, item._id, params.metadata as Metadata, params.allowNull, meta);
         return currentView(services, item._id);
       },
@@ -234,8 +244,9 @@ export const itemResource: Resource = {
           validate: (value) => parseStringList('fields', value),
         }),
       ],
-      async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.WRITE);
+      models: { target: model.path('item', AccessLevel.WRITE) },
+      async handler({ params, models: { target }, services, meta }) {
+        const { item } = target;
         await deleteItemMetadata(services, item._id, params.fields, meta);
         return currentView(services, item._id);
       },
@@ -251,15 +262,13 @@ export const itemResource: Resource = {
         param.string('name', { strip: true, description: 'Name for the new item.' }),
         param.string('description', { strip: true, description: 'Description for the new item.' }),
       ],
-      async handler({ params, path, services, principal, meta }) {
-        const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
-        // Without folderId the copy lands next to the original, which needs WRITE there.
-        const folder = await loadFolderParam(
-          services,
-          params.folderId ?? item.folderId,
-          principal.viewer,
-          AccessLevel.WRITE,
-        );
+      // Without folderId the copy lands next to the original, which needs WRITE there.
+      models: {
+        source: model.path('item', AccessLevel.READ),
+        folder: model.folderOr('folderId', AccessLevel.WRITE, 'source'),
+      },
+      async handler({ params, models: { source, folder }, services, principal, meta }) {
+        const { item } = source;
         const id = await copyItem(
           services,
           {

@@ -1,10 +1,10 @@
 import type { RouteDef } from '../routeTable';
+import { model } from '../modelParams';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
-import { loadItem } from '../../queries/itemQueries';
 import { needsZip64, sanitizeRoot, sanitizeSegment, summarizeLayout, type ZipEntry } from '../../queries/zipLayout';
 import { writeZip } from './folderDownload';
 import { sendFile } from './file';
@@ -33,8 +33,9 @@ export const itemDownloadRoutes: RouteDef[] = [
     scope: [Scope.DATA_READ],
     cookie: true,
     params: [],
-    async handler({ path, services, principal, req, res }) {
-      const { item } = await loadItem(services, path.id, principal.viewer, AccessLevel.READ);
+    models: { target: model.path('item', AccessLevel.READ) },
+    async handler({ models: { target }, services, principal, req, res }) {
+      const { item } = target;
       const first = await services.readModel.files.listForItem(item._id, {
         limit: 2,
         offset: 0,

@@ -3,6 +3,8 @@ import { route } from '../routeTable';
 import { itemHistory } from '../../queries/history';
 import { historyParams } from './folderHistory';
 import { Scope } from '../../domain/scopes';
+import { model } from '../modelParams';
+import { AccessLevel } from '../../domain/access';
 
 /** An item's audit history (docs/events.md). */
 export const itemHistoryRoutes: RouteDef[] = [
@@ -13,6 +15,13 @@ export const itemHistoryRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_OWN],
     params: historyParams(),
+    models: {
+      item: model.checkedByRead(
+        'item',
+        AccessLevel.ADMIN,
+        "ADMIN on the item's folder now; a removed item: on its last folder; site administrators always",
+      ),
+    },
     async handler({ path, params, services, principal, setTotalCount }) {
       const page = await itemHistory(services, principal.viewer, path.id, {
         limit: params.limit ?? 50,

@@ -5,6 +5,8 @@ import { lookUpPath, resourcePath } from '../../queries/resourcePaths';
 import { resourceSearchRoute } from './resourceSearch';
 import { resourceBulkRoutes } from './resourceBulk';
 import { Scope } from '../../domain/scopes';
+import { model } from '../modelParams';
+import { AccessLevel } from '../../domain/access';
 
 /**
  * Routes across resource types (Girder's api/v1/resource.py) that girder_client uses: look a resource up by its path
@@ -46,6 +48,13 @@ export const resourceResource: Resource = {
           description: 'The type of the resource (folder, collection, user, item or file).',
         }),
       ],
+      models: {
+        resource: model.checkedByRead(
+          'named by the type parameter',
+          AccessLevel.READ,
+          'READ on the resource and on each ancestor; a miss is `Invalid resource id.`',
+        ),
+      },
       handler: ({ path, params, services, principal }) =>
         resourcePath(services, params.type, path.id, principal.viewer),
     }),

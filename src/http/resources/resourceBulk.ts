@@ -2,10 +2,9 @@ import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import { param } from '../params';
-import type { Services } from '../../services';
-import { AccessLevel, type Viewer } from '../../domain/access';
+import { AccessLevel } from '../../domain/access';
 import { RestError } from '../../domain/errors';
-import { loadParent } from '../../queries/loaders';
+import { model } from '../modelParams';
 import { planCopy, planDelete, planMove } from '../../commands/resourceSetCommands';
 import { signedInViewer } from '../principal';
 
@@ -52,16 +51,10 @@ const parentParams = [
   }),
 ];
 
-/** Girder's _prepareMoveOrCopy: items go into folders only; the destination needs WRITE. */
-async function destination(
-  services: Services,
-  resources: ResourceSet,
-  parentType: (typeof PARENT_TYPES)[number],
-  parentId: string,
-  viewer: Viewer | null,
-) {
-  if ((resources.item ?? []).length && parentType !== 'folder') throw new RestError('Invalid parentType.');
-  return loadParent(services, parentType, parentId, viewer, AccessLevel.WRITE);
+/** Girder's _prepareMoveOrCopy: items go into folders only (checked before anything is loaded). */
+function itemsIntoFolders(params: { resources: ResourceSet; parentType: (typeof PARENT_TYPES)[number] }): void {
+  if ((params.resources.item ?? []).length && params.parentType !== 'folder')
+    throw new RestError('Invalid parentType.');
 }
 
 export const resourceBulkRoutes: RouteDef[] = [
@@ -72,10 +65,13 @@ export const resourceBulkRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_WRITE],
     params: [resourcesParam(['folder', 'item'], 'move'), ...parentParams],
-    async handler({ params, services, principal, meta }) {
-      const resources = params.resources;
-      const parent = await destination(services, resources, params.parentType, params.parentId, principal.viewer);
-      const writes = await planMove(services, resources, parent, principal.viewer, meta);
+    validate: itemsIntoFolders,
+    models: {
+      parent: model.parent(AccessLevel.WRITE),
+      resources: model.resources('resources', AccessLevel.WRITE),
+    },
+    async handler({ models: { parent, resources }, services, meta }) {
+      const writes = await planMove(services, resources, parent, meta);
       await writes();
       return null;
     },
@@ -87,10 +83,13 @@ export const resourceBulkRoutes: RouteDef[] = [
     access: 'user',
     scope: [Scope.DATA_WRITE],
     params: [resourcesParam(['folder', 'item'], 'copy'), ...parentParams],
-    async handler({ params, services, principal, meta }) {
-      const resources = params.resources;
-      const parent = await destination(services, resources, params.parentType, params.parentId, principal.viewer);
-      const writes = await planCopy(services, resources, parent, signedInViewer(principal), meta);
+    validate: itemsIntoFolders,
+    models: {
+      parent: model.parent(AccessLevel.WRITE),
+      resources: model.resources('resources', AccessLevel.READ),
+    },
+    async handler({ models: { parent, resources }, services, principal, meta }) {
+      const writes = planCopy(services, resources, parent, signedInViewer(principal), meta);
       await writes();
       return null;
     },
@@ -107,8 +106,9 @@ export const resourceBulkRoutes: RouteDef[] = [
         description: 'Whether to record progress on this task (accepted; no progress is recorded).',
       }),
     ],
-    async handler({ params, services, principal, meta }) {
-      const writes = await planDelete(services, params.resources, principal.viewer, meta);
+    models: { resources: model.resources('resources', AccessLevel.ADMIN) },
+    async handler({ models: { resources }, services, meta }) {
+      const writes = await planDelete(services, resources, meta);
       await writes();
       return null;
     },

@@ -1,11 +1,11 @@
+import { model } from '../modelParams';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import { pagingOf, pagingParams, param } from '../params';
 import { USER_SORT, userFieldsSeenBy } from '../../queries/sortableFields';
 import { AccessDeniedError, RestError } from '../../domain/errors';
-import { isObjectId } from '../../domain/ids';
-import { AccessLevel, hasAccess } from '../../domain/access';
+import { AccessLevel } from '../../domain/access';
 import { registerUser, issueToken, revokeToken } from '../../commands/userCommands';
 import { checkPassword } from '../passwordCheck';
 import { userView } from '../../queries/views';
@@ -158,15 +158,8 @@ export const userResource: Resource = {
       access: 'public',
       scope: [Scope.USER_INFO_READ],
       params: [],
-      async handler({ path, services, principal }) {
-        const user = isObjectId(path.id) ? await services.readModel.users.get(path.id) : null;
-        if (!user) throw new RestError(`Invalid user id (${path.id}).`);
-        if (!hasAccess(user, principal.viewer, AccessLevel.READ))
-          throw new AccessDeniedError(
-            `Read access denied for user ${path.id} (user ${principal.viewer?.id ?? 'None'}).`,
-          );
-        return userView(user, principal.viewer);
-      },
+      models: { user: model.path('user', AccessLevel.READ) },
+      handler: ({ models: { user }, principal }) => userView(user, principal.viewer),
     }),
     route({
       method: 'POST',

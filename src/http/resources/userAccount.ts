@@ -1,3 +1,4 @@
+import { model } from '../modelParams';
 import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
@@ -6,7 +7,6 @@ import { AccessDeniedError, RestError } from '../../domain/errors';
 import { changePassword, revokeToken } from '../../commands/userCommands';
 import { mailedToken } from '../../queries/mailedToken';
 import { checkPassword } from '../passwordCheck';
-import { loadModel } from '../../queries/loaders';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
 
@@ -28,8 +28,8 @@ export const userAccountRoutes: RouteDef[] = [
     access: 'public',
     scope: [Scope.USER_INFO_READ],
     params: [],
-    async handler({ path, services, principal }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.READ);
+    models: { user: model.path('user', AccessLevel.READ) },
+    async handler({ models: { user }, services, principal }) {
       return {
         nFolders: await services.readModel.folders.countChildren({
           parentType: 'user',

@@ -8,7 +8,8 @@ import type { UserDoc } from '../../ports/readModel';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
 import { loginRefusal } from '../../domain/loginPolicy';
-import { isObjectId } from '../../domain/ids';
+import { AccessLevel } from '../../domain/access';
+import { model } from '../modelParams';
 import { userView } from '../../queries/views';
 import { mailedToken } from '../../queries/mailedToken';
 import { viewerOf } from '../auth';
@@ -24,13 +25,6 @@ import { tokenLifetimeDays } from '../../commands/tokenLifetime';
  * The user routes of e-mailed links (Girder's user.py): temporary access (password reset) and e-mail verification.
  * Each mailed token has one scope and one user and lives one day (src/commands/accountMail.ts).
  */
-
-/** The user of a mailed link, by id and without an access check (Girder's `modelParam(force=True)`). */
-async function linkUser(services: Services, id: string): Promise<UserDoc> {
-  const user = isObjectId(id) ? await services.readModel.users.get(id) : null;
-  if (!user) throw new RestError(`Invalid user id (${id}).`);
-  return user;
-}
 
 /** A login token for the user of a link, with its cookie (Girder's `sendAuthTokenCookie`). */
 async function logIn(services: Services, user: UserDoc, res: Response, secure: boolean, meta: RequestMeta) {
@@ -63,8 +57,12 @@ export const userEmailRoutes: RouteDef[] = [
     summary: 'Check if a specified token is a temporary access token for the specified user.',
     access: 'public',
     params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
-    async handler({ path, params, services, meta, req, res }) {
-      const user = await linkUser(services, path.id);
+    models: {
+      user: model.path('user', AccessLevel.READ, {
+        note: 'any caller: the mailed token is the authority (every user is readable, as Girder loads it with force)',
+      }),
+    },
+    async handler({ models: { user }, params, services, meta, req, res }) {
       if (!(await mailedToken(services, user._id, params.token, Scope.TEMP_USER)))
         throw new AccessDeniedError('The token does not grant temporary access to this user.');
       // The temporary token stays valid: the password change that follows names it as the old password.
@@ -82,8 +80,12 @@ export const userEmailRoutes: RouteDef[] = [
     summary: 'Verify an email address using a token.',
     access: 'public',
     params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
-    async handler({ path, params, services, meta, req, res }) {
-      const user = await linkUser(services, path.id);
+    models: {
+      user: model.path('user', AccessLevel.READ, {
+        note: 'any caller: the mailed token is the authority (every user is readable, as Girder loads it with force)',
+      }),
+    },
+    async handler({ models: { user }, params, services, meta, req, res }) {
       const mailed = await mailedToken(services, user._id, params.token, Scope.EMAIL_VERIFICATION);
       if (!mailed) throw new AccessDeniedError('The token is invalid or expired.');
       await verifyEmail(services.commands, user._id, meta);

@@ -5,7 +5,7 @@ import { AccessLevel } from '../../domain/access';
 import { SettingKey, settingValue } from '../../domain/settings';
 import { SETTING_RULES } from '../../domain/settingRules';
 import { newTotpKey, totpUri } from '../../domain/totp';
-import { loadModel } from '../../queries/loaders';
+import { model } from '../modelParams';
 import { verifyOtp } from '../otpCheck';
 import { currentSettings } from '../../commands/settingsCommands';
 import { enableOtp, removeOtp, startOtp } from '../../commands/userAccountCommands';
@@ -24,8 +24,8 @@ export const userOtpRoutes: RouteDef[] = [
     summary: 'Initiate the enablement of one-time passwords for this user.',
     access: 'user',
     params: [],
-    async handler({ path, services, principal, meta, req }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.ADMIN);
+    models: { user: model.path('user', AccessLevel.ADMIN) },
+    async handler({ models: { user }, services, meta, req }) {
       if (user.otp?.enabled) throw new RestError(ALREADY_ENABLED);
       const key = newTotpKey();
       await startOtp(services.commands, user._id, key, meta);
@@ -42,8 +42,8 @@ export const userOtpRoutes: RouteDef[] = [
     summary: 'Finalize the enablement of one-time passwords for this user (a code in the Girder-OTP header).',
     access: 'user',
     params: [],
-    async handler({ path, services, principal, meta, req }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.ADMIN);
+    models: { user: model.path('user', AccessLevel.ADMIN) },
+    async handler({ models: { user }, services, meta, req }) {
       const code = req.get('Girder-OTP');
       if (!code) throw new RestError('The "Girder-OTP" header must be provided.');
       if (!user.otp) throw new RestError('The user has not initialized one-time passwords.');
@@ -59,8 +59,8 @@ export const userOtpRoutes: RouteDef[] = [
     summary: 'Disable one-time passwords for this user.',
     access: 'user',
     params: [],
-    async handler({ path, services, principal, meta }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.ADMIN);
+    models: { user: model.path('user', AccessLevel.ADMIN) },
+    async handler({ models: { user }, services, meta }) {
       if (!user.otp?.enabled) throw new RestError('The user has not enabled one-time passwords.');
       await removeOtp(services.commands, user._id, meta);
       return null;

@@ -4,7 +4,7 @@ import { param } from '../params';
 import { AccessDeniedError } from '../../domain/errors';
 import { AccessLevel } from '../../domain/access';
 import { validateProfile } from '../../domain/user';
-import { loadModel } from '../../queries/loaders';
+import { model } from '../modelParams';
 import { userView } from '../../queries/views';
 import { signedInUser } from '../principal';
 import { requestOrigin } from '../requestOrigin';
@@ -28,8 +28,8 @@ export const userProfileRoutes: RouteDef[] = [
         description: 'The account status (admin access required)',
       }),
     ],
-    async handler({ path, params, services, principal, meta, req }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.WRITE);
+    models: { user: model.path('user', AccessLevel.WRITE) },
+    async handler({ models: { user }, params, services, principal, meta, req }) {
       const caller = signedInUser(principal);
       // Girder's updateUser: only site administrators change `admin` and `status`; anyone else may send the value
       // the account already has.
@@ -59,8 +59,8 @@ export const userProfileRoutes: RouteDef[] = [
     summary: 'Delete a user by ID.',
     access: 'user',
     params: [],
-    async handler({ path, services, principal, meta }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.ADMIN);
+    models: { user: model.path('user', AccessLevel.ADMIN) },
+    async handler({ models: { user }, services, meta }) {
       await deleteUser(services, user._id, meta);
       return { message: `Deleted user ${user.login}.` };
     },
@@ -71,8 +71,8 @@ export const userProfileRoutes: RouteDef[] = [
     summary: "Change a user's password (administrators only).",
     access: 'admin',
     params: [param.requiredString('password', { secret: true, description: "The user's new password." })],
-    async handler({ path, params, services, principal, meta }) {
-      const user = await loadModel(services, 'user', path.id, principal.viewer, AccessLevel.ADMIN);
+    models: { user: model.path('user', AccessLevel.ADMIN) },
+    async handler({ models: { user }, params, services, meta }) {
       await changePassword(services.commands, user._id, params.password, meta);
       return { message: 'Password changed.' };
     },

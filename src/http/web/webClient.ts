@@ -11,7 +11,7 @@ import { setPageHeaders } from '../pageHeaders';
  */
 const CLIENT_DIR = path.dirname(require.resolve('@girder/core'));
 /** Where the client's files are served; the service's own browser scripts (the Activity panel) sit beside them. */
-export const WEB_ROOT = '/static';
+const WEB_ROOT = '/static';
 const CLIENT_FILES = ['girder-core.js', 'girder-core.css', 'Girder_Favicon.png', 'Girder_Mark.png'];
 /** This service's browser scripts, in the source tree (plain JS, served as is, also when running from dist/). */
 const OWN_SCRIPTS_DIR = path.join(__dirname, '..', '..', '..', 'src', 'http', 'web', 'browser');

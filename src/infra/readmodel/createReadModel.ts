@@ -31,7 +31,7 @@ export interface ReadModelSettings {
 
 export const STANDIN_VARIABLE = 'TEST_READ_MODEL';
 /** The stand-in as a replica-set member (transactions), or as a standalone server (the non-transactional path). */
-export const STANDIN_VALUES = { 'mongodb-standin': true, 'mongodb-standin-standalone': false } as const;
+const STANDIN_VALUES = { 'mongodb-standin': true, 'mongodb-standin-standalone': false } as const;
 
 /**
  * Whether this (test) process runs its read models on the MongoDB stand-in, and with transactions or not (null: no
@@ -99,7 +99,7 @@ export function notificationStoreOf(readModel: ReadModel, sqlite: SqliteDatabase
 }
 
 /** Connects to MongoDB and opens the read models there; the read model owns (and on dispose closes) the client. */
-export async function openMongoReadModel(url: string): Promise<MongoReadModel> {
+async function openMongoReadModel(url: string): Promise<MongoReadModel> {
   // The driver and the adapter load only when configured: the embedded default starts without them.
   const { MongoClient } = require('mongodb') as typeof import('mongodb');
   const { MongoReadModel } = require('./mongodb/mongoReadModel') as typeof import('./mongodb/mongoReadModel');
@@ -171,6 +171,6 @@ export function databaseName(url: string): string {
 }
 
 /** A MongoDB URL with any user and password replaced by `***`. */
-export function maskCredentials(url: string): string {
+function maskCredentials(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
 }

@@ -20,7 +20,7 @@ export type ReadReply = { id: number; rows: unknown[][] } | { id: number; failed
 
 /**
  * Reads whose cost grows with the rows they scan, run on a worker thread with a read-only connection of its own to
- * the SQLite file (offLoopReadsThread.ts).
+ * the SQLite file (src/workers/offLoopReadsThread.ts).
  *
  * better-sqlite3 runs a query synchronously: a page of a million children sorted on a key no index serves reads and
  * sorts every one of them, 5 s on the development VM during which the event loop answered no one. Here only the thread that asked waits
@@ -35,7 +35,7 @@ export class OffLoopReads {
   private readonly calls: WorkerCalls<ReadReply, unknown[][]>;
 
   constructor(file: string) {
-    const entry = path.join(__dirname, 'offLoopReadsThread');
+    const entry = path.join(__dirname, '..', '..', 'workers', 'offLoopReadsThread');
     this.calls = new WorkerCalls({
       name: 'reader thread',
       spawn: () => startWorkerThread(entry, __filename.endsWith('.js'), { file }),

@@ -17,7 +17,7 @@ export interface AppendRetryOptions {
 export const DEFAULT_APPEND_RETRY: AppendRetryOptions = { retries: 3, delayMs: 200 };
 
 /** Errors after which the append may or may not have been written, and which a retry may get past. */
-export function isUnknownOutcome(error: unknown): boolean {
+function isUnknownOutcome(error: unknown): boolean {
   return error instanceof DeadlineExceededError || error instanceof NotLeaderError || error instanceof UnavailableError;
 }
 

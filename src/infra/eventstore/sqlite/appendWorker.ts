@@ -6,7 +6,7 @@ import type { LeaseFence } from '../../../ports/readModel';
 import type { GroupOutcome, GroupResult, PreparedAppend } from './groupCommit';
 
 /**
- * The service's event appends, committed on a worker thread (appendWorkerThread.ts) with a connection of its own to
+ * The service's event appends, committed on a worker thread (src/workers/appendWorkerThread.ts) with a connection of its own to
  * the SQLite file.
  *
  * A group commit with synchronous=FULL returns only after its fsync, and better-sqlite3 calls are synchronous: on the
@@ -37,13 +37,17 @@ export class AppendWorker {
   /**
    * Starts the thread at once: its start-up (a connection, a few statements) overlaps the service's own.
    * `lockWaitMs`: the worker connection's busy timeout (how long a commit waits while another process writes).
-   * `entry`: the thread's entry module, without extension (default: appendWorkerThread, which appends only; the
+   * `entry`: the thread's entry module, without extension (default: src/workers/appendWorkerThread.ts, which appends only; the
    * service's, src/workers/appendProjectingWorker.ts, also projects).
    *
    * A worker that dies fails the commit in flight (its transaction rolled back with its connection: nothing of it was
    * written, so the writers may retry); the next group starts a new one.
    */
-  constructor(file: string, lockWaitMs: number, entry = path.join(__dirname, 'appendWorkerThread')) {
+  constructor(
+    file: string,
+    lockWaitMs: number,
+    entry = path.join(__dirname, '..', '..', '..', 'workers', 'appendWorkerThread'),
+  ) {
     this.calls = new WorkerCalls({
       name: 'append worker',
       spawn: () => startWorkerThread(entry, __filename.endsWith('.js'), { file, lockWaitMs }),

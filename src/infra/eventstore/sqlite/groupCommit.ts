@@ -36,7 +36,7 @@ export interface PreparedAppend {
   events: PreparedEvent[];
 }
 
-export interface StreamOutcome {
+interface StreamOutcome {
   streamId: string;
   /** Revision of the stream's last event after the append; -1n when the stream still has none. */
   revision: bigint;

@@ -30,7 +30,7 @@ interface ClassSource {
 }
 
 /** The read class of a folder document (as stored, or as about to be written). */
-export function readClassOf(doc: ClassSource): string {
+function readClassOf(doc: ClassSource): string {
   if (doc.public === true) return 'public';
   const access = (doc.access ?? {}) as { users?: { id: string }[]; groups?: { id: string }[] };
   const ids = (entries: { id: string }[] | undefined) => (entries ?? []).map((e) => e.id).sort();

@@ -4,7 +4,7 @@ import type { Collection, Db, Document, IndexDescription } from 'mongodb';
  * The read-model collections. Each generation of the read models (see generations.ts) has its own set, named
  * `rm_<name>_g<generation>` (e.g. `rm_folders_g3`); `rm_meta` (outside any generation) says which one readers use.
  */
-export const COLLECTIONS = {
+const COLLECTIONS = {
   users: 'users',
   groups: 'groups',
   groupMembers: 'group_members',
@@ -70,7 +70,7 @@ const aclIndexes: IndexDescription[] = [
  * Indexes per collection, created when a generation is created (and ensured at start). Text indexes weigh the name
  * ten times the description, as Girder's do.
  */
-export const INDEXES: Record<CollectionName, IndexDescription[]> = {
+const INDEXES: Record<CollectionName, IndexDescription[]> = {
   groups: [{ key: { _lowerName: 1 }, name: 'lower_name' }],
   groupMembers: [
     { key: { groupId: 1, kind: 1 }, name: 'group_kind' },

@@ -3,6 +3,7 @@ import type { Filter } from 'mongodb';
 import type { FolderDoc, FolderListing, FolderQueries, FolderWrites, Page, PositionIn } from '../../../ports/readModel';
 import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
+import { findIn } from './boundedIn';
 import type { OperationLog, WriteScope } from './writes';
 import {
   and,
@@ -51,11 +52,12 @@ export class MongoFolders implements FolderQueries {
   }
 
   async getMany(ids: string[]) {
-    const rows = (await (
-      await this.folders()
-    )
-      .find({ _id: { $in: ids } }, { projection: OUT })
-      .toArray()) as unknown as FolderDoc[];
+    const rows = (await findIn(
+      await this.folders(),
+      { _id: { $in: ids } },
+      { projection: OUT },
+      this.source.inBudget,
+    )) as unknown as FolderDoc[];
     const byId = new Map(rows.map((r) => [r._id, r]));
     return ids.map((id) => byId.get(id)).filter((d): d is FolderDoc => d !== undefined);
   }

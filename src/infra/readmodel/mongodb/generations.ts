@@ -26,6 +26,8 @@ export interface AliasDoc {
 /** Where queries read: the current generation's collections. */
 export interface ReadSource {
   get(name: CollectionName): Promise<Collection<StoredDoc>>;
+  /** Bytes one statement's `$in` lists may take (./boundedIn.ts). */
+  readonly inBudget: number;
 }
 
 export class Generations implements ReadSource {
@@ -34,6 +36,7 @@ export class Generations implements ReadSource {
   constructor(
     private readonly db: Db,
     private readonly cacheMs: number,
+    readonly inBudget: number,
   ) {}
 
   private get meta(): Collection<AliasDoc> {

@@ -11,6 +11,7 @@ import type {
 } from '../../../ports/readModel';
 import type { StoredDoc } from './collections';
 import type { ReadSource } from './generations';
+import { distinctIn, findIn } from './boundedIn';
 import type { OperationLog, WriteScope } from './writes';
 import { positionStamp } from './writes';
 import { addRootSize, recordSizeChange } from './sizes';
@@ -300,20 +301,23 @@ export class MongoHistory implements HistoryQueries {
     const folderIds = (await kept.find(keptSubtree(folderId, stamp), { projection: { id: 1 } }).toArray()).map(
       (k) => k.id as string,
     );
+    const { inBudget } = this.source;
     const itemIds = (
-      await (
-        await this.source.get('deletedItems')
+      await findIn(
+        await this.source.get('deletedItems'),
+        { stamp, folderId: { $in: folderIds } },
+        { projection: { id: 1 } },
+        inBudget,
       )
-        .find({ stamp, folderId: { $in: folderIds } }, { projection: { id: 1 } })
-        .toArray()
     ).map((i) => i.id as string);
     if (itemIds.length === 0) return { folderIds, blobIds: [] };
-    const groups = await (
-      await this.source.get('deletedFiles')
-    )
-      .aggregate([{ $match: { stamp, itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }])
-      .toArray();
-    return { folderIds, blobIds: groups.map((g) => g._id as string) };
+    const blobIds = await distinctIn(
+      await this.source.get('deletedFiles'),
+      { stamp, itemId: { $in: itemIds } },
+      'blobId',
+      inBudget,
+    );
+    return { folderIds, blobIds };
   }
 
   async isBlobRetained(blobId: string, since: string): Promise<boolean> {

@@ -12,6 +12,7 @@ import type {
 } from '../../../ports/readModel';
 import type { Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
+import { distinctIn, findIn } from './boundedIn';
 import type { OperationLog, WriteScope } from './writes';
 import { physicalName, type StoredDoc } from './collections';
 import {
@@ -212,16 +213,12 @@ export class MongoFiles implements FileQueries {
   }
 
   private async blobIdsOfItems(itemFilter: Filter<StoredDoc>): Promise<string[]> {
-    const itemIds = (await (await this.source.get('items')).find(itemFilter, { projection: { _id: 1 } }).toArray()).map(
-      (d) => d._id,
-    );
+    const { inBudget } = this.source;
+    const itemIds = (
+      await findIn(await this.source.get('items'), itemFilter, { projection: { _id: 1 } }, inBudget)
+    ).map((d) => d._id);
     if (itemIds.length === 0) return [];
-    const groups = await (
-      await this.source.get('files')
-    )
-      .aggregate([{ $match: { itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }])
-      .toArray();
-    return groups.map((g) => g._id as string);
+    return distinctIn(await this.source.get('files'), { itemId: { $in: itemIds } }, 'blobId', inBudget);
   }
 }
 

@@ -5,7 +5,7 @@ import { FencedOffError, type LeaseFence, type LeaseRecord, type Leases } from '
  * The collection of lease documents `{_id: name, holder, expiresAt, epoch}`, outside the read-model generations. A
  * released lease keeps its document without a holder, so that its epoch (the fencing token) never goes back.
  */
-export const LEASES_COLLECTION = 'rm_leases';
+const LEASES_COLLECTION = 'rm_leases';
 
 interface LeaseDoc {
   _id: string;

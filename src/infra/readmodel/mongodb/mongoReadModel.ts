@@ -19,6 +19,7 @@ import type { CollectionName, GenerationCollections } from './collections';
 import { OperationLog, positionStamp, runOperations, type PresenceCheck } from './writes';
 import { dumpGeneration } from './dump';
 import { MongoLeases } from './leasesStore';
+import { inListBudget } from './boundedIn';
 
 export interface MongoReadModelOptions {
   /**
@@ -72,9 +73,11 @@ export class MongoReadModel implements ReadModel {
     private readonly client: MongoClient,
     private readonly db: Db,
     readonly transactional: boolean,
+    /** Bytes one statement's `$in` lists may take (./boundedIn.ts), from the server's `maxBsonObjectSize`. */
+    private readonly inBudget: number,
     private readonly options: MongoReadModelOptions,
   ) {
-    this.generations = new Generations(db, options.aliasCacheMs ?? 1000);
+    this.generations = new Generations(db, options.aliasCacheMs ?? 1000, inBudget);
     const source = this.generations;
     this.users = new MongoUsers(source);
     this.groups = new MongoGroups(source);
@@ -87,7 +90,7 @@ export class MongoReadModel implements ReadModel {
     this.subtree = new MongoSubtree(source);
     this.history = new MongoHistory(source);
     this.leases = new MongoLeases(db);
-    const written: ReadSource = { get: async (name) => (await this.writeGeneration()).get(name) };
+    const written: ReadSource = { get: async (name) => (await this.writeGeneration()).get(name), inBudget };
     this.projectionReads = {
       folders: new MongoFolders(written),
       collections: new MongoCollections(written),
@@ -98,8 +101,9 @@ export class MongoReadModel implements ReadModel {
   /** Opens the read models in `db` (creating the alias and the first generation's indexes on a fresh database). */
   static async open(client: MongoClient, db: Db, options: MongoReadModelOptions = {}): Promise<MongoReadModel> {
     const wanted = options.transactions ?? 'auto';
-    const transactional = wanted === 'auto' ? await supportsTransactions(db) : wanted;
-    const model = new MongoReadModel(client, db, transactional, options);
+    const server = await serverFacts(db);
+    const transactional = wanted === 'auto' ? server.transactions : wanted;
+    const model = new MongoReadModel(client, db, transactional, inListBudget(server.maxBsonObjectSize), options);
     await model.generations.init();
     return model;
   }
@@ -137,7 +141,13 @@ export class MongoReadModel implements ReadModel {
       const collections = await this.writeGeneration(session);
       if ((await this.readCheckpoint(collections, projection, session)) >= position) return;
       if (fence) await this.leases.checkFence(fence, position, session);
-      await runOperations(log.operations, { collections, session, transactional: this.transactional, position });
+      await runOperations(log.operations, {
+        collections,
+        session,
+        transactional: this.transactional,
+        position,
+        inBudget: this.inBudget,
+      });
       // The checkpoint moves last (outside a transaction: only once every write of the event is in).
       const stamp = positionStamp(position);
       try {
@@ -187,7 +197,13 @@ export class MongoReadModel implements ReadModel {
       const last = pending[pending.length - 1].position;
       if (fence) await this.leases.checkFence(fence, last, session);
       for (const { position, log } of pending)
-        await runOperations(log.operations, { collections, session, transactional: true, position });
+        await runOperations(log.operations, {
+          collections,
+          session,
+          transactional: true,
+          position,
+          inBudget: this.inBudget,
+        });
       const stamp = positionStamp(last);
       await collections
         .get('checkpoints')
@@ -334,8 +350,18 @@ function transactionOf(log: OperationLog): ReadModelTx {
   return tx;
 }
 
-/** Transactions need a replica-set member or a mongos. */
-async function supportsTransactions(db: Db): Promise<boolean> {
+/** The server's default document limit, should `hello` not report one. */
+const DEFAULT_MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;
+
+/**
+ * What `hello` says the adapter depends on: whether transactions are possible (a replica-set member or a mongos) and
+ * the largest document (and, give or take 16 KiB, statement) the server accepts.
+ */
+async function serverFacts(db: Db): Promise<{ transactions: boolean; maxBsonObjectSize: number }> {
   const hello = await db.command({ hello: 1 });
-  return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+  const max: unknown = hello.maxBsonObjectSize;
+  return {
+    transactions: typeof hello.setName === 'string' || hello.msg === 'isdbgrid',
+    maxBsonObjectSize: typeof max === 'number' && max > 0 ? max : DEFAULT_MAX_BSON_OBJECT_SIZE,
+  };
 }

@@ -22,7 +22,10 @@ function epochMs(field: string, value: string): number {
   return ms;
 }
 
-/** Notification records in the MongoDB read model's database, shared by every process on it. */
+/**
+ * Notification records in the MongoDB read model's database, shared by every process on it.
+ * @lazyLoaded required by createReadModel.ts only when the MongoDB read model is configured
+ */
 export class MongoNotificationStore implements NotificationStore {
   private indexes: Promise<unknown> | null = null;
 

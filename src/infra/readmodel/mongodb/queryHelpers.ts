@@ -14,7 +14,7 @@ export function hidden(...extra: string[]): Document {
 }
 
 /** A filter that matches nothing. */
-export const NOTHING: Filter<StoredDoc> = { _id: { $in: [] } };
+const NOTHING: Filter<StoredDoc> = { _id: { $in: [] } };
 
 /**
  * `$and` of the given clauses, leaving out empty ones and flattening a clause that is itself only an `$and`: a

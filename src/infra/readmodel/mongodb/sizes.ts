@@ -8,7 +8,7 @@ import type { RootType } from '../../../domain/parents';
  * an item's the sum of its files, a root user's or collection's the sum of everything under it. Sizes travel as
  * `$inc` deltas, each guarded by the operation's stamp like every other write.
  */
-export function rootCollection(type: RootType): CollectionName {
+function rootCollection(type: RootType): CollectionName {
   return type === 'user' ? 'users' : 'collections';
 }
 

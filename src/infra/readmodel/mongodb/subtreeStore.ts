@@ -1,4 +1,4 @@
-import type { Document, Filter } from 'mongodb';
+import type { Filter } from 'mongodb';
 import type {
   FolderCopyWrite,
   SubtreeOp,
@@ -15,6 +15,7 @@ import { baseOf, closePlacement, openPlacement } from './historyStore';
 import { CLASS_FIELDS, ChildCountChanges, removeCountersOf } from './childCounts';
 import type { RootType } from '../../../domain/parents';
 import { deriveId } from '../../../domain/ids';
+import { countIn, distinctIn, findIn } from './boundedIn';
 
 /**
  * Subtree operations (docs/subtree-operations.md), applied set-wise over `ancestors`: a delete is `deleteMany` of the
@@ -305,22 +306,20 @@ export class MongoSubtree implements SubtreeQueries {
   async subtreeCount(folderId: string): Promise<number> {
     const ids = await this.subtreeFolderIds(folderId);
     if (!ids) return 0;
-    return ids.length + (await (await this.source.get('items')).countDocuments({ folderId: { $in: ids } }));
+    return (
+      ids.length + (await countIn(await this.source.get('items'), { folderId: { $in: ids } }, this.source.inBudget))
+    );
   }
 
   async blobIdsInSubtree(folderId: string): Promise<string[]> {
     const ids = await this.subtreeFolderIds(folderId);
     if (!ids) return [];
+    const { inBudget } = this.source;
     const itemIds = (
-      await (await this.source.get('items')).find({ folderId: { $in: ids } }, { projection: { _id: 1 } }).toArray()
+      await findIn(await this.source.get('items'), { folderId: { $in: ids } }, { projection: { _id: 1 } }, inBudget)
     ).map((d) => d._id);
     if (!itemIds.length) return [];
-    const groups: Document[] = await (
-      await this.source.get('files')
-    )
-      .aggregate([{ $match: { itemId: { $in: itemIds } } }, { $group: { _id: '$blobId' } }])
-      .toArray();
-    return groups.map((g) => g._id as string);
+    return distinctIn(await this.source.get('files'), { itemId: { $in: itemIds } }, 'blobId', inBudget);
   }
 
   async subtreeOpsFor(folderId: string): Promise<SubtreeOp[]> {

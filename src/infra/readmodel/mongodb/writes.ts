@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation, ClientSession, Document, Filter, FindOptions } from 'mongodb';
 import type { CollectionName, GenerationCollections, StoredDoc } from './collections';
+import { checkSplittable, splitIn } from './boundedIn';
 
 /**
  * How projection writes reach MongoDB.
@@ -36,7 +37,7 @@ export function positionStamp(position: bigint): string {
   return pad(position, 20);
 }
 
-export function operationStamp(position: bigint, index: number): string {
+function operationStamp(position: bigint, index: number): string {
   return `${positionStamp(position)}:${pad(index, 6)}`;
 }
 
@@ -168,6 +169,8 @@ class Scope implements WriteScope {
     private readonly session: ClientSession | undefined,
     /** What the guards read in this run of the event's operations. */
     private readonly presence: Map<PresenceCheck, boolean>,
+    /** Bytes one statement's `$in` lists may take: larger lists go out in pieces (./boundedIn.ts). */
+    private readonly inBudget: number,
   ) {}
 
   async isPresent(check: PresenceCheck): Promise<boolean> {
@@ -189,10 +192,17 @@ class Scope implements WriteScope {
 
   async find(name: CollectionName, filter: Filter<StoredDoc>, options: FindOptions = {}): Promise<StoredDoc[]> {
     await this.buffer.flush();
-    return this.collections
-      .get(name)
-      .find(filter, { ...options, ...this.options })
-      .toArray();
+    const pieces = splitIn(filter, this.inBudget);
+    checkSplittable(pieces.length, options);
+    const found: StoredDoc[] = [];
+    for (const piece of pieces)
+      found.push(
+        ...(await this.collections
+          .get(name)
+          .find(piece, { ...options, ...this.options })
+          .toArray()),
+      );
+    return found;
   }
 
   async findOne(name: CollectionName, filter: Filter<StoredDoc>, options: FindOptions = {}): Promise<StoredDoc | null> {
@@ -220,17 +230,19 @@ class Scope implements WriteScope {
   }
 
   update(name: CollectionName, filter: Filter<StoredDoc>, update: Document | Document[], many = false): void {
-    const guarded = { ...filter, _rev: { $lt: this.stamp } };
     const stamped = Array.isArray(update)
       ? [...update, { $set: { _rev: this.stamp } }]
       : { ...update, $set: { ...(update.$set as Document | undefined), _rev: this.stamp } };
-    this.buffer.push({
-      name,
-      guardedUpsert: false,
-      operation: many
-        ? { updateMany: { filter: guarded, update: stamped } }
-        : { updateOne: { filter: guarded, update: stamped } },
-    });
+    for (const piece of many ? splitIn(filter, this.inBudget) : [filter]) {
+      const guarded = { ...piece, _rev: { $lt: this.stamp } };
+      this.buffer.push({
+        name,
+        guardedUpsert: false,
+        operation: many
+          ? { updateMany: { filter: guarded, update: stamped } }
+          : { updateOne: { filter: guarded, update: stamped } },
+      });
+    }
   }
 
   increment(name: CollectionName, id: string, field: string, delta: number): void {
@@ -252,24 +264,34 @@ class Scope implements WriteScope {
   }
 
   remove(name: CollectionName, filter: Filter<StoredDoc>, many = false): void {
-    this.buffer.push({
-      name,
-      guardedUpsert: false,
-      operation: many ? { deleteMany: { filter } } : { deleteOne: { filter } },
-    });
+    for (const piece of many ? splitIn(filter, this.inBudget) : [filter])
+      this.buffer.push({
+        name,
+        guardedUpsert: false,
+        operation: many ? { deleteMany: { filter: piece } } : { deleteOne: { filter: piece } },
+      });
   }
 }
 
 /** Runs one event's recorded operations against a generation's collections and flushes their writes. */
 export async function runOperations(
   operations: Operation[],
-  target: { collections: GenerationCollections; session?: ClientSession; transactional: boolean; position: bigint },
+  target: {
+    collections: GenerationCollections;
+    session?: ClientSession;
+    transactional: boolean;
+    position: bigint;
+    /** Bytes one statement's `$in` lists may take (./boundedIn.ts). */
+    inBudget: number;
+  },
 ): Promise<void> {
   const buffer = new WriteBuffer(target.collections, target.session, target.transactional);
   const presence = new Map<PresenceCheck, boolean>();
   for (const [index, operation] of operations.entries()) {
     const stamp = operationStamp(target.position, index);
-    await operation(new Scope(target.position, stamp, target.collections, buffer, target.session, presence));
+    await operation(
+      new Scope(target.position, stamp, target.collections, buffer, target.session, presence, target.inBudget),
+    );
   }
   await buffer.flush();
 }

@@ -1,7 +1,7 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import { RowBuffer } from './rowBuffer';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import { FOLDER_ROW_COLUMNS } from './foldersStore';
+import { FOLDER_ROW_COLUMNS } from './foldersTable';
 
 /**
  * The rows that folder creations of a replay write (replayFolderCreations.ts), one buffer per table, and how they are

@@ -16,7 +16,7 @@ import type { ParentType, RootType } from '../../../domain/parents';
  */
 
 /**
- * The index the walk down reads (it also serves the default listing, see foldersStore.ts). A replay creates it only
+ * The index the walk down reads (it also serves the default listing, see foldersReads.ts). A replay creates it only
  * when its first subtree event needs it (replayMode.ts): a log without any is replayed without maintaining it.
  */
 export const PARENT_SORT_INDEX =

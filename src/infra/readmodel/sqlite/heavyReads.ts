@@ -12,7 +12,7 @@ import { beforeRowSql, pagingSql, type SortColumns } from './sqlHelpers';
 const DEEP_OFFSET = 50_000;
 
 /** Whether a listing's page reads much more than it returns: a sort none of `indexedSorts` serves, or a deep offset. */
-export function pageScans(paging: Paging, indexedSorts: ReadonlySet<string>): boolean {
+function pageScans(paging: Paging, indexedSorts: ReadonlySet<string>): boolean {
   return !indexedSorts.has(paging.sort) || paging.offset >= DEEP_OFFSET;
 }
 

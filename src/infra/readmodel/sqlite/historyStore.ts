@@ -10,11 +10,7 @@ import type {
   RemovedFolder,
   RemovedItem,
 } from '../../../ports/readModel';
-import { addRootSize } from './sizes';
-import { notStored } from '../notStored';
-import { collectRemoval } from './removalSet';
-import { childBase } from './folderTree';
-import { nextSearchRowid } from './searchRows';
+import { KEPT_SUBTREE, keepRemoved, restoreKept, RESTORE_TEMP_DDL } from './removedRows';
 import type { ParentType, RootType } from '../../../domain/parents';
 
 /**
@@ -27,8 +23,8 @@ import type { ParentType, RootType } from '../../../domain/parents';
  *    `rm_deleted_files`, keyed by the operation's log position and stamped with its time. `restoreFolder` moves a
  *    folder's part of them back (FolderRestored), and the blob reclaimer keeps the bytes those files reference for
  *    BLOB_RETENTION_DAYS. A restore walks the removed subtree down from the restored folder through the kept
- *    folders' parents (a recursive query on `rm_deleted_folders_parent`). (Files written before this kept the
- *    ancestry in `rm_deleted_folder_ancestors`, which is dropped: nothing reads it now.)
+ *    folders' parents (a recursive query on `rm_deleted_folders_parent`), so no ancestry table is kept (the DDL drops
+ *    `rm_deleted_folder_ancestors` from files of earlier versions). The writes are in removedRows.ts.
  *
  * 2. Tree placement over time, for point-in-time listings: `rm_folder_tree(folder_id, from_position, to_position,
  *    parent…, base parent…)` holds one row per interval during which a folder sat under one parent (and root). The
@@ -38,8 +34,7 @@ import type { ParentType, RootType } from '../../../domain/parents';
  *    or leaves a parent (create, move, copy, delete, clear, the delete races, restore) by construction: it is written
  *    by TEMP triggers on `rm_folders` that fire on any insert, delete, or change of the positional columns, so no
  *    writer has to remember it. `rm_folder_sizes(folder_id, position, size)` records a folder's size (the items
- * directly
- *    in it, a sum over other aggregates' streams that the folder's own events do not carry) the same way.
+ *    directly in it, a sum over other aggregates' streams that the folder's own events do not carry) the same way.
  *
  * The triggers are TEMP (per connection) and only fire inside `apply` (the event's position is known then through the
  * `rm_event_position()` SQL function): connections that do not project, and `reset()`, leave the index alone.
@@ -94,11 +89,6 @@ CREATE TEMP TRIGGER IF NOT EXISTS rm_history_folder_deleted AFTER DELETE ON main
 WHEN rm_event_position() IS NOT NULL BEGIN ${close('rm_folder_tree')} END;
 `;
 
-const TEMP_DDL = `
-CREATE TEMP TABLE IF NOT EXISTS history_set (id TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE TEMP TABLE IF NOT EXISTS history_items (id TEXT PRIMARY KEY) WITHOUT ROWID;
-`;
-
 /** Per connection: the position of the event being applied (null outside `apply`), read by `rm_event_position()`. */
 interface ConnectionState {
   position: bigint | null;
@@ -112,27 +102,11 @@ function connectionState(db: SqliteDatabase): ConnectionState {
     state = created;
     connections.set(db, created);
     db.function('rm_event_position', () => created.position);
-    db.exec(TEMP_DDL);
+    db.exec(RESTORE_TEMP_DDL);
     db.exec(TRIGGERS);
   }
   return state;
 }
-
-/**
- * `kept_subtree(id)`: the folder `@id` and the folders kept with it by the delete or clear at `@dp` that were under
- * it, walked down through the kept rows' parents.
- */
-const KEPT_SUBTREE = `
-  WITH RECURSIVE kept_subtree (id) AS (
-    SELECT id FROM rm_deleted_folders WHERE position = @dp AND id = @id
-    UNION ALL
-    SELECT d.id FROM kept_subtree k
-    JOIN rm_deleted_folders d ON d.position = @dp AND d.parent_id = k.id AND d.parent_type = 'folder')`;
-
-const FOLDER_COLUMNS =
-  'parent_type, parent_id, name, lower_name, base_parent_type, base_parent_id, public, created, updated, size, doc';
-const ITEM_COLUMNS = 'folder_id, name, lower_name, base_parent_type, base_parent_id, created, updated, size, doc';
-const FILE_COLUMNS = 'item_id, name, blob_id, size, created, doc';
 
 interface FolderRow {
   id: string;
@@ -314,162 +288,13 @@ export class SqliteHistory implements HistoryQueries, HistoryWrites {
     return size ?? 0;
   }
 
-  // ---- projection writes (synchronous, inside the event's transaction) ----
+  // ---- projection writes (synchronous, inside the event's transaction: removedRows.ts) ----
 
   keepRemoved(folderId: string, keepRoot: boolean, position: bigint, at: string): void {
-    const db = this.db;
-    if (!prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(folderId)) return;
-    // The removal's working set, which the removal that follows reuses (removalSet.ts). Kept: the removed folders
-    // (every descendant, and the folder itself unless only its contents go), their items and files. (The items
-    // directly in a cleared folder go too but are not kept: only a removed folder can be restored, and they belong
-    // to none.)
-    collectRemoval(db, folderId, keepRoot, position);
-    const args = { position, root: folderId, operation: keepRoot ? 'cleared' : 'deleted', at };
-    prepared(
-      db,
-      `INSERT OR REPLACE INTO rm_deleted_folders (position, id, root_id, operation, deleted_at, ${FOLDER_COLUMNS})
-       SELECT @position, f.id, @root, @operation, @at, ${prefixed('f', FOLDER_COLUMNS)}
-       FROM temp.removal_folders s CROSS JOIN rm_folders f ON f.id = s.id WHERE s.remove = 1`,
-    ).run(args);
-    const cleared = keepRoot ? folderId : '';
-    prepared(
-      db,
-      `INSERT OR REPLACE INTO rm_deleted_items (position, id, deleted_at, ${ITEM_COLUMNS})
-       SELECT @position, i.id, @at, ${prefixed('i', ITEM_COLUMNS)}
-       FROM temp.removal_items h CROSS JOIN rm_items i ON i.id = h.id WHERE h.folder_id != @cleared`,
-    ).run({ position, at, cleared });
-    // In id order (the items' order scatters the files' ids): appended to the primary key and the `deleted_at` index.
-    prepared(
-      db,
-      `INSERT OR REPLACE INTO rm_deleted_files (position, id, deleted_at, ${FILE_COLUMNS})
-       SELECT @position, fl.id, @at, ${prefixed('fl', FILE_COLUMNS)}
-       FROM temp.removal_items h CROSS JOIN rm_files fl ON fl.item_id = h.id WHERE h.folder_id != @cleared
-       ORDER BY fl.id`,
-    ).run({ position, at, cleared });
+    keepRemoved(this.db, folderId, keepRoot, position, at);
   }
 
   restoreFolder(r: FolderRestoreWrite, position: bigint): void {
-    const db = this.db;
-    const dp = r.deletedPosition;
-    if (prepared(db, 'SELECT 1 FROM rm_folders WHERE id = ?').get(r.folderId)) return;
-    if (!prepared(db, 'SELECT 1 FROM rm_deleted_folders WHERE position = ? AND id = ?').get(dp, r.folderId)) return;
-    const base = childBase(db, r.parentType, r.parentId);
-    // The projection guards the write on the new parent (src/projections/lateEvents.ts).
-    if (!base) throw notStored('new parent', r.parentId, r.folderId);
-    this.clearTemp();
-    prepared(db, `${KEPT_SUBTREE} INSERT INTO temp.history_set (id) SELECT id FROM kept_subtree`).run({
-      dp,
-      id: r.folderId,
-    });
-
-    // 1. Folders: as kept, under the new root; the restored folder itself under its new parent with its new name.
-    //    Their search keys (searchRows.ts) are numbered from the next free one, in id order.
-    const lower = r.name.toLowerCase();
-    prepared(
-      db,
-      `INSERT INTO rm_folders (id, ${FOLDER_COLUMNS}, search_rowid)
-       SELECT d.id,
-         CASE WHEN d.id = @id THEN @parentType ELSE d.parent_type END,
-         CASE WHEN d.id = @id THEN @parentId ELSE d.parent_id END,
-         CASE WHEN d.id = @id THEN @name ELSE d.name END, CASE WHEN d.id = @id THEN @lower ELSE d.lower_name END,
-         @baseType, @baseId, d.public, d.created, d.updated, d.size,
-         CASE WHEN d.id = @id THEN json_set(d.doc, '$.name', @name, '$.lowerName', @lower) ELSE d.doc END,
-         @searchFrom + ROW_NUMBER() OVER (ORDER BY d.id) - 1
-       FROM temp.history_set s CROSS JOIN rm_deleted_folders d ON d.position = @dp AND d.id = s.id`,
-    ).run({
-      id: r.folderId,
-      dp,
-      parentType: r.parentType,
-      parentId: r.parentId,
-      name: r.name,
-      lower,
-      baseType: base.type,
-      baseId: base.id,
-      searchFrom: nextSearchRowid(db, 'rm_folders'),
-    });
-
-    // 2. ACL and search rows, from the documents; the search rows under the folders' keys, in their order (FTS5 writes
-    //    ascending rowids without flushing).
-    for (const type of ['user', 'group'] as const) {
-      prepared(
-        db,
-        `INSERT OR REPLACE INTO rm_acl (resource_id, principal_type, principal_id, level)
-         SELECT f.id, @type, e.value ->> '$.id', e.value ->> '$.level'
-         FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id, json_each(f.doc, @path) e`,
-      ).run({ type, path: type === 'user' ? '$.access.users' : '$.access.groups' });
-    }
-    prepared(
-      db,
-      `INSERT INTO rm_folders_fts (rowid, id, name, description)
-       SELECT f.search_rowid, f.id, f.name, f.doc ->> '$.description' FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id
-       ORDER BY s.id`,
-    ).run();
-
-    // 3. Items and files, rooted under the new root.
-    prepared(
-      db,
-      `INSERT INTO temp.history_items (id)
-       SELECT i.id FROM temp.history_set s CROSS JOIN rm_deleted_items i ON i.position = @dp AND i.folder_id = s.id`,
-    ).run({ dp });
-    prepared(
-      db,
-      `INSERT INTO rm_items (id, ${ITEM_COLUMNS}, search_rowid)
-       SELECT i.id, i.folder_id, i.name, i.lower_name, @baseType, @baseId, i.created, i.updated, i.size, i.doc,
-         @searchFrom + ROW_NUMBER() OVER (ORDER BY i.id) - 1
-       FROM temp.history_items h CROSS JOIN rm_deleted_items i ON i.position = @dp AND i.id = h.id`,
-    ).run({ dp, baseType: base.type, baseId: base.id, searchFrom: nextSearchRowid(db, 'rm_items') });
-    prepared(
-      db,
-      `INSERT INTO rm_items_fts (rowid, id, name, description)
-       SELECT i.search_rowid, i.id, i.name, i.doc ->> '$.description' FROM temp.history_items h CROSS JOIN rm_items i ON i.id = h.id
-       ORDER BY h.id`,
-    ).run();
-    prepared(
-      db,
-      `INSERT INTO rm_files (id, ${FILE_COLUMNS})
-       SELECT fl.id, ${prefixed('fl', FILE_COLUMNS)}
-       FROM temp.history_items h
-       JOIN rm_deleted_files fl ON fl.position = @dp AND fl.item_id = h.id`,
-    ).run({ dp });
-
-    // 4. Sizes: the new root gains the subtree's recursive size (each folder's size is its direct items).
-    const total = prepared(
-      db,
-      'SELECT COALESCE(SUM(f.size), 0) FROM temp.history_set s CROSS JOIN rm_folders f ON f.id = s.id',
-    )
-      .pluck()
-      .get() as number;
-    addRootSize(db, base.type, base.id, total);
-
-    // 5. What was kept for the restored part is no longer kept; the history index records the restore.
-    prepared(
-      db,
-      'DELETE FROM rm_deleted_files WHERE position = @dp AND item_id IN (SELECT id FROM temp.history_items)',
-    ).run({ dp });
-    prepared(db, 'DELETE FROM rm_deleted_items WHERE position = @dp AND id IN (SELECT id FROM temp.history_items)').run(
-      { dp },
-    );
-    prepared(db, 'DELETE FROM rm_deleted_folders WHERE position = @dp AND id IN (SELECT id FROM temp.history_set)').run(
-      { dp },
-    );
-    prepared(
-      db,
-      `INSERT OR IGNORE INTO rm_subtree_ops (folder_id, position, operation, root_id)
-       SELECT id, @position, 'restored', @root FROM temp.history_set`,
-    ).run({ position, root: r.folderId });
-    this.clearTemp();
+    restoreKept(this.db, r, position);
   }
-
-  private clearTemp(): void {
-    prepared(this.db, 'DELETE FROM temp.history_set').run();
-    prepared(this.db, 'DELETE FROM temp.history_items').run();
-  }
-}
-
-/** `a, b` → `t.a, t.b`. */
-function prefixed(table: string, columns: string): string {
-  return columns
-    .split(',')
-    .map((c) => `${table}.${c.trim()}`)
-    .join(', ');
 }

@@ -15,6 +15,7 @@ import type { Viewer } from '../../../domain/access';
 import { ftsQuery, pagingSql, readableSql, tableExists } from './sqlHelpers';
 import { listingScans, type HeavyReads, type ListedTable } from './heavyReads';
 import { notStored } from '../notStored';
+import { parentBase } from './folderTree';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
 import type { Paging } from '../../../domain/paging';
 import type { RootType } from '../../../domain/parents';
@@ -232,10 +233,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
   // ---- projection writes (synchronous, inside the adapter's transaction) ----
 
   insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void {
-    const folder = prepared(
-      this.db,
-      'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
-    ).get(doc.folderId) as { type: RootType; id: string } | undefined;
+    const folder = parentBase(this.db, doc.folderId);
     // The projection guards the write on the folder (src/projections/lateEvents.ts).
     if (!folder) throw notStored('folder', doc.folderId, doc._id);
     const json = itemJson({ ...doc, lowerName: doc.name.toLowerCase() });
@@ -277,10 +275,7 @@ export class SqliteItems implements ItemQueries, ItemWrites {
 
   move(id: string, folderId: string, name: string, updated: string): void {
     const row = this.position(id);
-    const target = prepared(
-      this.db,
-      'SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?',
-    ).get(folderId) as { type: RootType; id: string } | undefined;
+    const target = parentBase(this.db, folderId);
     // The projection guards the write on the item and the folder (src/projections/lateEvents.ts).
     if (!row) throw notStored('item', id, id);
     if (!target) throw notStored('folder', folderId, id);

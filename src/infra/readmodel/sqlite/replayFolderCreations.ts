@@ -1,7 +1,7 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { ReadModelTx } from '../../../ports/readModel';
 import { notStored } from '../notStored';
-import { folderRowValues, type NewFolder } from './foldersStore';
+import { folderRowValues, type NewFolder } from './foldersTable';
 import { parentBase, type FolderBase } from './folderTree';
 import type { SqliteHistory } from './historyStore';
 import { CreationTables, type CreatedRows } from './creationTables';
@@ -33,7 +33,7 @@ import { nextSearchRowid } from './searchRows';
 const MAX_PARENTS = 10_000;
 
 /** Thrown while planning when a write needs the tables (replayed on this thread instead). */
-export class NeedsTables extends Error {
+class NeedsTables extends Error {
   constructor() {
     super('This write reads or writes the read-model tables: it cannot be planned.');
   }

@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import { FOLDERS_DDL } from './foldersStore';
+import { FOLDERS_DDL } from './foldersTable';
 import { ACL_DDL } from './aclRows';
 import { HISTORY_DDL } from './historyStore';
 import { ensureReadClassCounts } from './readClassCounts';

@@ -25,7 +25,7 @@ const MAX_IN_FLIGHT = 2;
 /**
  * The second core of a replay (replay mode, sqliteReadModel.ts): batches of folder creations planned on the main
  * thread (reading and parsing the log, projecting, computing rows) are written and committed, each with its
- * checkpoint, by a worker thread on a connection of its own (replayWriterThread.ts), while the main thread plans the
+ * checkpoint, by a worker thread on a connection of its own (src/workers/replayWriterThread.ts), while the main thread plans the
  * next batch. SQLite's inserts and commits were half of a replay's time, the rest was JavaScript: the two now overlap.
  *
  * The batches commit in the order sent, each in one transaction with its checkpoint, as on the main thread. After a
@@ -87,9 +87,13 @@ export class ReplayWriter {
   }
 
   private start(): Worker {
-    const worker = startWorkerThread(path.join(__dirname, 'replayWriterThread'), __filename.endsWith('.js'), {
-      file: this.file,
-    });
+    const worker = startWorkerThread(
+      path.join(__dirname, '..', '..', '..', 'workers', 'replayWriterThread'),
+      __filename.endsWith('.js'),
+      {
+        file: this.file,
+      },
+    );
     // Held only while requests are in flight: an idle writer keeps no process alive.
     worker.unref();
     worker.on('message', (reply: WriterReply) => {

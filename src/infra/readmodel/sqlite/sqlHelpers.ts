@@ -69,7 +69,7 @@ export function limitSql(paging: Paging): { sql: string; args: unknown[] } {
  * so each segment is written as one (JSON.stringify): a `"`, a backslash or a NUL in a metadata key names that key,
  * never a malformed path (which SQLite refuses with an error, a 500).
  */
-export function jsonPath(field: string): string {
+function jsonPath(field: string): string {
   return (
     '$' +
     field

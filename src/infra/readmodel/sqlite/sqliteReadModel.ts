@@ -12,7 +12,9 @@ import type {
 import { SqliteApiKeys, SqliteTokens, SqliteUsers } from './accountsStore';
 import { SqliteCollections } from './collectionsStore';
 import { SqliteGroups } from './groupsStore';
-import { SqliteFolders } from './foldersStore';
+import { ensureFolderTables } from './foldersTable';
+import { SqliteFolderReads } from './foldersReads';
+import { SqliteFolderWrites } from './foldersWrites';
 import { SqliteFiles, SqliteItems } from './itemsStore';
 import { SqliteSubtree } from './subtreeStore';
 import { SqliteHistory } from './historyStore';
@@ -66,7 +68,8 @@ export class SqliteReadModel implements ReadModel {
   readonly tokens: SqliteTokens;
   readonly apiKeys: SqliteApiKeys;
   readonly collections: SqliteCollections;
-  readonly folders: SqliteFolders;
+  readonly folders: SqliteFolderReads;
+  private readonly folderWrites: SqliteFolderWrites;
   readonly items: SqliteItems;
   readonly files: SqliteFiles;
   readonly subtree: SqliteSubtree;
@@ -95,10 +98,12 @@ export class SqliteReadModel implements ReadModel {
     this.tokens = new SqliteTokens(db);
     this.apiKeys = new SqliteApiKeys(db);
     this.collections = new SqliteCollections(db);
-    this.folders = new SqliteFolders(db, this.heavyReads);
+    ensureFolderTables(db);
+    this.folders = new SqliteFolderReads(db, this.heavyReads);
+    this.folderWrites = new SqliteFolderWrites(db);
     this.items = new SqliteItems(
       db,
-      { folders: this.folders, users: this.users, collections: this.collections },
+      { folders: this.folderWrites, users: this.users, collections: this.collections },
       this.heavyReads,
     );
     this.files = new SqliteFiles(db);
@@ -127,7 +132,7 @@ export class SqliteReadModel implements ReadModel {
       tokens: this.tokens,
       apiKeys: this.apiKeys,
       collections: this.collections,
-      folders: this.folders,
+      folders: this.folderWrites,
       items: this.items,
       files: this.files,
       subtree: this.subtree,

@@ -11,7 +11,7 @@ import { toBit } from './sqlHelpers';
 import { sqlLimit } from '../../sqlite/sqlLimit';
 import { insertSearchRow, nextSearchRowid } from './searchRows';
 import { deriveId } from '../../../domain/ids';
-import { childBase, descendantsSql, ensureWalkIndex } from './folderTree';
+import { childBase, descendantsSql, ensureWalkIndex, parentBase } from './folderTree';
 import { clearRemoval, collectRemoval, collectRemovalUnderRoot } from './removalSet';
 import type { RootType } from '../../../domain/parents';
 
@@ -90,9 +90,7 @@ interface HistoryAt {
  * for a folder moved into a parent that a subtree delete removed earlier in log order.
  */
 export function removeSubtree(db: SqliteDatabase, folderId: string, keepRoot: boolean, history?: HistoryAt): boolean {
-  const folder = db
-    .prepare('SELECT base_parent_type AS type, base_parent_id AS id FROM rm_folders WHERE id = ?')
-    .get(folderId) as { type: RootType; id: string } | undefined;
+  const folder = parentBase(db, folderId);
   if (!folder) return false;
   collectRemoval(db, folderId, keepRoot, history?.position ?? null);
   if (history) {

@@ -1,12 +1,12 @@
 /**
- * Worker thread entry of ReplayWriter (replayWriter.ts): commits each planned batch of a replay (its creations' rows
+ * Worker thread entry of ReplayWriter (src/infra/readmodel/sqlite/replayWriter.ts): commits each planned batch of a replay (its creations' rows
  * and its checkpoint) in one transaction on this thread's own connection, and answers once committed.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../sqlite/openDatabase';
-import { CreationTables } from './creationTables';
-import { COUNT_READ_CLASSES } from './readClassCounts';
-import type { PlannedBatch, WriterReply, WriterRequest } from './replayWriter';
+import { openDatabase } from '../infra/sqlite/openDatabase';
+import { CreationTables } from '../infra/readmodel/sqlite/creationTables';
+import { COUNT_READ_CLASSES } from '../infra/readmodel/sqlite/readClassCounts';
+import type { PlannedBatch, WriterReply, WriterRequest } from '../infra/readmodel/sqlite/replayWriter';
 
 if (!parentPort) throw new Error('replayWriterThread runs as a worker thread (ReplayWriter starts it).');
 const port = parentPort;

@@ -1,12 +1,12 @@
 /**
- * Worker thread entry of OffLoopReads (offLoopReads.ts): answers each call with the rows of its statements, read in
+ * Worker thread entry of OffLoopReads (src/infra/sqlite/offLoopReads.ts): answers each call with the rows of its statements, read in
  * one transaction on this thread's own connection, which refuses writes (`query_only`).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from './openDatabase';
-import { readRows } from './preparedStatements';
-import { serializeError } from '../threadErrors';
-import type { ReadReply, ReadRequest, ReadStatement } from './offLoopReads';
+import { openDatabase } from '../infra/sqlite/openDatabase';
+import { readRows } from '../infra/sqlite/preparedStatements';
+import { serializeError } from '../infra/threadErrors';
+import type { ReadReply, ReadRequest, ReadStatement } from '../infra/sqlite/offLoopReads';
 
 if (!parentPort) throw new Error('the off-loop reader runs as a worker thread (OffLoopReads starts it).');
 const port = parentPort;
