@@ -84,7 +84,7 @@ export function withUserAccess(access: AccessList, userId: string, level: Level)
   return { users, groups: access.groups.map((g) => ({ ...g })) };
 }
 
-const levelName = (level: Level): 'Read' | 'Write' | 'Admin' => (['Read', 'Write', 'Admin'] as const)[level];
+export const levelName = (level: Level): 'Read' | 'Write' | 'Admin' => (['Read', 'Write', 'Admin'] as const)[level];
 
 /** `<Read|Write|Admin> access denied for <model> <id> (user <id|None>).` */
 export function accessDeniedMessage(level: Level, model: string, id: string, viewer: Viewer | null): string {

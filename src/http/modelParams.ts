@@ -78,7 +78,7 @@ export type ModelDecl = SingleModelDecl | ParentDecl<boolean, ModelKind> | Resou
 export type ModelDecls = Readonly<Record<string, ModelDecl>>;
 
 /** A loaded parent of one of the kinds `T`: its type and document (a folder's parents: {@link LoadedParent}). */
-export type ParentOf<T extends ModelKind> = { [K in T]: { type: K; doc: LoadedModels[K] } }[T];
+type ParentOf<T extends ModelKind> = { [K in T]: { type: K; doc: LoadedModels[K] } }[T];
 
 type LoadedOf<D> =
   D extends SingleModelDecl<infer K, infer R>

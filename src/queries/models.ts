@@ -15,13 +15,13 @@ import { groupAccessLevel } from '../domain/group';
 import type { ParentType } from '../domain/parents';
 
 /** An item with the folder whose ACL decides access to it. */
-export interface ItemInFolder {
+interface ItemInFolder {
   item: ItemDoc;
   folder: FolderDoc;
 }
 
 /** A file with its item and the folder whose ACL decides access to it. */
-export interface FileInItem extends ItemInFolder {
+interface FileInItem extends ItemInFolder {
   file: FileDoc;
 }
 
@@ -97,11 +97,7 @@ export interface LoadedResources {
 export type MissingModel = 'invalid-id' | 'no-such';
 
 /** Finds a model by id (a malformed id is simply not found); null when there is none. */
-export function findModel<K extends ModelKind>(
-  readModel: ReadModel,
-  kind: K,
-  id: string,
-): Promise<LoadedModels[K] | null> {
+function findModel<K extends ModelKind>(readModel: ReadModel, kind: K, id: string): Promise<LoadedModels[K] | null> {
   return isObjectId(id) ? KINDS[kind].fetch(readModel, id) : Promise.resolve(null);
 }
 

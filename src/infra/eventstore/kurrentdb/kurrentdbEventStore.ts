@@ -19,7 +19,7 @@ import { KurrentSubscriptions, type BackoffOptions } from './subscriptions';
 
 export type { KurrentClient } from './client';
 export { KurrentDbConnectError } from './connection';
-export { backoffDelay, type BackoffOptions } from './subscriptions';
+export { backoffDelay } from './subscriptions';
 
 export interface KurrentDbEventStoreOptions {
   /**

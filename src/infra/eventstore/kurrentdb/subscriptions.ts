@@ -12,7 +12,7 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 10_000 };
+const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 10_000 };
 
 interface SubscriptionState {
   closed: boolean;
