@@ -56,14 +56,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Girder's route id of its own web client in `core.route_table`. */
-export const GIRDER_ROUTE_ID = 'core_girder';
+const GIRDER_ROUTE_ID = 'core_girder';
 
 /**
  * Python's `int(value)` as Girder's validators call it: an integral number, a float (truncated) or a string of
  * digits with an optional sign and surrounding blanks; anything else (or a number JSON cannot hold exactly) is
  * undefined, which the validators turn into their message.
  */
-export function pythonInt(value: unknown): number | undefined {
+function pythonInt(value: unknown): number | undefined {
   let n: number | undefined;
   if (typeof value === 'number') n = Math.trunc(value);
   else if (typeof value === 'string' && /^\s*[+-]?\d+(_\d+)*\s*$/.test(value)) n = Number(value.replace(/_/g, ''));
@@ -71,7 +71,7 @@ export function pythonInt(value: unknown): number | undefined {
 }
 
 /** Python's `float(value)`: a number or a decimal string (blanks, sign, exponent); not infinity or NaN. */
-export function pythonFloat(value: unknown): number | undefined {
+function pythonFloat(value: unknown): number | undefined {
   let n: number | undefined;
   if (typeof value === 'number') n = value;
   else if (typeof value === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(value)) n = Number(value);

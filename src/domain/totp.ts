@@ -4,8 +4,8 @@ import crypto from 'node:crypto';
  * Time-based one-time passwords (RFC 6238 over RFC 4226 HOTP), as Girder uses them through pyotp: HMAC-SHA1,
  * 6 digits, 30-second steps, a base32 key of 160 random bits.
  */
-export const TOTP_DIGITS = 6;
-export const TOTP_STEP_SECONDS = 30;
+const TOTP_DIGITS = 6;
+const TOTP_STEP_SECONDS = 30;
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -32,7 +32,7 @@ function base32Bytes(key: string): Buffer {
 }
 
 /** RFC 4226 HOTP: the code of `counter` (dynamic truncation of HMAC-SHA1, zero-padded to 6 digits). */
-export function hotp(key: string, counter: number): string {
+function hotp(key: string, counter: number): string {
   const message = Buffer.alloc(8);
   message.writeBigUInt64BE(BigInt(counter));
   const mac = crypto.createHmac('sha1', base32Bytes(key)).update(message).digest();

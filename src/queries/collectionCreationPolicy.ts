@@ -4,15 +4,13 @@ import { SettingKey, settingValue } from '../domain/settings';
 import { currentSettings } from '../commands/settingsCommands';
 
 /** The stored collection creation policy (its validator guarantees this shape). */
-export interface CollectionCreationPolicy {
+interface CollectionCreationPolicy {
   open: boolean;
   groups: string[];
   users: string[];
 }
 
-export async function collectionCreationPolicy(
-  services: Pick<Services, 'commands'>,
-): Promise<CollectionCreationPolicy> {
+async function collectionCreationPolicy(services: Pick<Services, 'commands'>): Promise<CollectionCreationPolicy> {
   const state = await currentSettings(services.commands);
   return settingValue(state, SettingKey.COLLECTION_CREATE_POLICY) as CollectionCreationPolicy;
 }

@@ -27,7 +27,7 @@ export interface UserDoc {
   otp?: UserOtp | null;
 }
 
-export interface UserOtp {
+interface UserOtp {
   enabled: boolean;
   /** The shared TOTP secret, base32 (RFC 4648) without padding. */
   key: string;
