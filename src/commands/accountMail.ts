@@ -11,7 +11,7 @@ import {
   temporaryAccessMail,
   type MailFrame,
 } from '../domain/mailTemplates';
-import { sendSmtpMail, type MailMessage } from '../infra/mail/smtpMailer';
+import type { MailMessage, SmtpSettings } from '../ports/mailer';
 import { currentSettings } from './settingsCommands';
 import { issueToken } from './userCommands';
 
@@ -41,11 +41,24 @@ async function mailContext(services: Services, origin: string): Promise<MailCont
   };
 }
 
+/** The SMTP settings now (their validators guarantee the types). */
+function smtpSettings(settings: SettingsState): SmtpSettings {
+  const setting = (key: string) => settingValue(settings, key);
+  return {
+    host: setting(SettingKey.SMTP_HOST) as string,
+    port: setting(SettingKey.SMTP_PORT) as number,
+    encryption: setting(SettingKey.SMTP_ENCRYPTION) as SmtpSettings['encryption'],
+    username: setting(SettingKey.SMTP_USERNAME) as string,
+    password: setting(SettingKey.SMTP_PASSWORD) as string,
+    from: setting(SettingKey.EMAIL_FROM_ADDRESS) as string,
+  };
+}
+
 function send(services: Services, context: MailContext, message: MailMessage): void {
-  const host = settingValue(context.settings, SettingKey.SMTP_HOST);
-  services.logger.info({ to: message.to, host }, 'Sending email');
-  sendSmtpMail(context.settings, message).catch((error: unknown) => {
-    services.logger.error({ to: message.to, host, error: String(error) }, 'Email not sent');
+  const smtp = smtpSettings(context.settings);
+  services.logger.info({ to: message.to, host: smtp.host }, 'Sending email');
+  services.mailer.send(smtp, message).catch((error: unknown) => {
+    services.logger.error({ to: message.to, host: smtp.host, error: String(error) }, 'Email not sent');
   });
 }
 

@@ -7,7 +7,7 @@ import type { Services } from '../../services';
 import type { CollectionDoc } from '../../ports/readModel';
 import { AccessLevel } from '../../domain/access';
 import { AccessDeniedError, RestError } from '../../domain/errors';
-import { mayCreateCollections } from '../../queries/collectionCreationPolicy';
+import { mayCreateCollections } from '../../commands/collectionCreationPolicy';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';

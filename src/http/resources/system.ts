@@ -8,7 +8,7 @@ import { PUBLIC_SETTING_KEYS, settingValue } from '../../domain/settings';
 import { changeSettings, currentSettings } from '../../commands/settingsCommands';
 import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
 import { requestOrigin } from '../requestOrigin';
-import { collectionCreationPolicyAccess } from '../../queries/collectionCreationPolicy';
+import { collectionCreationPolicyAccess } from '../../commands/collectionCreationPolicy';
 
 /**
  * Girder's setSetting: a string value that parses as JSON is stored parsed (`"false"` → false, `"{…}"` → object),

@@ -1,7 +1,7 @@
 import type { Services } from '../services';
 import type { UserDoc } from '../ports/readModel';
 import { SettingKey, settingValue } from '../domain/settings';
-import { currentSettings } from '../commands/settingsCommands';
+import { currentSettings } from './settingsCommands';
 
 /** The stored collection creation policy (its validator guarantees this shape). */
 interface CollectionCreationPolicy {
