@@ -14,7 +14,6 @@ import { folderEventSchemas, type FolderCopiedData, type FolderEvent, type Folde
 export const folderStream = (id: string): string => `folder-${id}`;
 
 /** Re-exported for the event-schema route (src/http/resources/events.ts), which reads every decider's schemas here. */
-export { folderEventSchemas };
 
 // ---- state ----
 
