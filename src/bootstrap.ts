@@ -20,6 +20,7 @@ import { sweepStorage } from './commands/storageSweep';
 import { startRetentionPurge } from './commands/blobReclaim';
 import { DomainEvents } from './bus/domainEvents';
 import { StorageFaults } from './bus/storageFaults';
+import { smtpMailer } from './infra/mail/smtpMailer';
 import { AccountCache } from './queries/accountCache';
 import { Notifications } from './bus/notifications';
 import { BulkProgressBus } from './bus/bulkProgress';
@@ -148,6 +149,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     partialUploads: new PartialUploads(path.join(config.dataDir, 'uploads')),
     domainEvents,
     storageFaults: new StorageFaults(),
+    mailer: smtpMailer,
   };
   // The read models are caught up and no request is served yet: drop unreferenced blobs and stale upload bytes. Only
   // the lease holder knows its read models are caught up; a standby leaves the sweep to it (see README "Scaling out").

@@ -10,6 +10,7 @@ import type { ProgressService } from './bus/progress';
 import type { AssetstoreDecider, BlobStores, PartialUploadStore } from './ports/blobStore';
 import type { DomainEvents } from './bus/domainEvents';
 import type { StorageFaults } from './bus/storageFaults';
+import type { Mailer } from './ports/mailer';
 
 /** Everything a route handler may use; built once by the composition root (src/bootstrap.ts). */
 export interface Services {
@@ -47,4 +48,6 @@ export interface Services {
   domainEvents: DomainEvents;
   /** The storage fault writes last failed on (a full disk, a read-only store), until one succeeds; for /readyz. */
   storageFaults: StorageFaults;
+  /** Outgoing e-mail (SMTP, configured by the `core.smtp.*` settings at each send). */
+  mailer: Mailer;
 }

@@ -1,23 +1,51 @@
 import type { CommandRunner } from './commandRunner';
 import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
+import type { ReadModelQueries } from '../ports/readModel';
 import { decideOn } from '../domain/decider';
-import { SETTINGS_STREAM, settingsDecider, type SettingsState } from '../domain/settings';
+import { ValidationError } from '../domain/errors';
+import {
+  SETTINGS_STREAM,
+  SettingKey,
+  settingsDecider,
+  type SettingsEvent,
+  type SettingsState,
+} from '../domain/settings';
 
 /** Sets (or, with a null value, unsets) system settings, all or none, on the settings stream. */
 export async function changeSettings(
   commands: CommandRunner,
+  readModel: Pick<ReadModelQueries, 'users' | 'groups'>,
   changes: { key: string; value: unknown }[],
   meta: RequestMeta,
 ): Promise<void> {
   await commands.run(async () => {
     const stream = await commands.load(SETTINGS_STREAM, settingsDecider);
     const { events } = decideOn(settingsDecider, stream.state, { type: 'ChangeSettings', data: { changes } });
+    await checkReferences(readModel, events);
     return {
       appends: [{ streamId: SETTINGS_STREAM, expectedState: stream.expected, events: toNewEvents(events, meta) }],
       result: undefined,
     };
   });
+}
+
+/**
+ * The users and groups a collection creation policy names must exist (Girder loads each with `exc=True`): the
+ * settings decider checks their form, the read model their existence.
+ */
+async function checkReferences(
+  readModel: Pick<ReadModelQueries, 'users' | 'groups'>,
+  events: SettingsEvent[],
+): Promise<void> {
+  for (const event of events) {
+    if (event.type !== 'SettingChanged' || event.data.key !== SettingKey.COLLECTION_CREATE_POLICY) continue;
+    const policy = event.data.value as { groups: string[]; users: string[] };
+    for (const id of policy.groups)
+      if (!(await readModel.groups.get(id))) throw new ValidationError(`No such group: ${id}`, 'value');
+    for (const id of policy.users)
+      if (!(await readModel.users.get(id))) throw new ValidationError(`No such user: ${id}`, 'value');
+  }
 }
 
 /**

@@ -20,8 +20,10 @@ import { folderDecider, folderStateFor, folderStream } from '../domain/folder';
 import { hashToken, tokenEvent, tokenStream } from '../domain/token';
 import { generateToken, hashPassword } from './password';
 import { Scope } from '../domain/scopes';
+import { SettingKey, settingValue } from '../domain/settings';
+import { currentSettings } from './settingsCommands';
 
-/** The default folders each new user gets (Girder's `public_private` setting). */
+/** The default folders each new user gets while `core.user_default_folders` is `public_private` (the default). */
 const DEFAULT_FOLDERS = [
   { name: 'Public', public: true },
   { name: 'Private', public: false },
@@ -47,6 +49,12 @@ export async function registerUser(
     if (email.state.owner) throw new ValidationError('That email is already registered.', 'email');
     const first = await commands.load(FIRST_USER_STREAM, reservationDecider);
     const isFirst = !first.state.owner;
+    const settings = await currentSettings(commands);
+    const defaultFolders =
+      settingValue(settings, SettingKey.USER_DEFAULT_FOLDERS) === 'public_private' ? DEFAULT_FOLDERS : [];
+    const admin = isFirst || options.admin;
+    // Registration policy `approve`: the account waits for an administrator (Girder's createUser; admins never wait).
+    const pending = !admin && settingValue(settings, SettingKey.REGISTRATION_POLICY) === 'approve';
     const created = girderTime();
     const eventMeta = { ...meta, userId: meta.userId ?? userId };
     const { events: registered } = decideOn(userDecider, userDecider.initialState(), {
@@ -57,8 +65,9 @@ export async function registerUser(
         email: valid.email,
         firstName: valid.firstName,
         lastName: valid.lastName,
-        admin: isFirst || options.admin,
+        admin,
         emailVerified: isFirst,
+        ...(pending ? { status: 'pending' as const } : {}),
         passwordHash,
         created,
       },
@@ -83,7 +92,7 @@ export async function registerUser(
         events: toNewEvents([claim('first-user', 'user', userId)], eventMeta),
       });
     }
-    for (const folder of DEFAULT_FOLDERS) {
+    for (const folder of defaultFolders) {
       const folderId = newId();
       const { events: createdFolder } = decideOn(folderDecider, folderStateFor(folderId), {
         type: 'CreateFolder',
@@ -179,7 +188,7 @@ export async function changePassword(
   const passwordHash = await hashPassword(password);
   await commands.run(async () => {
     const stream = await commands.load(userStream(userId), userDecider);
-    if (!stream.state.registered) throw new ValidationError(`No such user: ${userId}`, 'id');
+    if (!stream.state.registered || stream.state.deleted) throw new ValidationError(`No such user: ${userId}`, 'id');
     const changed: UserEvent = { type: 'UserPasswordChanged', data: { userId, passwordHash } };
     return {
       appends: [{ streamId: userStream(userId), expectedState: stream.expected, events: toNewEvents([changed], meta) }],

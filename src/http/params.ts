@@ -288,9 +288,9 @@ export const param = {
   /** A JSON-encoded query/form parameter (Girder's jsonParam), within the user-JSON limits (src/domain/userJson.ts). */
   json<N extends string, T = unknown, R extends boolean = false>(
     name: N,
-    opts: Common & { shape?: JsonShape; required?: R; validate?: (value: unknown) => T } = {},
+    opts: Common & MaybeSecret & { shape?: JsonShape; required?: R; validate?: (value: unknown) => T } = {},
   ) {
-    return make<N, Given<T, R>>(
+    const spec = make<N, Given<T, R>>(
       'json',
       name,
       opts.required ?? false,
@@ -308,6 +308,7 @@ export const param = {
       },
       () => undefined as Given<T, R>,
     );
+    return { ...spec, ...secretFlag(opts) };
   },
   /**
    * A JSON parameter carried as the request body (Girder's jsonParam with paramType='body'). When the same name is

@@ -34,13 +34,31 @@ export const accountsProjection = projectionOf<UserEvent | TokenEvent | ApiKeyEv
       size: 0,
       groups: [],
       groupInvites: [],
-      status: 'enabled',
+      status: d.status ?? 'enabled',
       emailVerified: d.emailVerified ?? d.admin,
       access: d.access,
       passwordHash: d.passwordHash,
     });
   },
   UserPasswordChanged: (event, tx) => tx.users.setPasswordHash(event.data.userId, event.data.passwordHash),
+  UserProfileUpdated: (event, tx) => {
+    const { userId, ...profile } = event.data;
+    tx.users.update(userId, profile);
+  },
+  UserEmailVerified: (event, tx) => tx.users.update(event.data.userId, { emailVerified: true }),
+  UserOtpStarted: (event, tx) =>
+    tx.users.update(event.data.userId, { otp: { enabled: false, key: event.data.otp.key } }),
+  UserOtpEnabled: (event, tx) =>
+    tx.users.update(event.data.userId, { otp: { enabled: true, key: event.data.otp.key } }),
+  UserOtpRemoved: (event, tx) => tx.users.update(event.data.userId, { otp: null }),
+  UserDeleted: (event, tx) => {
+    const { userId } = event.data;
+    // Everything under the user goes with it in this one transaction (as a collection's delete), then its tokens,
+    // memberships and the user itself; the bytes are reclaimed after the commit (deleteUser in userCommands.ts).
+    tx.subtree.deleteUnderRoot('user', userId, event.position);
+    tx.tokens.deleteForUser(userId);
+    tx.users.delete(userId);
+  },
   TokenIssued: (event, tx) => {
     const d = event.data;
     tx.tokens.put({

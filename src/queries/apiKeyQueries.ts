@@ -6,7 +6,7 @@ import { RestError } from '../domain/errors';
 type Reads = Pick<ReadModelQueries, 'apiKeys' | 'users'>;
 
 /** Filtered API key (Girder exposes these fields at READ; only the owner and site admins ever see a key). */
-export function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
+function apiKeyView(key: ApiKeyDoc): Record<string, unknown> {
   return {
     _id: key._id,
     _modelType: 'api_key',

@@ -23,7 +23,7 @@ export function userView(user: UserDoc, viewer: Viewer | null): Record<string, u
       groupInvites: user.groupInvites,
       status: user.status,
       emailVerified: user.emailVerified,
-      otp: false,
+      otp: user.otp?.enabled === true,
     });
   }
   return view;

@@ -250,6 +250,40 @@ export function readModelContract(name: string, make: () => Promise<ReadModelFix
         expect((await rm.users.get('u1'))?.admin).toBe(true);
       });
 
+      it('updates a user’s fields (the list sorts and searches by the new name and address), lists admins', async () => {
+        await apply((tx) => {
+          tx.users.update('u1', { firstName: 'Zed', lastName: 'Zulu', email: 'zed@example.com', status: 'disabled' });
+          tx.users.update('u2', { admin: true, otp: { enabled: false, key: 'KEY' } });
+        });
+        expect(await rm.users.get('u1')).toEqual(
+          user('u1', 'alice', { firstName: 'Zed', lastName: 'Zulu', email: 'zed@example.com', status: 'disabled' }),
+        );
+        expect((await rm.users.getByEmail('ZED@example.com'))?._id).toBe('u1');
+        expect(await rm.users.getByEmail('alice@example.com')).toBeNull();
+        expect(ids((await rm.users.list({ paging: paging({ sort: 'lastName' }) })).rows)).toEqual(['u3', 'u2', 'u1']);
+        expect(ids((await rm.users.list({ text: 'zulu', paging: paging() })).rows)).toEqual(['u1']);
+        expect((await rm.users.get('u2'))?.otp).toEqual({ enabled: false, key: 'KEY' });
+        expect(ids(await rm.users.admins())).toEqual(['u2']);
+        await apply((tx) => tx.users.update('u2', { otp: null }));
+        expect((await rm.users.get('u2'))?.otp).toBeNull();
+      });
+
+      it('deletes a user with its tokens', async () => {
+        await apply((tx) => {
+          tx.tokens.put({ hash: 'h1', userId: 'u1', scope: ['core.user_auth'], created: T0, expires: T1 });
+          tx.tokens.put({ hash: 'h2', userId: 'u2', scope: ['core.user_auth'], created: T0, expires: T1 });
+        });
+        await apply((tx) => {
+          tx.tokens.deleteForUser('u1');
+          tx.users.delete('u1');
+        });
+        expect(await rm.users.get('u1')).toBeNull();
+        expect(await rm.users.getByLogin('alice')).toBeNull();
+        expect(await rm.users.count()).toBe(2);
+        expect(await rm.tokens.get('h1')).toBeNull();
+        expect((await rm.tokens.get('h2'))?.userId).toBe('u2');
+      });
+
       it('stores, finds and deletes tokens, also by API key', async () => {
         await apply((tx) => {
           tx.tokens.put({ hash: 'h1', userId: 'u1', scope: ['core.user_auth'], created: T0, expires: T1 });

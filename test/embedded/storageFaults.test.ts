@@ -48,6 +48,7 @@ beforeAll(async () => {
   if (!canMount) return;
   api = await startApi({}, { dataDir: path.join(mountPoint, 'data') });
   admin = await api.createUser('admin');
+  await api.allowSmallChunks(admin);
   itemId = await api.newItem(admin, await api.defaultFolder(admin, 'Private'), 'target');
 });
 afterAll(async () => {

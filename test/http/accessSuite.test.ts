@@ -24,6 +24,11 @@ const SELF_SERVICE = new Set([
   'POST /api_key/token', // exchanging a key one holds for a token
   'POST /group', // a group of one's own
   'POST /group/:id/member', // asking to join a group one can see (or accepting one's own invitation)
+  // Mailed links: anyone may ask for a mail to an address, which only its owner reads; the token it carries is the
+  // authority, not the caller's login (test/http/accountMail.test.ts refuses every wrong token).
+  'PUT /user/password/temporary',
+  'PUT /user/:id/verification',
+  'POST /user/verification',
 ]);
 
 /** Routes whose `:id` names another fixture than their resource's. */

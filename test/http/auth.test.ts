@@ -276,20 +276,22 @@ describe('authentication and tokens', () => {
     });
 
     it('admin routes: "Administrator access required." 401 when the scope is missing, 403 for a non-admin', async () => {
+      // GET /system/setting: site administrators, scope core.setting.read.
+      const setting = (caller: Parameters<typeof api.as>[0]) =>
+        api.as(caller).get('/system/setting').query({ key: 'core.brand_name' });
       const adminRead = await token(admin._id, [Scope.DATA_READ]);
-      const missing = await api.as(adminRead).post('/collection').type('form').send({ name: 'scoped' });
+      const missing = await setting(adminRead);
       expect(missing.status).toBe(401);
       expect(missing.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-      const anonymous = await api.anonymous().post('/collection').type('form').send({ name: 'scoped' });
+      const anonymous = await setting(null);
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-      const nonAdmin = await api.as(alice).post('/collection').type('form').send({ name: 'scoped' });
+      const nonAdmin = await setting(alice);
       expect(nonAdmin.status).toBe(403);
       expect(nonAdmin.body).toEqual({ message: 'Administrator access required.', type: 'access' });
-      const adminWrite = await token(admin._id, [Scope.DATA_WRITE]);
-      const ok = await api.as(adminWrite).post('/collection').type('form').send({ name: 'scoped' });
-      expect(ok.status).toBe(200);
-      expect(ok.body.name).toBe('scoped');
+      const adminSettings = await token(admin._id, [Scope.SETTINGS_READ]);
+      const ok = await setting(adminSettings);
+      expect([ok.status, ok.body]).toEqual([200, 'Folder Service']);
     });
 
     it('token routes name the required and allowed scopes', async () => {

@@ -48,13 +48,13 @@ describe('collections', () => {
   afterAll(() => api.close());
 
   describe('POST /collection', () => {
-    it('is for site administrators only', async () => {
+    it('is for site administrators only under the default collection creation policy', async () => {
       const anonymous = await api.anonymous().post('/collection').type('form').send({ name: 'x' });
       expect(anonymous.status).toBe(401);
-      expect(anonymous.body).toEqual({ message: 'Administrator access required.', type: 'access' });
+      expect(anonymous.body).toEqual({ message: 'You must be logged in.', type: 'access' });
       const user = await api.as(alice).post('/collection').type('form').send({ name: 'x' });
       expect(user.status).toBe(403);
-      expect(user.body).toEqual({ message: 'Administrator access required.', type: 'access' });
+      expect(user.body).toEqual({ message: 'You are not authorized to create collections.', type: 'access' });
     });
 
     it('creates a private collection with stripped fields, the creator holding ADMIN', async () => {

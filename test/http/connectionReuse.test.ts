@@ -25,6 +25,7 @@ let uploadId: string;
 beforeAll(async () => {
   api = await startApi({ BODY_IDLE_TIMEOUT_SECONDS: String(IDLE_SECONDS) });
   admin = await api.createUser('admin');
+  await api.allowSmallChunks(admin);
   bob = await api.createUser('bobby');
   privateFolder = await api.defaultFolder(admin, 'Private');
   itemId = await api.newItem(admin, privateFolder, 'target');

@@ -96,7 +96,7 @@ describe('content hashes (hashsum_download)', () => {
 
   beforeAll(async () => {
     api = await startApi();
-    await api.createUser('admin');
+    await api.allowSmallChunks(await api.createUser('admin'));
     user = await api.createUser('leeloo');
     otherUser = await api.createUser('zorg');
     publicFolder = await api.defaultFolder(user, 'Public');

@@ -68,7 +68,7 @@ describe('files and uploads', () => {
 
   beforeAll(async () => {
     api = await startApi();
-    await api.createUser('admin');
+    await api.allowSmallChunks(await api.createUser('admin'));
     alice = await api.createUser('alice');
     bob = await api.createUser('bobby');
     const res = await api.as(alice).get(`/folder?parentType=user&parentId=${alice._id}`);
@@ -543,7 +543,7 @@ describe('files and uploads', () => {
       let restarted: Runtime | undefined;
       try {
         api = other;
-        await other.createUser('admin');
+        await other.allowSmallChunks(await other.createUser('admin'));
         alice = await other.createUser('alice');
         const own = await api.as(alice).get(`/folder?parentType=user&parentId=${alice._id}&name=Private`);
         const folder = await newFolder(alice, own.body[0]._id, 'sweep');

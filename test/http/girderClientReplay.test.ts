@@ -76,7 +76,7 @@ async function countTree(folderId: string): Promise<{ folders: number; items: nu
 
 beforeAll(async () => {
   api = await startApi();
-  await api.createUser('admin');
+  await api.allowSmallChunks(await api.createUser('admin'));
   uploader = await api.createUser('uploader');
   listener = await api.listen();
   apiUrl = `http://127.0.0.1:${listener.port}/api/v1`;

@@ -221,7 +221,11 @@ describe('no secret reaches the log, whatever the route, the place or the spelli
             .join(', ')}`,
       ),
     ).toEqual([
+      'PUT system/setting: value, list',
       'PUT user/password: old, new',
+      'PUT user/:id/password: password',
+      'GET user/password/temporary/:id: token',
+      'PUT user/:id/verification: token',
       'POST user/: password',
       'POST api_key/token: key',
       'GET file/:id/download: signature',

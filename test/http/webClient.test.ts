@@ -120,7 +120,7 @@ describe('the web client and the routes it calls', () => {
           ]),
         });
       expect(partial.body).toEqual({
-        message: 'Registration policy must be "open" or "closed".',
+        message: 'Registration policy must be "open", "closed", or "approve".',
         type: 'validation',
         field: 'value',
       });

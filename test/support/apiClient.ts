@@ -127,6 +127,20 @@ export class ApiClient {
     return { _id: body._id, login, token: body.authToken.token, admin: body.admin };
   }
 
+  /**
+   * Lets uploads in small chunks through: fixtures send chunks of a few bytes, while a chunk that does not end its
+   * upload must otherwise be at least `core.upload_minimum_chunk_size` (5 MiB, Girder's default).
+   */
+  async allowSmallChunks(admin: TestUser): Promise<void> {
+    ok(
+      await this.as(admin)
+        .put('/system/setting')
+        .type('form')
+        .send({ key: 'core.upload_minimum_chunk_size', value: '0' }),
+      'allowSmallChunks',
+    );
+  }
+
   /** Creates a folder through POST /folder (and PUT /folder/:id/access when an ACL is given); returns its id. */
   async createFolder(
     owner: TestUser,

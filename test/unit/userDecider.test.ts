@@ -1,4 +1,4 @@
-import { userDecider, validateRegistration, type UserEvent } from '../../src/domain/user';
+import { userDecider, userDeciderFor, validateRegistration, type UserEvent } from '../../src/domain/user';
 import { foldEvents } from '../../src/domain/decider';
 import { ValidationError } from '../../src/domain/errors';
 
@@ -69,6 +69,18 @@ describe('user registration rules', () => {
   });
 });
 
+const REGISTERED = {
+  login: 'someone',
+  email: 'someone@example.com',
+  firstName: 'S',
+  lastName: 'O',
+  admin: false,
+  public: true,
+  passwordHash: 'scrypt$…',
+  created: '2024-01-01T00:00:00+00:00',
+  access: { users: [], groups: [] },
+};
+
 describe('user decider', () => {
   it('given a UserRegistered event, the user exists', () => {
     const registered: UserEvent = {
@@ -87,7 +99,34 @@ describe('user decider', () => {
         access: { users: [], groups: [] },
       },
     };
-    expect(foldEvents(userDecider, [])).toEqual({ registered: false });
-    expect(foldEvents(userDecider, [registered])).toEqual({ registered: true });
+    const none = { registered: false, deleted: false, login: '', email: '', otp: 'none', otpKey: '' };
+    expect(foldEvents(userDecider, [])).toEqual(none);
+    expect(foldEvents(userDecider, [registered])).toEqual({
+      ...none,
+      registered: true,
+      login: 'someone',
+      email: 'someone@example.com',
+    });
+  });
+
+  it('takes two-factor login through started, enabled and removed, refusing steps out of order', () => {
+    const d = userDeciderFor('u');
+    const registered = foldEvents(userDecider, [{ type: 'UserRegistered', data: { ...REGISTERED, userId: 'u' } }]);
+    expect(() => d.decide({ type: 'EnableOtp' }, registered)).toThrow(
+      'The user has not initialized one-time passwords.',
+    );
+    expect(() => d.decide({ type: 'RemoveOtp' }, registered)).toThrow('The user has not enabled one-time passwords.');
+    const started = d.decide({ type: 'StartOtp', data: { key: 'K' } }, registered);
+    const afterStart = started.reduce(d.evolve, registered);
+    const enabled = d.decide({ type: 'EnableOtp' }, afterStart);
+    expect(enabled).toEqual([{ type: 'UserOtpEnabled', data: { userId: 'u', otp: { key: 'K' } } }]);
+    const afterEnable = enabled.reduce(d.evolve, afterStart);
+    expect(() => d.decide({ type: 'StartOtp', data: { key: 'L' } }, afterEnable)).toThrow(
+      'The user has already enabled one-time passwords.',
+    );
+    const removed = d.decide({ type: 'RemoveOtp' }, afterEnable).reduce(d.evolve, afterEnable);
+    expect([removed.otp, removed.otpKey]).toEqual(['none', '']);
+    const deleted = d.decide({ type: 'DeleteUser' }, removed).reduce(d.evolve, removed);
+    expect(() => d.decide({ type: 'VerifyEmail' }, deleted)).toThrow('Invalid user id (u).');
   });
 });

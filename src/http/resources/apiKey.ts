@@ -1,6 +1,8 @@
 import { model } from '../modelParams';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
+import { tokenLifetimeDays } from '../../commands/tokenLifetime';
+import { requireApiKeys } from '../featureSettings';
 import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import { API_KEY_SORT } from '../../queries/sortableFields';
 import { AccessLevel } from '../../domain/access';
@@ -50,6 +52,7 @@ export const apiKeyResource: Resource = {
       ],
       async handler({ params, services, principal, meta }) {
         const me = signedInUser(principal);
+        await requireApiKeys(services);
         const id = await createApiKey(
           services.commands,
           {
@@ -78,10 +81,11 @@ export const apiKeyResource: Resource = {
         }),
       ],
       async handler({ params, services, meta }) {
+        await requireApiKeys(services);
         const key = await apiKeyByValue(services.readModel, params.key);
         const token = await tokenFromApiKey(
           services.commands,
-          { apiKeyId: key?._id ?? null, days: params.duration, defaultDays: services.config.tokenLifetimeDays },
+          { apiKeyId: key?._id ?? null, days: params.duration, defaultDays: await tokenLifetimeDays(services) },
           meta,
         );
         // Like a login, without the full user document: the key may not allow reading user information.

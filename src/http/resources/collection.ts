@@ -6,7 +6,8 @@ import { COLLECTION_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
 import type { CollectionDoc } from '../../ports/readModel';
 import { AccessLevel } from '../../domain/access';
-import { RestError } from '../../domain/errors';
+import { AccessDeniedError, RestError } from '../../domain/errors';
+import { mayCreateCollections } from '../../commands/collectionCreationPolicy';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';
@@ -53,8 +54,8 @@ export const collectionResource: Resource = {
     route({
       method: 'POST',
       path: '',
-      summary: 'Create a new collection (site administrators only).',
-      access: 'admin',
+      summary: 'Create a new collection.',
+      access: 'user',
       scope: [Scope.DATA_WRITE],
       params: [
         param.requiredString('name', { strip: true, description: 'Name for the collection. Must be unique.' }),
@@ -62,6 +63,9 @@ export const collectionResource: Resource = {
         param.flag('public', false, { description: 'Whether the collection should be publicly visible.' }),
       ],
       async handler({ params, services, principal, meta }) {
+        // Who may is the collection creation policy's (site administrators, or whom `core.collection_create_policy` names).
+        if (!(await mayCreateCollections(services, signedInUser(principal))))
+          throw new AccessDeniedError('You are not authorized to create collections.');
         const id = await createCollection(
           services.commands,
           {

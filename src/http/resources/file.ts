@@ -25,6 +25,7 @@ import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser, type Principal } from '../principal';
 import { bodyStream } from '../bodyRemainder';
+import { checkChunkMinimum } from '../chunkMinimum';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -213,9 +214,8 @@ async function downloadHandler(ctx: RouteContext<typeof downloadParams, typeof d
 /**
  * Files (Girder's api/v1/file.py): the upload protocol girder_client speaks (`POST /file`, `POST /file/chunk`,
  * `PUT /file/:id/contents`, `DELETE /file/upload/:id`), file records and downloads. Access is the folder's of the
- * file's item. Girder's 5 MiB minimum chunk size is not enforced: it exists for S3 multipart uploads, while chunks
- * here are appended to one file whatever their size; girder_client sends 64 MiB chunks and a shorter last one, which
- * passes either way, and smaller chunks from other clients are simply accepted.
+ * file's item. A chunk that does not end its upload must be at least `core.upload_minimum_chunk_size` (5 MiB by
+ * default, as Girder's filesystem assetstore; src/http/chunkMinimum.ts): girder_client sends 64 MiB chunks.
  */
 export const fileResource: Resource = {
   name: 'file',
@@ -287,12 +287,9 @@ export const fileResource: Resource = {
         if (req.is('multipart/form-data'))
           throw new RestError('Send the chunk as the raw request body, not as multipart form data.');
         const body = rawBody(req) ?? { stream: Readable.from([]), length: 0 };
-        const outcome = await receiveChunk(
-          services,
-          { uploadId: params.uploadId, offset: params.offset, userId: signedInUser(principal)._id },
-          body,
-          meta,
-        );
+        const chunk = { uploadId: params.uploadId, offset: params.offset, userId: signedInUser(principal)._id };
+        await checkChunkMinimum(services, chunk, body.length);
+        const outcome = await receiveChunk(services, chunk, body, meta);
         const reference =
           outcome.kind === 'file' ? (await loadUpload(services, params.uploadId)).state.started?.reference : undefined;
         return outcomeView(services, outcome, ctx, reference);

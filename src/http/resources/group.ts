@@ -12,6 +12,8 @@ import { changeMembership, createGroup, deleteGroup, updateGroup } from '../../c
 import { groupView, groupWithAccess, visibleGroupIds } from '../../queries/groupQueries';
 import { userView } from '../../queries/views';
 import { signedInUser, signedInViewer } from '../principal';
+import { requestOrigin } from '../requestOrigin';
+import { sendGroupInvitation } from '../../commands/accountMail';
 
 const userIdParam = (description: string) => param.requiredString('userId', { description });
 
@@ -217,13 +219,15 @@ export const groupResource: Resource = {
             `${['Read', 'Write', 'Admin'][level]} access denied for group ${path.id} (user ${signedInViewer(principal).id}).`,
           );
         }
-        // This service sends no mail, so `quiet` changes nothing.
         await changeMembership(
           services.commands,
           path.id,
           { type: 'InviteUser', data: { userId: user._id, level, force: params.force } },
           meta,
         );
+        // An invitation (not a forced addition) is mailed to the invited user unless `quiet` says not to.
+        if (!params.force && !params.quiet)
+          await sendGroupInvitation(services, user, signedInUser(principal), group, requestOrigin(ctx.req));
         return reloaded(ctx, path.id);
       },
     }),

@@ -7,6 +7,7 @@ import { SseWriter } from '../sse';
 import { claimStreamSlot } from '../streamSlots';
 import type { NotificationOwner, NotificationRecord } from '../../bus/notifications';
 import type { Principal } from '../principal';
+import { requireNotificationStream } from '../featureSettings';
 
 /** Girder's DEFAULT_STREAM_TIMEOUT. */
 const DEFAULT_STREAM_TIMEOUT_S = 300;
@@ -48,6 +49,7 @@ export const notificationResource: Resource = {
         }),
       ],
       async handler({ params, principal, services, req, res }) {
+        await requireNotificationStream(services);
         const owner = ownerOf(principal);
         // A HEAD request gets the headers only: there is no body to keep open.
         const timeoutMs = req.method === 'HEAD' ? 0 : (params.timeout ?? DEFAULT_STREAM_TIMEOUT_S) * 1000;

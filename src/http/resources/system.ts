@@ -7,6 +7,8 @@ import { checkExactNumbers } from '../../domain/exactNumbers';
 import { PUBLIC_SETTING_KEYS, settingValue } from '../../domain/settings';
 import { changeSettings, currentSettings } from '../../commands/settingsCommands';
 import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
+import { requestOrigin } from '../requestOrigin';
+import { collectionCreationPolicyAccess } from '../../commands/collectionCreationPolicy';
 
 /**
  * Girder's setSetting: a string value that parses as JSON is stored parsed (`"false"` → false, `"{…}"` → object),
@@ -113,14 +115,23 @@ export const systemResource: Resource = {
           description: 'A JSON list of keys representing a set of settings to return.',
         }),
       ],
-      async handler({ params, services }) {
+      async handler({ params, services, req }) {
         const state = await currentSettings(services.commands);
+        const context = { origin: requestOrigin(req) };
         const list = params.list as unknown[] | undefined;
         if (list !== undefined)
-          return Object.fromEntries(list.map((key) => [String(key), settingValue(state, String(key))]));
+          return Object.fromEntries(list.map((key) => [String(key), settingValue(state, String(key), context)]));
         if (params.key === undefined) throw new RestError("Parameter 'key' is required.");
-        return settingValue(state, params.key);
+        return settingValue(state, params.key, context);
       },
+    }),
+    route({
+      method: 'GET',
+      path: 'setting/collection_creation_policy/access',
+      summary: 'Get the access control list for the collection creation policy.',
+      access: 'admin',
+      params: [],
+      handler: async ({ services }) => collectionCreationPolicyAccess(services),
     }),
     route({
       method: 'PUT',
@@ -129,9 +140,14 @@ export const systemResource: Resource = {
       access: 'admin',
       params: [
         param.string('key', { description: 'The key identifying this setting.' }),
-        param.string('value', { description: 'The value for this setting (JSON is parsed; null unsets it).' }),
+        // Values are secret: one of them is the SMTP password (`core.smtp.password`), so no value reaches the log.
+        param.string('value', {
+          secret: true,
+          description: 'The value for this setting (JSON is parsed; null unsets it).',
+        }),
         param.json('list', {
           shape: 'array',
+          secret: true,
           description: 'A JSON list of objects with key and value representing a list of settings to set.',
         }),
       ],
@@ -141,7 +157,7 @@ export const systemResource: Resource = {
           list !== undefined
             ? settingChanges(list)
             : [{ key: params.key ?? '', value: jsonOrString(params.value ?? null) }];
-        await changeSettings(services.commands, changes, meta);
+        await changeSettings(services.commands, services.readModel, changes, meta);
         return true;
       },
     }),
@@ -152,7 +168,7 @@ export const systemResource: Resource = {
       access: 'admin',
       params: [param.requiredString('key', { description: 'The key identifying the setting to unset.' })],
       async handler({ params, services, meta }) {
-        await changeSettings(services.commands, [{ key: params.key, value: null }], meta);
+        await changeSettings(services.commands, services.readModel, [{ key: params.key, value: null }], meta);
         return null;
       },
     }),

@@ -1,5 +1,6 @@
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
+import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import type { TokenDoc } from '../../ports/readModel';
 import { AccessLevel } from '../../domain/access';
 import { Scope, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
@@ -58,7 +59,7 @@ export const tokenResource: Resource = {
         if (principal.token && presented) return { token: presented, expires: principal.token.expires };
         const token = await issueToken(
           services.commands,
-          { scope: [Scope.ANONYMOUS_SESSION], days: services.config.tokenLifetimeDays },
+          { scope: [Scope.ANONYMOUS_SESSION], days: await tokenLifetimeDays(services) },
           meta,
         );
         setTokenCookie(res, token.token, token.expires, req.secure);

@@ -1,6 +1,7 @@
 import { model } from '../modelParams';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
+import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import { pagingOf, pagingParams, param } from '../params';
 import { USER_SORT, userFieldsSeenBy } from '../../queries/sortableFields';
 import { AccessDeniedError, RestError } from '../../domain/errors';
@@ -11,9 +12,16 @@ import { userView } from '../../queries/views';
 import { presentedToken, viewerOf } from '../auth';
 import { setTokenCookie, clearTokenCookie } from '../cookies';
 import { userAccountRoutes } from './userAccount';
+import { userProfileRoutes } from './userProfile';
+import { userEmailRoutes } from './userEmail';
+import { userOtpRoutes } from './userOtp';
 import { SettingKey, settingValue } from '../../domain/settings';
 import { currentSettings } from '../../commands/settingsCommands';
 import { Scope } from '../../domain/scopes';
+import { loginRefusal } from '../../domain/loginPolicy';
+import { verifyOtp } from '../otpCheck';
+import { requestOrigin } from '../requestOrigin';
+import { sendApprovalNotice, sendVerificationEmail } from '../../commands/accountMail';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -43,6 +51,9 @@ export const userResource: Resource = {
   description: 'User accounts and login.',
   routes: [
     ...userAccountRoutes,
+    ...userProfileRoutes,
+    ...userEmailRoutes,
+    ...userOtpRoutes,
     route({
       method: 'GET',
       path: 'me',
@@ -82,10 +93,22 @@ export const userResource: Resource = {
         const account = user ? { userId: user._id } : { unknownName: name };
         const valid = await checkPassword(services, req, account, user?.passwordHash ?? null, password);
         if (!user || !valid) throw new AccessDeniedError('Login failed.');
-        if (user.status === 'disabled') throw new AccessDeniedError('Account is disabled.', 'disabled');
+        // Girder's order: the password, then the one-time password, then the account's state.
+        const otp = req.get('Girder-OTP');
+        if (user.otp?.enabled) {
+          if (otp === undefined)
+            throw new AccessDeniedError(
+              'User authentication must include a one-time password (typically in the "Girder-OTP" header).',
+            );
+          verifyOtp(user, otp);
+        } else if (otp !== undefined) {
+          throw new AccessDeniedError('The user has not enabled one-time passwords.');
+        }
+        const refusal = loginRefusal(user, settings);
+        if (refusal) throw refusal;
         const token = await issueToken(
           services.commands,
-          { userId: user._id, days: services.config.tokenLifetimeDays },
+          { userId: user._id, days: await tokenLifetimeDays(services) },
           { ...meta, userId: user._id },
         );
         setTokenCookie(res, token.token, token.expires, req.secure);
@@ -152,11 +175,9 @@ export const userResource: Resource = {
         param.flag('admin', false, { description: 'Whether this user should be a site administrator.' }),
       ],
       async handler({ params, services, principal, meta, req, res }) {
+        const settingsNow = () => currentSettings(services.commands);
         const callerIsAdmin = principal.user?.admin === true;
-        if (
-          !callerIsAdmin &&
-          settingValue(await currentSettings(services.commands), SettingKey.REGISTRATION_POLICY) === 'closed'
-        ) {
+        if (!callerIsAdmin && settingValue(await settingsNow(), SettingKey.REGISTRATION_POLICY) === 'closed') {
           throw new RestError(
             'Registration on this instance is closed. Contact an administrator to create an account for you.',
           );
@@ -175,12 +196,18 @@ export const userResource: Resource = {
         );
         const user = await services.readModel.users.get(userId);
         if (!user) throw new Error(`User ${userId} was registered but is not in the read model.`);
+        // Girder's createUser: the verification mail unless verification is disabled, the administrators' notice of
+        // an account waiting for approval; both leave in the background.
+        const settings = await settingsNow();
+        if (settingValue(settings, SettingKey.EMAIL_VERIFICATION) !== 'disabled')
+          await sendVerificationEmail(services, user, requestOrigin(req), { ...meta, userId: meta.userId ?? userId });
+        if (user.status === 'pending') await sendApprovalNotice(services, user, requestOrigin(req));
         // Filtered for the caller, as Girder's filtermodel; an anonymous registrant becomes the caller (self view).
         const view = userView(user, principal.user ? principal.viewer : viewerOf(user));
-        if (!principal.user) {
+        if (!principal.user && !loginRefusal(user, settings)) {
           const token = await issueToken(
             services.commands,
-            { userId, days: services.config.tokenLifetimeDays },
+            { userId, days: await tokenLifetimeDays(services) },
             { ...meta, userId },
           );
           setTokenCookie(res, token.token, token.expires, req.secure);

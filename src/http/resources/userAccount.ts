@@ -4,7 +4,8 @@ import { route } from '../routeTable';
 import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import { AccessDeniedError, RestError } from '../../domain/errors';
-import { changePassword } from '../../commands/userCommands';
+import { changePassword, revokeToken } from '../../commands/userCommands';
+import { mailedToken } from '../../queries/mailedToken';
 import { checkPassword } from '../passwordCheck';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
@@ -44,16 +45,21 @@ export const userAccountRoutes: RouteDef[] = [
     summary: 'Change your password.',
     access: 'user',
     params: [
-      param.requiredString('old', { secret: true, description: 'Your current password.' }),
+      param.requiredString('old', { secret: true, description: 'Your current password or a temporary access token.' }),
       param.requiredString('new', { secret: true, description: 'Your new password.' }),
     ],
     async handler({ params, services, principal, meta, req }) {
       if (!params.old) throw new RestError('Old password must not be empty.');
       const user = signedInUser(principal);
-      // Girder also accepts a temporary access token as the old password; this service issues none.
-      if (!(await checkPassword(services, req, { userId: user._id }, user.passwordHash, params.old)))
-        throw new AccessDeniedError('Old password is incorrect.');
+      // Not the password: it may be the temporary access token a password reset mailed (then used up).
+      let temporary: string | undefined;
+      if (!(await checkPassword(services, req, { userId: user._id }, user.passwordHash, params.old))) {
+        const token = await mailedToken(services, user._id, params.old, Scope.TEMP_USER);
+        if (!token) throw new AccessDeniedError('Old password is incorrect.');
+        temporary = token.hash;
+      }
       await changePassword(services.commands, user._id, params.new, meta);
+      if (temporary) await revokeToken(services.commands, temporary, meta);
       return { message: 'Password changed.' };
     },
   }),

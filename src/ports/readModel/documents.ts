@@ -23,7 +23,20 @@ export interface UserDoc {
   access: AccessList;
   /** `scrypt$<N>$<r>$<p>$<salt b64>$<hash b64>`; never leaves the service. */
   passwordHash: string;
+  /** Two-factor login (Girder's `otp`): the TOTP key (base32) once started, `enabled` once confirmed; never shown. */
+  otp?: UserOtp | null;
 }
+
+interface UserOtp {
+  enabled: boolean;
+  /** The shared TOTP secret, base32 (RFC 4648) without padding. */
+  key: string;
+}
+
+/** The fields of a user that change after registration (profile, verification, two-factor). */
+export type UserFields = Partial<
+  Pick<UserDoc, 'firstName' | 'lastName' | 'email' | 'admin' | 'status' | 'emailVerified' | 'otp'>
+>;
 
 /**
  * A group (Girder's group document). Membership lives in the group's membership rows, not here; `members`,

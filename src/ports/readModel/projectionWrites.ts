@@ -11,6 +11,7 @@ import type {
   SubtreeOperation,
   TokenDoc,
   UserDoc,
+  UserFields,
 } from './documents';
 import type { HistoryWrites } from './history';
 import type { CollectionQueries, FolderQueries, UserQueries } from './queries';
@@ -88,6 +89,10 @@ export interface SubtreeWrites {
 export interface UserWrites {
   put(doc: UserDoc): void;
   setPasswordHash(id: string, passwordHash: string): void;
+  /** Replaces the given fields (a name change keeps the list's sort key in step). */
+  update(id: string, fields: UserFields): void;
+  /** Removes the user, its ACL rows and its group memberships, invitations and requests. */
+  delete(id: string): void;
   /** Adds `delta` to the user's `size` (the recursive size of everything under the user). */
   addSize(id: string, delta: number): void;
 }
@@ -106,6 +111,8 @@ export interface TokenWrites {
   put(doc: TokenDoc): void;
   delete(hash: string): void;
   deleteForApiKey(apiKeyId: string): void;
+  /** Removes every token of a user (the user is being deleted). */
+  deleteForUser(userId: string): void;
 }
 export interface ApiKeyWrites {
   put(doc: ApiKeyDoc): void;

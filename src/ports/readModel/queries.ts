@@ -30,6 +30,8 @@ export interface UserSearch {
 
 export interface UserQueries {
   get(id: string): Promise<UserDoc | null>;
+  /** The site administrators (Girder's `getAdmins`: few, so not paged), for the notices they are sent. */
+  admins(): Promise<UserDoc[]>;
   getByLogin(login: string): Promise<UserDoc | null>;
   getByEmail(email: string): Promise<UserDoc | null>;
   /**

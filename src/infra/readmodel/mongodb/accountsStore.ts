@@ -65,6 +65,14 @@ export class MongoUsers implements UserQueries {
   async count() {
     return (await this.source.get('users')).countDocuments({});
   }
+  async admins() {
+    const rows = await (
+      await this.source.get('users')
+    )
+      .find({ admin: true }, { projection: USER_OUT, sort: { _id: 1 } })
+      .toArray();
+    return Promise.all((rows as unknown as UserDoc[]).map((u) => withMemberships(this.source, u)));
+  }
 }
 
 export function userWrites(log: OperationLog): UserWrites {
@@ -78,6 +86,25 @@ export function userWrites(log: OperationLog): UserWrites {
     },
     addSize(id, delta) {
       log.record(async (w) => w.increment('users', id, 'size', delta));
+    },
+    update(id, fields) {
+      // A profile change always carries both names (UserProfileUpdated), which the list's sort key is made of.
+      const lowerName =
+        fields.firstName !== undefined && fields.lastName !== undefined
+          ? { _lowerName: `${fields.lastName} ${fields.firstName}`.toLowerCase() }
+          : {};
+      const set = {
+        ...fields,
+        ...(fields.email !== undefined ? { email: fields.email.toLowerCase() } : {}),
+        ...lowerName,
+      };
+      log.record(async (w) => w.update('users', { _id: id }, { $set: set }));
+    },
+    delete(id) {
+      log.record(async (w) => {
+        w.remove('users', { _id: id });
+        w.remove('groupMembers', { userId: id }, true);
+      });
     },
   };
 }
@@ -102,6 +129,9 @@ export function tokenWrites(log: OperationLog): TokenWrites {
     },
     deleteForApiKey(apiKeyId) {
       log.record(async (w) => w.remove('tokens', { apiKeyId }, true));
+    },
+    deleteForUser(userId) {
+      log.record(async (w) => w.remove('tokens', { userId }, true));
     },
   };
 }

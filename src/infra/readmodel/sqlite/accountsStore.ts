@@ -9,6 +9,7 @@ import type {
   TokenQueries,
   TokenWrites,
   UserDoc,
+  UserFields,
   UserQueries,
   UserSearch,
   UserWrites,
@@ -85,6 +86,15 @@ export class SqliteUsers implements UserQueries, UserWrites {
   async count() {
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM rm_users').get() as { n: number }).n;
   }
+  async admins() {
+    const rows = prepared(
+      this.db,
+      "SELECT doc FROM rm_users WHERE json_extract(doc, '$.admin') = 1 ORDER BY id",
+    ).all() as {
+      doc: string;
+    }[];
+    return rows.map((r) => withMemberships(this.db, JSON.parse(r.doc) as UserDoc));
+  }
   put(doc: UserDoc): void {
     prepared(
       this.db,
@@ -104,6 +114,23 @@ export class SqliteUsers implements UserQueries, UserWrites {
       passwordHash,
       id,
     );
+  }
+  update(id: string, fields: UserFields): void {
+    const row = prepared(this.db, 'SELECT doc FROM rm_users WHERE id = ?').get(id) as { doc: string } | undefined;
+    const doc = parse<UserDoc>(row);
+    if (!doc) return;
+    const next = { ...doc, ...fields };
+    prepared(this.db, 'UPDATE rm_users SET email = ?, lower_name = ?, doc = ? WHERE id = ?').run(
+      next.email.toLowerCase(),
+      `${next.lastName} ${next.firstName}`.toLowerCase(),
+      JSON.stringify(next),
+      id,
+    );
+  }
+  delete(id: string): void {
+    prepared(this.db, 'DELETE FROM rm_users WHERE id = ?').run(id);
+    prepared(this.db, 'DELETE FROM rm_group_members WHERE user_id = ?').run(id);
+    this.acl.remove(id);
   }
   /** Adds `delta` to the user's recursive size (files under the user's folders). */
   addSize(id: string, delta: number): void {
@@ -132,6 +159,9 @@ export class SqliteTokens implements TokenQueries, TokenWrites {
   }
   deleteForApiKey(apiKeyId: string): void {
     prepared(this.db, 'DELETE FROM rm_tokens WHERE api_key_id = ?').run(apiKeyId);
+  }
+  deleteForUser(userId: string): void {
+    prepared(this.db, 'DELETE FROM rm_tokens WHERE user_id = ?').run(userId);
   }
 }
 

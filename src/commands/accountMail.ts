@@ -1,0 +1,144 @@
+import type { Services } from '../services';
+import type { RequestMeta } from './requestMeta';
+import type { UserDoc } from '../ports/readModel';
+import { Scope } from '../domain/scopes';
+import { SettingKey, settingValue, type SettingsState } from '../domain/settings';
+import {
+  accountApprovalMail,
+  accountApprovedMail,
+  emailVerificationMail,
+  groupInviteMail,
+  temporaryAccessMail,
+  type MailFrame,
+} from '../domain/mailTemplates';
+import type { MailMessage, SmtpSettings } from '../ports/mailer';
+import { currentSettings } from './settingsCommands';
+import { issueToken } from './userCommands';
+
+/**
+ * The e-mails of accounts (Girder's user model and routes): verification, temporary access (password reset), approval
+ * notices. Each is sent in the background, as Girder's `sendMail` hands it to a daemon thread: the request does not
+ * wait for the SMTP server, and a failure is logged (recipients and host, never the body, which holds tokens).
+ */
+
+/** Days the links of these mails work (Girder: one day). */
+const LINK_DAYS = 1;
+
+interface MailContext {
+  settings: SettingsState;
+  frame: MailFrame;
+}
+
+/** The settings and the brand/host frame of a mail; `origin` is the request's, the default `core.email_host`. */
+async function mailContext(services: Services, origin: string): Promise<MailContext> {
+  const settings = await currentSettings(services.commands);
+  return {
+    settings,
+    frame: {
+      brandName: settingValue(settings, SettingKey.BRAND_NAME) as string,
+      host: settingValue(settings, SettingKey.EMAIL_HOST, { origin }) as string,
+    },
+  };
+}
+
+/** The SMTP settings now (their validators guarantee the types). */
+function smtpSettings(settings: SettingsState): SmtpSettings {
+  const setting = (key: string) => settingValue(settings, key);
+  return {
+    host: setting(SettingKey.SMTP_HOST) as string,
+    port: setting(SettingKey.SMTP_PORT) as number,
+    encryption: setting(SettingKey.SMTP_ENCRYPTION) as SmtpSettings['encryption'],
+    username: setting(SettingKey.SMTP_USERNAME) as string,
+    password: setting(SettingKey.SMTP_PASSWORD) as string,
+    from: setting(SettingKey.EMAIL_FROM_ADDRESS) as string,
+  };
+}
+
+function send(services: Services, context: MailContext, message: MailMessage): void {
+  const smtp = smtpSettings(context.settings);
+  services.logger.info({ to: message.to, host: smtp.host }, 'Sending email');
+  services.mailer.send(smtp, message).catch((error: unknown) => {
+    services.logger.error({ to: message.to, host: smtp.host, error: String(error) }, 'Email not sent');
+  });
+}
+
+/** Girder's `_sendVerificationEmail`: a one-day token of scope `core.email_verification` and the link that uses it. */
+export async function sendVerificationEmail(
+  services: Services,
+  user: UserDoc,
+  origin: string,
+  meta: RequestMeta,
+): Promise<void> {
+  const context = await mailContext(services, origin);
+  const token = await issueToken(
+    services.commands,
+    { userId: user._id, scope: [Scope.EMAIL_VERIFICATION], days: LINK_DAYS },
+    meta,
+  );
+  const url = `${context.frame.host}#useraccount/${user._id}/verification/${token.token}`;
+  send(services, context, {
+    subject: `${context.frame.brandName}: Email verification`,
+    html: emailVerificationMail(context.frame, url),
+    to: [user.email],
+  });
+}
+
+/** `PUT /user/password/temporary`: a one-day token of scope `core.user_auth.temporary`, mailed to `email`. */
+export async function sendTemporaryAccess(
+  services: Services,
+  user: UserDoc,
+  email: string,
+  origin: string,
+  meta: RequestMeta,
+): Promise<void> {
+  const context = await mailContext(services, origin);
+  const token = await issueToken(
+    services.commands,
+    { userId: user._id, scope: [Scope.TEMP_USER], days: LINK_DAYS },
+    meta,
+  );
+  const url = `${context.frame.host}#useraccount/${user._id}/token/${token.token}`;
+  send(services, context, {
+    subject: `${context.frame.brandName}: Temporary access`,
+    html: temporaryAccessMail(context.frame, url),
+    to: [email],
+  });
+}
+
+/** Registration policy `approve`: every site administrator is told of the account waiting for them. */
+export async function sendApprovalNotice(services: Services, user: UserDoc, origin: string): Promise<void> {
+  const context = await mailContext(services, origin);
+  const to = (await services.readModel.users.admins()).map((admin) => admin.email);
+  if (to.length === 0) return;
+  send(services, context, {
+    subject: `${context.frame.brandName}: Account pending approval`,
+    html: accountApprovalMail(context.frame, user, `${context.frame.host}#user/${user._id}`),
+    to,
+  });
+}
+
+/** An administrator enabled a pending account: its user is told they may log in. */
+export async function sendApprovedNotice(services: Services, user: UserDoc, origin: string): Promise<void> {
+  const context = await mailContext(services, origin);
+  send(services, context, {
+    subject: `${context.frame.brandName}: Account approved`,
+    html: accountApprovedMail(context.frame, context.frame.host),
+    to: [user.email],
+  });
+}
+
+/** `POST /group/:id/invitation` without `quiet` or `force`: the invited user is told, with a link to the group. */
+export async function sendGroupInvitation(
+  services: Services,
+  invited: UserDoc,
+  inviter: UserDoc,
+  group: { _id: string; name: string },
+  origin: string,
+): Promise<void> {
+  const context = await mailContext(services, origin);
+  send(services, context, {
+    subject: `${context.frame.brandName}: You've been invited to a group`,
+    html: groupInviteMail(context.frame, invited, inviter, group),
+    to: [invited.email],
+  });
+}

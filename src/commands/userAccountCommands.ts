@@ -1,0 +1,113 @@
+import type { Services } from '../services';
+import type { CommandRunner } from './commandRunner';
+import { toNewEvents } from './commandRunner';
+import type { RequestMeta } from './requestMeta';
+import type { StreamAppend } from '../ports/eventStore';
+import { decideOn } from '../domain/decider';
+import { ValidationError } from '../domain/errors';
+import { claim, emailStream, loginStream, release, reservationDecider } from '../domain/uniqueName';
+import { userDeciderFor, userStream, type UserCommand, type UserStatus } from '../domain/user';
+import { reclaimBlobs } from './blobReclaim';
+
+/** Runs one command on a user's stream (an unknown or deleted user → `Invalid user id`), plus any other appends. */
+async function onUser(
+  commands: CommandRunner,
+  userId: string,
+  command: UserCommand,
+  meta: RequestMeta,
+  more: (state: { login: string; email: string }) => Promise<StreamAppend[]> = async () => [],
+): Promise<void> {
+  await commands.run(async () => {
+    const decider = userDeciderFor(userId);
+    const stream = await commands.load(userStream(userId), decider);
+    const { events } = decideOn(decider, stream.state, command);
+    return {
+      appends: [
+        { streamId: userStream(userId), expectedState: stream.expected, events: toNewEvents(events, meta) },
+        ...(await more(stream.state)),
+      ],
+      result: undefined,
+    };
+  });
+}
+
+export interface ProfileChange {
+  firstName: string;
+  lastName: string;
+  email: string;
+  admin: boolean;
+  status: UserStatus;
+}
+
+/**
+ * `PUT /user/:id`, once the route has applied Girder's rules (who may change `admin` and `status`) and validated the
+ * fields: a new e-mail address is claimed (`That email is already registered.` when another user holds it) and the
+ * old one released, in the same append as the profile.
+ */
+export async function updateProfile(
+  commands: CommandRunner,
+  userId: string,
+  profile: ProfileChange,
+  meta: RequestMeta,
+): Promise<void> {
+  await onUser(commands, userId, { type: 'UpdateProfile', data: profile }, meta, async (state) => {
+    if (state.email === profile.email) return [];
+    const taken = await commands.load(emailStream(profile.email), reservationDecider);
+    if (taken.state.owner && taken.state.owner.id !== userId)
+      throw new ValidationError('That email is already registered.', 'email');
+    const old = await commands.load(emailStream(state.email), reservationDecider);
+    return [
+      {
+        streamId: emailStream(profile.email),
+        expectedState: taken.expected,
+        events: toNewEvents([claim(profile.email, 'user', userId)], meta),
+      },
+      { streamId: emailStream(state.email), expectedState: old.expected, events: toNewEvents([release(userId)], meta) },
+    ];
+  });
+}
+
+/** `PUT /user/:id/verification`: the address is verified (the token that proved it is revoked by the caller). */
+export const verifyEmail = (commands: CommandRunner, userId: string, meta: RequestMeta): Promise<void> =>
+  onUser(commands, userId, { type: 'VerifyEmail' }, meta);
+
+/** `POST /user/:id/otp`: records a new TOTP key, not yet required at login. */
+export const startOtp = (commands: CommandRunner, userId: string, key: string, meta: RequestMeta): Promise<void> =>
+  onUser(commands, userId, { type: 'StartOtp', data: { key } }, meta);
+
+/** `PUT /user/:id/otp`, once a code from the key checked out: logins need a code from now on. */
+export const enableOtp = (commands: CommandRunner, userId: string, meta: RequestMeta): Promise<void> =>
+  onUser(commands, userId, { type: 'EnableOtp' }, meta);
+
+/** `DELETE /user/:id/otp`. */
+export const removeOtp = (commands: CommandRunner, userId: string, meta: RequestMeta): Promise<void> =>
+  onUser(commands, userId, { type: 'RemoveOtp' }, meta);
+
+/**
+ * `DELETE /user/:id` (Girder's `User.remove`): the user, its tokens, memberships and everything under its folders go;
+ * its login and e-mail are released for new accounts; the bytes no file references any more are reclaimed after.
+ */
+export async function deleteUser(services: Services, userId: string, meta: RequestMeta): Promise<void> {
+  const { commands } = services;
+  let blobIds: string[] = [];
+  await onUser(commands, userId, { type: 'DeleteUser' }, meta, async (state) => {
+    const login = await commands.load(loginStream(state.login), reservationDecider);
+    const email = await commands.load(emailStream(state.email), reservationDecider);
+    // The read models reflect everything appended so far, so the files read below are the latest.
+    await services.projector.waitFor(await services.eventStore.headPosition());
+    blobIds = await services.readModel.files.blobIdsUnderRoot(userId);
+    return [
+      {
+        streamId: loginStream(state.login),
+        expectedState: login.expected,
+        events: toNewEvents([release(userId)], meta),
+      },
+      {
+        streamId: emailStream(state.email),
+        expectedState: email.expected,
+        events: toNewEvents([release(userId)], meta),
+      },
+    ];
+  });
+  await reclaimBlobs(services, blobIds);
+}

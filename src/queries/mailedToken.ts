@@ -1,0 +1,19 @@
+import type { Services } from '../services';
+import type { TokenDoc } from '../ports/readModel';
+import type { ScopeName } from '../domain/scopes';
+import { hashToken } from '../domain/token';
+
+/**
+ * A token an e-mail carried (temporary access, e-mail verification) as Girder checks it: it exists, is the given
+ * user's, has not expired and holds the scope. Null otherwise; each route answers a refusal with its own message.
+ */
+export async function mailedToken(
+  services: Pick<Services, 'readModel'>,
+  userId: string,
+  token: string,
+  scope: ScopeName,
+): Promise<TokenDoc | null> {
+  const doc = await services.readModel.tokens.get(hashToken(token));
+  const valid = doc?.userId === userId && Date.parse(doc.expires) > Date.now() && doc.scope.includes(scope);
+  return valid ? doc : null;
+}
