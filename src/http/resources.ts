@@ -1,5 +1,6 @@
 import type { Resource } from './routeTable';
 import { systemResource } from './resources/system';
+import { systemMaintenanceRoutes } from './resources/systemMaintenance';
 import { userResource } from './resources/user';
 import { apiKeyResource } from './resources/apiKey';
 import { collectionResource } from './resources/collection';
@@ -15,7 +16,8 @@ import { tokenResource } from './resources/token';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
-  systemResource,
+  // Girder's maintenance routes of `system` (configuration, uploads, check, log) are a module of their own.
+  { ...systemResource, routes: [...systemResource.routes, ...systemMaintenanceRoutes] },
   userResource,
   apiKeyResource,
   collectionResource,

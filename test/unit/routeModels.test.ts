@@ -12,6 +12,13 @@ const NOT_A_MODEL = new Map<string, string>([
   ['DELETE file/upload/:id path:id', 'upload'],
   ['POST file/chunk param:uploadId', 'upload'],
   ['GET file/offset param:uploadId', 'upload'],
+  // Filters of an administrator's listing and cleanup of uploads in progress: an id that names nothing matches none.
+  ...['GET', 'DELETE'].flatMap((method) =>
+    ['uploadId', 'userId', 'parentId', 'assetstoreId'].map((name): [string, string] => [
+      `${method} system/uploads param:${name}`,
+      'upload filter',
+    ]),
+  ),
 ]);
 
 const ID_PARAM = /^(id|\w+Id|resources)$/;
