@@ -196,6 +196,17 @@ describe('PUT /system/check', () => {
     });
     expect(res.body.readModels.events).toBeGreaterThan(0);
   });
+
+  it('records its progress when asked, as a notification for the administrator', async () => {
+    const res = await api.as(admin).put('/system/check').query({ progress: true });
+    expect(res.status).toBe(200);
+    const notifications = await api.as(admin).get('/notification');
+    expect(notifications.status).toBe(200);
+    const titles = (notifications.body as { data: { title: string; state: string } }[]).map((n) => n.data);
+    expect(titles).toContainEqual(
+      expect.objectContaining({ title: 'Running system consistency check', state: 'success' }),
+    );
+  });
 });
 
 describe('the log and its level', () => {

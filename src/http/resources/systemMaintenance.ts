@@ -12,6 +12,7 @@ import { cancelUpload } from '../../commands/fileCommands';
 import { API_ROOT } from '../apiRequests';
 import { LOG_NAMES, type LogName } from '../../infra/logging/logTail';
 import { systemConsistencyCheck } from './systemCheck';
+import { withProgress } from '../../bus/progress';
 
 /**
  * Girder's system maintenance routes (`girder/api/v1/system.py`): configuration, uploads in progress, the system
@@ -203,7 +204,17 @@ const routes: RouteDef[] = [
     summary: 'Perform a variety of system checks to verify that all is well.',
     access: 'admin',
     params: [param.flag('progress', false, { description: 'Whether to record progress on this task.' })],
-    handler: ({ services }) => systemConsistencyCheck(services),
+    handler: ({ params, services, principal }) =>
+      withProgress(
+        services,
+        {
+          on: params.progress,
+          userId: principal.user?._id ?? null,
+          title: 'Running system consistency check',
+          message: 'Comparing the read models with a replay of the event log',
+        },
+        () => systemConsistencyCheck(services),
+      ),
   }),
   route({
     method: 'GET',
