@@ -113,6 +113,16 @@ describe('GET and DELETE /system/uploads', () => {
     expect(await filtered({ minimumAge: 1 })).toEqual([]);
     expect(await filtered({ minimumAge: 0 })).toEqual([a._id, b._id]);
     expect(await filtered({ limit: 1, offset: 1 })).toEqual([b._id]);
+    expect(await filtered({ sort: 'received', sortdir: -1 })).toEqual([a._id, b._id]);
+    expect(await filtered({ sort: 'received' })).toEqual([b._id, a._id]);
+    expect(await filtered({ sort: 'updated', sortdir: -1 })).toEqual([b._id, a._id]);
+    const badSort = await api.as(admin).get('/system/uploads').query({ sort: 'access' });
+    expect(badSort.status).toBe(400);
+    expect(badSort.body).toEqual({
+      message:
+        'Invalid value for sort: "access". Allowed values: _id, created, updated, size, name, mimeType, received, userId, parentType, parentId, fileId.',
+      type: 'rest',
+    });
 
     const discarded = await api.as(admin).delete('/system/uploads').query({ userId: alice._id });
     expect(discarded.status).toBe(200);

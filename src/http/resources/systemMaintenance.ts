@@ -2,7 +2,8 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import { RESPONSE_SENT, route, type RouteDef } from '../routeTable';
 import { Scope } from '../../domain/scopes';
-import { param } from '../params';
+import { pagingOf, pagingParams, param } from '../params';
+import { fixedSortKeys } from '../../domain/sortKeys';
 import { AccessDeniedError, RestError, ValidationError } from '../../domain/errors';
 import { ownValue } from '../../domain/ownMap';
 import type { Services } from '../../services';
@@ -100,6 +101,35 @@ async function untrackedUploads(
   return { stray, ended: uploads.filter((id) => !active.has(id)) };
 }
 
+/** The fields of an upload document (itemQueries.ts `uploadView`) a listing of uploads sorts by. */
+const UPLOAD_SORT = fixedSortKeys('updated', [
+  '_id',
+  'created',
+  'updated',
+  'size',
+  'name',
+  'mimeType',
+  'received',
+  'userId',
+  'parentType',
+  'parentId',
+  'fileId',
+]);
+
+/** Upload documents in `sort` order (a missing field first), ties by `_id`, reversed for `sortdir` -1. */
+function sortedViews(views: Record<string, unknown>[], sort: string, sortdir: 1 | -1): Record<string, unknown>[] {
+  // Every sortable field of an upload document is a string or a number (UPLOAD_SORT).
+  const rank = (value: unknown): [number, string | number] =>
+    typeof value === 'number' ? [1, value] : typeof value === 'string' ? [2, value] : [0, 0];
+  const compare = (a: unknown, b: unknown): number => {
+    const [ra, va] = rank(a);
+    const [rb, vb] = rank(b);
+    if (ra !== rb) return ra - rb;
+    return va < vb ? -1 : va > vb ? 1 : 0;
+  };
+  return [...views].sort((a, b) => sortdir * (compare(ownValue(a, sort), ownValue(b, sort)) || compare(a._id, b._id)));
+}
+
 const untrackedView = (name: string) => ({ _modelType: 'untrackedUpload', name });
 
 const routes: RouteDef[] = [
@@ -129,15 +159,14 @@ const routes: RouteDef[] = [
     scope: [Scope.PARTIAL_UPLOAD_READ],
     params: [
       ...UPLOAD_FILTER_PARAMS,
-      param.int('limit', { default: 50, description: 'Result set size limit.' }),
-      param.int('offset', { default: 0, description: 'Offset into result set.' }),
+      // Girder's pagingParams(defaultSort='updated').
+      ...pagingParams(UPLOAD_SORT),
     ],
     async handler({ params, services }) {
       const filters = uploadFilters(params);
-      const limit = params.limit ?? 50;
-      const offset = params.offset ?? 0;
-      const found = await uploadsInProgress(services, filters);
-      const page: object[] = (limit ? found.slice(offset, offset + limit) : found.slice(offset)).map(uploadView);
+      const { limit, offset, sort, sortdir } = pagingOf(params);
+      const found = sortedViews((await uploadsInProgress(services, filters)).map(uploadView), sort, sortdir);
+      const page: object[] = limit ? found.slice(offset, offset + limit) : found.slice(offset);
       // Girder's order: the tracked page, then untracked entries up to the limit.
       if (params.includeUntracked && (limit === 0 || page.length < limit)) {
         const { stray, ended } = await untrackedUploads(services, filters);
