@@ -7,6 +7,7 @@ import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
 import { SqliteEventStore, type SqliteEventStoreOptions } from './infra/eventstore/sqlite/sqliteEventStore';
 import { createReadModel as openReadModel, databaseName, notificationStoreOf } from './infra/readmodel/createReadModel';
 import { HookBus } from './bus/hooks';
+import { LogTail } from './infra/logging/logTail';
 import { Projector } from './projections/projector';
 import { readModelProjection } from './projections';
 import type { Projection } from './projections/projection';
@@ -73,9 +74,16 @@ export interface BootstrapOptions {
 
 /** The composition root: opens the stores of the configured deployment, starts the projector, wires services. */
 export async function bootstrap(config: Config, options: BootstrapOptions = {}): Promise<Runtime> {
-  const logger = options.logDestination
-    ? pino({ level: config.logLevel }, options.logDestination)
-    : pino({ level: config.logLevel });
+  // Every line goes to stdout (or the test's destination) and to the in-memory tail `GET /system/log` reads; the
+  // logger's level (changed at runtime by `PUT /system/log/level`) decides what is written, not the streams'.
+  const logTail = new LogTail();
+  const logger = pino(
+    { level: config.logLevel },
+    pino.multistream([
+      { level: 'trace', stream: options.logDestination ?? pino.destination(process.stdout.fd) },
+      { level: 'trace', stream: logTail },
+    ]),
+  );
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'folder-service.sqlite');
   const db = openDatabase(file);
@@ -132,6 +140,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     config,
     version: VERSION,
     logger,
+    logTail,
     eventStore,
     readModel,
     projector,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config';
+import type { LogTail } from './infra/logging/logTail';
 import type { EventStore } from './ports/eventStore';
 import type { ProjectorStore, ReadModelQueries, TokenDoc, UserDoc } from './ports/readModel';
 import type { HookBus } from './bus/hooks';
@@ -17,6 +18,8 @@ export interface Services {
   config: Config;
   version: string;
   logger: Logger;
+  /** The most recent log lines, split as Girder's error and info logs (`GET /system/log`). */
+  logTail: LogTail;
   eventStore: EventStore;
   /** The read model's queries role (and its checkpoint, which readiness reports); projector plumbing is not here. */
   readModel: ReadModelQueries & Pick<ProjectorStore, 'checkpoint'>;

@@ -59,10 +59,7 @@ export async function verifyReadModels(
   projection: Projection = readModelProjection,
 ): Promise<number> {
   if (args.length > 0) throw new Error(`verify takes no arguments, got: ${args.join(' ')}.`);
-  const { result, where } =
-    config.readModel === 'sqlite' && mongoStandInMode() === null
-      ? await verifySqlite(config, projection)
-      : await verifyMongo(config, projection);
+  const { result, where } = await compareReadModelsWithLog(config, projection);
   out.write(
     `Verified the read models in ${where} against a replay of ${result.events} events (up to position ${result.position}).\n`,
   );
@@ -82,6 +79,19 @@ export async function verifyReadModels(
     );
   }
   return 1;
+}
+
+/**
+ * The comparison of verify (above) without its printout: what differs, how many events were replayed, and where the
+ * read models live. `PUT /system/check` reports it too.
+ */
+export function compareReadModelsWithLog(
+  config: Config,
+  projection: Projection = readModelProjection,
+): Promise<{ result: VerifyResult; where: string }> {
+  return config.readModel === 'sqlite' && mongoStandInMode() === null
+    ? verifySqlite(config, projection)
+    : verifyMongo(config, projection);
 }
 
 /**

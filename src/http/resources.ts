@@ -1,5 +1,6 @@
 import type { Resource } from './routeTable';
 import { systemResource } from './resources/system';
+import { systemMaintenanceRoutes } from './resources/systemMaintenance';
 import { userResource } from './resources/user';
 import { apiKeyResource } from './resources/apiKey';
 import { collectionResource } from './resources/collection';
@@ -17,7 +18,8 @@ import { collectionQuotaRoutes, userQuotaRoutes } from './resources/quota';
 
 /** Every resource mounted under /api/v1. */
 export const apiResources: Resource[] = [
-  systemResource,
+  // Girder's maintenance routes of `system` (configuration, uploads, check, log) are a module of their own.
+  { ...systemResource, routes: [...systemResource.routes, ...systemMaintenanceRoutes] },
   // Girder's user_quota plugin adds its routes to `user` and `collection` (src/http/resources/quota.ts).
   { ...userResource, routes: [...userResource.routes, ...userQuotaRoutes] },
   apiKeyResource,

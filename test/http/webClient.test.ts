@@ -253,14 +253,15 @@ describe('the web client and the routes it calls', () => {
   });
 
   describe('resource routes', () => {
-    it('searches users and groups by prefix and folders by text', async () => {
+    it('searches users, groups and folders by prefix and folders by text', async () => {
       await api.as(alice).post('/group').type('form').send({ name: 'Alpine club', public: 'true' });
       const prefix = await api
         .as(alice)
         .get('/resource/search')
         .query({ q: 'Al', mode: 'prefix', types: JSON.stringify(['user', 'group', 'folder']) });
       expect(prefix.status).toBe(200);
-      expect(Object.keys(prefix.body).sort()).toEqual(['group', 'user']);
+      expect(Object.keys(prefix.body).sort()).toEqual(['folder', 'group', 'user']);
+      expect(prefix.body.folder).toEqual([]);
       expect(prefix.body.user.map((u: { login: string }) => u.login)).toEqual(['alice']);
       expect(prefix.body.group.map((g: { name: string }) => g.name)).toEqual(['Alpine club']);
       const text = await api

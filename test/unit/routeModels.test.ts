@@ -22,6 +22,13 @@ const NOT_A_MODEL = new Map<string, string>([
   // An S3 access key id names credentials, not a model.
   ['POST assetstore param:accessKeyId', 'S3 credentials'],
   ['PUT assetstore/:id param:accessKeyId', 'S3 credentials'],
+  // Filters of an administrator's listing and cleanup of uploads in progress: an id that names nothing matches none.
+  ...['GET', 'DELETE'].flatMap((method) =>
+    ['uploadId', 'userId', 'parentId', 'assetstoreId'].map((name): [string, string] => [
+      `${method} system/uploads param:${name}`,
+      'upload filter',
+    ]),
+  ),
 ]);
 
 const ID_PARAM = /^(id|\w+Id|resources)$/;

@@ -39,34 +39,48 @@ const groupSearch =
   };
 
 /**
- * The `text` mode: one search per resource type, each filtered by permission inside the read-model query (READ); a
- * higher `level` is then checked on the page's documents. Users, groups and collections match by name (substring,
- * any case), folders and items by the full-text index.
+ * The `text` mode: one search per resource type, each filtered inside the read-model query by the `level` asked
+ * (items by their folder's, as Girder checks an item's access). Users, groups and collections match by name
+ * (substring, any case), folders and items by the full-text index.
  */
 const TEXT_SEARCHES = new OwnMap<string, Searcher>({
   user: userSearch(false),
   group: groupSearch(false),
   async collection(services, q, _user, viewer, level, paging) {
-    const page = await services.readModel.collections.list({ viewer, text: q, paging: { ...paging, sort: 'name' } });
-    return page.rows.filter((c) => hasAccess(c, viewer, level)).map((c) => collectionView(c, viewer));
+    const page = await services.readModel.collections.list({ viewer, text: q, level, paging });
+    return page.rows.map((c) => collectionView(c, viewer));
   },
   async folder(services, q, _user, viewer, level, paging) {
-    const page = await services.readModel.folders.search({ text: q, viewer, paging: { ...paging, sort: 'name' } });
-    return page.rows
-      .filter((f) => hasAccess(f, viewer, level))
-      .map(({ _textScore, ...f }) => folderView(f, viewer, { _textScore }));
+    const page = await services.readModel.folders.search({ text: q, viewer, level, paging });
+    return page.rows.map(({ _textScore, ...f }) => folderView(f, viewer, { _textScore }));
   },
-  async item(services, q, _user, viewer, _level, paging) {
-    const page = await services.readModel.items.search({ text: q, viewer, paging: { ...paging, sort: 'name' } });
+  async item(services, q, _user, viewer, level, paging) {
+    const page = await services.readModel.items.search({ text: q, viewer, level, paging });
     return page.rows.map(itemView);
   },
 });
 
 /**
- * The `prefix` mode (the access dialog's user and group picker): users by login, first or last name, groups by name,
- * starting with the query in any case. Other types have no prefix search here and are left out of the answer.
+ * The `prefix` mode (the quick search and the access dialog's pickers): users by login, first or last name, groups
+ * by name, starting with the query in any case; collections, folders and items by Girder's name prefix rule
+ * (`PrefixSearch` in the read-model port), filtered by `level` inside the query like the text mode.
  */
-const PREFIX_SEARCHES = new OwnMap<string, Searcher>({ user: userSearch(true), group: groupSearch(true) });
+const PREFIX_SEARCHES = new OwnMap<string, Searcher>({
+  user: userSearch(true),
+  group: groupSearch(true),
+  async collection(services, prefix, _user, viewer, level, paging) {
+    const page = await services.readModel.collections.prefixSearch({ prefix, viewer, level, paging });
+    return page.rows.map((c) => collectionView(c, viewer));
+  },
+  async folder(services, prefix, _user, viewer, level, paging) {
+    const page = await services.readModel.folders.prefixSearch({ prefix, viewer, level, paging });
+    return page.rows.map((f) => folderView(f, viewer));
+  },
+  async item(services, prefix, _user, viewer, level, paging) {
+    const page = await services.readModel.items.prefixSearch({ prefix, viewer, level, paging });
+    return page.rows.map(itemView);
+  },
+});
 const MODES = new OwnMap({ text: TEXT_SEARCHES, prefix: PREFIX_SEARCHES });
 
 /** `GET /resource/search` (Girder's `text` and `prefix` modes): `{<type>: [documents]}` for each requested type it
@@ -78,7 +92,7 @@ export const resourceSearchRoute = route({
   access: 'public',
   params: [
     param.requiredString('q', { description: 'The search query.' }),
-    param.string('mode', { default: 'text', description: 'The search mode: text, or prefix (users and groups).' }),
+    param.string('mode', { default: 'text', description: 'The search mode: text, or prefix.' }),
     param.json('types', {
       required: true,
       shape: 'array',

@@ -71,11 +71,26 @@ export interface ApiKeyQueries {
   listForUser(userId: string, paging: Paging): Promise<Page<ApiKeyDoc>>;
 }
 
+/**
+ * Girder's `prefix` search mode over a resource with a name (its default `prefixSearchFields`, `lowerName` and
+ * `name`): documents whose `name` starts with `prefix` as typed, or whose lower-cased name does (so a lower-case
+ * prefix matches any case and a prefix with capitals only that exact case), on which the viewer holds `level`, the
+ * filter inside the query.
+ */
+export interface PrefixSearch {
+  prefix: string;
+  viewer: Viewer | null;
+  level: Level;
+  paging: Paging;
+}
+
 export interface CollectionQueries {
   get(id: string): Promise<CollectionDoc | null>;
   getByName(name: string): Promise<CollectionDoc | null>;
-  /** Collections the viewer may READ (filter inside the query), optionally by text. */
-  list(options: { viewer: Viewer | null; text?: string; paging: Paging }): Promise<Page<CollectionDoc>>;
+  /** Collections the viewer holds `level` on (READ when not given; filter inside the query), optionally by text. */
+  list(options: { viewer: Viewer | null; text?: string; level?: Level; paging: Paging }): Promise<Page<CollectionDoc>>;
+  /** Collections by name prefix ({@link PrefixSearch}). */
+  prefixSearch(options: PrefixSearch): Promise<Page<CollectionDoc>>;
 }
 
 /** A folder listing: the child folders of a parent the viewer may READ, with an optional exact name and text. */
@@ -111,12 +126,15 @@ export interface FolderQueries {
   positionInChildren(options: PositionIn<FolderListing>): Promise<number>;
   /** How many of that search's folders come before folder `id` (as {@link positionInChildren}). */
   positionInSearch(options: { text: string; viewer: Viewer | null; paging: Paging; id: string }): Promise<number>;
-  /** Global text search over folders the viewer may READ. */
+  /** Global text search over folders the viewer holds `level` on (READ when not given). */
   search(options: {
     text: string;
     viewer: Viewer | null;
+    level?: Level;
     paging: Paging;
   }): Promise<Page<FolderDoc & { _textScore: number }>>;
+  /** Folders by name prefix ({@link PrefixSearch}). */
+  prefixSearch(options: PrefixSearch): Promise<Page<FolderDoc>>;
   countChildren(options: { parentType: ParentType; parentId: string; viewer: Viewer | null }): Promise<number>;
   /** The child folder of a parent with exactly this (case-sensitive) name, not permission filtered (sibling-name
    * checks, reuseExisting). */
@@ -162,8 +180,13 @@ export interface ItemQueries {
    * none (sibling-name checks: one indexed lookup, no page and no count).
    */
   namedInFolder(folderId: string, name: string, except?: string): Promise<string | null>;
-  /** Global text search over items whose folder the viewer may READ (filter inside the query). */
-  search(options: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>>;
+  /**
+   * Global text search over items whose folder the viewer holds `level` on (READ when not given; Girder checks an
+   * item's access on its folder), the filter inside the query.
+   */
+  search(options: { text: string; viewer: Viewer | null; level?: Level; paging: Paging }): Promise<Page<ItemDoc>>;
+  /** Items by name prefix ({@link PrefixSearch}; `level` on the item's folder). */
+  prefixSearch(options: PrefixSearch): Promise<Page<ItemDoc>>;
   countInFolder(folderId: string): Promise<number>;
 }
 

@@ -1,8 +1,20 @@
-import type { CollectionDoc, CollectionQueries, CollectionWrites, Page } from '../../../ports/readModel';
-import type { Viewer } from '../../../domain/access';
+import type { Filter } from 'mongodb';
+import type { CollectionDoc, CollectionQueries, CollectionWrites, Page, PrefixSearch } from '../../../ports/readModel';
+import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
-import { and, defined, hidden, readableFilter, setFields, sortOf, textSearch, windowOf } from './queryHelpers';
+import type { StoredDoc } from './collections';
+import {
+  and,
+  defined,
+  hidden,
+  namePrefixFilter,
+  readableFilter,
+  setFields,
+  sortOf,
+  textSearch,
+  windowOf,
+} from './queryHelpers';
 import type { Paging } from '../../../domain/paging';
 
 const OUT = hidden();
@@ -22,14 +34,16 @@ export class MongoCollections implements CollectionQueries {
     ).findOne({ name }, { projection: OUT })) as CollectionDoc | null;
   }
 
-  /** Collections the viewer may READ (the permission filter is part of the query), optionally by `$text`. */
+  /** Collections the viewer holds `level` on (the permission filter is part of the query), optionally by `$text`. */
   async list({
     viewer,
     text,
+    level,
     paging,
   }: {
     viewer: Viewer | null;
     text?: string;
+    level?: Level;
     paging: Paging;
   }): Promise<Page<CollectionDoc>> {
     let search: string | null = null;
@@ -37,7 +51,14 @@ export class MongoCollections implements CollectionQueries {
       search = textSearch(text);
       if (search === null) return { rows: [], total: 0 };
     }
-    const filter = and(readableFilter(viewer), search !== null ? { $text: { $search: search } } : {});
+    return this.page(and(readableFilter(viewer, level), search !== null ? { $text: { $search: search } } : {}), paging);
+  }
+
+  async prefixSearch(o: PrefixSearch): Promise<Page<CollectionDoc>> {
+    return this.page(and(namePrefixFilter(o.prefix), readableFilter(o.viewer, o.level)), o.paging);
+  }
+
+  private async page(filter: Filter<StoredDoc>, paging: Paging): Promise<Page<CollectionDoc>> {
     const collections = await this.source.get('collections');
     const [rows, total] = await Promise.all([
       collections.find(filter, { projection: OUT, sort: sortOf(paging), ...windowOf(paging) }).toArray(),

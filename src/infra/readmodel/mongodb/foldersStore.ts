@@ -1,6 +1,14 @@
 import type { StoredDoc } from './collections';
 import type { Filter } from 'mongodb';
-import type { FolderDoc, FolderListing, FolderQueries, FolderWrites, Page, PositionIn } from '../../../ports/readModel';
+import type {
+  FolderDoc,
+  FolderListing,
+  FolderQueries,
+  FolderWrites,
+  Page,
+  PositionIn,
+  PrefixSearch,
+} from '../../../ports/readModel';
 import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import { findIn } from './boundedIn';
@@ -11,6 +19,7 @@ import {
   defined,
   hidden,
   itemNamedFilter,
+  namePrefixFilter,
   readableFilter,
   setFields,
   sortOf,
@@ -101,11 +110,12 @@ export class MongoFolders implements FolderQueries {
   async search(o: {
     text: string;
     viewer: Viewer | null;
+    level?: Level;
     paging: Paging;
   }): Promise<Page<FolderDoc & { _textScore: number }>> {
     const search = textSearch(o.text);
     if (search === null) return { rows: [], total: 0 };
-    const filter = and({ $text: { $search: search } }, readableFilter(o.viewer));
+    const filter = and({ $text: { $search: search } }, readableFilter(o.viewer, o.level));
     const folders = await this.folders();
     const [rows, total] = await Promise.all([
       folders
@@ -118,6 +128,16 @@ export class MongoFolders implements FolderQueries {
       folders.countDocuments(filter),
     ]);
     return { rows: rows as unknown as (FolderDoc & { _textScore: number })[], total };
+  }
+
+  async prefixSearch(o: PrefixSearch): Promise<Page<FolderDoc>> {
+    const filter = and(namePrefixFilter(o.prefix), readableFilter(o.viewer, o.level));
+    const folders = await this.folders();
+    const [rows, total] = await Promise.all([
+      folders.find(filter, { projection: OUT, sort: sortOf(o.paging), ...windowOf(o.paging) }).toArray(),
+      folders.countDocuments(filter),
+    ]);
+    return { rows: rows as unknown as FolderDoc[], total };
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {

@@ -9,8 +9,9 @@ import type {
   ItemWrites,
   Page,
   PositionIn,
+  PrefixSearch,
 } from '../../../ports/readModel';
-import type { Viewer } from '../../../domain/access';
+import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import { distinctIn, findIn } from './boundedIn';
 import type { OperationLog, WriteScope } from './writes';
@@ -21,6 +22,7 @@ import {
   defined,
   hidden,
   itemNamedFilter,
+  namePrefixFilter,
   readableFilter,
   setFields,
   sortOf,
@@ -111,16 +113,23 @@ export class MongoItems implements ItemQueries {
     if (search === null) return 0;
     const items = await this.source.get('items');
     const before = await beforeFilter(items, o.paging, o.id);
-    const readable = await this.readableMatches(search, o.viewer);
+    const readable = await this.readableMatches({ $text: { $search: search } }, o.viewer);
     const counted = await items.aggregate([...readable, { $match: before }, { $count: 'n' }]).toArray();
     return (counted.at(0)?.n as number | undefined) ?? 0;
   }
 
-  /** The pipeline of a text search: the matching items whose folder the viewer may read (the folder as `_folder`). */
-  private async readableMatches(search: string, viewer: Viewer | null): Promise<Document[]> {
+  /**
+   * The pipeline of a search: the items `matching` whose folder the viewer holds `level` on (READ when not given; the
+   * folder as `_folder`).
+   */
+  private async readableMatches(
+    matching: Filter<StoredDoc>,
+    viewer: Viewer | null,
+    level?: Level,
+  ): Promise<Document[]> {
     const generation = await this.generation();
     return [
-      { $match: { $text: { $search: search } } },
+      { $match: matching },
       {
         $lookup: {
           from: physicalName('folders', generation),
@@ -130,21 +139,32 @@ export class MongoItems implements ItemQueries {
         },
       },
       { $unwind: '$_folder' },
-      { $match: readableFilter(viewer, 0, '_folder.') },
+      { $match: readableFilter(viewer, level, '_folder.') },
     ];
   }
 
-  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+  async search(o: { text: string; viewer: Viewer | null; level?: Level; paging: Paging }): Promise<Page<ItemDoc>> {
     const search = textSearch(o.text);
     if (search === null) return { rows: [], total: 0 };
+    return this.pageOf(await this.readableMatches({ $text: { $search: search } }, o.viewer, o.level), o.paging);
+  }
+
+  async prefixSearch(o: PrefixSearch): Promise<Page<ItemDoc>> {
+    return this.pageOf(await this.readableMatches(namePrefixFilter(o.prefix), o.viewer, o.level), o.paging);
+  }
+
+  /**
+   * A page of a search pipeline and its total: two pipelines over the same matches, run together (see
+   * {@link positionInSearch}).
+   */
+  private async pageOf(readable: Document[], paging: Paging): Promise<Page<ItemDoc>> {
     const items = await this.source.get('items');
-    const window = windowOf(o.paging);
-    const readable = await this.readableMatches(search, o.viewer);
+    const window = windowOf(paging);
     const [rows, counted] = await Promise.all([
       items
         .aggregate([
           ...readable,
-          { $sort: sortOf(o.paging) },
+          { $sort: sortOf(paging) },
           ...(window.skip ? [{ $skip: window.skip }] : []),
           ...(window.limit ? [{ $limit: window.limit }] : []),
           { $project: { ...OUT, _folder: 0 } },

@@ -95,6 +95,17 @@ export function textSearch(text: string): string | null {
   return [...phrases.map((p) => `"${p}"`), ...words, ...excluded.map((w) => `-${w}`)].join(' ');
 }
 
+/**
+ * Girder's prefix search on a document's name (`PrefixSearch` in the read-model port): `name` starts with the
+ * prefix as typed, or its lower-cased name does, which for a lower-case prefix is a case-insensitive match on `name`
+ * (collections store no `lowerName`, so the rule is written on `name` for every type).
+ */
+export function namePrefixFilter(prefix: string): Filter<StoredDoc> {
+  const start = `^${escapeRegex(prefix)}`;
+  if (prefix !== prefix.toLowerCase()) return { name: { $regex: start } };
+  return { name: { $regex: start, $options: 'i' } };
+}
+
 /** Escapes a string for use inside a regular expression. */
 export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,8 +1,8 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { CollectionDoc, CollectionQueries, CollectionWrites, Page } from '../../../ports/readModel';
-import type { Viewer } from '../../../domain/access';
-import { ftsQuery, pagingSql, readableSql, toBit } from './sqlHelpers';
+import type { CollectionDoc, CollectionQueries, CollectionWrites, Page, PrefixSearch } from '../../../ports/readModel';
+import type { Level, Viewer } from '../../../domain/access';
+import { ftsQuery, namePrefixSql, pagingSql, readableSql, toBit } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addCollectionSize } from './sizes';
 import { deleteSearchRow, ensureSearchKeys, insertSearchRow, replaceSearchRow } from './searchRows';
@@ -43,13 +43,15 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
   async list({
     viewer,
     text,
+    level,
     paging,
   }: {
     viewer: Viewer | null;
     text?: string;
+    level?: Level;
     paging: Paging;
   }): Promise<Page<CollectionDoc>> {
-    const readable = readableSql('c', viewer);
+    const readable = readableSql('c', viewer, level);
     const clauses = [readable.sql];
     const args = [...readable.args];
     if (text !== undefined) {
@@ -58,6 +60,17 @@ export class SqliteCollections implements CollectionQueries, CollectionWrites {
       clauses.push('c.id IN (SELECT id FROM rm_collections_fts WHERE rm_collections_fts MATCH ?)');
       args.push(query);
     }
+    return this.page(clauses, args, paging);
+  }
+
+  async prefixSearch(o: PrefixSearch): Promise<Page<CollectionDoc>> {
+    const named = namePrefixSql('c', o.prefix);
+    const readable = readableSql('c', o.viewer, o.level);
+    return this.page([named.sql, readable.sql], [...named.args, ...readable.args], o.paging);
+  }
+
+  /** The collections matching every clause: a page and the total. */
+  private page(clauses: string[], args: unknown[], paging: Paging): Page<CollectionDoc> {
     const where = `WHERE ${clauses.join(' AND ')}`;
     const total = (
       prepared(this.db, `SELECT COUNT(*) AS n FROM rm_collections c ${where}`).get(...args) as { n: number }

@@ -1,8 +1,8 @@
 import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
-import type { FolderDoc, FolderListing, FolderQueries, Page, PositionIn } from '../../../ports/readModel';
+import type { FolderDoc, FolderListing, FolderQueries, Page, PositionIn, PrefixSearch } from '../../../ports/readModel';
 import type { Level, Viewer } from '../../../domain/access';
-import { ftsQuery, pagingSql, readableSql } from './sqlHelpers';
+import { ftsQuery, namePrefixSql, pagingSql, readableSql } from './sqlHelpers';
 import { listingScans, type HeavyReads } from './heavyReads';
 import { ancestorsSql, descendantsSql, ensureWalkIndex } from './folderTree';
 import { readableChildCount } from './readClassCounts';
@@ -122,11 +122,12 @@ export class SqliteFolderReads implements FolderQueries {
   async search(o: {
     text: string;
     viewer: Viewer | null;
+    level?: Level;
     paging: Paging;
   }): Promise<Page<FolderDoc & { _textScore: number }>> {
     const query = ftsQuery(o.text);
     if (query === null) return { rows: [], total: 0 };
-    const readable = readableSql('f', o.viewer);
+    const readable = readableSql('f', o.viewer, o.level);
     const where = `JOIN (SELECT id AS hit_id, -bm25(rm_folders_fts, 0, 10, 1) AS score
     FROM rm_folders_fts WHERE rm_folders_fts MATCH ?) s
       ON s.hit_id = f.id WHERE ${readable.sql}`;
@@ -142,6 +143,14 @@ export class SqliteFolderReads implements FolderQueries {
       { heavy: true },
     );
     return { rows: rows.map((r) => ({ ...toDoc(r), _textScore: r[6] as number })), total };
+  }
+
+  async prefixSearch(o: PrefixSearch): Promise<Page<FolderDoc>> {
+    const named = namePrefixSql('f', o.prefix);
+    const readable = readableSql('f', o.viewer, o.level);
+    return this.page(`WHERE ${named.sql} AND ${readable.sql}`, [...named.args, ...readable.args], o.paging, {
+      heavy: true,
+    });
   }
 
   async countChildren(o: { parentType: ParentType; parentId: string; viewer: Viewer | null }) {

@@ -11,9 +11,10 @@ import type {
   ItemWrites,
   Page,
   PositionIn,
+  PrefixSearch,
 } from '../../../ports/readModel';
-import type { Viewer } from '../../../domain/access';
-import { ftsQuery, pagingSql, readableSql, tableExists } from './sqlHelpers';
+import type { Level, Viewer } from '../../../domain/access';
+import { ftsQuery, namePrefixSql, pagingSql, readableSql, tableExists } from './sqlHelpers';
 import { listingScans, type HeavyReads, type ListedTable } from './heavyReads';
 import { notStored } from '../notStored';
 import { parentBase } from './folderTree';
@@ -207,13 +208,20 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     return this.heavy.position(LISTED, clauses, [query, ...readable.args], o.paging, o.id);
   }
 
-  async search(o: { text: string; viewer: Viewer | null; paging: Paging }): Promise<Page<ItemDoc>> {
+  async search(o: { text: string; viewer: Viewer | null; level?: Level; paging: Paging }): Promise<Page<ItemDoc>> {
     const query = ftsQuery(o.text);
     if (query === null) return { rows: [], total: 0 };
-    const readable = readableSql('f', o.viewer);
+    const readable = readableSql('f', o.viewer, o.level);
     const where = `JOIN rm_folders f ON f.id = i.folder_id
       WHERE i.id IN (SELECT id FROM rm_items_fts WHERE rm_items_fts MATCH ?) AND ${readable.sql}`;
     return this.page(where, [query, ...readable.args], o.paging, { heavy: true });
+  }
+
+  async prefixSearch(o: PrefixSearch): Promise<Page<ItemDoc>> {
+    const named = namePrefixSql('i', o.prefix);
+    const readable = readableSql('f', o.viewer, o.level);
+    const where = `JOIN rm_folders f ON f.id = i.folder_id WHERE ${named.sql} AND ${readable.sql}`;
+    return this.page(where, [...named.args, ...readable.args], o.paging, { heavy: true });
   }
 
   async countInFolder(folderId: string) {

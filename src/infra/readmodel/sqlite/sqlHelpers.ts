@@ -122,4 +122,16 @@ export function ftsQuery(text: string): string | null {
   return query;
 }
 
+/**
+ * Girder's prefix search on a table with `name` and `lower_name` (`PrefixSearch` in the read-model port): the name
+ * starts with the prefix as typed, or the lower-cased name does. Compared by `substr`, not LIKE or GLOB, so no
+ * character of the prefix is a wildcard and each comparison keeps its case.
+ */
+export function namePrefixSql(alias: string, prefix: string): { sql: string; args: unknown[] } {
+  return {
+    sql: `(substr(${alias}.name, 1, length(?)) = ? OR substr(${alias}.lower_name, 1, length(?)) = ?)`,
+    args: [prefix, prefix, prefix, prefix],
+  };
+}
+
 export const toBit = (value: boolean | undefined): number => (value ? 1 : 0);

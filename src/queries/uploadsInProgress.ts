@@ -1,0 +1,48 @@
+import type { Services } from '../services';
+import type { UploadState } from '../domain/upload';
+import { loadUpload } from '../commands/fileCommands';
+
+/** Girder's filters of `GET` and `DELETE /system/uploads` (each optional; all given must match). */
+export interface UploadFilters {
+  uploadId?: string;
+  userId?: string;
+  /** The folder or item the upload's file goes to. */
+  parentId?: string;
+  /** Uploads here record no assetstore (their bytes go where every file's go): a given id matches none. */
+  assetstoreId?: string;
+  /** Only uploads last written to at least this many days ago. */
+  minimumAge?: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The uploads in progress (started, neither completed nor cancelled) that pass the filters, least recently written
+ * first (Girder's default sort, `updated`). Upload sessions are event streams with no read model (src/domain/upload.ts),
+ * so this reads the `upload-` streams' starts from the log and folds each upload found: a cost that grows with every
+ * upload ever started, paid only by this administrator's maintenance listing. One `uploadId` reads that upload alone.
+ */
+export async function uploadsInProgress(services: Services, filters: UploadFilters): Promise<UploadState[]> {
+  const ids = filters.uploadId !== undefined ? [filters.uploadId] : await startedUploadIds(services);
+  const cutoff = filters.minimumAge !== undefined ? Date.now() - filters.minimumAge * DAY_MS : undefined;
+  const found: UploadState[] = [];
+  for (const id of ids) {
+    const { state } = await loadUpload(services, id);
+    const started = state.started;
+    if (state.status !== 'active' || !started) continue;
+    if (filters.userId !== undefined && started.userId !== filters.userId) continue;
+    if (filters.parentId !== undefined && started.parentId !== filters.parentId) continue;
+    if (filters.assetstoreId !== undefined) continue;
+    if (cutoff !== undefined && Date.parse(state.updated) > cutoff) continue;
+    found.push(state);
+  }
+  return found.sort((a, b) => a.updated.localeCompare(b.updated) || a.uploadId.localeCompare(b.uploadId));
+}
+
+async function startedUploadIds(services: Services): Promise<string[]> {
+  const ids = new Set<string>();
+  for await (const event of services.eventStore.readAll({ streamPrefixes: ['upload-'] })) {
+    if (event.type === 'UploadStarted') ids.add((event.data as { uploadId: string }).uploadId);
+  }
+  return [...ids];
+}
