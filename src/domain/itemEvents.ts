@@ -105,6 +105,25 @@ const FileHashComputedSchema = z.object({
   sha512: sha512Schema,
 });
 
+/** A file's name and/or MIME type were changed (`PUT /file/:id`); `exts` follow the name. */
+const FileUpdatedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  name: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+
+/**
+ * A copy of the file was made into item `toItemId` (`POST /file/:id/copy`): recorded on the source's item so that a
+ * concurrent delete of the source conflicts with it; the copy's own FileCreated carries the record.
+ */
+const FileCopiedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  copyFileId: z.string(),
+  toItemId: z.string(),
+});
+
 const FileDeletedSchema = z.object({
   itemId: z.string(),
   fileId: z.string(),
@@ -122,6 +141,8 @@ export const itemEventSchemas = {
   FileCreated: FileCreatedSchema,
   FileContentsReplaced: FileContentsReplacedSchema,
   FileHashComputed: FileHashComputedSchema,
+  FileUpdated: FileUpdatedSchema,
+  FileCopied: FileCopiedSchema,
   FileDeleted: FileDeletedSchema,
 } as const;
 
@@ -134,6 +155,8 @@ type ItemDeletedData = z.infer<typeof ItemDeletedSchema>;
 type FileCreatedData = z.infer<typeof FileCreatedSchema>;
 type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
 type FileHashComputedData = z.infer<typeof FileHashComputedSchema>;
+type FileUpdatedData = z.infer<typeof FileUpdatedSchema>;
+type FileCopiedData = z.infer<typeof FileCopiedSchema>;
 type FileDeletedData = z.infer<typeof FileDeletedSchema>;
 
 export type ItemEvent =
@@ -146,4 +169,6 @@ export type ItemEvent =
   | DomainEvent<'FileCreated', FileCreatedData>
   | DomainEvent<'FileContentsReplaced', FileContentsReplacedData>
   | DomainEvent<'FileHashComputed', FileHashComputedData>
+  | DomainEvent<'FileUpdated', FileUpdatedData>
+  | DomainEvent<'FileCopied', FileCopiedData>
   | DomainEvent<'FileDeleted', FileDeletedData>;

@@ -27,6 +27,7 @@ import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser, type Principal } from '../principal';
 import { bodyStream } from '../bodyRemainder';
+import { fileRecordRoutes } from './fileRecord';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -410,5 +411,6 @@ export const fileResource: Resource = {
         return null;
       },
     }),
+    ...fileRecordRoutes,
   ],
 };
