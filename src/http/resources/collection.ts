@@ -18,6 +18,7 @@ import {
 } from '../../commands/collectionCommands';
 import { Scope } from '../../domain/scopes';
 import { signedInUser } from '../principal';
+import { collectionMetadataRoutes } from './collectionMetadata';
 
 /** Re-reads a collection after a write (a concurrent delete may have removed it since). */
 async function reload(services: Services, id: string): Promise<CollectionDoc> {
@@ -192,5 +193,6 @@ export const collectionResource: Resource = {
         return { ...collectionView(updated, principal.viewer), access: updated.access };
       },
     }),
+    ...collectionMetadataRoutes,
   ],
 };
