@@ -19,6 +19,7 @@ import {
 import { Scope } from '../../domain/scopes';
 import { signedInUser } from '../principal';
 import { collectionMetadataRoutes } from './collectionMetadata';
+import { collectionDownloadRoutes } from './collectionDownload';
 
 /** Re-reads a collection after a write (a concurrent delete may have removed it since). */
 async function reload(services: Services, id: string): Promise<CollectionDoc> {
@@ -194,5 +195,6 @@ export const collectionResource: Resource = {
       },
     }),
     ...collectionMetadataRoutes,
+    ...collectionDownloadRoutes,
   ],
 };
