@@ -41,6 +41,13 @@ const CollectionMetadataChangedSchema = z.object({
   updated: z.string(),
 });
 
+/** `PUT /resource/:id/timestamp` (site administrators): the created and/or updated time replaced, as given. */
+const CollectionTimestampsSetSchema = z.object({
+  collectionId: z.string(),
+  created: z.string().optional(),
+  updated: z.string().optional(),
+});
+
 /** The collection and everything under it are gone (applied set-wise by the projection); `name` is released. */
 const CollectionDeletedSchema = z.object({ collectionId: z.string(), name: z.string() });
 
@@ -49,6 +56,7 @@ const collectionEventSchemas = {
   CollectionUpdated: CollectionUpdatedSchema,
   CollectionAccessChanged: CollectionAccessChangedSchema,
   CollectionMetadataChanged: CollectionMetadataChangedSchema,
+  CollectionTimestampsSet: CollectionTimestampsSetSchema,
   CollectionDeleted: CollectionDeletedSchema,
 } as const;
 
@@ -56,6 +64,7 @@ type CollectionCreatedData = z.infer<typeof CollectionCreatedSchema>;
 type CollectionUpdatedData = z.infer<typeof CollectionUpdatedSchema>;
 type CollectionAccessChangedData = z.infer<typeof CollectionAccessChangedSchema>;
 type CollectionMetadataChangedData = z.infer<typeof CollectionMetadataChangedSchema>;
+type CollectionTimestampsSetData = z.infer<typeof CollectionTimestampsSetSchema>;
 type CollectionDeletedData = z.infer<typeof CollectionDeletedSchema>;
 
 export type CollectionEvent =
@@ -63,6 +72,7 @@ export type CollectionEvent =
   | DomainEvent<'CollectionUpdated', CollectionUpdatedData>
   | DomainEvent<'CollectionAccessChanged', CollectionAccessChangedData>
   | DomainEvent<'CollectionMetadataChanged', CollectionMetadataChangedData>
+  | DomainEvent<'CollectionTimestampsSet', CollectionTimestampsSetData>
   | DomainEvent<'CollectionDeleted', CollectionDeletedData>;
 
 export type CollectionState =
@@ -102,6 +112,7 @@ export type CollectionCommand =
   /** Girder's Collection.setMetadata: merge (nulls delete keys unless `allowNull`), then every key is validated. */
   | { type: 'SetCollectionMetadata'; data: { metadata: Metadata; allowNull: boolean; now: string } }
   | { type: 'DeleteCollectionMetadata'; data: { fields: string[]; now: string } }
+  | { type: 'SetCollectionTimestamps'; data: { created?: string; updated?: string } }
   | { type: 'DeleteCollection'; data: Record<string, never> };
 
 /** Girder's Collection.validate: the name is stripped, must not be empty, and must be unused by another collection. */
@@ -146,6 +157,8 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
           access: event.data.access,
           ...(event.data.public !== undefined ? { public: event.data.public } : {}),
         };
+      case 'CollectionTimestampsSet':
+        return state;
       case 'CollectionMetadataChanged':
         return state.status === 'none' ? state : { ...state, meta: event.data.meta };
       case 'CollectionDeleted':
@@ -204,6 +217,9 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
         const meta = removeMetadataKeys(state.meta, d.fields);
         return [{ type: 'CollectionMetadataChanged', data: { collectionId: state.id, meta, updated: d.now } }];
       }
+      case 'SetCollectionTimestamps':
+        if (state.status !== 'active') throw gone(state);
+        return [{ type: 'CollectionTimestampsSet', data: { collectionId: state.id, ...command.data } }];
       case 'DeleteCollection':
         if (state.status !== 'active') return [];
         return [{ type: 'CollectionDeleted', data: { collectionId: state.id, name: state.name } }];

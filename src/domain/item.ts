@@ -153,6 +153,15 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
     }
     case 'FileCopied':
       return state;
+    case 'ItemTimestampsSet': {
+      const { created, updated } = event.data;
+      return { ...state, ...(created !== undefined ? { created } : {}), ...(updated !== undefined ? { updated } : {}) };
+    }
+    case 'FileTimestampsSet': {
+      const file = ownValue(state.files, event.data.fileId);
+      if (!file) return state;
+      return { ...state, files: { ...state.files, [file.fileId]: { ...file, created: event.data.created } } };
+    }
     case 'FileDeleted': {
       const file = ownValue(state.files, event.data.fileId);
       if (!file) return state;
@@ -198,6 +207,8 @@ export type ItemCommand =
   | { type: 'RecordFileHash'; data: { fileId: string; blobId: string; sha512: string } }
   /** Girder's updateFile: the name (stripped by the route; empty is refused) and/or the MIME type. */
   | { type: 'UpdateFile'; data: { fileId: string; name?: string; mimeType?: string } }
+  | { type: 'SetItemTimestamps'; data: { created?: string; updated?: string } }
+  | { type: 'SetFileCreated'; data: { fileId: string; created: string } }
   | { type: 'RecordFileCopy'; data: { fileId: string; copyFileId: string; toItemId: string } }
   | { type: 'DeleteFile'; data: { fileId: string } };
 
@@ -364,6 +375,12 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
         },
       ];
     }
+    case 'SetItemTimestamps':
+      requireExisting(state);
+      return [{ type: 'ItemTimestampsSet', data: { itemId: state.itemId, ...command.data } }];
+    case 'SetFileCreated':
+      requireFile(state, command.data.fileId);
+      return [{ type: 'FileTimestampsSet', data: { itemId: state.itemId, ...command.data } }];
     case 'RecordFileCopy': {
       const d = command.data;
       requireFile(state, d.fileId);

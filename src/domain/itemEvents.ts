@@ -105,6 +105,16 @@ const FileHashComputedSchema = z.object({
   sha512: sha512Schema,
 });
 
+/** `PUT /resource/:id/timestamp` (site administrators): the created and/or updated time replaced, as given. */
+const ItemTimestampsSetSchema = z.object({
+  itemId: z.string(),
+  created: z.string().optional(),
+  updated: z.string().optional(),
+});
+
+/** `PUT /resource/:id/timestamp?type=file`: a file's created time replaced (files have no updated time). */
+const FileTimestampsSetSchema = z.object({ itemId: z.string(), fileId: z.string(), created: z.string() });
+
 /** A file's name and/or MIME type were changed (`PUT /file/:id`); `exts` follow the name. */
 const FileUpdatedSchema = z.object({
   itemId: z.string(),
@@ -142,6 +152,8 @@ export const itemEventSchemas = {
   FileContentsReplaced: FileContentsReplacedSchema,
   FileHashComputed: FileHashComputedSchema,
   FileUpdated: FileUpdatedSchema,
+  ItemTimestampsSet: ItemTimestampsSetSchema,
+  FileTimestampsSet: FileTimestampsSetSchema,
   FileCopied: FileCopiedSchema,
   FileDeleted: FileDeletedSchema,
 } as const;
@@ -156,6 +168,8 @@ type FileCreatedData = z.infer<typeof FileCreatedSchema>;
 type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
 type FileHashComputedData = z.infer<typeof FileHashComputedSchema>;
 type FileUpdatedData = z.infer<typeof FileUpdatedSchema>;
+type ItemTimestampsSetData = z.infer<typeof ItemTimestampsSetSchema>;
+type FileTimestampsSetData = z.infer<typeof FileTimestampsSetSchema>;
 type FileCopiedData = z.infer<typeof FileCopiedSchema>;
 type FileDeletedData = z.infer<typeof FileDeletedSchema>;
 
@@ -170,5 +184,7 @@ export type ItemEvent =
   | DomainEvent<'FileContentsReplaced', FileContentsReplacedData>
   | DomainEvent<'FileHashComputed', FileHashComputedData>
   | DomainEvent<'FileUpdated', FileUpdatedData>
+  | DomainEvent<'ItemTimestampsSet', ItemTimestampsSetData>
+  | DomainEvent<'FileTimestampsSet', FileTimestampsSetData>
   | DomainEvent<'FileCopied', FileCopiedData>
   | DomainEvent<'FileDeleted', FileDeletedData>;

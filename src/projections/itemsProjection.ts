@@ -89,6 +89,14 @@ export const itemsProjection = projectionOf<ItemEvent>({
       }),
     );
   },
+  ItemTimestampsSet: (event, tx) => {
+    const { itemId, ...times } = event.data;
+    changeOf(tx, itemRow(itemId), (tx) => tx.items.update(itemId, times));
+  },
+  FileTimestampsSet: (event, tx) => {
+    const d = event.data;
+    changeOf(tx, itemRow(d.itemId), (tx) => tx.files.update(d.fileId, { created: d.created }));
+  },
   // The copy's own FileCreated (on the destination item's stream) carries everything the read model needs.
   FileCopied: () => undefined,
   FileDeleted: (event, tx) => {

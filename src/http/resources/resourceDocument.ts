@@ -10,6 +10,9 @@ import { findModel, loadModelAt, type LoadedModels } from '../../queries/models'
 import { collectionView, folderView, userView } from '../../queries/views';
 import { fileView, itemView } from '../../queries/itemQueries';
 import { groupView } from '../../queries/groupQueries';
+import { girderTime } from '../../domain/time';
+import { setTimestamps, type TimedResource } from '../../commands/timestampCommands';
+import type { RequestMeta } from '../../commands/requestMeta';
 
 /** The types `GET /resource/:id` answers, each with the view its own route answers with. */
 const VIEWS = {
@@ -36,7 +39,43 @@ async function resourceDocument(services: Services, type: string, id: string, vi
   return (VIEWS[kind] as (doc: unknown, viewer: Viewer | null) => Record<string, unknown>)(doc, viewer);
 }
 
-/** `GET /resource/:id` (Girder's getResource, site administrators only): any resource by id and type. */
+/** The types whose times `PUT /resource/:id/timestamp` sets (Girder's other timed models, users and groups, are not). */
+const TIMED = ['folder', 'item', 'file', 'collection'] as const;
+type TimedKind = (typeof TIMED)[number];
+
+/**
+ * Girder's setTimestamp: the model named by `type` loaded at WRITE (`No such <type>: <id>`), a time only for a field
+ * the document has (a file has no updated time: `Resource has no "updated" field.`), then saved and shown.
+ */
+async function setResourceTimestamps(
+  ctx: { services: Services; viewer: Viewer | null; meta: RequestMeta },
+  type: string,
+  id: string,
+  times: { created?: number; updated?: number },
+) {
+  const { services, viewer, meta } = ctx;
+  if (!Object.hasOwn(VIEWS, type)) throw new RestError('Invalid resources format.');
+  if (!(TIMED as readonly string[]).includes(type))
+    throw new RestError(`The times of a ${type} cannot be set here (only ${TIMED.join(', ')}).`);
+  if (!isObjectId(id)) throw new ValidationError(`Invalid ObjectId: ${id}`, 'id');
+  const kind = type as TimedKind;
+  const doc = await loadModelAt(services.readModel, kind, id, viewer, AccessLevel.WRITE, 'no-such');
+  if (kind === 'file' && times.updated !== undefined) throw new RestError('Resource has no "updated" field.');
+  const given = {
+    ...(times.created !== undefined ? { created: girderTime(new Date(times.created)) } : {}),
+    ...(times.updated !== undefined ? { updated: girderTime(new Date(times.updated)) } : {}),
+  };
+  const target: TimedResource =
+    kind === 'file' ? { type: 'file', id, itemId: (doc as LoadedModels['file']).file.itemId } : { type: kind, id };
+  await setTimestamps(services, target, given, meta);
+  // As the read model now shows it (the command waited for the projection).
+  return resourceDocument(services, kind, id, viewer);
+}
+
+/**
+ * `GET /resource/:id` (Girder's getResource: any resource by id and type) and `PUT /resource/:id/timestamp` (its
+ * setTimestamp), both for site administrators only.
+ */
 export const resourceDocumentRoutes: RouteDef[] = [
   route({
     method: 'GET',
@@ -57,5 +96,28 @@ export const resourceDocumentRoutes: RouteDef[] = [
     },
     handler: ({ path, params, services, principal }) =>
       resourceDocument(services, params.type, path.id, principal.viewer),
+  }),
+  route({
+    method: 'PUT',
+    path: ':id/timestamp',
+    summary: 'Set the created or updated timestamp for a resource.',
+    access: 'admin',
+    params: [
+      param.requiredString('type', { description: 'The type of the resource (folder, item, file or collection).' }),
+      param.dateTime('created', { description: 'The new created timestamp (ISO 8601; without an offset, UTC).' }),
+      param.dateTime('updated', { description: 'The new updated timestamp (ISO 8601; without an offset, UTC).' }),
+    ],
+    models: {
+      resource: model.checkedByRead(
+        'named by the type parameter',
+        AccessLevel.WRITE,
+        'the model named by type, at WRITE; a miss is `No such <type>: <id>`',
+      ),
+    },
+    handler: ({ path, params, services, principal, meta }) =>
+      setResourceTimestamps({ services, viewer: principal.viewer, meta }, params.type, path.id, {
+        ...(params.created !== undefined ? { created: params.created } : {}),
+        ...(params.updated !== undefined ? { updated: params.updated } : {}),
+      }),
   }),
 ];
