@@ -8,12 +8,13 @@ import { decideOn } from '../domain/decider';
 import { folderDecider, folderStream } from '../domain/folder';
 import { itemDecider, itemStream } from '../domain/item';
 import { collectionDecider, collectionStream } from '../domain/collection';
+import { groupDecider, groupStream } from '../domain/group';
 import { RestError } from '../domain/errors';
 import type { DomainEvent } from '../domain/decider';
 
 /** A resource whose times `PUT /resource/:id/timestamp` sets: its type, id, and for a file the item holding it. */
 export type TimedResource =
-  { type: 'folder' | 'item' | 'collection'; id: string } | { type: 'file'; id: string; itemId: string };
+  { type: 'folder' | 'item' | 'collection' | 'group'; id: string } | { type: 'file'; id: string; itemId: string };
 
 /** The new times (Girder's rendering), each only when given. */
 export interface Timestamps {
@@ -61,6 +62,12 @@ export async function setTimestamps(
         if (loaded.state.status !== 'active') throw new RestError(`Invalid collection id (${target.id}).`);
         const { events } = decideOn(collectionDecider, loaded.state, { type: 'SetCollectionTimestamps', data: times });
         return append(collectionStream(target.id), loaded.expected, events);
+      }
+      case 'group': {
+        const loaded = await services.commands.load(groupStream(target.id), groupDecider);
+        if (loaded.state.status !== 'active') throw new RestError(`Invalid group id (${target.id}).`);
+        const { events } = decideOn(groupDecider, loaded.state, { type: 'SetGroupTimestamps', data: times });
+        return append(groupStream(target.id), loaded.expected, events);
       }
     }
   });

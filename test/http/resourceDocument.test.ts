@@ -93,6 +93,12 @@ describe('GET /resource/:id and PUT /resource/:id/timestamp', () => {
     const timed = await setTimes(collection, { type: 'collection', created: '2020-01-01T00:00:00Z' });
     expect(timed.status).toBe(200);
     expect((await api.as(admin).get(`/collection/${collection}`)).body.created).toBe('2020-01-01T00:00:00+00:00');
+
+    const group = (await api.as(alice).post('/group').query({ name: 'timed group' })).body._id;
+    const groupTimes = await setTimes(group, { type: 'group', updated: '2021-06-07T08:09:10Z' });
+    expect(groupTimes.status).toBe(200);
+    expect(groupTimes.body).toMatchObject({ _id: group, updated: '2021-06-07T08:09:10+00:00' });
+    expect((await api.as(alice).get(`/group/${group}`)).body.updated).toBe('2021-06-07T08:09:10+00:00');
   });
 
   it("sets a file's created time; a file has no updated time", async () => {
@@ -128,7 +134,7 @@ describe('GET /resource/:id and PUT /resource/:id/timestamp', () => {
     const user = await setTimes(alice._id, { type: 'user', created: '2001-01-01' });
     expect(user.status).toBe(400);
     expect(user.body).toEqual({
-      message: 'The times of a user cannot be set here (only folder, item, file, collection).',
+      message: 'The times of a user cannot be set here (only folder, item, file, collection, group).',
       type: 'rest',
     });
     const notAdmin = await setTimes(folderId, { type: 'folder', created: '2001-01-01' }, alice);

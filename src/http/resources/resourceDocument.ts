@@ -39,8 +39,11 @@ async function resourceDocument(services: Services, type: string, id: string, vi
   return (VIEWS[kind] as (doc: unknown, viewer: Viewer | null) => Record<string, unknown>)(doc, viewer);
 }
 
-/** The types whose times `PUT /resource/:id/timestamp` sets (Girder's other timed models, users and groups, are not). */
-const TIMED = ['folder', 'item', 'file', 'collection'] as const;
+/**
+ * The types whose times `PUT /resource/:id/timestamp` sets. Girder also sets a user's created time; the user's stream
+ * is being reworked by the account routes of issue 30, so users are refused here with a message that says so.
+ */
+const TIMED = ['folder', 'item', 'file', 'collection', 'group'] as const;
 type TimedKind = (typeof TIMED)[number];
 
 /**
@@ -103,7 +106,9 @@ export const resourceDocumentRoutes: RouteDef[] = [
     summary: 'Set the created or updated timestamp for a resource.',
     access: 'admin',
     params: [
-      param.requiredString('type', { description: 'The type of the resource (folder, item, file or collection).' }),
+      param.requiredString('type', {
+        description: 'The type of the resource (folder, item, file, collection or group).',
+      }),
       param.dateTime('created', { description: 'The new created timestamp (ISO 8601; without an offset, UTC).' }),
       param.dateTime('updated', { description: 'The new updated timestamp (ISO 8601; without an offset, UTC).' }),
     ],
