@@ -12,6 +12,10 @@ import { pythonJsonDumps } from './pythonJson';
  * out (the "exactly one file" test still counts them, as Girder's does). There are no directory entries, so empty
  * folders and items leave no trace. Children come in insertion order (by `_id`, which grows with creation time).
  *
+ * The other archives follow the same rules from another root: a collection's (`<collection name>/<folder>/…` for each
+ * readable top-level folder), an item's (`<item name>/<file>` for every file, even one named like the item), and a
+ * resource set's (no common root: each resource under its own name, a user's under its login, an item as above).
+ *
  * The tree is walked lazily, a page at a time: at any moment it holds one page of children per level of depth, never
  * the whole tree.
  *
@@ -19,7 +23,7 @@ import { pythonJsonDumps } from './pythonJson';
  * - each folder, item and file name is one path segment: `/` and `\` in it, NUL, the other C0 control characters
  *   and DEL become `_` (`a/b` → `a_b`, as girder_client names downloads);
  * - a segment that is empty, `.` or `..` is prefixed with `_` (`_`, `_.`, `_..`);
- * - in the root segment (the folder's own name) `:` also becomes `_`, so the path can never start with a drive
+ * - in the root segment (the name at the top of the archive) `:` also becomes `_`, so the path can never start with a drive
  *   letter (`C:`) nor with the `word:` prefix the zip writer strips.
  * Paths are therefore always relative, `/`-separated and free of `.`/`..` segments. Different names can sanitise to
  * the same path (`a/b` and `a_b`); such entries, like Girder's, simply share the path.
