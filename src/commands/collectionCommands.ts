@@ -5,6 +5,7 @@ import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
 import type { AccessList } from '../domain/access';
+import type { Metadata } from '../domain/metadata';
 import { collectionDecider, collectionStream } from '../domain/collection';
 import { decideOn } from '../domain/decider';
 import { claim, collectionNameStream, release, reservationDecider } from '../domain/uniqueName';
@@ -97,6 +98,33 @@ export async function setCollectionAccess(
     const stream = await commands.load(collectionStream(collectionId), collectionDecider);
     if (stream.state.status !== 'active') throw invalidId(collectionId);
     const { events } = decideOn(collectionDecider, stream.state, { type: 'SetCollectionAccess', data: input });
+    return {
+      appends: [
+        { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
+      ],
+      result: undefined,
+    };
+  });
+}
+
+/** `PUT /collection/:id/metadata` and `DELETE /collection/:id/metadata`: the change, decided on the stream. */
+export async function changeCollectionMetadata(
+  commands: CommandRunner,
+  collectionId: string,
+  change: { set: Metadata; allowNull: boolean } | { remove: string[] },
+  meta: RequestMeta,
+): Promise<void> {
+  await commands.run(async () => {
+    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
+    if (stream.state.status !== 'active') throw invalidId(collectionId);
+    const now = girderTime();
+    const { events } = decideOn(
+      collectionDecider,
+      stream.state,
+      'set' in change
+        ? { type: 'SetCollectionMetadata', data: { metadata: change.set, allowNull: change.allowNull, now } }
+        : { type: 'DeleteCollectionMetadata', data: { fields: change.remove, now } },
+    );
     return {
       appends: [
         { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },

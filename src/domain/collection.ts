@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type Decider, type DomainEvent, unknownEvent } from './decider';
 import { AccessLevel, accessListSchema, emptyAccess, withUserAccess, type AccessList } from './access';
 import { RestError, ValidationError } from './errors';
+import { mergeMetadata, removeMetadataKeys, type Metadata } from './metadata';
 
 export const collectionStream = (id: string): string => `collection-${id}`;
 
@@ -33,6 +34,20 @@ const CollectionAccessChangedSchema = z.object({
   publicFlags: z.array(z.string()).optional(),
 });
 
+/** The collection's metadata after a change (`PUT`/`DELETE /collection/:id/metadata`): the complete resulting object. */
+const CollectionMetadataChangedSchema = z.object({
+  collectionId: z.string(),
+  meta: z.record(z.string(), z.unknown()),
+  updated: z.string(),
+});
+
+/** `PUT /resource/:id/timestamp` (site administrators): the created and/or updated time replaced, as given. */
+const CollectionTimestampsSetSchema = z.object({
+  collectionId: z.string(),
+  created: z.string().optional(),
+  updated: z.string().optional(),
+});
+
 /** The collection and everything under it are gone (applied set-wise by the projection); `name` is released. */
 const CollectionDeletedSchema = z.object({ collectionId: z.string(), name: z.string() });
 
@@ -40,18 +55,24 @@ const collectionEventSchemas = {
   CollectionCreated: CollectionCreatedSchema,
   CollectionUpdated: CollectionUpdatedSchema,
   CollectionAccessChanged: CollectionAccessChangedSchema,
+  CollectionMetadataChanged: CollectionMetadataChangedSchema,
+  CollectionTimestampsSet: CollectionTimestampsSetSchema,
   CollectionDeleted: CollectionDeletedSchema,
 } as const;
 
 type CollectionCreatedData = z.infer<typeof CollectionCreatedSchema>;
 type CollectionUpdatedData = z.infer<typeof CollectionUpdatedSchema>;
 type CollectionAccessChangedData = z.infer<typeof CollectionAccessChangedSchema>;
+type CollectionMetadataChangedData = z.infer<typeof CollectionMetadataChangedSchema>;
+type CollectionTimestampsSetData = z.infer<typeof CollectionTimestampsSetSchema>;
 type CollectionDeletedData = z.infer<typeof CollectionDeletedSchema>;
 
 export type CollectionEvent =
   | DomainEvent<'CollectionCreated', CollectionCreatedData>
   | DomainEvent<'CollectionUpdated', CollectionUpdatedData>
   | DomainEvent<'CollectionAccessChanged', CollectionAccessChangedData>
+  | DomainEvent<'CollectionMetadataChanged', CollectionMetadataChangedData>
+  | DomainEvent<'CollectionTimestampsSet', CollectionTimestampsSetData>
   | DomainEvent<'CollectionDeleted', CollectionDeletedData>;
 
 export type CollectionState =
@@ -63,6 +84,7 @@ export type CollectionState =
       description: string;
       public: boolean;
       access: AccessList;
+      meta: Metadata;
     };
 
 /**
@@ -87,6 +109,10 @@ export type CollectionCommand =
       data: { name?: string; description?: string; updated: string; nameOwner: string | null };
     }
   | { type: 'SetCollectionAccess'; data: { access: AccessList; public?: boolean; publicFlags?: string[] } }
+  /** Girder's Collection.setMetadata: merge (nulls delete keys unless `allowNull`), then every key is validated. */
+  | { type: 'SetCollectionMetadata'; data: { metadata: Metadata; allowNull: boolean; now: string } }
+  | { type: 'DeleteCollectionMetadata'; data: { fields: string[]; now: string } }
+  | { type: 'SetCollectionTimestamps'; data: { created?: string; updated?: string } }
   | { type: 'DeleteCollection'; data: Record<string, never> };
 
 /** Girder's Collection.validate: the name is stripped, must not be empty, and must be unused by another collection. */
@@ -114,6 +140,7 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
           description: d.description,
           public: d.public,
           access: d.access,
+          meta: {},
         };
       }
       case 'CollectionUpdated':
@@ -130,6 +157,10 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
           access: event.data.access,
           ...(event.data.public !== undefined ? { public: event.data.public } : {}),
         };
+      case 'CollectionTimestampsSet':
+        return state;
+      case 'CollectionMetadataChanged':
+        return state.status === 'none' ? state : { ...state, meta: event.data.meta };
       case 'CollectionDeleted':
         return state.status === 'none' ? state : { ...state, status: 'deleted' };
       default:
@@ -174,6 +205,21 @@ export const collectionDecider: Decider<CollectionState, CollectionCommand, Coll
         if (d.publicFlags !== undefined) data.publicFlags = d.publicFlags;
         return [{ type: 'CollectionAccessChanged', data }];
       }
+      case 'SetCollectionMetadata': {
+        if (state.status !== 'active') throw gone(state);
+        const d = command.data;
+        const meta = mergeMetadata(state.meta, d.metadata, d.allowNull);
+        return [{ type: 'CollectionMetadataChanged', data: { collectionId: state.id, meta, updated: d.now } }];
+      }
+      case 'DeleteCollectionMetadata': {
+        if (state.status !== 'active') throw gone(state);
+        const d = command.data;
+        const meta = removeMetadataKeys(state.meta, d.fields);
+        return [{ type: 'CollectionMetadataChanged', data: { collectionId: state.id, meta, updated: d.now } }];
+      }
+      case 'SetCollectionTimestamps':
+        if (state.status !== 'active') throw gone(state);
+        return [{ type: 'CollectionTimestampsSet', data: { collectionId: state.id, ...command.data } }];
       case 'DeleteCollection':
         if (state.status !== 'active') return [];
         return [{ type: 'CollectionDeleted', data: { collectionId: state.id, name: state.name } }];

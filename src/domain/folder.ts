@@ -90,6 +90,8 @@ function evolve(state: FolderState, event: FolderEvent): FolderState {
     }
     case 'FolderMetadataChanged':
       return { ...state, meta: event.data.meta, updated: event.data.updated };
+    case 'FolderTimestampsSet':
+      return event.data.updated !== undefined ? { ...state, updated: event.data.updated } : state;
     case 'FolderMoved':
       return {
         ...state,
@@ -151,6 +153,7 @@ export type FolderCommand =
       };
     }
   | { type: 'SetFolderMetadata'; data: { metadata: Metadata; allowNull: boolean; now: string } }
+  | { type: 'SetFolderTimestamps'; data: { created?: string; updated?: string } }
   | { type: 'DeleteFolderMetadata'; data: { fields: string[]; now: string } }
   | {
       type: 'SetFolderAccess';
@@ -277,6 +280,9 @@ function decide(command: FolderCommand, state: FolderState): FolderEvent[] {
         },
       ];
     }
+    case 'SetFolderTimestamps':
+      requireExisting(state);
+      return [{ type: 'FolderTimestampsSet', data: { folderId: state.folderId, ...command.data } }];
     case 'SetFolderMetadata': {
       requireExisting(state);
       const d = command.data;

@@ -48,6 +48,13 @@ const FolderMetadataChangedSchema = z.object({
   updated: z.string(),
 });
 
+/** `PUT /resource/:id/timestamp` (site administrators): the created and/or updated time replaced, as given. */
+const FolderTimestampsSetSchema = z.object({
+  folderId: z.string(),
+  created: z.string().optional(),
+  updated: z.string().optional(),
+});
+
 /** The folder (with its whole subtree) now lives under another parent. */
 const FolderMovedSchema = z.object({
   folderId: z.string(),
@@ -165,6 +172,7 @@ export const folderEventSchemas = {
   FolderContentsCleared: FolderContentsClearedSchema,
   FolderCopied: FolderCopiedSchema,
   FolderRestored: FolderRestoredSchema,
+  FolderTimestampsSet: FolderTimestampsSetSchema,
 } as const;
 
 export type FolderCreatedData = z.infer<typeof FolderCreatedSchema>;
@@ -176,6 +184,7 @@ export type FolderDeletedData = z.infer<typeof FolderDeletedSchema>;
 export type FolderContentsClearedData = z.infer<typeof FolderContentsClearedSchema>;
 export type FolderCopiedData = z.infer<typeof FolderCopiedSchema>;
 export type FolderRestoredData = z.infer<typeof FolderRestoredSchema>;
+type FolderTimestampsSetData = z.infer<typeof FolderTimestampsSetSchema>;
 
 export type FolderEvent =
   | DomainEvent<'FolderCreated', FolderCreatedData>
@@ -186,4 +195,5 @@ export type FolderEvent =
   | DomainEvent<'FolderDeleted', FolderDeletedData>
   | DomainEvent<'FolderContentsCleared', FolderContentsClearedData>
   | DomainEvent<'FolderCopied', FolderCopiedData>
-  | DomainEvent<'FolderRestored', FolderRestoredData>;
+  | DomainEvent<'FolderRestored', FolderRestoredData>
+  | DomainEvent<'FolderTimestampsSet', FolderTimestampsSetData>;

@@ -44,6 +44,12 @@ const GroupJoinRequestedSchema = z.object({ groupId: z.string(), userId: z.strin
 /** The user's membership, invitation and request, whichever existed, are gone. */
 const GroupUserRemovedSchema = z.object({ groupId: z.string(), userId: z.string() });
 const GroupDeletedSchema = z.object({ groupId: z.string(), name: z.string() });
+/** `PUT /resource/:id/timestamp` (site administrators): the created and/or updated time replaced, as given. */
+const GroupTimestampsSetSchema = z.object({
+  groupId: z.string(),
+  created: z.string().optional(),
+  updated: z.string().optional(),
+});
 
 type GroupCreatedData = z.infer<typeof GroupCreatedSchema>;
 type GroupUpdatedData = z.infer<typeof GroupUpdatedSchema>;
@@ -57,7 +63,8 @@ export type GroupEvent =
   | DomainEvent<'GroupUserInvited', GroupUserInvitedData>
   | DomainEvent<'GroupJoinRequested', z.infer<typeof GroupJoinRequestedSchema>>
   | DomainEvent<'GroupUserRemoved', z.infer<typeof GroupUserRemovedSchema>>
-  | DomainEvent<'GroupDeleted', z.infer<typeof GroupDeletedSchema>>;
+  | DomainEvent<'GroupDeleted', z.infer<typeof GroupDeletedSchema>>
+  | DomainEvent<'GroupTimestampsSet', z.infer<typeof GroupTimestampsSetSchema>>;
 
 const groupEventSchemas = {
   GroupCreated: GroupCreatedSchema,
@@ -67,6 +74,7 @@ const groupEventSchemas = {
   GroupJoinRequested: GroupJoinRequestedSchema,
   GroupUserRemoved: GroupUserRemovedSchema,
   GroupDeleted: GroupDeletedSchema,
+  GroupTimestampsSet: GroupTimestampsSetSchema,
 } as const;
 
 // ---- state ----
@@ -113,6 +121,8 @@ function evolve(state: GroupState, event: GroupEvent): GroupState {
         ...(d.addAllowed !== undefined ? { addAllowed: d.addAllowed } : {}),
       };
     }
+    case 'GroupTimestampsSet':
+      return state;
     case 'GroupMemberSet': {
       const { userId, level } = event.data;
       return {
@@ -183,6 +193,7 @@ export type GroupCommand =
   | { type: 'JoinGroup'; data: { userId: string } }
   | { type: 'SetMemberLevel'; data: { userId: string; level: Level } }
   | { type: 'RemoveUser'; data: { userId: string } }
+  | { type: 'SetGroupTimestamps'; data: { created?: string; updated?: string } }
   | { type: 'DeleteGroup'; data: Record<string, never> };
 
 /** Girder's Group.validate: the name is stripped, not empty, and unused (case-insensitively) by another group. */
@@ -233,6 +244,8 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
       if (d.addAllowed !== undefined) data.addAllowed = d.addAllowed;
       return [{ type: 'GroupUpdated', data }];
     }
+    case 'SetGroupTimestamps':
+      return [{ type: 'GroupTimestampsSet', data: { groupId, ...command.data } }];
     case 'InviteUser': {
       const { userId, level, force } = command.data;
       // Girder's addUser (force) also changes a member's level; inviteUser refuses members, and turns an

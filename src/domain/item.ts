@@ -138,6 +138,30 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       if (!file) return state;
       return { ...state, files: { ...state.files, [file.fileId]: { ...file, sha512: event.data.sha512 } } };
     }
+    case 'FileUpdated': {
+      const d = event.data;
+      const file = ownValue(state.files, d.fileId);
+      if (!file) return state;
+      const name = d.name ?? file.name;
+      const changed = {
+        ...file,
+        name,
+        exts: extensionsOf(name),
+        ...(d.mimeType !== undefined ? { mimeType: d.mimeType } : {}),
+      };
+      return { ...state, files: { ...state.files, [d.fileId]: changed } };
+    }
+    case 'FileCopied':
+      return state;
+    case 'ItemTimestampsSet': {
+      const { created, updated } = event.data;
+      return { ...state, ...(created !== undefined ? { created } : {}), ...(updated !== undefined ? { updated } : {}) };
+    }
+    case 'FileTimestampsSet': {
+      const file = ownValue(state.files, event.data.fileId);
+      if (!file) return state;
+      return { ...state, files: { ...state.files, [file.fileId]: { ...file, created: event.data.created } } };
+    }
     case 'FileDeleted': {
       const file = ownValue(state.files, event.data.fileId);
       if (!file) return state;
@@ -181,6 +205,11 @@ export type ItemCommand =
     }
   /** Records the SHA-512 computed from the bytes `blobId` of a file that has none. */
   | { type: 'RecordFileHash'; data: { fileId: string; blobId: string; sha512: string } }
+  /** Girder's updateFile: the name (stripped by the route; empty is refused) and/or the MIME type. */
+  | { type: 'UpdateFile'; data: { fileId: string; name?: string; mimeType?: string } }
+  | { type: 'SetItemTimestamps'; data: { created?: string; updated?: string } }
+  | { type: 'SetFileCreated'; data: { fileId: string; created: string } }
+  | { type: 'RecordFileCopy'; data: { fileId: string; copyFileId: string; toItemId: string } }
   | { type: 'DeleteFile'; data: { fileId: string } };
 
 function requireExisting(state: ItemState): void {
@@ -328,6 +357,34 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
           data: { itemId: state.itemId, fileId: d.fileId, blobId: d.blobId, sha512: d.sha512 },
         },
       ];
+    }
+    case 'UpdateFile': {
+      const d = command.data;
+      requireFile(state, d.fileId);
+      // Girder's File.validate, run on every save.
+      if (d.name !== undefined && !d.name) throw new ValidationError('File name must not be empty.', 'name');
+      return [
+        {
+          type: 'FileUpdated',
+          data: {
+            itemId: state.itemId,
+            fileId: d.fileId,
+            ...(d.name !== undefined ? { name: d.name } : {}),
+            ...(d.mimeType !== undefined ? { mimeType: d.mimeType } : {}),
+          },
+        },
+      ];
+    }
+    case 'SetItemTimestamps':
+      requireExisting(state);
+      return [{ type: 'ItemTimestampsSet', data: { itemId: state.itemId, ...command.data } }];
+    case 'SetFileCreated':
+      requireFile(state, command.data.fileId);
+      return [{ type: 'FileTimestampsSet', data: { itemId: state.itemId, ...command.data } }];
+    case 'RecordFileCopy': {
+      const d = command.data;
+      requireFile(state, d.fileId);
+      return [{ type: 'FileCopied', data: { itemId: state.itemId, ...d } }];
     }
     case 'DeleteFile': {
       const file = requireFile(state, command.data.fileId);

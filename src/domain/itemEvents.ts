@@ -105,6 +105,35 @@ const FileHashComputedSchema = z.object({
   sha512: sha512Schema,
 });
 
+/** `PUT /resource/:id/timestamp` (site administrators): the created and/or updated time replaced, as given. */
+const ItemTimestampsSetSchema = z.object({
+  itemId: z.string(),
+  created: z.string().optional(),
+  updated: z.string().optional(),
+});
+
+/** `PUT /resource/:id/timestamp?type=file`: a file's created time replaced (files have no updated time). */
+const FileTimestampsSetSchema = z.object({ itemId: z.string(), fileId: z.string(), created: z.string() });
+
+/** A file's name and/or MIME type were changed (`PUT /file/:id`); `exts` follow the name. */
+const FileUpdatedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  name: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+
+/**
+ * A copy of the file was made into item `toItemId` (`POST /file/:id/copy`): recorded on the source's item so that a
+ * concurrent delete of the source conflicts with it; the copy's own FileCreated carries the record.
+ */
+const FileCopiedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  copyFileId: z.string(),
+  toItemId: z.string(),
+});
+
 const FileDeletedSchema = z.object({
   itemId: z.string(),
   fileId: z.string(),
@@ -122,6 +151,10 @@ export const itemEventSchemas = {
   FileCreated: FileCreatedSchema,
   FileContentsReplaced: FileContentsReplacedSchema,
   FileHashComputed: FileHashComputedSchema,
+  FileUpdated: FileUpdatedSchema,
+  ItemTimestampsSet: ItemTimestampsSetSchema,
+  FileTimestampsSet: FileTimestampsSetSchema,
+  FileCopied: FileCopiedSchema,
   FileDeleted: FileDeletedSchema,
 } as const;
 
@@ -134,6 +167,10 @@ type ItemDeletedData = z.infer<typeof ItemDeletedSchema>;
 type FileCreatedData = z.infer<typeof FileCreatedSchema>;
 type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
 type FileHashComputedData = z.infer<typeof FileHashComputedSchema>;
+type FileUpdatedData = z.infer<typeof FileUpdatedSchema>;
+type ItemTimestampsSetData = z.infer<typeof ItemTimestampsSetSchema>;
+type FileTimestampsSetData = z.infer<typeof FileTimestampsSetSchema>;
+type FileCopiedData = z.infer<typeof FileCopiedSchema>;
 type FileDeletedData = z.infer<typeof FileDeletedSchema>;
 
 export type ItemEvent =
@@ -146,4 +183,8 @@ export type ItemEvent =
   | DomainEvent<'FileCreated', FileCreatedData>
   | DomainEvent<'FileContentsReplaced', FileContentsReplacedData>
   | DomainEvent<'FileHashComputed', FileHashComputedData>
+  | DomainEvent<'FileUpdated', FileUpdatedData>
+  | DomainEvent<'ItemTimestampsSet', ItemTimestampsSetData>
+  | DomainEvent<'FileTimestampsSet', FileTimestampsSetData>
+  | DomainEvent<'FileCopied', FileCopiedData>
   | DomainEvent<'FileDeleted', FileDeletedData>;

@@ -87,7 +87,7 @@ export async function loadModels<M extends ModelDecls>(decls: M, input: LoadInpu
       case 'resources': {
         const set = (ownValue(params, decl.param) ?? {}) as Partial<Record<LoadedResources['order'][number], string[]>>;
         const order = Object.keys(set) as LoadedResources['order'];
-        const out: LoadedResources = { folder: [], item: [], collection: [], order };
+        const out: LoadedResources = { folder: [], item: [], collection: [], user: [], order };
         // In the order the set names them (Girder iterates the request's JSON object).
         for (const kind of order) {
           for (const id of new Set(set[kind] ?? [])) {

@@ -171,11 +171,12 @@ export const model = {
     note,
   }),
   /** A resource set parameter, every resource at `level`. */
-  resources: (param: string, level: Level): ResourceSetDecl => ({
+  resources: (param: string, level: Level, options: DeclOptions = {}): ResourceSetDecl => ({
     form: 'resources',
     param,
     level,
     missing: 'invalid-id',
+    ...options,
   }),
 };
 

@@ -33,6 +33,14 @@ export const collectionsProjection = projectionOf<CollectionEvent>({
       ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
     });
   },
+  CollectionMetadataChanged: (event, tx) => {
+    const d = event.data;
+    tx.collections.update(d.collectionId, { meta: d.meta, updated: d.updated });
+  },
+  CollectionTimestampsSet: (event, tx) => {
+    const { collectionId, ...times } = event.data;
+    tx.collections.update(collectionId, times);
+  },
   CollectionDeleted: (event, tx) => {
     const { collectionId } = event.data;
     // Everything under the collection goes with it, set-wise in this one transaction, as a folder delete removes its

@@ -50,6 +50,10 @@ export const foldersProjection = projectionOf<FolderEvent>({
     const d = event.data;
     changeOf(tx, folderRow(d.folderId), (tx) => tx.folders.update(d.folderId, { meta: d.meta, updated: d.updated }));
   },
+  FolderTimestampsSet: (event, tx) => {
+    const { folderId, ...times } = event.data;
+    changeOf(tx, folderRow(folderId), (tx) => tx.folders.update(folderId, times));
+  },
   FolderMoved: (event, tx) => {
     const d = event.data;
     moveInto(tx, folderRow(d.folderId), d, {

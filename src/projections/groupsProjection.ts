@@ -26,5 +26,9 @@ export const groupsProjection = projectionOf<GroupEvent>({
   GroupUserInvited: (event, tx) => tx.groups.setMembership({ ...event.data, kind: 'invite' }),
   GroupJoinRequested: (event, tx) => tx.groups.setMembership({ ...event.data, kind: 'request', level: 0 }),
   GroupUserRemoved: (event, tx) => tx.groups.removeMembership(event.data.groupId, event.data.userId),
+  GroupTimestampsSet: (event, tx) => {
+    const { groupId, ...times } = event.data;
+    tx.groups.update(groupId, times);
+  },
   GroupDeleted: (event, tx) => tx.groups.delete(event.data.groupId),
 });

@@ -79,6 +79,26 @@ export const itemsProjection = projectionOf<ItemEvent>({
     const d = event.data;
     changeOf(tx, itemRow(d.itemId), (tx) => tx.files.update(d.fileId, { sha512: d.sha512 }));
   },
+  FileUpdated: (event, tx) => {
+    const d = event.data;
+    // The adapters recompute `exts` from a changed name.
+    changeOf(tx, itemRow(d.itemId), (tx) =>
+      tx.files.update(d.fileId, {
+        ...(d.name !== undefined ? { name: d.name } : {}),
+        ...(d.mimeType !== undefined ? { mimeType: d.mimeType } : {}),
+      }),
+    );
+  },
+  ItemTimestampsSet: (event, tx) => {
+    const { itemId, ...times } = event.data;
+    changeOf(tx, itemRow(itemId), (tx) => tx.items.update(itemId, times));
+  },
+  FileTimestampsSet: (event, tx) => {
+    const d = event.data;
+    changeOf(tx, itemRow(d.itemId), (tx) => tx.files.update(d.fileId, { created: d.created }));
+  },
+  // The copy's own FileCreated (on the destination item's stream) carries everything the read model needs.
+  FileCopied: () => undefined,
   FileDeleted: (event, tx) => {
     const d = event.data;
     changeOf(tx, itemRow(d.itemId), (tx) => {

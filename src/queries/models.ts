@@ -87,18 +87,35 @@ export interface LoadedResources {
   folder: FolderDoc[];
   item: ItemInFolder[];
   collection: CollectionDoc[];
-  order: ('folder' | 'item' | 'collection')[];
+  user: UserDoc[];
+  order: ('folder' | 'item' | 'collection' | 'user')[];
 }
 
 /**
  * Girder's two ways to miss: a model parameter (`modelParam`) answers `Invalid <model> id (<id>).`; a parent loaded
- * with `load(…, exc=True)` answers `No such <model>: <id>` as a validation error.
+ * with `load(…, exc=True)` answers `No such <model>: <id>` as a validation error. A resource download checks each
+ * resource of its set first: `Resource <model> <id> not found.`
  */
-export type MissingModel = 'invalid-id' | 'no-such';
+export type MissingModel = 'invalid-id' | 'no-such' | 'resource-not-found';
 
 /** Finds a model by id (a malformed id is simply not found); null when there is none. */
-function findModel<K extends ModelKind>(readModel: ReadModel, kind: K, id: string): Promise<LoadedModels[K] | null> {
+export function findModel<K extends ModelKind>(
+  readModel: ReadModel,
+  kind: K,
+  id: string,
+): Promise<LoadedModels[K] | null> {
   return isObjectId(id) ? KINDS[kind].fetch(readModel, id) : Promise.resolve(null);
+}
+
+function missingError(kind: ModelKind, id: string, missing: MissingModel): Error {
+  switch (missing) {
+    case 'invalid-id':
+      return new RestError(`Invalid ${kind} id (${id}).`);
+    case 'no-such':
+      return new ValidationError(`No such ${kind}: ${id}`, 'id');
+    case 'resource-not-found':
+      return new RestError(`Resource ${kind} ${id} not found.`);
+  }
 }
 
 /** Loads a model and checks the caller's level on it, with Girder's messages for a miss and for too little access. */
@@ -111,10 +128,7 @@ export async function loadModelAt<K extends ModelKind>(
   missing: MissingModel = 'invalid-id',
 ): Promise<LoadedModels[K]> {
   const found = await findModel(readModel, kind, id);
-  if (!found)
-    throw missing === 'invalid-id'
-      ? new RestError(`Invalid ${kind} id (${id}).`)
-      : new ValidationError(`No such ${kind}: ${id}`, 'id');
+  if (!found) throw missingError(kind, id, missing);
   if (!KINDS[kind].allows(found, viewer, level))
     throw new AccessDeniedError(accessDeniedMessage(level, kind, id, viewer));
   return found;

@@ -31,10 +31,17 @@ const SELF_SERVICE = new Set([
   'POST /user/verification',
 ]);
 
+/**
+ * Routes that read but take POST (Girder's, for parameters too long for a URL): not writes, so not in this suite;
+ * their READ rule is tested with the route (test/http/resourceDownload.test.ts).
+ */
+const READS_BY_POST = new Set(['POST /resource/download']);
+
 /** Routes whose `:id` names another fixture than their resource's. */
 const PATH_FIXTURE: Record<string, string> = {
   'DELETE /file/upload/:id': 'upload',
   'POST /folder/:id/restore': 'deleted',
+  'PUT /resource/:id/timestamp': 'folder',
 };
 
 let api: ApiClient;
@@ -141,7 +148,7 @@ function pathOf(name: string, resource: string, route: RouteDef): string {
     .join('/');
 }
 
-const writeRoutes = apiResources.flatMap((resource) =>
+const nonGetRoutes = apiResources.flatMap((resource) =>
   resource.routes
     .filter((route) => route.method !== 'GET')
     .map((route) => ({
@@ -150,6 +157,7 @@ const writeRoutes = apiResources.flatMap((resource) =>
       name: `${route.method} /${resource.name}${route.path ? `/${route.path}` : ''}`,
     })),
 );
+const writeRoutes = nonGetRoutes.filter((r) => !READS_BY_POST.has(r.name));
 
 function send(caller: Caller, name: string, resource: string, route: RouteDef) {
   const url = `/${resource}${route.path ? `/${pathOf(name, resource, route)}` : ''}`;
@@ -180,6 +188,8 @@ it('covers every write route but the self-service ones, which all exist', () => 
   const names = new Set(writeRoutes.map((r) => r.name));
   const named = [...SELF_SERVICE, ...Object.keys(PATH_FIXTURE)];
   expect(named.filter((name) => !names.has(name))).toEqual([]);
+  const nonGet = new Set(nonGetRoutes.map((r) => r.name));
+  expect([...READS_BY_POST].filter((name) => !nonGet.has(name))).toEqual([]);
   expect(writeRoutes.length - SELF_SERVICE.size).toBeGreaterThan(30);
 });
 

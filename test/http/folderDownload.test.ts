@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
-import yauzl from 'yauzl';
 import { binary, startApi, type ApiClient, type TestUser } from '../support/apiClient';
+import { readZip, type ZipFileEntry } from '../support/readZip';
 import { writeZip } from '../../src/http/resources/folderDownload';
 import { needsZip64, type ZipEntry } from '../../src/queries/zipLayout';
 import type { BlobStore } from '../../src/ports/blobStore';
@@ -17,48 +17,6 @@ let admin: TestUser;
 let alice: TestUser;
 let bob: TestUser;
 let alicePublic: string;
-
-interface ZipFileEntry {
-  name: string;
-  data: Buffer;
-  compressionMethod: number;
-  flags: number;
-}
-
-/**
- * Every entry of a zip, read with yauzl (which refuses absolute paths, `..` segments and backslashes); with
- * `data: false` only the central directory is read (names and sizes, `data` left empty).
- */
-function readZip(buffer: Buffer, options: { data: boolean } = { data: true }): Promise<ZipFileEntry[]> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buffer, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true }, (error, zip) => {
-      if (error || !zip) return reject(error ?? new Error('no zip'));
-      const entries: ZipFileEntry[] = [];
-      const add = (entry: yauzl.Entry, data: Buffer) => {
-        entries.push({
-          name: entry.fileName,
-          data,
-          compressionMethod: entry.compressionMethod,
-          flags: entry.generalPurposeBitFlag,
-        });
-        zip.readEntry();
-      };
-      zip.on('error', reject);
-      zip.on('end', () => resolve(entries));
-      zip.on('entry', (entry: yauzl.Entry) => {
-        if (!options.data) return add(entry, Buffer.alloc(0));
-        zip.openReadStream(entry, (streamError, stream) => {
-          if (streamError || !stream) return reject(streamError ?? new Error('no stream'));
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('error', reject);
-          stream.on('end', () => add(entry, Buffer.concat(chunks)));
-        });
-      });
-      zip.readEntry();
-    });
-  });
-}
 
 type Caller = TestUser | null;
 

@@ -64,4 +64,34 @@ describe('collection decider', () => {
       .when({ type: 'DeleteCollection', data: {} })
       .then([]);
   });
+
+  it("merges and removes metadata with Girder's key rules, refusing a deleted collection", () => {
+    given([created])
+      .when({ type: 'SetCollectionMetadata', data: { metadata: { a: 1, b: null }, allowNull: false, now: 't1' } })
+      .then([{ type: 'CollectionMetadataChanged', data: { collectionId: 'c1', meta: { a: 1 }, updated: 't1' } }]);
+    const withMeta: CollectionEvent = {
+      type: 'CollectionMetadataChanged',
+      data: { collectionId: 'c1', meta: { a: 1, b: 2 }, updated: 't1' },
+    };
+    given([created, withMeta])
+      .when({ type: 'SetCollectionMetadata', data: { metadata: { a: null }, allowNull: true, now: 't2' } })
+      .then([
+        { type: 'CollectionMetadataChanged', data: { collectionId: 'c1', meta: { a: null, b: 2 }, updated: 't2' } },
+      ]);
+    given([created, withMeta])
+      .when({ type: 'DeleteCollectionMetadata', data: { fields: ['b', 'none'], now: 't2' } })
+      .then([{ type: 'CollectionMetadataChanged', data: { collectionId: 'c1', meta: { a: 1 }, updated: 't2' } }]);
+    given([created])
+      .when({ type: 'SetCollectionMetadata', data: { metadata: { 'a.b': 1 }, allowNull: false, now: 't1' } })
+      .thenRefuses('Invalid key a.b: keys must not contain the "." character.');
+    given([created, { type: 'CollectionDeleted', data: { collectionId: 'c1', name: 'Data' } }])
+      .when({ type: 'DeleteCollectionMetadata', data: { fields: ['a'], now: 't1' } })
+      .thenRefuses('Invalid collection id (c1).');
+  });
+
+  it('sets its times', () => {
+    given([created])
+      .when({ type: 'SetCollectionTimestamps', data: { created: 't5', updated: 't6' } })
+      .then([{ type: 'CollectionTimestampsSet', data: { collectionId: 'c1', created: 't5', updated: 't6' } }]);
+  });
 });

@@ -335,4 +335,69 @@ describe('item decider', () => {
     expect(extensionsOf('.bashrc')).toEqual(['bashrc']);
     expect(extensionsOf('README')).toEqual([]);
   });
+
+  describe('file records', () => {
+    const f1 = file('64b0000000000000000000f1', 10);
+
+    it('renames a file (new exts) and changes its MIME type; an empty name is refused', () => {
+      spec
+        .given([created, fileCreated(f1)])
+        .when({ type: 'UpdateFile', data: { fileId: f1.fileId, name: 'b.ZIP', mimeType: 'application/zip' } })
+        .then([
+          {
+            type: 'FileUpdated',
+            data: { itemId: ITEM, fileId: f1.fileId, name: 'b.ZIP', mimeType: 'application/zip' },
+          },
+        ]);
+      const state = foldEvents(itemDecider, [
+        created,
+        fileCreated(f1),
+        { type: 'FileUpdated', data: { itemId: ITEM, fileId: f1.fileId, name: 'b.ZIP' } },
+      ]);
+      expect(state.files[f1.fileId]).toMatchObject({ name: 'b.ZIP', exts: ['zip'], mimeType: f1.mimeType });
+      spec
+        .given([created, fileCreated(f1)])
+        .when({ type: 'UpdateFile', data: { fileId: f1.fileId, name: '' } })
+        .thenThrows(new ValidationError('File name must not be empty.', 'name'));
+      spec
+        .given([created])
+        .when({ type: 'UpdateFile', data: { fileId: f1.fileId, name: 'x' } })
+        .thenThrows(new RestError(`Invalid file id (${f1.fileId}).`));
+    });
+
+    it('records a copy of a file on its source, and refuses a file it does not hold', () => {
+      const copy = { fileId: f1.fileId, copyFileId: '64b0000000000000000000f2', toItemId: OTHER_FOLDER };
+      spec
+        .given([created, fileCreated(f1)])
+        .when({ type: 'RecordFileCopy', data: copy })
+        .then([{ type: 'FileCopied', data: { itemId: ITEM, ...copy } }]);
+      spec
+        .given([created])
+        .when({ type: 'RecordFileCopy', data: copy })
+        .thenThrows(new RestError(`Invalid file id (${f1.fileId}).`));
+    });
+
+    it("sets an item's and a file's times", () => {
+      spec
+        .given([created, fileCreated(f1)])
+        .when({ type: 'SetItemTimestamps', data: { created: T1 } })
+        .then([{ type: 'ItemTimestampsSet', data: { itemId: ITEM, created: T1 } }]);
+      spec
+        .given([created, fileCreated(f1)])
+        .when({ type: 'SetFileCreated', data: { fileId: f1.fileId, created: T1 } })
+        .then([{ type: 'FileTimestampsSet', data: { itemId: ITEM, fileId: f1.fileId, created: T1 } }]);
+      const state = foldEvents(itemDecider, [
+        created,
+        fileCreated(f1),
+        { type: 'ItemTimestampsSet', data: { itemId: ITEM, updated: T1 } },
+        { type: 'FileTimestampsSet', data: { itemId: ITEM, fileId: f1.fileId, created: T1 } },
+      ]);
+      expect(state).toMatchObject({ created: T0, updated: T1 });
+      expect(state.files[f1.fileId].created).toBe(T1);
+      spec
+        .given([])
+        .when({ type: 'SetItemTimestamps', data: { created: T1 } })
+        .thenRefuses(`Invalid item id (${ITEM}).`);
+    });
+  });
 });

@@ -19,6 +19,8 @@ import {
 } from '../../commands/collectionCommands';
 import { Scope } from '../../domain/scopes';
 import { signedInUser } from '../principal';
+import { collectionMetadataRoutes } from './collectionMetadata';
+import { collectionDownloadRoutes } from './collectionDownload';
 
 /** Re-reads a collection after a write (a concurrent delete may have removed it since). */
 async function reload(services: Services, id: string): Promise<CollectionDoc> {
@@ -196,5 +198,7 @@ export const collectionResource: Resource = {
         return { ...collectionView(updated, principal.viewer), access: updated.access };
       },
     }),
+    ...collectionMetadataRoutes,
+    ...collectionDownloadRoutes,
   ],
 };

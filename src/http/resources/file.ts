@@ -26,6 +26,7 @@ import { AccessLevel } from '../../domain/access';
 import { signedInUser, type Principal } from '../principal';
 import { bodyStream } from '../bodyRemainder';
 import { checkChunkMinimum } from '../chunkMinimum';
+import { fileRecordRoutes } from './fileRecord';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -405,5 +406,6 @@ export const fileResource: Resource = {
         return null;
       },
     }),
+    ...fileRecordRoutes,
   ],
 };

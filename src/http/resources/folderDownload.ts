@@ -1,12 +1,14 @@
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
 import type { BlobStore } from '../../ports/blobStore';
 import type { RouteDef } from '../routeTable';
 import { RESPONSE_SENT, route } from '../routeTable';
 import { param } from '../params';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
 import { model } from '../modelParams';
-import { needsZip64, summarizeLayout, zipLayout, type ZipEntry } from '../../queries/zipLayout';
+import { entrySize, needsZip64, summarizeLayout, zipLayout, type ZipEntry } from '../../queries/zipLayout';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 
@@ -82,11 +84,18 @@ export async function writeZip(
   archive.pipe(out);
 
   try {
-    for await (const { entryPath, file } of entries) {
+    for await (const entry of entries) {
+      const { entryPath } = entry;
+      const size = entrySize(entry);
       if (state.failure) break;
-      while (mustWait(file.size) && !failed()) await once(archive, 'entry', { signal: stop.signal });
+      while (mustWait(size) && !failed()) await once(archive, 'entry', { signal: stop.signal });
       if (failed()) break;
-      const source: Readable | Buffer = file.size === 0 ? Buffer.alloc(0) : await blobs.get(file.blobId);
+      // A metadata document is its own bytes; a file of no bytes needs no blob.
+      const source: Readable | Buffer = entry.file
+        ? entry.file.size === 0
+          ? Buffer.alloc(0)
+          : await blobs.get(entry.file.blobId)
+        : entry.data;
       if (!Buffer.isBuffer(source)) {
         if (failed()) {
           source.destroy();
@@ -96,8 +105,8 @@ export async function writeZip(
         // later: a source failing while queued fails the archive (and one destroyed by a failure raises nothing).
         source.on('error', fail);
       }
-      state.open.push({ source: Buffer.isBuffer(source) ? null : source, size: file.size });
-      state.openBytes += file.size;
+      state.open.push({ source: Buffer.isBuffer(source) ? null : source, size });
+      state.openBytes += size;
       archive.append(source, { name: entryPath });
     }
     if (!state.failure) {
@@ -114,6 +123,34 @@ export async function writeZip(
   return true;
 }
 
+/**
+ * Answers with the archive of `layout` named `filename` (Content-Disposition attachment): one walk without reading any
+ * file first decides whether zip64 records are needed (they must be chosen up front), then the archive streams. A
+ * failure before anything was written goes out as a JSON error, not as an attachment.
+ */
+export async function sendZipArchive(
+  services: Services,
+  req: Request,
+  res: Response,
+  filename: string,
+  layout: () => AsyncIterable<ZipEntry>,
+): Promise<typeof RESPONSE_SENT> {
+  const forceZip64 = needsZip64(await summarizeLayout(layout()));
+  res.status(200);
+  setDownloadHeaders(res, downloadHeaders({ filename, mimeType: 'application/zip' }));
+  if (req.method === 'HEAD') {
+    res.end();
+    return RESPONSE_SENT;
+  }
+  try {
+    await writeZip(layout(), services.blobs, res, { forceZip64 });
+  } catch (error) {
+    if (!res.headersSent) res.removeHeader('Content-Disposition');
+    throw error;
+  }
+  return RESPONSE_SENT;
+}
+
 /** `GET /folder/:id/download`: the folder's files (as the caller may read them) as a streamed zip archive. */
 export const folderDownloadRoutes: RouteDef[] = [
   route({
@@ -126,25 +163,11 @@ export const folderDownloadRoutes: RouteDef[] = [
     produces: 'application/zip',
     params: [param.json('mimeFilter', { shape: 'array', description: 'JSON list of MIME types to include.' })],
     models: { folder: model.path('folder', AccessLevel.READ) },
-    async handler({ params, models: { folder }, services, principal, req, res }) {
+    handler: ({ params, models: { folder }, services, principal, req, res }) => {
       const mimeFilter = params.mimeFilter as unknown[] | undefined;
-      const layout = () => zipLayout(services.readModel, folder, principal.viewer, mimeFilter ? { mimeFilter } : {});
-      // A walk without reading any file first decides whether zip64 records are needed: they must be chosen up front.
-      const forceZip64 = needsZip64(await summarizeLayout(layout()));
-      res.status(200);
-      setDownloadHeaders(res, downloadHeaders({ filename: `${folder.name}.zip`, mimeType: 'application/zip' }));
-      if (req.method === 'HEAD') {
-        res.end();
-        return RESPONSE_SENT;
-      }
-      try {
-        await writeZip(layout(), services.blobs, res, { forceZip64 });
-      } catch (error) {
-        // Nothing written yet (the first blob failed): the error goes out as JSON, not as an attachment.
-        if (!res.headersSent) res.removeHeader('Content-Disposition');
-        throw error;
-      }
-      return RESPONSE_SENT;
+      return sendZipArchive(services, req, res, `${folder.name}.zip`, () =>
+        zipLayout(services.readModel, folder, principal.viewer, mimeFilter ? { mimeFilter } : {}),
+      );
     },
   }),
 ];

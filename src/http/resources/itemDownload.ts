@@ -1,28 +1,18 @@
 import type { RouteDef } from '../routeTable';
 import { model } from '../modelParams';
-import { RESPONSE_SENT, route } from '../routeTable';
+import { route } from '../routeTable';
+import { param } from '../params';
 import { Scope } from '../../domain/scopes';
-import type { Services } from '../../services';
-import type { FileDoc } from '../../ports/readModel';
-import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
-import { needsZip64, sanitizeRoot, sanitizeSegment, summarizeLayout, type ZipEntry } from '../../queries/zipLayout';
-import { writeZip } from './folderDownload';
+import { RestError } from '../../domain/errors';
+import { itemZipLayout } from '../../queries/zipLayout';
+import { sendZipArchive } from './folderDownload';
 import { sendFile } from './file';
 import { AccessLevel } from '../../domain/access';
 
-const PAGE = 500;
-
-async function* itemFiles(services: Services, itemId: string): AsyncGenerator<FileDoc> {
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await services.readModel.files.listForItem(itemId, { limit: PAGE, offset, sort: '_id', sortdir: 1 });
-    yield* page.rows;
-    if (page.rows.length < PAGE) return;
-  }
-}
-
 /**
  * `GET /item/:id/download` (Girder's Item.download, which the web client links from item rows): an item with exactly
- * one file sends that file; otherwise a zip of its files under a folder named after the item.
+ * one file sends that file (from `offset`, with the `contentDisposition` asked for); otherwise, or with `format=zip`,
+ * a zip of its files under a folder named after the item.
  */
 export const itemDownloadRoutes: RouteDef[] = [
   route({
@@ -32,9 +22,28 @@ export const itemDownloadRoutes: RouteDef[] = [
     access: 'public',
     scope: [Scope.DATA_READ],
     cookie: true,
-    params: [],
+    produces: 'application/zip',
+    params: [
+      param.int('offset', { default: 0, description: 'Byte offset into the file.' }),
+      param.string('format', {
+        description:
+          "If unspecified, items with one file are downloaded as that file, and other items are downloaded as a zip archive. If 'zip', a zip archive is always sent.",
+      }),
+      param.enum('contentDisposition', ['inline', 'attachment'] as const, {
+        default: 'attachment' as const,
+        description:
+          'Specify the Content-Disposition response header disposition-type value, only applied for single file items.',
+      }),
+      param.string('extraParameters', {
+        description: 'Arbitrary data to send along with the download request, only applied for single file items.',
+      }),
+    ],
+    validate(params) {
+      if (params.format !== undefined && params.format !== '' && params.format !== 'zip')
+        throw new RestError(`Unsupported format: ${params.format}.`);
+    },
     models: { target: model.path('item', AccessLevel.READ) },
-    async handler({ models: { target }, services, principal, req, res }) {
+    async handler({ params, models: { target }, services, principal, req, res }) {
       const { item } = target;
       const first = await services.readModel.files.listForItem(item._id, {
         limit: 2,
@@ -42,22 +51,12 @@ export const itemDownloadRoutes: RouteDef[] = [
         sort: '_id',
         sortdir: 1,
       });
-      if (first.total === 1)
-        return sendFile(services, req, res, first.rows[0], principal, { offset: 0, disposition: 'attachment' });
-      const root = sanitizeRoot(item.name);
-      const entries = async function* (): AsyncGenerator<ZipEntry> {
-        for await (const file of itemFiles(services, item._id))
-          yield { entryPath: `${root}/${sanitizeSegment(file.name)}`, file };
-      };
-      const forceZip64 = needsZip64(await summarizeLayout(entries()));
-      res.status(200);
-      setDownloadHeaders(res, downloadHeaders({ filename: `${item.name}.zip`, mimeType: 'application/zip' }));
-      if (req.method === 'HEAD') {
-        res.end();
-        return RESPONSE_SENT;
-      }
-      await writeZip(entries(), services.blobs, res, { forceZip64 });
-      return RESPONSE_SENT;
+      if (first.total === 1 && params.format !== 'zip')
+        return sendFile(services, req, res, first.rows[0], principal, {
+          offset: params.offset ?? 0,
+          disposition: params.contentDisposition ?? 'attachment',
+        });
+      return sendZipArchive(services, req, res, `${item.name}.zip`, () => itemZipLayout(services.readModel, item));
     },
   }),
 ];

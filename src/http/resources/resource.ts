@@ -4,6 +4,8 @@ import { param } from '../params';
 import { lookUpPath, resourcePath } from '../../queries/resourcePaths';
 import { resourceSearchRoute } from './resourceSearch';
 import { resourceBulkRoutes } from './resourceBulk';
+import { resourceDownloadRoutes } from './resourceDownload';
+import { resourceDocumentRoutes } from './resourceDocument';
 import { Scope } from '../../domain/scopes';
 import { model } from '../modelParams';
 import { AccessLevel } from '../../domain/access';
@@ -19,6 +21,7 @@ export const resourceResource: Resource = {
   routes: [
     resourceSearchRoute,
     ...resourceBulkRoutes,
+    ...resourceDownloadRoutes,
     route({
       method: 'GET',
       path: 'lookup',
@@ -58,5 +61,6 @@ export const resourceResource: Resource = {
       handler: ({ path, params, services, principal }) =>
         resourcePath(services, params.type, path.id, principal.viewer),
     }),
+    ...resourceDocumentRoutes,
   ],
 };

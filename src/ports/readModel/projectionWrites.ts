@@ -167,8 +167,8 @@ export interface ItemWrites {
    * the read model (the projection guards the write: src/projections/lateEvents.ts).
    */
   insert(doc: Omit<ItemDoc, 'baseParentType' | 'baseParentId' | 'size' | 'lowerName'>): void;
-  /** Replaces mutable fields (name, description, meta, updated); an item not stored is not written. */
-  update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void;
+  /** Replaces mutable fields (name, description, meta, created, updated); an item not stored is not written. */
+  update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'created' | 'updated'>>): void;
   /**
    * Moves an item to another folder (renamed to `name`); its size leaves the old folder (and root) for the new ones.
    * The item and the folder must be in the read model (the projection guards the write: lateEvents.ts).

@@ -51,8 +51,17 @@ export class SqliteFolderWrites implements FolderWrites {
     const doc = Object.fromEntries(Object.entries(merged).filter(([key]) => !removed.has(key))) as unknown as FolderDoc;
     prepared(
       this.db,
-      'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, updated = ?, size = ?, doc = ? WHERE id = ?',
-    ).run(doc.name, doc.name.toLowerCase(), toBit(doc.public), doc.updated, doc.size, JSON.stringify(doc), id);
+      'UPDATE rm_folders SET name = ?, lower_name = ?, public = ?, created = ?, updated = ?, size = ?, doc = ? WHERE id = ?',
+    ).run(
+      doc.name,
+      doc.name.toLowerCase(),
+      toBit(doc.public),
+      doc.created,
+      doc.updated,
+      doc.size,
+      JSON.stringify(doc),
+      id,
+    );
     if (fields.name !== undefined || fields.description !== undefined)
       replaceSearchRow(this.db, 'rm_folders', id, doc.name, doc.description);
     if (fields.access) this.acl.replace(id, fields.access);

@@ -276,18 +276,15 @@ export class SqliteItems implements ItemQueries, ItemWrites {
     );
   }
 
-  update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'updated'>>): void {
+  update(id: string, fields: Partial<Pick<ItemDoc, 'name' | 'description' | 'meta' | 'created' | 'updated'>>): void {
     const row = prepared(this.db, 'SELECT doc FROM rm_items WHERE id = ?').get(id) as { doc: string } | undefined;
     if (!row) return;
     const doc = { ...(JSON.parse(row.doc) as ItemDoc), ...fields };
     doc.lowerName = doc.name.toLowerCase();
-    prepared(this.db, 'UPDATE rm_items SET name = ?, lower_name = ?, updated = ?, doc = ? WHERE id = ?').run(
-      doc.name,
-      doc.lowerName,
-      doc.updated,
-      JSON.stringify(itemJson(doc)),
-      id,
-    );
+    prepared(
+      this.db,
+      'UPDATE rm_items SET name = ?, lower_name = ?, created = ?, updated = ?, doc = ? WHERE id = ?',
+    ).run(doc.name, doc.lowerName, doc.created, doc.updated, JSON.stringify(itemJson(doc)), id);
     if (fields.name !== undefined || fields.description !== undefined)
       replaceSearchRow(this.db, 'rm_items', id, doc.name, doc.description);
   }

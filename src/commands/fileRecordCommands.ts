@@ -1,0 +1,98 @@
+import type { Services } from '../services';
+import type { StreamAppend } from '../ports/eventStore';
+import type { FileDoc, ItemDoc } from '../ports/readModel';
+import type { RequestMeta } from './requestMeta';
+import { toNewEvents } from './commandRunner';
+import { loadItemStream } from './itemCommands';
+import { decideOn } from '../domain/decider';
+import { itemDecider, itemStream, type FileRecord } from '../domain/item';
+import type { ItemEvent } from '../domain/itemEvents';
+import { newId } from '../domain/ids';
+import { ownValue } from '../domain/ownMap';
+import { girderTime } from '../domain/time';
+
+/**
+ * Writes to a file's record (not its bytes, which src/commands/fileCommands.ts handles): Girder's `PUT /file/:id`
+ * and `POST /file/:id/copy`. A file's events are on its item's stream.
+ */
+
+/** `PUT /file/:id`: a new name (stripped by the route) and/or MIME type; nothing given changes nothing. */
+export async function updateFile(
+  services: Services,
+  file: FileDoc,
+  change: { name?: string; mimeType?: string },
+  meta: RequestMeta,
+): Promise<void> {
+  await services.commands.run(async () => {
+    const loaded = await loadItemStream(services, file.itemId);
+    const { events } = decideOn(itemDecider, loaded.state, {
+      type: 'UpdateFile',
+      data: { fileId: file._id, ...change },
+    });
+    return {
+      appends: [
+        { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
+      ],
+      result: undefined,
+    };
+  });
+}
+
+/**
+ * `POST /file/:id/copy` (Girder's copyFile): a new file in `item` sharing the source's bytes (no byte is copied),
+ * with the source's record plus who copied it, when. FileCopied goes on the source's stream with its expected
+ * revision, so the copy conflicts with a concurrent delete of the source; the blob is held until the copy is
+ * visible, so a concurrent reclaim keeps it. A copy into the source's own item is one append of both events.
+ * Resolves with the new file's id.
+ */
+export async function copyFile(
+  services: Services,
+  input: { file: FileDoc; item: ItemDoc; copierId: string },
+  meta: RequestMeta,
+): Promise<string> {
+  const { file, item } = input;
+  await services.blobs.hold(file.blobId);
+  try {
+    return await services.commands.run(async () => {
+      const source = await loadItemStream(services, file.itemId);
+      const copyFileId = newId();
+      const recorded = decideOn(itemDecider, source.state, {
+        type: 'RecordFileCopy',
+        data: { fileId: file._id, copyFileId, toItemId: item._id },
+      });
+      // The source's record as its item's state holds it (decided above that it is there).
+      const {
+        copyOfFile: _of,
+        copierId: _by,
+        copied: _at,
+        ...record
+      } = ownValue(source.state.files, file._id) as FileRecord;
+      const copy: FileRecord = {
+        ...record,
+        fileId: copyFileId,
+        copyOfFile: file._id,
+        copierId: input.copierId,
+        copied: girderTime(),
+      };
+      const sameItem = item._id === file.itemId;
+      const destination = sameItem
+        ? { state: recorded.state, expected: source.expected }
+        : await loadItemStream(services, item._id);
+      const created = decideOn(itemDecider, destination.state, { type: 'AddFile', data: { file: copy } });
+      const append = (itemId: string, expected: StreamAppend['expectedState'], events: ItemEvent[]): StreamAppend => ({
+        streamId: itemStream(itemId),
+        expectedState: expected,
+        events: toNewEvents(events, meta),
+      });
+      const appends = sameItem
+        ? [append(file.itemId, source.expected, [...recorded.events, ...created.events])]
+        : [
+            append(file.itemId, source.expected, recorded.events),
+            append(item._id, destination.expected, created.events),
+          ];
+      return { appends, result: copyFileId };
+    });
+  } finally {
+    services.blobs.release(file.blobId);
+  }
+}
