@@ -1,10 +1,11 @@
 import path from 'node:path';
+import { createEventStore } from './cli/createEventStore';
+import { compareReadModelsWithLog } from './cli/verify';
 import fs from 'node:fs';
 import pino from 'pino';
 import type { Config } from './config';
 import type { Services } from './services';
 import { openDatabase, type SqliteDatabase } from './infra/sqlite/openDatabase';
-import { SqliteEventStore, type SqliteEventStoreOptions } from './infra/eventstore/sqlite/sqliteEventStore';
 import { createReadModel as openReadModel, databaseName, notificationStoreOf } from './infra/readmodel/createReadModel';
 import { HookBus } from './bus/hooks';
 import { LogTail } from './infra/logging/logTail';
@@ -26,9 +27,7 @@ import { AccountCache } from './queries/accountCache';
 import { Notifications } from './bus/notifications';
 import { BulkProgressBus } from './bus/bulkProgress';
 import { ProgressService } from './bus/progress';
-import type { EventStore } from './ports/eventStore';
 import type { ReadModel } from './ports/readModel';
-import { SERVICE_STREAM_PREFIXES } from './infra/eventstore/kurrentdb/streamPrefixes';
 import { SqliteReadModel } from './infra/readmodel/sqlite/sqliteReadModel';
 import { SqliteBulkApply } from './infra/readmodel/sqlite/bulkApply';
 import { WriteGate } from './infra/sqlite/writeGate';
@@ -141,6 +140,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     version: VERSION,
     logger,
     logTail,
+    checkReadModels: async () => (await compareReadModelsWithLog(config)).result,
     eventStore,
     readModel,
     projector,
@@ -188,32 +188,6 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
 }
 
 // ---- adapter selection (configuration only: EVENT_STORE, READ_MODEL, BLOB_STORE) ---------------------------------
-
-/** The configured event store: the embedded SQLite log, or KurrentDB (probed within the connect timeout). */
-export async function createEventStore(
-  config: Config,
-  db: SqliteDatabase | null,
-  logger?: pino.Logger,
-  sqlite: SqliteEventStoreOptions = {},
-): Promise<EventStore> {
-  switch (config.eventStore) {
-    case 'sqlite':
-      if (!db) throw new Error('EVENT_STORE=sqlite needs the SQLite file under DATA_DIR.');
-      return new SqliteEventStore(db, sqlite);
-    case 'kurrentdb': {
-      // Loaded only when configured: the gRPC client costs start-up time and memory the embedded default never uses.
-      const { KurrentDbEventStore } =
-        require('./infra/eventstore/kurrentdb/kurrentdbEventStore') as typeof import('./infra/eventstore/kurrentdb/kurrentdbEventStore');
-      // loadConfig refuses EVENT_STORE=kurrentdb without KURRENTDB_URL.
-      if (!config.kurrentdbUrl) throw new Error('EVENT_STORE=kurrentdb needs KURRENTDB_URL.');
-      return KurrentDbEventStore.connect(config.kurrentdbUrl, {
-        timeoutMs: config.kurrentdbConnectTimeoutMs,
-        streamPrefixes: SERVICE_STREAM_PREFIXES,
-        logger,
-      });
-    }
-  }
-}
 
 /**
  * The configured read model: SQLite, or MongoDB (READ_MODEL=mongodb, MONGODB_URL); see

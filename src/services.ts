@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config';
-import type { LogTail } from './infra/logging/logTail';
+import type { LogTail } from './ports/logTail';
+import type { ReadModelCheck } from './ports/readModelCheck';
 import type { EventStore } from './ports/eventStore';
 import type { ProjectorStore, ReadModelQueries, TokenDoc, UserDoc } from './ports/readModel';
 import type { HookBus } from './bus/hooks';
@@ -20,6 +21,8 @@ export interface Services {
   logger: Logger;
   /** The most recent log lines, split as Girder's error and info logs (`GET /system/log`). */
   logTail: LogTail;
+  /** The live read models against a replay of the log (`PUT /system/check`). */
+  checkReadModels: ReadModelCheck;
   eventStore: EventStore;
   /** The read model's queries role (and its checkpoint, which readiness reports); projector plumbing is not here. */
   readModel: ReadModelQueries & Pick<ProjectorStore, 'checkpoint'>;

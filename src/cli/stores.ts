@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import type { EventStore } from '../ports/eventStore';
 import type { ReadModel } from '../ports/readModel';
 import { openDatabase, type SqliteDatabase } from '../infra/sqlite/openDatabase';
-import { createEventStore } from '../bootstrap';
+import { createEventStore } from './createEventStore';
 import { createReadModel, mongoStandInMode } from '../infra/readmodel/createReadModel';
 import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
 

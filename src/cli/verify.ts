@@ -13,7 +13,8 @@ import { MongoReadModel } from '../infra/readmodel/mongodb/mongoReadModel';
 import { mongoStandInMode } from '../infra/readmodel/createReadModel';
 import { Projector, READ_MODELS_CHECKPOINT } from '../projections/projector';
 import { readModelProjection } from '../projections';
-import { createEventStore } from '../bootstrap';
+import { createEventStore } from './createEventStore';
+import type { ReadModelComparison } from '../ports/readModelCheck';
 import { DB_FILE, openCommandStores } from './stores';
 import { ownValue } from '../domain/ownMap';
 
@@ -24,14 +25,7 @@ const MAX_VALUE = 200;
 /** How often verify reads the live MongoDB read models again when the projector moved while it read them. */
 const QUIET_ATTEMPTS = 20;
 
-export interface VerifyResult {
-  /** Every difference found, one line each (empty: the read models match). */
-  differences: string[];
-  events: number;
-  position: bigint;
-  /** Set when the projections cannot get past an event after the checkpoint: that event's position, the head, why. */
-  stopped?: { position: bigint; head: bigint; error: Error };
-}
+export type VerifyResult = ReadModelComparison;
 
 /**
  * `npm run cli -- verify`: checks that the live read models of the configured deployment (EVENT_STORE, READ_MODEL)

@@ -1,6 +1,5 @@
 import type { Services } from '../services';
-import type { UploadState } from '../domain/upload';
-import { loadUpload } from '../commands/fileCommands';
+import { uploadDecider, uploadStateFor, uploadStream, type UploadState } from '../domain/upload';
 
 /** Girder's filters of `GET` and `DELETE /system/uploads` (each optional; all given must match). */
 export interface UploadFilters {
@@ -27,7 +26,9 @@ export async function uploadsInProgress(services: Services, filters: UploadFilte
   const cutoff = filters.minimumAge !== undefined ? Date.now() - filters.minimumAge * DAY_MS : undefined;
   const found: UploadState[] = [];
   for (const id of ids) {
-    const { state } = await loadUpload(services, id);
+    // The upload's decider state, as the upload commands see it (read here, never appended to).
+    const loaded = await services.commands.load(uploadStream(id), uploadDecider);
+    const state = loaded.exists ? loaded.state : uploadStateFor(id);
     const started = state.started;
     if (state.status !== 'active' || !started) continue;
     if (filters.userId !== undefined && started.userId !== filters.userId) continue;

@@ -1,5 +1,4 @@
 import type { Services } from '../../services';
-import { compareReadModelsWithLog } from '../../cli/verify';
 import { RestError } from '../../domain/errors';
 
 /** Whether a check runs in this process: one at a time (each replays the whole log into a scratch copy). */
@@ -17,7 +16,7 @@ export async function systemConsistencyCheck(services: Services): Promise<Record
   if (running) throw new RestError('A system check is already running.', 409);
   running = true;
   try {
-    const { result } = await compareReadModelsWithLog(services.config);
+    const result = await services.checkReadModels();
     return {
       orphansRemoved: 0,
       baseParentsFixed: 0,

@@ -11,7 +11,7 @@ import { uploadsInProgress, type UploadFilters } from '../../queries/uploadsInPr
 import { uploadView } from '../../queries/itemQueries';
 import { cancelUpload } from '../../commands/uploadCommands';
 import { API_ROOT } from '../apiRequests';
-import { LOG_NAMES, type LogName } from '../../infra/logging/logTail';
+import { LOG_NAMES, type LogName } from '../../ports/logTail';
 import { systemConsistencyCheck } from './systemCheck';
 import { withProgress } from '../../bus/progress';
 

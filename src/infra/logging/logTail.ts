@@ -6,9 +6,7 @@
  * lines, the oldest dropped first. What reaches it is what reaches stdout: secrets are redacted before either.
  */
 
-/** Girder's log names (`log` of `GET /system/log`). */
-export const LOG_NAMES = ['error', 'info'] as const;
-export type LogName = (typeof LOG_NAMES)[number];
+import type { LogName, LogTail as LogTailPort } from '../../ports/logTail';
 
 /** pino's `warn`: Girder's error log starts at WARNING. */
 const WARN = 40;
@@ -37,7 +35,7 @@ class BoundedLines {
   }
 }
 
-export class LogTail {
+export class LogTail implements LogTailPort {
   private readonly logs: Record<LogName, BoundedLines>;
 
   constructor(capacity = DEFAULT_CAPACITY) {

@@ -14,6 +14,7 @@ export const SERVICE_STREAM_PREFIXES: readonly string[] = [
   'groupname-',
   'item-',
   'login-',
+  'quota-',
   'settings-',
   'siblingname-',
   'token-',
