@@ -62,47 +62,58 @@ function send(services: Services, context: MailContext, message: MailMessage): v
   });
 }
 
-/** Girder's `_sendVerificationEmail`: a one-day token of scope `core.email_verification` and the link that uses it. */
-export async function sendVerificationEmail(
+/** A mail carrying a one-day token of `scope` in a link to the web client's `#useraccount/<id>/<route>/<token>`. */
+async function sendLinkMail(
   services: Services,
   user: UserDoc,
+  to: string,
+  link: { scope: string; route: string; subject: string; html: (frame: MailContext['frame'], url: string) => string },
   origin: string,
   meta: RequestMeta,
 ): Promise<void> {
   const context = await mailContext(services, origin);
-  const token = await issueToken(
-    services.commands,
-    { userId: user._id, scope: [Scope.EMAIL_VERIFICATION], days: LINK_DAYS },
-    meta,
-  );
-  const url = `${context.frame.host}#useraccount/${user._id}/verification/${token.token}`;
+  const token = await issueToken(services.commands, { userId: user._id, scope: [link.scope], days: LINK_DAYS }, meta);
+  const url = `${context.frame.host}#useraccount/${user._id}/${link.route}/${token.token}`;
   send(services, context, {
-    subject: `${context.frame.brandName}: Email verification`,
-    html: emailVerificationMail(context.frame, url),
-    to: [user.email],
+    subject: `${context.frame.brandName}: ${link.subject}`,
+    html: link.html(context.frame, url),
+    to: [to],
   });
 }
 
+/** Girder's `_sendVerificationEmail`: a one-day token of scope `core.email_verification` and the link that uses it. */
+export function sendVerificationEmail(services: Services, user: UserDoc, origin: string, meta: RequestMeta) {
+  return sendLinkMail(
+    services,
+    user,
+    user.email,
+    {
+      scope: Scope.EMAIL_VERIFICATION,
+      route: 'verification',
+      subject: 'Email verification',
+      html: emailVerificationMail,
+    },
+    origin,
+    meta,
+  );
+}
+
 /** `PUT /user/password/temporary`: a one-day token of scope `core.user_auth.temporary`, mailed to `email`. */
-export async function sendTemporaryAccess(
+export function sendTemporaryAccess(
   services: Services,
   user: UserDoc,
   email: string,
   origin: string,
   meta: RequestMeta,
-): Promise<void> {
-  const context = await mailContext(services, origin);
-  const token = await issueToken(
-    services.commands,
-    { userId: user._id, scope: [Scope.TEMP_USER], days: LINK_DAYS },
+) {
+  return sendLinkMail(
+    services,
+    user,
+    email,
+    { scope: Scope.TEMP_USER, route: 'token', subject: 'Temporary access', html: temporaryAccessMail },
+    origin,
     meta,
   );
-  const url = `${context.frame.host}#useraccount/${user._id}/token/${token.token}`;
-  send(services, context, {
-    subject: `${context.frame.brandName}: Temporary access`,
-    html: temporaryAccessMail(context.frame, url),
-    to: [email],
-  });
 }
 
 /** Registration policy `approve`: every site administrator is told of the account waiting for them. */
