@@ -55,6 +55,11 @@ describeInChromium('web client: files, metadata, sharing and search', () => {
     });
     await ui.session.step('upload', async () => {
       await uploadHere(ui.session, [{ name: 'small.txt', mimeType: 'text/plain', buffer: small }]);
+      // Several chunks from a 300 KiB file: 64 KiB chunks, below Girder's 5 MiB minimum for a chunk that does not end
+      // its upload, so alice (the site administrator: the first account) lowers the minimum first, as an admin would.
+      await page.evaluate(
+        "Promise.resolve(window.girder.rest.restRequest({ url: 'system/setting', method: 'PUT', data: { key: 'core.upload_minimum_chunk_size', value: '0' } })).then(() => true)",
+      );
       await page.evaluate('window.girder.rest.setUploadChunkSize(64 * 1024)');
       await uploadHere(ui.session, [{ name: 'large.bin', mimeType: 'application/octet-stream', buffer: large }]);
       await itemRow(ui.session, 'small.txt').waitFor();
