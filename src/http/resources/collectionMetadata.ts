@@ -1,10 +1,10 @@
 import type { RouteDef } from '../routeTable';
+import { deleteMetadataParams, setMetadataParams } from '../metadataParams';
 import { route } from '../routeTable';
-import { param } from '../params';
 import { model } from '../modelParams';
 import { AccessLevel } from '../../domain/access';
 import { RestError } from '../../domain/errors';
-import { parseStringList, type Metadata } from '../../domain/metadata';
+import { type Metadata } from '../../domain/metadata';
 import { Scope } from '../../domain/scopes';
 import { changeCollectionMetadata } from '../../commands/collectionCommands';
 import { collectionView } from '../../queries/views';
@@ -29,10 +29,7 @@ export const collectionMetadataRoutes: RouteDef[] = [
     summary: 'Set metadata fields on a collection.',
     access: 'user',
     scope: [Scope.DATA_WRITE],
-    params: [
-      param.jsonBody('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
-      param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
-    ],
+    params: setMetadataParams(),
     models: { collection: model.path('collection', AccessLevel.WRITE) },
     async handler({ params, models: { collection }, services, principal, meta }) {
       const change = { set: params.metadata as Metadata, allowNull: params.allowNull };
@@ -46,12 +43,7 @@ export const collectionMetadataRoutes: RouteDef[] = [
     summary: 'Delete metadata fields on a collection.',
     access: 'user',
     scope: [Scope.DATA_WRITE],
-    params: [
-      param.jsonBody('fields', {
-        description: 'A JSON list containing the metadata fields to delete',
-        validate: (value) => parseStringList('fields', value),
-      }),
-    ],
+    params: deleteMetadataParams(),
     models: { collection: model.path('collection', AccessLevel.WRITE) },
     async handler({ params, models: { collection }, services, principal, meta }) {
       await changeCollectionMetadata(services.commands, collection._id, { remove: params.fields }, meta);

@@ -1,4 +1,5 @@
 import type { RouteDef } from '../routeTable';
+import { deleteMetadataParams, setMetadataParams } from '../metadataParams';
 import { route } from '../routeTable';
 import { param } from '../params';
 import type { Services } from '../../services';
@@ -6,7 +7,7 @@ import { AccessLevel, type Viewer } from '../../domain/access';
 import type { FolderDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
-import { parseStringList, type Metadata } from '../../domain/metadata';
+import { type Metadata } from '../../domain/metadata';
 import {
   createFolder,
   deleteFolderMetadata,
@@ -123,10 +124,7 @@ export const folderWriteRoutes: RouteDef[] = [
     summary: 'Set metadata fields on a folder.',
     access: 'user',
     scope: [Scope.DATA_WRITE],
-    params: [
-      param.jsonBody('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' }),
-      param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
-    ],
+    params: setMetadataParams(),
     models: { folder: model.path('folder', AccessLevel.WRITE) },
     async handler({ params, models: { folder }, services, principal, meta }) {
       await setFolderMetadata(services, folder._id, params.metadata as Metadata, params.allowNull, meta);
@@ -139,12 +137,7 @@ export const folderWriteRoutes: RouteDef[] = [
     summary: 'Delete metadata fields on a folder.',
     access: 'user',
     scope: [Scope.DATA_WRITE],
-    params: [
-      param.jsonBody('fields', {
-        description: 'A JSON list containing the metadata fields to delete',
-        validate: (value) => parseStringList('fields', value),
-      }),
-    ],
+    params: deleteMetadataParams(),
     models: { folder: model.path('folder', AccessLevel.WRITE) },
     async handler({ params, models: { folder }, services, principal, meta }) {
       await deleteFolderMetadata(services, folder._id, params.fields, meta);

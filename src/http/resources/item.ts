@@ -1,11 +1,12 @@
 import { itemPosition } from '../../queries/listingPosition';
+import { deleteMetadataParams, setMetadataParams } from '../metadataParams';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { FILE_SORT, ITEM_SORT } from '../../queries/sortableFields';
 import type { Services } from '../../services';
 import { RestError } from '../../domain/errors';
-import { parseStringList, type Metadata } from '../../domain/metadata';
+import { type Metadata } from '../../domain/metadata';
 import {
   copyItem,
   createItem,
@@ -218,13 +219,7 @@ export const itemResource: Resource = {
       summary: 'Set metadata fields on an item.',
       access: 'user',
       scope: [Scope.DATA_WRITE],
-      params: [
-        param.jsonBody('metadata', {
-          shape: 'object',
-          description: 'A JSON object containing the metadata keys to add',
-        }),
-        param.flag('allowNull', false, { description: 'Whether "null" is allowed as a metadata value.' }),
-      ],
+      params: setMetadataParams(),
       models: { target: model.path('item', AccessLevel.WRITE) },
       async handler({ params, models: { target }, services, meta }) {
         const { item } = target;
@@ -238,12 +233,7 @@ export const itemResource: Resource = {
       summary: 'Delete metadata fields on an item.',
       access: 'user',
       scope: [Scope.DATA_WRITE],
-      params: [
-        param.jsonBody('fields', {
-          description: 'A JSON list containing the metadata fields to delete',
-          validate: (value) => parseStringList('fields', value),
-        }),
-      ],
+      params: deleteMetadataParams(),
       models: { target: model.path('item', AccessLevel.WRITE) },
       async handler({ params, models: { target }, services, meta }) {
         const { item } = target;
