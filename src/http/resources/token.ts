@@ -1,12 +1,13 @@
 import type { Resource } from '../routeTable';
+import { endSession } from '../endSession';
 import { route } from '../routeTable';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import type { TokenDoc } from '../../ports/readModel';
 import { AccessLevel } from '../../domain/access';
 import { Scope, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
-import { issueToken, revokeToken } from '../../commands/userCommands';
+import { issueToken } from '../../commands/userCommands';
 import { presentedToken } from '../auth';
-import { clearTokenCookie, setTokenCookie } from '../cookies';
+import { setTokenCookie } from '../cookies';
 
 /**
  * A token as Girder answers its document: `_id` is the token itself (only its SHA-256 is stored here, so it is the
@@ -73,9 +74,8 @@ export const tokenResource: Resource = {
       access: 'token',
       params: [],
       // `token` access mode: any valid token (a login's, an API key's, an anonymous session's) may delete itself.
-      async handler({ res, principal, services, meta }) {
-        if (principal.token) await revokeToken(services.commands, principal.token.hash, meta);
-        clearTokenCookie(res);
+      async handler(ctx) {
+        await endSession(ctx);
         return { message: 'Session deleted.' };
       },
     }),

@@ -1,4 +1,5 @@
 import { model } from '../modelParams';
+import { endSession } from '../endSession';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
@@ -6,11 +7,11 @@ import { pagingOf, pagingParams, param } from '../params';
 import { USER_SORT, userFieldsSeenBy } from '../../queries/sortableFields';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { AccessLevel } from '../../domain/access';
-import { registerUser, issueToken, revokeToken } from '../../commands/userCommands';
+import { registerUser, issueToken } from '../../commands/userCommands';
 import { checkPassword } from '../passwordCheck';
 import { userView } from '../../queries/views';
 import { presentedToken, viewerOf } from '../auth';
-import { setTokenCookie, clearTokenCookie } from '../cookies';
+import { setTokenCookie } from '../cookies';
 import { userAccountRoutes } from './userAccount';
 import { userProfileRoutes } from './userProfile';
 import { userEmailRoutes } from './userEmail';
@@ -125,9 +126,8 @@ export const userResource: Resource = {
       summary: 'Log out of the system (revokes the current token).',
       access: 'user',
       params: [],
-      async handler({ res, services, principal, meta }) {
-        if (principal.token) await revokeToken(services.commands, principal.token.hash, meta);
-        clearTokenCookie(res);
+      async handler(ctx) {
+        await endSession(ctx);
         return { message: 'Logged out.' };
       },
     }),

@@ -21,6 +21,12 @@ import { sendTemporaryAccess, sendVerificationEmail } from '../../commands/accou
 import { currentSettings } from '../../commands/settingsCommands';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 
+/** The user of a mailed link (`:id`): any caller may use it, the mailed token is the authority. */
+const mailedLinkUser = () =>
+  model.path('user', AccessLevel.READ, {
+    note: 'any caller: the mailed token is the authority (every user is readable, as Girder loads it with force)',
+  });
+
 /**
  * The user routes of e-mailed links (Girder's user.py): temporary access (password reset) and e-mail verification.
  * Each mailed token has one scope and one user and lives one day (src/commands/accountMail.ts).
@@ -58,9 +64,7 @@ export const userEmailRoutes: RouteDef[] = [
     access: 'public',
     params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
     models: {
-      user: model.path('user', AccessLevel.READ, {
-        note: 'any caller: the mailed token is the authority (every user is readable, as Girder loads it with force)',
-      }),
+      user: mailedLinkUser(),
     },
     async handler({ models: { user }, params, services, meta, req, res }) {
       if (!(await mailedToken(services, user._id, params.token, Scope.TEMP_USER)))
@@ -81,9 +85,7 @@ export const userEmailRoutes: RouteDef[] = [
     access: 'public',
     params: [param.requiredString('token', { secret: true, description: 'The token to check.' })],
     models: {
-      user: model.path('user', AccessLevel.READ, {
-        note: 'any caller: the mailed token is the authority (every user is readable, as Girder loads it with force)',
-      }),
+      user: mailedLinkUser(),
     },
     async handler({ models: { user }, params, services, meta, req, res }) {
       const mailed = await mailedToken(services, user._id, params.token, Scope.EMAIL_VERIFICATION);
