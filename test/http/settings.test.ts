@@ -287,6 +287,29 @@ describe('system settings: every core key of Girder 3.2.15', () => {
     await unset('core.upload_minimum_chunk_size');
   });
 
+  it('holds the chunk minimum for a first chunk sent in the body of POST /file, and starts nothing then', async () => {
+    const folder = await api.defaultFolder(user, 'Private');
+    const startWith = (name: string, size: number, bytes: string) =>
+      api
+        .as(user)
+        .post('/file')
+        .query({ parentType: 'folder', parentId: folder, name, size })
+        .set('Content-Type', 'application/octet-stream')
+        .send(Buffer.from(bytes));
+    const short = await startWith('short.bin', 10, '12345');
+    expect([short.status, short.body]).toEqual([
+      400,
+      { message: 'Chunk is smaller than the minimum size.', type: 'validation' },
+    ]);
+    const items = await api.as(user).get('/item').query({ folderId: folder, name: 'short.bin' });
+    expect(items.body).toEqual([]);
+    const uploads = await api.as(admin).get('/system/uploads').query({ userId: user._id });
+    expect([uploads.status, uploads.body]).toEqual([200, []]);
+    // The whole file in the body ends the upload, whatever its size.
+    const whole = await startWith('whole.bin', 5, '12345');
+    expect([whole.status, whole.body.name, whole.body.size]).toEqual([200, 'whole.bin', 5]);
+  });
+
   it('switches API keys and the notification stream off and on again', async () => {
     const key = await api.as(user).post('/api_key').type('form').send({ name: 'before' });
     expect(key.status).toBe(200);

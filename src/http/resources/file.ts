@@ -25,7 +25,7 @@ import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser, type Principal } from '../principal';
 import { bodyStream } from '../bodyRemainder';
-import { checkChunkMinimum } from '../chunkMinimum';
+import { checkChunkMinimum, checkFirstChunkMinimum } from '../chunkMinimum';
 import { fileRecordRoutes } from './fileRecord';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
@@ -256,6 +256,8 @@ export const fileResource: Resource = {
         const { into } = models;
         const parent: UploadParent =
           into.type === 'item' ? { type: 'item', item: into.doc.item } : { type: 'folder', folder: into.doc };
+        const body = rawBody(req);
+        await checkFirstChunkMinimum(services, params.size, body?.length);
         const outcome = await startUpload(
           services,
           {
@@ -266,7 +268,7 @@ export const fileResource: Resource = {
             userId: signedInUser(principal)._id,
             ...(params.reference !== undefined ? { reference: params.reference } : {}),
           },
-          rawBody(req),
+          body,
           meta,
         );
         return outcomeView(services, outcome, ctx, params.reference);
