@@ -156,3 +156,31 @@ describe('GET /resource/search: level', () => {
     expect(res.body).toEqual({ message: 'Invalid AccessType: 3.', type: 'rest' });
   });
 });
+
+describe('GET /resource/search?mode=prefix: users and groups', () => {
+  beforeAll(async () => {
+    await api.createUser('emile', { firstName: 'Émile', lastName: 'Zola' });
+    await api.createUser('zedd', { firstName: 'Zed', lastName: 'Ørsted' });
+    for (const name of ['Émigrés', 'émigrés club', 'EMU'])
+      ok(await api.as(admin).post('/group').query({ name, public: true }), `group ${name}`);
+  });
+  const logins = (rows: { login: string }[]) => rows.map((r) => r.login).sort();
+
+  it("matches a login as typed (logins are lower-case) and first or last names in any case, in every script (Girder's User.prefixSearchFields)", async () => {
+    const lower = await search(alice, { q: 'émi', mode: 'prefix' }, ['user']);
+    expect([lower.status, logins(lower.body.user)]).toEqual([200, ['emile']]);
+    expect(logins((await search(alice, { q: 'ÉMI', mode: 'prefix' }, ['user'])).body.user)).toEqual(['emile']);
+    expect(logins((await search(alice, { q: 'ørs', mode: 'prefix' }, ['user'])).body.user)).toEqual(['zedd']);
+    // A login only matches as typed: "EMILE" is no prefix of the login "emile", and no name starts with it.
+    expect(logins((await search(alice, { q: 'EMILE', mode: 'prefix' }, ['user'])).body.user)).toEqual([]);
+    expect(logins((await search(alice, { q: 'emil', mode: 'prefix' }, ['user'])).body.user)).toEqual(['emile']);
+  });
+
+  it("matches a group's name as typed or its lower-cased form, in every script (Girder's Group.prefixSearchFields)", async () => {
+    const lower = await search(alice, { q: 'émi', mode: 'prefix' }, ['group']);
+    expect([lower.status, names(lower.body.group).sort()]).toEqual([200, ['émigrés club', 'Émigrés'].sort()]);
+    expect(names((await search(alice, { q: 'Émi', mode: 'prefix' }, ['group'])).body.group)).toEqual(['Émigrés']);
+    expect(names((await search(alice, { q: 'eMU', mode: 'prefix' }, ['group'])).body.group)).toEqual([]);
+    expect(names((await search(alice, { q: 'EM', mode: 'prefix' }, ['group'])).body.group)).toEqual(['EMU']);
+  });
+});

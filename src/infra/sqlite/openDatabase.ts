@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { registerReadClassHash } from '../readmodel/sqlite/readClassIndex';
+import { registerUnicodeLower } from '../readmodel/sqlite/sqlHelpers';
 
 export type SqliteDatabase = Database.Database;
 
@@ -20,5 +21,6 @@ export function openDatabase(file: string): SqliteDatabase {
   db.pragma('busy_timeout = 5000');
   // An index of the read models calls it on every write of a folder row (readClassIndex.ts).
   registerReadClassHash(db);
+  registerUnicodeLower(db);
   return db;
 }

@@ -45,12 +45,13 @@ export class MongoUsers implements UserQueries {
   }
   async list({ text, prefix, matchEmail, paging }: UserSearch): Promise<Page<UserDoc>> {
     const users = await this.source.get('users');
-    const like = text ? { $regex: `${prefix ? '^' : ''}${escapeRegex(text.toLowerCase())}`, $options: 'i' } : null;
-    const filter = !like
-      ? {}
-      : prefix
-        ? { $or: [{ login: like }, { firstName: like }, { lastName: like }] }
-        : { $or: [{ login: like }, { _lowerName: like }, ...(matchEmail ? [{ email: like }] : [])] };
+    const like = text ? { $regex: escapeRegex(text.toLowerCase()), $options: 'i' } : null;
+    const filter =
+      !text || !like
+        ? {}
+        : prefix
+          ? userPrefixFilter(text)
+          : { $or: [{ login: like }, { _lowerName: like }, ...(matchEmail ? [{ email: like }] : [])] };
     const [rows, total] = await Promise.all([
       users
         .find(filter, { projection: USER_OUT, sort: sortOf(paging, { lastName: '_lowerName' }), ...windowOf(paging) })
@@ -164,4 +165,11 @@ export function apiKeyWrites(log: OperationLog): ApiKeyWrites {
       log.record(async (w) => w.remove('apiKeys', { _id: id }));
     },
   };
+}
+
+/** Girder's User.prefixSearchFields: the login as typed (logins are stored lower-cased), first and last name in any case. */
+function userPrefixFilter(text: string) {
+  const start = `^${escapeRegex(text)}`;
+  const anyCase = { $regex: start, $options: 'i' };
+  return { $or: [{ login: { $regex: start } }, { firstName: anyCase }, { lastName: anyCase }] };
 }

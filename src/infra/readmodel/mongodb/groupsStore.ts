@@ -3,7 +3,7 @@ import type { GroupDoc, GroupMembership, GroupQueries, GroupWrites, Page, UserDo
 import type { Paging } from '../../../domain/paging';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
-import { defined, escapeRegex, hidden, setFields, sortOf, windowOf } from './queryHelpers';
+import { defined, escapeRegex, hidden, namePrefixFilter, setFields, sortOf, windowOf } from './queryHelpers';
 
 /**
  * Groups (`groups`, Girder's documents without membership) and memberships (`groupMembers`, one document per user
@@ -68,7 +68,8 @@ export class MongoGroups implements GroupQueries {
     const clauses: Document[] = [];
     if (visibleTo !== null) clauses.push({ $or: [{ public: true }, { _id: { $in: visibleTo } }] });
     if (text !== undefined && exact) clauses.push({ name: text });
-    else if (text !== undefined && prefix) clauses.push({ name: { $regex: `^${escapeRegex(text)}`, $options: 'i' } });
+    else if (text !== undefined && prefix)
+      clauses.push(namePrefixFilter(text)); // Girder: the name, or its lower-cased form.
     else if (text !== undefined) {
       const like = { $regex: escapeRegex(text), $options: 'i' };
       clauses.push({ $or: [{ name: like }, { description: like }] });

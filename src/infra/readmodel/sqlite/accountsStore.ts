@@ -14,7 +14,7 @@ import type {
   UserSearch,
   UserWrites,
 } from '../../../ports/readModel';
-import { pagingSql } from './sqlHelpers';
+import { caseInsensitivePrefixSql, caseSensitivePrefixSql, pagingSql } from './sqlHelpers';
 import { AclRows } from './aclRows';
 import { addUserSize } from './sizes';
 import { ensureGroupTables, withMemberships } from './groupsStore';
@@ -63,15 +63,11 @@ export class SqliteUsers implements UserQueries, UserWrites {
     );
   }
   async list({ text, prefix, matchEmail, paging }: UserSearch): Promise<Page<UserDoc>> {
-    const escaped = text ? text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) : '';
-    const email = matchEmail ? ` OR email LIKE ? ESCAPE '\\'` : '';
-    const where = !text
-      ? ''
+    const { where, args } = !text
+      ? { where: '', args: [] }
       : prefix
-        ? `WHERE login LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.firstName')) LIKE ? ESCAPE '\\' OR lower(json_extract(doc, '$.lastName')) LIKE ? ESCAPE '\\'`
-        : `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\'${email}`;
-    const like = prefix ? `${escaped}%` : `%${escaped}%`;
-    const args = !text ? [] : prefix || matchEmail ? [like, like, like] : [like, like];
+        ? userPrefixSql(text)
+        : userTextSql(text, matchEmail);
     const total = (prepared(this.db, `SELECT COUNT(*) AS n FROM rm_users ${where}`).get(...args) as { n: number }).n;
     const page = pagingSql(
       paging,
@@ -199,4 +195,24 @@ export class SqliteApiKeys implements ApiKeyQueries, ApiKeyWrites {
   delete(id: string): void {
     prepared(this.db, 'DELETE FROM rm_api_keys WHERE id = ?').run(id);
   }
+}
+
+/** Girder's User.prefixSearchFields: the login as typed (logins are stored lower-cased), first and last name in any case. */
+function userPrefixSql(text: string): { where: string; args: unknown[] } {
+  const parts = [
+    caseSensitivePrefixSql('login', text),
+    caseInsensitivePrefixSql("json_extract(doc, '$.firstName')", text),
+    caseInsensitivePrefixSql("json_extract(doc, '$.lastName')", text),
+  ];
+  return { where: `WHERE ${parts.map((p) => p.sql).join(' OR ')}`, args: parts.flatMap((p) => p.args) };
+}
+
+/** The user search's text mode: the login or the name contains the text, or the e-mail for a site administrator. */
+function userTextSql(text: string, matchEmail: boolean | undefined): { where: string; args: unknown[] } {
+  const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const email = matchEmail ? ` OR email LIKE ? ESCAPE '\\'` : '';
+  return {
+    where: `WHERE login LIKE ? ESCAPE '\\' OR lower_name LIKE ? ESCAPE '\\'${email}`,
+    args: matchEmail ? [like, like, like] : [like, like],
+  };
 }

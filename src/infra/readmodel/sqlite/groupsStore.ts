@@ -2,7 +2,7 @@ import { prepared } from '../../sqlite/preparedStatements';
 import type { SqliteDatabase } from '../../sqlite/openDatabase';
 import type { GroupDoc, GroupMembership, GroupQueries, GroupWrites, Page, UserDoc } from '../../../ports/readModel';
 import type { Paging } from '../../../domain/paging';
-import { pagingSql } from './sqlHelpers';
+import { UNICODE_LOWER, namePrefixSql, pagingSql } from './sqlHelpers';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS rm_groups (
@@ -85,12 +85,14 @@ export class SqliteGroups implements GroupQueries, GroupWrites {
       clauses.push('g.name = ?');
       args.push(text);
     } else if (text !== undefined && prefix) {
-      clauses.push("g.lower_name LIKE ? ESCAPE '\\'");
-      args.push(`${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      // Girder's Group.prefixSearchFields: the name as typed, or its lower-cased form.
+      const named = namePrefixSql('g', text);
+      clauses.push(named.sql);
+      args.push(...named.args);
     } else if (text !== undefined) {
       const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       clauses.push(
-        "(g.lower_name LIKE ? ESCAPE '\\' OR lower(json_extract(g.doc, '$.description')) LIKE ? ESCAPE '\\')",
+        `(g.lower_name LIKE ? ESCAPE '\\' OR ${UNICODE_LOWER}(json_extract(g.doc, '$.description')) LIKE ? ESCAPE '\\')`,
       );
       args.push(like, like);
     }

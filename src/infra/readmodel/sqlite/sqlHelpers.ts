@@ -134,4 +134,31 @@ export function namePrefixSql(alias: string, prefix: string): { sql: string; arg
   };
 }
 
+/**
+ * Lower-casing as JavaScript (and MongoDB's `i` option) does it, for every script: SQLite's own `lower()` folds ASCII
+ * only, so `lower('Émile')` would never equal the JavaScript-lowered `'émile'`. Registered on every connection
+ * (openDatabase.ts); any SQL that lowers a stored value to compare it with a lowered parameter uses it.
+ */
+export const UNICODE_LOWER = 'unicode_lower';
+
+export function registerUnicodeLower(db: Database): void {
+  db.function(UNICODE_LOWER, { deterministic: true }, (text: unknown) =>
+    typeof text === 'string' ? text.toLowerCase() : text,
+  );
+}
+
+/**
+ * Girder's case-insensitive prefix (a `('field', 'i')` entry of a model's `prefixSearchFields`): the lower-cased
+ * value starts with the lower-cased prefix. Compared by `substr`, so no character of the prefix is a wildcard.
+ */
+export function caseInsensitivePrefixSql(expression: string, prefix: string): { sql: string; args: unknown[] } {
+  const lowered = prefix.toLowerCase();
+  return { sql: `substr(${UNICODE_LOWER}(${expression}), 1, length(?)) = ?`, args: [lowered, lowered] };
+}
+
+/** Girder's case-sensitive prefix (a plain entry of `prefixSearchFields`): the value starts with the prefix as typed. */
+export function caseSensitivePrefixSql(expression: string, prefix: string): { sql: string; args: unknown[] } {
+  return { sql: `substr(${expression}, 1, length(?)) = ?`, args: [prefix, prefix] };
+}
+
 export const toBit = (value: boolean | undefined): number => (value ? 1 : 0);
