@@ -31,7 +31,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   ports: ['domain'],
   bus: ['domain', 'ports'],
   projections: ['domain', 'ports', 'bus'],
-  queries: ['domain', 'config', 'ports', 'bus', 'projections', 'services'],
+  queries: ['domain', 'config', 'ports', 'bus', 'projections'],
   services: ['config', 'ports', 'bus', 'projections', 'commands'],
   commands: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services'],
   http: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services', 'commands'],
