@@ -92,7 +92,7 @@ export function apiRequests(services: Services, resources: Resource[]): ApiReque
       route.validate?.(params);
       const models = route.models
         ? await loadModels(route.models, {
-            readModel: services.readModel,
+            reads: services,
             viewer: ctxBase.principal.viewer,
             params,
             path: ctxBase.path,

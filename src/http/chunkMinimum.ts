@@ -1,8 +1,8 @@
 import type { Services } from '../services';
 import { ValidationError } from '../domain/errors';
-import { SettingKey, settingValue } from '../domain/settings';
+import { SettingKey } from '../domain/settings';
 import { checkChunk, remainingBytes } from '../domain/upload';
-import { currentSettings } from '../commands/settingsCommands';
+import { settingNow } from '../queries/settingQueries';
 import { loadUpload } from '../commands/fileCommands';
 
 /**
@@ -13,7 +13,7 @@ import { loadUpload } from '../commands/fileCommands';
  */
 async function refuseShortChunk(services: Services, length: number, remaining: number): Promise<void> {
   if (length >= remaining) return; // The last chunk, or one too many bytes (refused by the upload itself).
-  const minimum = settingValue(await currentSettings(services.commands), SettingKey.UPLOAD_MINIMUM_CHUNK_SIZE);
+  const minimum = await settingNow(services, SettingKey.UPLOAD_MINIMUM_CHUNK_SIZE);
   if (length < (minimum as number)) throw new ValidationError('Chunk is smaller than the minimum size.');
 }
 

@@ -6,6 +6,7 @@ import type { FileDoc } from '../ports/readModel';
 import { AccessDeniedError } from '../domain/errors';
 import { AccessLevel } from '../domain/access';
 import { loadModelAt } from '../queries/models';
+import { userById } from '../queries/userQueries';
 import { viewerOf } from './auth';
 import { API_ROOT } from './apiRequests';
 
@@ -115,7 +116,7 @@ export async function fileOfSignedLink(
   if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected))
     throw new AccessDeniedError(INVALID_LINK);
   if (link.expires * 1000 < nowMs) throw new AccessDeniedError(INVALID_LINK);
-  const user = userId ? await services.readModel.users.get(userId) : null;
+  const user = userId ? await userById(services, userId) : null;
   if (userId && (!user || user.status === 'disabled')) throw new AccessDeniedError(INVALID_LINK);
-  return (await loadModelAt(services.readModel, 'file', fileId, viewerOf(user), AccessLevel.READ)).file;
+  return (await loadModelAt(services, 'file', fileId, viewerOf(user), AccessLevel.READ)).file;
 }

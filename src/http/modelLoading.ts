@@ -1,13 +1,14 @@
 import type { Viewer } from '../domain/access';
 import { ownValue } from '../domain/ownMap';
-import type { ReadModelQueries } from '../ports/readModel';
 import { AccessDeniedError, ValidationError } from '../domain/errors';
 import { loadModelAt, type LoadedModels, type LoadedResources, type ModelKind } from '../queries/models';
+import type { ReadModelDeps } from '../queries/readDeps';
 import type { ModelDecl, ModelDecls, ModelsOf } from './modelParams';
 
 /** Loading of a route's declared models (src/http/modelParams.ts), run by the request pipeline before the handler. */
 interface LoadInput {
-  readModel: ReadModelQueries;
+  /** What loading reads (the route's `services`): the read model only. */
+  reads: ReadModelDeps;
   viewer: Viewer | null;
   params: Readonly<Record<string, unknown>>;
   path: Readonly<Record<string, string>>;
@@ -34,7 +35,7 @@ function refuseMissingRequired(required: boolean, name: string): void {
 
 /** Loads a route's declared models in declaration order; the first miss or refusal answers the request. */
 export async function loadModels<M extends ModelDecls>(decls: M, input: LoadInput): Promise<ModelsOf<M>> {
-  const { readModel, viewer, params } = input;
+  const { viewer, params } = input;
   const loaded = new Map<string, unknown>();
   for (const [key, decl] of Object.entries(decls)) {
     if (decl.unless !== undefined && ownValue(params, decl.unless) !== undefined) continue;
@@ -61,7 +62,7 @@ export async function loadModels<M extends ModelDecls>(decls: M, input: LoadInpu
         }
         if (decl.othersSiteAdmin && id !== viewer?.id && !viewer?.admin)
           throw new AccessDeniedError('Administrator access required.');
-        return loadModelAt(readModel, decl.kind, id, viewer, decl.level, decl.missing);
+        return loadModelAt(input.reads, decl.kind, id, viewer, decl.level, decl.missing);
       }
       case 'parent': {
         const type = ownValue(params, decl.typeParam) as ModelKind | undefined;
@@ -79,7 +80,7 @@ export async function loadModels<M extends ModelDecls>(decls: M, input: LoadInpu
           refuseMissingRequired(decl.required, decl.idParam);
           return undefined;
         }
-        const doc = await loadModelAt(readModel, parentType, id, viewer, decl.level, decl.missing);
+        const doc = await loadModelAt(input.reads, parentType, id, viewer, decl.level, decl.missing);
         return { type: parentType, doc };
       }
       case 'checkedByRead':
@@ -91,7 +92,7 @@ export async function loadModels<M extends ModelDecls>(decls: M, input: LoadInpu
         // In the order the set names them (Girder iterates the request's JSON object).
         for (const kind of order) {
           for (const id of new Set(set[kind] ?? [])) {
-            const found = await loadModelAt(readModel, kind, id, viewer, decl.level, decl.missing);
+            const found = await loadModelAt(input.reads, kind, id, viewer, decl.level, decl.missing);
             (out[kind] as unknown[]).push(found);
           }
         }

@@ -9,7 +9,7 @@ import type { ProjectionReads } from '../ports/readModel';
  *
  * The rule is decided here, once, from two generic set-wise reads every adapter answers with one indexed query each:
  * the folders under X the actor lacks ADMIN on, then the folders under X outside those. The projection plans with it
- * (foldersProjection.ts); the route counts its progress total with it (src/http/resources/folderWrite.ts).
+ * (foldersProjection.ts); the route counts its progress total with it (`accessChangeSize`, src/queries/folderQueries.ts).
  */
 export async function accessTargets(
   folders: ProjectionReads['folders'],

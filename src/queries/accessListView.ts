@@ -1,5 +1,8 @@
-import type { Services } from '../services';
+import type { ReadModelDeps } from './readDeps';
 import type { AccessList } from '../domain/access';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps<'users' | 'groups'>;
 
 export interface FullAccessList {
   users: { id: string; level: number; flags: string[]; login: string; name: string }[];
@@ -11,10 +14,10 @@ export interface FullAccessList {
  * `name` (`<first> <last>`), group entries the group's `name` and `description`; entries whose user or group no
  * longer exists are left out.
  */
-export async function fullAccessList(services: Services, access: AccessList): Promise<FullAccessList> {
+export async function fullAccessList(deps: Deps, access: AccessList): Promise<FullAccessList> {
   const users: FullAccessList['users'] = [];
   for (const entry of access.users) {
-    const user = await services.readModel.users.get(entry.id);
+    const user = await deps.readModel.users.get(entry.id);
     if (user)
       users.push({
         id: entry.id,
@@ -26,7 +29,7 @@ export async function fullAccessList(services: Services, access: AccessList): Pr
   }
   const groups: FullAccessList['groups'] = [];
   for (const entry of access.groups) {
-    const group = await services.readModel.groups.get(entry.id);
+    const group = await deps.readModel.groups.get(entry.id);
     if (group)
       groups.push({
         id: entry.id,

@@ -1,7 +1,12 @@
 import fs from 'node:fs';
-import type { Services } from '../services';
+import type { ReadModelDeps } from './readDeps';
 import { AssetstoreType, type AssetstoreRecord, type AssetstoreState } from '../domain/assetstore';
-import { blobRefsOf } from '../domain/assetstoreBlobRef';
+import { blobRefsOf, parseBlobRef } from '../domain/assetstoreBlobRef';
+import type { Paging } from '../domain/paging';
+import { fileView } from './itemQueries';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps<'files'>;
 
 type View = Record<string, unknown>;
 
@@ -33,13 +38,29 @@ async function capacityOf(store: AssetstoreRecord): Promise<{ free: number | nul
 
 /** Girder's addComputedInfo: the view with `capacity` and `hasFiles`. */
 export async function assetstoreWithComputedInfo(
-  services: Services,
+  deps: Deps,
   state: AssetstoreState,
   store: AssetstoreRecord,
 ): Promise<View> {
   return {
     ...assetstoreView(state, store),
     capacity: await capacityOf(store),
-    hasFiles: await services.readModel.files.anyInAssetstore(blobRefsOf(store.assetstoreId)),
+    hasFiles: await deps.readModel.files.anyInAssetstore(blobRefsOf(store.assetstoreId)),
+  };
+}
+
+/**
+ * `GET /assetstore/:id/files`: one page of the files whose bytes the store holds, each with `assetstoreId` (site
+ * administrators see which store holds a file, as Girder's file filter shows them).
+ */
+export async function assetstoreFiles(
+  deps: Deps,
+  store: AssetstoreRecord,
+  paging: Paging,
+): Promise<{ rows: View[]; total: number }> {
+  const page = await deps.readModel.files.listInAssetstore(blobRefsOf(store.assetstoreId), paging);
+  return {
+    rows: page.rows.map((file) => ({ ...fileView(file), assetstoreId: parseBlobRef(file.blobId).assetstoreId })),
+    total: page.total,
   };
 }

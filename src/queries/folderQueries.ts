@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { ReadModelDeps } from './readDeps';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError } from '../domain/errors';
 import { loadModelAt, type LoadedParent } from './models';
@@ -6,6 +6,10 @@ import type { FolderDoc } from '../ports/readModel';
 import { collectionView, folderView, userView } from './views';
 import { fullAccessList, type FullAccessList } from './accessListView';
 import type { Paging } from '../domain/paging';
+import { accessTargets } from '../projections/folderAccess';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps;
 
 /**
  * Read-side functions of the folder routes: given the models the route loaded at its declared levels, they query the
@@ -39,12 +43,12 @@ export interface FindFoldersInput {
  * count as absent, as Girder's truthiness tests do. `total` ignores limit and offset.
  */
 export async function findFolders(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   input: FindFoldersInput,
 ): Promise<{ rows: View[]; total: number }> {
   const paging = { ...input.paging, sort: folderSortField(input.paging.sort) };
-  const folders = services.readModel.folders;
+  const folders = deps.readModel.folders;
   const { parent } = input;
   if (parent) {
     const page = await folders.listChildren({
@@ -69,11 +73,11 @@ export async function findFolders(
  * there is nothing to filter), `nFolders` the direct subfolders the caller may read.
  */
 export async function folderDetails(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   folder: FolderDoc,
 ): Promise<{ nItems: number; nFolders: number }> {
-  const folders = services.readModel.folders;
+  const folders = deps.readModel.folders;
   const [nItems, nFolders] = await Promise.all([
     folders.itemCount(folder._id),
     folders.countChildren({ parentType: 'folder', parentId: folder._id, viewer }),
@@ -91,12 +95,8 @@ export interface RootPathEntry {
  * to the parent; the folder itself is not included. Each ancestor must be readable by the caller; they are checked
  * from the parent upwards, so the nearest unreadable one is the one reported.
  */
-export async function folderRootPath(
-  services: Services,
-  viewer: Viewer | null,
-  folder: FolderDoc,
-): Promise<RootPathEntry[]> {
-  const rm = services.readModel;
+export async function folderRootPath(deps: Deps, viewer: Viewer | null, folder: FolderDoc): Promise<RootPathEntry[]> {
+  const rm = deps.readModel;
   const ancestorIds = await rm.folders.ancestorIds(folder._id);
   const ancestors = await rm.folders.getMany(ancestorIds);
   if (ancestors.length !== ancestorIds.length) {
@@ -111,12 +111,12 @@ export async function folderRootPath(
     folder.baseParentType === 'user'
       ? {
           type: 'user',
-          object: userView(await loadModelAt(rm, 'user', folder.baseParentId, viewer, AccessLevel.READ), viewer),
+          object: userView(await loadModelAt(deps, 'user', folder.baseParentId, viewer, AccessLevel.READ), viewer),
         }
       : {
           type: 'collection',
           object: collectionView(
-            await loadModelAt(rm, 'collection', folder.baseParentId, viewer, AccessLevel.READ),
+            await loadModelAt(deps, 'collection', folder.baseParentId, viewer, AccessLevel.READ),
             viewer,
           ),
         };
@@ -124,6 +124,23 @@ export async function folderRootPath(
 }
 
 /** `GET /folder/:id/access` (ADMIN, declared by the route): the ACL with names (see accessListView.ts). */
-export async function folderAccessList(services: Services, folder: FolderDoc): Promise<FullAccessList> {
-  return fullAccessList(services, folder.access);
+export async function folderAccessList(deps: Deps, folder: FolderDoc): Promise<FullAccessList> {
+  return fullAccessList(deps, folder.access);
+}
+
+/** A folder re-read after a write (a concurrent delete may have removed it since). */
+export async function currentFolder(deps: Deps, id: string): Promise<FolderDoc> {
+  const doc = await deps.readModel.folders.get(id);
+  if (!doc) throw new RestError(`Invalid folder id (${id}).`);
+  return doc;
+}
+
+/** How many folders and items a subtree operation on the folder walks (the folder itself included): its progress total. */
+export async function subtreeSize(deps: Deps, folderId: string): Promise<number> {
+  return deps.readModel.subtree.subtreeCount(folderId);
+}
+
+/** How many folders a recursive access change by `viewer` rewrites (its progress total), as the projection counts them. */
+export async function accessChangeSize(deps: Deps, folderId: string, viewer: Viewer): Promise<number> {
+  return (await accessTargets(deps.readModel.folders, folderId, viewer)).length;
 }

@@ -1,7 +1,13 @@
-import type { Services } from '../services';
+import type { ReadModelDeps } from './readDeps';
 import type { GroupDoc, UserDoc } from '../ports/readModel';
+import type { Paging } from '../domain/paging';
+import { RestError } from '../domain/errors';
+import { userView } from './views';
 import { type Viewer } from '../domain/access';
 import { groupAccessLevel } from '../domain/group';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps<'users' | 'groups'>;
 
 /** Girder's group filter: the READ fields, `_modelType` and the caller's `_accessLevel`. */
 export function groupView(group: GroupDoc, viewer: Viewer | null): Record<string, unknown> {
@@ -23,13 +29,13 @@ export function groupView(group: GroupDoc, viewer: Viewer | null): Record<string
  * out, `requests` (users asking to join: id, login, name).
  */
 export async function groupWithAccess(
-  services: Services,
+  deps: Deps,
   group: GroupDoc,
   viewer: Viewer | null,
   withRequests = true,
 ): Promise<Record<string, unknown>> {
   const named = async (id: string) => {
-    const user = await services.readModel.users.get(id);
+    const user = await deps.readModel.users.get(id);
     return user ? { id, login: user.login, name: `${user.firstName} ${user.lastName}` } : null;
   };
   const users = [];
@@ -47,4 +53,44 @@ export function visibleGroupIds(user: UserDoc | null): string[] | null {
   if (!user) return [];
   if (user.admin) return null;
   return [...user.groups, ...user.groupInvites.map((invite) => invite.groupId)];
+}
+
+/** A group by id (null when there is none). */
+export async function groupById(deps: Deps, id: string): Promise<GroupDoc | null> {
+  return deps.readModel.groups.get(id);
+}
+
+/** A group re-read after a write (a concurrent delete may have removed it since). */
+export async function currentGroup(deps: Deps, id: string): Promise<GroupDoc> {
+  const group = await deps.readModel.groups.get(id);
+  if (!group) throw new RestError(`Invalid group id (${id}).`);
+  return group;
+}
+
+/** `GET /group`: one page of the groups `user` may list (public ones, theirs, their invitations; all for admins). */
+export async function listGroups(
+  deps: Deps,
+  user: UserDoc | null,
+  viewer: Viewer | null,
+  input: { text?: string; exact: boolean; paging: Paging },
+): Promise<{ rows: Record<string, unknown>[]; total: number }> {
+  const page = await deps.readModel.groups.list({
+    text: input.text,
+    exact: input.exact,
+    visibleTo: visibleGroupIds(user),
+    paging: input.paging,
+  });
+  return { rows: page.rows.map((g) => groupView(g, viewer)), total: page.total };
+}
+
+/** `GET /group/:id/member` and `GET /group/:id/invitation`: one page of the group's users of one kind. */
+export async function groupUsers(
+  deps: Deps,
+  groupId: string,
+  kind: 'invite' | 'member',
+  viewer: Viewer | null,
+  paging: Paging,
+): Promise<{ rows: Record<string, unknown>[]; total: number }> {
+  const page = await deps.readModel.groups.listUsers(groupId, kind, paging);
+  return { rows: page.rows.map((u) => userView(u, viewer)), total: page.total };
 }

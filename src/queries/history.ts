@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { LogDeps, ReadModelDeps } from './readDeps';
 import type { RecordedEvent } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { HistoryQueries, SubtreeOperation } from '../ports/readModel';
@@ -15,6 +15,9 @@ import { isObjectId } from '../domain/ids';
 import { folderStream } from '../domain/folder';
 import { itemStream } from '../domain/item';
 import { collectionStream } from '../domain/collection';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps<'folders' | 'items' | 'users' | 'history' | 'subtree'> & LogDeps;
 
 /**
  * Audit history of folders and items (`GET /folder/:id/history`, `GET /item/:id/history`), and the folder timeline
@@ -56,15 +59,15 @@ export interface HistoryEntryView {
 }
 
 /** The history index (every read model keeps one: the port's history role is required). */
-export function historyOf(services: Services): HistoryQueries {
-  return services.readModel.history;
+export function historyOf(deps: Deps): HistoryQueries {
+  return deps.readModel.history;
 }
 
 /** Every event of a stream, oldest first (none when the stream does not exist). */
-async function readStreamEvents(services: Services, streamId: string): Promise<RecordedEvent[]> {
+async function readStreamEvents(deps: Deps, streamId: string): Promise<RecordedEvent[]> {
   const events: RecordedEvent[] = [];
   try {
-    for await (const event of services.eventStore.readStream(streamId)) events.push(event);
+    for await (const event of deps.eventStore.readStream(streamId)) events.push(event);
   } catch (error) {
     if (!(error instanceof StreamNotFoundError)) throw error;
   }
@@ -74,12 +77,12 @@ async function readStreamEvents(services: Services, streamId: string): Promise<R
 /** Reads events of other folders' streams by position, each stream once per request. */
 export class StreamCache {
   private readonly streams = new Map<string, Promise<RecordedEvent[]>>();
-  constructor(private readonly services: Services) {}
+  constructor(private readonly deps: Deps) {}
 
   stream(streamId: string): Promise<RecordedEvent[]> {
     let events = this.streams.get(streamId);
     if (!events) {
-      events = readStreamEvents(this.services, streamId);
+      events = readStreamEvents(this.deps, streamId);
       this.streams.set(streamId, events);
     }
     return events;
@@ -107,14 +110,14 @@ async function operationEvent(
 
 /** The folder's own events and the subtree operations of other folders that touched it, in log order. */
 export async function folderTimeline(
-  services: Services,
+  deps: Deps,
   folderId: string,
-  cache = new StreamCache(services),
+  cache = new StreamCache(deps),
 ): Promise<TimelineEntry[]> {
   const own = await cache.stream(folderStream(folderId));
   const positions = new Set(own.map((e) => e.position));
   const entries: TimelineEntry[] = own.map((event) => ({ event }));
-  for (const op of await services.readModel.subtree.subtreeOpsFor(folderId)) {
+  for (const op of await deps.readModel.subtree.subtreeOpsFor(folderId)) {
     if (positions.has(op.position)) continue;
     const found = await operationEvent(cache, op.rootId, op.position);
     if (!found) continue;
@@ -161,16 +164,16 @@ function itemFolderIntervals(
  * deleted, emptied, copied, re-permissioned, restored, or created by the copy that created the item), in log order.
  */
 async function itemTimeline(
-  services: Services,
+  deps: Deps,
   itemId: string,
   currentFolderId: string | null,
-  cache = new StreamCache(services),
+  cache = new StreamCache(deps),
 ): Promise<TimelineEntry[]> {
   const own = await cache.stream(itemStream(itemId));
   const positions = new Set(own.map((e) => e.position));
   const entries: TimelineEntry[] = own.map((event) => ({ event }));
   for (const interval of itemFolderIntervals(own, currentFolderId)) {
-    for (const op of await services.readModel.subtree.subtreeOpsFor(interval.folderId)) {
+    for (const op of await deps.readModel.subtree.subtreeOpsFor(interval.folderId)) {
       if (
         op.position < interval.from ||
         (interval.to !== null && op.position >= interval.to) ||
@@ -217,14 +220,14 @@ function lastKnownAcl(timeline: TimelineEntry[]): AccessControlled | null {
  * `Invalid folder id (<id>).` when nothing is known about the id.
  */
 async function authorizeFolderHistory(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   folderId: string,
   timeline: TimelineEntry[],
 ): Promise<void> {
   if (!isObjectId(folderId)) throw new RestError(`Invalid folder id (${folderId}).`);
-  const live = await services.readModel.folders.get(folderId);
-  const removed = live ? null : await historyOf(services).removedFolder(folderId);
+  const live = await deps.readModel.folders.get(folderId);
+  const removed = live ? null : await historyOf(deps).removedFolder(folderId);
   const acl: AccessControlled | null = live ?? removed?.doc ?? lastKnownAcl(timeline);
   if (!acl && timeline.length === 0) throw new RestError(`Invalid folder id (${folderId}).`);
   const allowed = viewer?.admin === true || (acl !== null && hasAccess(acl, viewer, AccessLevel.ADMIN));
@@ -232,12 +235,12 @@ async function authorizeFolderHistory(
 }
 
 /** The ACL that governs a folder now or, once removed, as it last was (null when unknown). */
-export async function folderAclNowOrLast(services: Services, folderId: string): Promise<AccessControlled | null> {
-  const live = await services.readModel.folders.get(folderId);
+export async function folderAclNowOrLast(deps: Deps, folderId: string): Promise<AccessControlled | null> {
+  const live = await deps.readModel.folders.get(folderId);
   if (live) return live;
-  const removed = await services.readModel.history.removedFolder(folderId);
+  const removed = await deps.readModel.history.removedFolder(folderId);
   if (removed) return removed.doc;
-  return lastKnownAcl(await folderTimeline(services, folderId));
+  return lastKnownAcl(await folderTimeline(deps, folderId));
 }
 
 // ---- rendering ----
@@ -278,12 +281,12 @@ export function publicStreamId(streamId: string): string {
 /** Logins of event authors, looked up once per request. */
 export class LoginCache {
   private readonly logins = new Map<string, Promise<string | null>>();
-  constructor(private readonly services: Services) {}
+  constructor(private readonly deps: Deps) {}
   login(userId: string | null): Promise<string | null> {
     if (!userId) return Promise.resolve(null);
     let login = this.logins.get(userId);
     if (!login) {
-      login = this.services.readModel.users.get(userId).then((u) => u?.login ?? null);
+      login = this.deps.readModel.users.get(userId).then((u) => u?.login ?? null);
       this.logins.set(userId, login);
     }
     return login;
@@ -335,16 +338,16 @@ function pageTimeline(
 
 /** `GET /folder/:id/history`. */
 export async function folderHistory(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   folderId: string,
   paging: HistoryPaging,
 ): Promise<{ rows: HistoryEntryView[]; total: number }> {
-  historyOf(services);
-  const timeline = isObjectId(folderId) ? await folderTimeline(services, folderId) : [];
-  await authorizeFolderHistory(services, viewer, folderId, timeline);
+  historyOf(deps);
+  const timeline = isObjectId(folderId) ? await folderTimeline(deps, folderId) : [];
+  await authorizeFolderHistory(deps, viewer, folderId, timeline);
   const page = pageTimeline(timeline, folderStream(folderId), paging);
-  const logins = new LoginCache(services);
+  const logins = new LoginCache(deps);
   return { rows: await Promise.all(page.rows.map((e) => entryView(e, logins))), total: page.total };
 }
 
@@ -353,16 +356,16 @@ export async function folderHistory(
  * folder (as it is now, or as it was when removed, or as its timeline last recorded it); site admins always.
  */
 export async function itemHistory(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   itemId: string,
   paging: HistoryPaging,
 ): Promise<{ rows: HistoryEntryView[]; total: number }> {
-  const history = historyOf(services);
+  const history = historyOf(deps);
   if (!isObjectId(itemId)) throw new RestError(`Invalid item id (${itemId}).`);
-  const live = await services.readModel.items.get(itemId);
+  const live = await deps.readModel.items.get(itemId);
   const removed = live ? null : await history.removedItem(itemId);
-  const cache = new StreamCache(services);
+  const cache = new StreamCache(deps);
   const own = await cache.stream(itemStream(itemId));
   let folderId = live?.folderId ?? removed?.doc.folderId ?? null;
   if (!folderId) {
@@ -371,12 +374,12 @@ export async function itemHistory(
       if (d.folderId) folderId = d.folderId;
     }
   }
-  const timeline = await itemTimeline(services, itemId, folderId, cache);
+  const timeline = await itemTimeline(deps, itemId, folderId, cache);
   if (!live && !removed && timeline.length === 0) throw new RestError(`Invalid item id (${itemId}).`);
-  const acl = folderId ? await folderAclNowOrLast(services, folderId) : null;
+  const acl = folderId ? await folderAclNowOrLast(deps, folderId) : null;
   const allowed = viewer?.admin === true || (acl !== null && hasAccess(acl, viewer, AccessLevel.ADMIN));
   if (!allowed) throw new AccessDeniedError(accessDeniedMessage(AccessLevel.ADMIN, 'item', itemId, viewer));
   const page = pageTimeline(timeline, itemStream(itemId), paging);
-  const logins = new LoginCache(services);
+  const logins = new LoginCache(deps);
   return { rows: await Promise.all(page.rows.map((e) => entryView(e, logins))), total: page.total };
 }

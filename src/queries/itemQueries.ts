@@ -1,10 +1,13 @@
 import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
-import type { Services } from '../services';
+import type { ReadModelDeps } from './readDeps';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { UploadState } from '../domain/upload';
 import { type Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
 import type { Paging } from '../domain/paging';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps<'items'>;
 
 /**
  * Read-side functions of the item and file routes. Items and files have no ACL of their own: access is their
@@ -95,13 +98,13 @@ export interface FindItemsInput {
  * caller may read; else `Invalid search mode.`.
  */
 export async function findItems(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   input: FindItemsInput,
 ): Promise<{ rows: View[]; total: number }> {
   const paging = { ...input.paging, sort: itemSortField(input.paging.sort) };
   if (input.folder) {
-    const page = await services.readModel.items.listInFolder({
+    const page = await deps.readModel.items.listInFolder({
       folderId: input.folder._id,
       ...(input.name ? { name: input.name } : {}),
       ...(input.text ? { text: input.text } : {}),
@@ -110,8 +113,15 @@ export async function findItems(
     return { rows: page.rows.map(itemView), total: page.total };
   }
   if (input.text !== undefined) {
-    const page = await services.readModel.items.search({ text: input.text, viewer, paging });
+    const page = await deps.readModel.items.search({ text: input.text, viewer, paging });
     return { rows: page.rows.map(itemView), total: page.total };
   }
   throw new RestError('Invalid search mode.');
+}
+
+/** The item as the read model now shows it after a write (a concurrent delete may have removed it since). */
+export async function currentItemView(deps: Deps, id: string): Promise<View> {
+  const doc = await deps.readModel.items.get(id);
+  if (!doc) throw new RestError(`Invalid item id (${id}).`);
+  return itemView(doc);
 }

@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { ReadModelDeps } from './readDeps';
 import type { Viewer } from '../domain/access';
 import { RestError } from '../domain/errors';
 import type { Paging } from '../domain/paging';
@@ -7,6 +7,9 @@ import type { LoadedParent } from './models';
 import type { FolderDoc, ItemDoc } from '../ports/readModel';
 import { folderSortField } from './folderQueries';
 import { itemSortField } from './itemQueries';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps<'folders' | 'items'>;
 
 /**
  * `GET /folder/:id/position` and `GET /item/:id/position` (Girder's findPosition): the index the document has in the
@@ -19,7 +22,7 @@ function checkSortField(doc: object, field: string): void {
 }
 
 export async function folderPosition(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   folder: FolderDoc,
   input: { parent?: LoadedParent; text?: string; name?: string; paging: Paging },
@@ -29,9 +32,9 @@ export async function folderPosition(
   const { parent } = input;
   if (!parent) {
     if (!input.text) throw new RestError('Invalid search mode.');
-    return services.readModel.folders.positionInSearch({ text: input.text, viewer, paging, id: folder._id });
+    return deps.readModel.folders.positionInSearch({ text: input.text, viewer, paging, id: folder._id });
   }
-  return services.readModel.folders.positionInChildren({
+  return deps.readModel.folders.positionInChildren({
     parentType: parent.type,
     parentId: parent.doc._id,
     viewer,
@@ -43,7 +46,7 @@ export async function folderPosition(
 }
 
 export async function itemPosition(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   item: ItemDoc,
   input: { folder?: FolderDoc; text?: string; name?: string; paging: Paging },
@@ -52,9 +55,9 @@ export async function itemPosition(
   checkSortField(item, paging.sort);
   if (!input.folder) {
     if (input.text === undefined) throw new RestError('Invalid search mode.');
-    return services.readModel.items.positionInSearch({ text: input.text, viewer, paging, id: item._id });
+    return deps.readModel.items.positionInSearch({ text: input.text, viewer, paging, id: item._id });
   }
-  return services.readModel.items.positionInFolder({
+  return deps.readModel.items.positionInFolder({
     folderId: input.folder._id,
     ...(input.name ? { name: input.name } : {}),
     ...(input.text ? { text: input.text } : {}),

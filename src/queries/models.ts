@@ -13,6 +13,7 @@ import { AccessDeniedError, RestError, ValidationError } from '../domain/errors'
 import { isObjectId } from '../domain/ids';
 import { groupAccessLevel } from '../domain/group';
 import type { ParentType } from '../domain/parents';
+import type { ReadModelDeps } from './readDeps';
 
 /** An item with the folder whose ACL decides access to it. */
 interface ItemInFolder {
@@ -100,7 +101,7 @@ export type MissingModel = 'invalid-id' | 'no-such' | 'resource-not-found';
 
 /** Finds a model by id (a malformed id is simply not found); null when there is none. */
 export function findModel<K extends ModelKind>(
-  readModel: ReadModel,
+  { readModel }: ReadModelDeps,
   kind: K,
   id: string,
 ): Promise<LoadedModels[K] | null> {
@@ -120,14 +121,14 @@ function missingError(kind: ModelKind, id: string, missing: MissingModel): Error
 
 /** Loads a model and checks the caller's level on it, with Girder's messages for a miss and for too little access. */
 export async function loadModelAt<K extends ModelKind>(
-  readModel: ReadModel,
+  deps: ReadModelDeps,
   kind: K,
   id: string,
   viewer: Viewer | null,
   level: Level,
   missing: MissingModel = 'invalid-id',
 ): Promise<LoadedModels[K]> {
-  const found = await findModel(readModel, kind, id);
+  const found = await findModel(deps, kind, id);
   if (!found) throw missingError(kind, id, missing);
   if (!KINDS[kind].allows(found, viewer, level))
     throw new AccessDeniedError(accessDeniedMessage(level, kind, id, viewer));

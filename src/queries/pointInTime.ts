@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { LogDeps, ReadModelDeps } from './readDeps';
 import { folderDecider, folderStateFor, type FolderState } from '../domain/folder';
 import type { FolderAccessChangedData, FolderCopiedData, FolderEvent } from '../domain/folderEvents';
 import { unknownEvent } from '../domain/decider';
@@ -13,6 +13,9 @@ import { folderSortField } from './folderQueries';
 import { StreamCache, folderTimeline, historyOf, type TimelineEntry } from './history';
 import type { Paging } from '../domain/paging';
 import { ownValue } from '../domain/ownMap';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps & LogDeps;
 
 /**
  * Point-in-time reads: `GET /folder/:id?at=…` and `GET /folder?parentType=…&parentId=…&at=…`.
@@ -53,9 +56,9 @@ const TIME_LOOKUP_PAGE = 500;
  * the time. Every read starts at a position an event had (KurrentDB refuses any other start, so positions are never
  * computed); the cost grows with the number of events recorded after the time, a page of them per read.
  */
-async function positionOf(services: Services, at: AtValue): Promise<bigint> {
+async function positionOf(deps: Deps, at: AtValue): Promise<bigint> {
   if ('position' in at) return at.position;
-  const store = services.eventStore;
+  const store = deps.eventStore;
   let from: bigint | undefined;
   for (;;) {
     let read = 0;
@@ -96,8 +99,8 @@ class TimeMachine {
   private readonly cache: StreamCache;
   private readonly states = new Map<string, Promise<FolderAt | null>>();
 
-  constructor(private readonly services: Services) {
-    this.cache = new StreamCache(services);
+  constructor(private readonly deps: Deps) {
+    this.cache = new StreamCache(deps);
   }
 
   stateAt(folderId: string, position: bigint): Promise<FolderAt | null> {
@@ -111,7 +114,7 @@ class TimeMachine {
   }
 
   private async fold(folderId: string, position: bigint): Promise<FolderAt | null> {
-    const timeline = await folderTimeline(this.services, folderId, this.cache);
+    const timeline = await folderTimeline(this.deps, folderId, this.cache);
     let state: FolderAt | null = null;
     for (const entry of timeline) {
       if (entry.event.position > position) break;
@@ -157,7 +160,7 @@ class TimeMachine {
     const source = await this.sourceOf(folderId, copy, position);
     const before = source && (await this.stateAt(source, position - 1n));
     if (!before) return null;
-    const placement = await historyOf(this.services).placementAt(folderId, position);
+    const placement = await historyOf(this.deps).placementAt(folderId, position);
     return {
       exists: true,
       folderId,
@@ -179,7 +182,7 @@ class TimeMachine {
 
   private async sourceOf(folderId: string, copy: FolderCopiedData, position: bigint): Promise<string | null> {
     if (folderId === copy.folderId) return copy.sourceId;
-    const history = historyOf(this.services);
+    const history = historyOf(this.deps);
     const placement = await history.placementAt(folderId, position);
     if (placement?.parentType !== 'folder') return null;
     const parentSource = await this.sourceOf(placement.parentId, copy, position);
@@ -192,7 +195,7 @@ class TimeMachine {
   async docAt(folderId: string, position: bigint): Promise<FolderDoc | null> {
     const state = await this.stateAt(folderId, position);
     if (!state) return null;
-    const history = historyOf(this.services);
+    const history = historyOf(this.deps);
     const placement = await history.placementAt(folderId, position);
     return {
       _id: folderId,
@@ -222,27 +225,27 @@ const didNotExist = (at: AtValue) => new RestError(`The folder did not exist at 
  * the same view fields as the normal GET, `_accessLevel` judged on the ACL it had then.
  */
 export async function getFolderAt(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   folderId: string,
   atRaw: string,
 ): Promise<Record<string, unknown>> {
-  historyOf(services);
+  historyOf(deps);
   const at = parseAt(atRaw);
-  await requireAdminNow(services, viewer, folderId);
-  const position = await positionOf(services, at);
-  const doc = await new TimeMachine(services).docAt(folderId, position);
+  await requireAdminNow(deps, viewer, folderId);
+  const position = await positionOf(deps, at);
+  const doc = await new TimeMachine(deps).docAt(folderId, position);
   if (!doc) throw didNotExist(at);
   return folderView(doc, viewer);
 }
 
-async function requireAdminNow(services: Services, viewer: Viewer | null, folderId: string): Promise<void> {
-  const live = isObjectId(folderId) ? await services.readModel.folders.get(folderId) : null;
+async function requireAdminNow(deps: Deps, viewer: Viewer | null, folderId: string): Promise<void> {
+  const live = isObjectId(folderId) ? await deps.readModel.folders.get(folderId) : null;
   if (!live) {
-    if (viewer?.admin && isObjectId(folderId) && (await folderTimeline(services, folderId)).length > 0) return;
+    if (viewer?.admin && isObjectId(folderId) && (await folderTimeline(deps, folderId)).length > 0) return;
     throw new RestError(`Invalid folder id (${folderId}).`);
   }
-  await loadModelAt(services.readModel, 'folder', folderId, viewer, AccessLevel.ADMIN);
+  await loadModelAt(deps, 'folder', folderId, viewer, AccessLevel.ADMIN);
 }
 
 export interface ChildrenAtInput {
@@ -259,15 +262,15 @@ export interface ChildrenAtInput {
  * normal listing. ADMIN on the parent now (site admins pass).
  */
 export async function listFoldersAt(
-  services: Services,
+  deps: Deps,
   viewer: Viewer | null,
   input: ChildrenAtInput,
 ): Promise<{ rows: Record<string, unknown>[]; total: number }> {
-  const history = historyOf(services);
+  const history = historyOf(deps);
   const at = parseAt(input.at);
   const { parent } = input;
-  const position = await positionOf(services, at);
-  const machine = new TimeMachine(services);
+  const position = await positionOf(deps, at);
+  const machine = new TimeMachine(deps);
   if (parent.type === 'folder' && !(await machine.stateAt(parent.doc._id, position))) throw didNotExist(at);
   const ids = await history.childrenAt(parent.type, parent.doc._id, position);
   const docs: FolderDoc[] = [];

@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { ReadModelDeps } from './readDeps';
 import type { CollectionDoc, FileDoc, FolderDoc, ItemDoc, UserDoc } from '../ports/readModel';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
@@ -6,6 +6,9 @@ import { isObjectId } from '../domain/ids';
 import { collectionView, folderView, userView } from './views';
 import { fileView, itemView } from './itemQueries';
 import { loadModelAt } from './models';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = ReadModelDeps;
 
 /**
  * Resource paths (Girder's girder/utility/path.py): `/user/<login>/<folder>/…/<item>/<file>` and
@@ -67,10 +70,10 @@ function viewOf(found: Found, viewer: Viewer | null): View {
 }
 
 /** The first file of an item with this exact name, in insertion order (the files of an item are paged through). */
-async function fileNamed(services: Services, itemId: string, name: string): Promise<FileDoc | null> {
+async function fileNamed(deps: Deps, itemId: string, name: string): Promise<FileDoc | null> {
   const limit = 100;
   for (let offset = 0; ; offset += limit) {
-    const page = await services.readModel.files.listForItem(itemId, { limit, offset, sort: '_id', sortdir: 1 });
+    const page = await deps.readModel.files.listForItem(itemId, { limit, offset, sort: '_id', sortdir: 1 });
     const match = page.rows.find((file) => file.name === name);
     if (match) return match;
     if (page.rows.length < limit) return null;
@@ -81,8 +84,8 @@ async function fileNamed(services: Services, itemId: string, name: string): Prom
  * The child of `parent` named `token` (Girder's lookUpToken): under a user, collection or folder a folder of that
  * name, else under a folder an item of that name; under an item, a file of that name. Not permission filtered.
  */
-async function childNamed(services: Services, parent: Found, token: string): Promise<Found | null> {
-  const rm = services.readModel;
+async function childNamed(deps: Deps, parent: Found, token: string): Promise<Found | null> {
+  const rm = deps.readModel;
   if (parent.type === 'user' || parent.type === 'collection' || parent.type === 'folder') {
     const folder = await rm.folders.childNamed(parent.type, parent.doc._id, token);
     if (folder) return { type: 'folder', doc: folder };
@@ -96,7 +99,7 @@ async function childNamed(services: Services, parent: Found, token: string): Pro
     if (page.rows[0]) return { type: 'item', doc: page.rows[0], folder: parent.doc };
   }
   if (parent.type === 'item') {
-    const file = await fileNamed(services, parent.doc._id, token);
+    const file = await fileNamed(deps, parent.doc._id, token);
     if (file) return { type: 'file', doc: file, folder: parent.folder };
   }
   return null;
@@ -108,16 +111,11 @@ async function childNamed(services: Services, parent: Found, token: string): Pro
  * `Path not found: <path>` (the path without its leading slashes), so that a path does not reveal what the caller may
  * not read. With `test`, both give null instead. A path that names neither root kind is `Invalid path format`.
  */
-export async function lookUpPath(
-  services: Services,
-  path: string,
-  viewer: Viewer | null,
-  test: boolean,
-): Promise<View | null> {
+export async function lookUpPath(deps: Deps, path: string, viewer: Viewer | null, test: boolean): Promise<View | null> {
   const stripped = path.replace(/^\/+/, '');
   // A path of one token (`user`) has no root name.
   const [model, rootName, ...tokens] = splitPath(stripped) as [string, string | undefined, ...string[]];
-  const rm = services.readModel;
+  const rm = deps.readModel;
   let current: Found;
   if (model === 'user' && rootName !== undefined) {
     const user = await rm.users.getByLogin(rootName);
@@ -143,7 +141,7 @@ export async function lookUpPath(
   };
   if (!hasAccess(aclOf(current), viewer, AccessLevel.READ)) return notFound();
   for (const token of tokens) {
-    const child = await childNamed(services, current, token);
+    const child = await childNamed(deps, current, token);
     if (!child || !hasAccess(aclOf(child), viewer, AccessLevel.READ)) return notFound();
     current = child;
   }
@@ -151,9 +149,9 @@ export async function lookUpPath(
 }
 
 /** A resource by id, with the folder that decides access to items and files; null when it does not resolve. */
-async function fetchResource(services: Services, type: ResourceType, id: string): Promise<Found | null> {
+async function fetchResource(deps: Deps, type: ResourceType, id: string): Promise<Found | null> {
   if (!isObjectId(id)) return null;
-  const rm = services.readModel;
+  const rm = deps.readModel;
   switch (type) {
     case 'user': {
       const doc = await rm.users.get(id);
@@ -182,17 +180,12 @@ async function fetchResource(services: Services, type: ResourceType, id: string)
 }
 
 /** A parent on the way up, loaded at READ (`Invalid <model> id (<id>).` when it is gone). */
-async function loadParentAtRead(
-  services: Services,
-  type: ResourceType,
-  id: string,
-  viewer: Viewer | null,
-): Promise<Found> {
+async function loadParentAtRead(deps: Deps, type: ResourceType, id: string, viewer: Viewer | null): Promise<Found> {
   if (type === 'user' || type === 'collection' || type === 'folder') {
-    const doc = await loadModelAt(services.readModel, type, id, viewer, AccessLevel.READ);
+    const doc = await loadModelAt(deps, type, id, viewer, AccessLevel.READ);
     return { type, doc } as Found;
   }
-  const found = await fetchResource(services, type, id);
+  const found = await fetchResource(deps, type, id);
   if (!found) throw new RestError(`Invalid ${type} id (${id}).`);
   if (!hasAccess(aclOf(found), viewer, AccessLevel.READ))
     throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
@@ -219,20 +212,15 @@ function parentOf(found: Found): { type: ResourceType; id: string } | null {
  * `type` is 400 `Invalid resource id.`, which girder_client's `--parent-type auto` relies on to try the next type),
  * then every ancestor at READ; the path names them from the root down.
  */
-export async function resourcePath(
-  services: Services,
-  type: string,
-  id: string,
-  viewer: Viewer | null,
-): Promise<string> {
+export async function resourcePath(deps: Deps, type: string, id: string, viewer: Viewer | null): Promise<string> {
   if (!(RESOURCE_TYPES as readonly string[]).includes(type)) throw new RestError('Invalid resources format.');
-  let current = await fetchResource(services, type as ResourceType, id);
+  let current = await fetchResource(deps, type as ResourceType, id);
   if (!current) throw new RestError('Invalid resource id.');
   if (!hasAccess(aclOf(current), viewer, AccessLevel.READ))
     throw new AccessDeniedError(accessDeniedMessage(AccessLevel.READ, type, id, viewer));
   const names = [nameOf(current)];
   for (let parent = parentOf(current); parent; parent = parentOf(current)) {
-    current = await loadParentAtRead(services, parent.type, parent.id, viewer);
+    current = await loadParentAtRead(deps, parent.type, parent.id, viewer);
     names.unshift(nameOf(current));
   }
   return `/${joinPath([current.type, ...names])}`;

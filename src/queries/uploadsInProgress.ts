@@ -1,5 +1,9 @@
-import type { Services } from '../services';
+import type { LogDeps } from './readDeps';
+import { streamState } from './streamState';
 import { uploadDecider, uploadStateFor, uploadStream, type UploadState } from '../domain/upload';
+
+/** What these reads touch (src/queries/readDeps.ts). */
+type Deps = LogDeps;
 
 /** Girder's filters of `GET` and `DELETE /system/uploads` (each optional; all given must match). */
 export interface UploadFilters {
@@ -21,13 +25,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * so this reads the `upload-` streams' starts from the log and folds each upload found: a cost that grows with every
  * upload ever started, paid only by this administrator's maintenance listing. One `uploadId` reads that upload alone.
  */
-export async function uploadsInProgress(services: Services, filters: UploadFilters): Promise<UploadState[]> {
-  const ids = filters.uploadId !== undefined ? [filters.uploadId] : await startedUploadIds(services);
+export async function uploadsInProgress(deps: Deps, filters: UploadFilters): Promise<UploadState[]> {
+  const ids = filters.uploadId !== undefined ? [filters.uploadId] : await startedUploadIds(deps);
   const cutoff = filters.minimumAge !== undefined ? Date.now() - filters.minimumAge * DAY_MS : undefined;
   const found: UploadState[] = [];
   for (const id of ids) {
     // The upload's decider state, as the upload commands see it (read here, never appended to).
-    const loaded = await services.commands.load(uploadStream(id), uploadDecider);
+    const loaded = await streamState(deps, uploadStream(id), uploadDecider);
     const state = loaded.exists ? loaded.state : uploadStateFor(id);
     const started = state.started;
     if (state.status !== 'active' || !started) continue;
@@ -40,9 +44,9 @@ export async function uploadsInProgress(services: Services, filters: UploadFilte
   return found.sort((a, b) => a.updated.localeCompare(b.updated) || a.uploadId.localeCompare(b.uploadId));
 }
 
-async function startedUploadIds(services: Services): Promise<string[]> {
+async function startedUploadIds(deps: Deps): Promise<string[]> {
   const ids = new Set<string>();
-  for await (const event of services.eventStore.readAll({ streamPrefixes: ['upload-'] })) {
+  for await (const event of deps.eventStore.readAll({ streamPrefixes: ['upload-'] })) {
     if (event.type === 'UploadStarted') ids.add((event.data as { uploadId: string }).uploadId);
   }
   return [...ids];

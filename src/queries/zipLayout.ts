@@ -40,10 +40,15 @@ export type ZipEntry =
 export const entrySize = (entry: ZipEntry): number => (entry.file ? entry.file.size : entry.data.length);
 
 /** What the walk reads: permission-filtered child folders, the items of a folder, the files of an item. */
-export interface LayoutSource {
+interface LayoutSource {
   folders: Pick<FolderQueries, 'listChildren'>;
   items: Pick<ItemQueries, 'listInFolder'>;
   files: Pick<FileQueries, 'listForItem'>;
+}
+
+/** What a layout is handed: the read model, of which it reads only the listings above. */
+export interface LayoutDeps {
+  readModel: LayoutSource;
 }
 
 export interface LayoutOptions {
@@ -176,7 +181,7 @@ function resolve(options: LayoutOptions): Required<LayoutOptions> {
 
 /** The entries of `folder`'s archive as `viewer` may see them, in archive order. */
 export function zipLayout(
-  source: LayoutSource,
+  { readModel: source }: LayoutDeps,
   folder: FolderDoc,
   viewer: Viewer | null,
   options: LayoutOptions = {},
@@ -186,7 +191,7 @@ export function zipLayout(
 
 /** A collection's archive (Girder's downloadCollection): its readable folders under `<collection name>/`. */
 export function collectionZipLayout(
-  source: LayoutSource,
+  { readModel: source }: LayoutDeps,
   collection: { _id: string; name: string },
   viewer: Viewer | null,
   options: LayoutOptions = {},
@@ -196,7 +201,7 @@ export function collectionZipLayout(
 }
 
 /** An item's archive (Girder's _downloadMultifileItem): its files right under `<item name>/`. */
-export function itemZipLayout(source: LayoutSource, item: ItemDoc): AsyncGenerator<ZipEntry> {
+export function itemZipLayout({ readModel: source }: LayoutDeps, item: ItemDoc): AsyncGenerator<ZipEntry> {
   return itemEntries(source, item, sanitizeRoot(item.name), resolve({}), false);
 }
 
@@ -206,7 +211,7 @@ export function itemZipLayout(source: LayoutSource, item: ItemDoc): AsyncGenerat
  * that file at the top.
  */
 export async function* resourceSetZipLayout(
-  source: LayoutSource,
+  { readModel: source }: LayoutDeps,
   resources: LoadedResources,
   viewer: Viewer | null,
   options: LayoutOptions = {},

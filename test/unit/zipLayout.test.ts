@@ -7,7 +7,7 @@ import {
   sanitizeSegment,
   summarizeLayout,
   zipLayout,
-  type LayoutSource,
+  type LayoutDeps,
   type ZipEntry,
 } from '../../src/queries/zipLayout';
 import type { Paging } from '../../src/domain/paging';
@@ -93,31 +93,33 @@ function page<T extends { _id: string }>(tree: Tree, rows: T[], paging: Paging):
   return { rows: sorted.slice(paging.offset, paging.offset + paging.limit), total: sorted.length };
 }
 
-function sourceOf(tree: Tree): LayoutSource {
+function sourceOf(tree: Tree): LayoutDeps {
   return {
-    folders: {
-      listChildren: async (o) =>
-        page(
-          tree,
-          tree.folders.filter((f) => f.parentId === o.parentId && (o.viewer !== null || !tree.hidden.has(f._id))),
-          o.paging,
-        ),
-    },
-    items: {
-      listInFolder: async (o) =>
-        page(
-          tree,
-          tree.items.filter((i) => i.folderId === o.folderId),
-          o.paging,
-        ),
-    },
-    files: {
-      listForItem: async (itemId, paging) =>
-        page(
-          tree,
-          tree.files.filter((f) => f.itemId === itemId),
-          paging,
-        ),
+    readModel: {
+      folders: {
+        listChildren: async (o) =>
+          page(
+            tree,
+            tree.folders.filter((f) => f.parentId === o.parentId && (o.viewer !== null || !tree.hidden.has(f._id))),
+            o.paging,
+          ),
+      },
+      items: {
+        listInFolder: async (o) =>
+          page(
+            tree,
+            tree.items.filter((i) => i.folderId === o.folderId),
+            o.paging,
+          ),
+      },
+      files: {
+        listForItem: async (itemId, paging) =>
+          page(
+            tree,
+            tree.files.filter((f) => f.itemId === itemId),
+            paging,
+          ),
+      },
     },
   };
 }

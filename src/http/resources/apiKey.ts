@@ -31,7 +31,7 @@ export const apiKeyResource: Resource = {
       },
       async handler({ params, models: { owner }, services, principal, setTotalCount }) {
         const userId = owner?._id ?? signedInUser(principal)._id;
-        const page = await listApiKeys(services.readModel, userId, pagingOf(params));
+        const page = await listApiKeys(services, userId, pagingOf(params));
         setTotalCount(page.total);
         return page.rows;
       },
@@ -65,7 +65,7 @@ export const apiKeyResource: Resource = {
           },
           meta,
         );
-        return currentApiKey(services.readModel, id);
+        return currentApiKey(services, id);
       },
     }),
     route({
@@ -82,7 +82,7 @@ export const apiKeyResource: Resource = {
       ],
       async handler({ params, services, meta }) {
         await requireApiKeys(services);
-        const key = await apiKeyByValue(services.readModel, params.key);
+        const key = await apiKeyByValue(services, params.key);
         const token = await tokenFromApiKey(
           services.commands,
           { apiKeyId: key?._id ?? null, days: params.duration, defaultDays: await tokenLifetimeDays(services) },
@@ -115,7 +115,7 @@ export const apiKeyResource: Resource = {
           services.commands,
           key._id,
           {
-            ownerIsAdmin: await ownerIsAdmin(services.readModel, key.userId),
+            ownerIsAdmin: await ownerIsAdmin(services, key.userId),
             changes: {
               name: params.name,
               scope: params.scope,
@@ -125,7 +125,7 @@ export const apiKeyResource: Resource = {
           },
           meta,
         );
-        return currentApiKey(services.readModel, key._id);
+        return currentApiKey(services, key._id);
       },
     }),
     route({

@@ -19,7 +19,6 @@ import {
   type AssetstoreRecord,
   type AssetstoreSettings,
 } from '../../domain/assetstore';
-import { blobRefsOf, parseBlobRef } from '../../domain/assetstoreBlobRef';
 import {
   createAssetstore,
   deleteAssetstore,
@@ -27,8 +26,7 @@ import {
   loadAssetstores,
   updateAssetstore,
 } from '../../commands/assetstoreCommands';
-import { assetstoreView, assetstoreWithComputedInfo } from '../../queries/assetstoreViews';
-import { fileView } from '../../queries/itemQueries';
+import { assetstoreFiles, assetstoreView, assetstoreWithComputedInfo } from '../../queries/assetstoreViews';
 import { ASSETSTORE_FILE_SORT, ASSETSTORE_SORT } from '../../queries/sortableFields';
 
 type Scalar = string | number | boolean | null | undefined;
@@ -316,10 +314,9 @@ export const assetstoreResource: Resource = {
       params: [...pagingParams(ASSETSTORE_FILE_SORT)],
       async handler({ path, params, services, setTotalCount }) {
         const store = await loadAssetstore(services, path.id);
-        const page = await services.readModel.files.listInAssetstore(blobRefsOf(store.assetstoreId), pagingOf(params));
+        const page = await assetstoreFiles(services, store, pagingOf(params));
         setTotalCount(page.total);
-        // Site administrators see which store holds a file (Girder's file filter shows them `assetstoreId`).
-        return page.rows.map((file) => ({ ...fileView(file), assetstoreId: parseBlobRef(file.blobId).assetstoreId }));
+        return page.rows;
       },
     }),
   ],

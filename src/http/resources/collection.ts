@@ -3,14 +3,18 @@ import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { COLLECTION_SORT } from '../../queries/sortableFields';
-import type { Services } from '../../services';
-import type { CollectionDoc } from '../../ports/readModel';
 import { AccessLevel } from '../../domain/access';
-import { AccessDeniedError, RestError } from '../../domain/errors';
+import { AccessDeniedError } from '../../domain/errors';
 import { mayCreateCollections } from '../../commands/collectionCreationPolicy';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';
+import {
+  collectionCount,
+  collectionDetails,
+  currentCollection,
+  listCollections,
+} from '../../queries/collectionQueries';
 import {
   createCollection,
   deleteCollection,
@@ -21,13 +25,6 @@ import { Scope } from '../../domain/scopes';
 import { signedInUser } from '../principal';
 import { collectionMetadataRoutes } from './collectionMetadata';
 import { collectionDownloadRoutes } from './collectionDownload';
-
-/** Re-reads a collection after a write (a concurrent delete may have removed it since). */
-async function reload(services: Services, id: string): Promise<CollectionDoc> {
-  const doc = await services.readModel.collections.get(id);
-  if (!doc) throw new RestError(`Invalid collection id (${id}).`);
-  return doc;
-}
 
 export const collectionResource: Resource = {
   name: 'collection',
@@ -44,13 +41,9 @@ export const collectionResource: Resource = {
         ...pagingParams(COLLECTION_SORT),
       ],
       async handler({ params, services, principal, setTotalCount }) {
-        const page = await services.readModel.collections.list({
-          viewer: principal.viewer,
-          text: params.text,
-          paging: pagingOf(params),
-        });
+        const page = await listCollections(services, principal.viewer, { text: params.text, paging: pagingOf(params) });
         setTotalCount(page.total);
-        return page.rows.map((c) => collectionView(c, principal.viewer));
+        return page.rows;
       },
     }),
     route({
@@ -78,7 +71,7 @@ export const collectionResource: Resource = {
           },
           meta,
         );
-        return collectionView(await reload(services, id), principal.viewer);
+        return collectionView(await currentCollection(services, id), principal.viewer);
       },
     }),
     route({
@@ -88,13 +81,7 @@ export const collectionResource: Resource = {
       access: 'public',
       scope: [Scope.DATA_READ],
       params: [],
-      async handler({ services, principal }) {
-        const page = await services.readModel.collections.list({
-          viewer: principal.viewer,
-          paging: { limit: 1, offset: 0, sort: 'name', sortdir: 1 },
-        });
-        return { nCollections: page.total };
-      },
+      handler: async ({ services, principal }) => ({ nCollections: await collectionCount(services, principal.viewer) }),
     }),
     route({
       method: 'GET',
@@ -104,15 +91,8 @@ export const collectionResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       models: { collection: model.path('collection', AccessLevel.READ) },
-      async handler({ models: { collection }, services, principal }) {
-        return {
-          nFolders: await services.readModel.folders.countChildren({
-            parentType: 'collection',
-            parentId: collection._id,
-            viewer: principal.viewer,
-          }),
-        };
-      },
+      handler: ({ models: { collection }, services, principal }) =>
+        collectionDetails(services, collection, principal.viewer),
     }),
     route({
       method: 'GET',
@@ -142,7 +122,7 @@ export const collectionResource: Resource = {
           { name: params.name, description: params.description },
           meta,
         );
-        return collectionView(await reload(services, collection._id), principal.viewer);
+        return collectionView(await currentCollection(services, collection._id), principal.viewer);
       },
     }),
     route({
@@ -194,7 +174,7 @@ export const collectionResource: Resource = {
           { access, public: params.public, publicFlags },
           meta,
         );
-        const updated = await reload(services, collection._id);
+        const updated = await currentCollection(services, collection._id);
         return { ...collectionView(updated, principal.viewer), access: updated.access };
       },
     }),

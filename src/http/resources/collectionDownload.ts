@@ -25,7 +25,7 @@ export const collectionDownloadRoutes: RouteDef[] = [
     handler: ({ params, models: { collection }, services, principal, req, res }) => {
       const mimeFilter = params.mimeFilter as unknown[] | undefined;
       return sendZipArchive(services, req, res, `${collection.name}.zip`, () =>
-        collectionZipLayout(services.readModel, collection, principal.viewer, mimeFilter ? { mimeFilter } : {}),
+        collectionZipLayout(services, collection, principal.viewer, mimeFilter ? { mimeFilter } : {}),
       );
     },
   }),

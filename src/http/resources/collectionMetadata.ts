@@ -3,19 +3,17 @@ import { deleteMetadataParams, setMetadataParams } from '../metadataParams';
 import { route } from '../routeTable';
 import { model } from '../modelParams';
 import { AccessLevel } from '../../domain/access';
-import { RestError } from '../../domain/errors';
 import { type Metadata } from '../../domain/metadata';
 import { Scope } from '../../domain/scopes';
 import { changeCollectionMetadata } from '../../commands/collectionCommands';
 import { collectionView } from '../../queries/views';
+import { currentCollection } from '../../queries/collectionQueries';
 import type { Services } from '../../services';
 import type { Viewer } from '../../domain/access';
 
 /** The collection as the read model now shows it (the command waited for the projection), filtered for the caller. */
 async function currentView(services: Services, id: string, viewer: Viewer | null) {
-  const doc = await services.readModel.collections.get(id);
-  if (!doc) throw new RestError(`Invalid collection id (${id}).`);
-  return collectionView(doc, viewer);
+  return collectionView(await currentCollection(services, id), viewer);
 }
 
 /**

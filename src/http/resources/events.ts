@@ -10,13 +10,13 @@ import { claimStreamSlot } from '../streamSlots';
 import type { Services } from '../../services';
 import type { RecordedEvent } from '../../ports/eventStore';
 import { catchUpThenLive, type CatchUpSource } from '../../bus/domainEvents';
-import { RestError } from '../../domain/errors';
-import { AccessLevel, hasAccess, type Viewer } from '../../domain/access';
+import { AccessLevel } from '../../domain/access';
 import { folderStream } from '../../domain/folder';
 import { folderEventSchemas } from '../../domain/folderEvents';
 import { itemEventSchemas } from '../../domain/item';
 import { uploadEventSchemas } from '../../domain/upload';
-import { LoginCache, folderAclNowOrLast, publicStreamId, redactEventData } from '../../queries/history';
+import { LoginCache, publicStreamId, redactEventData } from '../../queries/history';
+import { mayReadFolderEvents, maySeeSubtreeEvent, startPosition } from '../../queries/eventStreamQueries';
 import { Scope } from '../../domain/scopes';
 
 /**
@@ -46,20 +46,10 @@ const sinceParam = () =>
 const typesParam = () =>
   param.string('types', { description: 'Comma-separated event types to stream (default: all).' });
 
-/**
- * Where the stream starts: Last-Event-ID (a reconnect), else `since`, else the head (only what happens next). A
- * position past the head of the log is refused (400).
- */
-async function startPosition(services: Services, req: Request, since: string | undefined): Promise<bigint> {
+/** The position a client resumes from: Last-Event-ID (a reconnect), else `since`; undefined for neither. */
+function resumeFrom(req: Request, since: string | undefined): string | undefined {
   const header = req.get('Last-Event-ID');
-  const raw = header !== undefined && header.trim() !== '' ? header.trim() : since?.trim();
-  if (raw === undefined || raw === '') return services.eventStore.headPosition();
-  if (!/^\d+$/.test(raw)) throw new RestError(`Invalid value for since: "${raw}". Expected a position.`);
-  // A position the log has not reached names no event this stream could resume after: refused, not waited for.
-  const position = BigInt(raw);
-  const head = await services.eventStore.headPosition();
-  if (position > head) throw new RestError(`Invalid value for since: "${raw}". The log ends at position ${head}.`);
-  return position;
+  return header !== undefined && header.trim() !== '' ? header.trim() : since?.trim();
 }
 
 function typeFilter(types: string | undefined): ((type: string) => boolean) | null {
@@ -153,33 +143,6 @@ async function streamEvents(
   return RESPONSE_SENT;
 }
 
-/** The folder an event is about: a folder stream's folder, an item event's folder (now or as it was last known). */
-async function folderOfEvent(services: Services, event: RecordedEvent): Promise<string | null> {
-  if (event.streamId.startsWith('folder-')) return event.streamId.slice('folder-'.length);
-  if (!event.streamId.startsWith('item-')) return null;
-  const itemId = event.streamId.slice('item-'.length);
-  const data = event.data as { folderId?: string };
-  if (typeof data.folderId === 'string') return data.folderId;
-  const live = await services.readModel.items.get(itemId);
-  if (live) return live.folderId;
-  return (await services.readModel.history.removedItem(itemId))?.doc.folderId ?? null;
-}
-
-/** Whether `folderId` is `rootId` or below it: in the read model now, or (once removed) through the parent it had. */
-async function isInSubtree(services: Services, rootId: string, folderId: string, depth = 0): Promise<boolean> {
-  if (folderId === rootId) return true;
-  if (await services.readModel.folders.get(folderId))
-    return services.readModel.folders.isSelfOrDescendant(rootId, folderId);
-  const removed = await services.readModel.history.removedFolder(folderId);
-  if (removed?.doc.parentCollection !== 'folder' || depth > 64) return false;
-  return isInSubtree(services, rootId, removed.doc.parentId, depth + 1);
-}
-
-async function mayRead(services: Services, viewer: Viewer | null, folderId: string): Promise<boolean> {
-  const acl = await folderAclNowOrLast(services, folderId);
-  return acl !== null && hasAccess(acl, viewer, AccessLevel.READ);
-}
-
 /** `GET /folder/:id/events`, registered with the folder routes (src/http/resources/folder.ts). */
 export const folderEventRoutes: RouteDef[] = [
   route({
@@ -198,7 +161,7 @@ export const folderEventRoutes: RouteDef[] = [
     ],
     models: { folder: model.path('folder', AccessLevel.READ) },
     async handler({ params, models: { folder }, services, principal, req, res }) {
-      const since = await startPosition(services, req, params.since);
+      const since = await startPosition(services, resumeFrom(req, params.since));
       const wanted = typeFilter(params.types);
       const viewer = principal.viewer;
       if (!params.subtree) {
@@ -206,28 +169,16 @@ export const folderEventRoutes: RouteDef[] = [
           userId: principal.user?._id ?? null,
           source: { streamId: folderStream(folder._id) },
           since,
-          eligible: async (event) => (!wanted || wanted(event.type)) && (await mayRead(services, viewer, folder._id)),
+          eligible: async (event) =>
+            (!wanted || wanted(event.type)) && (await mayReadFolderEvents(services, viewer, folder._id)),
         });
       }
       return streamEvents(services, req, res, {
         userId: principal.user?._id ?? null,
         source: { streamPrefixes: ['folder-', 'item-'] },
         since,
-        eligible: async (event) => {
-          if (wanted && !wanted(event.type)) return false;
-          const folderId = await folderOfEvent(services, event);
-          // An item moved out of the subtree: its leaving is part of the subtree's story too.
-          const from = event.type === 'ItemMoved' ? (event.data as { fromFolderId?: string }).fromFolderId : undefined;
-          for (const candidate of [folderId, from]) {
-            if (
-              candidate &&
-              (await isInSubtree(services, folder._id, candidate)) &&
-              (await mayRead(services, viewer, candidate))
-            )
-              return true;
-          }
-          return false;
-        },
+        eligible: async (event) =>
+          (!wanted || wanted(event.type)) && (await maySeeSubtreeEvent(services, viewer, folder._id, event)),
       });
     },
   }),
@@ -287,7 +238,7 @@ export const eventsResource: Resource = {
       produces: 'text/event-stream',
       params: [sinceParam(), typesParam()],
       async handler({ params, services, principal, req, res }) {
-        const since = await startPosition(services, req, params.since);
+        const since = await startPosition(services, resumeFrom(req, params.since));
         const wanted = typeFilter(params.types);
         return streamEvents(services, req, res, {
           userId: principal.user?._id ?? null,

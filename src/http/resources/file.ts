@@ -16,6 +16,7 @@ import {
   type UploadOutcome,
 } from '../../commands/uploadCommands';
 import { fileView, uploadView } from '../../queries/itemQueries';
+import { currentFile } from '../../queries/fileQueries';
 import { loadModelAt } from '../../queries/models';
 import { model } from '../modelParams';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
@@ -56,9 +57,7 @@ async function outcomeView(
   reference?: string,
 ) {
   if (outcome.kind === 'upload') return uploadView(outcome.state);
-  const file = await services.readModel.files.get(outcome.fileId);
-  if (!file) throw new RestError(`Invalid file id (${outcome.fileId}).`);
-  const view = fileView(file);
+  const view = fileView(await currentFile(services, outcome.fileId));
   await services.hooks.trigger('data.process', {
     file: view,
     userId: ctx.principal.user?._id ?? null,
@@ -203,8 +202,7 @@ async function downloadHandler(ctx: RouteContext<typeof downloadParams, typeof d
   const file = signed
     ? await fileOfSignedLink(services, fileOrigin, path.id, params)
     : // A signature anywhere else is no signed link: the declared READ applies.
-      (models.target ?? (await loadModelAt(services.readModel, 'file', path.id, principal.viewer, AccessLevel.READ)))
-        .file;
+      (models.target ?? (await loadModelAt(services, 'file', path.id, principal.viewer, AccessLevel.READ))).file;
   return sendFile(services, req, res, file, principal, {
     offset: params.offset ?? 0,
     endByte: params.endByte,

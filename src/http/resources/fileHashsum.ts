@@ -5,14 +5,13 @@ import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
-import { HASHSUM_ALGORITHMS, SHA512_HEX, type HashsumAlgorithm } from '../../domain/contentHashes';
+import { HASHSUM_ALGORITHMS, type HashsumAlgorithm } from '../../domain/contentHashes';
 import { fileView } from '../../queries/itemQueries';
+import { readableWithSha512 } from '../../queries/fileQueries';
 import { computeFileHashes } from '../../commands/fileHashCommands';
 import { withProgress } from '../../bus/progress';
 import { contentDisposition } from '../contentDisposition';
 import { downloadParams, sendFile } from './file';
-import type { Services } from '../../services';
-import type { Viewer } from '../../domain/access';
 import { signedInUser } from '../principal';
 
 /**
@@ -26,20 +25,6 @@ import { signedInUser } from '../principal';
 const algoParam = param.enum('algo', HASHSUM_ALGORITHMS, { required: true });
 const algorithmOf = (raw: string | undefined): HashsumAlgorithm => algoParam.parse((raw ?? '').toLowerCase());
 
-/**
- * The files with this hash the viewer may read, by id (Girder's `find({algo: hash})` in natural order, filtered by
- * READ access). Only a 128-digit hex value can be a file's SHA-512: anything else matches nothing, without a lookup.
- */
-async function readableWithHash(
-  services: Services,
-  rawHash: string | undefined,
-  viewer: Viewer | null,
-  limit?: number,
-) {
-  const hash = (rawHash ?? '').toLowerCase();
-  return SHA512_HEX.test(hash) ? services.readModel.files.withSha512(hash, viewer, limit) : [];
-}
-
 export const fileHashsumRoutes: RouteDef[] = [
   route({
     method: 'GET',
@@ -51,7 +36,7 @@ export const fileHashsumRoutes: RouteDef[] = [
     params: [],
     async handler({ path, services, principal }) {
       algorithmOf(path.algo);
-      return (await readableWithHash(services, path.hash, principal.viewer)).map(fileView);
+      return (await readableWithSha512(services, path.hash, principal.viewer)).map(fileView);
     },
   }),
   route({
@@ -65,7 +50,7 @@ export const fileHashsumRoutes: RouteDef[] = [
     params: downloadParams,
     async handler({ path, params, services, principal, req, res }) {
       algorithmOf(path.algo);
-      const file = (await readableWithHash(services, path.hash, principal.viewer, 1)).at(0);
+      const file = (await readableWithSha512(services, path.hash, principal.viewer, 1)).at(0);
       if (!file) throw new RestError('File not found.', 404);
       return sendFile(services, req, res, file, principal, {
         offset: params.offset ?? 0,

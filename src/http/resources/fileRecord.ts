@@ -3,18 +3,16 @@ import { route } from '../routeTable';
 import { param } from '../params';
 import { model } from '../modelParams';
 import type { Services } from '../../services';
-import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { copyFile, updateFile } from '../../commands/fileRecordCommands';
 import { fileView } from '../../queries/itemQueries';
+import { currentFile } from '../../queries/fileQueries';
 import { signedInUser } from '../principal';
 
 /** The file as the read model now shows it (the command waited for the projection). */
-async function currentFile(services: Services, id: string) {
-  const doc = await services.readModel.files.get(id);
-  if (!doc) throw new RestError(`Invalid file id (${id}).`);
-  return fileView(doc);
+async function currentView(services: Services, id: string) {
+  return fileView(await currentFile(services, id));
 }
 
 /**
@@ -49,7 +47,7 @@ export const fileRecordRoutes: RouteDef[] = [
         },
         meta,
       );
-      return currentFile(services, file._id);
+      return currentView(services, file._id);
     },
   }),
   route({
@@ -69,7 +67,7 @@ export const fileRecordRoutes: RouteDef[] = [
         { file: source.file, item: item.item, copierId: signedInUser(principal)._id },
         meta,
       );
-      return currentFile(services, id);
+      return currentView(services, id);
     },
   }),
 ];

@@ -166,7 +166,7 @@ export const folderDownloadRoutes: RouteDef[] = [
     handler: ({ params, models: { folder }, services, principal, req, res }) => {
       const mimeFilter = params.mimeFilter as unknown[] | undefined;
       return sendZipArchive(services, req, res, `${folder.name}.zip`, () =>
-        zipLayout(services.readModel, folder, principal.viewer, mimeFilter ? { mimeFilter } : {}),
+        zipLayout(services, folder, principal.viewer, mimeFilter ? { mimeFilter } : {}),
       );
     },
   }),

@@ -4,6 +4,7 @@ import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { folderHistory } from '../../queries/history';
 import { folderView } from '../../queries/views';
+import { currentFolder } from '../../queries/folderQueries';
 import { restoreFolder } from '../../commands/restoreCommands';
 import { Scope } from '../../domain/scopes';
 import { signedInViewer } from '../principal';
@@ -81,9 +82,7 @@ export const folderHistoryRoutes: RouteDef[] = [
         { folderId: path.id, viewer: signedInViewer(principal), ...(parent ? { parent } : {}) },
         meta,
       );
-      const doc = await services.readModel.folders.get(id);
-      if (!doc) throw new RestError(`Invalid folder id (${id}).`);
-      return folderView(doc, principal.viewer);
+      return folderView(await currentFolder(services, id), principal.viewer);
     },
   }),
 ];

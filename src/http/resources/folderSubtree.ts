@@ -1,10 +1,10 @@
 import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { param } from '../params';
-import { RestError } from '../../domain/errors';
 import { clearFolderContents, copyFolder, deleteFolder } from '../../commands/folderSubtreeCommands';
 import { model } from '../modelParams';
 import { folderView } from '../../queries/views';
+import { currentFolder, subtreeSize } from '../../queries/folderQueries';
 import { withProgress } from '../../bus/progress';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
@@ -38,7 +38,7 @@ export const folderSubtreeRoutes: RouteDef[] = [
           message: 'Calculating folder size...',
         },
         async (progress) => {
-          const total = progress.on ? await services.readModel.subtree.subtreeCount(folder._id) : 0;
+          const total = progress.on ? await subtreeSize(services, folder._id) : 0;
           await progress.update({ total });
           await progress.following(meta.requestId, () => deleteFolder(services, folder._id, meta));
           await progress.update({ current: total, force: true });
@@ -65,7 +65,7 @@ export const folderSubtreeRoutes: RouteDef[] = [
           message: 'Calculating folder size...',
         },
         async (progress) => {
-          const total = progress.on ? (await services.readModel.subtree.subtreeCount(folder._id)) - 1 : 0;
+          const total = progress.on ? (await subtreeSize(services, folder._id)) - 1 : 0;
           await progress.update({ total });
           await progress.following(meta.requestId, () => clearFolderContents(services, folder._id, meta));
           await progress.update({ current: total, force: true });
@@ -108,7 +108,7 @@ export const folderSubtreeRoutes: RouteDef[] = [
           message: 'Calculating folder size...',
         },
         async (progress) => {
-          const total = progress.on ? await services.readModel.subtree.subtreeCount(source._id) : 0;
+          const total = progress.on ? await subtreeSize(services, source._id) : 0;
           await progress.update({ total });
           const copied = await progress.following(meta.requestId, () =>
             copyFolder(
@@ -128,9 +128,7 @@ export const folderSubtreeRoutes: RouteDef[] = [
           return copied;
         },
       );
-      const doc = await services.readModel.folders.get(id);
-      if (!doc) throw new RestError(`Invalid folder id (${id}).`);
-      return folderView(doc, viewer);
+      return folderView(await currentFolder(services, id), viewer);
     },
   }),
 ];

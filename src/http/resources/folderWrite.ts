@@ -5,7 +5,6 @@ import { param } from '../params';
 import type { Services } from '../../services';
 import { AccessLevel, type Viewer } from '../../domain/access';
 import type { FolderDoc } from '../../ports/readModel';
-import { RestError } from '../../domain/errors';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { type Metadata } from '../../domain/metadata';
 import {
@@ -17,8 +16,8 @@ import {
 } from '../../commands/folderCommands';
 import { model } from '../modelParams';
 import { folderView } from '../../queries/views';
+import { accessChangeSize, currentFolder } from '../../queries/folderQueries';
 import { withProgress } from '../../bus/progress';
-import { accessTargets } from '../../projections/folderAccess';
 import { Scope } from '../../domain/scopes';
 import { signedInUser, signedInViewer } from '../principal';
 
@@ -34,8 +33,7 @@ async function currentView(
   viewer: Viewer | null,
   extra: (doc: FolderDoc) => Record<string, unknown> = () => ({}),
 ) {
-  const doc = await services.readModel.folders.get(id);
-  if (!doc) throw new RestError(`Invalid folder id (${id}).`);
+  const doc = await currentFolder(services, id);
   return folderView(doc, viewer, extra(doc));
 }
 
@@ -184,7 +182,7 @@ export const folderWriteRoutes: RouteDef[] = [
           message: 'Calculating progress...',
         },
         async (progress) => {
-          const total = progress.on ? (await accessTargets(services.readModel.folders, folder._id, viewer)).length : 0;
+          const total = progress.on ? await accessChangeSize(services, folder._id, viewer) : 0;
           await progress.update({ total });
           await progress.following(meta.requestId, () => setFolderAccess(services, folder._id, change, meta));
           await progress.update({ current: total, force: true });

@@ -6,11 +6,17 @@ import { GROUP_SORT, USER_SORT } from '../../queries/sortableFields';
 import { AccessLevel, type Level } from '../../domain/access';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { ADD_ALLOWED, groupAccessLevel } from '../../domain/group';
-import { SettingKey, settingValue } from '../../domain/settings';
-import { currentSettings } from '../../commands/settingsCommands';
+import { SettingKey } from '../../domain/settings';
+import { settingNow } from '../../queries/settingQueries';
 import { changeMembership, createGroup, deleteGroup, updateGroup } from '../../commands/groupCommands';
-import { groupView, groupWithAccess, visibleGroupIds } from '../../queries/groupQueries';
-import { userView } from '../../queries/views';
+import {
+  currentGroup,
+  groupById,
+  groupUsers,
+  groupView,
+  groupWithAccess,
+  listGroups,
+} from '../../queries/groupQueries';
 import { signedInUser, signedInViewer } from '../principal';
 import { requestOrigin } from '../requestOrigin';
 import { sendGroupInvitation } from '../../commands/accountMail';
@@ -28,8 +34,7 @@ function accessLevel(value: number | undefined): Level {
  * access before writing; like Girder, it answers even when the write took the caller's own access away.
  */
 async function reloaded(ctx: Pick<RouteContext, 'services' | 'principal'>, id: string, withRequests = true) {
-  const group = await ctx.services.readModel.groups.get(id);
-  if (!group) throw new RestError(`Invalid group id (${id}).`);
+  const group = await currentGroup(ctx.services, id);
   return groupWithAccess(ctx.services, group, ctx.principal.viewer, withRequests);
 }
 
@@ -39,7 +44,7 @@ async function reloaded(ctx: Pick<RouteContext, 'services' | 'principal'>, id: s
  */
 async function mayForceAdd(ctx: RouteContext, groupLevel: number, addAllowed: string): Promise<boolean> {
   if (ctx.principal.user?.admin) return true;
-  const policy = String(settingValue(await currentSettings(ctx.services.commands), SettingKey.ADD_TO_GROUP_POLICY));
+  const policy = String(await settingNow(ctx.services, SettingKey.ADD_TO_GROUP_POLICY));
   const allowed = ['no', 'yesadmin', 'yesmod'].includes(addAllowed) ? addAllowed : policy;
   if (groupLevel >= 2 && (policy.includes('mod') || policy.includes('admin')) && allowed.startsWith('yes')) return true;
   return groupLevel >= 1 && policy.includes('mod') && allowed === 'yesmod';
@@ -55,9 +60,9 @@ function groupUsersRoute(kind: 'invite' | 'member', path: string, summary: strin
     params: [...pagingParams(USER_SORT)],
     models: { group: model.path('group', AccessLevel.READ) },
     async handler({ path, params, services, principal, setTotalCount }) {
-      const page = await services.readModel.groups.listUsers(path.id, kind, pagingOf(params));
+      const page = await groupUsers(services, path.id, kind, principal.viewer, pagingOf(params));
       setTotalCount(page.total);
-      return page.rows.map((u) => userView(u, principal.viewer));
+      return page.rows;
     },
   });
 }
@@ -77,14 +82,13 @@ export const groupResource: Resource = {
         ...pagingParams(GROUP_SORT),
       ],
       async handler({ params, services, principal, setTotalCount }) {
-        const page = await services.readModel.groups.list({
+        const page = await listGroups(services, principal.user, principal.viewer, {
           text: params.text,
           exact: params.exact,
-          visibleTo: visibleGroupIds(principal.user),
           paging: pagingOf(params),
         });
         setTotalCount(page.total);
-        return page.rows.map((g) => groupView(g, principal.viewer));
+        return page.rows;
       },
     }),
     route({
@@ -108,7 +112,7 @@ export const groupResource: Resource = {
           },
           meta,
         );
-        const group = await services.readModel.groups.get(id);
+        const group = await groupById(services, id);
         if (!group) throw new Error(`Group ${id} was created but is not in the read model.`);
         return groupView(group, principal.viewer);
       },
@@ -121,7 +125,7 @@ export const groupResource: Resource = {
       params: [],
       models: { group: model.path('group', AccessLevel.READ) },
       async handler({ models: { group }, services, principal }) {
-        const policy = settingValue(await currentSettings(services.commands), SettingKey.ADD_TO_GROUP_POLICY);
+        const policy = await settingNow(services, SettingKey.ADD_TO_GROUP_POLICY);
         return { ...groupView(group, principal.viewer), _addToGroupPolicy: policy };
       },
     }),
@@ -159,8 +163,7 @@ export const groupResource: Resource = {
           { name: params.name, description: params.description, public: params.public, addAllowed: params.addAllowed },
           meta,
         );
-        const updated = await services.readModel.groups.get(path.id);
-        if (!updated) throw new RestError(`Invalid group id (${path.id}).`);
+        const updated = await currentGroup(services, path.id);
         return groupView(updated, principal.viewer);
       },
     }),

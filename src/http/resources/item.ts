@@ -4,8 +4,6 @@ import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { pagingOf, pagingParams, param } from '../params';
 import { FILE_SORT, ITEM_SORT } from '../../queries/sortableFields';
-import type { Services } from '../../services';
-import { RestError } from '../../domain/errors';
 import { type Metadata } from '../../domain/metadata';
 import {
   copyItem,
@@ -15,7 +13,8 @@ import {
   setItemMetadata,
   updateItem,
 } from '../../commands/itemCommands';
-import { fileView, findItems, itemView } from '../../queries/itemQueries';
+import { currentItemView, findItems, itemView } from '../../queries/itemQueries';
+import { itemFiles } from '../../queries/fileQueries';
 import { model } from '../modelParams';
 import { itemHistoryRoutes } from './itemHistory';
 import { itemDownloadRoutes } from './itemDownload';
@@ -24,13 +23,6 @@ import { folderView } from '../../queries/views';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
-
-/** The item as the read model now shows it (the command waited for the projection). */
-async function currentView(services: Services, id: string) {
-  const doc = await services.readModel.items.get(id);
-  if (!doc) throw new RestError(`Invalid item id (${id}).`);
-  return itemView(doc);
-}
 
 const metadataParam = () =>
   param.json('metadata', { shape: 'object', description: 'A JSON object containing the metadata keys to add' });
@@ -130,7 +122,7 @@ export const itemResource: Resource = {
           },
           meta,
         );
-        return currentView(services, id);
+        return currentItemView(services, id);
       },
     }),
     route({
@@ -165,7 +157,7 @@ export const itemResource: Resource = {
         if (params.metadata !== undefined && Object.keys(params.metadata as object).length > 0) {
           await setItemMetadata(services, item._id, params.metadata as Metadata, false, meta);
         }
-        return currentView(services, item._id);
+        return currentItemView(services, item._id);
       },
     }),
     route({
@@ -208,9 +200,9 @@ export const itemResource: Resource = {
       models: { target: model.path('item', AccessLevel.READ) },
       async handler({ params, models: { target }, services, setTotalCount }) {
         const { item } = target;
-        const page = await services.readModel.files.listForItem(item._id, pagingOf(params));
+        const page = await itemFiles(services, item, pagingOf(params));
         setTotalCount(page.total);
-        return page.rows.map(fileView);
+        return page.rows;
       },
     }),
     route({
@@ -224,7 +216,7 @@ export const itemResource: Resource = {
       async handler({ params, models: { target }, services, meta }) {
         const { item } = target;
         await setItemMetadata(services, item._id, params.metadata as Metadata, params.allowNull, meta);
-        return currentView(services, item._id);
+        return currentItemView(services, item._id);
       },
     }),
     route({
@@ -238,7 +230,7 @@ export const itemResource: Resource = {
       async handler({ params, models: { target }, services, meta }) {
         const { item } = target;
         await deleteItemMetadata(services, item._id, params.fields, meta);
-        return currentView(services, item._id);
+        return currentItemView(services, item._id);
       },
     }),
     route({
@@ -270,7 +262,7 @@ export const itemResource: Resource = {
           },
           meta,
         );
-        return currentView(services, id);
+        return currentItemView(services, id);
       },
     }),
     ...itemHistoryRoutes,

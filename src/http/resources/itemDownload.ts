@@ -5,6 +5,7 @@ import { param } from '../params';
 import { Scope } from '../../domain/scopes';
 import { RestError } from '../../domain/errors';
 import { itemZipLayout } from '../../queries/zipLayout';
+import { onlyFileOf } from '../../queries/fileQueries';
 import { sendZipArchive } from './folderDownload';
 import { sendFile } from './file';
 import { AccessLevel } from '../../domain/access';
@@ -45,18 +46,13 @@ export const itemDownloadRoutes: RouteDef[] = [
     models: { target: model.path('item', AccessLevel.READ) },
     async handler({ params, models: { target }, services, principal, req, res }) {
       const { item } = target;
-      const first = await services.readModel.files.listForItem(item._id, {
-        limit: 2,
-        offset: 0,
-        sort: '_id',
-        sortdir: 1,
-      });
-      if (first.total === 1 && params.format !== 'zip')
-        return sendFile(services, req, res, first.rows[0], principal, {
+      const only = await onlyFileOf(services, item);
+      if (only && params.format !== 'zip')
+        return sendFile(services, req, res, only, principal, {
           offset: params.offset ?? 0,
           disposition: params.contentDisposition ?? 'attachment',
         });
-      return sendZipArchive(services, req, res, `${item.name}.zip`, () => itemZipLayout(services.readModel, item));
+      return sendZipArchive(services, req, res, `${item.name}.zip`, () => itemZipLayout(services, item));
     },
   }),
 ];

@@ -33,9 +33,9 @@ async function resourceDocument(services: Services, type: string, id: string, vi
   if (!Object.hasOwn(VIEWS, type)) throw new RestError('Invalid resources format.');
   if (!isObjectId(id)) throw new ValidationError(`Invalid ObjectId: ${id}`, 'id');
   const kind = type as ViewedKind;
-  if (!(await findModel(services.readModel, kind, id))) return null;
+  if (!(await findModel(services, kind, id))) return null;
   // Found: loaded again with the READ check (a resource removed in between is the usual `Invalid <type> id`).
-  const doc = await loadModelAt(services.readModel, kind, id, viewer, AccessLevel.READ);
+  const doc = await loadModelAt(services, kind, id, viewer, AccessLevel.READ);
   return (VIEWS[kind] as (doc: unknown, viewer: Viewer | null) => Record<string, unknown>)(doc, viewer);
 }
 
@@ -62,7 +62,7 @@ async function setResourceTimestamps(
     throw new RestError(`The times of a ${type} cannot be set here (only ${TIMED.join(', ')}).`);
   if (!isObjectId(id)) throw new ValidationError(`Invalid ObjectId: ${id}`, 'id');
   const kind = type as TimedKind;
-  const doc = await loadModelAt(services.readModel, kind, id, viewer, AccessLevel.WRITE, 'no-such');
+  const doc = await loadModelAt(services, kind, id, viewer, AccessLevel.WRITE, 'no-such');
   if (kind === 'file' && times.updated !== undefined) throw new RestError('Resource has no "updated" field.');
   const given = {
     ...(times.created !== undefined ? { created: girderTime(new Date(times.created)) } : {}),

@@ -53,7 +53,7 @@ const downloadRoute = (method: 'GET' | 'POST') =>
     models: { resources: model.resources('resources', AccessLevel.READ, { missing: 'resource-not-found' }) },
     handler: ({ params, models: { resources }, services, principal, req, res }) =>
       sendZipArchive(services, req, res, 'Resources.zip', () =>
-        resourceSetZipLayout(services.readModel, resources, principal.viewer, {
+        resourceSetZipLayout(services, resources, principal.viewer, {
           includeMetadata: params.includeMetadata,
         }),
       ),

@@ -1,87 +1,8 @@
 import { route } from '../routeTable';
 import { param } from '../params';
 import type { Paging } from '../../domain/paging';
-import type { Services } from '../../services';
-import { hasAccess, type Level, type Viewer } from '../../domain/access';
-import type { UserDoc } from '../../ports/readModel';
 import { RestError } from '../../domain/errors';
-import { OwnMap } from '../../domain/ownMap';
-import { collectionView, folderView, userView } from '../../queries/views';
-import { itemView } from '../../queries/itemQueries';
-import { groupView, visibleGroupIds } from '../../queries/groupQueries';
-
-type View = Record<string, unknown>;
-type Searcher = (
-  services: Services,
-  q: string,
-  user: UserDoc | null,
-  viewer: Viewer | null,
-  level: Level,
-  paging: Paging,
-) => Promise<View[]>;
-
-const userSearch =
-  (prefix: boolean): Searcher =>
-  async (services, q, _user, viewer, level, paging) => {
-    const page = await services.readModel.users.list({ text: q, prefix, paging: { ...paging, sort: 'lastName' } });
-    return page.rows.filter((u) => hasAccess(u, viewer, level)).map((u) => userView(u, viewer));
-  };
-const groupSearch =
-  (prefix: boolean): Searcher =>
-  async (services, q, user, viewer, _level, paging) => {
-    const page = await services.readModel.groups.list({
-      text: q,
-      prefix,
-      visibleTo: visibleGroupIds(user),
-      paging: { ...paging, sort: 'name' },
-    });
-    return page.rows.map((g) => groupView(g, viewer));
-  };
-
-/**
- * The `text` mode: one search per resource type, each filtered inside the read-model query by the `level` asked
- * (items by their folder's, as Girder checks an item's access). Users, groups and collections match by name
- * (substring, any case), folders and items by the full-text index.
- */
-const TEXT_SEARCHES = new OwnMap<string, Searcher>({
-  user: userSearch(false),
-  group: groupSearch(false),
-  async collection(services, q, _user, viewer, level, paging) {
-    const page = await services.readModel.collections.list({ viewer, text: q, level, paging });
-    return page.rows.map((c) => collectionView(c, viewer));
-  },
-  async folder(services, q, _user, viewer, level, paging) {
-    const page = await services.readModel.folders.search({ text: q, viewer, level, paging });
-    return page.rows.map(({ _textScore, ...f }) => folderView(f, viewer, { _textScore }));
-  },
-  async item(services, q, _user, viewer, level, paging) {
-    const page = await services.readModel.items.search({ text: q, viewer, level, paging });
-    return page.rows.map(itemView);
-  },
-});
-
-/**
- * The `prefix` mode (the quick search and the access dialog's pickers): users by login, first or last name, groups
- * by name, starting with the query in any case; collections, folders and items by Girder's name prefix rule
- * (`PrefixSearch` in the read-model port), filtered by `level` inside the query like the text mode.
- */
-const PREFIX_SEARCHES = new OwnMap<string, Searcher>({
-  user: userSearch(true),
-  group: groupSearch(true),
-  async collection(services, prefix, _user, viewer, level, paging) {
-    const page = await services.readModel.collections.prefixSearch({ prefix, viewer, level, paging });
-    return page.rows.map((c) => collectionView(c, viewer));
-  },
-  async folder(services, prefix, _user, viewer, level, paging) {
-    const page = await services.readModel.folders.prefixSearch({ prefix, viewer, level, paging });
-    return page.rows.map((f) => folderView(f, viewer));
-  },
-  async item(services, prefix, _user, viewer, level, paging) {
-    const page = await services.readModel.items.prefixSearch({ prefix, viewer, level, paging });
-    return page.rows.map(itemView);
-  },
-});
-const MODES = new OwnMap({ text: TEXT_SEARCHES, prefix: PREFIX_SEARCHES });
+import { searchResources } from '../../queries/resourceSearchQueries';
 
 /** `GET /resource/search` (Girder's `text` and `prefix` modes): `{<type>: [documents]}` for each requested type it
  * knows. */
@@ -105,15 +26,15 @@ export const resourceSearchRoute = route({
   async handler({ params, services, principal }) {
     const level = params.level ?? 0;
     if (level !== 0 && level !== 1 && level !== 2) throw new RestError(`Invalid AccessType: ${level}.`);
-    const searches = MODES.get(params.mode ?? 'text');
-    if (!searches) throw new RestError(`Search mode handler '${params.mode}' not found.`);
     const paging: Paging = { limit: params.limit ?? 10, offset: params.offset ?? 0, sort: 'name', sortdir: 1 };
-    const results = new Map<string, View[]>();
-    for (const type of params.types as unknown[]) {
-      const search = typeof type === 'string' ? searches.get(type) : undefined;
-      if (search)
-        results.set(type as string, await search(services, params.q, principal.user, principal.viewer, level, paging));
-    }
-    return Object.fromEntries(results);
+    return searchResources(services, {
+      mode: params.mode ?? 'text',
+      q: params.q,
+      types: params.types as unknown[],
+      user: principal.user,
+      viewer: principal.viewer,
+      level,
+      paging,
+    });
   },
 });

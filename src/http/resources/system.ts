@@ -4,8 +4,8 @@ import { Scope } from '../../domain/scopes';
 import { param } from '../params';
 import { RestError } from '../../domain/errors';
 import { checkExactNumbers } from '../../domain/exactNumbers';
-import { PUBLIC_SETTING_KEYS, settingValue } from '../../domain/settings';
-import { changeSettings, currentSettings } from '../../commands/settingsCommands';
+import { changeSettings } from '../../commands/settingsCommands';
+import { publicSettings, settingNow, settingsByKey } from '../../queries/settingQueries';
 import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
 import { requestOrigin } from '../requestOrigin';
 import { collectionCreationPolicyAccess } from '../../commands/collectionCreationPolicy';
@@ -97,10 +97,7 @@ export const systemResource: Resource = {
       summary: 'Get publicly accessible settings.',
       access: 'public',
       params: [],
-      async handler({ services }) {
-        const state = await currentSettings(services.commands);
-        return Object.fromEntries(PUBLIC_SETTING_KEYS.map((key) => [key, settingValue(state, key)]));
-      },
+      handler: ({ services }) => publicSettings(services),
     }),
     route({
       method: 'GET',
@@ -116,13 +113,11 @@ export const systemResource: Resource = {
         }),
       ],
       async handler({ params, services, req }) {
-        const state = await currentSettings(services.commands);
         const context = { origin: requestOrigin(req) };
         const list = params.list as unknown[] | undefined;
-        if (list !== undefined)
-          return Object.fromEntries(list.map((key) => [String(key), settingValue(state, String(key), context)]));
+        if (list !== undefined) return settingsByKey(services, list.map(String), context);
         if (params.key === undefined) throw new RestError("Parameter 'key' is required.");
-        return settingValue(state, params.key, context);
+        return settingNow(services, params.key, context);
       },
     }),
     route({

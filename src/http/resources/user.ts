@@ -4,7 +4,7 @@ import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import { pagingOf, pagingParams, param } from '../params';
-import { USER_SORT, userFieldsSeenBy } from '../../queries/sortableFields';
+import { USER_SORT } from '../../queries/sortableFields';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { AccessLevel } from '../../domain/access';
 import { registerUser, issueToken } from '../../commands/userCommands';
@@ -17,7 +17,8 @@ import { userProfileRoutes } from './userProfile';
 import { userEmailRoutes } from './userEmail';
 import { userOtpRoutes } from './userOtp';
 import { SettingKey, settingValue } from '../../domain/settings';
-import { currentSettings } from '../../commands/settingsCommands';
+import { settingsNow } from '../../queries/settingQueries';
+import { listUsers, userAfterWrite, userByLoginOrEmail } from '../../queries/userQueries';
 import { Scope } from '../../domain/scopes';
 import { loginRefusal } from '../../domain/loginPolicy';
 import { verifyOtp } from '../otpCheck';
@@ -83,13 +84,11 @@ export const userResource: Resource = {
           };
         }
         const { login, password } = basicCredentials(req.get('Authorization') || req.get('Girder-Authorization'));
-        const settings = await currentSettings(services.commands);
+        const settings = await settingsNow(services);
         if (settingValue(settings, SettingKey.ENABLE_PASSWORD_LOGIN) === false)
           throw new RestError('Password login is disabled on this instance.');
         const name = login.toLowerCase().trim();
-        const user = name.includes('@')
-          ? await services.readModel.users.getByEmail(name)
-          : await services.readModel.users.getByLogin(name);
+        const user = await userByLoginOrEmail(services, name);
         // Checked (and throttled) whether or not the login exists, at the same cost (src/http/passwordCheck.ts).
         const account = user ? { userId: user._id } : { unknownName: name };
         const valid = await checkPassword(services, req, account, user?.passwordHash ?? null, password);
@@ -142,13 +141,9 @@ export const userResource: Resource = {
         ...pagingParams(USER_SORT),
       ],
       async handler({ params, services, principal, setTotalCount }) {
-        const page = await services.readModel.users.list({
-          text: params.text,
-          matchEmail: userFieldsSeenBy(principal.viewer).has('email'),
-          paging: pagingOf(params),
-        });
+        const page = await listUsers(services, principal.viewer, { text: params.text, paging: pagingOf(params) });
         setTotalCount(page.total);
-        return page.rows.map((u) => userView(u, principal.viewer));
+        return page.rows;
       },
     }),
     route({
@@ -175,9 +170,9 @@ export const userResource: Resource = {
         param.flag('admin', false, { description: 'Whether this user should be a site administrator.' }),
       ],
       async handler({ params, services, principal, meta, req, res }) {
-        const settingsNow = () => currentSettings(services.commands);
+        const settingsOfNow = () => settingsNow(services);
         const callerIsAdmin = principal.user?.admin === true;
-        if (!callerIsAdmin && settingValue(await settingsNow(), SettingKey.REGISTRATION_POLICY) === 'closed') {
+        if (!callerIsAdmin && settingValue(await settingsOfNow(), SettingKey.REGISTRATION_POLICY) === 'closed') {
           throw new RestError(
             'Registration on this instance is closed. Contact an administrator to create an account for you.',
           );
@@ -194,11 +189,10 @@ export const userResource: Resource = {
           { admin: callerIsAdmin && params.admin },
           meta,
         );
-        const user = await services.readModel.users.get(userId);
-        if (!user) throw new Error(`User ${userId} was registered but is not in the read model.`);
+        const user = await userAfterWrite(services, userId, 'registered');
         // Girder's createUser: the verification mail unless verification is disabled, the administrators' notice of
         // an account waiting for approval; both leave in the background.
-        const settings = await settingsNow();
+        const settings = await settingsOfNow();
         if (settingValue(settings, SettingKey.EMAIL_VERIFICATION) !== 'disabled')
           await sendVerificationEmail(services, user, requestOrigin(req), { ...meta, userId: meta.userId ?? userId });
         if (user.status === 'pending') await sendApprovalNotice(services, user, requestOrigin(req));

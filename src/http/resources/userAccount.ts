@@ -6,6 +6,7 @@ import { param } from '../params';
 import { AccessDeniedError, RestError } from '../../domain/errors';
 import { changePassword, revokeToken } from '../../commands/userCommands';
 import { mailedToken } from '../../queries/mailedToken';
+import { userCount, userDetails } from '../../queries/userQueries';
 import { checkPassword } from '../passwordCheck';
 import { AccessLevel } from '../../domain/access';
 import { signedInUser } from '../principal';
@@ -19,7 +20,7 @@ export const userAccountRoutes: RouteDef[] = [
     access: 'user',
     params: [],
     // Every user document is public here (registration makes them so), so every user counts.
-    handler: async ({ services }) => ({ nUsers: await services.readModel.users.count() }),
+    handler: async ({ services }) => ({ nUsers: await userCount(services) }),
   }),
   route({
     method: 'GET',
@@ -30,13 +31,7 @@ export const userAccountRoutes: RouteDef[] = [
     params: [],
     models: { user: model.path('user', AccessLevel.READ) },
     async handler({ models: { user }, services, principal }) {
-      return {
-        nFolders: await services.readModel.folders.countChildren({
-          parentType: 'user',
-          parentId: user._id,
-          viewer: principal.viewer,
-        }),
-      };
+      return userDetails(services, user, principal.viewer);
     },
   }),
   route({

@@ -18,7 +18,8 @@ import { requestOrigin } from '../requestOrigin';
 import { issueToken, revokeToken } from '../../commands/userCommands';
 import { verifyEmail } from '../../commands/userAccountCommands';
 import { sendTemporaryAccess, sendVerificationEmail } from '../../commands/accountMail';
-import { currentSettings } from '../../commands/settingsCommands';
+import { settingsNow } from '../../queries/settingQueries';
+import { userAfterWrite, userByEmail, userByLoginOrEmail } from '../../queries/userQueries';
 import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 
 /** The user of a mailed link (`:id`): any caller may use it, the mailed token is the authority. */
@@ -51,7 +52,7 @@ export const userEmailRoutes: RouteDef[] = [
     access: 'public',
     params: [param.requiredString('email', { strip: true, description: 'Your email address.' })],
     async handler({ params, services, meta, req }) {
-      const user = await services.readModel.users.getByEmail(params.email.toLowerCase());
+      const user = await userByEmail(services, params.email.toLowerCase());
       if (!user) throw new RestError('That email is not registered.');
       await sendTemporaryAccess(services, user, params.email, requestOrigin(req), meta);
       return { message: 'Sent temporary access email.' };
@@ -92,10 +93,9 @@ export const userEmailRoutes: RouteDef[] = [
       if (!mailed) throw new AccessDeniedError('The token is invalid or expired.');
       await verifyEmail(services.commands, user._id, meta);
       await revokeToken(services.commands, mailed.hash, meta);
-      const verified = await services.readModel.users.get(user._id);
-      if (!verified) throw new Error(`User ${user._id} was verified but is not in the read model.`);
+      const verified = await userAfterWrite(services, user._id, 'verified');
       const view = userView(verified, viewerOf(verified));
-      if (loginRefusal(verified, await currentSettings(services.commands)))
+      if (loginRefusal(verified, await settingsNow(services)))
         return { user: view, message: 'Email verification succeeded.' };
       const token = await logIn(services, verified, res, req.secure, meta);
       return {
@@ -113,9 +113,7 @@ export const userEmailRoutes: RouteDef[] = [
     params: [param.requiredString('login', { strip: true, description: 'Your login or email address.' })],
     async handler({ params, services, meta, req }) {
       const name = params.login.toLowerCase();
-      const user = name.includes('@')
-        ? await services.readModel.users.getByEmail(name)
-        : await services.readModel.users.getByLogin(name);
+      const user = await userByLoginOrEmail(services, name);
       if (!user) throw new RestError('That login is not registered.', 401);
       await sendVerificationEmail(services, user, requestOrigin(req), meta);
       return { message: 'Sent verification email.' };

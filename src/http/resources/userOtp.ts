@@ -2,12 +2,12 @@ import type { RouteDef } from '../routeTable';
 import { route } from '../routeTable';
 import { RestError } from '../../domain/errors';
 import { AccessLevel } from '../../domain/access';
-import { SettingKey, settingValue } from '../../domain/settings';
+import { SettingKey } from '../../domain/settings';
 import { SETTING_RULES } from '../../domain/settingRules';
 import { newTotpKey, totpUri } from '../../domain/totp';
 import { model } from '../modelParams';
 import { verifyOtp } from '../otpCheck';
-import { currentSettings } from '../../commands/settingsCommands';
+import { settingNow } from '../../queries/settingQueries';
 import { enableOtp, removeOtp, startOtp } from '../../commands/userAccountCommands';
 
 const ALREADY_ENABLED = 'The user has already enabled one-time passwords.';
@@ -31,7 +31,7 @@ export const userOtpRoutes: RouteDef[] = [
       await startOtp(services.commands, user._id, key, meta);
       // The issuer an authenticator app shows: the brand once it is set, else the site's host name (Girder's rule,
       // so that two sites of the same default brand stay apart).
-      const brand = settingValue(await currentSettings(services.commands), SettingKey.BRAND_NAME) as string;
+      const brand = (await settingNow(services, SettingKey.BRAND_NAME)) as string;
       const issuer = brand !== SETTING_RULES.get(SettingKey.BRAND_NAME)?.default ? brand : req.hostname;
       return { totpUri: totpUri(key, user.login, issuer) };
     },

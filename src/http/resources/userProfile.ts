@@ -6,6 +6,7 @@ import { AccessLevel } from '../../domain/access';
 import { validateProfile } from '../../domain/user';
 import { model } from '../modelParams';
 import { userView } from '../../queries/views';
+import { userAfterWrite } from '../../queries/userQueries';
 import { signedInUser } from '../principal';
 import { requestOrigin } from '../requestOrigin';
 import { changePassword } from '../../commands/userCommands';
@@ -45,8 +46,7 @@ export const userProfileRoutes: RouteDef[] = [
       }
       const profile = validateProfile({ firstName: params.firstName, lastName: params.lastName, email: params.email });
       await updateProfile(services.commands, user._id, { ...profile, admin, status }, meta);
-      const updated = await services.readModel.users.get(user._id);
-      if (!updated) throw new Error(`User ${user._id} was updated but is not in the read model.`);
+      const updated = await userAfterWrite(services, user._id, 'updated');
       // The `pending` → `enabled` transition tells the user they may log in now.
       if (user.status === 'pending' && status === 'enabled')
         await sendApprovedNotice(services, updated, requestOrigin(req));

@@ -1,0 +1,42 @@
+import {
+  PUBLIC_SETTING_KEYS,
+  SETTINGS_STREAM,
+  settingValue,
+  settingsDecider,
+  type SettingContext,
+  type SettingsState,
+} from '../domain/settings';
+import type { LogDeps } from './readDeps';
+import { streamState } from './streamState';
+
+/**
+ * Reads of the system settings. Settings are a handful of small events read by a few routes, so they are folded from
+ * their stream in the log (always current, in every process) rather than kept in a read model; a key never set reads
+ * as its default (src/domain/settings.ts).
+ */
+
+/** Every setting as the settings stream now holds it (what `settingValue` and the login policy read). */
+export async function settingsNow(deps: LogDeps): Promise<SettingsState> {
+  return (await streamState(deps, SETTINGS_STREAM, settingsDecider)).state;
+}
+
+/** One setting's value now, its default when unset (`Invalid setting key` for a key this service does not know). */
+export async function settingNow(deps: LogDeps, key: string, context: SettingContext = {}): Promise<unknown> {
+  return settingValue(await settingsNow(deps), key, context);
+}
+
+/** `GET /system/public_settings`: the settings anyone may read, by key. */
+export async function publicSettings(deps: LogDeps): Promise<Record<string, unknown>> {
+  const state = await settingsNow(deps);
+  return Object.fromEntries(PUBLIC_SETTING_KEYS.map((key) => [key, settingValue(state, key)]));
+}
+
+/** `GET /system/setting?list=…`: each listed key with its value now (the first unknown key is refused). */
+export async function settingsByKey(
+  deps: LogDeps,
+  keys: readonly string[],
+  context: SettingContext,
+): Promise<Record<string, unknown>> {
+  const state = await settingsNow(deps);
+  return Object.fromEntries(keys.map((key) => [key, settingValue(state, key, context)]));
+}
