@@ -19,7 +19,7 @@ import {
   type AssetstoreRecord,
   type AssetstoreSettings,
 } from '../../domain/assetstore';
-import { blobRefsOf, parseBlobRef } from '../../domain/assetstoreBlobRef';
+import { blobRefsOf } from '../../domain/assetstoreBlobRef';
 import {
   createAssetstore,
   deleteAssetstore,
@@ -314,12 +314,12 @@ export const assetstoreResource: Resource = {
       summary: 'Get a list of files controlled by an assetstore.',
       access: 'admin',
       params: [...pagingParams(ASSETSTORE_FILE_SORT)],
-      async handler({ path, params, services, setTotalCount }) {
+      async handler({ path, params, services, principal, setTotalCount }) {
         const store = await loadAssetstore(services, path.id);
         const page = await services.readModel.files.listInAssetstore(blobRefsOf(store.assetstoreId), pagingOf(params));
         setTotalCount(page.total);
         // Site administrators see which store holds a file (Girder's file filter shows them `assetstoreId`).
-        return page.rows.map((file) => ({ ...fileView(file), assetstoreId: parseBlobRef(file.blobId).assetstoreId }));
+        return page.rows.map((file) => fileView(file, principal.viewer));
       },
     }),
   ],

@@ -51,7 +51,9 @@ export const fileHashsumRoutes: RouteDef[] = [
     params: [],
     async handler({ path, services, principal }) {
       algorithmOf(path.algo);
-      return (await readableWithHash(services, path.hash, principal.viewer)).map(fileView);
+      return (await readableWithHash(services, path.hash, principal.viewer)).map((file) =>
+        fileView(file, principal.viewer),
+      );
     },
   }),
   route({

@@ -5,16 +5,16 @@ import { model } from '../modelParams';
 import type { Services } from '../../services';
 import { RestError } from '../../domain/errors';
 import { Scope } from '../../domain/scopes';
-import { AccessLevel } from '../../domain/access';
+import { AccessLevel, type Viewer } from '../../domain/access';
 import { copyFile, updateFile } from '../../commands/fileRecordCommands';
 import { fileView } from '../../queries/itemQueries';
 import { signedInUser } from '../principal';
 
 /** The file as the read model now shows it (the command waited for the projection). */
-async function currentFile(services: Services, id: string) {
+async function currentFile(services: Services, id: string, viewer: Viewer | null) {
   const doc = await services.readModel.files.get(id);
   if (!doc) throw new RestError(`Invalid file id (${id}).`);
-  return fileView(doc);
+  return fileView(doc, viewer);
 }
 
 /**
@@ -38,7 +38,7 @@ export const fileRecordRoutes: RouteDef[] = [
       }),
     ],
     models: { target: model.path('file', AccessLevel.WRITE) },
-    async handler({ params, models: { target }, services, meta }) {
+    async handler({ params, models: { target }, services, principal, meta }) {
       const { file } = target;
       await updateFile(
         services,
@@ -49,7 +49,7 @@ export const fileRecordRoutes: RouteDef[] = [
         },
         meta,
       );
-      return currentFile(services, file._id);
+      return currentFile(services, file._id, principal.viewer);
     },
   }),
   route({
@@ -69,7 +69,7 @@ export const fileRecordRoutes: RouteDef[] = [
         { file: source.file, item: item.item, copierId: signedInUser(principal)._id },
         meta,
       );
-      return currentFile(services, id);
+      return currentFile(services, id, principal.viewer);
     },
   }),
 ];

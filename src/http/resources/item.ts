@@ -206,11 +206,11 @@ export const itemResource: Resource = {
       // girder_client also sends `id=<itemId>` as a query parameter: undeclared parameters are ignored.
       params: [...pagingParams(FILE_SORT)],
       models: { target: model.path('item', AccessLevel.READ) },
-      async handler({ params, models: { target }, services, setTotalCount }) {
+      async handler({ params, models: { target }, services, principal, setTotalCount }) {
         const { item } = target;
         const page = await services.readModel.files.listForItem(item._id, pagingOf(params));
         setTotalCount(page.total);
-        return page.rows.map(fileView);
+        return page.rows.map((file) => fileView(file, principal.viewer));
       },
     }),
     route({
