@@ -31,6 +31,8 @@ function totp(key: Buffer): string {
 /** My account's tabs: profile, password, API keys (create, scopes, delete) and two-factor setup, then a login with it. */
 describeInChromium('web client: my account', () => {
   const ui = useBrowserSuite();
+  // The two-factor login moves the service's clock (Date.now in this process) on; whatever happens, it moves back.
+  afterEach(() => jest.restoreAllMocks());
   let userId = '';
   let token = '';
 
@@ -142,7 +144,6 @@ describeInChromium('web client: my account', () => {
       await page.locator('#g-login-button').click();
       await page.locator('.g-user-dropdown-link').filter({ hasText: 'maria' }).waitFor();
       await ui.session.idle();
-      jest.restoreAllMocks();
     });
   });
 });
