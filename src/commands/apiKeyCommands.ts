@@ -15,7 +15,7 @@ export async function createApiKey(
     userId: string;
     ownerIsAdmin: boolean;
     name: string;
-    scope: unknown[] | null;
+    scope: unknown;
     tokenDuration: number | null;
     active: boolean;
   },

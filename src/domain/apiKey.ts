@@ -59,7 +59,8 @@ export type ApiKeyState = { status: 'none' } | { status: 'active' | 'deleted'; k
 
 export interface KeyChanges {
   name?: string;
-  scope?: unknown[];
+  /** null: full access again (what the web client sends for "Allow all actions"). */
+  scope?: unknown;
   tokenDuration?: number;
   active?: boolean;
 }
@@ -74,7 +75,7 @@ export type ApiKeyCommand =
         key: string;
         created: string;
         name: string;
-        scope: unknown[] | null;
+        scope: unknown;
         tokenDuration: number | null;
         active: boolean;
       };
@@ -84,9 +85,13 @@ export type ApiKeyCommand =
   | { type: 'UseApiKey'; data: { at: string } }
   | { type: 'DeleteApiKey'; data: Record<string, never> };
 
-/** Girder's ApiKey.validate: a scope list must be non-empty and only hold scopes the owner may grant. */
-function validScope(scope: unknown[] | null, ownerIsAdmin: boolean): string[] | null {
+/**
+ * Girder's ApiKey.validate: the scope (any JSON, as Girder's `jsonParam` takes it) is null (full access) or a
+ * non-empty list of scopes the owner may grant.
+ */
+function validScope(scope: unknown, ownerIsAdmin: boolean): string[] | null {
   if (scope === null) return null;
+  if (!Array.isArray(scope)) throw new ValidationError('Scope must be a list, or None.');
   if (scope.length === 0) throw new ValidationError('Custom scope list must not be empty.');
   const allowed = new Set([...USER_KEY_SCOPES, ...(ownerIsAdmin ? ADMIN_KEY_SCOPES : [])]);
   const unknown = [...new Set(scope.filter((s) => typeof s !== 'string' || !allowed.has(s)).map(String))];

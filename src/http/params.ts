@@ -219,7 +219,13 @@ export const param = {
   /** A safe integer within `range` (default {@link NON_NEGATIVE}). */
   int<N extends string, R extends boolean = false>(
     name: N,
-    opts: Common & { default?: number; required?: R; range?: IntRange } = {},
+    opts: Common & {
+      default?: number;
+      required?: R;
+      range?: IntRange;
+      /** What a blank value stands for, where Girder declares a plain string and tests it for truth. */
+      blankAs?: number;
+    } = {},
   ) {
     const range = opts.range ?? NON_NEGATIVE;
     return {
@@ -229,7 +235,8 @@ export const param = {
         opts.required ?? false,
         opts.description,
         z.number().int(),
-        (raw) => parseBoundedInteger(name, raw, range),
+        (raw) =>
+          opts.blankAs !== undefined && raw.trim() === '' ? opts.blankAs : parseBoundedInteger(name, raw, range),
         () => opts.default as Given<number, R>,
       ),
       range,

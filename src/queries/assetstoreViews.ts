@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import type { ReadModelDeps } from './readDeps';
 import { AssetstoreType, type AssetstoreRecord, type AssetstoreState } from '../domain/assetstore';
-import { blobRefsOf, parseBlobRef } from '../domain/assetstoreBlobRef';
+import { blobRefsOf } from '../domain/assetstoreBlobRef';
 import type { Paging } from '../domain/paging';
+import type { Viewer } from '../domain/access';
 import { fileView } from './itemQueries';
 
 /** What these reads touch (src/queries/readDeps.ts). */
@@ -57,10 +58,8 @@ export async function assetstoreFiles(
   deps: Deps,
   store: AssetstoreRecord,
   paging: Paging,
+  viewer: Viewer | null,
 ): Promise<{ rows: View[]; total: number }> {
   const page = await deps.readModel.files.listInAssetstore(blobRefsOf(store.assetstoreId), paging);
-  return {
-    rows: page.rows.map((file) => ({ ...fileView(file), assetstoreId: parseBlobRef(file.blobId).assetstoreId })),
-    total: page.total,
-  };
+  return { rows: page.rows.map((file) => fileView(file, viewer)), total: page.total };
 }

@@ -21,9 +21,10 @@ export async function itemFiles(
   deps: Deps,
   item: ItemDoc,
   paging: Paging,
+  viewer: Viewer | null,
 ): Promise<{ rows: Record<string, unknown>[]; total: number }> {
   const page = await deps.readModel.files.listForItem(item._id, paging);
-  return { rows: page.rows.map(fileView), total: page.total };
+  return { rows: page.rows.map((file) => fileView(file, viewer)), total: page.total };
 }
 
 /** The item's file when it holds exactly one (downloaded as itself rather than as a zip), else null. */

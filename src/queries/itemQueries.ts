@@ -1,4 +1,4 @@
-import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
+import { DEFAULT_ASSETSTORE_ID, parseBlobRef } from '../domain/assetstoreBlobRef';
 import type { ReadModelDeps } from './readDeps';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { UploadState } from '../domain/upload';
@@ -45,10 +45,11 @@ export function itemView(item: ItemDoc): View {
 }
 
 /**
- * Girder's File filter: `_id, name, mimeType, size, itemId, creatorId, created, exts`, and `sha512` when the file has
- * it (the field the `hashsum_download` plugin exposes at READ level).
+ * Girder's File filter: `_id, name, mimeType, size, itemId, creatorId, created, exts`, `sha512` when the file has
+ * it (the field the `hashsum_download` plugin exposes at READ level), and `assetstoreId` for site administrators
+ * (exposed at SITE_ADMIN level).
  */
-export function fileView(file: FileDoc): View {
+export function fileView(file: FileDoc, viewer: Viewer | null): View {
   return {
     _id: file._id,
     _modelType: 'file',
@@ -60,6 +61,7 @@ export function fileView(file: FileDoc): View {
     created: file.created,
     exts: file.exts,
     ...(file.sha512 !== undefined ? { sha512: file.sha512 } : {}),
+    ...(viewer?.admin ? { assetstoreId: parseBlobRef(file.blobId).assetstoreId } : {}),
   };
 }
 

@@ -65,7 +65,7 @@ function viewOf(found: Found, viewer: Viewer | null): View {
     case 'item':
       return itemView(found.doc);
     case 'file':
-      return fileView(found.doc);
+      return fileView(found.doc, viewer);
   }
 }
 

@@ -83,11 +83,32 @@ describe('API keys', () => {
       });
     });
 
+    it("takes the web client's form: scope null (full access) and a blank token duration (none)", async () => {
+      const res = await api
+        .as(alice)
+        .post('/api_key')
+        .type('form')
+        .send({ name: 'web', scope: 'null', tokenDuration: '', targetUserId: '' });
+      expect([res.status, res.body.message]).toEqual([200, undefined]);
+      expect(res.body).toMatchObject({ name: 'web', scope: null, tokenDuration: null, active: true });
+      const scoped = await api
+        .as(alice)
+        .put(`/api_key/${res.body._id}`)
+        .type('form')
+        .send({ scope: '["core.data.read"]', tokenDuration: '5' });
+      expect([scoped.status, scoped.body.scope, scoped.body.tokenDuration]).toEqual([200, ['core.data.read'], 5]);
+      // Blank clears the duration, as Girder's update stores the falsy value as None.
+      const cleared = await api.as(alice).put(`/api_key/${res.body._id}`).type('form').send({ tokenDuration: '' });
+      expect([cleared.status, cleared.body.tokenDuration]).toEqual([200, null]);
+      const full = await api.as(alice).put(`/api_key/${res.body._id}`).type('form').send({ scope: 'null' });
+      expect([full.status, full.body.scope]).toEqual([200, null]);
+    });
+
     it('validates the scope parameter and the scopes, and the duration', async () => {
       const cases: [Record<string, string>, unknown][] = [
         [{ scope: 'core.data.read' }, { message: 'Parameter scope must be valid JSON.', type: 'rest' }],
-        [{ scope: '{"a": 1}' }, { message: 'Parameter scope must be a JSON array.', type: 'rest' }],
-        [{ scope: 'null' }, { message: 'Parameter scope must be a JSON array.', type: 'rest' }],
+        [{ scope: '{"a": 1}' }, { message: 'Scope must be a list, or None.', type: 'validation' }],
+        [{ scope: '"core.data.read"' }, { message: 'Scope must be a list, or None.', type: 'validation' }],
         [{ scope: '[]' }, { message: 'Custom scope list must not be empty.', type: 'validation' }],
         [
           { scope: '["core.user_auth", "bogus", "core.data.read"]' },

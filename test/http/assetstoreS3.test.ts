@@ -94,6 +94,16 @@ describe('S3 assetstores', () => {
     expect([made.status, made.body.current, made.body.secret]).toEqual([200, true, secret]);
   });
 
+  it("takes a blank region as the web client's form sends it: stored as given, connecting in us-east-1 (Girder)", async () => {
+    const created = await api
+      .as(admin)
+      .post('/assetstore')
+      .query(query({ name: 'S3 blank region', prefix: `/${prefix}-blank/`, region: '' }));
+    expect([created.status, created.body.region, created.body.prefix]).toEqual([200, '', `${prefix}-blank`]);
+    const removed = await api.as(admin).delete(`/assetstore/${created.body._id}`);
+    expect(removed.status).toBe(200);
+  });
+
   it('refuses a chunk but the last smaller than the minimum size, and cancels into nothing', async () => {
     const started = await api
       .as(admin)

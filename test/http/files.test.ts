@@ -23,6 +23,7 @@ const sha256 = (bytes: Buffer) => crypto.createHash('sha256').update(bytes).dige
 
 describe('files and uploads', () => {
   let api: ApiClient;
+  let admin: TestUser;
   let alice: TestUser;
   let bob: TestUser;
   let privateId: string;
@@ -68,7 +69,8 @@ describe('files and uploads', () => {
 
   beforeAll(async () => {
     api = await startApi();
-    await api.allowSmallChunks(await api.createUser('admin'));
+    admin = await api.createUser('admin');
+    await api.allowSmallChunks(admin);
     alice = await api.createUser('alice');
     bob = await api.createUser('bobby');
     const res = await api.as(alice).get(`/folder?parentType=user&parentId=${alice._id}`);
@@ -112,6 +114,30 @@ describe('files and uploads', () => {
       const bytes = await download(alice, res.body._id);
       expect(bytes.status).toBe(200);
       expect(bytes.headers['content-length']).toBe('0');
+    });
+
+    it("shows a file's assetstoreId to site administrators only (Girder exposes it at SITE_ADMIN level)", async () => {
+      const file = await uploadToFolder(
+        alice,
+        await newFolder(alice, privateId, 'stores'),
+        'where.bin',
+        Buffer.from('x'),
+      );
+      expect(file.assetstoreId).toBeUndefined();
+      const stores = await api.as(admin).get('/assetstore');
+      const current = stores.body.find((store: { current: boolean }) => store.current)._id;
+      for (const path of [`/file/${file._id}`, `/item/${file.itemId}/files`, `/resource/${file._id}?type=file`]) {
+        const asAdmin = await api.as(admin).get(path);
+        const asOwner = await api.as(alice).get(path);
+        const [adminView, ownerView] = [asAdmin.body, asOwner.body].map((body) =>
+          Array.isArray(body) ? body[0] : body,
+        );
+        expect({ path, admin: adminView.assetstoreId, owner: ownerView.assetstoreId }).toEqual({
+          path,
+          admin: current,
+          owner: undefined,
+        });
+      }
     });
 
     it('takes a whole file as the request body, storing identical bytes once', async () => {

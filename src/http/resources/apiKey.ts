@@ -10,8 +10,8 @@ import { createApiKey, deleteApiKey, tokenFromApiKey, updateApiKey } from '../..
 import { signedInUser } from '../principal';
 import { apiKeyByValue, currentApiKey, listApiKeys, ownerIsAdmin } from '../../queries/apiKeyQueries';
 
-const scopeParam = () =>
-  param.json<'scope', unknown[]>('scope', { shape: 'array', description: 'JSON list of scopes for this key.' });
+/** Any JSON, as Girder's `jsonParam` (no `requireArray`): null is full access; the decider checks the rest. */
+const scopeParam = () => param.json('scope', { description: 'JSON list of scopes for this key.' });
 
 export const apiKeyResource: Resource = {
   name: 'api_key',
@@ -44,8 +44,10 @@ export const apiKeyResource: Resource = {
       params: [
         param.string('name', { default: '', strip: true, description: 'Name for the API key.' }),
         scopeParam(),
+        // Girder's is a string stored as None when falsy: blank (the web client's empty field) is 0, no cap of its own.
         param.int('tokenDuration', {
           range: DURATION_DAYS,
+          blankAs: 0,
           description: 'Max number of days tokens created with this key will last (1 to 36525).',
         }),
         param.flag('active', true, { description: 'Whether the key is currently active.' }),
@@ -103,8 +105,10 @@ export const apiKeyResource: Resource = {
       params: [
         param.string('name', { strip: true, description: 'Name for the key.' }),
         scopeParam(),
+        // Girder's is a string stored as None when falsy: blank (the web client's empty field) is 0, no cap of its own.
         param.int('tokenDuration', {
           range: DURATION_DAYS,
+          blankAs: 0,
           description: 'Max number of days tokens created with this key will last (1 to 36525).',
         }),
         param.bool('active', { description: 'Whether the key is currently active.' }),

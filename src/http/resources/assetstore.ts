@@ -312,9 +312,9 @@ export const assetstoreResource: Resource = {
       summary: 'Get a list of files controlled by an assetstore.',
       access: 'admin',
       params: [...pagingParams(ASSETSTORE_FILE_SORT)],
-      async handler({ path, params, services, setTotalCount }) {
+      async handler({ path, params, services, principal, setTotalCount }) {
         const store = await loadAssetstore(services, path.id);
-        const page = await assetstoreFiles(services, store, pagingOf(params));
+        const page = await assetstoreFiles(services, store, pagingOf(params), principal.viewer);
         setTotalCount(page.total);
         return page.rows;
       },

@@ -57,7 +57,7 @@ async function outcomeView(
   reference?: string,
 ) {
   if (outcome.kind === 'upload') return uploadView(outcome.state);
-  const view = fileView(await currentFile(services, outcome.fileId));
+  const view = fileView(await currentFile(services, outcome.fileId), ctx.principal.viewer);
   await services.hooks.trigger('data.process', {
     file: view,
     userId: ctx.principal.user?._id ?? null,
@@ -333,7 +333,7 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_READ],
       params: [],
       models: { target: model.path('file', AccessLevel.READ) },
-      handler: ({ models: { target } }) => fileView(target.file),
+      handler: ({ models: { target }, principal }) => fileView(target.file, principal.viewer),
     }),
     route({
       method: 'GET',

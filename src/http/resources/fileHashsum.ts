@@ -36,7 +36,9 @@ export const fileHashsumRoutes: RouteDef[] = [
     params: [],
     async handler({ path, services, principal }) {
       algorithmOf(path.algo);
-      return (await readableWithSha512(services, path.hash, principal.viewer)).map(fileView);
+      return (await readableWithSha512(services, path.hash, principal.viewer)).map((file) =>
+        fileView(file, principal.viewer),
+      );
     },
   }),
   route({

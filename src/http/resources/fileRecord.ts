@@ -4,15 +4,15 @@ import { param } from '../params';
 import { model } from '../modelParams';
 import type { Services } from '../../services';
 import { Scope } from '../../domain/scopes';
-import { AccessLevel } from '../../domain/access';
+import { AccessLevel, type Viewer } from '../../domain/access';
 import { copyFile, updateFile } from '../../commands/fileRecordCommands';
 import { fileView } from '../../queries/itemQueries';
 import { currentFile } from '../../queries/fileQueries';
 import { signedInUser } from '../principal';
 
 /** The file as the read model now shows it (the command waited for the projection). */
-async function currentView(services: Services, id: string) {
-  return fileView(await currentFile(services, id));
+async function currentView(services: Services, id: string, viewer: Viewer | null) {
+  return fileView(await currentFile(services, id), viewer);
 }
 
 /**
@@ -36,7 +36,7 @@ export const fileRecordRoutes: RouteDef[] = [
       }),
     ],
     models: { target: model.path('file', AccessLevel.WRITE) },
-    async handler({ params, models: { target }, services, meta }) {
+    async handler({ params, models: { target }, services, principal, meta }) {
       const { file } = target;
       await updateFile(
         services,
@@ -47,7 +47,7 @@ export const fileRecordRoutes: RouteDef[] = [
         },
         meta,
       );
-      return currentView(services, file._id);
+      return currentView(services, file._id, principal.viewer);
     },
   }),
   route({
@@ -67,7 +67,7 @@ export const fileRecordRoutes: RouteDef[] = [
         { file: source.file, item: item.item, copierId: signedInUser(principal)._id },
         meta,
       );
-      return currentView(services, id);
+      return currentView(services, id, principal.viewer);
     },
   }),
 ];

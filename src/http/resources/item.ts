@@ -198,9 +198,9 @@ export const itemResource: Resource = {
       // girder_client also sends `id=<itemId>` as a query parameter: undeclared parameters are ignored.
       params: [...pagingParams(FILE_SORT)],
       models: { target: model.path('item', AccessLevel.READ) },
-      async handler({ params, models: { target }, services, setTotalCount }) {
+      async handler({ params, models: { target }, services, principal, setTotalCount }) {
         const { item } = target;
-        const page = await itemFiles(services, item, pagingOf(params));
+        const page = await itemFiles(services, item, pagingOf(params), principal.viewer);
         setTotalCount(page.total);
         return page.rows;
       },

@@ -18,7 +18,7 @@ import type { RequestMeta } from '../../commands/requestMeta';
 const VIEWS = {
   folder: (doc: LoadedModels['folder'], viewer: Viewer | null) => folderView(doc, viewer),
   item: (doc: LoadedModels['item']) => itemView(doc.item),
-  file: (doc: LoadedModels['file']) => fileView(doc.file),
+  file: (doc: LoadedModels['file'], viewer: Viewer | null) => fileView(doc.file, viewer),
   collection: (doc: LoadedModels['collection'], viewer: Viewer | null) => collectionView(doc, viewer),
   user: (doc: LoadedModels['user'], viewer: Viewer | null) => userView(doc, viewer),
   group: (doc: LoadedModels['group'], viewer: Viewer | null) => groupView(doc, viewer),

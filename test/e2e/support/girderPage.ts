@@ -36,8 +36,17 @@ export class GirderSession {
     });
     page.on('pageerror', (error) => session.problems.push(`page error: ${error.message}`));
     page.on('response', (response) => {
-      if (response.status() >= 400)
-        session.problems.push(`HTTP ${response.status()} ${response.request().method()} ${response.url()}`);
+      if (response.status() < 400) return;
+      const problem = `HTTP ${response.status()} ${response.request().method()} ${response.url()}`;
+      session.problems.push(problem);
+      // The service's error message, appended when it has arrived (it says why, in a failing step's report).
+      const index = session.problems.length - 1;
+      void response
+        .text()
+        .then((body) => {
+          if (session.problems[index] === problem) session.problems[index] = `${problem}: ${body.slice(0, 300)}`;
+        })
+        .catch(() => undefined);
     });
     await page.exposeFunction('__recordToast', (text: string) => session.problems.push(`error toast: ${text}`));
     await page.addInitScript({ content: RECORD_TOASTS });

@@ -27,7 +27,7 @@ import {
   type UploadedPart,
 } from '../../../ports/blobStore';
 import { ContentHasher, type ContentHashes } from '../../../domain/contentHashes';
-import type { S3Settings } from '../../../domain/assetstore';
+import { DEFAULT_S3_REGION, type S3Settings } from '../../../domain/assetstore';
 import { ValidationError } from '../../../domain/errors';
 import { Holds } from '../holds';
 import { DEFAULT_SWEEP_GRACE_MS } from '../claims';
@@ -49,7 +49,8 @@ function s3ClientFor(settings: S3Settings): S3Client {
   const service = settings.service;
   const endpoint = service === '' ? undefined : /^https?:\/\//.test(service) ? service : `https://${service}`;
   return new S3Client({
-    region: settings.region,
+    // An empty region (what the web client's form sends when left blank) is stored as given and means the default.
+    region: settings.region || DEFAULT_S3_REGION,
     // Checksums only where S3 requires them: a streamed part then goes as plain bytes, not in the aws-chunked
     // encoding with a trailing checksum that many S3-compatible servers do not decode (they would store the framing).
     requestChecksumCalculation: 'WHEN_REQUIRED',
