@@ -1,7 +1,5 @@
 import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
-import { decideOn } from '../domain/decider';
 import {
   ASSETSTORES_STREAM,
   checkSettings,
@@ -10,6 +8,7 @@ import {
   type AssetstoreSettings,
   type AssetstoreState,
 } from '../domain/assetstore';
+import { decideOn } from '../domain/decider';
 import { blobRefsOf } from '../domain/assetstoreBlobRef';
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
@@ -37,13 +36,8 @@ async function assetstoreHasFiles(services: Services, assetstoreId: string): Pro
 }
 
 async function runOnStream(services: Services, command: AssetstoreCommand, meta: RequestMeta): Promise<void> {
-  await services.commands.run(async () => {
-    const stream = await services.commands.load(ASSETSTORES_STREAM, services.assetstores);
-    const { events } = decideOn(services.assetstores, stream.state, command);
-    return {
-      appends: [{ streamId: ASSETSTORES_STREAM, expectedState: stream.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+  await services.commands.handle(ASSETSTORES_STREAM, services.assetstores, meta, (assetstores) => {
+    assetstores.decide(command);
   });
 }
 

@@ -3,7 +3,7 @@ import type { Services } from '../services';
 /**
  * Deletes the blobs among `blobIds` that no file references any more (nor a file removed with a folder less than
  * BLOB_RETENTION_DAYS ago, see {@link isBlobInUse}). Call it after the command that dropped the
- * references has committed and the read models show it (`commands.run` resolved): the ticket is taken before the
+ * references has committed and the read models show it (the command's handle resolved): the ticket is taken before the
  * reference check, so a blob stored or copied again meanwhile is kept (see src/ports/blobStore.ts). A failure here
  * only leaves an unreferenced blob behind, which the startup sweep removes; it never fails the request.
  */

@@ -28,11 +28,8 @@ export async function computeFileHashes(
   const { sha256, sha512 } = hasher.digests();
   if (sha256 !== file.blobId)
     throw new Error(`The stored bytes of file ${file._id} do not match their content id ${file.blobId}.`);
-  const recorded = await services.commands.decideOnStream(
-    itemStream(file.itemId),
-    itemDecider,
-    { type: 'RecordFileHash', data: { fileId: file._id, blobId: file.blobId, sha512 } },
-    meta,
+  const recorded = await services.commands.handle(itemStream(file.itemId), itemDecider, meta, (item) =>
+    item.decide({ type: 'RecordFileHash', data: { fileId: file._id, blobId: file.blobId, sha512 } }),
   );
   // Nothing recorded: another request recorded it first, or the bytes were replaced meanwhile (with their own hash).
   return recorded.length > 0 ? { sha512 } : null;

@@ -1,12 +1,8 @@
 import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { FileDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
 import { loadItemStream } from './itemCommands';
-import { decideOn } from '../domain/decider';
-import { itemDecider, itemStream, type FileRecord } from '../domain/item';
-import type { ItemEvent } from '../domain/itemEvents';
+import type { FileRecord } from '../domain/item';
 import { newId } from '../domain/ids';
 import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
@@ -23,18 +19,10 @@ export async function updateFile(
   change: { name?: string; mimeType?: string },
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, file.itemId);
-    const { events } = decideOn(itemDecider, loaded.state, {
-      type: 'UpdateFile',
-      data: { fileId: file._id, ...change },
-    });
-    return {
-      appends: [
-        { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-      ],
-      result: undefined,
-    };
+  await services.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(services, attempt, file.itemId);
+    item.decide({ type: 'UpdateFile', data: { fileId: file._id, ...change } });
+    return { append: [item], result: undefined };
   });
 }
 
@@ -53,13 +41,10 @@ export async function copyFile(
   const { file, item } = input;
   await services.blobs.hold(file.blobId);
   try {
-    return await services.commands.run(async () => {
-      const source = await loadItemStream(services, file.itemId);
+    return await services.commands.handleGroup(meta, async (attempt) => {
+      const source = await loadItemStream(services, attempt, file.itemId);
       const copyFileId = newId();
-      const recorded = decideOn(itemDecider, source.state, {
-        type: 'RecordFileCopy',
-        data: { fileId: file._id, copyFileId, toItemId: item._id },
-      });
+      source.decide({ type: 'RecordFileCopy', data: { fileId: file._id, copyFileId, toItemId: item._id } });
       // The source's record as its item's state holds it (decided above that it is there).
       const {
         copyOfFile: _of,
@@ -74,23 +59,10 @@ export async function copyFile(
         copierId: input.copierId,
         copied: girderTime(),
       };
-      const sameItem = item._id === file.itemId;
-      const destination = sameItem
-        ? { state: recorded.state, expected: source.expected }
-        : await loadItemStream(services, item._id);
-      const created = decideOn(itemDecider, destination.state, { type: 'AddFile', data: { file: copy } });
-      const append = (itemId: string, expected: StreamAppend['expectedState'], events: ItemEvent[]): StreamAppend => ({
-        streamId: itemStream(itemId),
-        expectedState: expected,
-        events: toNewEvents(events, meta),
-      });
-      const appends = sameItem
-        ? [append(file.itemId, source.expected, [...recorded.events, ...created.events])]
-        : [
-            append(file.itemId, source.expected, recorded.events),
-            append(item._id, destination.expected, created.events),
-          ];
-      return { appends, result: copyFileId };
+      // A copy into the source's own item: both events on the one stream, in one append.
+      const destination = item._id === file.itemId ? source : await loadItemStream(services, attempt, item._id);
+      destination.decide({ type: 'AddFile', data: { file: copy } });
+      return { append: destination === source ? [source] : [source, destination], result: copyFileId };
     });
   } finally {
     services.blobs.release(file.blobId);

@@ -1,10 +1,9 @@
 import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
-import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandRunner';
-import { FOLDER_TREE_STREAM, FolderTreeChangedSchema } from '../domain/folderEvents';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
+import { FOLDER_TREE_STREAM } from '../domain/folderEvents';
+import { folderTreeDecider } from '../domain/folderTree';
 import {
   folderDecider,
   folderStateFor,
@@ -32,12 +31,13 @@ import type { ParentType } from '../domain/parents';
  * copy (FolderCopied on its copy root's stream, docs/subtree-operations.md): its state is the read model's document,
  * taken once the read model reflects everything appended so far (this stream included).
  */
-export async function loadFolder(services: Services, folderId: string) {
-  const loaded = await services.commands.load(folderStream(folderId), folderDecider);
-  if (loaded.state.exists || loaded.state.deleted) return loaded;
+export async function loadFolder(services: Services, attempt: CommandAttempt, folderId: string) {
+  const folder = await attempt.load(folderStream(folderId), folderDecider);
+  if (folder.state.exists || folder.state.deleted) return folder;
   await services.projector.waitFor(await services.eventStore.headPosition());
   const doc = await services.readModel.folders.get(folderId);
-  return { ...loaded, state: doc ? folderStateFromDoc(doc) : folderStateFor(folderId) };
+  folder.startFrom(doc ? folderStateFromDoc(doc) : folderStateFor(folderId));
+  return folder;
 }
 
 /**
@@ -93,28 +93,21 @@ export async function createFolder(services: Services, input: CreateFolderInput,
   const created = girderTime();
   const acl = inheritedAcl(input.parent, input.creatorId, input.public);
   const metadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined;
-  return commands.run(async () => {
+  return commands.handleGroup(meta, async (attempt) => {
     const guard = await guardSiblingName(commands, siblingLookup(services), parentType, parentId, input.name);
     if (input.reuseExisting && guard.takenBy === 'folder') {
       const existing = await services.readModel.folders.childNamed(parentType, parentId, input.name);
       if (existing) {
-        if (!metadata) return { appends: [], result: existing._id };
-        const folder = await loadFolder(services, existing._id);
-        const { events } = decideOn(folderDecider, folder.state, {
-          type: 'SetFolderMetadata',
-          data: { metadata, allowNull: false, now: girderTime() },
-        });
-        return {
-          appends: [
-            { streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) },
-          ],
-          result: existing._id,
-        };
+        if (!metadata) return { append: [], result: existing._id };
+        const folder = await loadFolder(services, attempt, existing._id);
+        folder.decide({ type: 'SetFolderMetadata', data: { metadata, allowNull: false, now: girderTime() } });
+        return { append: [folder], result: existing._id };
       }
     }
     // Girder's order: name and sibling checks (on save) before the metadata keys (an empty name is never taken).
     refuseTakenSiblingName(guard.takenBy);
-    const { events } = decideOn(folderDecider, folderStateFor(folderId), {
+    const folder = attempt.create(folderStream(folderId), folderDecider, folderStateFor(folderId));
+    folder.decide({
       type: 'CreateFolder',
       data: {
         folderId,
@@ -128,11 +121,7 @@ export async function createFolder(services: Services, input: CreateFolderInput,
         ...(metadata ? { metadata } : {}),
       },
     });
-    const appends: StreamAppend[] = [
-      guard.claimAppend('folder', folderId, meta),
-      { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-    ];
-    return { appends, result: folderId };
+    return { append: [guard.claim(attempt, 'folder', folderId), folder], result: folderId };
   });
 }
 
@@ -169,11 +158,11 @@ export interface UpdateFolderInput {
  */
 export async function updateFolder(services: Services, input: UpdateFolderInput, meta: RequestMeta): Promise<void> {
   const { commands } = services;
-  await commands.run(async () => {
+  await commands.handleGroup(meta, async (attempt) => {
     const now = girderTime();
-    const folder = await loadFolder(services, input.folderId);
+    const folder = await loadFolder(services, attempt, input.folderId);
     const before = folder.state;
-    const update = decideOn(folderDecider, before, {
+    folder.decide({
       type: 'UpdateFolder',
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}),
@@ -182,42 +171,32 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
         now,
       },
     });
-    const events = [...update.events];
-    let after = update.state;
-    const appends: StreamAppend[] = [];
+    const append: AnyDecidedStream[] = [];
 
     if (input.move) {
       const parent = input.move;
-      if (parent.type !== after.parentType || parent.doc._id !== after.parentId) {
+      if (parent.type !== folder.state.parentType || parent.doc._id !== folder.state.parentId) {
         // Serialise with every other move, and check against a read model that reflects all of them.
-        const tree = await lastEventOf(services, FOLDER_TREE_STREAM);
-        if (tree) await services.projector.waitFor(tree.position);
+        const last = await lastEventOf(services, FOLDER_TREE_STREAM);
+        if (last) await services.projector.waitFor(last.position);
         const targetPath =
           parent.type === 'folder'
             ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id]
             : [];
-        const moved = decideOn(folderDecider, after, {
+        folder.decide({
           type: 'MoveFolder',
           data: { parentType: parent.type, parentId: parent.doc._id, targetPath, now },
         });
-        events.push(...moved.events);
-        after = moved.state;
-        const marker = {
-          type: 'FolderTreeChanged',
-          data: FolderTreeChangedSchema.parse({
-            folderId: input.folderId,
-            parentType: parent.type,
-            parentId: parent.doc._id,
-          }),
-        };
-        appends.push({
-          streamId: FOLDER_TREE_STREAM,
-          expectedState: tree ? tree.revision : 'no_stream',
-          events: toNewEvents([marker], meta),
+        const tree = attempt.at(FOLDER_TREE_STREAM, folderTreeDecider, last ? last.revision : 'no_stream');
+        tree.decide({
+          type: 'MarkFolderMoved',
+          data: { folderId: input.folderId, parentType: parent.type, parentId: parent.doc._id },
         });
+        append.push(tree);
       }
     }
 
+    const after = folder.state;
     if (after.parentId !== before.parentId || after.name !== before.name) {
       const guard = await guardSiblingName(
         commands,
@@ -227,14 +206,10 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
         after.name,
       );
       refuseTakenSiblingName(guard.takenBy);
-      appends.push(guard.claimAppend('folder', input.folderId, meta));
+      append.push(guard.claim(attempt, 'folder', input.folderId));
     }
-    appends.push({
-      streamId: folderStream(input.folderId),
-      expectedState: folder.expected,
-      events: toNewEvents(events, meta),
-    });
-    return { appends, result: undefined };
+    append.push(folder);
+    return { append, result: undefined };
   });
 }
 
@@ -245,15 +220,10 @@ async function decideFolder(
   command: (now: string) => FolderCommand,
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.run(async () => {
-    const folder = await loadFolder(services, folderId);
-    const { events } = decideOn(folderDecider, folder.state, command(girderTime()));
-    return {
-      appends: [
-        { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
-      ],
-      result: undefined,
-    };
+  await services.commands.handleGroup(meta, async (attempt) => {
+    const folder = await loadFolder(services, attempt, folderId);
+    folder.decide(command(girderTime()));
+    return { append: [folder], result: undefined };
   });
 }
 

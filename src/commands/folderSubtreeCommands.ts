@@ -1,8 +1,5 @@
 import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
-import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { inheritedAcl, loadFolder, siblingLookup } from './folderCommands';
@@ -53,15 +50,15 @@ async function removeUnder(
   keepsEveryFile: boolean,
 ): Promise<void> {
   const reclaimable = !keepsEveryFile || services.config.blobRetentionDays === 0;
-  const blobIds = await services.commands.run(async () => {
-    const folder = await loadFolder(services, folderId);
-    const { events } = decideOn(folderDecider, folder.state, command(newId()));
+  const blobIds = await services.commands.handleGroup(meta, async (attempt) => {
+    const folder = await loadFolder(services, attempt, folderId);
+    folder.decide(command(newId()));
     await catchUp(services);
     await requireInReadModel(services, folderId);
-    const appends: StreamAppend[] = [
-      { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
-    ];
-    return { appends, result: reclaimable ? await services.readModel.subtree.blobIdsInSubtree(folderId) : [] };
+    return {
+      append: [folder],
+      result: reclaimable ? await services.readModel.subtree.blobIdsInSubtree(folderId) : [],
+    };
   });
   // Bytes of a file added to the subtree between the read above and the commit are left to the startup sweep.
   await reclaimBlobs(services, blobIds);
@@ -122,8 +119,8 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
   const folderId = newId();
   const parentType = input.parent.type;
   const parentId = input.parent.doc._id;
-  await commands.run(async () => {
-    const source = await loadFolder(services, input.sourceId);
+  await commands.handleGroup(meta, async (attempt) => {
+    const source = await loadFolder(services, attempt, input.sourceId);
     const s = source.state;
     if (!s.exists) throw new RestError(`Invalid folder id (${input.sourceId}).`);
     const wanted = input.name ? checkFolderName(input.name) : s.name;
@@ -140,7 +137,8 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
     const isPublic = acl.public ?? s.public;
     const { name, guard } = await freeName(services, parentType, parentId, wanted);
     await requireInReadModel(services, input.sourceId);
-    const { events } = decideOn(folderDecider, folderStateFor(folderId), {
+    const copy = attempt.create(folderStream(folderId), folderDecider, folderStateFor(folderId));
+    copy.decide({
       type: 'CopyFolder',
       data: {
         opId: newId(),
@@ -159,11 +157,7 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
         copier: input.copier,
       },
     });
-    const appends: StreamAppend[] = [
-      guard.claimAppend('folder', folderId, meta),
-      { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-    ];
-    return { appends, result: undefined };
+    return { append: [guard.claim(attempt, 'folder', folderId), copy], result: undefined };
   });
   if (!(await services.readModel.folders.get(folderId))) {
     // The projection skipped the copy: the source or the destination was deleted concurrently, before it in the log.

@@ -4,11 +4,9 @@ import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
 import type { ProgressContext } from '../bus/progress';
 import type { LoadedParent } from '../queries/models';
-import { toNewEvents } from './commandRunner';
 import { createFolder } from './folderCommands';
 import { createItem, loadItemStream } from './itemCommands';
-import { decideOn } from '../domain/decider';
-import { extensionsOf, itemDecider, itemStream, type FileRecord } from '../domain/item';
+import { extensionsOf, type FileRecord } from '../domain/item';
 import { importedRef } from '../domain/assetstoreBlobRef';
 import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
@@ -57,9 +55,9 @@ async function importFile(
   meta: RequestMeta,
 ): Promise<void> {
   const stat = await fs.promises.stat(filePath);
-  await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, itemId);
-    if (Object.values(loaded.state.files).some((file) => file.name === name)) return { appends: [], result: undefined };
+  await services.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(services, attempt, itemId);
+    if (Object.values(item.state.files).some((file) => file.name === name)) return { append: [], result: undefined };
     const file: FileRecord = {
       fileId: newId(),
       name,
@@ -70,11 +68,8 @@ async function importFile(
       created: girderTime(),
       exts: extensionsOf(name),
     };
-    const { events } = decideOn(itemDecider, loaded.state, { type: 'AddFile', data: { file } });
-    return {
-      appends: [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+    item.decide({ type: 'AddFile', data: { file } });
+    return { append: [item], result: undefined };
   });
 }
 

@@ -1,9 +1,7 @@
 import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { FolderDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandRunner';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { reclaimBlobs } from './blobReclaim';
 import {
   checkItemName,
@@ -28,14 +26,18 @@ import { girderTime } from '../domain/time';
  * name is not an error for items: Girder renames to `name (1)`, `name (2)`, …
  */
 
-export async function loadItemStream(services: Services, itemId: string) {
-  const loaded = await services.commands.load(itemStream(itemId), itemDecider);
+/** An item's stream in a command's attempt, its state the read model's for an item created by a folder copy. */
+export async function loadItemStream(services: Services, attempt: CommandAttempt, itemId: string) {
+  const loaded = await attempt.load(itemStream(itemId), itemDecider);
   if (loaded.state.exists) return loaded;
   // No creation event on its own stream: an item created by a folder copy (FolderCopied, docs/subtree-operations.md).
   // Its state is the read model's, once the read model reflects everything appended so far (this stream included).
   await services.projector.waitFor(await services.eventStore.headPosition());
   const item = await services.readModel.items.get(itemId);
-  if (!item) return { ...loaded, state: loaded.exists ? loaded.state : itemStateFor(itemId) };
+  if (!item) {
+    if (!loaded.exists) loaded.startFrom(itemStateFor(itemId));
+    return loaded;
+  }
   const files = await services.readModel.files.listForItem(itemId, {
     limit: 0,
     offset: 0,
@@ -59,7 +61,8 @@ export async function loadItemStream(services: Services, itemId: string) {
       }),
     ),
   };
-  return { ...loaded, state };
+  loaded.startFrom(state);
+  return loaded;
 }
 
 /**
@@ -102,14 +105,14 @@ async function freeItemName(
  */
 async function claimItemName(
   services: Services,
+  attempt: CommandAttempt,
   folderId: string,
   name: string,
   itemId: string,
-  meta: RequestMeta,
   first?: NameGuard,
-): Promise<{ name: string; appends: StreamAppend[] }> {
+): Promise<{ name: string; claim: AnyDecidedStream }> {
   const free = await freeItemName(services, folderId, name, itemId, first);
-  return { name: free.name, appends: [free.guard.claimAppend('item', itemId, meta)] };
+  return { name: free.name, claim: free.guard.claim(attempt, 'item', itemId) };
 }
 
 export interface NewItemInput {
@@ -125,43 +128,29 @@ export interface NewItemInput {
 }
 
 /**
- * The appends that create an item (its name claimed, auto-renamed) plus the events `more` derives from the new
- * item's state (files), for use inside a `commands.run` attempt. `nameGuard`, when given, is the guard of the wanted
- * name already taken in this attempt (see {@link claimItemName}).
+ * The streams that create an item in a command's attempt, in their append order: its name's claim (auto-renamed),
+ * then the new item's stream with the creation and the commands `more` derives from the new item's state (files).
+ * `nameGuard`, when given, is the guard of the wanted name already taken in this attempt (see {@link claimItemName}).
  */
-export async function newItemAppends(
+export async function newItemStreams(
   services: Services,
+  attempt: CommandAttempt,
   input: NewItemInput,
-  meta: RequestMeta,
   more: (state: ItemState) => ItemCommand[] = () => [],
   nameGuard?: NameGuard,
-): Promise<{ appends: StreamAppend[]; name: string }> {
+): Promise<{ streams: AnyDecidedStream[]; name: string }> {
   const claimed = await claimItemName(
     services,
+    attempt,
     input.folderId,
     checkItemName(input.name),
     input.itemId,
-    meta,
     nameGuard,
   );
-  const created = decideOn(itemDecider, itemStateFor(input.itemId), {
-    type: 'CreateItem',
-    data: { ...input, name: claimed.name },
-  });
-  let state = created.state;
-  const events = [...created.events];
-  for (const command of more(state)) {
-    const next = decideOn(itemDecider, state, command);
-    events.push(...next.events);
-    state = next.state;
-  }
-  return {
-    appends: [
-      ...claimed.appends,
-      { streamId: itemStream(input.itemId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-    ],
-    name: claimed.name,
-  };
+  const item = attempt.create(itemStream(input.itemId), itemDecider, itemStateFor(input.itemId));
+  item.decide({ type: 'CreateItem', data: { ...input, name: claimed.name } });
+  for (const command of more(item.state)) item.decide(command);
+  return { streams: [claimed.claim, item], name: claimed.name };
 }
 
 export interface CreateItemInput {
@@ -187,29 +176,22 @@ export async function createItem(services: Services, input: CreateItemInput, met
   const name = checkItemName(input.name);
   const folderId = input.folder._id;
   const metadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined;
-  return commands.run(async () => {
+  return commands.handleGroup(meta, async (attempt) => {
     const itemId = newId();
     let nameGuard: NameGuard | undefined;
     if (input.reuseExisting) {
       nameGuard = await guardItemName(services, folderId, name, itemId);
       const existingId = await services.readModel.items.namedInFolder(folderId, name);
       if (existingId) {
-        if (!metadata) return { appends: [], result: existingId };
-        const existing = await loadItemStream(services, existingId);
-        const { events } = decideOn(itemDecider, existing.state, {
-          type: 'SetItemMetadata',
-          data: { metadata, allowNull: false, now: girderTime() },
-        });
-        return {
-          appends: [
-            { streamId: itemStream(existingId), expectedState: existing.expected, events: toNewEvents(events, meta) },
-          ],
-          result: existingId,
-        };
+        if (!metadata) return { append: [], result: existingId };
+        const existing = await loadItemStream(services, attempt, existingId);
+        existing.decide({ type: 'SetItemMetadata', data: { metadata, allowNull: false, now: girderTime() } });
+        return { append: [existing], result: existingId };
       }
     }
-    const { appends } = await newItemAppends(
+    const { streams } = await newItemStreams(
       services,
+      attempt,
       {
         itemId,
         folderId,
@@ -219,11 +201,10 @@ export async function createItem(services: Services, input: CreateItemInput, met
         created: girderTime(),
         ...(metadata ? { metadata } : {}),
       },
-      meta,
       undefined,
       nameGuard,
     );
-    return { appends, result: itemId };
+    return { append: streams, result: itemId };
   });
 }
 
@@ -242,10 +223,10 @@ export interface UpdateItemInput {
  */
 export async function updateItem(services: Services, input: UpdateItemInput, meta: RequestMeta): Promise<void> {
   const { itemId } = input;
-  await services.commands.run(async () => {
+  await services.commands.handleGroup(meta, async (attempt) => {
     const now = girderTime();
-    const loaded = await loadItemStream(services, itemId);
-    const before = loaded.state;
+    const item = await loadItemStream(services, attempt, itemId);
+    const before = item.state;
     const destination =
       input.folder !== undefined && input.folder._id !== before.folderId && before.exists ? input.folder : undefined;
     // The name in the item's own folder (Girder's validate on save; only the intermediate name of a rename and move).
@@ -256,7 +237,7 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
       if (wanted !== before.name) renamed = await freeItemName(services, before.folderId, wanted, itemId);
       name = renamed?.name ?? wanted;
     }
-    const updated = decideOn(itemDecider, before, {
+    item.decide({
       type: 'UpdateItem',
       data: {
         ...(name !== undefined ? { name } : {}),
@@ -264,33 +245,24 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
         now,
       },
     });
-    const events = [...updated.events];
-    const appends: StreamAppend[] = [];
-    const state = updated.state;
+    const append: AnyDecidedStream[] = [];
     if (destination) {
-      const claimed = await claimItemName(services, destination._id, state.name, itemId, meta);
-      const moved = decideOn(itemDecider, state, {
-        type: 'MoveItem',
-        data: { folderId: destination._id, name: claimed.name, now },
-      });
-      events.push(...moved.events);
-      appends.push(...claimed.appends);
-    } else if (renamed && state.name !== before.name) {
-      appends.push(renamed.guard.claimAppend('item', itemId, meta));
+      const claimed = await claimItemName(services, attempt, destination._id, item.state.name, itemId);
+      item.decide({ type: 'MoveItem', data: { folderId: destination._id, name: claimed.name, now } });
+      append.push(claimed.claim);
+    } else if (renamed && item.state.name !== before.name) {
+      append.push(renamed.guard.claim(attempt, 'item', itemId));
     }
-    appends.push({ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) });
-    return { appends, result: undefined };
+    append.push(item);
+    return { append, result: undefined };
   });
 }
 
 async function changeItem(services: Services, itemId: string, command: ItemCommand, meta: RequestMeta): Promise<void> {
-  await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, itemId);
-    const { events } = decideOn(itemDecider, loaded.state, command);
-    return {
-      appends: [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+  await services.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(services, attempt, itemId);
+    item.decide(command);
+    return { append: [item], result: undefined };
   });
 }
 
@@ -325,15 +297,13 @@ export function deleteItemMetadata(
  * afterwards the blobs no other file references are deleted. Resolves with the deleted item's name.
  */
 export async function deleteItem(services: Services, itemId: string, meta: RequestMeta): Promise<string> {
-  const { name, blobIds } = await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, itemId);
-    const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteItem', data: {} });
-    const appends: StreamAppend[] = [
-      { streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-    ];
+  const { name, blobIds } = await services.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(services, attempt, itemId);
+    const before = item.state;
+    item.decide({ type: 'DeleteItem', data: {} });
     return {
-      appends,
-      result: { name: loaded.state.name, blobIds: Object.values(loaded.state.files).map((f) => f.blobId) },
+      append: [item],
+      result: { name: before.name, blobIds: Object.values(before.files).map((f) => f.blobId) },
     };
   });
   await reclaimBlobs(services, blobIds);
@@ -357,12 +327,12 @@ export interface CopyItemInput {
 export async function copyItem(services: Services, input: CopyItemInput, meta: RequestMeta): Promise<string> {
   const held = new Set<string>();
   try {
-    return await services.commands.run(async () => {
-      const source = await loadItemStream(services, input.sourceId);
+    return await services.commands.handleGroup(meta, async (attempt) => {
+      const source = await loadItemStream(services, attempt, input.sourceId);
       const s = source.state;
       const itemId = newId();
       // First, so that a source that does not exist (any more) is `Invalid item id (<id>).`
-      const recorded = decideOn(itemDecider, s, { type: 'RecordCopy', data: { copyItemId: itemId } });
+      source.decide({ type: 'RecordCopy', data: { copyItemId: itemId } });
       for (const file of Object.values(s.files)) {
         if (!held.has(file.blobId)) {
           await services.blobs.hold(file.blobId);
@@ -370,8 +340,9 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
         }
       }
       const now = girderTime();
-      const { appends } = await newItemAppends(
+      const { streams } = await newItemStreams(
         services,
+        attempt,
         {
           itemId,
           folderId: input.folder._id,
@@ -382,7 +353,6 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
           meta: s.meta,
           copyOfItem: s.itemId,
         },
-        meta,
         () =>
           Object.values(s.files).map(({ copyOfFile, copierId, copied, ...file }) => {
             // Girder's copyFile: the source's record (creator, created) plus who copied it, when.
@@ -400,12 +370,7 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
             };
           }),
       );
-      appends.push({
-        streamId: itemStream(s.itemId),
-        expectedState: source.expected,
-        events: toNewEvents(recorded.events, meta),
-      });
-      return { appends, result: itemId };
+      return { append: [...streams, source], result: itemId };
     });
   } finally {
     for (const blobId of held) services.blobs.release(blobId);

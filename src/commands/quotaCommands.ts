@@ -1,9 +1,8 @@
 import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { currentSettings } from './settingsCommands';
-import { decideOn, foldEvents } from '../domain/decider';
+import { foldEvents } from '../domain/decider';
 import {
   checkFits,
   fileSizeQuota,
@@ -46,13 +45,8 @@ export async function setQuotaPolicy(
   policy: Record<string, unknown>,
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.run(async () => {
-    const stream = await loadQuotaStream(services, rootId);
-    const { events } = decideOn(quotaDecider, stream.state, { type: 'SetQuotaPolicy', data: { rootId, policy } });
-    return {
-      appends: [{ streamId: quotaStream(rootId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+  await services.commands.handle(quotaStream(rootId), quotaDecider, meta, (quota) => {
+    quota.decide({ type: 'SetQuotaPolicy', data: { rootId, policy } });
   });
 }
 
@@ -107,20 +101,22 @@ export async function admitUpload(services: Services, root: QuotaRoot, size: num
  * must fit, and `QuotaCharged` goes on the stream with its expected revision: of two uploads finishing at once, one
  * conflicts, runs again, sees the other's bytes and is refused if they no longer fit. Null when no quota applies.
  */
-export async function quotaChargeAppend(
+export async function quotaCharge(
   services: Services,
+  attempt: CommandAttempt,
   root: QuotaRoot,
   charge: { fileId: string; size: number; previous: number },
-  meta: RequestMeta,
-): Promise<StreamAppend | null> {
+): Promise<AnyDecidedStream | null> {
   const stream = await loadQuotaStream(services, root.id);
   const quota = await quotaInForce(services, root, stream.state.policy);
   if (quota === null) return null;
   if (stream.position !== undefined) await services.projector.waitFor(stream.position);
   checkFits(quota, await usedBy(services, root), charge.size, charge.previous, true);
-  const { events } = decideOn(quotaDecider, stream.state, {
+  // Read whole above (for its last position): the append expects the revision that read ended at.
+  const charged = attempt.at(quotaStream(root.id), quotaDecider, stream.expected, stream.state);
+  charged.decide({
     type: 'ChargeQuota',
     data: { rootId: root.id, fileId: charge.fileId, bytes: charge.size - charge.previous },
   });
-  return { streamId: quotaStream(root.id), expectedState: stream.expected, events: toNewEvents(events, meta) };
+  return charged;
 }

@@ -1,12 +1,9 @@
 import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { loadFolder, siblingLookup } from './folderCommands';
 import { retentionStart } from './blobReclaim';
-import { folderDecider, folderNameCandidate, folderStream } from '../domain/folder';
-import { decideOn } from '../domain/decider';
+import { folderNameCandidate } from '../domain/folder';
 import { AccessLevel, accessDeniedMessage, hasAccess, type Viewer } from '../domain/access';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { isObjectId, newId } from '../domain/ids';
@@ -93,44 +90,38 @@ export async function restoreFolder(services: Services, input: RestoreFolderInpu
     if (removed.at < retentionStart(services)) throw new RestError(PURGED_MESSAGE);
     for (const blobId of blobIds) if (!(await services.blobs.exists(blobId))) throw new RestError(PURGED_MESSAGE);
 
-    await services.commands.run(async () => {
-      const folder = await loadFolder(services, folderId);
+    await services.commands.handleGroup(meta, async (attempt) => {
+      const folder = await loadFolder(services, attempt, folderId);
       await services.projector.waitFor(await services.eventStore.headPosition());
       if (await services.readModel.folders.get(folderId)) throw new RestError('The folder is not deleted.');
       const current = await history.removedFolder(folderId);
       if (current?.position !== removed.position) throw new RestError(`Invalid folder id (${folderId}).`);
       const { name, guard } = await freeName(services, parent.type, parent.doc._id, removed.doc.name);
       const d = removed.doc;
-      const { events } = decideOn(
-        folderDecider,
-        { ...folder.state, folderId },
-        {
-          type: 'RestoreFolder',
-          data: {
-            opId: newId(),
-            deletedPosition: removed.position,
-            removedWithAncestor: !folder.state.deleted,
-            parentType: parent.type,
-            parentId: parent.doc._id,
-            name,
-            snapshot: {
-              description: d.description,
-              ...(d.public !== undefined ? { public: d.public } : {}),
-              ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
-              access: d.access,
-              meta: d.meta,
-              creatorId: d.creatorId,
-              created: d.created,
-              updated: d.updated,
-            },
+      const removedWithAncestor = !folder.state.deleted;
+      folder.startFrom({ ...folder.state, folderId });
+      folder.decide({
+        type: 'RestoreFolder',
+        data: {
+          opId: newId(),
+          deletedPosition: removed.position,
+          removedWithAncestor,
+          parentType: parent.type,
+          parentId: parent.doc._id,
+          name,
+          snapshot: {
+            description: d.description,
+            ...(d.public !== undefined ? { public: d.public } : {}),
+            ...(d.publicFlags !== undefined ? { publicFlags: d.publicFlags } : {}),
+            access: d.access,
+            meta: d.meta,
+            creatorId: d.creatorId,
+            created: d.created,
+            updated: d.updated,
           },
         },
-      );
-      const appends: StreamAppend[] = [
-        guard.claimAppend('folder', folderId, meta),
-        { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
-      ];
-      return { appends, result: undefined };
+      });
+      return { append: [guard.claim(attempt, 'folder', folderId), folder], result: undefined };
     });
   } finally {
     for (const blobId of held) services.blobs.release(blobId);

@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import type { Services } from '../services';
 import type { FileDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
 import { admitUpload } from './quotaCommands';
@@ -14,12 +13,12 @@ import {
   commitNewFile,
   limited,
   loadUpload,
+  openUpload,
   tooMany,
   withBlob,
   withStoredBlob,
   type UploadParent,
 } from './fileCommands';
-import { decideOn } from '../domain/decider';
 import {
   checkChunk,
   remainingBytes,
@@ -138,12 +137,12 @@ async function recordUploadStart(
     ...(storeUpload ? { storeUpload } : {}),
     ...data,
   };
-  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: startedData });
   try {
-    await services.commands.run(async () => ({
-      appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
-      result: undefined,
-    }));
+    await services.commands.handleGroup(meta, async (attempt) => {
+      const upload = attempt.create(uploadStream(uploadId), uploadDecider, uploadStateFor(uploadId));
+      upload.decide({ type: 'StartUpload', data: startedData });
+      return { append: [upload], result: undefined };
+    });
   } catch (error) {
     await abortStoreUpload(services, startedData).catch(() => undefined);
     throw error;
@@ -231,22 +230,10 @@ export async function receiveChunk(
         };
     const { length } = lastChunk;
     if (state.received + length < started.size) {
-      await services.commands.run(async () => {
-        const loaded = await loadUpload(services, input.uploadId);
-        const { events } = decideOn(uploadDecider, loaded.state, {
-          type: 'ReceiveChunk',
-          data: { userId: input.userId, ...lastChunk, now: girderTime() },
-        });
-        return {
-          appends: [
-            {
-              streamId: uploadStream(input.uploadId),
-              expectedState: loaded.expected,
-              events: toNewEvents(events, meta),
-            },
-          ],
-          result: undefined,
-        };
+      await services.commands.handleGroup(meta, async (attempt) => {
+        const upload = await openUpload(attempt, input.uploadId);
+        upload.decide({ type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
+        return { append: [upload], result: undefined };
       });
       return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
     }
@@ -293,19 +280,10 @@ export async function receiveChunk(
 
 async function cancelQuietly(services: Services, uploadId: string, meta: RequestMeta): Promise<void> {
   try {
-    await services.commands.run(async () => {
-      const loaded = await loadUpload(services, uploadId);
-      if (loaded.state.status !== 'active') return { appends: [], result: undefined };
-      return {
-        appends: [
-          {
-            streamId: uploadStream(uploadId),
-            expectedState: loaded.expected,
-            events: toNewEvents([{ type: 'UploadCancelled', data: { uploadId } }], meta),
-          },
-        ],
-        result: undefined,
-      };
+    await services.commands.handleGroup(meta, async (attempt) => {
+      const upload = await openUpload(attempt, uploadId);
+      upload.decide({ type: 'AbandonUpload' });
+      return { append: [upload], result: undefined };
     });
     await services.partialUploads.remove(uploadId);
     await abortStoreUpload(services, (await loadUpload(services, uploadId)).state.started);
@@ -321,18 +299,11 @@ export async function cancelUpload(
   meta: RequestMeta,
 ): Promise<void> {
   await uploadLocks.run(input.uploadId, async () => {
-    const started = await services.commands.run(async () => {
-      const loaded = await loadUpload(services, input.uploadId);
-      const { events } = decideOn(uploadDecider, loaded.state, {
-        type: 'CancelUpload',
-        data: { userId: input.userId, admin: input.admin },
-      });
-      return {
-        appends: [
-          { streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-        ],
-        result: loaded.state.started,
-      };
+    const started = await services.commands.handleGroup(meta, async (attempt) => {
+      const upload = await openUpload(attempt, input.uploadId);
+      const { started: record } = upload.state;
+      upload.decide({ type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
+      return { append: [upload], result: record };
     });
     await services.partialUploads.remove(input.uploadId);
     await abortStoreUpload(services, started);
