@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { BlobDeps } from './writeDeps';
 import type { CommandRunner } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
@@ -100,8 +100,8 @@ export async function changeCollectionMetadata(
  * the collection, as the read model stood right before, are collected in the attempt and the bytes nothing references
  * any more are reclaimed after the commit (a file added between that read and the commit is left to the startup sweep).
  */
-export async function deleteCollection(services: Services, collectionId: string, meta: RequestMeta): Promise<void> {
-  const { commands } = services;
+export async function deleteCollection(deps: BlobDeps, collectionId: string, meta: RequestMeta): Promise<void> {
+  const { commands } = deps;
   const blobIds = await commands.handleGroup(meta, async (attempt) => {
     const collection = await attempt.load(collectionStream(collectionId), collectionDecider);
     if (collection.state.status !== 'active') throw invalidId(collectionId);
@@ -110,8 +110,8 @@ export async function deleteCollection(services: Services, collectionId: string,
     const name = await attempt.load(collectionNameStream(held), reservationDecider);
     name.decide(releaseValue(collectionId));
     // The read models reflect everything appended so far, so the files read below are the latest.
-    await services.projector.waitFor(await services.eventStore.headPosition());
-    return { append: [collection, name], result: await services.readModel.files.blobIdsUnderRoot(collectionId) };
+    await deps.projector.waitFor(await deps.eventStore.headPosition());
+    return { append: [collection, name], result: await deps.readModel.files.blobIdsUnderRoot(collectionId) };
   });
-  await reclaimBlobs(services, blobIds);
+  await reclaimBlobs(deps, blobIds);
 }

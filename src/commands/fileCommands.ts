@@ -1,5 +1,5 @@
+import type { BlobDeps } from './writeDeps';
 import { Readable, Transform, pipeline } from 'node:stream';
-import type { Services } from '../services';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
@@ -30,8 +30,8 @@ import { ProjectionLagError } from '../projections/projector';
 export type UploadParent = { type: 'folder'; folder: FolderDoc } | { type: 'item'; item: ItemDoc };
 
 /** An upload's state (for a read: a command decides on the upload's stream through {@link openUpload}). */
-export async function loadUpload(services: Services, uploadId: string) {
-  const loaded = await services.commands.load(uploadStream(uploadId), uploadDecider);
+export async function loadUpload(deps: BlobDeps, uploadId: string) {
+  const loaded = await deps.commands.load(uploadStream(uploadId), uploadDecider);
   return { ...loaded, state: loaded.exists ? loaded.state : uploadStateFor(uploadId) };
 }
 
@@ -76,22 +76,22 @@ export const tooMany = (error: unknown): never => {
  * the blob: it is kept, and the sweep's grace period keeps it until the projection shows the reference.
  */
 export async function withStoredBlob<T>(
-  services: Services,
+  deps: BlobDeps,
   source: Readable,
   commit: (blob: StoredBlob) => Promise<T>,
   assetstoreId?: string,
 ): Promise<T> {
   // Bytes go to the store their upload started in, or (sent in one request) to the current one.
   return withBlob(
-    services,
-    () => (assetstoreId === undefined ? services.blobs.put(source) : services.blobs.putInto(assetstoreId, source)),
+    deps,
+    () => (assetstoreId === undefined ? deps.blobs.put(source) : deps.blobs.putInto(assetstoreId, source)),
     commit,
   );
 }
 
 /** {@link withStoredBlob} for a blob that `store` stores and holds (a completed multipart upload, for one). */
 export async function withBlob<T>(
-  services: Services,
+  deps: BlobDeps,
   store: () => Promise<StoredBlob>,
   commit: (blob: StoredBlob) => Promise<T>,
 ): Promise<T> {
@@ -105,8 +105,8 @@ export async function withBlob<T>(
     if (error instanceof ProjectionLagError) outcome = 'maybe appended';
     throw error;
   } finally {
-    services.blobs.release(blob.blobId);
-    if (outcome === 'failed') await reclaimBlobs(services, [blob.blobId]);
+    deps.blobs.release(blob.blobId);
+    if (outcome === 'failed') await reclaimBlobs(deps, [blob.blobId]);
   }
 }
 
@@ -140,8 +140,8 @@ async function completeUpload(
 }
 
 /** Records a new file (and its item, for a folder parent) for a stored blob. Resolves with the file id. */
-export async function commitNewFile(services: Services, spec: NewFileSpec, meta: RequestMeta): Promise<string> {
-  return services.commands.handleGroup(meta, async (attempt) => {
+export async function commitNewFile(deps: BlobDeps, spec: NewFileSpec, meta: RequestMeta): Promise<string> {
+  return deps.commands.handleGroup(meta, async (attempt) => {
     const fileId = newId();
     const now = girderTime();
     const file: FileRecord = {
@@ -159,18 +159,17 @@ export async function commitNewFile(services: Services, spec: NewFileSpec, meta:
     let itemId: string;
     if (spec.parent.type === 'folder') {
       const folderId = spec.parent.folder._id;
-      if (!(await services.readModel.folders.get(folderId)))
-        throw new ValidationError(`No such folder: ${folderId}`, 'id');
+      if (!(await deps.readModel.folders.get(folderId))) throw new ValidationError(`No such folder: ${folderId}`, 'id');
       itemId = newId();
       ({ streams: append } = await newItemStreams(
-        services,
+        deps,
         attempt,
         { itemId, folderId, name: spec.name, description: '', creatorId: spec.userId, created: now },
         () => [{ type: 'AddFile', data: { file } }],
       ));
     } else {
       itemId = spec.parent.item._id;
-      const item = await loadItemStream(services, attempt, itemId);
+      const item = await loadItemStream(deps, attempt, itemId);
       item.decide({ type: 'AddFile', data: { file } });
       append = [item];
     }
@@ -178,7 +177,7 @@ export async function commitNewFile(services: Services, spec: NewFileSpec, meta:
       append.push(await completeUpload(attempt, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId));
     const parentDoc = spec.parent.type === 'folder' ? spec.parent.folder : spec.parent.item;
     const charge = await quotaCharge(
-      services,
+      deps,
       attempt,
       { type: parentDoc.baseParentType, id: parentDoc.baseParentId },
       { fileId, size: spec.blob.size, previous: 0 },
@@ -190,17 +189,17 @@ export async function commitNewFile(services: Services, spec: NewFileSpec, meta:
 
 /** Replaces a file's bytes with a stored blob; resolves with the blob the file no longer uses. */
 export async function commitNewContents(
-  services: Services,
+  deps: BlobDeps,
   fileId: string,
   userId: string,
   blob: StoredBlob,
   upload: NewFileSpec['upload'],
   meta: RequestMeta,
 ): Promise<string> {
-  const file = await services.readModel.files.get(fileId);
+  const file = await deps.readModel.files.get(fileId);
   if (!file) throw new RestError(`Invalid file id (${fileId}).`);
-  return services.commands.handleGroup(meta, async (attempt) => {
-    const item = await loadItemStream(services, attempt, file.itemId);
+  return deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, file.itemId);
     const before = ownValue(item.state.files, fileId);
     item.decide({
       type: 'ReplaceFileContents',
@@ -215,10 +214,10 @@ export async function commitNewContents(
     });
     const append: AnyDecidedStream[] = [item];
     if (upload) append.push(await completeUpload(attempt, upload, userId, fileId, file.itemId, blob.blobId));
-    const itemDoc = await services.readModel.items.get(file.itemId);
+    const itemDoc = await deps.readModel.items.get(file.itemId);
     if (itemDoc) {
       const charge = await quotaCharge(
-        services,
+        deps,
         attempt,
         { type: itemDoc.baseParentType, id: itemDoc.baseParentId },
         { fileId, size: blob.size, previous: before?.size ?? 0 },
@@ -230,13 +229,13 @@ export async function commitNewContents(
 }
 
 /** `DELETE /file/:id`: the file goes (its item's, folder's and root's sizes shrink) and its blob if unreferenced. */
-export async function deleteFile(services: Services, file: FileDoc, meta: RequestMeta): Promise<void> {
-  const blobId = await services.commands.handleGroup(meta, async (attempt) => {
-    const item = await loadItemStream(services, attempt, file.itemId);
+export async function deleteFile(deps: BlobDeps, file: FileDoc, meta: RequestMeta): Promise<void> {
+  const blobId = await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, file.itemId);
     // DeleteFile refuses an item without such a file.
     const { blobId: removed } = ownValue(item.state.files, file._id) ?? { blobId: '' };
     item.decide({ type: 'DeleteFile', data: { fileId: file._id } });
     return { append: [item], result: removed };
   });
-  await reclaimBlobs(services, [blobId]);
+  await reclaimBlobs(deps, [blobId]);
 }

@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { BlobDeps } from './writeDeps';
 import type { FileDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { loadItemStream } from './itemCommands';
@@ -14,13 +14,13 @@ import { girderTime } from '../domain/time';
 
 /** `PUT /file/:id`: a new name (stripped by the route) and/or MIME type; nothing given changes nothing. */
 export async function updateFile(
-  services: Services,
+  deps: BlobDeps,
   file: FileDoc,
   change: { name?: string; mimeType?: string },
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.handleGroup(meta, async (attempt) => {
-    const item = await loadItemStream(services, attempt, file.itemId);
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, file.itemId);
     item.decide({ type: 'UpdateFile', data: { fileId: file._id, ...change } });
     return { append: [item], result: undefined };
   });
@@ -34,15 +34,15 @@ export async function updateFile(
  * Resolves with the new file's id.
  */
 export async function copyFile(
-  services: Services,
+  deps: BlobDeps,
   input: { file: FileDoc; item: ItemDoc; copierId: string },
   meta: RequestMeta,
 ): Promise<string> {
   const { file, item } = input;
-  await services.blobs.hold(file.blobId);
+  await deps.blobs.hold(file.blobId);
   try {
-    return await services.commands.handleGroup(meta, async (attempt) => {
-      const source = await loadItemStream(services, attempt, file.itemId);
+    return await deps.commands.handleGroup(meta, async (attempt) => {
+      const source = await loadItemStream(deps, attempt, file.itemId);
       const copyFileId = newId();
       source.decide({ type: 'RecordFileCopy', data: { fileId: file._id, copyFileId, toItemId: item._id } });
       // The source's record as its item's state holds it (decided above that it is there).
@@ -60,11 +60,11 @@ export async function copyFile(
         copied: girderTime(),
       };
       // A copy into the source's own item: both events on the one stream, in one append.
-      const destination = item._id === file.itemId ? source : await loadItemStream(services, attempt, item._id);
+      const destination = item._id === file.itemId ? source : await loadItemStream(deps, attempt, item._id);
       destination.decide({ type: 'AddFile', data: { file: copy } });
       return { append: destination === source ? [source] : [source, destination], result: copyFileId };
     });
   } finally {
-    services.blobs.release(file.blobId);
+    deps.blobs.release(file.blobId);
   }
 }

@@ -1,6 +1,6 @@
+import type { BlobDeps } from './writeDeps';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
 import type { ProgressContext } from '../bus/progress';
 import type { LoadedParent } from '../queries/models';
@@ -47,7 +47,7 @@ async function hasOnlyFiles(dir: string, names: string[]): Promise<boolean> {
 
 /** Adds the imported file to the item unless the item has a file of that name already. */
 async function importFile(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   itemId: string,
   filePath: string,
@@ -55,8 +55,8 @@ async function importFile(
   meta: RequestMeta,
 ): Promise<void> {
   const stat = await fs.promises.stat(filePath);
-  await services.commands.handleGroup(meta, async (attempt) => {
-    const item = await loadItemStream(services, attempt, itemId);
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, itemId);
     if (Object.values(item.state.files).some((file) => file.name === name)) return { append: [], result: undefined };
     const file: FileRecord = {
       fileId: newId(),
@@ -73,15 +73,15 @@ async function importFile(
   });
 }
 
-async function itemIn(services: Services, folderId: string, name: string, input: ImportInput, meta: RequestMeta) {
-  const folder = await services.readModel.folders.get(folderId);
+async function itemIn(deps: BlobDeps, folderId: string, name: string, input: ImportInput, meta: RequestMeta) {
+  const folder = await deps.readModel.folders.get(folderId);
   if (!folder) throw new ValidationError(`No such folder: ${folderId}`, 'id');
-  return createItem(services, { folder, name, description: '', reuseExisting: true, creatorId: input.userId }, meta);
+  return createItem(deps, { folder, name, description: '', reuseExisting: true, creatorId: input.userId }, meta);
 }
 
 /** Girder's _importFileToFolder: the file becomes an item named after it, in a folder. */
 async function importFileToFolder(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   parent: LoadedParent,
   filePath: string,
@@ -90,13 +90,13 @@ async function importFileToFolder(
 ): Promise<void> {
   if (parent.type !== 'folder')
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
-  const itemId = await itemIn(services, parent.doc._id, name, input, meta);
-  await importFile(services, input, itemId, filePath, name, meta);
+  const itemId = await itemIn(deps, parent.doc._id, name, input, meta);
+  await importFile(deps, input, itemId, filePath, name, meta);
 }
 
 /** Girder's _importDataAsItem: a directory of files only becomes one item holding them. */
 async function importDirectoryAsItem(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   parent: LoadedParent,
   dir: string,
@@ -105,13 +105,13 @@ async function importDirectoryAsItem(
 ): Promise<void> {
   if (parent.type !== 'folder')
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
-  const itemId = await itemIn(services, parent.doc._id, path.basename(dir), input, meta);
+  const itemId = await itemIn(deps, parent.doc._id, path.basename(dir), input, meta);
   for (const name of names)
-    if (shouldImport(input, name)) await importFile(services, input, itemId, path.join(dir, name), name, meta);
+    if (shouldImport(input, name)) await importFile(deps, input, itemId, path.join(dir, name), name, meta);
 }
 
 async function importTree(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   parent: LoadedParent,
   dir: string,
@@ -130,38 +130,30 @@ async function importTree(
     await progress.update({ message: name });
     const entry = path.join(dir, name);
     if (!(await isDirectory(entry))) {
-      if (shouldImport(input, name)) await importFileToFolder(services, input, parent, entry, name, meta);
+      if (shouldImport(input, name)) await importFileToFolder(deps, input, parent, entry, name, meta);
       continue;
     }
     const real = await fs.promises.realpath(entry);
     if (above.has(real)) continue;
     const inner = await entriesOf(entry);
     if (input.leafFoldersAsItems && (await hasOnlyFiles(entry, inner))) {
-      await importDirectoryAsItem(services, input, parent, entry, inner, meta);
+      await importDirectoryAsItem(deps, input, parent, entry, inner, meta);
       continue;
     }
     const folderId = await createFolder(
-      services,
+      deps,
       { parent, name, description: '', reuseExisting: true, creatorId: input.userId },
       meta,
     );
-    const folder = await services.readModel.folders.get(folderId);
+    const folder = await deps.readModel.folders.get(folderId);
     if (!folder) throw new RestError(`Invalid folder id (${folderId}).`);
-    await importTree(
-      services,
-      input,
-      { type: 'folder', doc: folder },
-      entry,
-      progress,
-      meta,
-      new Set([...above, real]),
-    );
+    await importTree(deps, input, { type: 'folder', doc: folder }, entry, progress, meta, new Set([...above, real]));
   }
 }
 
 /** `POST /assetstore/:id/import` from a filesystem path (Girder's messages). */
 export async function importData(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   progress: ProgressContext,
   meta: RequestMeta,
@@ -171,18 +163,18 @@ export async function importData(
   if (!stat) throw new ValidationError(`Not found: ${input.importPath}.`);
   if (!stat.isDirectory()) {
     await progress.update({ message: path.basename(importPath) });
-    await importFileToFolder(services, input, input.destination, importPath, path.basename(importPath), meta);
+    await importFileToFolder(deps, input, input.destination, importPath, path.basename(importPath), meta);
     return;
   }
   const names = await entriesOf(importPath);
   if (input.leafFoldersAsItems && (await hasOnlyFiles(importPath, names))) {
     if (input.destination.type !== 'folder' && names.length > 0)
       throw new ValidationError(`Files cannot be imported directly underneath a ${input.destination.type}.`);
-    await importDirectoryAsItem(services, input, input.destination, importPath, names, meta);
+    await importDirectoryAsItem(deps, input, input.destination, importPath, names, meta);
     return;
   }
   await importTree(
-    services,
+    deps,
     input,
     input.destination,
     importPath,

@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { BlobDeps, StreamDeps } from './writeDeps';
 import type { FolderDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
@@ -27,18 +27,18 @@ import { girderTime } from '../domain/time';
  */
 
 /** An item's stream in a command's attempt, its state the read model's for an item created by a folder copy. */
-export async function loadItemStream(services: Services, attempt: CommandAttempt, itemId: string) {
+export async function loadItemStream(deps: StreamDeps, attempt: CommandAttempt, itemId: string) {
   const loaded = await attempt.load(itemStream(itemId), itemDecider);
   if (loaded.state.exists) return loaded;
   // No creation event on its own stream: an item created by a folder copy (FolderCopied, docs/subtree-operations.md).
   // Its state is the read model's, once the read model reflects everything appended so far (this stream included).
-  await services.projector.waitFor(await services.eventStore.headPosition());
-  const item = await services.readModel.items.get(itemId);
+  await deps.projector.waitFor(await deps.eventStore.headPosition());
+  const item = await deps.readModel.items.get(itemId);
   if (!item) {
     if (!loaded.exists) loaded.startFrom(itemStateFor(itemId));
     return loaded;
   }
-  const files = await services.readModel.files.listForItem(itemId, {
+  const files = await deps.readModel.files.listForItem(itemId, {
     limit: 0,
     offset: 0,
     sort: 'created',
@@ -69,13 +69,13 @@ export async function loadItemStream(services: Services, attempt: CommandAttempt
  * What holds `name` among the children of a folder in the read model, for the item `itemId`: a sibling folder, another
  * item (the item itself does not count: renaming an item to a name it already holds keeps it), or nothing.
  */
-function itemSiblingLookup(services: Services, itemId: string): SiblingLookup {
-  return (parentType, parentId, name) => services.readModel.folders.siblingNamed(parentType, parentId, name, itemId);
+function itemSiblingLookup(deps: StreamDeps, itemId: string): SiblingLookup {
+  return (parentType, parentId, name) => deps.readModel.folders.siblingNamed(parentType, parentId, name, itemId);
 }
 
 /** The guard of one name in a folder for the item `itemId` (the read model, caught up to the head, decides). */
-function guardItemName(services: Services, folderId: string, name: string, itemId: string): Promise<NameGuard> {
-  return guardSiblingName(services.commands, itemSiblingLookup(services, itemId), 'folder', folderId, name);
+function guardItemName(deps: StreamDeps, folderId: string, name: string, itemId: string): Promise<NameGuard> {
+  return guardSiblingName(deps.commands, itemSiblingLookup(deps, itemId), 'folder', folderId, name);
 }
 
 /**
@@ -84,7 +84,7 @@ function guardItemName(services: Services, folderId: string, name: string, itemI
  * guard. `first`, when given, is the guard of `name` itself, already taken in this attempt.
  */
 async function freeItemName(
-  services: Services,
+  deps: StreamDeps,
   folderId: string,
   name: string,
   itemId: string,
@@ -92,7 +92,7 @@ async function freeItemName(
 ): Promise<{ name: string; guard: NameGuard }> {
   for (let n = 0; ; n++) {
     const candidate = renamedCandidate(name, n);
-    const guard = n === 0 && first ? first : await guardItemName(services, folderId, candidate, itemId);
+    const guard = n === 0 && first ? first : await guardItemName(deps, folderId, candidate, itemId);
     if (guard.takenBy === null) return { name: candidate, guard };
   }
 }
@@ -104,14 +104,14 @@ async function freeItemName(
  * to the next candidate. Nothing is released when an item leaves a name: the read model is the truth.
  */
 async function claimItemName(
-  services: Services,
+  deps: StreamDeps,
   attempt: CommandAttempt,
   folderId: string,
   name: string,
   itemId: string,
   first?: NameGuard,
 ): Promise<{ name: string; claim: AnyDecidedStream }> {
-  const free = await freeItemName(services, folderId, name, itemId, first);
+  const free = await freeItemName(deps, folderId, name, itemId, first);
   return { name: free.name, claim: free.guard.claim(attempt, 'item', itemId) };
 }
 
@@ -133,14 +133,14 @@ export interface NewItemInput {
  * `nameGuard`, when given, is the guard of the wanted name already taken in this attempt (see {@link claimItemName}).
  */
 export async function newItemStreams(
-  services: Services,
+  deps: StreamDeps,
   attempt: CommandAttempt,
   input: NewItemInput,
   more: (state: ItemState) => ItemCommand[] = () => [],
   nameGuard?: NameGuard,
 ): Promise<{ streams: AnyDecidedStream[]; name: string }> {
   const claimed = await claimItemName(
-    services,
+    deps,
     attempt,
     input.folderId,
     checkItemName(input.name),
@@ -171,8 +171,8 @@ export interface CreateItemInput {
  * With `reuseExisting` the name's guard is taken before looking for the item and its claim goes with a new item, so
  * of two such requests racing for one name the second conflicts, retries, and returns the first one's item.
  */
-export async function createItem(services: Services, input: CreateItemInput, meta: RequestMeta): Promise<string> {
-  const { commands } = services;
+export async function createItem(deps: StreamDeps, input: CreateItemInput, meta: RequestMeta): Promise<string> {
+  const { commands } = deps;
   const name = checkItemName(input.name);
   const folderId = input.folder._id;
   const metadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined;
@@ -180,17 +180,17 @@ export async function createItem(services: Services, input: CreateItemInput, met
     const itemId = newId();
     let nameGuard: NameGuard | undefined;
     if (input.reuseExisting) {
-      nameGuard = await guardItemName(services, folderId, name, itemId);
-      const existingId = await services.readModel.items.namedInFolder(folderId, name);
+      nameGuard = await guardItemName(deps, folderId, name, itemId);
+      const existingId = await deps.readModel.items.namedInFolder(folderId, name);
       if (existingId) {
         if (!metadata) return { append: [], result: existingId };
-        const existing = await loadItemStream(services, attempt, existingId);
+        const existing = await loadItemStream(deps, attempt, existingId);
         existing.decide({ type: 'SetItemMetadata', data: { metadata, allowNull: false, now: girderTime() } });
         return { append: [existing], result: existingId };
       }
     }
     const { streams } = await newItemStreams(
-      services,
+      deps,
       attempt,
       {
         itemId,
@@ -221,11 +221,11 @@ export interface UpdateItemInput {
  * `updated` always advances, and the name is made unique in the item's folder; then, when another folder is given,
  * the item moves there and its name is made unique again among the new siblings. One atomic append.
  */
-export async function updateItem(services: Services, input: UpdateItemInput, meta: RequestMeta): Promise<void> {
+export async function updateItem(deps: StreamDeps, input: UpdateItemInput, meta: RequestMeta): Promise<void> {
   const { itemId } = input;
-  await services.commands.handleGroup(meta, async (attempt) => {
+  await deps.commands.handleGroup(meta, async (attempt) => {
     const now = girderTime();
-    const item = await loadItemStream(services, attempt, itemId);
+    const item = await loadItemStream(deps, attempt, itemId);
     const before = item.state;
     const destination =
       input.folder !== undefined && input.folder._id !== before.folderId && before.exists ? input.folder : undefined;
@@ -234,7 +234,7 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     let renamed: { name: string; guard: NameGuard } | undefined;
     if (input.name !== undefined) {
       const wanted = checkItemName(input.name);
-      if (wanted !== before.name) renamed = await freeItemName(services, before.folderId, wanted, itemId);
+      if (wanted !== before.name) renamed = await freeItemName(deps, before.folderId, wanted, itemId);
       name = renamed?.name ?? wanted;
     }
     item.decide({
@@ -247,7 +247,7 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     });
     const append: AnyDecidedStream[] = [];
     if (destination) {
-      const claimed = await claimItemName(services, attempt, destination._id, item.state.name, itemId);
+      const claimed = await claimItemName(deps, attempt, destination._id, item.state.name, itemId);
       item.decide({ type: 'MoveItem', data: { folderId: destination._id, name: claimed.name, now } });
       append.push(claimed.claim);
     } else if (renamed && item.state.name !== before.name) {
@@ -258,9 +258,9 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
   });
 }
 
-async function changeItem(services: Services, itemId: string, command: ItemCommand, meta: RequestMeta): Promise<void> {
-  await services.commands.handleGroup(meta, async (attempt) => {
-    const item = await loadItemStream(services, attempt, itemId);
+async function changeItem(deps: StreamDeps, itemId: string, command: ItemCommand, meta: RequestMeta): Promise<void> {
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, itemId);
     item.decide(command);
     return { append: [item], result: undefined };
   });
@@ -268,37 +268,32 @@ async function changeItem(services: Services, itemId: string, command: ItemComma
 
 /** `PUT /item/:id/metadata` (and the metadata part of `PUT /item/:id`). */
 export function setItemMetadata(
-  services: Services,
+  deps: StreamDeps,
   itemId: string,
   metadata: Metadata,
   allowNull: boolean,
   meta: RequestMeta,
 ): Promise<void> {
-  return changeItem(
-    services,
-    itemId,
-    { type: 'SetItemMetadata', data: { metadata, allowNull, now: girderTime() } },
-    meta,
-  );
+  return changeItem(deps, itemId, { type: 'SetItemMetadata', data: { metadata, allowNull, now: girderTime() } }, meta);
 }
 
 /** `DELETE /item/:id/metadata`. */
 export function deleteItemMetadata(
-  services: Services,
+  deps: StreamDeps,
   itemId: string,
   fields: string[],
   meta: RequestMeta,
 ): Promise<void> {
-  return changeItem(services, itemId, { type: 'DeleteItemMetadata', data: { fields, now: girderTime() } }, meta);
+  return changeItem(deps, itemId, { type: 'DeleteItemMetadata', data: { fields, now: girderTime() } }, meta);
 }
 
 /**
  * `DELETE /item/:id`: the item and its files go in one event (its name is free once the read model drops it), and
  * afterwards the blobs no other file references are deleted. Resolves with the deleted item's name.
  */
-export async function deleteItem(services: Services, itemId: string, meta: RequestMeta): Promise<string> {
-  const { name, blobIds } = await services.commands.handleGroup(meta, async (attempt) => {
-    const item = await loadItemStream(services, attempt, itemId);
+export async function deleteItem(deps: BlobDeps, itemId: string, meta: RequestMeta): Promise<string> {
+  const { name, blobIds } = await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, itemId);
     const before = item.state;
     item.decide({ type: 'DeleteItem', data: {} });
     return {
@@ -306,7 +301,7 @@ export async function deleteItem(services: Services, itemId: string, meta: Reque
       result: { name: before.name, blobIds: Object.values(before.files).map((f) => f.blobId) },
     };
   });
-  await reclaimBlobs(services, blobIds);
+  await reclaimBlobs(deps, blobIds);
   return name;
 }
 
@@ -324,24 +319,24 @@ export interface CopyItemInput {
  * are copied). ItemCopied is appended to the source with its expected revision, so the copy conflicts with a
  * concurrent delete of the source; the blobs are held until the copy is visible, so a concurrent reclaim keeps them.
  */
-export async function copyItem(services: Services, input: CopyItemInput, meta: RequestMeta): Promise<string> {
+export async function copyItem(deps: BlobDeps, input: CopyItemInput, meta: RequestMeta): Promise<string> {
   const held = new Set<string>();
   try {
-    return await services.commands.handleGroup(meta, async (attempt) => {
-      const source = await loadItemStream(services, attempt, input.sourceId);
+    return await deps.commands.handleGroup(meta, async (attempt) => {
+      const source = await loadItemStream(deps, attempt, input.sourceId);
       const s = source.state;
       const itemId = newId();
       // First, so that a source that does not exist (any more) is `Invalid item id (<id>).`
       source.decide({ type: 'RecordCopy', data: { copyItemId: itemId } });
       for (const file of Object.values(s.files)) {
         if (!held.has(file.blobId)) {
-          await services.blobs.hold(file.blobId);
+          await deps.blobs.hold(file.blobId);
           held.add(file.blobId);
         }
       }
       const now = girderTime();
       const { streams } = await newItemStreams(
-        services,
+        deps,
         attempt,
         {
           itemId,
@@ -373,6 +368,6 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
       return { append: [...streams, source], result: itemId };
     });
   } finally {
-    for (const blobId of held) services.blobs.release(blobId);
+    for (const blobId of held) deps.blobs.release(blobId);
   }
 }

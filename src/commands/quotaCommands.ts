@@ -1,4 +1,7 @@
-import type { Services } from '../services';
+import type { StreamDeps, UploadDeps } from './writeDeps';
+
+/** An upload's admission also chooses its assetstore. */
+type UploadAssetstoreDeps = StreamDeps & Pick<UploadDeps, 'assetstores'>;
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { currentSettings } from './settingsCommands';
@@ -24,8 +27,8 @@ export interface QuotaRoot {
 }
 
 /** A root's quota stream: its policy, its expected revision and the log position of its last event. */
-async function loadQuotaStream(services: Services, rootId: string) {
-  const events = await services.commands.readAll(quotaStream(rootId));
+async function loadQuotaStream(deps: StreamDeps, rootId: string) {
+  const events = await deps.commands.readAll(quotaStream(rootId));
   const last = events.at(-1);
   const state = foldEvents(
     quotaDecider,
@@ -34,35 +37,33 @@ async function loadQuotaStream(services: Services, rootId: string) {
   return { state, expected: last ? last.revision : ('no_stream' as const), position: last?.position };
 }
 
-export async function quotaPolicyOf(services: Services, rootId: string): Promise<QuotaPolicy> {
-  return (await loadQuotaStream(services, rootId)).state.policy;
+export async function quotaPolicyOf(deps: StreamDeps, rootId: string): Promise<QuotaPolicy> {
+  return (await loadQuotaStream(deps, rootId)).state.policy;
 }
 
 /** `PUT /user|collection/:id/quota`: the given keys change, the others stay. */
 export async function setQuotaPolicy(
-  services: Services,
+  deps: StreamDeps,
   rootId: string,
   policy: Record<string, unknown>,
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.handle(quotaStream(rootId), quotaDecider, meta, (quota) => {
+  await deps.commands.handle(quotaStream(rootId), quotaDecider, meta, (quota) => {
     quota.decide({ type: 'SetQuotaPolicy', data: { rootId, policy } });
   });
 }
 
 /** The quota in force for a root: its policy, or the default quota setting of its kind; null when none. */
-export async function quotaInForce(services: Services, root: QuotaRoot, policy?: QuotaPolicy): Promise<number | null> {
-  const settings = await currentSettings(services.commands);
+export async function quotaInForce(deps: StreamDeps, root: QuotaRoot, policy?: QuotaPolicy): Promise<number | null> {
+  const settings = await currentSettings(deps.commands);
   const key = root.type === 'user' ? SettingKey.DEFAULT_USER_QUOTA : SettingKey.DEFAULT_COLLECTION_QUOTA;
-  return fileSizeQuota(policy ?? (await quotaPolicyOf(services, root.id)), settingValue(settings, key));
+  return fileSizeQuota(policy ?? (await quotaPolicyOf(deps, root.id)), settingValue(settings, key));
 }
 
 /** What a root holds now (the read model's size of the user or collection). */
-async function usedBy(services: Services, root: QuotaRoot): Promise<number> {
+async function usedBy(deps: StreamDeps, root: QuotaRoot): Promise<number> {
   const doc =
-    root.type === 'user'
-      ? await services.readModel.users.get(root.id)
-      : await services.readModel.collections.get(root.id);
+    root.type === 'user' ? await deps.readModel.users.get(root.id) : await deps.readModel.collections.get(root.id);
   return doc?.size ?? 0;
 }
 
@@ -71,8 +72,8 @@ async function usedBy(services: Services, root: QuotaRoot): Promise<number> {
  * exists, else its `fallbackAssetstore` (unset: the current store; `none`: no fallback), else the current store when
  * the policy names none.
  */
-async function uploadAssetstore(services: Services, policy: QuotaPolicy): Promise<string> {
-  const stores = await loadAssetstores(services);
+async function uploadAssetstore(deps: UploadAssetstoreDeps, policy: QuotaPolicy): Promise<string> {
+  const stores = await loadAssetstores(deps);
   /** null: the current store; false: not available. */
   const check = (spec: unknown): string | null | false => {
     if (spec === undefined || spec === null) return null;
@@ -89,10 +90,15 @@ async function uploadAssetstore(services: Services, policy: QuotaPolicy): Promis
  * Admits an upload of `size` bytes (replacing `previous`) under `root` before any byte is taken (Girder's
  * checkUploadStart): it must fit in the quota in force. Resolves with the assetstore it goes to.
  */
-export async function admitUpload(services: Services, root: QuotaRoot, size: number, previous = 0): Promise<string> {
-  const policy = await quotaPolicyOf(services, root.id);
-  checkFits(await quotaInForce(services, root, policy), await usedBy(services, root), size, previous, false);
-  return uploadAssetstore(services, policy);
+export async function admitUpload(
+  deps: UploadAssetstoreDeps,
+  root: QuotaRoot,
+  size: number,
+  previous = 0,
+): Promise<string> {
+  const policy = await quotaPolicyOf(deps, root.id);
+  checkFits(await quotaInForce(deps, root, policy), await usedBy(deps, root), size, previous, false);
+  return uploadAssetstore(deps, policy);
 }
 
 /**
@@ -102,16 +108,16 @@ export async function admitUpload(services: Services, root: QuotaRoot, size: num
  * conflicts, runs again, sees the other's bytes and is refused if they no longer fit. Null when no quota applies.
  */
 export async function quotaCharge(
-  services: Services,
+  deps: StreamDeps,
   attempt: CommandAttempt,
   root: QuotaRoot,
   charge: { fileId: string; size: number; previous: number },
 ): Promise<AnyDecidedStream | null> {
-  const stream = await loadQuotaStream(services, root.id);
-  const quota = await quotaInForce(services, root, stream.state.policy);
+  const stream = await loadQuotaStream(deps, root.id);
+  const quota = await quotaInForce(deps, root, stream.state.policy);
   if (quota === null) return null;
-  if (stream.position !== undefined) await services.projector.waitFor(stream.position);
-  checkFits(quota, await usedBy(services, root), charge.size, charge.previous, true);
+  if (stream.position !== undefined) await deps.projector.waitFor(stream.position);
+  checkFits(quota, await usedBy(deps, root), charge.size, charge.previous, true);
   // Read whole above (for its last position): the append expects the revision that read ended at.
   const charged = attempt.at(quotaStream(root.id), quotaDecider, stream.expected, stream.state);
   charged.decide({

@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { StreamDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import { loadFolder } from './folderCommands';
 import { loadItemStream } from './itemCommands';
@@ -21,26 +21,26 @@ export interface Timestamps {
  * file's on its item's). A file has no updated time: the route refuses one before coming here.
  */
 export async function setTimestamps(
-  services: Services,
+  deps: StreamDeps,
   target: TimedResource,
   times: Timestamps,
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.handleGroup(meta, async (attempt) => {
+  await deps.commands.handleGroup(meta, async (attempt) => {
     switch (target.type) {
       case 'folder': {
-        const folder = await loadFolder(services, attempt, target.id);
+        const folder = await loadFolder(deps, attempt, target.id);
         folder.decide({ type: 'SetFolderTimestamps', data: times });
         return { append: [folder], result: undefined };
       }
       case 'item': {
-        const item = await loadItemStream(services, attempt, target.id);
+        const item = await loadItemStream(deps, attempt, target.id);
         item.decide({ type: 'SetItemTimestamps', data: times });
         return { append: [item], result: undefined };
       }
       case 'file': {
         if (times.created === undefined) return { append: [], result: undefined };
-        const item = await loadItemStream(services, attempt, target.itemId);
+        const item = await loadItemStream(deps, attempt, target.itemId);
         item.decide({ type: 'SetFileCreated', data: { fileId: target.id, created: times.created } });
         return { append: [item], result: undefined };
       }

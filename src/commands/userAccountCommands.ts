@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { BlobDeps } from './writeDeps';
 import type { CommandRunner } from './commandRunner';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import type { RequestMeta } from './requestMeta';
@@ -77,18 +77,18 @@ export const removeOtp = (commands: CommandRunner, userId: string, meta: Request
  * `DELETE /user/:id` (Girder's `User.remove`): the user, its tokens, memberships and everything under its folders go;
  * its login and e-mail are released for new accounts; the bytes no file references any more are reclaimed after.
  */
-export async function deleteUser(services: Services, userId: string, meta: RequestMeta): Promise<void> {
-  const { commands } = services;
+export async function deleteUser(deps: BlobDeps, userId: string, meta: RequestMeta): Promise<void> {
+  const { commands } = deps;
   let blobIds: string[] = [];
   await onUser(commands, userId, { type: 'DeleteUser' }, meta, async (attempt, state) => {
     const login = await attempt.load(loginStream(state.login), reservationDecider);
     const email = await attempt.load(emailStream(state.email), reservationDecider);
     // The read models reflect everything appended so far, so the files read below are the latest.
-    await services.projector.waitFor(await services.eventStore.headPosition());
-    blobIds = await services.readModel.files.blobIdsUnderRoot(userId);
+    await deps.projector.waitFor(await deps.eventStore.headPosition());
+    blobIds = await deps.readModel.files.blobIdsUnderRoot(userId);
     login.decide(releaseValue(userId));
     email.decide(releaseValue(userId));
     return [login, email];
   });
-  await reclaimBlobs(services, blobIds);
+  await reclaimBlobs(deps, blobIds);
 }
