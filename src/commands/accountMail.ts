@@ -1,4 +1,3 @@
-import type { MailDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import type { UserDoc } from '../ports/readModel';
 import { Scope } from '../domain/scopes';
@@ -14,6 +13,7 @@ import {
 import type { MailMessage, SmtpSettings } from '../ports/mailer';
 import { currentSettings } from './settingsCommands';
 import { issueToken } from './userCommands';
+import type { MailDeps } from './writeDeps';
 
 /**
  * The e-mails of accounts (Girder's user model and routes): verification, temporary access (password reset), approval

@@ -1,4 +1,3 @@
-import type { AssetstoreDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import {
   ASSETSTORES_STREAM,
@@ -14,6 +13,7 @@ import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import type { AssetstoreCommand } from '../domain/assetstore';
+import type { AssetstoreDeps } from './writeDeps';
 
 /**
  * The assetstores, folded from their stream. Like settings they are a handful of small events, read from the log

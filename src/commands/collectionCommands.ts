@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import type { CommandRunner } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
@@ -9,6 +8,7 @@ import { claimValue, collectionNameStream, releaseValue, reservationDecider } fr
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
+import type { BlobDeps } from './writeDeps';
 
 const invalidId = (id: string) => new RestError(`Invalid collection id (${id}).`);
 

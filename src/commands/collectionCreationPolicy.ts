@@ -1,7 +1,7 @@
-import type { HandleDeps, StreamDeps } from './writeDeps';
 import type { UserDoc } from '../ports/readModel';
 import { SettingKey, settingValue } from '../domain/settings';
 import { currentSettings } from './settingsCommands';
+import type { HandleDeps, StreamDeps } from './writeDeps';
 
 /** The stored collection creation policy (its validator guarantees this shape). */
 interface CollectionCreationPolicy {

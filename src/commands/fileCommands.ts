@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import { Readable, Transform, pipeline } from 'node:stream';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
@@ -14,6 +13,7 @@ import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
 import { TooManyBytesError, type StoredBlob } from '../ports/blobStore';
 import { ProjectionLagError } from '../projections/projector';
+import type { BlobDeps, HandleDeps } from './writeDeps';
 
 /**
  * File records of stored bytes (the upload lifecycle: src/commands/uploadCommands.ts). Bytes are streamed
@@ -30,7 +30,7 @@ import { ProjectionLagError } from '../projections/projector';
 export type UploadParent = { type: 'folder'; folder: FolderDoc } | { type: 'item'; item: ItemDoc };
 
 /** An upload's state (for a read: a command decides on the upload's stream through {@link openUpload}). */
-export async function loadUpload(deps: BlobDeps, uploadId: string) {
+export async function loadUpload(deps: HandleDeps, uploadId: string) {
   const loaded = await deps.commands.load(uploadStream(uploadId), uploadDecider);
   return { ...loaded, state: loaded.exists ? loaded.state : uploadStateFor(uploadId) };
 }

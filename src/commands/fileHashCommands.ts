@@ -1,9 +1,9 @@
-import type { BlobDeps } from './writeDeps';
 import type { FileDoc } from '../ports/readModel';
 import type { ProgressContext } from '../bus/progress';
 import type { RequestMeta } from './requestMeta';
 import { ContentHasher, type HashsumAlgorithm } from '../domain/contentHashes';
 import { itemDecider, itemStream } from '../domain/item';
+import type { BlobDeps } from './writeDeps';
 
 /** What `POST /file/:id/hashsum` answers: the hashes it computed, or null when the file had them all (Girder's). */
 export type ComputedHashes = Partial<Record<HashsumAlgorithm, string>> | null;
@@ -14,7 +14,7 @@ export type ComputedHashes = Partial<Record<HashsumAlgorithm, string>> | null;
  * against their content id on the way: a hash of bytes that are not the file's is never recorded.
  */
 export async function computeFileHashes(
-  deps: BlobDeps,
+  deps: Pick<BlobDeps, 'blobs' | 'commands'>,
   file: FileDoc,
   progress: ProgressContext,
   meta: RequestMeta,

@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import type { FileDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import { loadItemStream } from './itemCommands';
@@ -6,6 +5,7 @@ import type { FileRecord } from '../domain/item';
 import { newId } from '../domain/ids';
 import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Writes to a file's record (not its bytes, which src/commands/fileCommands.ts handles): Girder's `PUT /file/:id`

@@ -1,4 +1,3 @@
-import type { StreamDeps } from './writeDeps';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
@@ -19,6 +18,7 @@ import { girderTime } from '../domain/time';
 import type { LoadedParent } from '../queries/models';
 import { guardSiblingName, type SiblingLookup } from './siblingNames';
 import type { ParentType } from '../domain/parents';
+import type { StreamDeps } from './writeDeps';
 
 /**
  * Folder writes: each loads the folder stream (and the reservation stream of a name it gives), runs the pure decider

@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
 import { guardSiblingName, type NameGuard } from './siblingNames';
@@ -16,6 +15,7 @@ import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import type { LoadedParent } from '../queries/models';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Subtree operations: delete a folder, empty it, copy it. Each is ONE event (docs/subtree-operations.md) decided on

@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RequestMeta } from './requestMeta';
@@ -11,6 +10,7 @@ import { importedRef } from '../domain/assetstoreBlobRef';
 import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Import in place (Girder's filesystem importData): a directory tree becomes folders, items and files whose bytes are

@@ -1,4 +1,3 @@
-import type { BlobDeps, StreamDeps } from './writeDeps';
 import type { FolderDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
@@ -16,6 +15,7 @@ import { guardSiblingName, type NameGuard, type SiblingLookup } from './siblingN
 import type { Metadata } from '../domain/metadata';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
+import type { BlobDeps, StreamDeps } from './writeDeps';
 
 /**
  * Item writes: each loads the item stream (and the reservation streams of the names it touches), runs the pure

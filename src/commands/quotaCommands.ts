@@ -1,7 +1,4 @@
 import type { StreamDeps, UploadDeps } from './writeDeps';
-
-/** An upload's admission also chooses its assetstore. */
-type UploadAssetstoreDeps = StreamDeps & Pick<UploadDeps, 'assetstores'>;
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { currentSettings } from './settingsCommands';
@@ -19,6 +16,9 @@ import { currentAssetstore, findAssetstore } from '../domain/assetstore';
 import { ValidationError } from '../domain/errors';
 import { ownValue } from '../domain/ownMap';
 import { loadAssetstores } from './assetstoreCommands';
+
+/** An upload's admission also chooses its assetstore. */
+type UploadAssetstoreDeps = StreamDeps & Pick<UploadDeps, 'assetstores'>;
 
 /** The user or collection whose quota an upload counts against (its items' `baseParentType`/`baseParentId`). */
 export interface QuotaRoot {

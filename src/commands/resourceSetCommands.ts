@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import type { FolderDoc, ItemDoc } from '../ports/readModel';
 import { type Viewer } from '../domain/access';
@@ -9,6 +8,7 @@ import { updateFolder } from './folderCommands';
 import { copyFolder, deleteFolder } from './folderSubtreeCommands';
 import { copyItem, deleteItem, updateItem } from './itemCommands';
 import { deleteCollection } from './collectionCommands';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Requests that name many resources (`PUT /resource/move`, `POST /resource/copy`, `DELETE /resource`) are decided

@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { loadFolder, siblingLookup } from './folderCommands';
@@ -9,6 +8,7 @@ import { AccessDeniedError, RestError, ValidationError } from '../domain/errors'
 import { isObjectId, newId } from '../domain/ids';
 import type { LoadedParent } from '../queries/models';
 import type { ParentType } from '../domain/parents';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * `POST /folder/:id/restore`: brings back a folder a subtree operation removed (its own delete, a delete of an

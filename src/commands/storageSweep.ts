@@ -1,6 +1,6 @@
-import type { UploadDeps } from './writeDeps';
 import { loadUpload } from './fileCommands';
 import { isBlobInUse } from './blobReclaim';
+import type { UploadDeps } from './writeDeps';
 
 export interface StorageSweepReport {
   removedBlobs: number;

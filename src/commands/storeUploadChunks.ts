@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import type { Readable } from 'node:stream';
 import {
   takesMultipartUploads,
@@ -11,6 +10,7 @@ import type { UploadStartedData, UploadState } from '../domain/upload';
 import { ContentHasher } from '../domain/contentHashes';
 import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import { ValidationError } from '../domain/errors';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Chunked uploads into a store that takes them itself (S3 multipart uploads, src/ports/blobStore.ts): each chunk is
@@ -30,7 +30,7 @@ type RunningHashes = Map<string, { hasher: ContentHasher; through: number }>;
 const hashesByInstance = new WeakMap<object, RunningHashes>();
 const MAX_RUNNING_HASHES = 1000;
 
-function runningHashesOf(deps: BlobDeps): RunningHashes {
+function runningHashesOf(deps: Pick<BlobDeps, 'blobs'>): RunningHashes {
   let hashes = hashesByInstance.get(deps.blobs);
   if (!hashes) {
     hashes = new Map();
@@ -57,13 +57,19 @@ function hasherAt(runningHashes: RunningHashes, uploadId: string, offset: number
 }
 
 /** The store of an upload's bytes, when it takes chunks itself. */
-async function multipartStoreOf(deps: BlobDeps, assetstoreId: string): Promise<MultipartBlobStore | null> {
+async function multipartStoreOf(
+  deps: Pick<BlobDeps, 'blobs'>,
+  assetstoreId: string,
+): Promise<MultipartBlobStore | null> {
   const adapter = await deps.blobs.adapterOf(assetstoreId);
   return takesMultipartUploads(adapter) ? adapter : null;
 }
 
 /** Starts the store's multipart upload for a new upload into `assetstoreId`, when that store takes chunks itself. */
-export async function beginStoreUpload(deps: BlobDeps, assetstoreId: string): Promise<StoreUpload | undefined> {
+export async function beginStoreUpload(
+  deps: Pick<BlobDeps, 'blobs'>,
+  assetstoreId: string,
+): Promise<StoreUpload | undefined> {
   const store = await multipartStoreOf(deps, assetstoreId);
   return store ? store.beginUpload() : undefined;
 }
@@ -73,7 +79,7 @@ export async function beginStoreUpload(deps: BlobDeps, assetstoreId: string): Pr
  * the last). Resolves with what the chunk event records.
  */
 export async function sendChunkToStore(
-  deps: BlobDeps,
+  deps: Pick<BlobDeps, 'blobs'>,
   state: UploadState,
   started: UploadStartedData & { storeUpload: StoreUpload },
   offset: number,
@@ -102,7 +108,7 @@ export async function sendChunkToStore(
 
 /** Completes the store's multipart upload: the blob (held), with the hashes taken here when they cover every byte. */
 export async function finishStoreUpload(
-  deps: BlobDeps,
+  deps: Pick<BlobDeps, 'blobs'>,
   started: UploadStartedData & { storeUpload: StoreUpload },
   parts: UploadedPart[],
   uploadId: string,
@@ -118,7 +124,10 @@ export async function finishStoreUpload(
 }
 
 /** Drops the store's multipart upload of a cancelled upload (nothing to drop for a partial file). */
-export async function abortStoreUpload(deps: BlobDeps, started: UploadStartedData | null): Promise<void> {
+export async function abortStoreUpload(
+  deps: Pick<BlobDeps, 'blobs'>,
+  started: UploadStartedData | null,
+): Promise<void> {
   runningHashesOf(deps).delete(started?.uploadId ?? '');
   if (!started?.storeUpload) return;
   const store = await multipartStoreOf(deps, started.assetstoreId ?? DEFAULT_ASSETSTORE_ID).catch(() => null);

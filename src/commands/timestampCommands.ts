@@ -1,10 +1,10 @@
-import type { StreamDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import { loadFolder } from './folderCommands';
 import { loadItemStream } from './itemCommands';
 import { collectionDecider, collectionStream } from '../domain/collection';
 import { groupDecider, groupStream } from '../domain/group';
 import { RestError } from '../domain/errors';
+import type { StreamDeps } from './writeDeps';
 
 /** A resource whose times `PUT /resource/:id/timestamp` sets: its type, id, and for a file the item holding it. */
 export type TimedResource =

@@ -1,4 +1,3 @@
-import type { UploadDeps } from './writeDeps';
 import { Readable } from 'node:stream';
 import type { FileDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
@@ -32,6 +31,7 @@ import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import { girderTime } from '../domain/time';
+import type { UploadDeps } from './writeDeps';
 
 /**
  * The upload lifecycle (Girder's upload routes): a new file or new contents sent in one request, or an upload

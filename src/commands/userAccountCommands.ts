@@ -1,4 +1,3 @@
-import type { BlobDeps } from './writeDeps';
 import type { CommandRunner } from './commandRunner';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import type { RequestMeta } from './requestMeta';
@@ -6,6 +5,7 @@ import { ValidationError } from '../domain/errors';
 import { claimValue, emailStream, loginStream, releaseValue, reservationDecider } from '../domain/uniqueName';
 import { userDeciderFor, userStream, type UserCommand, type UserStatus } from '../domain/user';
 import { reclaimBlobs } from './blobReclaim';
+import type { BlobDeps } from './writeDeps';
 
 /** Runs one command on a user's stream (an unknown or deleted user → `Invalid user id`), plus any other streams. */
 async function onUser(
