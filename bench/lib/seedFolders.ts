@@ -11,8 +11,8 @@ import { SqliteEventStore } from '../../src/infra/eventstore/sqlite/sqliteEventS
 import type { StreamAppend } from '../../src/ports/eventStore';
 import type { AccessList } from '../../src/domain/access';
 import { folderDecider, folderStateFor, folderStream } from '../../src/domain/folder';
-import { claim, siblingNameStream } from '../../src/domain/uniqueName';
-import { toNewEvents } from '../../src/commands/commandRunner';
+import { claimValue, reservationDecider, siblingNameStream } from '../../src/domain/uniqueName';
+import { toNewEvents } from '../../src/commands/streamHandle';
 import { systemMeta } from '../../src/commands/requestMeta';
 import { newId } from '../../src/domain/ids';
 import { girderTime } from '../../src/domain/time';
@@ -86,7 +86,10 @@ export async function seedChildFolders(
         appends.push({
           streamId: siblingNameStream(parent.id, name),
           expectedState: 'no_stream',
-          events: toNewEvents([claim(name, 'folder', folderId)], meta),
+          events: toNewEvents(
+            reservationDecider.decide(claimValue(name, 'folder', folderId), reservationDecider.initialState()),
+            meta,
+          ),
         });
         appends.push({
           streamId: folderStream(folderId),

@@ -1,4 +1,3 @@
-import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
 import type { UserDoc } from '../ports/readModel';
 import { Scope } from '../domain/scopes';
@@ -14,6 +13,7 @@ import {
 import type { MailMessage, SmtpSettings } from '../ports/mailer';
 import { currentSettings } from './settingsCommands';
 import { issueToken } from './userCommands';
+import type { MailDeps } from './writeDeps';
 
 /**
  * The e-mails of accounts (Girder's user model and routes): verification, temporary access (password reset), approval
@@ -30,8 +30,8 @@ interface MailContext {
 }
 
 /** The settings and the brand/host frame of a mail; `origin` is the request's, the default `core.email_host`. */
-async function mailContext(services: Services, origin: string): Promise<MailContext> {
-  const settings = await currentSettings(services.commands);
+async function mailContext(deps: MailDeps, origin: string): Promise<MailContext> {
+  const settings = await currentSettings(deps.commands);
   return {
     settings,
     frame: {
@@ -54,27 +54,27 @@ function smtpSettings(settings: SettingsState): SmtpSettings {
   };
 }
 
-function send(services: Services, context: MailContext, message: MailMessage): void {
+function send(deps: MailDeps, context: MailContext, message: MailMessage): void {
   const smtp = smtpSettings(context.settings);
-  services.logger.info({ to: message.to, host: smtp.host }, 'Sending email');
-  services.mailer.send(smtp, message).catch((error: unknown) => {
-    services.logger.error({ to: message.to, host: smtp.host, error: String(error) }, 'Email not sent');
+  deps.logger.info({ to: message.to, host: smtp.host }, 'Sending email');
+  deps.mailer.send(smtp, message).catch((error: unknown) => {
+    deps.logger.error({ to: message.to, host: smtp.host, error: String(error) }, 'Email not sent');
   });
 }
 
 /** A mail carrying a one-day token of `scope` in a link to the web client's `#useraccount/<id>/<route>/<token>`. */
 async function sendLinkMail(
-  services: Services,
+  deps: MailDeps,
   user: UserDoc,
   to: string,
   link: { scope: string; route: string; subject: string; html: (frame: MailContext['frame'], url: string) => string },
   origin: string,
   meta: RequestMeta,
 ): Promise<void> {
-  const context = await mailContext(services, origin);
-  const token = await issueToken(services.commands, { userId: user._id, scope: [link.scope], days: LINK_DAYS }, meta);
+  const context = await mailContext(deps, origin);
+  const token = await issueToken(deps.commands, { userId: user._id, scope: [link.scope], days: LINK_DAYS }, meta);
   const url = `${context.frame.host}#useraccount/${user._id}/${link.route}/${token.token}`;
-  send(services, context, {
+  send(deps, context, {
     subject: `${context.frame.brandName}: ${link.subject}`,
     html: link.html(context.frame, url),
     to: [to],
@@ -82,9 +82,9 @@ async function sendLinkMail(
 }
 
 /** Girder's `_sendVerificationEmail`: a one-day token of scope `core.email_verification` and the link that uses it. */
-export function sendVerificationEmail(services: Services, user: UserDoc, origin: string, meta: RequestMeta) {
+export function sendVerificationEmail(deps: MailDeps, user: UserDoc, origin: string, meta: RequestMeta) {
   return sendLinkMail(
-    services,
+    deps,
     user,
     user.email,
     {
@@ -99,15 +99,9 @@ export function sendVerificationEmail(services: Services, user: UserDoc, origin:
 }
 
 /** `PUT /user/password/temporary`: a one-day token of scope `core.user_auth.temporary`, mailed to `email`. */
-export function sendTemporaryAccess(
-  services: Services,
-  user: UserDoc,
-  email: string,
-  origin: string,
-  meta: RequestMeta,
-) {
+export function sendTemporaryAccess(deps: MailDeps, user: UserDoc, email: string, origin: string, meta: RequestMeta) {
   return sendLinkMail(
-    services,
+    deps,
     user,
     email,
     { scope: Scope.TEMP_USER, route: 'token', subject: 'Temporary access', html: temporaryAccessMail },
@@ -117,11 +111,11 @@ export function sendTemporaryAccess(
 }
 
 /** Registration policy `approve`: every site administrator is told of the account waiting for them. */
-export async function sendApprovalNotice(services: Services, user: UserDoc, origin: string): Promise<void> {
-  const context = await mailContext(services, origin);
-  const to = (await services.readModel.users.admins()).map((admin) => admin.email);
+export async function sendApprovalNotice(deps: MailDeps, user: UserDoc, origin: string): Promise<void> {
+  const context = await mailContext(deps, origin);
+  const to = (await deps.readModel.users.admins()).map((admin) => admin.email);
   if (to.length === 0) return;
-  send(services, context, {
+  send(deps, context, {
     subject: `${context.frame.brandName}: Account pending approval`,
     html: accountApprovalMail(context.frame, user, `${context.frame.host}#user/${user._id}`),
     to,
@@ -129,9 +123,9 @@ export async function sendApprovalNotice(services: Services, user: UserDoc, orig
 }
 
 /** An administrator enabled a pending account: its user is told they may log in. */
-export async function sendApprovedNotice(services: Services, user: UserDoc, origin: string): Promise<void> {
-  const context = await mailContext(services, origin);
-  send(services, context, {
+export async function sendApprovedNotice(deps: MailDeps, user: UserDoc, origin: string): Promise<void> {
+  const context = await mailContext(deps, origin);
+  send(deps, context, {
     subject: `${context.frame.brandName}: Account approved`,
     html: accountApprovedMail(context.frame, context.frame.host),
     to: [user.email],
@@ -140,14 +134,14 @@ export async function sendApprovedNotice(services: Services, user: UserDoc, orig
 
 /** `POST /group/:id/invitation` without `quiet` or `force`: the invited user is told, with a link to the group. */
 export async function sendGroupInvitation(
-  services: Services,
+  deps: MailDeps,
   invited: UserDoc,
   inviter: UserDoc,
   group: { _id: string; name: string },
   origin: string,
 ): Promise<void> {
-  const context = await mailContext(services, origin);
-  send(services, context, {
+  const context = await mailContext(deps, origin);
+  send(deps, context, {
     subject: `${context.frame.brandName}: You've been invited to a group`,
     html: groupInviteMail(context.frame, invited, inviter, group),
     to: [invited.email],

@@ -1,13 +1,11 @@
 import type { CommandRunner } from './commandRunner';
-import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { apiKeyDecider, apiKeyStream, type KeyChanges } from '../domain/apiKey';
-import { decideOn } from '../domain/decider';
 import { ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { generateToken } from './password';
-import { prepareToken } from './userCommands';
+import { tokenIssue } from './userCommands';
 
 export async function createApiKey(
   commands: CommandRunner,
@@ -24,11 +22,8 @@ export async function createApiKey(
   const apiKeyId = newId();
   const key = generateToken(40);
   const created = girderTime();
-  await commands.decideOnStream(
-    apiKeyStream(apiKeyId),
-    apiKeyDecider,
-    { type: 'CreateApiKey', data: { apiKeyId, key, created, ...input } },
-    meta,
+  await commands.handle(apiKeyStream(apiKeyId), apiKeyDecider, meta, (apiKey) =>
+    apiKey.decide({ type: 'CreateApiKey', data: { apiKeyId, key, created, ...input } }),
   );
   return apiKeyId;
 }
@@ -39,12 +34,16 @@ export async function updateApiKey(
   input: { ownerIsAdmin: boolean; changes: KeyChanges },
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.decideOnStream(apiKeyStream(apiKeyId), apiKeyDecider, { type: 'UpdateApiKey', data: input }, meta);
+  await commands.handle(apiKeyStream(apiKeyId), apiKeyDecider, meta, (apiKey) =>
+    apiKey.decide({ type: 'UpdateApiKey', data: input }),
+  );
 }
 
 /** Deletes a key; the projection also drops every token it issued. */
 export async function deleteApiKey(commands: CommandRunner, apiKeyId: string, meta: RequestMeta): Promise<void> {
-  await commands.decideOnStream(apiKeyStream(apiKeyId), apiKeyDecider, { type: 'DeleteApiKey', data: {} }, meta);
+  await commands.handle(apiKeyStream(apiKeyId), apiKeyDecider, meta, (apiKey) =>
+    apiKey.decide({ type: 'DeleteApiKey', data: {} }),
+  );
 }
 
 /**
@@ -60,21 +59,19 @@ export async function tokenFromApiKey(
 ): Promise<{ userId: string; token: string; expires: string; scope: string[] }> {
   const { apiKeyId } = input;
   if (!apiKeyId) throw new ValidationError('Invalid API key.');
-  return commands.run(async () => {
-    const stream = await commands.load(apiKeyStream(apiKeyId), apiKeyDecider);
+  return commands.handleGroup(meta, async (attempt) => {
+    const apiKey = await attempt.load(apiKeyStream(apiKeyId), apiKeyDecider);
     const at = girderTime();
-    const { events } = decideOn(apiKeyDecider, stream.state, { type: 'UseApiKey', data: { at } });
-    if (stream.state.status !== 'active') throw new ValidationError('Invalid API key.');
-    const key = stream.state.key;
+    apiKey.decide({ type: 'UseApiKey', data: { at } });
+    if (apiKey.state.status !== 'active') throw new ValidationError('Invalid API key.');
+    const key = apiKey.state.key;
     const cap = key.tokenDuration || input.defaultDays;
     const days = Math.min(input.days || cap, cap);
-    const eventMeta = { ...meta, userId: meta.userId ?? key.userId };
-    const token = prepareToken({ userId: key.userId, scope: key.scope, days, apiKeyId }, eventMeta);
+    const token = tokenIssue(attempt, { userId: key.userId, scope: key.scope, days, apiKeyId });
     return {
-      appends: [
-        { streamId: apiKeyStream(apiKeyId), expectedState: stream.expected, events: toNewEvents(events, eventMeta) },
-        token.append,
-      ],
+      append: [apiKey, token.stream],
+      // A request without a user (the key is the credential) records the key's owner as the events' user.
+      meta: { ...meta, userId: meta.userId ?? key.userId },
       result: { userId: key.userId, token: token.token, expires: token.expires, scope: token.scope },
     };
   });

@@ -1,7 +1,4 @@
-import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
-import { decideOn } from '../domain/decider';
 import {
   ASSETSTORES_STREAM,
   checkSettings,
@@ -10,46 +7,45 @@ import {
   type AssetstoreSettings,
   type AssetstoreState,
 } from '../domain/assetstore';
+import { decideOn } from '../domain/decider';
 import { blobRefsOf } from '../domain/assetstoreBlobRef';
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import type { AssetstoreCommand } from '../domain/assetstore';
+import type { AssetstoreDeps } from './writeDeps';
 
 /**
  * The assetstores, folded from their stream. Like settings they are a handful of small events, read from the log
  * itself (always current, in every process) rather than kept in a read model.
  */
-export async function loadAssetstores(services: Pick<Services, 'commands' | 'assetstores'>): Promise<AssetstoreState> {
-  return (await services.commands.load(ASSETSTORES_STREAM, services.assetstores)).state;
+export async function loadAssetstores(
+  deps: Pick<AssetstoreDeps, 'commands' | 'assetstores'>,
+): Promise<AssetstoreState> {
+  return (await deps.commands.load(ASSETSTORES_STREAM, deps.assetstores)).state;
 }
 
 /** An assetstore by id: Girder's modelParam message when there is none. */
-export async function loadAssetstore(services: Services, assetstoreId: string): Promise<AssetstoreRecord> {
-  const store = findAssetstore(await loadAssetstores(services), assetstoreId);
+export async function loadAssetstore(deps: AssetstoreDeps, assetstoreId: string): Promise<AssetstoreRecord> {
+  const store = findAssetstore(await loadAssetstores(deps), assetstoreId);
   if (!store) throw new RestError(`Invalid assetstore id (${assetstoreId}).`);
   return store;
 }
 
 /** Whether any file's bytes are in the store (no page is counted: one row is enough). */
-async function assetstoreHasFiles(services: Services, assetstoreId: string): Promise<boolean> {
-  return services.readModel.files.anyInAssetstore(blobRefsOf(assetstoreId));
+async function assetstoreHasFiles(deps: AssetstoreDeps, assetstoreId: string): Promise<boolean> {
+  return deps.readModel.files.anyInAssetstore(blobRefsOf(assetstoreId));
 }
 
-async function runOnStream(services: Services, command: AssetstoreCommand, meta: RequestMeta): Promise<void> {
-  await services.commands.run(async () => {
-    const stream = await services.commands.load(ASSETSTORES_STREAM, services.assetstores);
-    const { events } = decideOn(services.assetstores, stream.state, command);
-    return {
-      appends: [{ streamId: ASSETSTORES_STREAM, expectedState: stream.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+async function runOnStream(deps: AssetstoreDeps, command: AssetstoreCommand, meta: RequestMeta): Promise<void> {
+  await deps.commands.handle(ASSETSTORES_STREAM, deps.assetstores, meta, (assetstores) => {
+    assetstores.decide(command);
   });
 }
 
 /** `POST /assetstore`: the store is checked (I/O included) before it is recorded. */
 export async function createAssetstore(
-  services: Services,
+  deps: AssetstoreDeps,
   input: { name: string; settings: AssetstoreSettings },
   meta: RequestMeta,
 ): Promise<AssetstoreRecord> {
@@ -58,13 +54,13 @@ export async function createAssetstore(
     type: 'CreateAssetstore',
     data: { assetstoreId, name: input.name, created: girderTime(), settings: checkSettings(input.settings) },
   };
-  await decideThenRecord(services, command, meta);
-  return loadAssetstore(services, assetstoreId);
+  await decideThenRecord(deps, command, meta);
+  return loadAssetstore(deps, assetstoreId);
 }
 
 /** `PUT /assetstore/:id`. */
 export async function updateAssetstore(
-  services: Services,
+  deps: AssetstoreDeps,
   input: { assetstoreId: string; name: string; settings: AssetstoreSettings; current: boolean },
   meta: RequestMeta,
 ): Promise<AssetstoreRecord> {
@@ -72,8 +68,8 @@ export async function updateAssetstore(
     type: 'UpdateAssetstore',
     data: { ...input, settings: checkSettings(input.settings) },
   };
-  await decideThenRecord(services, command, meta);
-  return loadAssetstore(services, input.assetstoreId);
+  await decideThenRecord(deps, command, meta);
+  return loadAssetstore(deps, input.assetstoreId);
 }
 
 /**
@@ -81,17 +77,17 @@ export async function updateAssetstore(
  * will be stored, then the append (deciding again on the stream as it is then).
  */
 async function decideThenRecord(
-  services: Services,
+  deps: AssetstoreDeps,
   command: Extract<AssetstoreCommand, { type: 'CreateAssetstore' | 'UpdateAssetstore' }>,
   meta: RequestMeta,
 ): Promise<void> {
-  decideOn(services.assetstores, await loadAssetstores(services), command);
-  await services.blobs.probe(command.data.settings);
-  await runOnStream(services, command, meta);
+  decideOn(deps.assetstores, await loadAssetstores(deps), command);
+  await deps.blobs.probe(command.data.settings);
+  await runOnStream(deps, command, meta);
 }
 
 /** `DELETE /assetstore/:id`: refused while any file's bytes are in it. */
-export async function deleteAssetstore(services: Services, assetstoreId: string, meta: RequestMeta): Promise<void> {
-  const hasFiles = await assetstoreHasFiles(services, assetstoreId);
-  await runOnStream(services, { type: 'DeleteAssetstore', data: { assetstoreId, hasFiles } }, meta);
+export async function deleteAssetstore(deps: AssetstoreDeps, assetstoreId: string, meta: RequestMeta): Promise<void> {
+  const hasFiles = await assetstoreHasFiles(deps, assetstoreId);
+  await runOnStream(deps, { type: 'DeleteAssetstore', data: { assetstoreId, hasFiles } }, meta);
 }

@@ -1,17 +1,14 @@
-import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandRunner';
-import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
 import type { AccessList } from '../domain/access';
 import type { Metadata } from '../domain/metadata';
 import { collectionDecider, collectionStream } from '../domain/collection';
-import { decideOn } from '../domain/decider';
-import { claim, collectionNameStream, release, reservationDecider } from '../domain/uniqueName';
+import { claimValue, collectionNameStream, releaseValue, reservationDecider } from '../domain/uniqueName';
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
+import type { BlobDeps } from './writeDeps';
 
 const invalidId = (id: string) => new RestError(`Invalid collection id (${id}).`);
 
@@ -27,23 +24,15 @@ export async function createCollection(
   const collectionId = newId();
   const created = girderTime();
   const name = input.name.trim();
-  return commands.run(async () => {
-    const reservation = await commands.load(collectionNameStream(name), reservationDecider);
-    const { events } = decideOn(collectionDecider, collectionDecider.initialState(), {
+  return commands.handleGroup(meta, async (attempt) => {
+    const reservation = await attempt.load(collectionNameStream(name), reservationDecider);
+    const collection = attempt.create(collectionStream(collectionId), collectionDecider);
+    collection.decide({
       type: 'CreateCollection',
       data: { collectionId, ...input, created, nameOwner: reservation.state.owner?.id ?? null },
     });
-    return {
-      appends: [
-        { streamId: collectionStream(collectionId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-        {
-          streamId: collectionNameStream(name),
-          expectedState: reservation.expected,
-          events: toNewEvents([claim(name, 'collection', collectionId)], meta),
-        },
-      ],
-      result: collectionId,
-    };
+    reservation.decide(claimValue(name, 'collection', collectionId));
+    return { append: [collection, reservation], result: collectionId };
   });
 }
 
@@ -54,36 +43,22 @@ export async function updateCollection(
   input: { name?: string; description?: string },
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
-    if (stream.state.status !== 'active') throw invalidId(collectionId);
-    const oldName = stream.state.name;
+  await commands.handleGroup(meta, async (attempt) => {
+    const collection = await attempt.load(collectionStream(collectionId), collectionDecider);
+    if (collection.state.status !== 'active') throw invalidId(collectionId);
+    const oldName = collection.state.name;
     const newName = input.name?.trim();
     const renamed = newName !== undefined && newName !== oldName;
-    const reservation = renamed ? await commands.load(collectionNameStream(newName), reservationDecider) : null;
-    const { events } = decideOn(collectionDecider, stream.state, {
+    const reservation = renamed ? await attempt.load(collectionNameStream(newName), reservationDecider) : null;
+    collection.decide({
       type: 'UpdateCollection',
       data: { ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null },
     });
-    const appends: StreamAppend[] = [
-      { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-    ];
-    if (renamed && reservation) {
-      const previous = await commands.load(collectionNameStream(oldName), reservationDecider);
-      appends.push(
-        {
-          streamId: collectionNameStream(newName),
-          expectedState: reservation.expected,
-          events: toNewEvents([claim(newName, 'collection', collectionId)], meta),
-        },
-        {
-          streamId: collectionNameStream(oldName),
-          expectedState: previous.expected,
-          events: toNewEvents([release(collectionId)], meta),
-        },
-      );
-    }
-    return { appends, result: undefined };
+    if (!renamed || !reservation) return { append: [collection], result: undefined };
+    const previous = await attempt.load(collectionNameStream(oldName), reservationDecider);
+    reservation.decide(claimValue(newName, 'collection', collectionId));
+    previous.decide(releaseValue(collectionId));
+    return { append: [collection, reservation, previous], result: undefined };
   });
 }
 
@@ -94,16 +69,9 @@ export async function setCollectionAccess(
   input: { access: AccessList; public?: boolean; publicFlags?: string[] },
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
-    if (stream.state.status !== 'active') throw invalidId(collectionId);
-    const { events } = decideOn(collectionDecider, stream.state, { type: 'SetCollectionAccess', data: input });
-    return {
-      appends: [
-        { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-      ],
-      result: undefined,
-    };
+  await commands.handle(collectionStream(collectionId), collectionDecider, meta, (collection) => {
+    if (collection.state.status !== 'active') throw invalidId(collectionId);
+    collection.decide({ type: 'SetCollectionAccess', data: input });
   });
 }
 
@@ -114,23 +82,14 @@ export async function changeCollectionMetadata(
   change: { set: Metadata; allowNull: boolean } | { remove: string[] },
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
-    if (stream.state.status !== 'active') throw invalidId(collectionId);
+  await commands.handle(collectionStream(collectionId), collectionDecider, meta, (collection) => {
+    if (collection.state.status !== 'active') throw invalidId(collectionId);
     const now = girderTime();
-    const { events } = decideOn(
-      collectionDecider,
-      stream.state,
+    collection.decide(
       'set' in change
         ? { type: 'SetCollectionMetadata', data: { metadata: change.set, allowNull: change.allowNull, now } }
         : { type: 'DeleteCollectionMetadata', data: { fields: change.remove, now } },
     );
-    return {
-      appends: [
-        { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-      ],
-      result: undefined,
-    };
   });
 }
 
@@ -141,26 +100,18 @@ export async function changeCollectionMetadata(
  * the collection, as the read model stood right before, are collected in the attempt and the bytes nothing references
  * any more are reclaimed after the commit (a file added between that read and the commit is left to the startup sweep).
  */
-export async function deleteCollection(services: Services, collectionId: string, meta: RequestMeta): Promise<void> {
-  const { commands } = services;
-  const blobIds = await commands.run(async () => {
-    const stream = await commands.load(collectionStream(collectionId), collectionDecider);
-    if (stream.state.status !== 'active') throw invalidId(collectionId);
-    const { events } = decideOn(collectionDecider, stream.state, { type: 'DeleteCollection', data: {} });
-    const name = await commands.load(collectionNameStream(stream.state.name), reservationDecider);
+export async function deleteCollection(deps: BlobDeps, collectionId: string, meta: RequestMeta): Promise<void> {
+  const { commands } = deps;
+  const blobIds = await commands.handleGroup(meta, async (attempt) => {
+    const collection = await attempt.load(collectionStream(collectionId), collectionDecider);
+    if (collection.state.status !== 'active') throw invalidId(collectionId);
+    const held = collection.state.name;
+    collection.decide({ type: 'DeleteCollection', data: {} });
+    const name = await attempt.load(collectionNameStream(held), reservationDecider);
+    name.decide(releaseValue(collectionId));
     // The read models reflect everything appended so far, so the files read below are the latest.
-    await services.projector.waitFor(await services.eventStore.headPosition());
-    return {
-      appends: [
-        { streamId: collectionStream(collectionId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-        {
-          streamId: collectionNameStream(stream.state.name),
-          expectedState: name.expected,
-          events: toNewEvents([release(collectionId)], meta),
-        },
-      ],
-      result: await services.readModel.files.blobIdsUnderRoot(collectionId),
-    };
+    await deps.projector.waitFor(await deps.eventStore.headPosition());
+    return { append: [collection, name], result: await deps.readModel.files.blobIdsUnderRoot(collectionId) };
   });
-  await reclaimBlobs(services, blobIds);
+  await reclaimBlobs(deps, blobIds);
 }

@@ -1,7 +1,7 @@
-import type { Services } from '../services';
 import type { UserDoc } from '../ports/readModel';
 import { SettingKey, settingValue } from '../domain/settings';
 import { currentSettings } from './settingsCommands';
+import type { HandleDeps, StreamDeps } from './writeDeps';
 
 /** The stored collection creation policy (its validator guarantees this shape). */
 interface CollectionCreationPolicy {
@@ -10,8 +10,8 @@ interface CollectionCreationPolicy {
   users: string[];
 }
 
-async function collectionCreationPolicy(services: Pick<Services, 'commands'>): Promise<CollectionCreationPolicy> {
-  const state = await currentSettings(services.commands);
+async function collectionCreationPolicy(deps: HandleDeps): Promise<CollectionCreationPolicy> {
+  const state = await currentSettings(deps.commands);
   return settingValue(state, SettingKey.COLLECTION_CREATE_POLICY) as CollectionCreationPolicy;
 }
 
@@ -19,9 +19,9 @@ async function collectionCreationPolicy(services: Pick<Services, 'commands'>): P
  * Girder's `Collection.hasCreatePrivilege`: site administrators always; everyone when the policy is open; else the
  * users it lists and the members of the groups it lists.
  */
-export async function mayCreateCollections(services: Pick<Services, 'commands'>, user: UserDoc): Promise<boolean> {
+export async function mayCreateCollections(deps: HandleDeps, user: UserDoc): Promise<boolean> {
   if (user.admin) return true;
-  const policy = await collectionCreationPolicy(services);
+  const policy = await collectionCreationPolicy(deps);
   if (policy.open) return true;
   return policy.users.includes(user._id) || policy.groups.some((g) => user.groups.includes(g));
 }
@@ -30,19 +30,19 @@ export async function mayCreateCollections(services: Pick<Services, 'commands'>,
  * `GET /system/setting/collection_creation_policy/access`: the policy's users and groups as an access list for the
  * access widget, with their names; ids that no longer resolve are left out.
  */
-export async function collectionCreationPolicyAccess(services: Pick<Services, 'commands' | 'readModel'>): Promise<{
+export async function collectionCreationPolicyAccess(deps: HandleDeps & Pick<StreamDeps, 'readModel'>): Promise<{
   users: { id: string; login: string; name: string }[];
   groups: { id: string; name: string; description: string }[];
 }> {
-  const policy = await collectionCreationPolicy(services);
+  const policy = await collectionCreationPolicy(deps);
   const users = [];
   for (const id of policy.users) {
-    const user = await services.readModel.users.get(id);
+    const user = await deps.readModel.users.get(id);
     if (user) users.push({ id, login: user.login, name: `${user.firstName} ${user.lastName}` });
   }
   const groups = [];
   for (const id of policy.groups) {
-    const group = await services.readModel.groups.get(id);
+    const group = await deps.readModel.groups.get(id);
     if (group) groups.push({ id, name: group.name, description: group.description });
   }
   return { users, groups };

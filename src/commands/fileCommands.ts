@@ -1,21 +1,19 @@
 import { Readable, Transform, pipeline } from 'node:stream';
-import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { FileDoc, FolderDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { reclaimBlobs } from './blobReclaim';
-import { quotaChargeAppend } from './quotaCommands';
-import { loadItemStream, newItemAppends } from './itemCommands';
-import { decideOn } from '../domain/decider';
-import { checkItemName, extensionsOf, itemDecider, itemStream, type FileRecord } from '../domain/item';
-import { uploadDecider, uploadStateFor, uploadStream, type UploadEvent } from '../domain/upload';
+import { quotaCharge } from './quotaCommands';
+import { loadItemStream, newItemStreams } from './itemCommands';
+import { checkItemName, extensionsOf, type FileRecord } from '../domain/item';
+import { uploadDecider, uploadStateFor, uploadStream } from '../domain/upload';
 import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
 import { TooManyBytesError, type StoredBlob } from '../ports/blobStore';
 import { ProjectionLagError } from '../projections/projector';
+import type { BlobDeps, HandleDeps } from './writeDeps';
 
 /**
  * File records of stored bytes (the upload lifecycle: src/commands/uploadCommands.ts). Bytes are streamed
@@ -31,9 +29,17 @@ import { ProjectionLagError } from '../projections/projector';
 /** Where a new file goes. */
 export type UploadParent = { type: 'folder'; folder: FolderDoc } | { type: 'item'; item: ItemDoc };
 
-export async function loadUpload(services: Services, uploadId: string) {
-  const loaded = await services.commands.load(uploadStream(uploadId), uploadDecider);
+/** An upload's state (for a read: a command decides on the upload's stream through {@link openUpload}). */
+export async function loadUpload(deps: HandleDeps, uploadId: string) {
+  const loaded = await deps.commands.load(uploadStream(uploadId), uploadDecider);
   return { ...loaded, state: loaded.exists ? loaded.state : uploadStateFor(uploadId) };
+}
+
+/** An upload's stream in a command's attempt. */
+export async function openUpload(attempt: CommandAttempt, uploadId: string) {
+  const upload = await attempt.load(uploadStream(uploadId), uploadDecider);
+  if (!upload.exists) upload.startFrom(uploadStateFor(uploadId));
+  return upload;
 }
 
 /** The name checks of the finalisation, made before any byte is accepted (Girder runs them only at the end). */
@@ -70,22 +76,22 @@ export const tooMany = (error: unknown): never => {
  * the blob: it is kept, and the sweep's grace period keeps it until the projection shows the reference.
  */
 export async function withStoredBlob<T>(
-  services: Services,
+  deps: BlobDeps,
   source: Readable,
   commit: (blob: StoredBlob) => Promise<T>,
   assetstoreId?: string,
 ): Promise<T> {
   // Bytes go to the store their upload started in, or (sent in one request) to the current one.
   return withBlob(
-    services,
-    () => (assetstoreId === undefined ? services.blobs.put(source) : services.blobs.putInto(assetstoreId, source)),
+    deps,
+    () => (assetstoreId === undefined ? deps.blobs.put(source) : deps.blobs.putInto(assetstoreId, source)),
     commit,
   );
 }
 
 /** {@link withStoredBlob} for a blob that `store` stores and holds (a completed multipart upload, for one). */
 export async function withBlob<T>(
-  services: Services,
+  deps: BlobDeps,
   store: () => Promise<StoredBlob>,
   commit: (blob: StoredBlob) => Promise<T>,
 ): Promise<T> {
@@ -99,8 +105,8 @@ export async function withBlob<T>(
     if (error instanceof ProjectionLagError) outcome = 'maybe appended';
     throw error;
   } finally {
-    services.blobs.release(blob.blobId);
-    if (outcome === 'failed') await reclaimBlobs(services, [blob.blobId]);
+    deps.blobs.release(blob.blobId);
+    if (outcome === 'failed') await reclaimBlobs(deps, [blob.blobId]);
   }
 }
 
@@ -117,34 +123,25 @@ export interface NewFileSpec {
   };
 }
 
-/** The append that completes an upload: the last chunk (if any) and the completion, decided on the current stream. */
-async function completionAppend(
-  services: Services,
+/** The upload's stream with its completion decided: the last chunk (if any) and the completion, on the current stream. */
+async function completeUpload(
+  attempt: CommandAttempt,
   upload: NonNullable<NewFileSpec['upload']>,
   userId: string,
   fileId: string,
   itemId: string,
   blobId: string,
-  meta: RequestMeta,
-): Promise<StreamAppend> {
-  const loaded = await loadUpload(services, upload.uploadId);
-  let state = loaded.state;
-  const events: UploadEvent[] = [];
-  if (upload.lastChunk) {
-    const chunk = decideOn(uploadDecider, state, {
-      type: 'ReceiveChunk',
-      data: { userId, ...upload.lastChunk, now: girderTime() },
-    });
-    events.push(...chunk.events);
-    state = chunk.state;
-  }
-  events.push(...decideOn(uploadDecider, state, { type: 'CompleteUpload', data: { fileId, itemId, blobId } }).events);
-  return { streamId: uploadStream(upload.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) };
+): Promise<AnyDecidedStream> {
+  const stream = await openUpload(attempt, upload.uploadId);
+  if (upload.lastChunk)
+    stream.decide({ type: 'ReceiveChunk', data: { userId, ...upload.lastChunk, now: girderTime() } });
+  stream.decide({ type: 'CompleteUpload', data: { fileId, itemId, blobId } });
+  return stream;
 }
 
 /** Records a new file (and its item, for a folder parent) for a stored blob. Resolves with the file id. */
-export async function commitNewFile(services: Services, spec: NewFileSpec, meta: RequestMeta): Promise<string> {
-  return services.commands.run(async () => {
+export async function commitNewFile(deps: BlobDeps, spec: NewFileSpec, meta: RequestMeta): Promise<string> {
+  return deps.commands.handleGroup(meta, async (attempt) => {
     const fileId = newId();
     const now = girderTime();
     const file: FileRecord = {
@@ -158,54 +155,53 @@ export async function commitNewFile(services: Services, spec: NewFileSpec, meta:
       created: now,
       exts: extensionsOf(spec.name),
     };
-    let appends: StreamAppend[];
+    let append: AnyDecidedStream[];
     let itemId: string;
     if (spec.parent.type === 'folder') {
       const folderId = spec.parent.folder._id;
-      if (!(await services.readModel.folders.get(folderId)))
-        throw new ValidationError(`No such folder: ${folderId}`, 'id');
+      if (!(await deps.readModel.folders.get(folderId))) throw new ValidationError(`No such folder: ${folderId}`, 'id');
       itemId = newId();
-      ({ appends } = await newItemAppends(
-        services,
+      ({ streams: append } = await newItemStreams(
+        deps,
+        attempt,
         { itemId, folderId, name: spec.name, description: '', creatorId: spec.userId, created: now },
-        meta,
         () => [{ type: 'AddFile', data: { file } }],
       ));
     } else {
       itemId = spec.parent.item._id;
-      const loaded = await loadItemStream(services, itemId);
-      const { events } = decideOn(itemDecider, loaded.state, { type: 'AddFile', data: { file } });
-      appends = [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }];
+      const item = await loadItemStream(deps, attempt, itemId);
+      item.decide({ type: 'AddFile', data: { file } });
+      append = [item];
     }
     if (spec.upload)
-      appends.push(await completionAppend(services, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId, meta));
+      append.push(await completeUpload(attempt, spec.upload, spec.userId, fileId, itemId, spec.blob.blobId));
     const parentDoc = spec.parent.type === 'folder' ? spec.parent.folder : spec.parent.item;
-    const charge = await quotaChargeAppend(
-      services,
+    const charge = await quotaCharge(
+      deps,
+      attempt,
       { type: parentDoc.baseParentType, id: parentDoc.baseParentId },
       { fileId, size: spec.blob.size, previous: 0 },
-      meta,
     );
-    if (charge) appends.push(charge);
-    return { appends, result: fileId };
+    if (charge) append.push(charge);
+    return { append, result: fileId };
   });
 }
 
 /** Replaces a file's bytes with a stored blob; resolves with the blob the file no longer uses. */
 export async function commitNewContents(
-  services: Services,
+  deps: BlobDeps,
   fileId: string,
   userId: string,
   blob: StoredBlob,
   upload: NewFileSpec['upload'],
   meta: RequestMeta,
 ): Promise<string> {
-  const file = await services.readModel.files.get(fileId);
+  const file = await deps.readModel.files.get(fileId);
   if (!file) throw new RestError(`Invalid file id (${fileId}).`);
-  return services.commands.run(async () => {
-    const loaded = await loadItemStream(services, file.itemId);
-    const previous = ownValue(loaded.state.files, fileId)?.blobId ?? '';
-    const { events } = decideOn(itemDecider, loaded.state, {
+  return deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, file.itemId);
+    const before = ownValue(item.state.files, fileId);
+    item.decide({
       type: 'ReplaceFileContents',
       data: {
         fileId,
@@ -216,36 +212,30 @@ export async function commitNewContents(
         created: girderTime(),
       },
     });
-    const appends: StreamAppend[] = [
-      { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-    ];
-    if (upload) appends.push(await completionAppend(services, upload, userId, fileId, file.itemId, blob.blobId, meta));
-    const item = await services.readModel.items.get(file.itemId);
-    if (item) {
-      const charge = await quotaChargeAppend(
-        services,
-        { type: item.baseParentType, id: item.baseParentId },
-        { fileId, size: blob.size, previous: ownValue(loaded.state.files, fileId)?.size ?? 0 },
-        meta,
+    const append: AnyDecidedStream[] = [item];
+    if (upload) append.push(await completeUpload(attempt, upload, userId, fileId, file.itemId, blob.blobId));
+    const itemDoc = await deps.readModel.items.get(file.itemId);
+    if (itemDoc) {
+      const charge = await quotaCharge(
+        deps,
+        attempt,
+        { type: itemDoc.baseParentType, id: itemDoc.baseParentId },
+        { fileId, size: blob.size, previous: before?.size ?? 0 },
       );
-      if (charge) appends.push(charge);
+      if (charge) append.push(charge);
     }
-    return { appends, result: previous };
+    return { append, result: before?.blobId ?? '' };
   });
 }
 
 /** `DELETE /file/:id`: the file goes (its item's, folder's and root's sizes shrink) and its blob if unreferenced. */
-export async function deleteFile(services: Services, file: FileDoc, meta: RequestMeta): Promise<void> {
-  const blobId = await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, file.itemId);
-    const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteFile', data: { fileId: file._id } });
-    return {
-      appends: [
-        { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-      ],
-      // DeleteFile refused above if the item has no such file.
-      result: ownValue(loaded.state.files, file._id)?.blobId ?? '',
-    };
+export async function deleteFile(deps: BlobDeps, file: FileDoc, meta: RequestMeta): Promise<void> {
+  const blobId = await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, file.itemId);
+    // DeleteFile refuses an item without such a file.
+    const { blobId: removed } = ownValue(item.state.files, file._id) ?? { blobId: '' };
+    item.decide({ type: 'DeleteFile', data: { fileId: file._id } });
+    return { append: [item], result: removed };
   });
-  await reclaimBlobs(services, [blobId]);
+  await reclaimBlobs(deps, [blobId]);
 }

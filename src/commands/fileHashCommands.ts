@@ -1,9 +1,9 @@
-import type { Services } from '../services';
 import type { FileDoc } from '../ports/readModel';
 import type { ProgressContext } from '../bus/progress';
 import type { RequestMeta } from './requestMeta';
 import { ContentHasher, type HashsumAlgorithm } from '../domain/contentHashes';
 import { itemDecider, itemStream } from '../domain/item';
+import type { BlobDeps } from './writeDeps';
 
 /** What `POST /file/:id/hashsum` answers: the hashes it computed, or null when the file had them all (Girder's). */
 export type ComputedHashes = Partial<Record<HashsumAlgorithm, string>> | null;
@@ -14,25 +14,22 @@ export type ComputedHashes = Partial<Record<HashsumAlgorithm, string>> | null;
  * against their content id on the way: a hash of bytes that are not the file's is never recorded.
  */
 export async function computeFileHashes(
-  services: Services,
+  deps: Pick<BlobDeps, 'blobs' | 'commands'>,
   file: FileDoc,
   progress: ProgressContext,
   meta: RequestMeta,
 ): Promise<ComputedHashes> {
   if (file.sha512 !== undefined) return null;
   const hasher = new ContentHasher();
-  for await (const chunk of await services.blobs.get(file.blobId)) {
+  for await (const chunk of await deps.blobs.get(file.blobId)) {
     hasher.update(chunk as Buffer);
     await progress.update({ increment: (chunk as Buffer).length });
   }
   const { sha256, sha512 } = hasher.digests();
   if (sha256 !== file.blobId)
     throw new Error(`The stored bytes of file ${file._id} do not match their content id ${file.blobId}.`);
-  const recorded = await services.commands.decideOnStream(
-    itemStream(file.itemId),
-    itemDecider,
-    { type: 'RecordFileHash', data: { fileId: file._id, blobId: file.blobId, sha512 } },
-    meta,
+  const recorded = await deps.commands.handle(itemStream(file.itemId), itemDecider, meta, (item) =>
+    item.decide({ type: 'RecordFileHash', data: { fileId: file._id, blobId: file.blobId, sha512 } }),
   );
   // Nothing recorded: another request recorded it first, or the bytes were replaced meanwhile (with their own hash).
   return recorded.length > 0 ? { sha512 } : null;

@@ -1,15 +1,11 @@
-import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { FileDoc, ItemDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
 import { loadItemStream } from './itemCommands';
-import { decideOn } from '../domain/decider';
-import { itemDecider, itemStream, type FileRecord } from '../domain/item';
-import type { ItemEvent } from '../domain/itemEvents';
+import type { FileRecord } from '../domain/item';
 import { newId } from '../domain/ids';
 import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Writes to a file's record (not its bytes, which src/commands/fileCommands.ts handles): Girder's `PUT /file/:id`
@@ -18,23 +14,15 @@ import { girderTime } from '../domain/time';
 
 /** `PUT /file/:id`: a new name (stripped by the route) and/or MIME type; nothing given changes nothing. */
 export async function updateFile(
-  services: Services,
+  deps: BlobDeps,
   file: FileDoc,
   change: { name?: string; mimeType?: string },
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, file.itemId);
-    const { events } = decideOn(itemDecider, loaded.state, {
-      type: 'UpdateFile',
-      data: { fileId: file._id, ...change },
-    });
-    return {
-      appends: [
-        { streamId: itemStream(file.itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-      ],
-      result: undefined,
-    };
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, file.itemId);
+    item.decide({ type: 'UpdateFile', data: { fileId: file._id, ...change } });
+    return { append: [item], result: undefined };
   });
 }
 
@@ -46,20 +34,17 @@ export async function updateFile(
  * Resolves with the new file's id.
  */
 export async function copyFile(
-  services: Services,
+  deps: BlobDeps,
   input: { file: FileDoc; item: ItemDoc; copierId: string },
   meta: RequestMeta,
 ): Promise<string> {
   const { file, item } = input;
-  await services.blobs.hold(file.blobId);
+  await deps.blobs.hold(file.blobId);
   try {
-    return await services.commands.run(async () => {
-      const source = await loadItemStream(services, file.itemId);
+    return await deps.commands.handleGroup(meta, async (attempt) => {
+      const source = await loadItemStream(deps, attempt, file.itemId);
       const copyFileId = newId();
-      const recorded = decideOn(itemDecider, source.state, {
-        type: 'RecordFileCopy',
-        data: { fileId: file._id, copyFileId, toItemId: item._id },
-      });
+      source.decide({ type: 'RecordFileCopy', data: { fileId: file._id, copyFileId, toItemId: item._id } });
       // The source's record as its item's state holds it (decided above that it is there).
       const {
         copyOfFile: _of,
@@ -74,25 +59,12 @@ export async function copyFile(
         copierId: input.copierId,
         copied: girderTime(),
       };
-      const sameItem = item._id === file.itemId;
-      const destination = sameItem
-        ? { state: recorded.state, expected: source.expected }
-        : await loadItemStream(services, item._id);
-      const created = decideOn(itemDecider, destination.state, { type: 'AddFile', data: { file: copy } });
-      const append = (itemId: string, expected: StreamAppend['expectedState'], events: ItemEvent[]): StreamAppend => ({
-        streamId: itemStream(itemId),
-        expectedState: expected,
-        events: toNewEvents(events, meta),
-      });
-      const appends = sameItem
-        ? [append(file.itemId, source.expected, [...recorded.events, ...created.events])]
-        : [
-            append(file.itemId, source.expected, recorded.events),
-            append(item._id, destination.expected, created.events),
-          ];
-      return { appends, result: copyFileId };
+      // A copy into the source's own item: both events on the one stream, in one append.
+      const destination = item._id === file.itemId ? source : await loadItemStream(deps, attempt, item._id);
+      destination.decide({ type: 'AddFile', data: { file: copy } });
+      return { append: destination === source ? [source] : [source, destination], result: copyFileId };
     });
   } finally {
-    services.blobs.release(file.blobId);
+    deps.blobs.release(file.blobId);
   }
 }

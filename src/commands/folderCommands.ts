@@ -1,10 +1,8 @@
-import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
-import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandRunner';
-import { FOLDER_TREE_STREAM, FolderTreeChangedSchema } from '../domain/folderEvents';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
+import { FOLDER_TREE_STREAM } from '../domain/folderEvents';
+import { folderTreeDecider } from '../domain/folderTree';
 import {
   folderDecider,
   folderStateFor,
@@ -20,6 +18,7 @@ import { girderTime } from '../domain/time';
 import type { LoadedParent } from '../queries/models';
 import { guardSiblingName, type SiblingLookup } from './siblingNames';
 import type { ParentType } from '../domain/parents';
+import type { StreamDeps } from './writeDeps';
 
 /**
  * Folder writes: each loads the folder stream (and the reservation stream of a name it gives), runs the pure decider
@@ -32,12 +31,13 @@ import type { ParentType } from '../domain/parents';
  * copy (FolderCopied on its copy root's stream, docs/subtree-operations.md): its state is the read model's document,
  * taken once the read model reflects everything appended so far (this stream included).
  */
-export async function loadFolder(services: Services, folderId: string) {
-  const loaded = await services.commands.load(folderStream(folderId), folderDecider);
-  if (loaded.state.exists || loaded.state.deleted) return loaded;
-  await services.projector.waitFor(await services.eventStore.headPosition());
-  const doc = await services.readModel.folders.get(folderId);
-  return { ...loaded, state: doc ? folderStateFromDoc(doc) : folderStateFor(folderId) };
+export async function loadFolder(deps: StreamDeps, attempt: CommandAttempt, folderId: string) {
+  const folder = await attempt.load(folderStream(folderId), folderDecider);
+  if (folder.state.exists || folder.state.deleted) return folder;
+  await deps.projector.waitFor(await deps.eventStore.headPosition());
+  const doc = await deps.readModel.folders.get(folderId);
+  folder.startFrom(doc ? folderStateFromDoc(doc) : folderStateFor(folderId));
+  return folder;
 }
 
 /**
@@ -64,8 +64,8 @@ export function inheritedAcl(
 /**
  * What holds a name among a parent's children in the read model: a folder, an item (folder parents only) or nothing.
  */
-export function siblingLookup(services: Services): SiblingLookup {
-  return (parentType, parentId, name) => services.readModel.folders.siblingNamed(parentType, parentId, name);
+export function siblingLookup(deps: StreamDeps): SiblingLookup {
+  return (parentType, parentId, name) => deps.readModel.folders.siblingNamed(parentType, parentId, name);
 }
 
 export interface CreateFolderInput {
@@ -85,36 +85,29 @@ export interface CreateFolderInput {
  * Unlike Girder, which saves the folder and then fails on invalid metadata keys, the metadata is validated as part of
  * the creation decision and recorded in FolderCreated: on any error nothing is saved.
  */
-export async function createFolder(services: Services, input: CreateFolderInput, meta: RequestMeta): Promise<string> {
-  const { commands } = services;
+export async function createFolder(deps: StreamDeps, input: CreateFolderInput, meta: RequestMeta): Promise<string> {
+  const { commands } = deps;
   const parentId = input.parent.doc._id;
   const parentType: ParentType = input.parent.type;
   const folderId = newId();
   const created = girderTime();
   const acl = inheritedAcl(input.parent, input.creatorId, input.public);
   const metadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined;
-  return commands.run(async () => {
-    const guard = await guardSiblingName(commands, siblingLookup(services), parentType, parentId, input.name);
+  return commands.handleGroup(meta, async (attempt) => {
+    const guard = await guardSiblingName(commands, siblingLookup(deps), parentType, parentId, input.name);
     if (input.reuseExisting && guard.takenBy === 'folder') {
-      const existing = await services.readModel.folders.childNamed(parentType, parentId, input.name);
+      const existing = await deps.readModel.folders.childNamed(parentType, parentId, input.name);
       if (existing) {
-        if (!metadata) return { appends: [], result: existing._id };
-        const folder = await loadFolder(services, existing._id);
-        const { events } = decideOn(folderDecider, folder.state, {
-          type: 'SetFolderMetadata',
-          data: { metadata, allowNull: false, now: girderTime() },
-        });
-        return {
-          appends: [
-            { streamId: folderStream(existing._id), expectedState: folder.expected, events: toNewEvents(events, meta) },
-          ],
-          result: existing._id,
-        };
+        if (!metadata) return { append: [], result: existing._id };
+        const folder = await loadFolder(deps, attempt, existing._id);
+        folder.decide({ type: 'SetFolderMetadata', data: { metadata, allowNull: false, now: girderTime() } });
+        return { append: [folder], result: existing._id };
       }
     }
     // Girder's order: name and sibling checks (on save) before the metadata keys (an empty name is never taken).
     refuseTakenSiblingName(guard.takenBy);
-    const { events } = decideOn(folderDecider, folderStateFor(folderId), {
+    const folder = attempt.create(folderStream(folderId), folderDecider, folderStateFor(folderId));
+    folder.decide({
       type: 'CreateFolder',
       data: {
         folderId,
@@ -128,21 +121,14 @@ export async function createFolder(services: Services, input: CreateFolderInput,
         ...(metadata ? { metadata } : {}),
       },
     });
-    const appends: StreamAppend[] = [
-      guard.claimAppend('folder', folderId, meta),
-      { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-    ];
-    return { appends, result: folderId };
+    return { append: [guard.claim(attempt, 'folder', folderId), folder], result: folderId };
   });
 }
 
 /** The last event of a stream (revision and position), or null when the stream is empty. */
-async function lastEventOf(
-  services: Services,
-  streamId: string,
-): Promise<{ revision: bigint; position: bigint } | null> {
+async function lastEventOf(deps: StreamDeps, streamId: string): Promise<{ revision: bigint; position: bigint } | null> {
   try {
-    for await (const event of services.eventStore.readStream(streamId, { direction: 'backwards', maxCount: 1 })) {
+    for await (const event of deps.eventStore.readStream(streamId, { direction: 'backwards', maxCount: 1 })) {
       return { revision: event.revision, position: event.position };
     }
   } catch (error) {
@@ -167,13 +153,13 @@ export interface UpdateFolderInput {
  * for the folder's final name under its final parent when either changed (a move into a parent that already holds
  * that name is refused), with the name's reservation stream appended to in the same atomic write.
  */
-export async function updateFolder(services: Services, input: UpdateFolderInput, meta: RequestMeta): Promise<void> {
-  const { commands } = services;
-  await commands.run(async () => {
+export async function updateFolder(deps: StreamDeps, input: UpdateFolderInput, meta: RequestMeta): Promise<void> {
+  const { commands } = deps;
+  await commands.handleGroup(meta, async (attempt) => {
     const now = girderTime();
-    const folder = await loadFolder(services, input.folderId);
+    const folder = await loadFolder(deps, attempt, input.folderId);
     const before = folder.state;
-    const update = decideOn(folderDecider, before, {
+    folder.decide({
       type: 'UpdateFolder',
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}),
@@ -182,91 +168,66 @@ export async function updateFolder(services: Services, input: UpdateFolderInput,
         now,
       },
     });
-    const events = [...update.events];
-    let after = update.state;
-    const appends: StreamAppend[] = [];
+    const append: AnyDecidedStream[] = [];
 
     if (input.move) {
       const parent = input.move;
-      if (parent.type !== after.parentType || parent.doc._id !== after.parentId) {
+      if (parent.type !== folder.state.parentType || parent.doc._id !== folder.state.parentId) {
         // Serialise with every other move, and check against a read model that reflects all of them.
-        const tree = await lastEventOf(services, FOLDER_TREE_STREAM);
-        if (tree) await services.projector.waitFor(tree.position);
+        const last = await lastEventOf(deps, FOLDER_TREE_STREAM);
+        if (last) await deps.projector.waitFor(last.position);
         const targetPath =
           parent.type === 'folder'
-            ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id]
+            ? [...(await deps.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id]
             : [];
-        const moved = decideOn(folderDecider, after, {
+        folder.decide({
           type: 'MoveFolder',
           data: { parentType: parent.type, parentId: parent.doc._id, targetPath, now },
         });
-        events.push(...moved.events);
-        after = moved.state;
-        const marker = {
-          type: 'FolderTreeChanged',
-          data: FolderTreeChangedSchema.parse({
-            folderId: input.folderId,
-            parentType: parent.type,
-            parentId: parent.doc._id,
-          }),
-        };
-        appends.push({
-          streamId: FOLDER_TREE_STREAM,
-          expectedState: tree ? tree.revision : 'no_stream',
-          events: toNewEvents([marker], meta),
+        const tree = attempt.at(FOLDER_TREE_STREAM, folderTreeDecider, last ? last.revision : 'no_stream');
+        tree.decide({
+          type: 'MarkFolderMoved',
+          data: { folderId: input.folderId, parentType: parent.type, parentId: parent.doc._id },
         });
+        append.push(tree);
       }
     }
 
+    const after = folder.state;
     if (after.parentId !== before.parentId || after.name !== before.name) {
-      const guard = await guardSiblingName(
-        commands,
-        siblingLookup(services),
-        after.parentType,
-        after.parentId,
-        after.name,
-      );
+      const guard = await guardSiblingName(commands, siblingLookup(deps), after.parentType, after.parentId, after.name);
       refuseTakenSiblingName(guard.takenBy);
-      appends.push(guard.claimAppend('folder', input.folderId, meta));
+      append.push(guard.claim(attempt, 'folder', input.folderId));
     }
-    appends.push({
-      streamId: folderStream(input.folderId),
-      expectedState: folder.expected,
-      events: toNewEvents(events, meta),
-    });
-    return { appends, result: undefined };
+    append.push(folder);
+    return { append, result: undefined };
   });
 }
 
 /** Runs one decider command on a folder stream (load → decide → append, retried on conflict). */
 async function decideFolder(
-  services: Services,
+  deps: StreamDeps,
   folderId: string,
   command: (now: string) => FolderCommand,
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.run(async () => {
-    const folder = await loadFolder(services, folderId);
-    const { events } = decideOn(folderDecider, folder.state, command(girderTime()));
-    return {
-      appends: [
-        { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
-      ],
-      result: undefined,
-    };
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const folder = await loadFolder(deps, attempt, folderId);
+    folder.decide(command(girderTime()));
+    return { append: [folder], result: undefined };
   });
 }
 
 /** `PUT /folder/:id/metadata`: merge (nulls delete keys unless `allowNull`), then every top-level key is validated. */
 export function setFolderMetadata(
-  services: Services,
+  deps: StreamDeps,
   folderId: string,
   metadata: Metadata,
   allowNull: boolean,
   meta: RequestMeta,
 ): Promise<void> {
   return decideFolder(
-    services,
+    deps,
     folderId,
     (now) => ({ type: 'SetFolderMetadata', data: { metadata, allowNull, now } }),
     meta,
@@ -275,12 +236,12 @@ export function setFolderMetadata(
 
 /** `DELETE /folder/:id/metadata`: the names are validated, then removed (absent ones ignored). */
 export function deleteFolderMetadata(
-  services: Services,
+  deps: StreamDeps,
   folderId: string,
   fields: string[],
   meta: RequestMeta,
 ): Promise<void> {
-  return decideFolder(services, folderId, (now) => ({ type: 'DeleteFolderMetadata', data: { fields, now } }), meta);
+  return decideFolder(deps, folderId, (now) => ({ type: 'DeleteFolderMetadata', data: { fields, now } }), meta);
 }
 
 /**
@@ -289,10 +250,10 @@ export function deleteFolderMetadata(
  * subtree in one read-model transaction (docs/subtree-operations.md).
  */
 export function setFolderAccess(
-  services: Services,
+  deps: StreamDeps,
   folderId: string,
   change: { access: AccessList; public?: boolean; publicFlags?: string[]; recurse?: { actor: Viewer } },
   meta: RequestMeta,
 ): Promise<void> {
-  return decideFolder(services, folderId, () => ({ type: 'SetFolderAccess', data: change }), meta);
+  return decideFolder(deps, folderId, () => ({ type: 'SetFolderAccess', data: change }), meta);
 }

@@ -1,8 +1,4 @@
-import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { RequestMeta } from './requestMeta';
-import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { guardSiblingName, type NameGuard } from './siblingNames';
 import { inheritedAcl, loadFolder, siblingLookup } from './folderCommands';
@@ -19,6 +15,7 @@ import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import type { LoadedParent } from '../queries/models';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Subtree operations: delete a folder, empty it, copy it. Each is ONE event (docs/subtree-operations.md) decided on
@@ -29,13 +26,13 @@ import type { LoadedParent } from '../queries/models';
  */
 
 /** Waits until the read models reflect everything appended so far (so that subtree reads see the latest files). */
-async function catchUp(services: Services): Promise<void> {
-  await services.projector.waitFor(await services.eventStore.headPosition());
+async function catchUp(deps: BlobDeps): Promise<void> {
+  await deps.projector.waitFor(await deps.eventStore.headPosition());
 }
 
 /** Refuses a folder the read model no longer has (deleted along with an ancestor): `Invalid folder id (<id>).` */
-async function requireInReadModel(services: Services, folderId: string): Promise<void> {
-  if (!(await services.readModel.folders.get(folderId))) throw new RestError(`Invalid folder id (${folderId}).`);
+async function requireInReadModel(deps: BlobDeps, folderId: string): Promise<void> {
+  if (!(await deps.readModel.folders.get(folderId))) throw new RestError(`Invalid folder id (${folderId}).`);
 }
 
 /**
@@ -46,40 +43,40 @@ async function requireInReadModel(services: Services, folderId: string): Promise
  * a chunked walk of the whole subtree on the event loop, is skipped.
  */
 async function removeUnder(
-  services: Services,
+  deps: BlobDeps,
   folderId: string,
   command: (opId: string) => FolderCommand,
   meta: RequestMeta,
   keepsEveryFile: boolean,
 ): Promise<void> {
-  const reclaimable = !keepsEveryFile || services.config.blobRetentionDays === 0;
-  const blobIds = await services.commands.run(async () => {
-    const folder = await loadFolder(services, folderId);
-    const { events } = decideOn(folderDecider, folder.state, command(newId()));
-    await catchUp(services);
-    await requireInReadModel(services, folderId);
-    const appends: StreamAppend[] = [
-      { streamId: folderStream(folderId), expectedState: folder.expected, events: toNewEvents(events, meta) },
-    ];
-    return { appends, result: reclaimable ? await services.readModel.subtree.blobIdsInSubtree(folderId) : [] };
+  const reclaimable = !keepsEveryFile || deps.config.blobRetentionDays === 0;
+  const blobIds = await deps.commands.handleGroup(meta, async (attempt) => {
+    const folder = await loadFolder(deps, attempt, folderId);
+    folder.decide(command(newId()));
+    await catchUp(deps);
+    await requireInReadModel(deps, folderId);
+    return {
+      append: [folder],
+      result: reclaimable ? await deps.readModel.subtree.blobIdsInSubtree(folderId) : [],
+    };
   });
   // Bytes of a file added to the subtree between the read above and the commit are left to the startup sweep.
-  await reclaimBlobs(services, blobIds);
+  await reclaimBlobs(deps, blobIds);
 }
 
 /**
  * `DELETE /folder/:id`: the folder, every descendant folder (all of them, not permission filtered), their items and
  * files, in one FolderDeleted event; then the bytes nothing references any more.
  */
-export function deleteFolder(services: Services, folderId: string, meta: RequestMeta): Promise<void> {
+export function deleteFolder(deps: BlobDeps, folderId: string, meta: RequestMeta): Promise<void> {
   // The folder and every descendant are kept for restore, with their items' files.
-  return removeUnder(services, folderId, (opId) => ({ type: 'DeleteFolder', data: { opId } }), meta, true);
+  return removeUnder(deps, folderId, (opId) => ({ type: 'DeleteFolder', data: { opId } }), meta, true);
 }
 
 /** `DELETE /folder/:id/contents`: everything under the folder (FolderContentsCleared); the folder stays. */
-export function clearFolderContents(services: Services, folderId: string, meta: RequestMeta): Promise<void> {
+export function clearFolderContents(deps: BlobDeps, folderId: string, meta: RequestMeta): Promise<void> {
   // The items directly in the folder are not kept (only a removed folder can be restored): their bytes may go now.
-  return removeUnder(services, folderId, (opId) => ({ type: 'ClearFolderContents', data: { opId } }), meta, false);
+  return removeUnder(deps, folderId, (opId) => ({ type: 'ClearFolderContents', data: { opId } }), meta, false);
 }
 
 export interface CopyFolderInput {
@@ -97,15 +94,15 @@ export interface CopyFolderInput {
 
 /** Finds the first free name among `name`, `name (1)`, … under the parent and returns it with its guard. */
 async function freeName(
-  services: Services,
+  deps: BlobDeps,
   parentType: LoadedParent['type'],
   parentId: string,
   name: string,
 ): Promise<{ name: string; guard: NameGuard }> {
-  const lookup = siblingLookup(services);
+  const lookup = siblingLookup(deps);
   for (let n = 0; ; n++) {
     const candidate = folderNameCandidate(name, n);
-    const guard = await guardSiblingName(services.commands, lookup, parentType, parentId, candidate);
+    const guard = await guardSiblingName(deps.commands, lookup, parentType, parentId, candidate);
     if (guard.takenBy === null) return { name: candidate, guard };
   }
 }
@@ -117,13 +114,13 @@ async function freeName(
  * publicFlags), and set-wise copies of its items and readable subfolders, all in one FolderCopied event on the new
  * folder's stream with the final name's claim. Resolves with the new folder's id once the read models show it.
  */
-export async function copyFolder(services: Services, input: CopyFolderInput, meta: RequestMeta): Promise<string> {
-  const { commands } = services;
+export async function copyFolder(deps: BlobDeps, input: CopyFolderInput, meta: RequestMeta): Promise<string> {
+  const { commands } = deps;
   const folderId = newId();
   const parentType = input.parent.type;
   const parentId = input.parent.doc._id;
-  await commands.run(async () => {
-    const source = await loadFolder(services, input.sourceId);
+  await commands.handleGroup(meta, async (attempt) => {
+    const source = await loadFolder(deps, attempt, input.sourceId);
     const s = source.state;
     if (!s.exists) throw new RestError(`Invalid folder id (${input.sourceId}).`);
     const wanted = input.name ? checkFolderName(input.name) : s.name;
@@ -138,9 +135,10 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
     const acl = inheritedAcl(input.parent, input.copier.id, explicit);
     // Girder copies every source field the new document lacks: a copy under a user without `public` takes the source's.
     const isPublic = acl.public ?? s.public;
-    const { name, guard } = await freeName(services, parentType, parentId, wanted);
-    await requireInReadModel(services, input.sourceId);
-    const { events } = decideOn(folderDecider, folderStateFor(folderId), {
+    const { name, guard } = await freeName(deps, parentType, parentId, wanted);
+    await requireInReadModel(deps, input.sourceId);
+    const copy = attempt.create(folderStream(folderId), folderDecider, folderStateFor(folderId));
+    copy.decide({
       type: 'CopyFolder',
       data: {
         opId: newId(),
@@ -159,15 +157,11 @@ export async function copyFolder(services: Services, input: CopyFolderInput, met
         copier: input.copier,
       },
     });
-    const appends: StreamAppend[] = [
-      guard.claimAppend('folder', folderId, meta),
-      { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-    ];
-    return { appends, result: undefined };
+    return { append: [guard.claim(attempt, 'folder', folderId), copy], result: undefined };
   });
-  if (!(await services.readModel.folders.get(folderId))) {
+  if (!(await deps.readModel.folders.get(folderId))) {
     // The projection skipped the copy: the source or the destination was deleted concurrently, before it in the log.
-    if (!(await services.readModel.folders.get(input.sourceId)))
+    if (!(await deps.readModel.folders.get(input.sourceId)))
       throw new RestError(`Invalid folder id (${input.sourceId}).`);
     throw new ValidationError(`No such ${parentType}: ${parentId}`, 'id');
   }

@@ -1,10 +1,7 @@
-import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandRunner';
-import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import { groupDecider, groupStream, type AddAllowed, type GroupCommand } from '../domain/group';
-import { claim, groupNameStream, release, reservationDecider } from '../domain/uniqueName';
-import { decideOn } from '../domain/decider';
+import { claimValue, groupNameStream, releaseValue, reservationDecider } from '../domain/uniqueName';
 import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
@@ -22,23 +19,15 @@ export async function createGroup(
 ): Promise<string> {
   const groupId = newId();
   const name = input.name.trim();
-  return commands.run(async () => {
-    const reservation = await commands.load(groupNameStream(name), reservationDecider);
-    const { events } = decideOn(groupDecider, groupDecider.initialState(), {
+  return commands.handleGroup(meta, async (attempt) => {
+    const reservation = await attempt.load(groupNameStream(name), reservationDecider);
+    const group = attempt.create(groupStream(groupId), groupDecider);
+    group.decide({
       type: 'CreateGroup',
       data: { groupId, ...input, created: girderTime(), nameOwner: reservation.state.owner?.id ?? null },
     });
-    return {
-      appends: [
-        { streamId: groupStream(groupId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-        {
-          streamId: groupNameStream(name),
-          expectedState: reservation.expected,
-          events: toNewEvents([claim(name, 'group', groupId)], meta),
-        },
-      ],
-      result: groupId,
-    };
+    reservation.decide(claimValue(name, 'group', groupId));
+    return { append: [group, reservation], result: groupId };
   });
 }
 
@@ -49,36 +38,22 @@ export async function updateGroup(
   input: { name?: string; description?: string; public?: boolean; addAllowed?: AddAllowed },
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(groupStream(groupId), groupDecider);
-    if (stream.state.status !== 'active') throw invalidId(groupId);
-    const oldName = stream.state.name;
+  await commands.handleGroup(meta, async (attempt) => {
+    const group = await attempt.load(groupStream(groupId), groupDecider);
+    if (group.state.status !== 'active') throw invalidId(groupId);
+    const oldName = group.state.name;
     const newName = input.name?.trim();
     const renamed = newName !== undefined && newName.toLowerCase() !== oldName.toLowerCase();
-    const reservation = renamed ? await commands.load(groupNameStream(newName), reservationDecider) : null;
-    const { events } = decideOn(groupDecider, stream.state, {
+    const reservation = renamed ? await attempt.load(groupNameStream(newName), reservationDecider) : null;
+    group.decide({
       type: 'UpdateGroup',
       data: { ...input, updated: girderTime(), nameOwner: reservation?.state.owner?.id ?? null },
     });
-    const appends: StreamAppend[] = [
-      { streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-    ];
-    if (renamed && reservation) {
-      const previous = await commands.load(groupNameStream(oldName), reservationDecider);
-      appends.push(
-        {
-          streamId: groupNameStream(newName),
-          expectedState: reservation.expected,
-          events: toNewEvents([claim(newName, 'group', groupId)], meta),
-        },
-        {
-          streamId: groupNameStream(oldName),
-          expectedState: previous.expected,
-          events: toNewEvents([release(groupId)], meta),
-        },
-      );
-    }
-    return { appends, result: undefined };
+    if (!renamed || !reservation) return { append: [group], result: undefined };
+    const previous = await attempt.load(groupNameStream(oldName), reservationDecider);
+    reservation.decide(claimValue(newName, 'group', groupId));
+    previous.decide(releaseValue(groupId));
+    return { append: [group, reservation, previous], result: undefined };
   });
 }
 
@@ -89,35 +64,21 @@ export async function changeMembership(
   command: Exclude<GroupCommand, { type: 'CreateGroup' | 'UpdateGroup' | 'DeleteGroup' }>,
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(groupStream(groupId), groupDecider);
-    if (stream.state.status !== 'active') throw invalidId(groupId);
-    const { events } = decideOn(groupDecider, stream.state, command);
-    return {
-      appends: [{ streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+  await commands.handle(groupStream(groupId), groupDecider, meta, (group) => {
+    if (group.state.status !== 'active') throw invalidId(groupId);
+    group.decide(command);
   });
 }
 
 /** Deletes a group and frees its name. Its ACL entries on folders and collections then match no one. */
 export async function deleteGroup(commands: CommandRunner, groupId: string, meta: RequestMeta): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(groupStream(groupId), groupDecider);
-    if (stream.state.status !== 'active') throw invalidId(groupId);
-    const name = stream.state.name;
-    const { events } = decideOn(groupDecider, stream.state, { type: 'DeleteGroup', data: {} });
-    const reservation = await commands.load(groupNameStream(name), reservationDecider);
-    return {
-      appends: [
-        { streamId: groupStream(groupId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-        {
-          streamId: groupNameStream(name),
-          expectedState: reservation.expected,
-          events: toNewEvents([release(groupId)], meta),
-        },
-      ],
-      result: undefined,
-    };
+  await commands.handleGroup(meta, async (attempt) => {
+    const group = await attempt.load(groupStream(groupId), groupDecider);
+    if (group.state.status !== 'active') throw invalidId(groupId);
+    const name = group.state.name;
+    group.decide({ type: 'DeleteGroup', data: {} });
+    const reservation = await attempt.load(groupNameStream(name), reservationDecider);
+    reservation.decide(releaseValue(groupId));
+    return { append: [group, reservation], result: undefined };
   });
 }

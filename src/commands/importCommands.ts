@@ -1,18 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
 import type { ProgressContext } from '../bus/progress';
 import type { LoadedParent } from '../queries/models';
-import { toNewEvents } from './commandRunner';
 import { createFolder } from './folderCommands';
 import { createItem, loadItemStream } from './itemCommands';
-import { decideOn } from '../domain/decider';
-import { extensionsOf, itemDecider, itemStream, type FileRecord } from '../domain/item';
+import { extensionsOf, type FileRecord } from '../domain/item';
 import { importedRef } from '../domain/assetstoreBlobRef';
 import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Import in place (Girder's filesystem importData): a directory tree becomes folders, items and files whose bytes are
@@ -49,7 +47,7 @@ async function hasOnlyFiles(dir: string, names: string[]): Promise<boolean> {
 
 /** Adds the imported file to the item unless the item has a file of that name already. */
 async function importFile(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   itemId: string,
   filePath: string,
@@ -57,9 +55,9 @@ async function importFile(
   meta: RequestMeta,
 ): Promise<void> {
   const stat = await fs.promises.stat(filePath);
-  await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, itemId);
-    if (Object.values(loaded.state.files).some((file) => file.name === name)) return { appends: [], result: undefined };
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, itemId);
+    if (Object.values(item.state.files).some((file) => file.name === name)) return { append: [], result: undefined };
     const file: FileRecord = {
       fileId: newId(),
       name,
@@ -70,23 +68,20 @@ async function importFile(
       created: girderTime(),
       exts: extensionsOf(name),
     };
-    const { events } = decideOn(itemDecider, loaded.state, { type: 'AddFile', data: { file } });
-    return {
-      appends: [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+    item.decide({ type: 'AddFile', data: { file } });
+    return { append: [item], result: undefined };
   });
 }
 
-async function itemIn(services: Services, folderId: string, name: string, input: ImportInput, meta: RequestMeta) {
-  const folder = await services.readModel.folders.get(folderId);
+async function itemIn(deps: BlobDeps, folderId: string, name: string, input: ImportInput, meta: RequestMeta) {
+  const folder = await deps.readModel.folders.get(folderId);
   if (!folder) throw new ValidationError(`No such folder: ${folderId}`, 'id');
-  return createItem(services, { folder, name, description: '', reuseExisting: true, creatorId: input.userId }, meta);
+  return createItem(deps, { folder, name, description: '', reuseExisting: true, creatorId: input.userId }, meta);
 }
 
 /** Girder's _importFileToFolder: the file becomes an item named after it, in a folder. */
 async function importFileToFolder(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   parent: LoadedParent,
   filePath: string,
@@ -95,13 +90,13 @@ async function importFileToFolder(
 ): Promise<void> {
   if (parent.type !== 'folder')
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
-  const itemId = await itemIn(services, parent.doc._id, name, input, meta);
-  await importFile(services, input, itemId, filePath, name, meta);
+  const itemId = await itemIn(deps, parent.doc._id, name, input, meta);
+  await importFile(deps, input, itemId, filePath, name, meta);
 }
 
 /** Girder's _importDataAsItem: a directory of files only becomes one item holding them. */
 async function importDirectoryAsItem(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   parent: LoadedParent,
   dir: string,
@@ -110,13 +105,13 @@ async function importDirectoryAsItem(
 ): Promise<void> {
   if (parent.type !== 'folder')
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
-  const itemId = await itemIn(services, parent.doc._id, path.basename(dir), input, meta);
+  const itemId = await itemIn(deps, parent.doc._id, path.basename(dir), input, meta);
   for (const name of names)
-    if (shouldImport(input, name)) await importFile(services, input, itemId, path.join(dir, name), name, meta);
+    if (shouldImport(input, name)) await importFile(deps, input, itemId, path.join(dir, name), name, meta);
 }
 
 async function importTree(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   parent: LoadedParent,
   dir: string,
@@ -135,38 +130,30 @@ async function importTree(
     await progress.update({ message: name });
     const entry = path.join(dir, name);
     if (!(await isDirectory(entry))) {
-      if (shouldImport(input, name)) await importFileToFolder(services, input, parent, entry, name, meta);
+      if (shouldImport(input, name)) await importFileToFolder(deps, input, parent, entry, name, meta);
       continue;
     }
     const real = await fs.promises.realpath(entry);
     if (above.has(real)) continue;
     const inner = await entriesOf(entry);
     if (input.leafFoldersAsItems && (await hasOnlyFiles(entry, inner))) {
-      await importDirectoryAsItem(services, input, parent, entry, inner, meta);
+      await importDirectoryAsItem(deps, input, parent, entry, inner, meta);
       continue;
     }
     const folderId = await createFolder(
-      services,
+      deps,
       { parent, name, description: '', reuseExisting: true, creatorId: input.userId },
       meta,
     );
-    const folder = await services.readModel.folders.get(folderId);
+    const folder = await deps.readModel.folders.get(folderId);
     if (!folder) throw new RestError(`Invalid folder id (${folderId}).`);
-    await importTree(
-      services,
-      input,
-      { type: 'folder', doc: folder },
-      entry,
-      progress,
-      meta,
-      new Set([...above, real]),
-    );
+    await importTree(deps, input, { type: 'folder', doc: folder }, entry, progress, meta, new Set([...above, real]));
   }
 }
 
 /** `POST /assetstore/:id/import` from a filesystem path (Girder's messages). */
 export async function importData(
-  services: Services,
+  deps: BlobDeps,
   input: ImportInput,
   progress: ProgressContext,
   meta: RequestMeta,
@@ -176,18 +163,18 @@ export async function importData(
   if (!stat) throw new ValidationError(`Not found: ${input.importPath}.`);
   if (!stat.isDirectory()) {
     await progress.update({ message: path.basename(importPath) });
-    await importFileToFolder(services, input, input.destination, importPath, path.basename(importPath), meta);
+    await importFileToFolder(deps, input, input.destination, importPath, path.basename(importPath), meta);
     return;
   }
   const names = await entriesOf(importPath);
   if (input.leafFoldersAsItems && (await hasOnlyFiles(importPath, names))) {
     if (input.destination.type !== 'folder' && names.length > 0)
       throw new ValidationError(`Files cannot be imported directly underneath a ${input.destination.type}.`);
-    await importDirectoryAsItem(services, input, input.destination, importPath, names, meta);
+    await importDirectoryAsItem(deps, input, input.destination, importPath, names, meta);
     return;
   }
   await importTree(
-    services,
+    deps,
     input,
     input.destination,
     importPath,

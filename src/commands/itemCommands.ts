@@ -1,9 +1,6 @@
-import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
 import type { FolderDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { decideOn } from '../domain/decider';
-import { toNewEvents } from './commandRunner';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { reclaimBlobs } from './blobReclaim';
 import {
   checkItemName,
@@ -18,6 +15,7 @@ import { guardSiblingName, type NameGuard, type SiblingLookup } from './siblingN
 import type { Metadata } from '../domain/metadata';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
+import type { BlobDeps, StreamDeps } from './writeDeps';
 
 /**
  * Item writes: each loads the item stream (and the reservation streams of the names it touches), runs the pure
@@ -28,15 +26,19 @@ import { girderTime } from '../domain/time';
  * name is not an error for items: Girder renames to `name (1)`, `name (2)`, …
  */
 
-export async function loadItemStream(services: Services, itemId: string) {
-  const loaded = await services.commands.load(itemStream(itemId), itemDecider);
+/** An item's stream in a command's attempt, its state the read model's for an item created by a folder copy. */
+export async function loadItemStream(deps: StreamDeps, attempt: CommandAttempt, itemId: string) {
+  const loaded = await attempt.load(itemStream(itemId), itemDecider);
   if (loaded.state.exists) return loaded;
   // No creation event on its own stream: an item created by a folder copy (FolderCopied, docs/subtree-operations.md).
   // Its state is the read model's, once the read model reflects everything appended so far (this stream included).
-  await services.projector.waitFor(await services.eventStore.headPosition());
-  const item = await services.readModel.items.get(itemId);
-  if (!item) return { ...loaded, state: loaded.exists ? loaded.state : itemStateFor(itemId) };
-  const files = await services.readModel.files.listForItem(itemId, {
+  await deps.projector.waitFor(await deps.eventStore.headPosition());
+  const item = await deps.readModel.items.get(itemId);
+  if (!item) {
+    if (!loaded.exists) loaded.startFrom(itemStateFor(itemId));
+    return loaded;
+  }
+  const files = await deps.readModel.files.listForItem(itemId, {
     limit: 0,
     offset: 0,
     sort: 'created',
@@ -59,20 +61,21 @@ export async function loadItemStream(services: Services, itemId: string) {
       }),
     ),
   };
-  return { ...loaded, state };
+  loaded.startFrom(state);
+  return loaded;
 }
 
 /**
  * What holds `name` among the children of a folder in the read model, for the item `itemId`: a sibling folder, another
  * item (the item itself does not count: renaming an item to a name it already holds keeps it), or nothing.
  */
-function itemSiblingLookup(services: Services, itemId: string): SiblingLookup {
-  return (parentType, parentId, name) => services.readModel.folders.siblingNamed(parentType, parentId, name, itemId);
+function itemSiblingLookup(deps: StreamDeps, itemId: string): SiblingLookup {
+  return (parentType, parentId, name) => deps.readModel.folders.siblingNamed(parentType, parentId, name, itemId);
 }
 
 /** The guard of one name in a folder for the item `itemId` (the read model, caught up to the head, decides). */
-function guardItemName(services: Services, folderId: string, name: string, itemId: string): Promise<NameGuard> {
-  return guardSiblingName(services.commands, itemSiblingLookup(services, itemId), 'folder', folderId, name);
+function guardItemName(deps: StreamDeps, folderId: string, name: string, itemId: string): Promise<NameGuard> {
+  return guardSiblingName(deps.commands, itemSiblingLookup(deps, itemId), 'folder', folderId, name);
 }
 
 /**
@@ -81,7 +84,7 @@ function guardItemName(services: Services, folderId: string, name: string, itemI
  * guard. `first`, when given, is the guard of `name` itself, already taken in this attempt.
  */
 async function freeItemName(
-  services: Services,
+  deps: StreamDeps,
   folderId: string,
   name: string,
   itemId: string,
@@ -89,7 +92,7 @@ async function freeItemName(
 ): Promise<{ name: string; guard: NameGuard }> {
   for (let n = 0; ; n++) {
     const candidate = renamedCandidate(name, n);
-    const guard = n === 0 && first ? first : await guardItemName(services, folderId, candidate, itemId);
+    const guard = n === 0 && first ? first : await guardItemName(deps, folderId, candidate, itemId);
     if (guard.takenBy === null) return { name: candidate, guard };
   }
 }
@@ -101,15 +104,15 @@ async function freeItemName(
  * to the next candidate. Nothing is released when an item leaves a name: the read model is the truth.
  */
 async function claimItemName(
-  services: Services,
+  deps: StreamDeps,
+  attempt: CommandAttempt,
   folderId: string,
   name: string,
   itemId: string,
-  meta: RequestMeta,
   first?: NameGuard,
-): Promise<{ name: string; appends: StreamAppend[] }> {
-  const free = await freeItemName(services, folderId, name, itemId, first);
-  return { name: free.name, appends: [free.guard.claimAppend('item', itemId, meta)] };
+): Promise<{ name: string; claim: AnyDecidedStream }> {
+  const free = await freeItemName(deps, folderId, name, itemId, first);
+  return { name: free.name, claim: free.guard.claim(attempt, 'item', itemId) };
 }
 
 export interface NewItemInput {
@@ -125,43 +128,29 @@ export interface NewItemInput {
 }
 
 /**
- * The appends that create an item (its name claimed, auto-renamed) plus the events `more` derives from the new
- * item's state (files), for use inside a `commands.run` attempt. `nameGuard`, when given, is the guard of the wanted
- * name already taken in this attempt (see {@link claimItemName}).
+ * The streams that create an item in a command's attempt, in their append order: its name's claim (auto-renamed),
+ * then the new item's stream with the creation and the commands `more` derives from the new item's state (files).
+ * `nameGuard`, when given, is the guard of the wanted name already taken in this attempt (see {@link claimItemName}).
  */
-export async function newItemAppends(
-  services: Services,
+export async function newItemStreams(
+  deps: StreamDeps,
+  attempt: CommandAttempt,
   input: NewItemInput,
-  meta: RequestMeta,
   more: (state: ItemState) => ItemCommand[] = () => [],
   nameGuard?: NameGuard,
-): Promise<{ appends: StreamAppend[]; name: string }> {
+): Promise<{ streams: AnyDecidedStream[]; name: string }> {
   const claimed = await claimItemName(
-    services,
+    deps,
+    attempt,
     input.folderId,
     checkItemName(input.name),
     input.itemId,
-    meta,
     nameGuard,
   );
-  const created = decideOn(itemDecider, itemStateFor(input.itemId), {
-    type: 'CreateItem',
-    data: { ...input, name: claimed.name },
-  });
-  let state = created.state;
-  const events = [...created.events];
-  for (const command of more(state)) {
-    const next = decideOn(itemDecider, state, command);
-    events.push(...next.events);
-    state = next.state;
-  }
-  return {
-    appends: [
-      ...claimed.appends,
-      { streamId: itemStream(input.itemId), expectedState: 'no_stream', events: toNewEvents(events, meta) },
-    ],
-    name: claimed.name,
-  };
+  const item = attempt.create(itemStream(input.itemId), itemDecider, itemStateFor(input.itemId));
+  item.decide({ type: 'CreateItem', data: { ...input, name: claimed.name } });
+  for (const command of more(item.state)) item.decide(command);
+  return { streams: [claimed.claim, item], name: claimed.name };
 }
 
 export interface CreateItemInput {
@@ -182,34 +171,27 @@ export interface CreateItemInput {
  * With `reuseExisting` the name's guard is taken before looking for the item and its claim goes with a new item, so
  * of two such requests racing for one name the second conflicts, retries, and returns the first one's item.
  */
-export async function createItem(services: Services, input: CreateItemInput, meta: RequestMeta): Promise<string> {
-  const { commands } = services;
+export async function createItem(deps: StreamDeps, input: CreateItemInput, meta: RequestMeta): Promise<string> {
+  const { commands } = deps;
   const name = checkItemName(input.name);
   const folderId = input.folder._id;
   const metadata = input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined;
-  return commands.run(async () => {
+  return commands.handleGroup(meta, async (attempt) => {
     const itemId = newId();
     let nameGuard: NameGuard | undefined;
     if (input.reuseExisting) {
-      nameGuard = await guardItemName(services, folderId, name, itemId);
-      const existingId = await services.readModel.items.namedInFolder(folderId, name);
+      nameGuard = await guardItemName(deps, folderId, name, itemId);
+      const existingId = await deps.readModel.items.namedInFolder(folderId, name);
       if (existingId) {
-        if (!metadata) return { appends: [], result: existingId };
-        const existing = await loadItemStream(services, existingId);
-        const { events } = decideOn(itemDecider, existing.state, {
-          type: 'SetItemMetadata',
-          data: { metadata, allowNull: false, now: girderTime() },
-        });
-        return {
-          appends: [
-            { streamId: itemStream(existingId), expectedState: existing.expected, events: toNewEvents(events, meta) },
-          ],
-          result: existingId,
-        };
+        if (!metadata) return { append: [], result: existingId };
+        const existing = await loadItemStream(deps, attempt, existingId);
+        existing.decide({ type: 'SetItemMetadata', data: { metadata, allowNull: false, now: girderTime() } });
+        return { append: [existing], result: existingId };
       }
     }
-    const { appends } = await newItemAppends(
-      services,
+    const { streams } = await newItemStreams(
+      deps,
+      attempt,
       {
         itemId,
         folderId,
@@ -219,11 +201,10 @@ export async function createItem(services: Services, input: CreateItemInput, met
         created: girderTime(),
         ...(metadata ? { metadata } : {}),
       },
-      meta,
       undefined,
       nameGuard,
     );
-    return { appends, result: itemId };
+    return { append: streams, result: itemId };
   });
 }
 
@@ -240,12 +221,12 @@ export interface UpdateItemInput {
  * `updated` always advances, and the name is made unique in the item's folder; then, when another folder is given,
  * the item moves there and its name is made unique again among the new siblings. One atomic append.
  */
-export async function updateItem(services: Services, input: UpdateItemInput, meta: RequestMeta): Promise<void> {
+export async function updateItem(deps: StreamDeps, input: UpdateItemInput, meta: RequestMeta): Promise<void> {
   const { itemId } = input;
-  await services.commands.run(async () => {
+  await deps.commands.handleGroup(meta, async (attempt) => {
     const now = girderTime();
-    const loaded = await loadItemStream(services, itemId);
-    const before = loaded.state;
+    const item = await loadItemStream(deps, attempt, itemId);
+    const before = item.state;
     const destination =
       input.folder !== undefined && input.folder._id !== before.folderId && before.exists ? input.folder : undefined;
     // The name in the item's own folder (Girder's validate on save; only the intermediate name of a rename and move).
@@ -253,10 +234,10 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
     let renamed: { name: string; guard: NameGuard } | undefined;
     if (input.name !== undefined) {
       const wanted = checkItemName(input.name);
-      if (wanted !== before.name) renamed = await freeItemName(services, before.folderId, wanted, itemId);
+      if (wanted !== before.name) renamed = await freeItemName(deps, before.folderId, wanted, itemId);
       name = renamed?.name ?? wanted;
     }
-    const updated = decideOn(itemDecider, before, {
+    item.decide({
       type: 'UpdateItem',
       data: {
         ...(name !== undefined ? { name } : {}),
@@ -264,79 +245,63 @@ export async function updateItem(services: Services, input: UpdateItemInput, met
         now,
       },
     });
-    const events = [...updated.events];
-    const appends: StreamAppend[] = [];
-    const state = updated.state;
+    const append: AnyDecidedStream[] = [];
     if (destination) {
-      const claimed = await claimItemName(services, destination._id, state.name, itemId, meta);
-      const moved = decideOn(itemDecider, state, {
-        type: 'MoveItem',
-        data: { folderId: destination._id, name: claimed.name, now },
-      });
-      events.push(...moved.events);
-      appends.push(...claimed.appends);
-    } else if (renamed && state.name !== before.name) {
-      appends.push(renamed.guard.claimAppend('item', itemId, meta));
+      const claimed = await claimItemName(deps, attempt, destination._id, item.state.name, itemId);
+      item.decide({ type: 'MoveItem', data: { folderId: destination._id, name: claimed.name, now } });
+      append.push(claimed.claim);
+    } else if (renamed && item.state.name !== before.name) {
+      append.push(renamed.guard.claim(attempt, 'item', itemId));
     }
-    appends.push({ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) });
-    return { appends, result: undefined };
+    append.push(item);
+    return { append, result: undefined };
   });
 }
 
-async function changeItem(services: Services, itemId: string, command: ItemCommand, meta: RequestMeta): Promise<void> {
-  await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, itemId);
-    const { events } = decideOn(itemDecider, loaded.state, command);
-    return {
-      appends: [{ streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+async function changeItem(deps: StreamDeps, itemId: string, command: ItemCommand, meta: RequestMeta): Promise<void> {
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, itemId);
+    item.decide(command);
+    return { append: [item], result: undefined };
   });
 }
 
 /** `PUT /item/:id/metadata` (and the metadata part of `PUT /item/:id`). */
 export function setItemMetadata(
-  services: Services,
+  deps: StreamDeps,
   itemId: string,
   metadata: Metadata,
   allowNull: boolean,
   meta: RequestMeta,
 ): Promise<void> {
-  return changeItem(
-    services,
-    itemId,
-    { type: 'SetItemMetadata', data: { metadata, allowNull, now: girderTime() } },
-    meta,
-  );
+  return changeItem(deps, itemId, { type: 'SetItemMetadata', data: { metadata, allowNull, now: girderTime() } }, meta);
 }
 
 /** `DELETE /item/:id/metadata`. */
 export function deleteItemMetadata(
-  services: Services,
+  deps: StreamDeps,
   itemId: string,
   fields: string[],
   meta: RequestMeta,
 ): Promise<void> {
-  return changeItem(services, itemId, { type: 'DeleteItemMetadata', data: { fields, now: girderTime() } }, meta);
+  return changeItem(deps, itemId, { type: 'DeleteItemMetadata', data: { fields, now: girderTime() } }, meta);
 }
 
 /**
  * `DELETE /item/:id`: the item and its files go in one event (its name is free once the read model drops it), and
  * afterwards the blobs no other file references are deleted. Resolves with the deleted item's name.
  */
-export async function deleteItem(services: Services, itemId: string, meta: RequestMeta): Promise<string> {
-  const { name, blobIds } = await services.commands.run(async () => {
-    const loaded = await loadItemStream(services, itemId);
-    const { events } = decideOn(itemDecider, loaded.state, { type: 'DeleteItem', data: {} });
-    const appends: StreamAppend[] = [
-      { streamId: itemStream(itemId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-    ];
+export async function deleteItem(deps: BlobDeps, itemId: string, meta: RequestMeta): Promise<string> {
+  const { name, blobIds } = await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, itemId);
+    const before = item.state;
+    item.decide({ type: 'DeleteItem', data: {} });
     return {
-      appends,
-      result: { name: loaded.state.name, blobIds: Object.values(loaded.state.files).map((f) => f.blobId) },
+      append: [item],
+      result: { name: before.name, blobIds: Object.values(before.files).map((f) => f.blobId) },
     };
   });
-  await reclaimBlobs(services, blobIds);
+  await reclaimBlobs(deps, blobIds);
   return name;
 }
 
@@ -354,24 +319,25 @@ export interface CopyItemInput {
  * are copied). ItemCopied is appended to the source with its expected revision, so the copy conflicts with a
  * concurrent delete of the source; the blobs are held until the copy is visible, so a concurrent reclaim keeps them.
  */
-export async function copyItem(services: Services, input: CopyItemInput, meta: RequestMeta): Promise<string> {
+export async function copyItem(deps: BlobDeps, input: CopyItemInput, meta: RequestMeta): Promise<string> {
   const held = new Set<string>();
   try {
-    return await services.commands.run(async () => {
-      const source = await loadItemStream(services, input.sourceId);
+    return await deps.commands.handleGroup(meta, async (attempt) => {
+      const source = await loadItemStream(deps, attempt, input.sourceId);
       const s = source.state;
       const itemId = newId();
       // First, so that a source that does not exist (any more) is `Invalid item id (<id>).`
-      const recorded = decideOn(itemDecider, s, { type: 'RecordCopy', data: { copyItemId: itemId } });
+      source.decide({ type: 'RecordCopy', data: { copyItemId: itemId } });
       for (const file of Object.values(s.files)) {
         if (!held.has(file.blobId)) {
-          await services.blobs.hold(file.blobId);
+          await deps.blobs.hold(file.blobId);
           held.add(file.blobId);
         }
       }
       const now = girderTime();
-      const { appends } = await newItemAppends(
-        services,
+      const { streams } = await newItemStreams(
+        deps,
+        attempt,
         {
           itemId,
           folderId: input.folder._id,
@@ -382,7 +348,6 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
           meta: s.meta,
           copyOfItem: s.itemId,
         },
-        meta,
         () =>
           Object.values(s.files).map(({ copyOfFile, copierId, copied, ...file }) => {
             // Girder's copyFile: the source's record (creator, created) plus who copied it, when.
@@ -400,14 +365,9 @@ export async function copyItem(services: Services, input: CopyItemInput, meta: R
             };
           }),
       );
-      appends.push({
-        streamId: itemStream(s.itemId),
-        expectedState: source.expected,
-        events: toNewEvents(recorded.events, meta),
-      });
-      return { appends, result: itemId };
+      return { append: [...streams, source], result: itemId };
     });
   } finally {
-    for (const blobId of held) services.blobs.release(blobId);
+    for (const blobId of held) deps.blobs.release(blobId);
   }
 }

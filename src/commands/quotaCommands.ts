@@ -1,9 +1,8 @@
-import type { Services } from '../services';
-import type { StreamAppend } from '../ports/eventStore';
+import type { StreamDeps, UploadDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { currentSettings } from './settingsCommands';
-import { decideOn, foldEvents } from '../domain/decider';
+import { foldEvents } from '../domain/decider';
 import {
   checkFits,
   fileSizeQuota,
@@ -18,6 +17,9 @@ import { ValidationError } from '../domain/errors';
 import { ownValue } from '../domain/ownMap';
 import { loadAssetstores } from './assetstoreCommands';
 
+/** An upload's admission also chooses its assetstore. */
+type UploadAssetstoreDeps = StreamDeps & Pick<UploadDeps, 'assetstores'>;
+
 /** The user or collection whose quota an upload counts against (its items' `baseParentType`/`baseParentId`). */
 export interface QuotaRoot {
   type: 'user' | 'collection';
@@ -25,8 +27,8 @@ export interface QuotaRoot {
 }
 
 /** A root's quota stream: its policy, its expected revision and the log position of its last event. */
-async function loadQuotaStream(services: Services, rootId: string) {
-  const events = await services.commands.readAll(quotaStream(rootId));
+async function loadQuotaStream(deps: StreamDeps, rootId: string) {
+  const events = await deps.commands.readAll(quotaStream(rootId));
   const last = events.at(-1);
   const state = foldEvents(
     quotaDecider,
@@ -35,40 +37,33 @@ async function loadQuotaStream(services: Services, rootId: string) {
   return { state, expected: last ? last.revision : ('no_stream' as const), position: last?.position };
 }
 
-export async function quotaPolicyOf(services: Services, rootId: string): Promise<QuotaPolicy> {
-  return (await loadQuotaStream(services, rootId)).state.policy;
+export async function quotaPolicyOf(deps: StreamDeps, rootId: string): Promise<QuotaPolicy> {
+  return (await loadQuotaStream(deps, rootId)).state.policy;
 }
 
 /** `PUT /user|collection/:id/quota`: the given keys change, the others stay. */
 export async function setQuotaPolicy(
-  services: Services,
+  deps: StreamDeps,
   rootId: string,
   policy: Record<string, unknown>,
   meta: RequestMeta,
 ): Promise<void> {
-  await services.commands.run(async () => {
-    const stream = await loadQuotaStream(services, rootId);
-    const { events } = decideOn(quotaDecider, stream.state, { type: 'SetQuotaPolicy', data: { rootId, policy } });
-    return {
-      appends: [{ streamId: quotaStream(rootId), expectedState: stream.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+  await deps.commands.handle(quotaStream(rootId), quotaDecider, meta, (quota) => {
+    quota.decide({ type: 'SetQuotaPolicy', data: { rootId, policy } });
   });
 }
 
 /** The quota in force for a root: its policy, or the default quota setting of its kind; null when none. */
-export async function quotaInForce(services: Services, root: QuotaRoot, policy?: QuotaPolicy): Promise<number | null> {
-  const settings = await currentSettings(services.commands);
+export async function quotaInForce(deps: StreamDeps, root: QuotaRoot, policy?: QuotaPolicy): Promise<number | null> {
+  const settings = await currentSettings(deps.commands);
   const key = root.type === 'user' ? SettingKey.DEFAULT_USER_QUOTA : SettingKey.DEFAULT_COLLECTION_QUOTA;
-  return fileSizeQuota(policy ?? (await quotaPolicyOf(services, root.id)), settingValue(settings, key));
+  return fileSizeQuota(policy ?? (await quotaPolicyOf(deps, root.id)), settingValue(settings, key));
 }
 
 /** What a root holds now (the read model's size of the user or collection). */
-async function usedBy(services: Services, root: QuotaRoot): Promise<number> {
+async function usedBy(deps: StreamDeps, root: QuotaRoot): Promise<number> {
   const doc =
-    root.type === 'user'
-      ? await services.readModel.users.get(root.id)
-      : await services.readModel.collections.get(root.id);
+    root.type === 'user' ? await deps.readModel.users.get(root.id) : await deps.readModel.collections.get(root.id);
   return doc?.size ?? 0;
 }
 
@@ -77,8 +72,8 @@ async function usedBy(services: Services, root: QuotaRoot): Promise<number> {
  * exists, else its `fallbackAssetstore` (unset: the current store; `none`: no fallback), else the current store when
  * the policy names none.
  */
-async function uploadAssetstore(services: Services, policy: QuotaPolicy): Promise<string> {
-  const stores = await loadAssetstores(services);
+async function uploadAssetstore(deps: UploadAssetstoreDeps, policy: QuotaPolicy): Promise<string> {
+  const stores = await loadAssetstores(deps);
   /** null: the current store; false: not available. */
   const check = (spec: unknown): string | null | false => {
     if (spec === undefined || spec === null) return null;
@@ -95,10 +90,15 @@ async function uploadAssetstore(services: Services, policy: QuotaPolicy): Promis
  * Admits an upload of `size` bytes (replacing `previous`) under `root` before any byte is taken (Girder's
  * checkUploadStart): it must fit in the quota in force. Resolves with the assetstore it goes to.
  */
-export async function admitUpload(services: Services, root: QuotaRoot, size: number, previous = 0): Promise<string> {
-  const policy = await quotaPolicyOf(services, root.id);
-  checkFits(await quotaInForce(services, root, policy), await usedBy(services, root), size, previous, false);
-  return uploadAssetstore(services, policy);
+export async function admitUpload(
+  deps: UploadAssetstoreDeps,
+  root: QuotaRoot,
+  size: number,
+  previous = 0,
+): Promise<string> {
+  const policy = await quotaPolicyOf(deps, root.id);
+  checkFits(await quotaInForce(deps, root, policy), await usedBy(deps, root), size, previous, false);
+  return uploadAssetstore(deps, policy);
 }
 
 /**
@@ -107,20 +107,22 @@ export async function admitUpload(services: Services, root: QuotaRoot, size: num
  * must fit, and `QuotaCharged` goes on the stream with its expected revision: of two uploads finishing at once, one
  * conflicts, runs again, sees the other's bytes and is refused if they no longer fit. Null when no quota applies.
  */
-export async function quotaChargeAppend(
-  services: Services,
+export async function quotaCharge(
+  deps: StreamDeps,
+  attempt: CommandAttempt,
   root: QuotaRoot,
   charge: { fileId: string; size: number; previous: number },
-  meta: RequestMeta,
-): Promise<StreamAppend | null> {
-  const stream = await loadQuotaStream(services, root.id);
-  const quota = await quotaInForce(services, root, stream.state.policy);
+): Promise<AnyDecidedStream | null> {
+  const stream = await loadQuotaStream(deps, root.id);
+  const quota = await quotaInForce(deps, root, stream.state.policy);
   if (quota === null) return null;
-  if (stream.position !== undefined) await services.projector.waitFor(stream.position);
-  checkFits(quota, await usedBy(services, root), charge.size, charge.previous, true);
-  const { events } = decideOn(quotaDecider, stream.state, {
+  if (stream.position !== undefined) await deps.projector.waitFor(stream.position);
+  checkFits(quota, await usedBy(deps, root), charge.size, charge.previous, true);
+  // Read whole above (for its last position): the append expects the revision that read ended at.
+  const charged = attempt.at(quotaStream(root.id), quotaDecider, stream.expected, stream.state);
+  charged.decide({
     type: 'ChargeQuota',
     data: { rootId: root.id, fileId: charge.fileId, bytes: charge.size - charge.previous },
   });
-  return { streamId: quotaStream(root.id), expectedState: stream.expected, events: toNewEvents(events, meta) };
+  return charged;
 }

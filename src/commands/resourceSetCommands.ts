@@ -1,4 +1,3 @@
-import type { Services } from '../services';
 import type { RequestMeta } from './requestMeta';
 import type { FolderDoc, ItemDoc } from '../ports/readModel';
 import { type Viewer } from '../domain/access';
@@ -9,6 +8,7 @@ import { updateFolder } from './folderCommands';
 import { copyFolder, deleteFolder } from './folderSubtreeCommands';
 import { copyItem, deleteItem, updateItem } from './itemCommands';
 import { deleteCollection } from './collectionCommands';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Requests that name many resources (`PUT /resource/move`, `POST /resource/copy`, `DELETE /resource`) are decided
@@ -26,7 +26,7 @@ export type Writes = () => Promise<void>;
 
 /** `PUT /resource/move` (WRITE on every folder and item): folders not underneath themselves nor onto a taken name. */
 export async function planMove(
-  services: Services,
+  deps: BlobDeps,
   resources: LoadedResources,
   parent: LoadedParent,
   meta: RequestMeta,
@@ -35,31 +35,30 @@ export async function planMove(
   const items = resources.item
     .map(({ item }) => item)
     .filter((item) => parent.type === 'folder' && item.folderId !== parent.doc._id);
-  await checkFolderMoves(services, folders, parent);
+  await checkFolderMoves(deps, folders, parent);
   // Loaded at WRITE once: the destination is every moved item's new folder.
   const destination = parent.type === 'folder' ? parent.doc : null;
   return async () => {
     for (const folder of folders) {
-      await updateFolder(services, { folderId: folder._id, move: parent }, meta);
+      await updateFolder(deps, { folderId: folder._id, move: parent }, meta);
     }
     // An item takes a free name in its new folder (`name (1)`), so items need no name check.
-    for (const item of items)
-      if (destination) await updateItem(services, { itemId: item._id, folder: destination }, meta);
+    for (const item of items) if (destination) await updateItem(deps, { itemId: item._id, folder: destination }, meta);
   };
 }
 
 /** The move's own refusals, for all the folders at once: underneath itself, or a name the destination holds. */
-async function checkFolderMoves(services: Services, folders: FolderDoc[], parent: LoadedParent): Promise<void> {
+async function checkFolderMoves(deps: BlobDeps, folders: FolderDoc[], parent: LoadedParent): Promise<void> {
   if (folders.length === 0) return;
   const targetPath =
-    parent.type === 'folder' ? [...(await services.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id] : [];
+    parent.type === 'folder' ? [...(await deps.readModel.folders.ancestorIds(parent.doc._id)), parent.doc._id] : [];
   const names = new Set<string>();
   for (const folder of folders) {
     if (targetPath.includes(folder._id)) throw new ValidationError('You may not move a folder underneath itself.');
     // Two folders of the set with one name would collide with each other once the first has moved.
     if (names.has(folder.name)) refuseTakenSiblingName('folder');
     names.add(folder.name);
-    refuseTakenSiblingName(await services.readModel.folders.siblingNamed(parent.type, parent.doc._id, folder.name));
+    refuseTakenSiblingName(await deps.readModel.folders.siblingNamed(parent.type, parent.doc._id, folder.name));
   }
 }
 
@@ -68,7 +67,7 @@ async function checkFolderMoves(services: Services, folders: FolderDoc[], parent
  * as `POST /folder/:id/copy` does (Girder's copyFolder): an unreadable subfolder is left out, never copied.
  */
 export function planCopy(
-  services: Services,
+  deps: BlobDeps,
   resources: LoadedResources,
   parent: LoadedParent,
   copier: Viewer,
@@ -79,9 +78,8 @@ export function planCopy(
   const destination = parent.type === 'folder' ? parent.doc : null;
   return async () => {
     for (const item of items)
-      if (destination)
-        await copyItem(services, { sourceId: item._id, folder: destination, creatorId: copier.id }, meta);
-    for (const folder of folders) await copyFolder(services, { sourceId: folder._id, parent, copier }, meta);
+      if (destination) await copyItem(deps, { sourceId: item._id, folder: destination, creatorId: copier.id }, meta);
+    for (const folder of folders) await copyFolder(deps, { sourceId: folder._id, parent, copier }, meta);
   };
 }
 
@@ -89,7 +87,7 @@ export function planCopy(
  * `DELETE /resource` (ADMIN on every collection, folder and item named). A resource inside another one the request
  * deletes goes with it (its own delete would find it gone and answer 400 half-way).
  */
-export async function planDelete(services: Services, resources: LoadedResources, meta: RequestMeta): Promise<Writes> {
+export async function planDelete(deps: BlobDeps, resources: LoadedResources, meta: RequestMeta): Promise<Writes> {
   const collections = resources.collection.map((c) => c._id);
   const folders = resources.folder;
   const items = resources.item.map(({ item }) => item);
@@ -100,19 +98,18 @@ export async function planDelete(services: Services, resources: LoadedResources,
     removedRoots.has(baseParentId) || folderIds.some((id) => removedFolders.has(id));
   const keptFolders: FolderDoc[] = [];
   for (const folder of folders)
-    if (!inRemoved(await services.readModel.folders.ancestorIds(folder._id), folder.baseParentId))
-      keptFolders.push(folder);
+    if (!inRemoved(await deps.readModel.folders.ancestorIds(folder._id), folder.baseParentId)) keptFolders.push(folder);
   const keptItems: ItemDoc[] = [];
   for (const item of items) {
-    const path = [...(await services.readModel.folders.ancestorIds(item.folderId)), item.folderId];
+    const path = [...(await deps.readModel.folders.ancestorIds(item.folderId)), item.folderId];
     if (!inRemoved(path, item.baseParentId)) keptItems.push(item);
   }
 
   return async () => {
     for (const kind of resources.order) {
-      if (kind === 'collection') for (const id of collections) await deleteCollection(services, id, meta);
-      if (kind === 'folder') for (const folder of keptFolders) await deleteFolder(services, folder._id, meta);
-      if (kind === 'item') for (const item of keptItems) await deleteItem(services, item._id, meta);
+      if (kind === 'collection') for (const id of collections) await deleteCollection(deps, id, meta);
+      if (kind === 'folder') for (const folder of keptFolders) await deleteFolder(deps, folder._id, meta);
+      if (kind === 'item') for (const item of keptItems) await deleteItem(deps, item._id, meta);
     }
   };
 }

@@ -1,8 +1,6 @@
 import type { CommandRunner } from './commandRunner';
-import { toNewEvents } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import type { ReadModelQueries } from '../ports/readModel';
-import { decideOn } from '../domain/decider';
 import { ValidationError } from '../domain/errors';
 import {
   SETTINGS_STREAM,
@@ -19,14 +17,8 @@ export async function changeSettings(
   changes: { key: string; value: unknown }[],
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.run(async () => {
-    const stream = await commands.load(SETTINGS_STREAM, settingsDecider);
-    const { events } = decideOn(settingsDecider, stream.state, { type: 'ChangeSettings', data: { changes } });
-    await checkReferences(readModel, events);
-    return {
-      appends: [{ streamId: SETTINGS_STREAM, expectedState: stream.expected, events: toNewEvents(events, meta) }],
-      result: undefined,
-    };
+  await commands.handle(SETTINGS_STREAM, settingsDecider, meta, async (settings) => {
+    await checkReferences(readModel, settings.decide({ type: 'ChangeSettings', data: { changes } }));
   });
 }
 

@@ -1,8 +1,6 @@
-import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandRunner';
-import { toNewEvents } from './commandRunner';
-import type { RequestMeta } from './requestMeta';
-import { claim, siblingNameStream } from '../domain/uniqueName';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
+import { claimValue, reservationDecider, siblingNameStream } from '../domain/uniqueName';
 import type { ParentType } from '../domain/parents';
 
 /**
@@ -19,8 +17,8 @@ import type { ParentType } from '../domain/parents';
 export interface NameGuard {
   /** The kind of sibling already holding the name, or null when it is free. */
   takenBy: 'folder' | 'item' | null;
-  /** The claim to append in the same atomic write as the event that uses the name. */
-  claimAppend(ownerType: 'folder' | 'item', ownerId: string, meta: RequestMeta): StreamAppend;
+  /** The name's reservation stream with the claim decided on it, to append with the event that uses the name. */
+  claim(attempt: CommandAttempt, ownerType: 'folder' | 'item', ownerId: string): AnyDecidedStream;
 }
 
 export type SiblingLookup = (
@@ -44,10 +42,10 @@ export async function guardSiblingName(
   const takenBy = await lookup(parentType, parentId, name);
   return {
     takenBy,
-    claimAppend: (ownerType, ownerId, meta) => ({
-      streamId,
-      expectedState: revision,
-      events: toNewEvents([claim(name, ownerType, ownerId)], meta),
-    }),
+    claim: (attempt, ownerType, ownerId) => {
+      const stream = attempt.at(streamId, reservationDecider, revision);
+      stream.decide(claimValue(name, ownerType, ownerId));
+      return stream;
+    },
   };
 }

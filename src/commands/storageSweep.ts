@@ -1,6 +1,6 @@
-import type { Services } from '../services';
 import { loadUpload } from './fileCommands';
 import { isBlobInUse } from './blobReclaim';
+import type { UploadDeps } from './writeDeps';
 
 export interface StorageSweepReport {
   removedBlobs: number;
@@ -18,27 +18,27 @@ export interface StorageSweepReport {
  *    go; an active upload keeps exactly the bytes its record says were received (an interrupted chunk's tail is cut
  *    off), so the client can resume at `GET /file/offset`.
  */
-export async function sweepStorage(services: Services): Promise<StorageSweepReport> {
+export async function sweepStorage(deps: UploadDeps): Promise<StorageSweepReport> {
   // Bytes of files removed with a folder stay for the retention period (restore); expired ones go here too.
-  const blobs = await services.blobs.sweep((blobId) => isBlobInUse(services, blobId));
-  const { uploads, stray } = await services.partialUploads.list();
+  const blobs = await deps.blobs.sweep((blobId) => isBlobInUse(deps, blobId));
+  const { uploads, stray } = await deps.partialUploads.list();
   let removedPartialUploads = 0;
   let trimmedPartialUploads = 0;
   for (const name of stray) {
-    await services.partialUploads.removeStray(name);
+    await deps.partialUploads.removeStray(name);
     removedPartialUploads += 1;
   }
   for (const uploadId of uploads) {
-    const { state } = await loadUpload(services, uploadId);
+    const { state } = await loadUpload(deps, uploadId);
     if (state.status === 'active') {
-      await services.partialUploads.truncate(uploadId, state.received);
+      await deps.partialUploads.truncate(uploadId, state.received);
       trimmedPartialUploads += 1;
     } else {
-      await services.partialUploads.remove(uploadId);
+      await deps.partialUploads.remove(uploadId);
       removedPartialUploads += 1;
     }
   }
   const report = { ...blobs, removedPartialUploads, trimmedPartialUploads };
-  services.logger.info(report, 'storage sweep done');
+  deps.logger.info(report, 'storage sweep done');
   return report;
 }

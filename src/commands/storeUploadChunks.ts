@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import type { Services } from '../services';
 import {
   takesMultipartUploads,
   type MultipartBlobStore,
@@ -11,6 +10,7 @@ import type { UploadStartedData, UploadState } from '../domain/upload';
 import { ContentHasher } from '../domain/contentHashes';
 import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import { ValidationError } from '../domain/errors';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * Chunked uploads into a store that takes them itself (S3 multipart uploads, src/ports/blobStore.ts): each chunk is
@@ -30,11 +30,11 @@ type RunningHashes = Map<string, { hasher: ContentHasher; through: number }>;
 const hashesByInstance = new WeakMap<object, RunningHashes>();
 const MAX_RUNNING_HASHES = 1000;
 
-function runningHashesOf(services: Services): RunningHashes {
-  let hashes = hashesByInstance.get(services.blobs);
+function runningHashesOf(deps: Pick<BlobDeps, 'blobs'>): RunningHashes {
+  let hashes = hashesByInstance.get(deps.blobs);
   if (!hashes) {
     hashes = new Map();
-    hashesByInstance.set(services.blobs, hashes);
+    hashesByInstance.set(deps.blobs, hashes);
   }
   return hashes;
 }
@@ -57,14 +57,20 @@ function hasherAt(runningHashes: RunningHashes, uploadId: string, offset: number
 }
 
 /** The store of an upload's bytes, when it takes chunks itself. */
-async function multipartStoreOf(services: Services, assetstoreId: string): Promise<MultipartBlobStore | null> {
-  const adapter = await services.blobs.adapterOf(assetstoreId);
+async function multipartStoreOf(
+  deps: Pick<BlobDeps, 'blobs'>,
+  assetstoreId: string,
+): Promise<MultipartBlobStore | null> {
+  const adapter = await deps.blobs.adapterOf(assetstoreId);
   return takesMultipartUploads(adapter) ? adapter : null;
 }
 
 /** Starts the store's multipart upload for a new upload into `assetstoreId`, when that store takes chunks itself. */
-export async function beginStoreUpload(services: Services, assetstoreId: string): Promise<StoreUpload | undefined> {
-  const store = await multipartStoreOf(services, assetstoreId);
+export async function beginStoreUpload(
+  deps: Pick<BlobDeps, 'blobs'>,
+  assetstoreId: string,
+): Promise<StoreUpload | undefined> {
+  const store = await multipartStoreOf(deps, assetstoreId);
   return store ? store.beginUpload() : undefined;
 }
 
@@ -73,20 +79,20 @@ export async function beginStoreUpload(services: Services, assetstoreId: string)
  * the last). Resolves with what the chunk event records.
  */
 export async function sendChunkToStore(
-  services: Services,
+  deps: Pick<BlobDeps, 'blobs'>,
   state: UploadState,
   started: UploadStartedData & { storeUpload: StoreUpload },
   offset: number,
   body: { stream: Readable; length: number | undefined },
 ): Promise<{ offset: number; length: number; part: UploadedPart }> {
-  const store = await multipartStoreOf(services, started.assetstoreId ?? DEFAULT_ASSETSTORE_ID);
+  const store = await multipartStoreOf(deps, started.assetstoreId ?? DEFAULT_ASSETSTORE_ID);
   if (!store) throw new ValidationError('The assetstore of this upload no longer takes chunks.');
   if (body.length === undefined)
     throw new ValidationError('A chunk of an upload to this assetstore needs a Content-Length.');
   const last = state.received + body.length === started.size;
   if (!last && body.length < store.minimumPartBytes)
     throw new ValidationError('Chunk is smaller than the minimum size.');
-  const runningHashes = runningHashesOf(services);
+  const runningHashes = runningHashesOf(deps);
   const hasher = hasherAt(runningHashes, state.uploadId, offset);
   try {
     const part = await store.uploadPart(started.storeUpload, state.parts.length + 1, body.stream, body.length, hasher);
@@ -102,25 +108,28 @@ export async function sendChunkToStore(
 
 /** Completes the store's multipart upload: the blob (held), with the hashes taken here when they cover every byte. */
 export async function finishStoreUpload(
-  services: Services,
+  deps: Pick<BlobDeps, 'blobs'>,
   started: UploadStartedData & { storeUpload: StoreUpload },
   parts: UploadedPart[],
   uploadId: string,
 ): Promise<StoredBlob> {
   const assetstoreId = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
-  const store = await multipartStoreOf(services, assetstoreId);
+  const store = await multipartStoreOf(deps, assetstoreId);
   if (!store) throw new ValidationError('The assetstore of this upload no longer takes chunks.');
-  const runningHashes = runningHashesOf(services);
+  const runningHashes = runningHashesOf(deps);
   const running = runningHashes.get(uploadId);
   runningHashes.delete(uploadId);
   const hashes = running?.through === started.size ? running.hasher.digests() : null;
-  return services.blobs.adopt(assetstoreId, await store.finishUpload(started.storeUpload, parts, hashes));
+  return deps.blobs.adopt(assetstoreId, await store.finishUpload(started.storeUpload, parts, hashes));
 }
 
 /** Drops the store's multipart upload of a cancelled upload (nothing to drop for a partial file). */
-export async function abortStoreUpload(services: Services, started: UploadStartedData | null): Promise<void> {
-  runningHashesOf(services).delete(started?.uploadId ?? '');
+export async function abortStoreUpload(
+  deps: Pick<BlobDeps, 'blobs'>,
+  started: UploadStartedData | null,
+): Promise<void> {
+  runningHashesOf(deps).delete(started?.uploadId ?? '');
   if (!started?.storeUpload) return;
-  const store = await multipartStoreOf(services, started.assetstoreId ?? DEFAULT_ASSETSTORE_ID).catch(() => null);
+  const store = await multipartStoreOf(deps, started.assetstoreId ?? DEFAULT_ASSETSTORE_ID).catch(() => null);
   await store?.abortUpload(started.storeUpload);
 }

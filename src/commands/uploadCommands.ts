@@ -1,8 +1,6 @@
 import { Readable } from 'node:stream';
-import type { Services } from '../services';
 import type { FileDoc } from '../ports/readModel';
 import type { RequestMeta } from './requestMeta';
-import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
 import { admitUpload } from './quotaCommands';
@@ -14,12 +12,12 @@ import {
   commitNewFile,
   limited,
   loadUpload,
+  openUpload,
   tooMany,
   withBlob,
   withStoredBlob,
   type UploadParent,
 } from './fileCommands';
-import { decideOn } from '../domain/decider';
 import {
   checkChunk,
   remainingBytes,
@@ -33,6 +31,7 @@ import { RestError, ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import { girderTime } from '../domain/time';
+import type { UploadDeps } from './writeDeps';
 
 /**
  * The upload lifecycle (Girder's upload routes): a new file or new contents sent in one request, or an upload
@@ -61,7 +60,7 @@ export type UploadOutcome = { kind: 'upload'; state: UploadState } | { kind: 'fi
  * Otherwise a new upload is started and the client sends `POST /file/chunk`.
  */
 export async function startUpload(
-  services: Services,
+  deps: UploadDeps,
   input: StartUploadInput,
   body: { stream: Readable; length: number | undefined } | undefined,
   meta: RequestMeta,
@@ -70,13 +69,13 @@ export async function startUpload(
   checkUploadName(input.parent, input.name);
   const parentDoc = input.parent.type === 'folder' ? input.parent.folder : input.parent.item;
   const root = { type: parentDoc.baseParentType, id: parentDoc.baseParentId };
-  const assetstoreId = await admitUpload(services, root, input.size);
+  const assetstoreId = await admitUpload(deps, root, input.size);
   const spec = { parent: input.parent, name: input.name, mimeType: input.mimeType, userId: input.userId };
   if (input.size === 0) {
     const fileId = await withStoredBlob(
-      services,
+      deps,
       Readable.from([]),
-      (blob) => commitNewFile(services, { ...spec, blob }, meta),
+      (blob) => commitNewFile(deps, { ...spec, blob }, meta),
       assetstoreId,
     );
     return { kind: 'file', fileId };
@@ -84,19 +83,19 @@ export async function startUpload(
   if (body?.length !== undefined && body.length > input.size) throw new ValidationError('Received too many bytes.');
   if (body?.length === input.size) {
     const fileId = await withStoredBlob(
-      services,
+      deps,
       limited(body.stream, input.size),
       (blob) => {
         if (blob.size !== input.size)
           throw new RestError(`Server has received ${blob.size} bytes, but the file should be ${input.size} bytes.`);
-        return commitNewFile(services, { ...spec, blob }, meta);
+        return commitNewFile(deps, { ...spec, blob }, meta);
       },
       assetstoreId,
     );
     return { kind: 'file', fileId };
   }
   const uploadId = await recordUploadStart(
-    services,
+    deps,
     assetstoreId,
     {
       ...(input.parent.type === 'folder'
@@ -110,12 +109,12 @@ export async function startUpload(
     },
     meta,
   );
-  if (body) return receiveChunk(services, { uploadId, offset: 0, userId: input.userId }, body, meta);
-  return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
+  if (body) return receiveChunk(deps, { uploadId, offset: 0, userId: input.userId }, body, meta);
+  return { kind: 'upload', state: (await loadUpload(deps, uploadId)).state };
 }
 
 async function recordUploadStart(
-  services: Services,
+  deps: UploadDeps,
   assetstoreId: string,
   data: {
     parentType?: 'folder' | 'item';
@@ -130,7 +129,7 @@ async function recordUploadStart(
   meta: RequestMeta,
 ): Promise<string> {
   const uploadId = newId();
-  const storeUpload = await beginStoreUpload(services, assetstoreId);
+  const storeUpload = await beginStoreUpload(deps, assetstoreId);
   const startedData = {
     uploadId,
     created: girderTime(),
@@ -138,14 +137,14 @@ async function recordUploadStart(
     ...(storeUpload ? { storeUpload } : {}),
     ...data,
   };
-  const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: startedData });
   try {
-    await services.commands.run(async () => ({
-      appends: [{ streamId: uploadStream(uploadId), expectedState: 'no_stream', events: toNewEvents(events, meta) }],
-      result: undefined,
-    }));
+    await deps.commands.handleGroup(meta, async (attempt) => {
+      const upload = attempt.create(uploadStream(uploadId), uploadDecider, uploadStateFor(uploadId));
+      upload.decide({ type: 'StartUpload', data: startedData });
+      return { append: [upload], result: undefined };
+    });
   } catch (error) {
-    await abortStoreUpload(services, startedData).catch(() => undefined);
+    await abortStoreUpload(deps, startedData).catch(() => undefined);
     throw error;
   }
   return uploadId;
@@ -155,27 +154,27 @@ async function recordUploadStart(
  * `PUT /file/:id/contents?size=`: an upload whose completion replaces the file's bytes (size 0: replaced at once).
  */
 export async function startContentsUpload(
-  services: Services,
+  deps: UploadDeps,
   input: { file: FileDoc; size: number; reference?: string; userId: string },
   meta: RequestMeta,
 ): Promise<UploadOutcome> {
   checkSize(input.size);
-  const item = await services.readModel.items.get(input.file.itemId);
+  const item = await deps.readModel.items.get(input.file.itemId);
   if (!item) throw new RestError(`Invalid item id (${input.file.itemId}).`);
   const root = { type: item.baseParentType, id: item.baseParentId };
-  const assetstoreId = await admitUpload(services, root, input.size, input.file.size);
+  const assetstoreId = await admitUpload(deps, root, input.size, input.file.size);
   if (input.size === 0) {
     const previous = await withStoredBlob(
-      services,
+      deps,
       Readable.from([]),
-      (blob) => commitNewContents(services, input.file._id, input.userId, blob, undefined, meta),
+      (blob) => commitNewContents(deps, input.file._id, input.userId, blob, undefined, meta),
       assetstoreId,
     );
-    await reclaimBlobs(services, [previous]);
+    await reclaimBlobs(deps, [previous]);
     return { kind: 'file', fileId: input.file._id };
   }
   const uploadId = await recordUploadStart(
-    services,
+    deps,
     assetstoreId,
     {
       fileId: input.file._id,
@@ -187,19 +186,19 @@ export async function startContentsUpload(
     },
     meta,
   );
-  return { kind: 'upload', state: (await loadUpload(services, uploadId)).state };
+  return { kind: 'upload', state: (await loadUpload(deps, uploadId)).state };
 }
 
 /** The parent of a new file named by an upload record, as it is now. */
-async function uploadParent(services: Services, started: UploadStartedData): Promise<UploadParent> {
+async function uploadParent(deps: UploadDeps, started: UploadStartedData): Promise<UploadParent> {
   // A new file's upload names both (initUpload); a replacement's names neither and never comes here.
   const { parentType, parentId = '' } = started;
   if (parentType === 'folder') {
-    const folder = await services.readModel.folders.get(parentId);
+    const folder = await deps.readModel.folders.get(parentId);
     if (!folder) throw new ValidationError(`No such folder: ${parentId}`, 'id');
     return { type: 'folder', folder };
   }
-  const item = await services.readModel.items.get(parentId);
+  const item = await deps.readModel.items.get(parentId);
   if (!item) throw new ValidationError(`No such item: ${parentId}`, 'id');
   return { type: 'item', item };
 }
@@ -211,44 +210,32 @@ async function uploadParent(services: Services, started: UploadStartedData): Pro
  * When finishing fails for good (the parent is gone), the upload is cancelled and its bytes removed.
  */
 export async function receiveChunk(
-  services: Services,
+  deps: UploadDeps,
   input: { uploadId: string; offset: number; userId: string },
   body: { stream: Readable; length: number | undefined },
   meta: RequestMeta,
 ): Promise<UploadOutcome> {
   return uploadLocks.run(input.uploadId, async () => {
-    const { state } = await loadUpload(services, input.uploadId);
+    const { state } = await loadUpload(deps, input.uploadId);
     const started = checkChunk(state, input.userId, input.offset);
     if (body.length !== undefined && body.length > remainingBytes(state))
       throw new ValidationError('Received too many bytes.');
-    const partial = services.partialUploads;
+    const partial = deps.partialUploads;
     const { storeUpload } = started;
     const lastChunk = storeUpload
-      ? await sendChunkToStore(services, state, { ...started, storeUpload }, input.offset, body)
+      ? await sendChunkToStore(deps, state, { ...started, storeUpload }, input.offset, body)
       : {
           offset: input.offset,
           length: await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany),
         };
     const { length } = lastChunk;
     if (state.received + length < started.size) {
-      await services.commands.run(async () => {
-        const loaded = await loadUpload(services, input.uploadId);
-        const { events } = decideOn(uploadDecider, loaded.state, {
-          type: 'ReceiveChunk',
-          data: { userId: input.userId, ...lastChunk, now: girderTime() },
-        });
-        return {
-          appends: [
-            {
-              streamId: uploadStream(input.uploadId),
-              expectedState: loaded.expected,
-              events: toNewEvents(events, meta),
-            },
-          ],
-          result: undefined,
-        };
+      await deps.commands.handleGroup(meta, async (attempt) => {
+        const upload = await openUpload(attempt, input.uploadId);
+        upload.decide({ type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
+        return { append: [upload], result: undefined };
       });
-      return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
+      return { kind: 'upload', state: (await loadUpload(deps, input.uploadId)).state };
     }
     const upload = { uploadId: input.uploadId, lastChunk };
     const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
@@ -256,26 +243,26 @@ export async function receiveChunk(
     const storing = () =>
       storeUpload
         ? finishStoreUpload(
-            services,
+            deps,
             { ...started, storeUpload },
             'part' in lastChunk ? [...state.parts, lastChunk.part] : state.parts,
             input.uploadId,
           )
-        : services.blobs.putInto(store, partial.read(input.uploadId));
+        : deps.blobs.putInto(store, partial.read(input.uploadId));
     try {
       let fileId: string;
       const replacing = started.fileId;
       if (replacing !== undefined) {
-        const previous = await withBlob(services, storing, (blob) =>
-          commitNewContents(services, replacing, input.userId, blob, upload, meta),
+        const previous = await withBlob(deps, storing, (blob) =>
+          commitNewContents(deps, replacing, input.userId, blob, upload, meta),
         );
-        await reclaimBlobs(services, [previous]);
+        await reclaimBlobs(deps, [previous]);
         fileId = replacing;
       } else {
-        const parent = await uploadParent(services, started);
-        fileId = await withBlob(services, storing, (blob) =>
+        const parent = await uploadParent(deps, started);
+        fileId = await withBlob(deps, storing, (blob) =>
           commitNewFile(
-            services,
+            deps,
             { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
             meta,
           ),
@@ -285,56 +272,40 @@ export async function receiveChunk(
       return { kind: 'file', fileId };
     } catch (error) {
       if (error instanceof RestError || error instanceof ValidationError)
-        await cancelQuietly(services, input.uploadId, meta);
+        await cancelQuietly(deps, input.uploadId, meta);
       throw error;
     }
   });
 }
 
-async function cancelQuietly(services: Services, uploadId: string, meta: RequestMeta): Promise<void> {
+async function cancelQuietly(deps: UploadDeps, uploadId: string, meta: RequestMeta): Promise<void> {
   try {
-    await services.commands.run(async () => {
-      const loaded = await loadUpload(services, uploadId);
-      if (loaded.state.status !== 'active') return { appends: [], result: undefined };
-      return {
-        appends: [
-          {
-            streamId: uploadStream(uploadId),
-            expectedState: loaded.expected,
-            events: toNewEvents([{ type: 'UploadCancelled', data: { uploadId } }], meta),
-          },
-        ],
-        result: undefined,
-      };
+    await deps.commands.handleGroup(meta, async (attempt) => {
+      const upload = await openUpload(attempt, uploadId);
+      upload.decide({ type: 'AbandonUpload' });
+      return { append: [upload], result: undefined };
     });
-    await services.partialUploads.remove(uploadId);
-    await abortStoreUpload(services, (await loadUpload(services, uploadId)).state.started);
+    await deps.partialUploads.remove(uploadId);
+    await abortStoreUpload(deps, (await loadUpload(deps, uploadId)).state.started);
   } catch (error) {
-    services.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');
+    deps.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');
   }
 }
 
 /** `DELETE /file/upload/:id`: only its initiator (or a site admin) may cancel; the partial bytes are removed. */
 export async function cancelUpload(
-  services: Services,
+  deps: UploadDeps,
   input: { uploadId: string; userId: string; admin: boolean },
   meta: RequestMeta,
 ): Promise<void> {
   await uploadLocks.run(input.uploadId, async () => {
-    const started = await services.commands.run(async () => {
-      const loaded = await loadUpload(services, input.uploadId);
-      const { events } = decideOn(uploadDecider, loaded.state, {
-        type: 'CancelUpload',
-        data: { userId: input.userId, admin: input.admin },
-      });
-      return {
-        appends: [
-          { streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
-        ],
-        result: loaded.state.started,
-      };
+    const started = await deps.commands.handleGroup(meta, async (attempt) => {
+      const upload = await openUpload(attempt, input.uploadId);
+      const { started: record } = upload.state;
+      upload.decide({ type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
+      return { append: [upload], result: record };
     });
-    await services.partialUploads.remove(input.uploadId);
-    await abortStoreUpload(services, started);
+    await deps.partialUploads.remove(input.uploadId);
+    await abortStoreUpload(deps, started);
   });
 }

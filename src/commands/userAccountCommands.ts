@@ -1,33 +1,28 @@
-import type { Services } from '../services';
 import type { CommandRunner } from './commandRunner';
-import { toNewEvents } from './commandRunner';
+import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import type { RequestMeta } from './requestMeta';
-import type { StreamAppend } from '../ports/eventStore';
-import { decideOn } from '../domain/decider';
 import { ValidationError } from '../domain/errors';
-import { claim, emailStream, loginStream, release, reservationDecider } from '../domain/uniqueName';
+import { claimValue, emailStream, loginStream, releaseValue, reservationDecider } from '../domain/uniqueName';
 import { userDeciderFor, userStream, type UserCommand, type UserStatus } from '../domain/user';
 import { reclaimBlobs } from './blobReclaim';
+import type { BlobDeps } from './writeDeps';
 
-/** Runs one command on a user's stream (an unknown or deleted user → `Invalid user id`), plus any other appends. */
+/** Runs one command on a user's stream (an unknown or deleted user → `Invalid user id`), plus any other streams. */
 async function onUser(
   commands: CommandRunner,
   userId: string,
   command: UserCommand,
   meta: RequestMeta,
-  more: (state: { login: string; email: string }) => Promise<StreamAppend[]> = async () => [],
+  more: (
+    attempt: CommandAttempt,
+    state: { login: string; email: string },
+  ) => Promise<AnyDecidedStream[]> = async () => [],
 ): Promise<void> {
-  await commands.run(async () => {
-    const decider = userDeciderFor(userId);
-    const stream = await commands.load(userStream(userId), decider);
-    const { events } = decideOn(decider, stream.state, command);
-    return {
-      appends: [
-        { streamId: userStream(userId), expectedState: stream.expected, events: toNewEvents(events, meta) },
-        ...(await more(stream.state)),
-      ],
-      result: undefined,
-    };
+  await commands.handleGroup(meta, async (attempt) => {
+    const user = await attempt.load(userStream(userId), userDeciderFor(userId));
+    const before = user.state;
+    user.decide(command);
+    return { append: [user, ...(await more(attempt, before))], result: undefined };
   });
 }
 
@@ -50,20 +45,15 @@ export async function updateProfile(
   profile: ProfileChange,
   meta: RequestMeta,
 ): Promise<void> {
-  await onUser(commands, userId, { type: 'UpdateProfile', data: profile }, meta, async (state) => {
+  await onUser(commands, userId, { type: 'UpdateProfile', data: profile }, meta, async (attempt, state) => {
     if (state.email === profile.email) return [];
-    const taken = await commands.load(emailStream(profile.email), reservationDecider);
+    const taken = await attempt.load(emailStream(profile.email), reservationDecider);
     if (taken.state.owner && taken.state.owner.id !== userId)
       throw new ValidationError('That email is already registered.', 'email');
-    const old = await commands.load(emailStream(state.email), reservationDecider);
-    return [
-      {
-        streamId: emailStream(profile.email),
-        expectedState: taken.expected,
-        events: toNewEvents([claim(profile.email, 'user', userId)], meta),
-      },
-      { streamId: emailStream(state.email), expectedState: old.expected, events: toNewEvents([release(userId)], meta) },
-    ];
+    const old = await attempt.load(emailStream(state.email), reservationDecider);
+    taken.decide(claimValue(profile.email, 'user', userId));
+    old.decide(releaseValue(userId));
+    return [taken, old];
   });
 }
 
@@ -87,27 +77,18 @@ export const removeOtp = (commands: CommandRunner, userId: string, meta: Request
  * `DELETE /user/:id` (Girder's `User.remove`): the user, its tokens, memberships and everything under its folders go;
  * its login and e-mail are released for new accounts; the bytes no file references any more are reclaimed after.
  */
-export async function deleteUser(services: Services, userId: string, meta: RequestMeta): Promise<void> {
-  const { commands } = services;
+export async function deleteUser(deps: BlobDeps, userId: string, meta: RequestMeta): Promise<void> {
+  const { commands } = deps;
   let blobIds: string[] = [];
-  await onUser(commands, userId, { type: 'DeleteUser' }, meta, async (state) => {
-    const login = await commands.load(loginStream(state.login), reservationDecider);
-    const email = await commands.load(emailStream(state.email), reservationDecider);
+  await onUser(commands, userId, { type: 'DeleteUser' }, meta, async (attempt, state) => {
+    const login = await attempt.load(loginStream(state.login), reservationDecider);
+    const email = await attempt.load(emailStream(state.email), reservationDecider);
     // The read models reflect everything appended so far, so the files read below are the latest.
-    await services.projector.waitFor(await services.eventStore.headPosition());
-    blobIds = await services.readModel.files.blobIdsUnderRoot(userId);
-    return [
-      {
-        streamId: loginStream(state.login),
-        expectedState: login.expected,
-        events: toNewEvents([release(userId)], meta),
-      },
-      {
-        streamId: emailStream(state.email),
-        expectedState: email.expected,
-        events: toNewEvents([release(userId)], meta),
-      },
-    ];
+    await deps.projector.waitFor(await deps.eventStore.headPosition());
+    blobIds = await deps.readModel.files.blobIdsUnderRoot(userId);
+    login.decide(releaseValue(userId));
+    email.decide(releaseValue(userId));
+    return [login, email];
   });
-  await reclaimBlobs(services, blobIds);
+  await reclaimBlobs(deps, blobIds);
 }

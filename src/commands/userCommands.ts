@@ -1,23 +1,28 @@
-import type { StreamAppend } from '../ports/eventStore';
 import type { CommandRunner } from './commandRunner';
-import { toNewEvents } from './commandRunner';
+import type { AnyDecidedStream, CommandAttempt, DecidedStream } from './streamHandle';
 import type { RequestMeta } from './requestMeta';
 import {
   FIRST_USER_STREAM,
   userDecider,
   userStream,
+  userDeciderFor,
   validateRegistration,
   type RegistrationInput,
-  type UserEvent,
 } from '../domain/user';
-import { decideOn } from '../domain/decider';
-import { claim, emailStream, loginStream, reservationDecider, siblingNameStream } from '../domain/uniqueName';
+import { claimValue, emailStream, loginStream, reservationDecider, siblingNameStream } from '../domain/uniqueName';
 import { ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import { AccessLevel, emptyAccess, withUserAccess } from '../domain/access';
 import { folderDecider, folderStateFor, folderStream } from '../domain/folder';
-import { hashToken, tokenEvent, tokenStream } from '../domain/token';
+import {
+  hashToken,
+  tokenDecider,
+  tokenStream,
+  type TokenCommand,
+  type TokenEvent,
+  type TokenState,
+} from '../domain/token';
 import { generateToken, hashPassword } from './password';
 import { Scope } from '../domain/scopes';
 import { SettingKey, settingValue } from '../domain/settings';
@@ -42,12 +47,13 @@ export async function registerUser(
   const valid = validateRegistration(input);
   const passwordHash = await hashPassword(valid.password);
   const userId = newId();
-  return commands.run(async () => {
-    const login = await commands.load(loginStream(valid.login), reservationDecider);
+  // The events of a self-registration name the new user as their user.
+  return commands.handleGroup({ ...meta, userId: meta.userId ?? userId }, async (attempt) => {
+    const login = await attempt.load(loginStream(valid.login), reservationDecider);
     if (login.state.owner) throw new ValidationError('That login is already registered.', 'login');
-    const email = await commands.load(emailStream(valid.email), reservationDecider);
+    const email = await attempt.load(emailStream(valid.email), reservationDecider);
     if (email.state.owner) throw new ValidationError('That email is already registered.', 'email');
-    const first = await commands.load(FIRST_USER_STREAM, reservationDecider);
+    const first = await attempt.load(FIRST_USER_STREAM, reservationDecider);
     const isFirst = !first.state.owner;
     const settings = await currentSettings(commands);
     const defaultFolders =
@@ -56,8 +62,8 @@ export async function registerUser(
     // Registration policy `approve`: the account waits for an administrator (Girder's createUser; admins never wait).
     const pending = !admin && settingValue(settings, SettingKey.REGISTRATION_POLICY) === 'approve';
     const created = girderTime();
-    const eventMeta = { ...meta, userId: meta.userId ?? userId };
-    const { events: registered } = decideOn(userDecider, userDecider.initialState(), {
+    const user = attempt.create(userStream(userId), userDecider);
+    user.decide({
       type: 'RegisterUser',
       data: {
         userId,
@@ -72,29 +78,21 @@ export async function registerUser(
         created,
       },
     });
-    const appends: StreamAppend[] = [
-      {
-        streamId: loginStream(valid.login),
-        expectedState: login.expected,
-        events: toNewEvents([claim(valid.login, 'user', userId)], eventMeta),
-      },
-      {
-        streamId: emailStream(valid.email),
-        expectedState: email.expected,
-        events: toNewEvents([claim(valid.email, 'user', userId)], eventMeta),
-      },
-      { streamId: userStream(userId), expectedState: 'no_stream', events: toNewEvents(registered, eventMeta) },
-    ];
+    login.decide(claimValue(valid.login, 'user', userId));
+    email.decide(claimValue(valid.email, 'user', userId));
+    const append: AnyDecidedStream[] = [login, email, user];
     if (isFirst) {
-      appends.push({
-        streamId: FIRST_USER_STREAM,
-        expectedState: 'no_stream',
-        events: toNewEvents([claim('first-user', 'user', userId)], eventMeta),
-      });
+      // Created, not as read: of two first registrations racing, the second conflicts here and is not admin.
+      const firstUser = attempt.create(FIRST_USER_STREAM, reservationDecider);
+      firstUser.decide(claimValue('first-user', 'user', userId));
+      append.push(firstUser);
     }
     for (const folder of defaultFolders) {
       const folderId = newId();
-      const { events: createdFolder } = decideOn(folderDecider, folderStateFor(folderId), {
+      const name = attempt.create(siblingNameStream(userId, folder.name), reservationDecider);
+      name.decide(claimValue(folder.name, 'folder', folderId));
+      const home = attempt.create(folderStream(folderId), folderDecider, folderStateFor(folderId));
+      home.decide({
         type: 'CreateFolder',
         data: {
           folderId,
@@ -108,39 +106,33 @@ export async function registerUser(
           access: withUserAccess(emptyAccess(), userId, AccessLevel.ADMIN),
         },
       });
-      appends.push(
-        {
-          streamId: siblingNameStream(userId, folder.name),
-          expectedState: 'no_stream',
-          events: toNewEvents([claim(folder.name, 'folder', folderId)], eventMeta),
-        },
-        { streamId: folderStream(folderId), expectedState: 'no_stream', events: toNewEvents(createdFolder, eventMeta) },
-      );
+      append.push(name, home);
     }
-    return { appends, result: userId };
+    return { append, result: userId };
   });
 }
 
-/** A token ready to be appended: the clear token for the caller and the stream append that records its hash. */
-export interface PreparedToken {
+/** A token decided on its new stream within an attempt, and the clear token for the caller. */
+export interface TokenIssue {
   token: string;
   expires: string;
   scope: string[];
-  append: StreamAppend;
+  stream: DecidedStream<TokenState, TokenCommand, TokenEvent>;
 }
 
-/** Builds a token (64 random characters; only its SHA-256 is recorded) and the append that issues it. */
-export function prepareToken(
+/** Makes a token (64 random characters; only its SHA-256 is recorded) and decides its issue on a stream of its own. */
+export function tokenIssue(
+  attempt: CommandAttempt,
   options: { userId?: string; scope?: string[] | null; days: number; apiKeyId?: string },
-  meta: RequestMeta,
-): PreparedToken {
+): TokenIssue {
   const token = generateToken();
   const hash = hashToken(token);
   const now = new Date();
   const expires = girderTime(new Date(now.getTime() + options.days * 86_400_000));
   const scope = [...new Set(options.scope ?? [Scope.USER_AUTH])];
-  const event = tokenEvent({
-    type: 'TokenIssued',
+  const stream = attempt.create(tokenStream(hash), tokenDecider);
+  stream.decide({
+    type: 'IssueToken',
     data: {
       hash,
       ...(options.userId !== undefined ? { userId: options.userId } : {}),
@@ -150,12 +142,7 @@ export function prepareToken(
       ...(options.apiKeyId ? { apiKeyId: options.apiKeyId } : {}),
     },
   });
-  return {
-    token,
-    expires,
-    scope,
-    append: { streamId: tokenStream(hash), expectedState: 'no_stream', events: toNewEvents([event], meta) },
-  };
+  return { token, expires, scope, stream };
 }
 
 /** Issues a login token for a user, or (no `userId`) an anonymous session token. */
@@ -164,17 +151,19 @@ export async function issueToken(
   options: { userId?: string; scope?: string[]; days: number },
   meta: RequestMeta,
 ): Promise<{ token: string; expires: string; scope: string[] }> {
-  const prepared = prepareToken(options, meta);
-  await commands.run(async () => ({ appends: [prepared.append], result: undefined }));
-  return { token: prepared.token, expires: prepared.expires, scope: prepared.scope };
+  return commands.handleGroup(meta, async (attempt) => {
+    const issued = tokenIssue(attempt, options);
+    return { append: [issued.stream], result: { token: issued.token, expires: issued.expires, scope: issued.scope } };
+  });
 }
 
 export async function revokeToken(commands: CommandRunner, hash: string, meta: RequestMeta): Promise<void> {
-  const event = tokenEvent({ type: 'TokenRevoked', data: { hash } });
-  await commands.run(async () => ({
-    appends: [{ streamId: tokenStream(hash), expectedState: 'any', events: toNewEvents([event], meta) }],
-    result: undefined,
-  }));
+  await commands.handleGroup(meta, async (attempt) => {
+    // `any`: a revocation needs nothing of the token's stream, and is recorded whatever it holds.
+    const token = attempt.at(tokenStream(hash), tokenDecider, 'any');
+    token.decide({ type: 'RevokeToken', data: { hash } });
+    return { append: [token], result: undefined };
+  });
 }
 
 /** `PUT /user/password`: a new password (Girder's length rule and message) for a registered user. */
@@ -186,13 +175,8 @@ export async function changePassword(
 ): Promise<void> {
   if (!/^[^\n]{6}/.test(password)) throw new ValidationError('Password must be at least 6 characters.', 'password');
   const passwordHash = await hashPassword(password);
-  await commands.run(async () => {
-    const stream = await commands.load(userStream(userId), userDecider);
-    if (!stream.state.registered || stream.state.deleted) throw new ValidationError(`No such user: ${userId}`, 'id');
-    const changed: UserEvent = { type: 'UserPasswordChanged', data: { userId, passwordHash } };
-    return {
-      appends: [{ streamId: userStream(userId), expectedState: stream.expected, events: toNewEvents([changed], meta) }],
-      result: undefined,
-    };
+  await commands.handle(userStream(userId), userDeciderFor(userId), meta, (user) => {
+    if (!user.state.registered || user.state.deleted) throw new ValidationError(`No such user: ${userId}`, 'id');
+    user.decide({ type: 'ChangePassword', data: { passwordHash } });
   });
 }

@@ -10,7 +10,7 @@ export interface DomainEvent<T extends string = string, D = unknown> {
 }
 
 /** The zod schema of each event type's data: the contract subscribers read, checked before every append. */
-export type EventSchemas<Event extends DomainEvent> = {
+type EventSchemas<Event extends DomainEvent> = {
   readonly [T in Event['type']]: z.ZodType<Extract<Event, { type: T }>['data']>;
 };
 
@@ -22,7 +22,7 @@ export interface Decider<State, Command, Event extends DomainEvent> {
 }
 
 /** Checks an event against its schema (throws the zod error, a bug: deciders only emit valid events). */
-export function assertEvent<Event extends DomainEvent>(schemas: EventSchemas<Event>, event: Event): Event {
+function assertEvent<Event extends DomainEvent>(schemas: EventSchemas<Event>, event: Event): Event {
   (schemas[event.type as Event['type']] as z.ZodType).parse(event.data);
   return event;
 }

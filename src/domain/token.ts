@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { assertEvent, type DomainEvent } from './decider';
+import { type Decider, type DomainEvent, unknownEvent } from './decider';
 
 export const tokenStream = (hash: string): string => `token-${hash.slice(0, 40)}`;
 
@@ -23,8 +23,40 @@ export type TokenEvent =
   | DomainEvent<'TokenIssued', TokenIssuedData>
   | DomainEvent<'TokenRevoked', z.infer<typeof tokenEventSchemas.TokenRevoked>>;
 
-/** A token event, checked against its schema (tokens have no decisions to make: each is issued once, revoked once). */
-export const tokenEvent = (event: TokenEvent): TokenEvent => assertEvent(tokenEventSchemas, event);
+export interface TokenState {
+  issued: boolean;
+}
+
+export type TokenCommand =
+  { type: 'IssueToken'; data: TokenIssuedData } | { type: 'RevokeToken'; data: { hash: string } };
+
+/**
+ * A token's stream (`token-<hash>`): issued once, on a stream created for it (a new random token); revoked whatever
+ * the stream holds (a revocation of an unknown or already revoked token is harmless, and appended with `any`).
+ */
+export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
+  initialState: () => ({ issued: false }),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'TokenIssued':
+        return { issued: true };
+      case 'TokenRevoked':
+        return state;
+      default:
+        return unknownEvent(event, state);
+    }
+  },
+  decide: (command, state) => {
+    switch (command.type) {
+      case 'IssueToken':
+        if (state.issued) throw new Error(`Token ${command.data.hash.slice(0, 8)}… is already issued.`);
+        return [{ type: 'TokenIssued', data: command.data }];
+      case 'RevokeToken':
+        return [{ type: 'TokenRevoked', data: command.data }];
+    }
+  },
+  eventSchemas: tokenEventSchemas,
+};
 
 /** Tokens are recorded and looked up by their SHA-256, never in clear. */
 export const hashToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex');

@@ -20,7 +20,16 @@ export interface ReservationState {
   owner: { type: string; id: string } | null;
 }
 
-export const reservationDecider: Decider<ReservationState, never, ReservationEvent> = {
+/**
+ * Whether the value is free is decided before the claim, by the rule of its kind (the reservation's owner for logins
+ * and e-mails, the group's or collection's decider for their names, the read model for sibling names): the claim
+ * records the decision on the stream, with the expected revision that serialises the writers.
+ */
+export type ReservationCommand =
+  | { type: 'ClaimValue'; data: { value: string; ownerType: string; ownerId: string } }
+  | { type: 'ReleaseValue'; data: { ownerId: string } };
+
+export const reservationDecider: Decider<ReservationState, ReservationCommand, ReservationEvent> = {
   initialState: () => ({ owner: null }),
   evolve: (state, event) => {
     switch (event.type) {
@@ -32,7 +41,15 @@ export const reservationDecider: Decider<ReservationState, never, ReservationEve
         return unknownEvent(event, state);
     }
   },
-  decide: () => [],
+  decide: (command) => {
+    switch (command.type) {
+      case 'ClaimValue':
+        return [{ type: 'ValueClaimed', data: command.data }];
+      case 'ReleaseValue':
+        // Released whoever holds it now (evolve ignores a release by a former owner), as a value's owner lets go.
+        return [{ type: 'ValueReleased', data: command.data }];
+    }
+  },
   eventSchemas: reservationEventSchemas,
 };
 
@@ -46,8 +63,8 @@ export const emailStream = (email: string): string => `email-${digest(email.toLo
 export const groupNameStream = (name: string): string => `groupname-${digest(name.toLowerCase())}`;
 export const collectionNameStream = (name: string): string => `collectionname-${digest(name)}`;
 
-export const claim = (value: string, ownerType: string, ownerId: string): ReservationEvent => ({
-  type: 'ValueClaimed',
+export const claimValue = (value: string, ownerType: string, ownerId: string): ReservationCommand => ({
+  type: 'ClaimValue',
   data: { value, ownerType, ownerId },
 });
-export const release = (ownerId: string): ReservationEvent => ({ type: 'ValueReleased', data: { ownerId } });
+export const releaseValue = (ownerId: string): ReservationCommand => ({ type: 'ReleaseValue', data: { ownerId } });

@@ -117,7 +117,9 @@ export type UploadCommand =
       data: { userId: string; offset: number; length: number; now: string; part?: { number: number; etag: string } };
     }
   | { type: 'CompleteUpload'; data: { fileId: string; itemId: string; blobId: string } }
-  | { type: 'CancelUpload'; data: { userId: string; admin: boolean } };
+  | { type: 'CancelUpload'; data: { userId: string; admin: boolean } }
+  /** The service gives up an upload whose finishing failed for good (its parent is gone): nothing when not active. */
+  | { type: 'AbandonUpload' };
 
 /** A finished or cancelled upload is gone, as Girder deletes its upload document. */
 function requireActive(state: UploadState): UploadStartedData {
@@ -175,6 +177,8 @@ function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
         throw new AccessDeniedError('You did not initiate this upload.');
       return [{ type: 'UploadCancelled', data: { uploadId: state.uploadId } }];
     }
+    case 'AbandonUpload':
+      return state.status === 'active' ? [{ type: 'UploadCancelled', data: { uploadId: state.uploadId } }] : [];
   }
 }
 

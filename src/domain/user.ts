@@ -99,6 +99,7 @@ export type UserCommand =
       >;
     }
   | { type: 'UpdateProfile'; data: Omit<z.infer<typeof UserProfileUpdatedSchema>, 'userId'> }
+  | { type: 'ChangePassword'; data: { passwordHash: string } }
   | { type: 'VerifyEmail' }
   | { type: 'StartOtp'; data: { key: string } }
   | { type: 'EnableOtp' }
@@ -130,6 +131,8 @@ function decideUser(command: UserCommand, state: UserState, userId: string): Use
     }
     case 'UpdateProfile':
       return [{ type: 'UserProfileUpdated', data: { userId, ...command.data } }];
+    case 'ChangePassword':
+      return [{ type: 'UserPasswordChanged', data: { userId, passwordHash: command.data.passwordHash } }];
     case 'VerifyEmail':
       return [{ type: 'UserEmailVerified', data: { userId } }];
     case 'StartOtp':

@@ -66,10 +66,8 @@ describe('content hashes (hashsum_download)', () => {
     const blob = await services.blobs.put(Readable.from([bytes]));
     const fileId = newId();
     try {
-      await services.commands.decideOnStream(
-        itemStream(item.body._id),
-        itemDecider,
-        {
+      await services.commands.handle(itemStream(item.body._id), itemDecider, systemMeta('legacy-fixture'), (stream) =>
+        stream.decide({
           type: 'AddFile',
           data: {
             file: {
@@ -83,8 +81,7 @@ describe('content hashes (hashsum_download)', () => {
               exts: extensionsOf(name),
             },
           },
-        },
-        systemMeta('legacy-fixture'),
+        }),
       );
     } finally {
       services.blobs.release(blob.blobId);

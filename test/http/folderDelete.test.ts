@@ -3,7 +3,7 @@ import { rebuild } from '../../src/projections/rebuild';
 import { createFolder, setFolderMetadata } from '../../src/commands/folderCommands';
 import { createItem } from '../../src/commands/itemCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
-import { toNewEvents } from '../../src/commands/commandRunner';
+import { toNewEvents } from '../../src/commands/streamHandle';
 import { folderStream } from '../../src/domain/folder';
 
 let api: ApiClient;

@@ -1,7 +1,7 @@
 import { startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { issueToken } from '../../src/commands/userCommands';
 import { systemMeta } from '../../src/commands/requestMeta';
-import { toNewEvents } from '../../src/commands/commandRunner';
+import { toNewEvents } from '../../src/commands/streamHandle';
 import { itemStream } from '../../src/domain/item';
 import { folderStream } from '../../src/domain/folder';
 import type { FolderDoc } from '../../src/ports/readModel';

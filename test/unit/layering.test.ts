@@ -33,7 +33,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   projections: ['domain', 'ports', 'bus'],
   queries: ['domain', 'config', 'ports', 'bus', 'projections'],
   services: ['config', 'ports', 'bus', 'projections', 'commands'],
-  commands: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services'],
+  commands: ['domain', 'config', 'ports', 'bus', 'projections', 'queries'],
   http: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services', 'commands'],
   infra: ['domain', 'ports'],
   wiring: ['domain', 'config', 'ports', 'bus', 'projections', 'queries', 'services', 'commands', 'http', 'infra'],
