@@ -6,6 +6,7 @@ import { ProjectionStoppedError, type Projector } from '../projections/projector
 import type { RequestMeta } from './requestMeta';
 import { withCommandEventIds } from './eventIds';
 import { CommandAttempt, type AnyDecidedStream, type DecidedStream } from './streamHandle';
+import { foldStream } from '../queries/streamState';
 
 export interface LoadedStream<State> {
   state: State;
@@ -31,26 +32,8 @@ export class CommandRunner {
     streamId: string,
     decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
   ): Promise<LoadedStream<State>> {
-    const { state, revision } = await this.fold(streamId, decider);
+    const { state, revision } = await foldStream({ eventStore: this.store }, streamId, decider);
     return { state, expected: revision ?? 'no_stream', exists: revision !== null };
-  }
-
-  private async fold<State, Event extends DomainEvent>(
-    streamId: string,
-    decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
-  ): Promise<{ state: State; revision: bigint | null }> {
-    let state = decider.initialState();
-    let revision: bigint | null = null;
-    try {
-      // Folding needs types, data and revisions, not positions (which KurrentDB may have to look up).
-      for await (const event of this.store.readStream(streamId, { positions: false })) {
-        state = decider.evolve(state, { type: event.type, data: event.data } as Event);
-        revision = event.revision;
-      }
-    } catch (error) {
-      if (!(error instanceof StreamNotFoundError)) throw error;
-    }
-    return { state, revision };
   }
 
   /**
@@ -88,7 +71,9 @@ export class CommandRunner {
     ) => Promise<{ append: readonly AnyDecidedStream[]; result: R; meta?: RequestMeta }>,
   ): Promise<R> {
     return this.run(async () => {
-      const streams = new CommandAttempt((streamId, decider) => this.fold(streamId, decider));
+      const streams = new CommandAttempt((streamId, decider) =>
+        foldStream({ eventStore: this.store }, streamId, decider),
+      );
       const decided = await attempt(streams);
       return { appends: streams.appends(decided.append, decided.meta ?? meta), result: decided.result };
     });

@@ -1,5 +1,7 @@
 import type { CommandRunner } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
+import type { HandleDeps } from './writeDeps';
+import type { ReadModelDeps } from '../queries/readDeps';
 import type { ReadModelQueries } from '../ports/readModel';
 import { ValidationError } from '../domain/errors';
 import {
@@ -12,13 +14,12 @@ import {
 
 /** Sets (or, with a null value, unsets) system settings, all or none, on the settings stream. */
 export async function changeSettings(
-  commands: CommandRunner,
-  readModel: Pick<ReadModelQueries, 'users' | 'groups'>,
+  deps: HandleDeps & ReadModelDeps<'users' | 'groups'>,
   changes: { key: string; value: unknown }[],
   meta: RequestMeta,
 ): Promise<void> {
-  await commands.handle(SETTINGS_STREAM, settingsDecider, meta, async (settings) => {
-    await checkReferences(readModel, settings.decide({ type: 'ChangeSettings', data: { changes } }));
+  await deps.commands.handle(SETTINGS_STREAM, settingsDecider, meta, async (settings) => {
+    await checkReferences(deps.readModel, settings.decide({ type: 'ChangeSettings', data: { changes } }));
   });
 }
 

@@ -152,7 +152,7 @@ export const systemResource: Resource = {
           list !== undefined
             ? settingChanges(list)
             : [{ key: params.key ?? '', value: jsonOrString(params.value ?? null) }];
-        await changeSettings(services.commands, services.readModel, changes, meta);
+        await changeSettings(services, changes, meta);
         return true;
       },
     }),
@@ -163,7 +163,7 @@ export const systemResource: Resource = {
       access: 'admin',
       params: [param.requiredString('key', { description: 'The key identifying the setting to unset.' })],
       async handler({ params, services, meta }) {
-        await changeSettings(services.commands, services.readModel, [{ key: params.key, value: null }], meta);
+        await changeSettings(services, [{ key: params.key, value: null }], meta);
         return null;
       },
     }),
