@@ -2,13 +2,13 @@ import type { StreamDeps, UploadDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
 import { currentSettings } from './settingsCommands';
-import { foldEvents } from '../domain/decider';
+import { StreamNotFoundError, type RecordedEvent } from '../ports/eventStore';
 import {
   checkFits,
   fileSizeQuota,
+  quotaChargeStream,
   quotaDecider,
   quotaStream,
-  type QuotaEvent,
   type QuotaPolicy,
 } from '../domain/quota';
 import { SettingKey, settingValue } from '../domain/settings';
@@ -26,19 +26,22 @@ export interface QuotaRoot {
   id: string;
 }
 
-/** A root's quota stream: its policy, its expected revision and the log position of its last event. */
-async function loadQuotaStream(deps: StreamDeps, rootId: string) {
-  const events = await deps.commands.readAll(quotaStream(rootId));
-  const last = events.at(-1);
-  const state = foldEvents(
-    quotaDecider,
-    events.map((e) => ({ type: e.type, data: e.data }) as QuotaEvent),
-  );
-  return { state, expected: last ? last.revision : ('no_stream' as const), position: last?.position };
+export async function quotaPolicyOf(deps: StreamDeps, rootId: string): Promise<QuotaPolicy> {
+  return (await deps.commands.load(quotaStream(rootId), quotaDecider)).state.policy;
 }
 
-export async function quotaPolicyOf(deps: StreamDeps, rootId: string): Promise<QuotaPolicy> {
-  return (await loadQuotaStream(deps, rootId)).state.policy;
+/** The charge stream's last event (read from its end: one event, however many uploads came before). */
+async function lastCharge(deps: StreamDeps, rootId: string): Promise<RecordedEvent | undefined> {
+  try {
+    for await (const event of deps.eventStore.readStream(quotaChargeStream(rootId), {
+      direction: 'backwards',
+      maxCount: 1,
+    }))
+      return event;
+  } catch (error) {
+    if (!(error instanceof StreamNotFoundError)) throw error;
+  }
+  return undefined;
 }
 
 /** `PUT /user|collection/:id/quota`: the given keys change, the others stay. */
@@ -113,13 +116,15 @@ export async function quotaCharge(
   root: QuotaRoot,
   charge: { fileId: string; size: number; previous: number },
 ): Promise<AnyDecidedStream | null> {
-  const stream = await loadQuotaStream(deps, root.id);
-  const quota = await quotaInForce(deps, root, stream.state.policy);
+  const quota = await quotaInForce(deps, root);
   if (quota === null) return null;
-  if (stream.position !== undefined) await deps.projector.waitFor(stream.position);
+  const last = await lastCharge(deps, root.id);
+  if (last) await deps.projector.waitFor(last.position);
   checkFits(quota, await usedBy(deps, root), charge.size, charge.previous, true);
-  // Read whole above (for its last position): the append expects the revision that read ended at.
-  const charged = attempt.at(quotaStream(root.id), quotaDecider, stream.expected, stream.state);
+  // The append expects the revision of the charge read above: a charge landing since makes it run again.
+  const charged = attempt.at(quotaChargeStream(root.id), quotaDecider, last?.revision ?? 'no_stream', {
+    policy: {},
+  });
   charged.decide({
     type: 'ChargeQuota',
     data: { rootId: root.id, fileId: charge.fileId, bytes: charge.size - charge.previous },

@@ -6,12 +6,16 @@ import { isObjectId } from './ids';
 import { OwnMap, ownValue } from './ownMap';
 
 /**
- * Quotas (Girder's user_quota plugin): a policy per user and per collection, on its own stream `quota-<id>`. The
- * stream also serialises the uploads that a quota limits: every upload finishing under a root with a quota appends
- * `QuotaCharged` to it with the stream's expected revision, after the root's size was read with every earlier charge
- * projected, so two uploads finishing together cannot both fit in the room left for one.
+ * Quotas (Girder's user_quota plugin): a policy per user and per collection, on its own stream `quota-<id>`, and a
+ * second stream `quotacharge-<id>` that serialises the uploads a quota limits: every upload finishing under a root
+ * with a quota appends `QuotaCharged` to it with the stream's expected revision, after the root's size was read with
+ * every earlier charge projected, so two uploads finishing together cannot both fit in the room left for one. The
+ * charges have a stream of their own because they only need its last revision (read from its end), while the policy
+ * is folded whole: on one stream every finishing upload would read every charge before it. (Logs written before the
+ * split hold charges on `quota-<id>`; the fold passes over them.)
  */
 export const quotaStream = (rootId: string): string => `quota-${rootId}`;
+export const quotaChargeStream = (rootId: string): string => `quotacharge-${rootId}`;
 
 export type QuotaPolicy = Record<string, unknown>;
 

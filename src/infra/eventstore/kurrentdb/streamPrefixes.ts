@@ -15,6 +15,7 @@ export const SERVICE_STREAM_PREFIXES: readonly string[] = [
   'item-',
   'login-',
   'quota-',
+  'quotacharge-',
   'settings-',
   'siblingname-',
   'token-',
