@@ -19,6 +19,7 @@ const NOT_A_MODEL = new Map<string, string>([
   ['DELETE assetstore/:id path:id', 'assetstore'],
   ['GET assetstore/:id/files path:id', 'assetstore'],
   ['POST assetstore/:id/import path:id', 'assetstore'],
+  ['PUT file/:id/move param:assetstoreId', 'assetstore'],
   // An S3 access key id names credentials, not a model.
   ['POST assetstore param:accessKeyId', 'S3 credentials'],
   ['PUT assetstore/:id param:accessKeyId', 'S3 credentials'],

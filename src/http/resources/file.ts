@@ -27,6 +27,7 @@ import { signedInUser, type Principal } from '../principal';
 import { bodyStream } from '../bodyRemainder';
 import { checkChunkMinimum } from '../chunkMinimum';
 import { fileRecordRoutes } from './fileRecord';
+import { fileStoreRoutes } from './fileStore';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -407,5 +408,6 @@ export const fileResource: Resource = {
       },
     }),
     ...fileRecordRoutes,
+    ...fileStoreRoutes,
   ],
 };

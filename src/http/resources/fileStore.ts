@@ -1,0 +1,45 @@
+import type { RouteDef } from '../routeTable';
+import { route } from '../routeTable';
+import { param } from '../params';
+import { model } from '../modelParams';
+import { RestError } from '../../domain/errors';
+import { Scope } from '../../domain/scopes';
+import { AccessLevel } from '../../domain/access';
+import { withProgress } from '../../bus/progress';
+import { loadAssetstore } from '../../commands/assetstoreCommands';
+import { moveFile } from '../../commands/fileMoveCommands';
+import { fileView } from '../../queries/itemQueries';
+import { signedInUser } from '../principal';
+
+/** Girder's routes about where a file's bytes live: `PUT /file/:id/move` (site administrators). */
+export const fileStoreRoutes: RouteDef[] = [
+  route({
+    method: 'PUT',
+    path: ':id/move',
+    summary: 'Move a file to a different assetstore.',
+    access: 'admin',
+    scope: [Scope.DATA_WRITE],
+    params: [
+      param.requiredString('assetstoreId', { description: 'The destination assetstore.' }),
+      param.flag('progress', false, { description: 'Controls whether progress notifications will be sent.' }),
+    ],
+    models: { target: model.path('file', AccessLevel.WRITE) },
+    async handler({ params, models: { target }, services, principal, meta }) {
+      const { file } = target;
+      const store = await loadAssetstore(services, params.assetstoreId);
+      await withProgress(
+        services,
+        {
+          on: params.progress,
+          userId: signedInUser(principal)._id,
+          title: `Moving file "${file.name}" to assetstore "${store.name}"`,
+          total: file.size,
+        },
+        (progress) => moveFile(services, { file, assetstoreId: store.assetstoreId }, progress, meta),
+      );
+      const moved = await services.readModel.files.get(file._id);
+      if (!moved) throw new RestError(`Invalid file id (${file._id}).`);
+      return fileView(moved);
+    },
+  }),
+];
