@@ -28,6 +28,9 @@ import { ProjectionLagError } from '../projections/projector';
  * commit leaves no file record, and its blob is reclaimed when nothing references it.
  */
 
+/** The bytes a file record names: a stored blob, or a direct upload's object (no `sha512`: the service never saw it). */
+export type FileBytes = Omit<StoredBlob, 'sha512'> & { sha512?: string };
+
 /** Where a new file goes. */
 export type UploadParent = { type: 'folder'; folder: FolderDoc } | { type: 'item'; item: ItemDoc };
 
@@ -84,10 +87,10 @@ export async function withStoredBlob<T>(
 }
 
 /** {@link withStoredBlob} for a blob that `store` stores and holds (a completed multipart upload, for one). */
-export async function withBlob<T>(
+export async function withBlob<T, B extends FileBytes>(
   services: Services,
-  store: () => Promise<StoredBlob>,
-  commit: (blob: StoredBlob) => Promise<T>,
+  store: () => Promise<B>,
+  commit: (blob: B) => Promise<T>,
 ): Promise<T> {
   const blob = await store().catch(tooMany);
   let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
@@ -109,7 +112,7 @@ export interface NewFileSpec {
   name: string;
   mimeType: string;
   userId: string;
-  blob: StoredBlob;
+  blob: FileBytes;
   /** The upload this completes (its stream gets UploadChunkReceived and UploadCompleted in the same append). */
   upload?: {
     uploadId: string;
@@ -153,7 +156,7 @@ export async function commitNewFile(services: Services, spec: NewFileSpec, meta:
       mimeType: spec.mimeType,
       size: spec.blob.size,
       blobId: spec.blob.blobId,
-      sha512: spec.blob.sha512,
+      ...(spec.blob.sha512 !== undefined ? { sha512: spec.blob.sha512 } : {}),
       creatorId: spec.userId,
       created: now,
       exts: extensionsOf(spec.name),
@@ -196,7 +199,7 @@ export async function commitNewContents(
   services: Services,
   fileId: string,
   userId: string,
-  blob: StoredBlob,
+  blob: FileBytes,
   upload: NewFileSpec['upload'],
   meta: RequestMeta,
 ): Promise<string> {

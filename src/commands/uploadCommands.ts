@@ -6,7 +6,13 @@ import { toNewEvents } from './commandRunner';
 import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
 import { admitUpload } from './quotaCommands';
-import { abortStoreUpload, beginStoreUpload, finishStoreUpload, sendChunkToStore } from './storeUploadChunks';
+import {
+  abortStoreUpload,
+  beginStoreUpload,
+  directOffer,
+  finishStoreUpload,
+  sendChunkToStore,
+} from './storeUploadChunks';
 import {
   checkSize,
   checkUploadName,
@@ -17,6 +23,8 @@ import {
   tooMany,
   withBlob,
   withStoredBlob,
+  type FileBytes,
+  type NewFileSpec,
   type UploadParent,
 } from './fileCommands';
 import { decideOn } from '../domain/decider';
@@ -131,11 +139,13 @@ async function recordUploadStart(
 ): Promise<string> {
   const uploadId = newId();
   const storeUpload = await beginStoreUpload(services, assetstoreId);
+  const direct = await directOffer(services, assetstoreId, uploadId, data.size);
   const startedData = {
     uploadId,
     created: girderTime(),
     assetstoreId,
     ...(storeUpload ? { storeUpload } : {}),
+    ...(direct ? { direct } : {}),
     ...data,
   };
   const { events } = decideOn(uploadDecider, uploadStateFor(uploadId), { type: 'StartUpload', data: startedData });
@@ -250,7 +260,6 @@ export async function receiveChunk(
       });
       return { kind: 'upload', state: (await loadUpload(services, input.uploadId)).state };
     }
-    const upload = { uploadId: input.uploadId, lastChunk };
     const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
     // The bytes: the store's multipart upload completed, or the partial file streamed into the store.
     const storing = () =>
@@ -262,33 +271,53 @@ export async function receiveChunk(
             input.uploadId,
           )
         : services.blobs.putInto(store, partial.read(input.uploadId));
-    try {
-      let fileId: string;
-      const replacing = started.fileId;
-      if (replacing !== undefined) {
-        const previous = await withBlob(services, storing, (blob) =>
-          commitNewContents(services, replacing, input.userId, blob, upload, meta),
-        );
-        await reclaimBlobs(services, [previous]);
-        fileId = replacing;
-      } else {
-        const parent = await uploadParent(services, started);
-        fileId = await withBlob(services, storing, (blob) =>
-          commitNewFile(
-            services,
-            { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
-            meta,
-          ),
-        );
-      }
-      if (!storeUpload) await partial.remove(input.uploadId);
-      return { kind: 'file', fileId };
-    } catch (error) {
-      if (error instanceof RestError || error instanceof ValidationError)
-        await cancelQuietly(services, input.uploadId, meta);
-      throw error;
-    }
+    const fileId = await finishUpload(
+      services,
+      { uploadId: input.uploadId, userId: input.userId, started, lastChunk, storing },
+      meta,
+    );
+    if (!storeUpload) await partial.remove(input.uploadId);
+    return { kind: 'file', fileId };
   });
+}
+
+/**
+ * The end of an upload whose bytes `storing` stores (and holds): the file is recorded (a new one, or the new contents
+ * of the file the upload replaces) in the same append as the upload's completion (with its last chunk, if any).
+ * When that fails for good (the parent is gone), the upload is cancelled and its bytes removed. Resolves with the
+ * file's id.
+ */
+export async function finishUpload(
+  services: Services,
+  input: {
+    uploadId: string;
+    userId: string;
+    started: UploadStartedData;
+    lastChunk: NonNullable<NewFileSpec['upload']>['lastChunk'];
+    storing: () => Promise<FileBytes>;
+  },
+  meta: RequestMeta,
+): Promise<string> {
+  const { started, storing, userId } = input;
+  const upload = { uploadId: input.uploadId, lastChunk: input.lastChunk };
+  try {
+    const replacing = started.fileId;
+    if (replacing !== undefined) {
+      const previous = await withBlob(services, storing, (blob) =>
+        commitNewContents(services, replacing, userId, blob, upload, meta),
+      );
+      await reclaimBlobs(services, [previous]);
+      return replacing;
+    }
+    const parent = await uploadParent(services, started);
+    return await withBlob(services, storing, (blob) =>
+      commitNewFile(services, { parent, name: started.name, mimeType: started.mimeType, userId, blob, upload }, meta),
+    );
+  } catch (error) {
+    if (error instanceof RestError || error instanceof ValidationError)
+      await cancelQuietly(services, input.uploadId, meta);
+    throw error;
+  }
 }
 
 async function cancelQuietly(services: Services, uploadId: string, meta: RequestMeta): Promise<void> {
@@ -308,7 +337,8 @@ async function cancelQuietly(services: Services, uploadId: string, meta: Request
       };
     });
     await services.partialUploads.remove(uploadId);
-    await abortStoreUpload(services, (await loadUpload(services, uploadId)).state.started);
+    const { state } = await loadUpload(services, uploadId);
+    await abortStoreUpload(services, state.started, state.s3UploadId);
   } catch (error) {
     services.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');
   }
@@ -321,7 +351,7 @@ export async function cancelUpload(
   meta: RequestMeta,
 ): Promise<void> {
   await uploadLocks.run(input.uploadId, async () => {
-    const started = await services.commands.run(async () => {
+    const cancelled = await services.commands.run(async () => {
       const loaded = await loadUpload(services, input.uploadId);
       const { events } = decideOn(uploadDecider, loaded.state, {
         type: 'CancelUpload',
@@ -331,10 +361,10 @@ export async function cancelUpload(
         appends: [
           { streamId: uploadStream(input.uploadId), expectedState: loaded.expected, events: toNewEvents(events, meta) },
         ],
-        result: loaded.state.started,
+        result: loaded.state,
       };
     });
     await services.partialUploads.remove(input.uploadId);
-    await abortStoreUpload(services, started);
+    await abortStoreUpload(services, cancelled.started, cancelled.s3UploadId);
   });
 }

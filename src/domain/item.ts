@@ -215,7 +215,14 @@ export type ItemCommand =
   | { type: 'AddFile'; data: { file: FileRecord } }
   | {
       type: 'ReplaceFileContents';
-      data: { fileId: string; blobId: string; size: number; sha512: string; creatorId: string | null; created: string };
+      data: {
+        fileId: string;
+        blobId: string;
+        size: number;
+        sha512?: string;
+        creatorId: string | null;
+        created: string;
+      };
     }
   /** Records the SHA-512 computed from the bytes `blobId` of a file that has none. */
   | { type: 'RecordFileHash'; data: { fileId: string; blobId: string; sha512: string } }
@@ -359,7 +366,7 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
             previousSize: file.size,
             creatorId: d.creatorId,
             created: d.created,
-            sha512: d.sha512,
+            ...(d.sha512 !== undefined ? { sha512: d.sha512 } : {}),
           },
         },
       ];

@@ -12,6 +12,7 @@ const NOT_A_MODEL = new Map<string, string>([
   ['DELETE file/upload/:id path:id', 'upload'],
   ['POST file/chunk param:uploadId', 'upload'],
   ['GET file/offset param:uploadId', 'upload'],
+  ['POST file/completion param:uploadId', 'upload'],
   // Assetstores are configuration with no access list: every assetstore route is for site administrators only, and
   // loads the store from the log itself (src/commands/assetstoreCommands.ts).
   ['GET assetstore/:id path:id', 'assetstore'],

@@ -86,6 +86,12 @@ const settingsParams = () =>
     param.bool('allowS3AcceleratedTransfer', {
       description: 'Whether to allow clients to requests a data transfer using S3 transfer acceleration.',
     }),
+    param.bool('redirect', {
+      description:
+        'Whether clients talk to the bucket themselves (for S3 type; default true, as Girder): file downloads ' +
+        'redirect to a presigned URL and the web client uploads straight into the bucket. False: every byte ' +
+        'passes through this service (a bucket that browsers cannot reach).',
+    }),
   ] as const;
 
 interface SettingsInput {
@@ -104,6 +110,7 @@ interface SettingsInput {
   inferCredentials?: boolean;
   serverSideEncryption?: boolean;
   allowS3AcceleratedTransfer?: boolean;
+  redirect?: boolean;
 }
 
 const required = (name: string, value: string | undefined): string => {
@@ -155,6 +162,7 @@ function settingsOf(type: number, input: SettingsInput, previous?: AssetstoreSet
         inferCredentials: input.inferCredentials ?? false,
         serverSideEncryption: input.serverSideEncryption ?? false,
         allowS3AcceleratedTransfer: input.allowS3AcceleratedTransfer ?? false,
+        redirect: input.redirect ?? before?.redirect ?? true,
       };
     }
     default:

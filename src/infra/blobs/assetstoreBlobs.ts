@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore, BlobStores, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../ports/blobStore';
+import { takesDirectUploads } from '../../ports/blobStore';
 import { blobRef, importedPathOf, parseBlobRef } from '../../domain/assetstoreBlobRef';
 import { importedFiles } from './importedFiles';
 import {
@@ -135,6 +136,12 @@ export class AssetstoreBlobs implements BlobStores {
     const imported = importedPathOf(localId);
     if (imported !== null) return importedFiles.get(imported, range);
     return (await this.readerOf(assetstoreId)).get(localId, range);
+  }
+
+  async downloadUrl(ref: string, headers: { contentType: string; contentDisposition: string }): Promise<string | null> {
+    const { assetstoreId, localId } = parseBlobRef(ref);
+    const adapter = await this.readerOf(assetstoreId);
+    return takesDirectUploads(adapter) ? adapter.downloadUrl(localId, headers) : null;
   }
 
   async exists(ref: string): Promise<boolean> {
