@@ -32,7 +32,7 @@ export interface ImportInput {
 }
 
 /** Girder's shouldImportFile: exclusion wins over inclusion. */
-function shouldImport(input: ImportInput, name: string): boolean {
+export function shouldImport(input: Pick<ImportInput, 'fileIncludeRegex' | 'fileExcludeRegex'>, name: string): boolean {
   if (input.fileExcludeRegex?.test(name)) return false;
   return input.fileIncludeRegex ? input.fileIncludeRegex.test(name) : true;
 }
@@ -47,16 +47,15 @@ async function hasOnlyFiles(dir: string, names: string[]): Promise<boolean> {
   return true;
 }
 
-/** Adds the imported file to the item unless the item has a file of that name already. */
-async function importFile(
+/** Adds an imported file (its bytes: `blobId`) to the item unless the item has a file of that name already. */
+export async function importFile(
   services: Services,
-  input: ImportInput,
+  input: { userId: string },
   itemId: string,
-  filePath: string,
-  name: string,
+  bytes: { name: string; size: number; blobId: string },
   meta: RequestMeta,
 ): Promise<void> {
-  const stat = await fs.promises.stat(filePath);
+  const { name } = bytes;
   await services.commands.run(async () => {
     const loaded = await loadItemStream(services, itemId);
     if (Object.values(loaded.state.files).some((file) => file.name === name)) return { appends: [], result: undefined };
@@ -64,8 +63,8 @@ async function importFile(
       fileId: newId(),
       name,
       mimeType: 'application/octet-stream',
-      size: stat.size,
-      blobId: importedRef(input.assetstoreId, path.resolve(filePath)),
+      size: bytes.size,
+      blobId: bytes.blobId,
       creatorId: input.userId,
       created: girderTime(),
       exts: extensionsOf(name),
@@ -76,6 +75,20 @@ async function importFile(
       result: undefined,
     };
   });
+}
+
+/** A file of the imported tree, by its path. */
+async function importPathFile(
+  services: Services,
+  input: ImportInput,
+  itemId: string,
+  filePath: string,
+  name: string,
+  meta: RequestMeta,
+): Promise<void> {
+  const stat = await fs.promises.stat(filePath);
+  const blobId = importedRef(input.assetstoreId, path.resolve(filePath));
+  await importFile(services, input, itemId, { name, size: stat.size, blobId }, meta);
 }
 
 async function itemIn(services: Services, folderId: string, name: string, input: ImportInput, meta: RequestMeta) {
@@ -96,7 +109,7 @@ async function importFileToFolder(
   if (parent.type !== 'folder')
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
   const itemId = await itemIn(services, parent.doc._id, name, input, meta);
-  await importFile(services, input, itemId, filePath, name, meta);
+  await importPathFile(services, input, itemId, filePath, name, meta);
 }
 
 /** Girder's _importDataAsItem: a directory of files only becomes one item holding them. */
@@ -112,7 +125,7 @@ async function importDirectoryAsItem(
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
   const itemId = await itemIn(services, parent.doc._id, path.basename(dir), input, meta);
   for (const name of names)
-    if (shouldImport(input, name)) await importFile(services, input, itemId, path.join(dir, name), name, meta);
+    if (shouldImport(input, name)) await importPathFile(services, input, itemId, path.join(dir, name), name, meta);
 }
 
 async function importTree(

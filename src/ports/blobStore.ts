@@ -164,6 +164,20 @@ export interface DirectBlobStore extends BlobStore {
   downloadUrl(blobId: string, headers: { contentType: string; contentDisposition: string }): Promise<string>;
 }
 
+/** One page of a listing of a bucket under a prefix, by `/`: the objects there and the prefixes below. */
+export interface ImportListingPage {
+  objects: { key: string; size: number }[];
+  prefixes: string[];
+}
+
+/** A store whose existing objects can be imported in place (an S3 bucket): listed by prefix, read by key. */
+export interface ImportableBlobStore extends BlobStore {
+  listForImport(prefix: string): AsyncIterable<ImportListingPage>;
+}
+
+export const importsObjects = (store: BlobStore): store is ImportableBlobStore =>
+  'listForImport' in store && typeof store.listForImport === 'function';
+
 export const takesDirectUploads = (store: BlobStore): store is DirectBlobStore =>
   'direct' in store && store.direct === true;
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
-import { HeadObjectCommand, ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DEFAULT_S3_REGION, type S3Settings } from '../../src/domain/assetstore';
 
 /**
@@ -17,6 +17,8 @@ export interface TestS3 {
   /** The keys of multipart uploads in progress under `prefix` (S3's ListMultipartUploads, or s3rver's directory). */
   openMultipartUploads(prefix: string): Promise<string[]>;
   objectExists(key: string): Promise<boolean>;
+  /** An object put straight into the bucket (data that exists before the service: an import's source). */
+  putObject(key: string, body: Buffer): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,15 @@ async function objectExists(settings: S3Settings, key: string): Promise<boolean>
   } catch (error) {
     if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
     throw error;
+  } finally {
+    client.destroy();
+  }
+}
+
+async function putObject(settings: S3Settings, key: string, body: Buffer): Promise<void> {
+  const client = clientOf(settings);
+  try {
+    await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: body }));
   } finally {
     client.destroy();
   }
@@ -87,6 +98,7 @@ export async function startTestS3(): Promise<TestS3> {
         }
       },
       objectExists: (key) => objectExists(settings(''), key),
+      putObject: (key, body) => putObject(settings(''), key, body),
       close: () => Promise.resolve(),
     };
   }
@@ -138,6 +150,7 @@ export async function startTestS3(): Promise<TestS3> {
         .filter((key) => key.startsWith(prefix));
     },
     objectExists: (key) => objectExists(settingsAt(''), key),
+    putObject: (key, body) => putObject(settingsAt(''), key, body),
     async close() {
       await server.close();
       fs.rmSync(directory, { recursive: true, force: true });

@@ -28,6 +28,7 @@ import {
   type ClientRequest,
   type DirectBlobStore,
   type DirectUploadStart,
+  type ImportListingPage,
 } from '../../../ports/blobStore';
 import { importedPathOf, objectKeyOf, objectLocalId } from '../../../domain/assetstoreBlobRef';
 import { RestError } from '../../../domain/errors';
@@ -486,6 +487,30 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     } finally {
       this.deleting.delete(blobId);
     }
+  }
+
+  /** Where the store keeps its own objects (content-addressed blobs, puts in progress, direct uploads). */
+  private get ownAreas(): string[] {
+    return ['blobs/', 'tmp/', 'direct/'].map((area) => `${this.prefix}${area}`);
+  }
+
+  /** Girder's S3 importData listing: the objects directly under `prefix` and the prefixes below it, page by page. */
+  async *listForImport(prefix: string): AsyncGenerator<ImportListingPage> {
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken }),
+      );
+      // The store's own objects are never imported: their files would reference bytes the sweep may remove.
+      const foreign = (key: string) => !this.ownAreas.some((area) => key.startsWith(area));
+      yield {
+        objects: (page.Contents ?? []).flatMap((o) =>
+          o.Key && foreign(o.Key) ? [{ key: o.Key, size: o.Size ?? 0 }] : [],
+        ),
+        prefixes: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix && foreign(p.Prefix) ? [p.Prefix] : [])),
+      };
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
   }
 
   /** Every key under `prefix`, with its last modification time. */
