@@ -51,7 +51,7 @@ const S3_MINIMUM_PART_BYTES = 5 * 1024 * 1024;
 const SINGLE_COPY_MAX = 5 * 1024 ** 3;
 const COPY_PART_BYTES = 512 * 1024 * 1024;
 /** Girder 3.2's CHUNK_LEN: direct uploads larger than this go in parts of this size. */
-export const S3_DIRECT_CHUNK_BYTES = 32 * 1024 * 1024;
+const S3_DIRECT_CHUNK_BYTES = 32 * 1024 * 1024;
 
 /** An S3 client for an assetstore's settings (Girder's makeBotoConnectParams). */
 function s3ClientFor(settings: S3Settings): S3Client {
