@@ -26,6 +26,9 @@ import type { BlobDeps, HandleDeps } from './writeDeps';
  * commit leaves no file record, and its blob is reclaimed when nothing references it.
  */
 
+/** The bytes a file record names: a stored blob, or a direct upload's object (no `sha512`: the service never saw it). */
+export type FileBytes = Omit<StoredBlob, 'sha512'> & { sha512?: string };
+
 /** Where a new file goes. */
 export type UploadParent = { type: 'folder'; folder: FolderDoc } | { type: 'item'; item: ItemDoc };
 
@@ -90,10 +93,10 @@ export async function withStoredBlob<T>(
 }
 
 /** {@link withStoredBlob} for a blob that `store` stores and holds (a completed multipart upload, for one). */
-export async function withBlob<T>(
+export async function withBlob<T, B extends FileBytes>(
   deps: BlobDeps,
-  store: () => Promise<StoredBlob>,
-  commit: (blob: StoredBlob) => Promise<T>,
+  store: () => Promise<B>,
+  commit: (blob: B) => Promise<T>,
 ): Promise<T> {
   const blob = await store().catch(tooMany);
   let outcome: 'committed' | 'failed' | 'maybe appended' = 'failed';
@@ -115,7 +118,7 @@ export interface NewFileSpec {
   name: string;
   mimeType: string;
   userId: string;
-  blob: StoredBlob;
+  blob: FileBytes;
   /** The upload this completes (its stream gets UploadChunkReceived and UploadCompleted in the same append). */
   upload?: {
     uploadId: string;
@@ -150,7 +153,7 @@ export async function commitNewFile(deps: BlobDeps, spec: NewFileSpec, meta: Req
       mimeType: spec.mimeType,
       size: spec.blob.size,
       blobId: spec.blob.blobId,
-      sha512: spec.blob.sha512,
+      ...(spec.blob.sha512 !== undefined ? { sha512: spec.blob.sha512 } : {}),
       creatorId: spec.userId,
       created: now,
       exts: extensionsOf(spec.name),
@@ -192,7 +195,7 @@ export async function commitNewContents(
   deps: BlobDeps,
   fileId: string,
   userId: string,
-  blob: StoredBlob,
+  blob: FileBytes,
   upload: NewFileSpec['upload'],
   meta: RequestMeta,
 ): Promise<string> {

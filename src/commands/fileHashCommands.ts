@@ -4,6 +4,7 @@ import type { RequestMeta } from './requestMeta';
 import { ContentHasher, type HashsumAlgorithm } from '../domain/contentHashes';
 import { itemDecider, itemStream } from '../domain/item';
 import type { BlobDeps } from './writeDeps';
+import { contentAddressOf } from '../domain/assetstoreBlobRef';
 
 /** What `POST /file/:id/hashsum` answers: the hashes it computed, or null when the file had them all (Girder's). */
 export type ComputedHashes = Partial<Record<HashsumAlgorithm, string>> | null;
@@ -26,7 +27,8 @@ export async function computeFileHashes(
     await progress.update({ increment: (chunk as Buffer).length });
   }
   const { sha256, sha512 } = hasher.digests();
-  if (sha256 !== file.blobId)
+  const address = contentAddressOf(file.blobId);
+  if (address !== null && sha256 !== address)
     throw new Error(`The stored bytes of file ${file._id} do not match their content id ${file.blobId}.`);
   const recorded = await deps.commands.handle(itemStream(file.itemId), itemDecider, meta, (item) =>
     item.decide({ type: 'RecordFileHash', data: { fileId: file._id, blobId: file.blobId, sha512 } }),

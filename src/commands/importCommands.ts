@@ -30,7 +30,7 @@ export interface ImportInput {
 }
 
 /** Girder's shouldImportFile: exclusion wins over inclusion. */
-function shouldImport(input: ImportInput, name: string): boolean {
+export function shouldImport(input: Pick<ImportInput, 'fileIncludeRegex' | 'fileExcludeRegex'>, name: string): boolean {
   if (input.fileExcludeRegex?.test(name)) return false;
   return input.fileIncludeRegex ? input.fileIncludeRegex.test(name) : true;
 }
@@ -45,8 +45,35 @@ async function hasOnlyFiles(dir: string, names: string[]): Promise<boolean> {
   return true;
 }
 
-/** Adds the imported file to the item unless the item has a file of that name already. */
-async function importFile(
+/** Adds an imported file (its bytes: `blobId`) to the item unless the item has a file of that name already. */
+export async function importFile(
+  deps: BlobDeps,
+  input: { userId: string },
+  itemId: string,
+  bytes: { name: string; size: number; blobId: string },
+  meta: RequestMeta,
+): Promise<void> {
+  const { name } = bytes;
+  await deps.commands.handleGroup(meta, async (attempt) => {
+    const item = await loadItemStream(deps, attempt, itemId);
+    if (Object.values(item.state.files).some((file) => file.name === name)) return { append: [], result: undefined };
+    const file: FileRecord = {
+      fileId: newId(),
+      name,
+      mimeType: 'application/octet-stream',
+      size: bytes.size,
+      blobId: bytes.blobId,
+      creatorId: input.userId,
+      created: girderTime(),
+      exts: extensionsOf(name),
+    };
+    item.decide({ type: 'AddFile', data: { file } });
+    return { append: [item], result: undefined };
+  });
+}
+
+/** A file of the imported tree, by its path. */
+async function importPathFile(
   deps: BlobDeps,
   input: ImportInput,
   itemId: string,
@@ -55,22 +82,8 @@ async function importFile(
   meta: RequestMeta,
 ): Promise<void> {
   const stat = await fs.promises.stat(filePath);
-  await deps.commands.handleGroup(meta, async (attempt) => {
-    const item = await loadItemStream(deps, attempt, itemId);
-    if (Object.values(item.state.files).some((file) => file.name === name)) return { append: [], result: undefined };
-    const file: FileRecord = {
-      fileId: newId(),
-      name,
-      mimeType: 'application/octet-stream',
-      size: stat.size,
-      blobId: importedRef(input.assetstoreId, path.resolve(filePath)),
-      creatorId: input.userId,
-      created: girderTime(),
-      exts: extensionsOf(name),
-    };
-    item.decide({ type: 'AddFile', data: { file } });
-    return { append: [item], result: undefined };
-  });
+  const blobId = importedRef(input.assetstoreId, path.resolve(filePath));
+  await importFile(deps, input, itemId, { name, size: stat.size, blobId }, meta);
 }
 
 async function itemIn(deps: BlobDeps, folderId: string, name: string, input: ImportInput, meta: RequestMeta) {
@@ -91,7 +104,7 @@ async function importFileToFolder(
   if (parent.type !== 'folder')
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
   const itemId = await itemIn(deps, parent.doc._id, name, input, meta);
-  await importFile(deps, input, itemId, filePath, name, meta);
+  await importPathFile(deps, input, itemId, filePath, name, meta);
 }
 
 /** Girder's _importDataAsItem: a directory of files only becomes one item holding them. */
@@ -107,7 +120,7 @@ async function importDirectoryAsItem(
     throw new ValidationError(`Files cannot be imported directly underneath a ${parent.type}.`);
   const itemId = await itemIn(deps, parent.doc._id, path.basename(dir), input, meta);
   for (const name of names)
-    if (shouldImport(input, name)) await importFile(deps, input, itemId, path.join(dir, name), name, meta);
+    if (shouldImport(input, name)) await importPathFile(deps, input, itemId, path.join(dir, name), name, meta);
 }
 
 async function importTree(

@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
 import {
+  keepsDirectUploads,
+  takesDirectUploads,
   takesMultipartUploads,
   type MultipartBlobStore,
   type StoreUpload,
@@ -123,13 +125,32 @@ export async function finishStoreUpload(
   return deps.blobs.adopt(assetstoreId, await store.finishUpload(started.storeUpload, parts, hashes));
 }
 
-/** Drops the store's multipart upload of a cancelled upload (nothing to drop for a partial file). */
+/**
+ * Drops what a cancelled upload left in its store: the multipart upload begun for chunks sent through the service,
+ * and a direct upload's object and the client's multipart upload (`s3UploadId`, once it said which). Nothing to drop
+ * for a partial file.
+ */
 export async function abortStoreUpload(
   deps: Pick<BlobDeps, 'blobs'>,
   started: UploadStartedData | null,
+  s3UploadId?: string,
 ): Promise<void> {
   runningHashesOf(deps).delete(started?.uploadId ?? '');
-  if (!started?.storeUpload) return;
-  const store = await multipartStoreOf(deps, started.assetstoreId ?? DEFAULT_ASSETSTORE_ID).catch(() => null);
-  await store?.abortUpload(started.storeUpload);
+  if (!started?.storeUpload && !started?.direct) return;
+  const store = await deps.blobs.adapterOf(started.assetstoreId ?? DEFAULT_ASSETSTORE_ID).catch(() => null);
+  if (!store) return;
+  if (started.storeUpload && takesMultipartUploads(store)) await store.abortUpload(started.storeUpload);
+  if (started.direct && keepsDirectUploads(store)) await store.abortDirect(started.direct.key, s3UploadId);
+}
+
+/** What a new upload into `assetstoreId` records of the direct path, when its store offers one. */
+export async function directOffer(
+  deps: Pick<BlobDeps, 'blobs'>,
+  assetstoreId: string,
+  uploadId: string,
+  size: number,
+): Promise<UploadStartedData['direct']> {
+  const store = await deps.blobs.adapterOf(assetstoreId);
+  if (size <= 0 || !takesDirectUploads(store)) return undefined;
+  return { key: store.directKey(uploadId), chunked: size > store.directChunkBytes };
 }

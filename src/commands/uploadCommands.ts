@@ -4,7 +4,13 @@ import type { RequestMeta } from './requestMeta';
 import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
 import { admitUpload } from './quotaCommands';
-import { abortStoreUpload, beginStoreUpload, finishStoreUpload, sendChunkToStore } from './storeUploadChunks';
+import {
+  abortStoreUpload,
+  beginStoreUpload,
+  directOffer,
+  finishStoreUpload,
+  sendChunkToStore,
+} from './storeUploadChunks';
 import {
   checkSize,
   checkUploadName,
@@ -16,6 +22,8 @@ import {
   tooMany,
   withBlob,
   withStoredBlob,
+  type FileBytes,
+  type NewFileSpec,
   type UploadParent,
 } from './fileCommands';
 import {
@@ -130,11 +138,13 @@ async function recordUploadStart(
 ): Promise<string> {
   const uploadId = newId();
   const storeUpload = await beginStoreUpload(deps, assetstoreId);
+  const direct = await directOffer(deps, assetstoreId, uploadId, data.size);
   const startedData = {
     uploadId,
     created: girderTime(),
     assetstoreId,
     ...(storeUpload ? { storeUpload } : {}),
+    ...(direct ? { direct } : {}),
     ...data,
   };
   try {
@@ -237,7 +247,6 @@ export async function receiveChunk(
       });
       return { kind: 'upload', state: (await loadUpload(deps, input.uploadId)).state };
     }
-    const upload = { uploadId: input.uploadId, lastChunk };
     const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
     // The bytes: the store's multipart upload completed, or the partial file streamed into the store.
     const storing = () =>
@@ -249,33 +258,52 @@ export async function receiveChunk(
             input.uploadId,
           )
         : deps.blobs.putInto(store, partial.read(input.uploadId));
-    try {
-      let fileId: string;
-      const replacing = started.fileId;
-      if (replacing !== undefined) {
-        const previous = await withBlob(deps, storing, (blob) =>
-          commitNewContents(deps, replacing, input.userId, blob, upload, meta),
-        );
-        await reclaimBlobs(deps, [previous]);
-        fileId = replacing;
-      } else {
-        const parent = await uploadParent(deps, started);
-        fileId = await withBlob(deps, storing, (blob) =>
-          commitNewFile(
-            deps,
-            { parent, name: started.name, mimeType: started.mimeType, userId: input.userId, blob, upload },
-            meta,
-          ),
-        );
-      }
-      if (!storeUpload) await partial.remove(input.uploadId);
-      return { kind: 'file', fileId };
-    } catch (error) {
-      if (error instanceof RestError || error instanceof ValidationError)
-        await cancelQuietly(deps, input.uploadId, meta);
-      throw error;
-    }
+    const fileId = await finishUpload(
+      deps,
+      { uploadId: input.uploadId, userId: input.userId, started, lastChunk, storing },
+      meta,
+    );
+    if (!storeUpload) await partial.remove(input.uploadId);
+    return { kind: 'file', fileId };
   });
+}
+
+/**
+ * The end of an upload whose bytes `storing` stores (and holds): the file is recorded (a new one, or the new contents
+ * of the file the upload replaces) in the same append as the upload's completion (with its last chunk, if any).
+ * When that fails for good (the parent is gone), the upload is cancelled and its bytes removed. Resolves with the
+ * file's id.
+ */
+export async function finishUpload(
+  deps: UploadDeps,
+  input: {
+    uploadId: string;
+    userId: string;
+    started: UploadStartedData;
+    lastChunk: NonNullable<NewFileSpec['upload']>['lastChunk'];
+    storing: () => Promise<FileBytes>;
+  },
+  meta: RequestMeta,
+): Promise<string> {
+  const { started, storing, userId } = input;
+  const upload = { uploadId: input.uploadId, lastChunk: input.lastChunk };
+  try {
+    const replacing = started.fileId;
+    if (replacing !== undefined) {
+      const previous = await withBlob(deps, storing, (blob) =>
+        commitNewContents(deps, replacing, userId, blob, upload, meta),
+      );
+      await reclaimBlobs(deps, [previous]);
+      return replacing;
+    }
+    const parent = await uploadParent(deps, started);
+    return await withBlob(deps, storing, (blob) =>
+      commitNewFile(deps, { parent, name: started.name, mimeType: started.mimeType, userId, blob, upload }, meta),
+    );
+  } catch (error) {
+    if (error instanceof RestError || error instanceof ValidationError) await cancelQuietly(deps, input.uploadId, meta);
+    throw error;
+  }
 }
 
 async function cancelQuietly(deps: UploadDeps, uploadId: string, meta: RequestMeta): Promise<void> {
@@ -286,7 +314,8 @@ async function cancelQuietly(deps: UploadDeps, uploadId: string, meta: RequestMe
       return { append: [upload], result: undefined };
     });
     await deps.partialUploads.remove(uploadId);
-    await abortStoreUpload(deps, (await loadUpload(deps, uploadId)).state.started);
+    const { state } = await loadUpload(deps, uploadId);
+    await abortStoreUpload(deps, state.started, state.s3UploadId);
   } catch (error) {
     deps.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');
   }
@@ -299,13 +328,13 @@ export async function cancelUpload(
   meta: RequestMeta,
 ): Promise<void> {
   await uploadLocks.run(input.uploadId, async () => {
-    const started = await deps.commands.handleGroup(meta, async (attempt) => {
+    const cancelled = await deps.commands.handleGroup(meta, async (attempt) => {
       const upload = await openUpload(attempt, input.uploadId);
-      const { started: record } = upload.state;
+      const record = upload.state;
       upload.decide({ type: 'CancelUpload', data: { userId: input.userId, admin: input.admin } });
       return { append: [upload], result: record };
     });
     await deps.partialUploads.remove(input.uploadId);
-    await abortStoreUpload(deps, started);
+    await abortStoreUpload(deps, cancelled.started, cancelled.s3UploadId);
   });
 }

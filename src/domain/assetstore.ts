@@ -50,6 +50,12 @@ const S3SettingsSchema = z.object({
   inferCredentials: z.boolean(),
   serverSideEncryption: z.boolean(),
   allowS3AcceleratedTransfer: z.boolean(),
+  /**
+   * Whether clients talk to the bucket themselves, as Girder's S3 stores always do: downloads of a file redirect to
+   * a presigned URL and the web client uploads straight into the bucket. Off: every byte passes through the service
+   * (a bucket that browsers cannot reach). Absent (stores made before it existed): on.
+   */
+  redirect: z.boolean().optional(),
 });
 const AssetstoreSettingsSchema = z.discriminatedUnion('type', [
   FilesystemSettingsSchema,

@@ -26,6 +26,15 @@ export function parseBlobRef(ref: string): { assetstoreId: string; localId: stri
     : { assetstoreId: ref.slice(0, at), localId: ref.slice(at + 1) };
 }
 
+/**
+ * The SHA-256 a reference names its bytes by, when it does (a blob a store keeps by content address); null for
+ * bytes named by a path or key (imported files, direct uploads' objects), whose content nothing vouches for.
+ */
+export function contentAddressOf(ref: string): string | null {
+  const { localId } = parseBlobRef(ref);
+  return /^[0-9a-f]{64}$/.test(localId) ? localId : null;
+}
+
 /** Marks the local id of an imported file: what follows is the path of the file itself. */
 const IMPORTED = 'imported:';
 
@@ -40,6 +49,22 @@ export function importedRef(assetstoreId: string, filePath: string): string {
 /** The path of an imported file's bytes, from its local id; null for a blob the store keeps. */
 export function importedPathOf(localId: string): string | null {
   return localId.startsWith(IMPORTED) ? localId.slice(IMPORTED.length) : null;
+}
+
+/** Marks the local id of an object a client uploaded straight into the store: what follows is its key. */
+const OBJECT = 'object:';
+
+/**
+ * The local id of the object of a direct multipart upload (Girder's web client path to S3): the client completes the
+ * object after the service recorded the file, so the service never sees its bytes; the object is the service's (it is
+ * deleted once no file references it), named by its key instead of a content address, and the file has no `sha512`
+ * until `POST /file/:id/hashsum` reads it once.
+ */
+export const objectLocalId = (key: string): string => `${OBJECT}${key}`;
+
+/** The key of a direct upload's object, from its local id; null for any other blob. */
+export function objectKeyOf(localId: string): string | null {
+  return localId.startsWith(OBJECT) ? localId.slice(OBJECT.length) : null;
 }
 
 /**

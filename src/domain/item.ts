@@ -138,6 +138,20 @@ function evolve(state: ItemState, event: ItemEvent): ItemState {
       if (!file) return state;
       return { ...state, files: { ...state.files, [file.fileId]: { ...file, sha512: event.data.sha512 } } };
     }
+    case 'FileMoved': {
+      const d = event.data;
+      const file = ownValue(state.files, d.fileId);
+      if (!file) return state;
+      const { sha512: _previous, ...rest } = file;
+      const sha512 = d.sha512 ?? file.sha512;
+      return {
+        ...state,
+        files: {
+          ...state.files,
+          [d.fileId]: { ...rest, blobId: d.blobId, ...(sha512 !== undefined ? { sha512 } : {}) },
+        },
+      };
+    }
     case 'FileUpdated': {
       const d = event.data;
       const file = ownValue(state.files, d.fileId);
@@ -201,10 +215,22 @@ export type ItemCommand =
   | { type: 'AddFile'; data: { file: FileRecord } }
   | {
       type: 'ReplaceFileContents';
-      data: { fileId: string; blobId: string; size: number; sha512: string; creatorId: string | null; created: string };
+      data: {
+        fileId: string;
+        blobId: string;
+        size: number;
+        sha512?: string;
+        creatorId: string | null;
+        created: string;
+      };
     }
   /** Records the SHA-512 computed from the bytes `blobId` of a file that has none. */
   | { type: 'RecordFileHash'; data: { fileId: string; blobId: string; sha512: string } }
+  /**
+   * The file's bytes, copied into another assetstore as `blobId`; refused when the file no longer has the bytes
+   * `fromBlobId` that were copied (its contents were replaced meanwhile).
+   */
+  | { type: 'MoveFile'; data: { fileId: string; fromBlobId: string; blobId: string; sha512: string } }
   /** Girder's updateFile: the name (stripped by the route; empty is refused) and/or the MIME type. */
   | { type: 'UpdateFile'; data: { fileId: string; name?: string; mimeType?: string } }
   | { type: 'SetItemTimestamps'; data: { created?: string; updated?: string } }
@@ -340,6 +366,24 @@ function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
             previousSize: file.size,
             creatorId: d.creatorId,
             created: d.created,
+            ...(d.sha512 !== undefined ? { sha512: d.sha512 } : {}),
+          },
+        },
+      ];
+    }
+    case 'MoveFile': {
+      const d = command.data;
+      const file = requireFile(state, d.fileId);
+      if (file.blobId !== d.fromBlobId)
+        throw new RestError('The file was changed while its bytes were moved; try again.', 409);
+      return [
+        {
+          type: 'FileMoved',
+          data: {
+            itemId: state.itemId,
+            fileId: d.fileId,
+            blobId: d.blobId,
+            previousBlobId: file.blobId,
             sha512: d.sha512,
           },
         },

@@ -105,6 +105,18 @@ const FileHashComputedSchema = z.object({
   sha512: sha512Schema,
 });
 
+/**
+ * A file's bytes were copied to another assetstore (`PUT /file/:id/move`): the same bytes, now under `blobId`;
+ * `previousBlobId` is released under the retention rules. `sha512` is the hash taken while the bytes were copied.
+ */
+const FileMovedSchema = z.object({
+  itemId: z.string(),
+  fileId: z.string(),
+  blobId: z.string(),
+  previousBlobId: z.string(),
+  sha512: sha512Schema.optional(),
+});
+
 /** `PUT /resource/:id/timestamp` (site administrators): the created and/or updated time replaced, as given. */
 const ItemTimestampsSetSchema = z.object({
   itemId: z.string(),
@@ -151,6 +163,7 @@ export const itemEventSchemas = {
   FileCreated: FileCreatedSchema,
   FileContentsReplaced: FileContentsReplacedSchema,
   FileHashComputed: FileHashComputedSchema,
+  FileMoved: FileMovedSchema,
   FileUpdated: FileUpdatedSchema,
   ItemTimestampsSet: ItemTimestampsSetSchema,
   FileTimestampsSet: FileTimestampsSetSchema,
@@ -167,6 +180,7 @@ type ItemDeletedData = z.infer<typeof ItemDeletedSchema>;
 type FileCreatedData = z.infer<typeof FileCreatedSchema>;
 type FileContentsReplacedData = z.infer<typeof FileContentsReplacedSchema>;
 type FileHashComputedData = z.infer<typeof FileHashComputedSchema>;
+type FileMovedData = z.infer<typeof FileMovedSchema>;
 type FileUpdatedData = z.infer<typeof FileUpdatedSchema>;
 type ItemTimestampsSetData = z.infer<typeof ItemTimestampsSetSchema>;
 type FileTimestampsSetData = z.infer<typeof FileTimestampsSetSchema>;
@@ -183,6 +197,7 @@ export type ItemEvent =
   | DomainEvent<'FileCreated', FileCreatedData>
   | DomainEvent<'FileContentsReplaced', FileContentsReplacedData>
   | DomainEvent<'FileHashComputed', FileHashComputedData>
+  | DomainEvent<'FileMoved', FileMovedData>
   | DomainEvent<'FileUpdated', FileUpdatedData>
   | DomainEvent<'ItemTimestampsSet', ItemTimestampsSetData>
   | DomainEvent<'FileTimestampsSet', FileTimestampsSetData>

@@ -29,7 +29,15 @@ const UploadStartedSchema = z.object({
   assetstoreId: z.string().optional(),
   /** The multipart upload in the assetstore that takes the chunks as parts (S3); absent: a partial file. */
   storeUpload: z.object({ key: z.string(), uploadId: z.string() }).optional(),
+  /**
+   * Offered the direct path (Girder's `behavior: "s3"`): the client may send the bytes straight into the store's
+   * object `key` (in one PUT, or as a multipart upload when `chunked`) and finish with `POST /file/completion`.
+   */
+  direct: z.object({ key: z.string(), chunked: z.boolean() }).optional(),
 });
+
+/** The client started the multipart upload of a direct upload (its id, as S3 gave it, came with a part's signing). */
+const UploadDirectMultipartStartedSchema = z.object({ uploadId: z.string(), s3UploadId: z.string() });
 
 /** `length` bytes arrived at `offset` (they are durable in the partial file). */
 const UploadChunkReceivedSchema = z.object({
@@ -52,6 +60,7 @@ const UploadCancelledSchema = z.object({ uploadId: z.string() });
 export const uploadEventSchemas = {
   UploadStarted: UploadStartedSchema,
   UploadChunkReceived: UploadChunkReceivedSchema,
+  UploadDirectMultipartStarted: UploadDirectMultipartStartedSchema,
   UploadCompleted: UploadCompletedSchema,
   UploadCancelled: UploadCancelledSchema,
 } as const;
@@ -60,6 +69,7 @@ export type UploadStartedData = z.infer<typeof UploadStartedSchema>;
 export type UploadEvent =
   | DomainEvent<'UploadStarted', UploadStartedData>
   | DomainEvent<'UploadChunkReceived', z.infer<typeof UploadChunkReceivedSchema>>
+  | DomainEvent<'UploadDirectMultipartStarted', z.infer<typeof UploadDirectMultipartStartedSchema>>
   | DomainEvent<'UploadCompleted', z.infer<typeof UploadCompletedSchema>>
   | DomainEvent<'UploadCancelled', z.infer<typeof UploadCancelledSchema>>;
 
@@ -71,6 +81,8 @@ export interface UploadState {
   updated: string;
   /** The parts of the store's multipart upload so far, in order. */
   parts: { number: number; etag: string }[];
+  /** The client's own multipart upload of a direct upload, once it said which. */
+  s3UploadId?: string;
 }
 
 const initialState = (): UploadState => ({
@@ -101,6 +113,8 @@ function evolve(state: UploadState, event: UploadEvent): UploadState {
         updated: event.data.updated,
         parts: event.data.part ? [...state.parts, event.data.part] : state.parts,
       };
+    case 'UploadDirectMultipartStarted':
+      return { ...state, s3UploadId: event.data.s3UploadId };
     case 'UploadCompleted':
       return { ...state, status: 'completed' };
     case 'UploadCancelled':
@@ -116,6 +130,7 @@ export type UploadCommand =
       type: 'ReceiveChunk';
       data: { userId: string; offset: number; length: number; now: string; part?: { number: number; etag: string } };
     }
+  | { type: 'RecordDirectMultipart'; data: { userId: string; s3UploadId: string } }
   | { type: 'CompleteUpload'; data: { fileId: string; itemId: string; blobId: string } }
   | { type: 'CancelUpload'; data: { userId: string; admin: boolean } }
   /** The service gives up an upload whose finishing failed for good (its parent is gone): nothing when not active. */
@@ -166,9 +181,22 @@ function decide(command: UploadCommand, state: UploadState): UploadEvent[] {
         },
       ];
     }
+    case 'RecordDirectMultipart': {
+      const started = checkChunk(state, command.data.userId, 0);
+      if (!started.direct?.chunked) throw new ValidationError('This upload is not a direct multipart upload.');
+      if (state.s3UploadId === command.data.s3UploadId) return [];
+      return [
+        {
+          type: 'UploadDirectMultipartStarted',
+          data: { uploadId: state.uploadId, s3UploadId: command.data.s3UploadId },
+        },
+      ];
+    }
     case 'CompleteUpload': {
       const started = requireActive(state);
-      if (state.received !== started.size) throw new RestError(`Upload ${state.uploadId} is not complete.`);
+      // A direct upload's bytes went to the store without passing here: none were received.
+      if (state.received !== started.size && !(started.direct && state.received === 0))
+        throw new RestError(`Upload ${state.uploadId} is not complete.`);
       return [{ type: 'UploadCompleted', data: { uploadId: state.uploadId, ...command.data } }];
     }
     case 'CancelUpload': {

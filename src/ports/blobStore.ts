@@ -115,6 +115,76 @@ export interface MultipartBlobStore extends BlobStore {
   abortUpload(upload: StoreUpload): Promise<void>;
 }
 
+/** A request a client makes to the store itself (Girder's `s3.request`, `s3FinalizeRequest`). */
+export interface ClientRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** Girder's `s3` of an upload answer: how the client sends its bytes straight into the store. */
+export interface DirectUploadStart {
+  /** Sent as a multipart upload of `chunkLength`-byte parts (else in one PUT). */
+  chunked: boolean;
+  chunkLength: number;
+  /** The object the bytes go to, and `/<bucket>/<key>`. */
+  key: string;
+  relpath: string;
+  /** The first request: the PUT of the whole object, or the POST that starts the multipart upload. */
+  request: ClientRequest & { headers: Record<string, string> };
+}
+
+/**
+ * A store that clients may talk to themselves (an S3 store whose `redirect` setting is on, as Girder's S3 stores
+ * always are): the web client uploads straight into it with presigned requests, and downloads are redirected there.
+ */
+export interface DirectBlobStore extends BlobStore {
+  readonly direct: true;
+  /** Uploads larger than this go as a multipart upload of parts of this size (Girder's CHUNK_LEN). */
+  readonly directChunkBytes: number;
+  /** The object a direct upload's bytes go to. */
+  directKey(uploadId: string): string;
+  startDirect(
+    key: string,
+    upload: { size: number; mimeType: string; contentDisposition: string; userId: string },
+  ): Promise<DirectUploadStart>;
+  signDirectPart(key: string, part: { s3UploadId: string; partNumber: number; length: number }): Promise<ClientRequest>;
+  /** The request that completes the client's multipart upload (the client sends it with its parts' ETags). */
+  directCompletion(key: string, s3UploadId: string): Promise<ClientRequest>;
+  /**
+   * The object of a direct upload sent in one request, as a blob (held, as `put` holds): read back once to hash it;
+   * a RestError with Girder's completion message when it is missing or not `size` bytes long.
+   */
+  adoptDirect(key: string, size: number): Promise<StoredBlob>;
+  /** The local id of a direct multipart upload's object, which the client completes after the service saw it. */
+  directObjectId(key: string): string;
+  /** Drops what a cancelled direct upload left: its object and, when it was started, its multipart upload. */
+  abortDirect(key: string, s3UploadId: string | undefined): Promise<void>;
+  /** A presigned URL of a blob's bytes, answered with these headers. */
+  downloadUrl(blobId: string, headers: { contentType: string; contentDisposition: string }): Promise<string>;
+}
+
+/** One page of a listing of a bucket under a prefix, by `/`: the objects there and the prefixes below. */
+export interface ImportListingPage {
+  objects: { key: string; size: number }[];
+  prefixes: string[];
+}
+
+/** A store whose existing objects can be imported in place (an S3 bucket): listed by prefix, read by key. */
+export interface ImportableBlobStore extends BlobStore {
+  listForImport(prefix: string): AsyncIterable<ImportListingPage>;
+}
+
+export const importsObjects = (store: BlobStore): store is ImportableBlobStore =>
+  'listForImport' in store && typeof store.listForImport === 'function';
+
+export const takesDirectUploads = (store: BlobStore): store is DirectBlobStore =>
+  'direct' in store && store.direct === true;
+
+/** A store that may hold direct uploads (made while its `redirect` was on): a cancel drops what they left. */
+export const keepsDirectUploads = (store: BlobStore): store is Omit<DirectBlobStore, 'direct'> & BlobStore =>
+  'abortDirect' in store && typeof store.abortDirect === 'function';
+
 export const takesMultipartUploads = (store: BlobStore): store is MultipartBlobStore =>
   'beginUpload' in store && typeof store.beginUpload === 'function';
 
@@ -136,6 +206,11 @@ export interface BlobStores extends BlobStore {
    * database answers): a ValidationError with Girder's message when the store cannot be used.
    */
   probe(settings: AssetstoreSettings): Promise<void>;
+  /**
+   * Where a client may fetch a blob's bytes itself (a presigned URL of an S3 store with `redirect` on), answered with
+   * these headers; null when the bytes are to be streamed by the service.
+   */
+  downloadUrl(ref: string, headers: { contentType: string; contentDisposition: string }): Promise<string | null>;
   dispose(): Promise<void>;
 }
 

@@ -79,6 +79,12 @@ export const itemsProjection = projectionOf<ItemEvent>({
     const d = event.data;
     changeOf(tx, itemRow(d.itemId), (tx) => tx.files.update(d.fileId, { sha512: d.sha512 }));
   },
+  FileMoved: (event, tx) => {
+    const d = event.data;
+    changeOf(tx, itemRow(d.itemId), (tx) =>
+      tx.files.update(d.fileId, { blobId: d.blobId, ...(d.sha512 !== undefined ? { sha512: d.sha512 } : {}) }),
+    );
+  },
   FileUpdated: (event, tx) => {
     const d = event.data;
     // The adapters recompute `exts` from a changed name.

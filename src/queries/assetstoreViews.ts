@@ -19,6 +19,8 @@ export function assetstoreView(state: AssetstoreState, store: AssetstoreRecord):
     created: store.created,
     current: state.currentId === store.assetstoreId,
     ...store.settings,
+    // Stores made before the setting existed redirect, as Girder's do.
+    ...(store.settings.type === AssetstoreType.S3 ? { redirect: store.settings.redirect ?? true } : {}),
   };
 }
 

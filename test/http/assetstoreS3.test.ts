@@ -84,14 +84,16 @@ describe('S3 assetstores', () => {
       inferCredentials: false,
       serverSideEncryption: false,
       allowS3AcceleratedTransfer: false,
+      redirect: true,
     });
     storeId = created.body._id;
-    // An update that does not send the secret keeps it.
+    // An update that does not send the secret keeps it. Without `redirect`, every byte passes through the service
+    // (the redirects and direct uploads of a store with it are in assetstoreS3Direct.test.ts).
     const made = await api
       .as(admin)
       .put(`/assetstore/${storeId}`)
-      .query({ name: 'S3', bucket, prefix, accessKeyId, service, current: true });
-    expect([made.status, made.body.current, made.body.secret]).toEqual([200, true, secret]);
+      .query({ name: 'S3', bucket, prefix, accessKeyId, service, current: true, redirect: false });
+    expect([made.status, made.body.current, made.body.secret, made.body.redirect]).toEqual([200, true, secret, false]);
   });
 
   it("takes a blank region as the web client's form sends it: stored as given, connecting in us-east-1 (Girder)", async () => {

@@ -12,6 +12,7 @@ const NOT_A_MODEL = new Map<string, string>([
   ['DELETE file/upload/:id path:id', 'upload'],
   ['POST file/chunk param:uploadId', 'upload'],
   ['GET file/offset param:uploadId', 'upload'],
+  ['POST file/completion param:uploadId', 'upload'],
   // Assetstores are configuration with no access list: every assetstore route is for site administrators only, and
   // loads the store from the log itself (src/commands/assetstoreCommands.ts).
   ['GET assetstore/:id path:id', 'assetstore'],
@@ -19,6 +20,7 @@ const NOT_A_MODEL = new Map<string, string>([
   ['DELETE assetstore/:id path:id', 'assetstore'],
   ['GET assetstore/:id/files path:id', 'assetstore'],
   ['POST assetstore/:id/import path:id', 'assetstore'],
+  ['PUT file/:id/move param:assetstoreId', 'assetstore'],
   // An S3 access key id names credentials, not a model.
   ['POST assetstore param:accessKeyId', 'S3 credentials'],
   ['PUT assetstore/:id param:accessKeyId', 'S3 credentials'],

@@ -8,6 +8,8 @@ import { PARENT_TYPES } from '../../domain/parents';
 import { AccessLevel } from '../../domain/access';
 import { Scope } from '../../domain/scopes';
 import { importData } from '../../commands/importCommands';
+import { importS3Data } from '../../commands/importS3Commands';
+import { importsObjects } from '../../ports/blobStore';
 import { model } from '../modelParams';
 import { withProgress } from '../../bus/progress';
 import { signedInUser } from '../principal';
@@ -84,6 +86,12 @@ const settingsParams = () =>
     param.bool('allowS3AcceleratedTransfer', {
       description: 'Whether to allow clients to requests a data transfer using S3 transfer acceleration.',
     }),
+    param.bool('redirect', {
+      description:
+        'Whether clients talk to the bucket themselves (for S3 type; default true, as Girder): file downloads ' +
+        'redirect to a presigned URL and the web client uploads straight into the bucket. False: every byte ' +
+        'passes through this service (a bucket that browsers cannot reach).',
+    }),
   ] as const;
 
 interface SettingsInput {
@@ -102,6 +110,7 @@ interface SettingsInput {
   inferCredentials?: boolean;
   serverSideEncryption?: boolean;
   allowS3AcceleratedTransfer?: boolean;
+  redirect?: boolean;
 }
 
 const required = (name: string, value: string | undefined): string => {
@@ -153,6 +162,7 @@ function settingsOf(type: number, input: SettingsInput, previous?: AssetstoreSet
         inferCredentials: input.inferCredentials ?? false,
         serverSideEncryption: input.serverSideEncryption ?? false,
         allowS3AcceleratedTransfer: input.allowS3AcceleratedTransfer ?? false,
+        redirect: input.redirect ?? before?.redirect ?? true,
       };
     }
     default:
@@ -247,23 +257,22 @@ export const assetstoreResource: Resource = {
       async handler({ path, params, models: { destination }, services, principal, meta }) {
         const store = await loadAssetstore(services, path.id);
         const user = signedInUser(principal);
-        if (store.settings.type !== AssetstoreType.FILESYSTEM)
-          throw new ValidationError('Only filesystem assetstores import data in this service.');
+        if (store.settings.type === AssetstoreType.GRIDFS)
+          throw new ValidationError('Only filesystem and S3 assetstores import data.');
+        const input = {
+          assetstoreId: store.assetstoreId,
+          importPath: params.importPath,
+          destination,
+          leafFoldersAsItems: params.leafFoldersAsItems,
+          ...regexParam('fileIncludeRegex', params.fileIncludeRegex),
+          ...regexParam('fileExcludeRegex', params.fileExcludeRegex),
+          userId: user._id,
+        };
+        const adapter = await services.blobs.adapterOf(store.assetstoreId);
         await withProgress(services, { on: params.progress, userId: user._id, title: 'Importing data' }, (progress) =>
-          importData(
-            services,
-            {
-              assetstoreId: store.assetstoreId,
-              importPath: params.importPath,
-              destination,
-              leafFoldersAsItems: params.leafFoldersAsItems,
-              ...regexParam('fileIncludeRegex', params.fileIncludeRegex),
-              ...regexParam('fileExcludeRegex', params.fileExcludeRegex),
-              userId: user._id,
-            },
-            progress,
-            meta,
-          ),
+          importsObjects(adapter)
+            ? importS3Data(services, adapter, input, progress, meta)
+            : importData(services, input, progress, meta),
         );
         return null;
       },

@@ -6,17 +6,12 @@ import { RESPONSE_SENT, route } from '../routeTable';
 import { SAFE_INTEGER, param } from '../params';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
-import { RestError } from '../../domain/errors';
+import { RestError, ValidationError } from '../../domain/errors';
 import { deleteFile, loadUpload, type UploadParent } from '../../commands/fileCommands';
-import {
-  cancelUpload,
-  receiveChunk,
-  startContentsUpload,
-  startUpload,
-  type UploadOutcome,
-} from '../../commands/uploadCommands';
-import { fileView, uploadView } from '../../queries/itemQueries';
-import { currentFile } from '../../queries/fileQueries';
+import { cancelUpload, receiveChunk, startContentsUpload, startUpload } from '../../commands/uploadCommands';
+import { fileView } from '../../queries/itemQueries';
+import { directStart, outcomeView, uploadAnswer } from '../uploadOutcome';
+import { signDirectPart } from '../../commands/directUploadCommands';
 import { loadModelAt } from '../../queries/models';
 import { model } from '../modelParams';
 import { downloadHeaders, setDownloadHeaders } from '../downloadHeaders';
@@ -28,6 +23,7 @@ import { signedInUser, type Principal } from '../principal';
 import { bodyStream } from '../bodyRemainder';
 import { checkChunkMinimum, checkFirstChunkMinimum } from '../chunkMinimum';
 import { fileRecordRoutes } from './fileRecord';
+import { fileStoreRoutes } from './fileStore';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -47,23 +43,6 @@ function rawBody(req: Request): { stream: Readable; length: number | undefined }
   refuseContentEncoding(req);
   // A view, not the request itself: a failing destination must not take the connection down (bodyRemainder.ts).
   return { stream: bodyStream(req), length };
-}
-
-/** The response to an upload step: the upload record, or the finished file (after the `data.process` event). */
-async function outcomeView(
-  services: Services,
-  outcome: UploadOutcome,
-  ctx: Pick<RouteContext, 'principal'>,
-  reference?: string,
-) {
-  if (outcome.kind === 'upload') return uploadView(outcome.state);
-  const view = fileView(await currentFile(services, outcome.fileId), ctx.principal.viewer);
-  await services.hooks.trigger('data.process', {
-    file: view,
-    userId: ctx.principal.user?._id ?? null,
-    ...(reference !== undefined ? { reference } : {}),
-  });
-  return view;
 }
 
 /**
@@ -147,6 +126,20 @@ export async function sendFile(
     mimeType: file.mimeType || 'application/octet-stream',
     asked: opts.disposition,
   });
+  // Girder's S3 download: the client fetches the bytes from the bucket itself (a Range header goes along with it).
+  // Decision: only for the whole file; `offset`/`endByte` (which a redirect cannot carry) are streamed here.
+  if (size > 0 && opts.offset === 0 && opts.endByte === undefined) {
+    const url = await services.blobs.downloadUrl(file.blobId, {
+      contentType: headers['Content-Type'],
+      contentDisposition: headers['Content-Disposition'],
+    });
+    if (url !== null) {
+      res.status(303);
+      res.setHeader('Location', url);
+      res.end();
+      return RESPONSE_SENT;
+    }
+  }
   const body =
     length > 0 && req.method !== 'HEAD' ? await services.blobs.get(file.blobId, { start, end }) : Readable.from([]);
   setDownloadHeaders(res, headers);
@@ -282,11 +275,29 @@ export const fileResource: Resource = {
       params: [
         param.requiredString('uploadId', { description: 'The ID of the upload record.' }),
         param.int('offset', { required: true, description: 'Offset of the chunk in the file.' }),
+        param.string('chunk', {
+          description:
+            'A direct upload to S3 (the upload answered `behavior: "s3"`): instead of bytes, JSON ' +
+            '{"s3UploadId", "partNumber", "contentLength"} asking for the presigned upload of that part.',
+        }),
       ],
       async handler(ctx) {
         const { params, services, principal, meta, req } = ctx;
         if (req.is('multipart/form-data'))
           throw new RestError('Send the chunk as the raw request body, not as multipart form data.');
+        if (params.chunk !== undefined) {
+          const signed = await signDirectPart(
+            services,
+            {
+              uploadId: params.uploadId,
+              userId: signedInUser(principal)._id,
+              offset: params.offset,
+              chunk: params.chunk,
+            },
+            meta,
+          );
+          return uploadAnswer(services, signed.state, { ...signed.part, request: signed.request });
+        }
         const body = rawBody(req) ?? { stream: Readable.from([]), length: 0 };
         const chunk = { uploadId: params.uploadId, offset: params.offset, userId: signedInUser(principal)._id };
         await checkChunkMinimum(services, chunk, body.length);
@@ -306,6 +317,12 @@ export const fileResource: Resource = {
       async handler({ params, services }) {
         const { state } = await loadUpload(services, params.uploadId);
         if (state.status !== 'active') throw new RestError(`Invalid upload id (${params.uploadId}).`);
+        // A direct upload (Girder's S3 requestOffset): nothing went through here; a single PUT is signed again.
+        const direct = state.received === 0 ? state.started?.direct : undefined;
+        if (direct?.chunked)
+          throw new ValidationError('You should not call requestOffset on a chunked direct-to-S3 upload.');
+        const start = direct ? await directStart(services, state) : null;
+        if (start) return { ...start.request, offset: 0 };
         return { offset: state.received };
       },
     }),
@@ -407,5 +424,6 @@ export const fileResource: Resource = {
       },
     }),
     ...fileRecordRoutes,
+    ...fileStoreRoutes,
   ],
 };

@@ -17,8 +17,7 @@ async function currentView(services: Services, id: string, viewer: Viewer | null
 
 /**
  * Girder's file record routes (api/v1/file.py `updateFile`, `copy`): the name and MIME type of a file, and a copy of
- * it into an item. Girder's `PUT /file/:id/move` moves a file's bytes to another assetstore: it belongs with the
- * assetstores, not here.
+ * it into an item. Moving a file's bytes to another assetstore is in fileStore.ts.
  */
 export const fileRecordRoutes: RouteDef[] = [
   route({

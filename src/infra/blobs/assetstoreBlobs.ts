@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore, BlobStores, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../ports/blobStore';
+import { importsObjects, takesDirectUploads } from '../../ports/blobStore';
 import { blobRef, importedPathOf, parseBlobRef } from '../../domain/assetstoreBlobRef';
 import { importedFiles } from './importedFiles';
 import {
@@ -133,15 +134,24 @@ export class AssetstoreBlobs implements BlobStores {
   async get(ref: string, range?: ByteRange): Promise<Readable> {
     const { assetstoreId, localId } = parseBlobRef(ref);
     const imported = importedPathOf(localId);
-    if (imported !== null) return importedFiles.get(imported, range);
-    return (await this.readerOf(assetstoreId)).get(localId, range);
+    const adapter = await this.readerOf(assetstoreId);
+    // Files imported from a filesystem path are read where they are; an imported object, by its store.
+    if (imported !== null && !importsObjects(adapter)) return importedFiles.get(imported, range);
+    return adapter.get(localId, range);
+  }
+
+  async downloadUrl(ref: string, headers: { contentType: string; contentDisposition: string }): Promise<string | null> {
+    const { assetstoreId, localId } = parseBlobRef(ref);
+    const adapter = await this.readerOf(assetstoreId);
+    return takesDirectUploads(adapter) ? adapter.downloadUrl(localId, headers) : null;
   }
 
   async exists(ref: string): Promise<boolean> {
     const { assetstoreId, localId } = parseBlobRef(ref);
     const imported = importedPathOf(localId);
-    if (imported !== null) return importedFiles.exists(imported);
-    return (await this.readerOf(assetstoreId)).exists(localId);
+    const adapter = await this.readerOf(assetstoreId);
+    if (imported !== null && !importsObjects(adapter)) return importedFiles.exists(imported);
+    return adapter.exists(localId);
   }
 
   deletionTicket(): DeletionTicket {

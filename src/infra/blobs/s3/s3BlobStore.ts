@@ -25,7 +25,14 @@ import {
   type StoredBlob,
   type SweepReport,
   type UploadedPart,
+  type ClientRequest,
+  type DirectBlobStore,
+  type DirectUploadStart,
+  type ImportListingPage,
 } from '../../../ports/blobStore';
+import { importedPathOf, objectKeyOf, objectLocalId } from '../../../domain/assetstoreBlobRef';
+import { RestError } from '../../../domain/errors';
+import { presignCompletion, presignDownload, presignPart, presignUploadStart } from './s3Presign';
 import { ContentHasher, type ContentHashes } from '../../../domain/contentHashes';
 import { DEFAULT_S3_REGION, type S3Settings } from '../../../domain/assetstore';
 import { ValidationError } from '../../../domain/errors';
@@ -43,6 +50,8 @@ const S3_MINIMUM_PART_BYTES = 5 * 1024 * 1024;
 /** The largest object CopyObject copies in one request; larger ones are copied part by part (UploadPartCopy). */
 const SINGLE_COPY_MAX = 5 * 1024 ** 3;
 const COPY_PART_BYTES = 512 * 1024 * 1024;
+/** Girder 3.2's CHUNK_LEN: direct uploads larger than this go in parts of this size. */
+const S3_DIRECT_CHUNK_BYTES = 32 * 1024 * 1024;
 
 /** An S3 client for an assetstore's settings (Girder's makeBotoConnectParams). */
 function s3ClientFor(settings: S3Settings): S3Client {
@@ -72,6 +81,8 @@ const keyPrefix = (prefix: string) => (prefix === '' ? '' : `${prefix}/`);
 
 export interface S3BlobStoreOptions {
   sweepGraceMs?: number;
+  /** The store's `redirect` setting: clients may talk to the bucket themselves (direct uploads, redirects). */
+  direct?: boolean;
 }
 
 /**
@@ -88,12 +99,15 @@ export interface S3BlobStoreOptions {
  * this process are serialised, so a put never dedupes onto a blob being deleted. Across processes the sweep's grace
  * period spares young blobs and temporary objects.
  */
-export class S3BlobStore implements MultipartBlobStore {
+export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'direct'> {
   private readonly holds = new Holds();
   private readonly deleting = new Map<string, Promise<boolean>>();
   /** Temporary objects of puts in progress in this process (never swept). */
   private readonly inFlight = new Set<string>();
   private readonly prefix: string;
+  /** Whether clients may talk to the bucket themselves (the store's `redirect` setting). */
+  readonly direct: boolean;
+  readonly directChunkBytes = S3_DIRECT_CHUNK_BYTES;
 
   constructor(
     private readonly client: S3Client,
@@ -102,10 +116,14 @@ export class S3BlobStore implements MultipartBlobStore {
     private readonly options: S3BlobStoreOptions = {},
   ) {
     this.prefix = keyPrefix(prefix);
+    this.direct = options.direct ?? false;
   }
 
   static open(settings: S3Settings, options: S3BlobStoreOptions = {}): S3BlobStore {
-    return new S3BlobStore(s3ClientFor(settings), settings.bucket, settings.prefix, options);
+    return new S3BlobStore(s3ClientFor(settings), settings.bucket, settings.prefix, {
+      direct: settings.redirect !== false,
+      ...options,
+    });
   }
 
   async dispose(): Promise<void> {
@@ -113,7 +131,15 @@ export class S3BlobStore implements MultipartBlobStore {
     return Promise.resolve();
   }
 
+  /**
+   * The key of a local id: a content address (`<prefix>/blobs/…`), a direct upload's object (under
+   * `<prefix>/direct/`) or an imported object (any key of the bucket).
+   */
   private keyOf(blobId: string): string {
+    const object = objectKeyOf(blobId);
+    if (object?.startsWith(`${this.prefix}direct/`)) return object;
+    const imported = importedPathOf(blobId);
+    if (imported !== null) return imported;
     if (!/^[0-9a-f]{64}$/.test(blobId)) throw new Error(`Invalid blob id: ${blobId}`);
     return `${this.prefix}blobs/${blobId.slice(0, 2)}/${blobId}`;
   }
@@ -344,6 +370,67 @@ export class S3BlobStore implements MultipartBlobStore {
     }
   }
 
+  // Direct uploads and redirects (DirectBlobStore, used when `direct` is on).
+
+  private target(key: string) {
+    return { client: this.client, bucket: this.bucket, key };
+  }
+
+  directKey(uploadId: string): string {
+    return `${this.prefix}direct/${uploadId}`;
+  }
+
+  directObjectId(key: string): string {
+    return objectLocalId(key);
+  }
+
+  async startDirect(
+    key: string,
+    upload: { size: number; mimeType: string; contentDisposition: string; userId: string },
+  ): Promise<DirectUploadStart> {
+    const chunked = upload.size > S3_DIRECT_CHUNK_BYTES;
+    return {
+      chunked,
+      chunkLength: S3_DIRECT_CHUNK_BYTES,
+      key,
+      relpath: `/${this.bucket}/${key}`,
+      request: await presignUploadStart(this.target(key), { ...upload, chunked }),
+    };
+  }
+
+  signDirectPart(
+    key: string,
+    part: { s3UploadId: string; partNumber: number; length: number },
+  ): Promise<ClientRequest> {
+    return presignPart(this.target(key), part);
+  }
+
+  directCompletion(key: string, s3UploadId: string): Promise<ClientRequest> {
+    return presignCompletion(this.target(key), s3UploadId);
+  }
+
+  async adoptDirect(key: string, size: number): Promise<StoredBlob> {
+    let received = 0;
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      received = head.ContentLength ?? 0;
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    if (received !== size)
+      throw new RestError(`Server has only received ${received} bytes, but the file should be ${size} bytes.`);
+    return this.settleTemporary(key, await this.hashObject(key));
+  }
+
+  async abortDirect(key: string, s3UploadId: string | undefined): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })).catch(() => undefined);
+    if (s3UploadId !== undefined) await this.abort({ key, uploadId: s3UploadId });
+  }
+
+  downloadUrl(blobId: string, headers: { contentType: string; contentDisposition: string }): Promise<string> {
+    return presignDownload(this.target(this.keyOf(blobId)), headers);
+  }
+
   async hold(blobId: string): Promise<void> {
     this.holds.hold(blobId);
     return Promise.resolve();
@@ -403,6 +490,30 @@ export class S3BlobStore implements MultipartBlobStore {
     }
   }
 
+  /** Where the store keeps its own objects (content-addressed blobs, puts in progress, direct uploads). */
+  private get ownAreas(): string[] {
+    return ['blobs/', 'tmp/', 'direct/'].map((area) => `${this.prefix}${area}`);
+  }
+
+  /** Girder's S3 importData listing: the objects directly under `prefix` and the prefixes below it, page by page. */
+  async *listForImport(prefix: string): AsyncGenerator<ImportListingPage> {
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken }),
+      );
+      // The store's own objects are never imported: their files would reference bytes the sweep may remove.
+      const foreign = (key: string) => !this.ownAreas.some((area) => key.startsWith(area));
+      yield {
+        objects: (page.Contents ?? []).flatMap((o) =>
+          o.Key && foreign(o.Key) ? [{ key: o.Key, size: o.Size ?? 0 }] : [],
+        ),
+        prefixes: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix && foreign(p.Prefix) ? [p.Prefix] : [])),
+      };
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+  }
+
   /** Every key under `prefix`, with its last modification time. */
   private async *listed(prefix: string): AsyncGenerator<{ key: string; modified: number }> {
     let ContinuationToken: string | undefined;
@@ -424,6 +535,14 @@ export class S3BlobStore implements MultipartBlobStore {
       if (this.inFlight.has(key) || modified > youngSince) continue;
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
       report.removedTemporary += 1;
+    }
+    // Objects of direct uploads: referenced by key (objectLocalId) once their upload completed.
+    for await (const { key, modified } of this.listed(`${this.prefix}direct/`)) {
+      const localId = objectLocalId(key);
+      if (modified > youngSince || !this.holds.mayDelete(localId)) continue;
+      const ticket = this.holds.ticket();
+      if (await isReferenced(localId)) continue;
+      if (await this.delete(localId, ticket)) report.removedBlobs += 1;
     }
     for await (const { key, modified } of this.listed(`${this.prefix}blobs/`)) {
       const blobId = key.slice(key.lastIndexOf('/') + 1);
