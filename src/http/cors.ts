@@ -120,7 +120,7 @@ function policyOf(state: Readonly<SettingsState>): CorsPolicy {
  * `[seq]` and `[!seq]` a set, an unclosed `[` itself. Undefined for a set JavaScript cannot compile (`[z-a]`):
  * that entry matches nothing.
  */
-export function globPattern(pattern: string): RegExp | undefined {
+function globPattern(pattern: string): RegExp | undefined {
   let source = '';
   let i = 0;
   while (i < pattern.length) {

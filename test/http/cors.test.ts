@@ -240,6 +240,31 @@ describe('CORS', () => {
     });
   });
 
+  it('reads `?`, `[seq]`, `[!seq]` and an unclosed `[` as fnmatch does', async () => {
+    await put(
+      'core.cors.allow_origin',
+      'https://app?.example.org https://[!x]y.example.org https://[ab]c.example.org https://[z.example.org',
+    );
+    try {
+      const cases: [string, boolean][] = [
+        ['https://app1.example.org', true],
+        ['https://app.example.org', false],
+        ['https://app12.example.org', false],
+        ['https://ay.example.org', true],
+        ['https://xy.example.org', false],
+        ['https://bc.example.org', true],
+        ['https://cc.example.org', false],
+        ['https://[z.example.org', true],
+      ];
+      const seen: [string, boolean][] = [];
+      for (const [origin] of cases)
+        seen.push([origin, (await version(origin)).headers['access-control-allow-origin'] === origin]);
+      expect(seen).toEqual(cases);
+    } finally {
+      await unset('core.cors.allow_origin');
+    }
+  });
+
   it('takes a change of any CORS setting into account on the next request', async () => {
     await put('core.cors.allow_origin', APP);
     expect((await version(APP)).headers['access-control-allow-origin']).toBe(APP);
