@@ -13,6 +13,7 @@ import { fileOriginOf, onFileOrigin, servedOnFileOrigin } from './fileOrigin';
 import { ANONYMOUS } from './principal';
 import { API_ROOT, apiRequests, pathSegments, sendApiError, type ApiRequests } from './apiRequests';
 import { guardRequestBody, type BodyRemainderOptions } from './bodyRemainder';
+import { corsHeaders } from './cors';
 
 /**
  * Headers on every answer but the probes': nothing the service answers may be cached, and no answer's type is
@@ -54,7 +55,11 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
     setCommonHeaders(res);
   };
   const refusedOnFileOrigin = fileOriginGate(services);
-  answerApiDirectly(app, api, beforeEveryAnswer, refusedOnFileOrigin, { idleMs: services.config.bodyIdleTimeoutMs });
+  // Girder's CORS headers and preflight answer, on the API's routes (not on the web client, Swagger UI or probes).
+  const cors = corsHeaders(services, fileOriginOf(services.config));
+  answerApiDirectly(app, api, beforeEveryAnswer, refusedOnFileOrigin, cors, {
+    idleMs: services.config.bodyIdleTimeoutMs,
+  });
   app.use((req: Request, res: Response, next: NextFunction) => {
     beforeEveryAnswer(req, res);
     if (!refusedOnFileOrigin(req, res)) next();
@@ -62,6 +67,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
 
   // Built on the first request for it, not at start-up (the whole route table walked into a document).
   let describe: string | undefined;
+  app.all(`${API_ROOT}/describe`, cors);
   app.get(`${API_ROOT}/describe`, (_req, res) => {
     describe ??= JSON.stringify(openApiDocument(resources, services.version));
     setPageHeaders(res);
@@ -71,7 +77,7 @@ export function createApp(services: Services, resources: Resource[] = apiResourc
   // The API for what the direct path below leaves to express (a URL it does not take apart, as `/API/V1/…`).
   app.use(API_ROOT, (req: Request, res: Response, next: NextFunction) => {
     const segments = pathSegments(req.path);
-    if (api.hasResource(segments[0])) void api.handle(req, res, segments);
+    if (api.hasResource(segments[0])) cors(req, res, () => void api.handle(req, res, segments));
     else next();
   });
 
@@ -120,7 +126,7 @@ function fileOriginGate(services: Services): (req: Request, res: Response) => bo
  * How: express's app function hands each request to `app.handle`; this wraps it. For an API path it does what
  * express does before the first middleware and what the API's middleware relies on (the circular references, the
  * request and response prototypes with `req.get`, `res.status`…, `originalUrl`), then the request log and headers
- * of every answer, and runs the API's pipeline. Anything else, including a URL spelt differently that express would
+ * of every answer, the CORS headers (src/http/cors.ts), and runs the API's pipeline. Anything else, including a URL spelt differently that express would
  * still route to the API (case, absolute form), takes express's path unchanged.
  */
 function answerApiDirectly(
@@ -128,6 +134,7 @@ function answerApiDirectly(
   api: ApiRequests,
   beforeEveryAnswer: (req: Request, res: Response) => void,
   refusedOnFileOrigin: (req: Request, res: Response) => boolean,
+  cors: (req: Request, res: Response, next: NextFunction) => void,
   bodies: BodyRemainderOptions,
 ): void {
   type Handle = (req: Request, res: Response, callback?: NextFunction) => void;
@@ -147,7 +154,7 @@ function answerApiDirectly(
     Object.setPrototypeOf(res, app.response);
     req.originalUrl = req.url;
     beforeEveryAnswer(req, res);
-    if (!refusedOnFileOrigin(req, res)) void api.handle(req, res, segments);
+    if (!refusedOnFileOrigin(req, res)) cors(req, res, () => void api.handle(req, res, segments));
   };
 }
 

@@ -6,6 +6,7 @@ import {
   type SettingContext,
   type SettingsState,
 } from '../domain/settings';
+import type { EventStore } from '../ports/eventStore';
 import type { LogDeps } from './readDeps';
 import { streamState } from './streamState';
 
@@ -39,4 +40,27 @@ export async function settingsByKey(
 ): Promise<Record<string, unknown>> {
   const state = await settingsNow(deps);
   return Object.fromEntries(keys.map((key) => [key, settingValue(state, key, context)]));
+}
+
+/** What {@link cachedSettings} reads: the settings stream's revision (one indexed lookup) and, when it moved, its fold. */
+export interface CachedSettingsDeps {
+  eventStore: Pick<EventStore, 'readStream' | 'readAll' | 'streamRevision'>;
+}
+
+/**
+ * The settings as {@link settingsNow} reads them, folded again only when the settings stream's revision moved (a
+ * setting written or removed, by any process): for a check on every request of a kind (CORS), where folding the stream
+ * each time would cost more than the request. The state is frozen: every caller shares it.
+ */
+export function cachedSettings(deps: CachedSettingsDeps): () => Promise<Readonly<SettingsState>> {
+  let cached: { revision: bigint | 'no_stream'; state: Readonly<SettingsState> } | undefined;
+  return async () => {
+    const revision = await deps.eventStore.streamRevision(SETTINGS_STREAM);
+    if (cached?.revision === revision) return cached.state;
+    // Folded after the revision was read: a change in between makes the state newer than its revision, and the next
+    // call, seeing the new revision, folds again.
+    const state = Object.freeze(await settingsNow(deps));
+    cached = { revision, state };
+    return state;
+  };
 }

@@ -64,6 +64,7 @@ function session(app: TestServer['app'], prefix: string, token: string | null) {
     patch: (url: string) => withToken(agent.patch(`${prefix}${url}`)),
     delete: (url: string) => withToken(agent.delete(`${prefix}${url}`)),
     head: (url: string) => withToken(agent.head(`${prefix}${url}`)),
+    options: (url: string) => withToken(agent.options(`${prefix}${url}`)),
   };
 }
 
