@@ -7,6 +7,7 @@ import { reclaimBlobs } from './blobReclaim';
 import { KeyedLock } from './keyedLock';
 import { admitUpload } from './quotaCommands';
 import { abortStoreUpload, beginStoreUpload, finishStoreUpload, sendChunkToStore } from './storeUploadChunks';
+import { finishedUploadHashes, forgetUploadHashes, hashingChunk } from './runningUploadHashes';
 import {
   checkSize,
   checkUploadName,
@@ -39,6 +40,13 @@ import { girderTime } from '../domain/time';
  * started, fed chunk by chunk into the partial upload store and finished by its last chunk, or cancelled. The file
  * records themselves are made by src/commands/fileCommands.ts once the bytes are stored.
  */
+
+/** A chunk written to the partial upload file: where it went and how long it is. */
+interface ChunkReceived {
+  offset: number;
+  length: number;
+  part?: undefined;
+}
 
 /** Chunks of one upload are handled one at a time in this process (they write the same partial file). */
 const uploadLocks = new KeyedLock();
@@ -225,10 +233,12 @@ export async function receiveChunk(
     const { storeUpload } = started;
     const lastChunk = storeUpload
       ? await sendChunkToStore(services, state, { ...started, storeUpload }, input.offset, body)
-      : {
+      : await hashingChunk(services, input.uploadId, input.offset, async (hasher): Promise<ChunkReceived> => ({
           offset: input.offset,
-          length: await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany),
-        };
+          length: await partial
+            .write(input.uploadId, input.offset, body.stream, remainingBytes(state), hasher)
+            .catch(tooMany),
+        }));
     const { length } = lastChunk;
     if (state.received + length < started.size) {
       await services.commands.run(async () => {
@@ -252,16 +262,21 @@ export async function receiveChunk(
     }
     const upload = { uploadId: input.uploadId, lastChunk };
     const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
-    // The bytes: the store's multipart upload completed, or the partial file streamed into the store.
-    const storing = () =>
+    // The bytes: the store's multipart upload completed, or the partial file (hashed as its chunks came in) linked
+    // into the store without a second pass over its bytes.
+    const storing = async () =>
       storeUpload
         ? finishStoreUpload(
             services,
             { ...started, storeUpload },
-            'part' in lastChunk ? [...state.parts, lastChunk.part] : state.parts,
+            lastChunk.part ? [...state.parts, lastChunk.part] : state.parts,
             input.uploadId,
           )
-        : services.blobs.putInto(store, partial.read(input.uploadId));
+        : services.blobs.putFileInto(
+            store,
+            partial.pathOf(input.uploadId),
+            await finishedUploadHashes(services, input.uploadId, started.size),
+          );
     try {
       let fileId: string;
       const replacing = started.fileId;
@@ -307,6 +322,7 @@ async function cancelQuietly(services: Services, uploadId: string, meta: Request
         result: undefined,
       };
     });
+    forgetUploadHashes(services, uploadId);
     await services.partialUploads.remove(uploadId);
     await abortStoreUpload(services, (await loadUpload(services, uploadId)).state.started);
   } catch (error) {
@@ -334,6 +350,7 @@ export async function cancelUpload(
         result: loaded.state.started,
       };
     });
+    forgetUploadHashes(services, input.uploadId);
     await services.partialUploads.remove(input.uploadId);
     await abortStoreUpload(services, started);
   });

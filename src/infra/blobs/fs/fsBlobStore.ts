@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
+import type { ContentHashes } from '../../../domain/contentHashes';
 import { Holds } from '../holds';
 import { claimCounts, DEFAULT_SWEEP_GRACE_MS } from '../claims';
 import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
@@ -108,6 +109,39 @@ export class FsBlobStore implements BlobStore {
     } catch (error) {
       this.release(blobId);
       await fs.promises.rm(tmp, { force: true });
+      throw error;
+    }
+    return { blobId, size, sha512 };
+  }
+
+  /**
+   * A finished upload's file, hashed as it was written, linked in under its id: no byte read or copied (a hard link;
+   * the file was fsynced when its last chunk was written, the directory is fsynced here). The caller removes its file
+   * once done; later writes to it never reach the blob (PartialUploads writes a copy of a linked file). Null when the
+   * file is on another filesystem than the store.
+   */
+  async linkFile(file: string, hashes: ContentHashes): Promise<StoredBlob | null> {
+    const { sha256: blobId, sha512, size } = hashes;
+    this.holdNow(blobId);
+    try {
+      const target = this.pathOf(blobId);
+      if (!this.touch(target)) {
+        await fs.promises.mkdir(path.dirname(target), { recursive: true });
+        try {
+          await fs.promises.link(file, target);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          // EEXIST: stored meanwhile by another process, the same bytes.
+          if (code === 'EXDEV' || code === 'EPERM') {
+            this.release(blobId);
+            return null;
+          }
+          if (code !== 'EEXIST') throw error;
+        }
+        await fsyncPath(path.dirname(target), true);
+      }
+    } catch (error) {
+      this.release(blobId);
       throw error;
     }
     return { blobId, size, sha512 };
