@@ -23,6 +23,12 @@ export interface BenchRow {
   /** The goal in words, e.g. "≥ 0.7× bare GET", and whether this run met it. */
   goal: string;
   met: boolean;
+  /**
+   * When the ratio is the median of alternating pairs (a measure and its baseline, one after the other, several
+   * times): the lowest and highest ratio of a pair and how many pairs there were. The spread says how much the
+   * shared machine moved the figure.
+   */
+  spread?: { min: number; max: number; pairs: number };
 }
 
 export interface BenchOptions {

@@ -21,9 +21,10 @@ export function startServer(
   entry: string,
   env: Record<string, string>,
   startTimeoutMs = 60_000,
+  execArgv: string[] = [],
 ): Promise<ServerProcess> {
   const child = fork(entry, [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...execArgv],
     env: { ...process.env, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -52,11 +53,18 @@ export function startServer(
 /** The Folder Service on a fresh throwaway DATA_DIR: `stop()` keeps it (for a replay), `remove()` stops and deletes. */
 export async function startService(
   extraEnv: Record<string, string> = {},
+  /** Node options of the service process, e.g. `--cpu-prof` (bench/prof/uploadProfile.ts). */
+  execArgv: string[] = [],
 ): Promise<ServerProcess & { dataDir: string; remove(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-'));
   let server: ServerProcess;
   try {
-    server = await startServer(path.join(__dirname, 'serveService.ts'), { DATA_DIR: dataDir, ...extraEnv });
+    server = await startServer(
+      path.join(__dirname, 'serveService.ts'),
+      { DATA_DIR: dataDir, ...extraEnv },
+      60_000,
+      execArgv,
+    );
   } catch (error) {
     fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;

@@ -15,7 +15,7 @@ export function formatTable(rows: BenchRow[]): string {
     '|---|---:|---:|---:|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.measure} | ${figure(r.value)} ${r.unit} | ${r.baselineName}: ${figure(r.baseline)} ${r.baselineUnit ?? r.unit} | ${figure(r.ratio)}× | ${r.goal} | ${r.met ? 'yes' : 'no'} |`,
+        `| ${r.measure} | ${figure(r.value)} ${r.unit} | ${r.baselineName}: ${figure(r.baseline)} ${r.baselineUnit ?? r.unit} | ${figure(r.ratio)}×${r.spread ? ` (${figure(r.spread.min)}–${figure(r.spread.max)}, ${r.spread.pairs} pairs)` : ''} | ${r.goal} | ${r.met ? 'yes' : 'no'} |`,
     ),
   ];
   return lines.join('\n');

@@ -26,7 +26,7 @@ export async function computeFileHashes(
     hasher.update(chunk as Buffer);
     await progress.update({ increment: (chunk as Buffer).length });
   }
-  const { sha256, sha512 } = hasher.digests();
+  const { sha256, sha512 } = await hasher.digests();
   const address = contentAddressOf(file.blobId);
   if (address !== null && sha256 !== address)
     throw new Error(`The stored bytes of file ${file._id} do not match their content id ${file.blobId}.`);

@@ -11,6 +11,7 @@ import {
   finishStoreUpload,
   sendChunkToStore,
 } from './storeUploadChunks';
+import { finishedUploadHashes, hashingChunk } from './runningUploadHashes';
 import {
   checkSize,
   checkUploadName,
@@ -46,6 +47,13 @@ import type { UploadDeps } from './writeDeps';
  * started, fed chunk by chunk into the partial upload store and finished by its last chunk, or cancelled. The file
  * records themselves are made by src/commands/fileCommands.ts once the bytes are stored.
  */
+
+/** A chunk written to the partial upload file: where it went and how long it is. */
+interface ChunkReceived {
+  offset: number;
+  length: number;
+  part?: undefined;
+}
 
 /** Chunks of one upload are handled one at a time in this process (they write the same partial file). */
 const uploadLocks = new KeyedLock();
@@ -234,10 +242,12 @@ export async function receiveChunk(
     const { storeUpload } = started;
     const lastChunk = storeUpload
       ? await sendChunkToStore(deps, state, { ...started, storeUpload }, input.offset, body)
-      : {
+      : await hashingChunk(deps, input.uploadId, input.offset, async (hasher): Promise<ChunkReceived> => ({
           offset: input.offset,
-          length: await partial.write(input.uploadId, input.offset, body.stream, remainingBytes(state)).catch(tooMany),
-        };
+          length: await partial
+            .write(input.uploadId, input.offset, body.stream, remainingBytes(state), hasher)
+            .catch(tooMany),
+        }));
     const { length } = lastChunk;
     if (state.received + length < started.size) {
       await deps.commands.handleGroup(meta, async (attempt) => {
@@ -248,16 +258,21 @@ export async function receiveChunk(
       return { kind: 'upload', state: (await loadUpload(deps, input.uploadId)).state };
     }
     const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
-    // The bytes: the store's multipart upload completed, or the partial file streamed into the store.
-    const storing = () =>
+    // The bytes: the store's multipart upload completed, or the partial file (hashed as its chunks came in) linked
+    // into the store without a second pass over its bytes.
+    const storing = async () =>
       storeUpload
         ? finishStoreUpload(
             deps,
             { ...started, storeUpload },
-            'part' in lastChunk ? [...state.parts, lastChunk.part] : state.parts,
+            lastChunk.part ? [...state.parts, lastChunk.part] : state.parts,
             input.uploadId,
           )
-        : deps.blobs.putInto(store, partial.read(input.uploadId));
+        : deps.blobs.putFileInto(
+            store,
+            partial.pathOf(input.uploadId),
+            await finishedUploadHashes(deps, input.uploadId, started.size),
+          );
     const fileId = await finishUpload(
       deps,
       { uploadId: input.uploadId, userId: input.userId, started, lastChunk, storing },

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { AssetstoreCommand, AssetstoreEvent, AssetstoreSettings, AssetstoreState } from '../domain/assetstore';
 import type { Decider } from '../domain/decider';
-import type { ContentHasher, ContentHashes } from '../domain/contentHashes';
+import type { ContentHashes, RunningHash } from '../domain/contentHashes';
 
 /**
  * The BlobStore port: immutable, content-addressed byte blobs. A blob's id is the SHA-256 of its bytes (64 lower-case
@@ -73,6 +73,12 @@ export interface BlobStore {
    * the read models have caught up and before requests are served.
    */
   sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport>;
+  /**
+   * Stores the bytes of a finished file (a chunked upload's, hashed as they came in) without reading or copying them:
+   * the store links the file in under its id (the file stays where it is; whoever owns it removes it). Resolves null
+   * when it cannot (another filesystem); a store without this method is given the bytes by `put`.
+   */
+  linkFile?(file: string, hashes: ContentHashes): Promise<StoredBlob | null>;
 }
 
 /** A multipart upload in a store (S3's key and upload id), recorded with the upload so any process can go on with it. */
@@ -104,7 +110,7 @@ export interface MultipartBlobStore extends BlobStore {
     number: number,
     source: Readable,
     length: number,
-    hasher?: ContentHasher,
+    hasher?: RunningHash,
   ): Promise<UploadedPart>;
   /**
    * Completes the upload and stores its bytes as a blob (held, as `put` holds). `hashes` are the bytes' hashes when
@@ -197,6 +203,14 @@ export interface BlobStores extends BlobStore {
   currentId(): Promise<string>;
   /** `put` into a given assetstore (an upload finishes in the store it started in). */
   putInto(assetstoreId: string, source: Readable): Promise<StoredBlob>;
+  /**
+   * The bytes of a finished file (a chunked upload's) into a given assetstore, in one pass: linked in with `hashes`
+   * when the store can (the fs store on the same filesystem), else hashed while read once (without `hashes`) and
+   * linked, else `put` from the file. The file is left where it is.
+   */
+  putFileInto(assetstoreId: string, file: string, hashes: ContentHashes | null): Promise<StoredBlob>;
+  /** A running hash of bytes as they stream in (the chunks of an upload): the one the stores take themselves. */
+  runningHash(): RunningHash;
   /** The adapter of one assetstore (a 400 when the store does not exist). */
   adapterOf(assetstoreId: string): Promise<BlobStore>;
   /** A blob an adapter stored (and holds) itself, as a reference of its assetstore held here too until `release`. */
@@ -231,10 +245,16 @@ export class TooManyBytesError extends Error {
  * `offset` again when the chunk fails.
  */
 export interface PartialUploadStore {
-  /** Streams `source` in at `offset`; TooManyBytesError past `maxBytes`. Resolves with the byte count once durable. */
-  write(uploadId: string, offset: number, source: Readable, maxBytes: number): Promise<number>;
-  /** The bytes received so far. */
-  read(uploadId: string): Readable;
+  /**
+   * Streams `source` in at `offset`, feeding `hasher` (when given) as the bytes pass; TooManyBytesError past
+   * `maxBytes`. Resolves with the byte count once durable.
+   */
+  write(uploadId: string, offset: number, source: Readable, maxBytes: number, hasher?: RunningHash): Promise<number>;
+  /**
+   * The file of the bytes received so far (to be linked into a blob store: a later write never changes the bytes
+   * seen through such a link, it writes a copy).
+   */
+  pathOf(uploadId: string): string;
   truncate(uploadId: string, length: number): Promise<void>;
   remove(uploadId: string): Promise<void>;
   /** Upload ids with bytes here, and `stray` entries that belong to no upload. */

@@ -86,8 +86,14 @@ describe('PUT /file/:id/move', () => {
     expect(fs.existsSync(defaultBlob(bytes))).toBe(true);
     const res = await api.as(admin).put(`/file/${file._id}/move`).query({ assetstoreId: otherStore, progress: true });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual((await api.as(alice).get(`/file/${file._id}`)).body);
-    expect(res.body).toMatchObject({ _id: file._id, size: bytes.length, sha512: file.sha512 });
+    expect(res.body).toEqual((await api.as(admin).get(`/file/${file._id}`)).body);
+    // A site administrator sees which store now holds it (Girder's file filter).
+    expect(res.body).toMatchObject({
+      _id: file._id,
+      size: bytes.length,
+      sha512: file.sha512,
+      assetstoreId: otherStore,
+    });
     expect(await namesIn(otherStore)).toContain('moved.bin');
     expect(await namesIn('000000000000000000000001')).not.toContain('moved.bin');
     expect((await api.download(alice, file._id)).body.equals(bytes)).toBe(true);

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
-import type { ContentHashes } from '../../domain/contentHashes';
+import type { ContentHashes, RunningHash } from '../../domain/contentHashes';
 import { startWorkerThread } from '../startWorkerThread';
 import { WorkerCalls } from '../workerCalls';
 
@@ -46,16 +46,17 @@ function hashingThread(): WorkerCalls<Sha512Reply, string | undefined> {
 let nextStream = 1;
 
 /**
- * A pass-through stream that takes the hashes of what flows through it (src/domain/contentHashes.ts): put it between
- * a source and where the bytes go, and read `digests()` once the pipeline has finished.
+ * The hashes of bytes fed to it in order (src/domain/contentHashes.ts), across as many streams as carry them (the
+ * chunks of one upload, one request each): `update` with each chunk (and wait when it returns a promise), then
+ * `digests()` once, or `abort()`.
  *
- * The SHA-256 (the blob id) is taken here; the SHA-512 on the hashing thread, in parallel, so that the second hash
- * costs the upload no time while a core is free (on one thread the two ran one after the other: SHA-512 alone hashes
- * at about two thirds of SHA-256's speed here). The bytes go over in 1 MiB batches, copied once into a buffer that is
- * then moved to the thread and back (buffers are reused), and at most 8 batches are in flight: when the thread falls
- * behind, the stream waits.
+ * The SHA-256 (the blob id) is taken on the calling thread; the SHA-512 on the hashing thread, in parallel, so that
+ * the second hash costs the upload no time while a core is free (on one thread the two ran one after the other:
+ * SHA-512 alone hashes at about two thirds of SHA-256's speed here). The bytes go over in 1 MiB batches, copied once
+ * into a buffer that is then moved to the thread and back (buffers are reused), and at most 8 batches are in flight:
+ * when the thread falls behind, `update` returns a promise to wait for.
  */
-export class HashingTap extends Transform {
+export class ThreadedHasher implements RunningHash {
   private readonly sha256 = crypto.createHash('sha256');
   private readonly stream = nextStream++;
   private size = 0;
@@ -63,10 +64,10 @@ export class HashingTap extends Transform {
   private filled = 0;
   private readonly inFlight: Promise<void>[] = [];
   private failure: Error | null = null;
-  private sha512: string | undefined;
-  private ended = false;
+  private settled = false;
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+  update(chunk: Buffer): Promise<void> | undefined {
+    if (this.settled) throw new Error('ThreadedHasher.update() after digests() or abort().');
     this.sha256.update(chunk);
     this.size += chunk.length;
     for (let offset = 0; offset < chunk.length;) {
@@ -77,46 +78,30 @@ export class HashingTap extends Transform {
       if (this.filled === BATCH_BYTES) this.send();
     }
     const excess = this.inFlight.length - MAX_BATCHES_IN_FLIGHT;
-    if (excess <= 0 && !this.failure) {
-      callback(null, chunk);
-      return;
-    }
-    void Promise.all(this.inFlight.splice(0, Math.max(excess, 0))).then(() => {
-      if (this.failure) callback(this.failure);
-      else callback(null, chunk);
+    if (excess <= 0 && !this.failure) return undefined;
+    return Promise.all(this.inFlight.splice(0, Math.max(excess, 0))).then(() => {
+      if (this.failure) throw this.failure;
     });
   }
 
-  override _flush(callback: TransformCallback): void {
-    this.ended = true;
-    hashingThread()
-      .call(...this.request('digest'))
-      .then(
-        (digest) => {
-          if (this.failure) {
-            callback(this.failure);
-            return;
-          }
-          this.sha512 = digest;
-          callback();
-        },
-        (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
-      );
+  /** The hashes of every byte fed so far; the hasher is done with. */
+  async digests(): Promise<ContentHashes> {
+    if (this.settled) throw new Error('ThreadedHasher.digests() twice, or after abort().');
+    this.settled = true;
+    const sha512 = await hashingThread().call(...this.request('digest'));
+    if (this.failure) throw this.failure;
+    if (sha512 === undefined) throw new Error('The hashing thread answered no digest.');
+    return { sha256: this.sha256.digest('hex'), sha512, size: this.size };
   }
 
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    // The thread drops this stream's running hash (its reply is not waited for).
-    if (!this.ended && thread) thread.call(...this.request('abort')).catch(() => undefined);
-    callback(error);
+  /** Drops the running hashes (the thread's reply is not waited for). */
+  abort(): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (thread) thread.call(...this.request('abort')).catch(() => undefined);
   }
 
-  /** The hashes of every byte that passed (after the stream ended). */
-  digests(): ContentHashes {
-    if (this.sha512 === undefined) throw new Error('HashingTap.digests() before the stream ended.');
-    return { sha256: this.sha256.digest('hex'), sha512: this.sha512, size: this.size };
-  }
-
-  /** Sends the full batch; a failure of the thread fails the stream at its next chunk or at its end. */
+  /** Sends the full batch; a failure of the thread fails the next `update` that waits, or `digests()`. */
   private send(): void {
     const sent = hashingThread()
       .call(...this.request())
@@ -140,5 +125,47 @@ export class HashingTap extends Transform {
     }
     const stream = this.stream;
     return [(id) => ({ id, stream, ...(bytes ? { bytes } : {}), ...(end ? { end } : {}) }), transfer];
+  }
+}
+
+/**
+ * A pass-through stream that takes the hashes of what flows through it with a ThreadedHasher: put it between a
+ * source and where the bytes go, and read `digests()` once the pipeline has finished.
+ */
+export class HashingTap extends Transform {
+  private readonly hasher = new ThreadedHasher();
+  private hashes: ContentHashes | undefined;
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    const waiting = this.hasher.update(chunk);
+    if (!waiting) {
+      callback(null, chunk);
+      return;
+    }
+    waiting.then(
+      () => callback(null, chunk),
+      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.hasher.digests().then(
+      (hashes) => {
+        this.hashes = hashes;
+        callback();
+      },
+      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.hasher.abort();
+    callback(error);
+  }
+
+  /** The hashes of every byte that passed (after the stream ended). */
+  digests(): ContentHashes {
+    if (this.hashes === undefined) throw new Error('HashingTap.digests() before the stream ended.');
+    return this.hashes;
   }
 }

@@ -33,12 +33,12 @@ import {
 import { importedPathOf, objectKeyOf, objectLocalId } from '../../../domain/assetstoreBlobRef';
 import { RestError } from '../../../domain/errors';
 import { presignCompletion, presignDownload, presignPart, presignUploadStart } from './s3Presign';
-import { ContentHasher, type ContentHashes } from '../../../domain/contentHashes';
+import { type ContentHashes, type RunningHash } from '../../../domain/contentHashes';
 import { DEFAULT_S3_REGION, type S3Settings } from '../../../domain/assetstore';
 import { ValidationError } from '../../../domain/errors';
 import { Holds } from '../holds';
 import { DEFAULT_SWEEP_GRACE_MS } from '../claims';
-import { HashingTap } from '../hashingTap';
+import { HashingTap, ThreadedHasher } from '../hashingTap';
 
 /**
  * Bytes per part of a multipart upload: S3's minimum part size is 5 MiB (the last part excepted); one part is
@@ -259,7 +259,7 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     number: number,
     source: Readable,
     length: number,
-    hasher?: ContentHasher,
+    hasher?: RunningHash,
   ): Promise<UploadedPart> {
     let seen = 0;
     const counted = new Transform({
@@ -269,8 +269,9 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
           callback(new TooManyBytesError());
           return;
         }
-        hasher?.update(chunk);
-        callback(null, chunk);
+        const waiting = hasher?.update(chunk);
+        if (!waiting) callback(null, chunk);
+        else waiting.then(() => callback(null, chunk), callback);
       },
     });
     const body = new PassThrough();
@@ -311,9 +312,14 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
 
   /** The hashes of an object, read once (a multipart upload whose chunks no single process saw all of). */
   private async hashObject(key: string): Promise<ContentHashes> {
-    const hasher = new ContentHasher();
-    const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-    for await (const chunk of object.Body as Readable) hasher.update(chunk as Buffer);
+    const hasher = new ThreadedHasher();
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      for await (const chunk of object.Body as Readable) await hasher.update(chunk as Buffer);
+    } catch (error) {
+      hasher.abort();
+      throw error;
+    }
     return hasher.digests();
   }
 
