@@ -2,6 +2,7 @@ import type { ClientSession, Collection, Db } from 'mongodb';
 import { GenerationCollections, META_COLLECTION, type CollectionName, type StoredDoc } from './collections';
 import { markCounted } from './childCounts';
 import { ReadModelBusyError } from '../../../ports/readModelBusy';
+import { ownValue } from '../../../domain/ownMap';
 
 /**
  * Blue/green generations of the read models.
@@ -32,13 +33,13 @@ export interface Barrier {
   position: string;
 }
 
-/** The barrier raised on `generation`, if any. */
-export function barrierOf(alias: AliasDoc, generation: number): Barrier | undefined {
-  return alias.applying?.[barrierKey(generation)];
-}
-
 /** A generation's key in `applying` (not a bare number, which a dotted path could take for an array index). */
 const barrierKey = (generation: number) => `g${generation}`;
+
+/** The barrier raised on `generation`, if any. */
+export function barrierOf(alias: AliasDoc, generation: number): Barrier | undefined {
+  return alias.applying ? ownValue(alias.applying, barrierKey(generation)) : undefined;
+}
 
 /** How often a reader held by a barrier looks again. */
 const BARRIER_POLL_MS = 25;

@@ -112,7 +112,7 @@ export async function applyInSteps(
       raised.collections = collections;
       raised.readersSee = collections.generation === alias.current;
     });
-    const collections = raised.collections as GenerationCollections | null;
+    const collections = raised.collections;
     if (!collections) return false;
     if (raised.readersSee) await sleep(2 * target.generations.cacheMs);
 
