@@ -56,7 +56,9 @@ export interface MongoReadModelOptions {
  *   process (or while this instance's projector is idle): after `reset()`, every `apply` of this instance goes to the
  *   generation being built.
  * - Subtree operations are set-wise over `ancestors` (subtreeStore.ts); history (removed documents, placement and
- *   sizes over time, restore) is kept like the SQLite adapter keeps it (historyStore.ts).
+ *   sizes over time, restore) is kept like the SQLite adapter keeps it (historyStore.ts). An event whose subtree
+ *   operations reach more than `stepwiseAbove` documents is too large for one transaction: it is applied in steps
+ *   behind a barrier that readers wait for (stepwiseApply.ts).
  * - Each event's writes go out as ordered `bulkWrite`s (one per run of writes to the same collection, flushed before
  *   each read); events are not batched together, since every event's writes derive from the state the previous one
  *   left and its checkpoint must move with them.
