@@ -81,7 +81,7 @@ export class GridFsUploadParts {
   async drop(upload: StoreUpload): Promise<void> {
     const prefix = prefixOf(upload.uploadId);
     for await (const file of this.files.find({ filename: { $regex: `^${prefix}` } }, { projection: { _id: 1 } }))
-      await this.remove(file._id as ObjectId);
+      await this.remove(file._id);
   }
 
   private async remove(id: ObjectId): Promise<void> {
