@@ -2,6 +2,7 @@ import util from 'node:util';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { MaxAppendSizeExceededError } from '../ports/eventStore';
 import { StoreBusyError } from '../ports/storeBusy';
+import { ReadModelBusyError } from '../ports/readModelBusy';
 import { storageFaultOf } from '../ports/storageFault';
 import { ProjectionLagError, ProjectionStoppedError } from '../projections/projector';
 import { TooManyRequestsError } from './tooManyRequests';
@@ -79,6 +80,13 @@ export function errorResponse(
         message: `The change was not made: ${error.message} (a large copy or delete, say). Retry shortly.`,
         type: 'rest',
       },
+    };
+  }
+  if (error instanceof ReadModelBusyError) {
+    return {
+      status: 503,
+      retryAfterSeconds: 5,
+      body: { message: `The request was not answered: ${error.message}. Retry shortly.`, type: 'rest' },
     };
   }
   if (error instanceof BodyTooLargeError) {

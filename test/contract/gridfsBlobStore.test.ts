@@ -155,3 +155,57 @@ describe('GridFsBlobStore', () => {
     await expect(store.exists('x')).rejects.toThrow('Invalid blob id');
   });
 });
+
+/**
+ * Uploads in progress live in the database (issue 31 item 2), as S3's multipart uploads live in the bucket: two
+ * processes sharing MongoDB but no directory (two stores on one stand-in database) take alternate chunks of one
+ * upload, and either completes it. On the old store there was no `beginUpload`: chunks went to DATA_DIR/uploads of
+ * the process that received them.
+ */
+describe('GridFsBlobStore: chunks of an upload in progress, in the database', () => {
+  const sha = (algorithm: string, bytes: Buffer) => crypto.createHash(algorithm).update(bytes).digest('hex');
+  const bytesOf = async (stream: Readable) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+
+  async function twoProcesses() {
+    const db = new MongoStandIn().db('blobs').asDb();
+    const options = { chunkSizeBytes: 100, sweepGraceMs: 0 };
+    return { db, first: await GridFsBlobStore.open(db, options), second: await GridFsBlobStore.open(db, options) };
+  }
+
+  it('takes the chunks of one upload alternately through two processes; either completes it', async () => {
+    const { db, first, second } = await twoProcesses();
+    const bytes = crypto.randomBytes(1000);
+    const upload = await first.beginUpload();
+    const parts = [];
+    for (const [i, offset] of [0, 300, 600, 900].entries()) {
+      const chunk = bytes.subarray(offset, Math.min(offset + 300, bytes.length));
+      parts.push(await (i % 2 === 0 ? first : second).uploadPart(upload, i + 1, Readable.from([chunk]), chunk.length));
+    }
+    // Any process finishes it, from the parts its events recorded (here out of order).
+    const blob = await second.finishUpload(upload, [...parts].reverse());
+    second.release(blob.blobId);
+    expect(blob).toEqual({ blobId: sha('sha256', bytes), size: bytes.length, sha512: sha('sha512', bytes) });
+    expect(await bytesOf(await first.get(blob.blobId))).toEqual(bytes);
+    // Nothing of the upload is left beside the blob.
+    expect(await db.collection('blobs.files').countDocuments({ filename: { $regex: '^part/' } })).toBe(0);
+    expect(await db.collection('blobs.files').countDocuments({})).toBe(1);
+  });
+
+  it('keeps nothing of a chunk cut short, and drops every part when the upload is aborted', async () => {
+    const { db, first, second } = await twoProcesses();
+    const upload = await first.beginUpload();
+    await first.uploadPart(upload, 1, Readable.from([Buffer.alloc(300, 1)]), 300);
+    await expect(second.uploadPart(upload, 2, Readable.from([Buffer.alloc(120, 2)]), 300)).rejects.toThrow(
+      'Chunk ended after 120 of 300 bytes.',
+    );
+    await expect(second.uploadPart(upload, 2, Readable.from([Buffer.alloc(400, 2)]), 300)).rejects.toThrow();
+    expect(await db.collection('blobs.files').countDocuments({})).toBe(1);
+    await second.abortUpload(upload);
+    expect(await db.collection('blobs.files').countDocuments({})).toBe(0);
+    expect(await db.collection('blobs.chunks').countDocuments({})).toBe(0);
+  });
+});

@@ -126,6 +126,27 @@ describe('MongoStandIn transactions (snapshot isolation, as on a replica set)', 
     expect(await counters.countDocuments({})).toBe(0);
   });
 
+  it('refuses a transaction that writes more than maxTransactionWrites documents, not as a transient error', async () => {
+    const { client, counters } = standIn({ maxTransactionWrites: 3 });
+    const session = client.startSession();
+    let attempts = 0;
+    const error = await rejection(
+      session.withTransaction(async (s) => {
+        attempts += 1;
+        // The same document twice counts once.
+        for (const id of ['a', 'b', 'a', 'c', 'd'])
+          await counters.updateOne({ _id: id }, { $inc: { n: 1 } }, { session: s as never, upsert: true });
+      }),
+    );
+    expect(error).toMatchObject({ code: 334, codeName: 'TransactionTooLargeForCache' });
+    expect(error.hasErrorLabel('TransientTransactionError')).toBe(false);
+    expect(attempts).toBe(1);
+    expect(await counters.countDocuments({})).toBe(0);
+    // Outside a transaction each document is its own write: no bound.
+    await counters.insertMany(['a', 'b', 'c', 'd', 'e'].map((id) => ({ _id: id })));
+    expect(await counters.countDocuments({})).toBe(5);
+  });
+
   it('aborts the transaction on a failed statement (a duplicate key): nothing of it is committed', async () => {
     // The abort's NoSuchTransaction is transient: withTransaction would run the callback again until its window ends.
     const { client, counters } = standIn({ withTransactionTimeoutMs: 0 });

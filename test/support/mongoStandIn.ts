@@ -44,6 +44,9 @@ import { parseSearch, textScore, type TextWeights } from './mingoText';
  *  - Strings sort (find's `sort`, a pipeline's top-level `$sort`) by UTF-8 bytes, i.e. by code point, as the server
  *    compares them without a collation; range filters (`$gt`, `$lt` on strings) still compare UTF-16 units (mingo).
  *  - `latencyMs` delays every round trip (each operation, each commit) by that much, as a network would.
+ *  - `maxTransactionWrites` bounds the documents one transaction may write (TransactionTooLargeForCache, 334, not
+ *    transient): the server's bound is its cache share and the 60 s lifetime, both met by a transaction that writes
+ *    enough; statements outside a transaction are not bounded (each document is its own write there, as on a server).
  *  - Indexes are only enforced (unique) or used for `$text`; queries scan. Multikey unique indexes compare the
  *    whole array value, not each element.
  *  - Upserts refuse `$expr` in their filter, as a server does (error 224); other query-feature restrictions of
@@ -415,6 +418,8 @@ interface Transaction {
   aborted: MongoServerError | null;
   /** Set once its writes are the committed state (a repeated commit then succeeds without doing anything). */
   committed: boolean;
+  /** Documents it has written (each counted once), held to `maxTransactionWrites`. */
+  written: number;
   ended: Promise<void>;
   end: () => void;
   timer?: NodeJS.Timeout;
@@ -466,6 +471,16 @@ function noSuchTransaction(txn: Transaction): MongoServerError {
   });
 }
 
+/**
+ * The server's refusal of a transaction whose changes no longer fit its share of the storage engine's cache (code
+ * 334, MongoDB 6.0+). Not labelled transient: running it again meets the same limit.
+ */
+function transactionTooLarge(): MongoServerError {
+  return serverError(334, 'Transaction exceeded the maximum size allowed by the storage engine cache', {
+    codeName: 'TransactionTooLargeForCache',
+  });
+}
+
 /** The server's refusal of an object over the BSON limit (a command, a result document). */
 function tooLarge(size: number, limit: number): MongoServerError {
   const allowed = limit + commandAllowance(limit);
@@ -498,6 +513,12 @@ export interface MongoStandInOptions {
    * server's; lower makes a test of what meets the limit fast.
    */
   maxBsonObjectSize?: number;
+  /**
+   * The most documents one transaction may write (default: no limit). The server's limit is its cache share (a
+   * transaction's dirty data) and its 60 s lifetime, both reached by some number of writes; a count makes a test of
+   * what meets them small and deterministic.
+   */
+  maxTransactionWrites?: number;
 }
 
 export class MongoStandIn {
@@ -512,6 +533,8 @@ export class MongoStandIn {
   readonly transactionLifetimeMs: number;
   readonly withTransactionTimeoutMs: number;
   readonly maxBsonObjectSize: number;
+  /** See {@link MongoStandInOptions.maxTransactionWrites}; a test may lower it once its fixtures are written. */
+  maxTransactionWrites: number;
   latencyMs: number;
   /** Round trips so far (for measurements). */
   roundTrips = 0;
@@ -528,6 +551,7 @@ export class MongoStandIn {
     this.withTransactionTimeoutMs = options.withTransactionTimeoutMs ?? 120_000;
     this.latencyMs = options.latencyMs ?? 0;
     this.maxBsonObjectSize = options.maxBsonObjectSize ?? MAX_BSON_SIZE;
+    this.maxTransactionWrites = options.maxTransactionWrites ?? Infinity;
   }
 
   db(name = 'test'): StandInDb {
@@ -671,6 +695,7 @@ export class MongoStandIn {
       before: new Map(),
       aborted: null,
       committed: false,
+      written: 0,
       ended,
       end,
     };
@@ -1073,8 +1098,13 @@ export class StandInCollection {
 
   /** Records `txn`'s version of `key` (and holds the document until it ends), once every check has passed. */
   private record(key: string, doc: Doc | undefined, txn: Transaction): void {
+    const own = this.ownWrites(txn);
+    if (txn.explicit && !own.has(key)) {
+      if (txn.written >= this.client.maxTransactionWrites) throw transactionTooLarge();
+      txn.written += 1;
+    }
     if (txn.explicit) this.locks.set(key, txn);
-    this.ownWrites(txn).set(key, doc);
+    own.set(key, doc);
   }
 
   private ownWrites(txn: Transaction): Map<string, Doc | undefined> {

@@ -1,7 +1,17 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db, type MongoClientOptions } from 'mongodb';
-import type { BlobStore, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../../ports/blobStore';
+import type {
+  ByteRange,
+  DeletionTicket,
+  MultipartBlobStore,
+  StoreUpload,
+  StoredBlob,
+  SweepReport,
+  UploadedPart,
+} from '../../../ports/blobStore';
+import type { ContentHasher } from '../../../domain/contentHashes';
+import { GridFsUploadParts } from './uploadParts';
 import { Holds } from '../holds';
 import { claimCounts, CLAIM_STALE_MS, DEFAULT_SWEEP_GRACE_MS } from '../claims';
 import { holderStarted, newHolderId } from '../../../ports/holderIdentity';
@@ -74,7 +84,11 @@ async function settled(done: () => boolean, timeoutMs = 30_000): Promise<void> {
  * (`aside/<id>`) before it looks for claims of other processes, and back when it finds one (../claims.ts). The sweep
  * spares blobs whose last put is younger than the grace period.
  */
-export class GridFsBlobStore implements BlobStore {
+export class GridFsBlobStore implements MultipartBlobStore {
+  /** GridFS takes chunks of any size (Girder's minimum chunk size is checked before they reach a store). */
+  readonly minimumPartBytes = 0;
+  /** Chunks of uploads in progress, in the database (./uploadParts.ts). */
+  private readonly parts: GridFsUploadParts;
   private readonly bucket: GridFSBucket;
   private readonly files: Collection<FilesDoc>;
   private readonly chunks: Collection;
@@ -103,6 +117,7 @@ export class GridFsBlobStore implements BlobStore {
     this.chunks = db.collection(`${bucketName}.chunks`);
     this.pending = db.collection<PendingDoc>(`${bucketName}.pending`);
     this.claims = db.collection<ClaimDoc>(`${bucketName}.claims`);
+    this.parts = new GridFsUploadParts(this.bucket, db.collection(`${bucketName}.files`), this.chunks);
     holderStarted(this.holderId);
   }
 
@@ -196,6 +211,31 @@ export class GridFsBlobStore implements BlobStore {
     } finally {
       this.inFlight.delete(key);
     }
+  }
+
+  async beginUpload(): Promise<StoreUpload> {
+    return Promise.resolve(this.parts.begin());
+  }
+
+  async uploadPart(
+    upload: StoreUpload,
+    number: number,
+    source: Readable,
+    length: number,
+    hasher?: ContentHasher,
+  ): Promise<UploadedPart> {
+    return this.parts.put(upload, number, source, length, hasher);
+  }
+
+  /** Stores the parts' bytes as a blob (held, as `put` holds), hashed as they are read back, then drops the parts. */
+  async finishUpload(upload: StoreUpload, parts: UploadedPart[]): Promise<StoredBlob> {
+    const blob = await this.put(this.parts.read(parts));
+    await this.parts.drop(upload);
+    return blob;
+  }
+
+  async abortUpload(upload: StoreUpload): Promise<void> {
+    await this.parts.drop(upload);
   }
 
   /** Removes a temporary file (its files document, its chunks) and its pending record. */

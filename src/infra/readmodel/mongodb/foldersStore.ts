@@ -284,7 +284,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
     },
 
     move(id, parentType, parentId, updated) {
-      log.record(async (w) => {
+      log.recordWide({ folders: [id] }, async (w) => {
         const folder = await w.findOne(
           'folders',
           { _id: id },
@@ -379,7 +379,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
     },
 
     removeSubtree(id) {
-      log.record(async (w) => {
+      log.recordWide({ folders: [id] }, async (w) => {
         await removeSubtree(w, id, false);
       });
     },
@@ -389,7 +389,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
     },
 
     delete(id) {
-      log.record(async (w) => {
+      log.recordWide({ folders: [id] }, async (w) => {
         const doc = await w.findOne('folders', { _id: id }, { projection: CLASS_FIELDS });
         if (doc) new ChildCountChanges().addFolder(doc, -1).write(w);
         // As the SQLite adapter's closure rows: folders below forget the deleted folder as an ancestor.
@@ -400,7 +400,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
     },
 
     deleteUnderRoot(rootId) {
-      log.record(async (w) => {
+      log.recordWide({ roots: [rootId] }, async (w) => {
         const gone = await w.find('folders', { baseParentId: rootId }, { projection: { _id: 1 } });
         removeCountersOf(
           w,
@@ -414,7 +414,7 @@ export function folderWrites(log: OperationLog): FolderWrites {
 
     setAccess(ids, change) {
       const set = defined({ access: change.access, public: change.public, publicFlags: change.publicFlags });
-      log.record(async (w) => {
+      log.recordWide({ documents: ids.length }, async (w) => {
         const rows = await w.find('folders', { _id: { $in: ids } }, { projection: { ancestors: 1, ...CLASS_FIELDS } });
         // The counts first, from the folders as they stand: on a replay after an interruption, a folder written
         // already moves no count (its class is the new one), and the counters written already are skipped.

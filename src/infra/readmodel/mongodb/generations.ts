@@ -1,6 +1,8 @@
 import type { ClientSession, Collection, Db } from 'mongodb';
 import { GenerationCollections, META_COLLECTION, type CollectionName, type StoredDoc } from './collections';
 import { markCounted } from './childCounts';
+import { ReadModelBusyError } from '../../../ports/readModelBusy';
+import { ownValue } from '../../../domain/ownMap';
 
 /**
  * Blue/green generations of the read models.
@@ -21,7 +23,26 @@ export interface AliasDoc {
   building: number | null;
   retired: number[];
   next: number;
+  /** Barriers by generation: an event too large for one transaction is being applied there (./stepwiseApply.ts). */
+  applying?: Record<string, Barrier>;
 }
+
+/** An event being applied in steps, from its barrier's transaction until the one that moves its checkpoint. */
+export interface Barrier {
+  projection: string;
+  position: string;
+}
+
+/** A generation's key in `applying` (not a bare number, which a dotted path could take for an array index). */
+const barrierKey = (generation: number) => `g${generation}`;
+
+/** The barrier raised on `generation`, if any. */
+export function barrierOf(alias: AliasDoc, generation: number): Barrier | undefined {
+  return alias.applying ? ownValue(alias.applying, barrierKey(generation)) : undefined;
+}
+
+/** How often a reader held by a barrier looks again. */
+const BARRIER_POLL_MS = 25;
 
 /** Where queries read: the current generation's collections. */
 export interface ReadSource {
@@ -31,12 +52,16 @@ export interface ReadSource {
 }
 
 export class Generations implements ReadSource {
-  private cached: { generation: number; at: number } | null = null;
+  private cached: { generation: number; barrier: boolean; at: number } | null = null;
+  /** The one wait for a barrier to fall that every held reader shares. */
+  private barrierWait: Promise<number> | null = null;
 
   constructor(
     private readonly db: Db,
-    private readonly cacheMs: number,
+    readonly cacheMs: number,
     readonly inBudget: number,
+    /** How long a reader waits for a barrier to fall before it gives up with {@link ReadModelBusyError}. */
+    private readonly barrierWaitMs: number,
   ) {}
 
   private get meta(): Collection<AliasDoc> {
@@ -63,7 +88,7 @@ export class Generations implements ReadSource {
   async alias(session?: ClientSession): Promise<AliasDoc> {
     const alias = await this.meta.findOne({ _id: 'alias' }, session ? { session } : {});
     if (!alias) throw new Error('MongoReadModel: the rm_meta alias document is missing (was the database dropped?).');
-    this.cached = { generation: alias.current, at: Date.now() };
+    this.cached = { generation: alias.current, barrier: !!barrierOf(alias, alias.current), at: Date.now() };
     return alias;
   }
 
@@ -72,10 +97,57 @@ export class Generations implements ReadSource {
     return (await this.alias(session)).current;
   }
 
-  /** The current generation as readers see it: the alias is re-read at most every `cacheMs`. */
+  /**
+   * The current generation as readers see it: the alias is re-read at most every `cacheMs`. While a barrier stands
+   * on it (an event applied in steps, ./stepwiseApply.ts), readers wait until it falls, so that they see the event
+   * whole or not at all; after `barrierWaitMs` they give up with {@link ReadModelBusyError} (HTTP 503). A reader
+   * cannot tell which documents the event reaches without reading them, so every reader waits.
+   */
   async readable(): Promise<number> {
-    if (this.cached && Date.now() - this.cached.at < this.cacheMs) return this.cached.generation;
-    return this.current();
+    const fresh = this.cached && Date.now() - this.cached.at < this.cacheMs ? this.cached : null;
+    if (fresh && !fresh.barrier) return fresh.generation;
+    if (!fresh) {
+      const alias = await this.alias();
+      if (!barrierOf(alias, alias.current)) return alias.current;
+    }
+    this.barrierWait ??= this.untilBarrierFalls().finally(() => (this.barrierWait = null));
+    return this.barrierWait;
+  }
+
+  private async untilBarrierFalls(): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, BARRIER_POLL_MS));
+      const alias = await this.alias();
+      if (!barrierOf(alias, alias.current)) return alias.current;
+      if (Date.now() - started >= this.barrierWaitMs) throw new ReadModelBusyError(Date.now() - started);
+    }
+  }
+
+  /**
+   * Raises the barrier of `position` on `generation` in `session`'s transaction; false when another event's barrier
+   * stands there (the event applied in steps before this one has not finished).
+   */
+  async raiseBarrier(generation: number, barrier: Barrier, session?: ClientSession): Promise<boolean> {
+    const alias = await this.alias(session);
+    const standing = barrierOf(alias, generation);
+    if (standing) return standing.projection === barrier.projection && standing.position === barrier.position;
+    await this.meta.updateOne(
+      { _id: 'alias' },
+      { $set: { [`applying.${barrierKey(generation)}`]: barrier } },
+      session ? { session } : {},
+    );
+    return true;
+  }
+
+  /** Takes the barrier of `barrier.position` off `generation` (in the transaction that moves its checkpoint). */
+  async lowerBarrier(generation: number, barrier: Barrier, session?: ClientSession): Promise<void> {
+    const field = `applying.${barrierKey(generation)}`;
+    await this.meta.updateOne(
+      { _id: 'alias', [`${field}.position`]: barrier.position, [`${field}.projection`]: barrier.projection },
+      { $unset: { [field]: '' } },
+      session ? { session } : {},
+    );
   }
 
   async get(name: CollectionName): Promise<Collection<StoredDoc>> {

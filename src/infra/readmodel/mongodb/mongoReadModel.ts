@@ -14,9 +14,11 @@ import { MongoFolders, folderWrites } from './foldersStore';
 import { MongoFiles, MongoItems, fileWrites, itemWrites } from './itemsStore';
 import { MongoSubtree, subtreeWrites } from './subtreeStore';
 import { MongoHistory, historyWrites } from './historyStore';
-import { Generations, type ReadSource } from './generations';
+import { Generations, barrierOf, type ReadSource } from './generations';
 import type { CollectionName, GenerationCollections } from './collections';
-import { OperationLog, positionStamp, runOperations, type PresenceCheck } from './writes';
+import { OperationLog, runOperations, type PresenceCheck } from './writes';
+import { moveCheckpoint, readCheckpoint } from './checkpoints';
+import { applyInSteps, reachesMoreThan, type StepwiseTarget } from './stepwiseApply';
 import { dumpGeneration } from './dump';
 import { MongoLeases } from './leasesStore';
 import { inListBudget } from './boundedIn';
@@ -29,6 +31,14 @@ export interface MongoReadModelOptions {
   transactions?: 'auto' | boolean;
   /** How long readers may use the current generation before re-reading the alias (ms, default 1000). */
   aliasCacheMs?: number;
+  /**
+   * An event whose subtree operations reach more folders and items than this is applied in steps behind a barrier
+   * instead of in one transaction (./stepwiseApply.ts; default 10,000: each reached document brings a few writes,
+   * well inside what a transaction of the server's 60 s lifetime and cache share can take).
+   */
+  stepwiseAbove?: number;
+  /** How long a reader waits for an event applied in steps before it answers 503 (ms, default 10,000). */
+  barrierWaitMs?: number;
   /** Called by dispose() (e.g. to close a client the read model owns). */
   onDispose?: () => Promise<void>;
 }
@@ -46,7 +56,9 @@ export interface MongoReadModelOptions {
  *   process (or while this instance's projector is idle): after `reset()`, every `apply` of this instance goes to the
  *   generation being built.
  * - Subtree operations are set-wise over `ancestors` (subtreeStore.ts); history (removed documents, placement and
- *   sizes over time, restore) is kept like the SQLite adapter keeps it (historyStore.ts).
+ *   sizes over time, restore) is kept like the SQLite adapter keeps it (historyStore.ts). An event whose subtree
+ *   operations reach more than `stepwiseAbove` documents is too large for one transaction: it is applied in steps
+ *   behind a barrier that readers wait for (stepwiseApply.ts).
  * - Each event's writes go out as ordered `bulkWrite`s (one per run of writes to the same collection, flushed before
  *   each read); events are not batched together, since every event's writes derive from the state the previous one
  *   left and its checkpoint must move with them.
@@ -77,7 +89,7 @@ export class MongoReadModel implements ReadModel {
     private readonly inBudget: number,
     private readonly options: MongoReadModelOptions,
   ) {
-    this.generations = new Generations(db, options.aliasCacheMs ?? 1000, inBudget);
+    this.generations = new Generations(db, options.aliasCacheMs ?? 1000, inBudget, options.barrierWaitMs ?? 10_000);
     const source = this.generations;
     this.users = new MongoUsers(source);
     this.groups = new MongoGroups(source);
@@ -113,17 +125,26 @@ export class MongoReadModel implements ReadModel {
     return this.generations.collections(this.building ?? (await this.generations.current(session)));
   }
 
-  private async readCheckpoint(
-    collections: GenerationCollections,
-    projection: string,
-    session?: ClientSession,
-  ): Promise<bigint> {
-    const doc = await collections.get('checkpoints').findOne({ _id: projection }, session ? { session } : {});
-    return doc ? BigInt(doc.position as string) : 0n;
+  async checkpoint(projection: string): Promise<bigint> {
+    return readCheckpoint(await this.writeGeneration(), projection);
   }
 
-  async checkpoint(projection: string): Promise<bigint> {
-    return this.readCheckpoint(await this.writeGeneration(), projection);
+  /** What applying an event in steps needs of this read model (./stepwiseApply.ts). */
+  private get stepwise(): StepwiseTarget {
+    return {
+      generations: this.generations,
+      leases: this.leases,
+      inBudget: this.inBudget,
+      building: () => this.building,
+      inTransaction: (work) => this.withSession(async (session) => work(session as ClientSession)),
+    };
+  }
+
+  /** Whether an event's writes are too large for one transaction (only transactions have a size to keep to). */
+  private async tooLargeForOneTransaction(log: OperationLog): Promise<boolean> {
+    if (!this.transactional || log.reaches.length === 0) return false;
+    const limit = this.options.stepwiseAbove ?? DEFAULT_STEPWISE_ABOVE;
+    return reachesMoreThan(await this.writeGeneration(), log.reaches, limit, this.inBudget);
   }
 
   async apply(
@@ -134,12 +155,17 @@ export class MongoReadModel implements ReadModel {
   ): Promise<boolean> {
     const log = new OperationLog();
     write(transactionOf(log));
+    if (await this.tooLargeForOneTransaction(log))
+      return this.afterApply(await applyInSteps(this.stepwise, projection, position, log, fence));
     // Set inside the (possibly retried) transaction: an object, so the check after it is not narrowed away.
-    const outcome = { applied: false };
+    const outcome = { applied: false, inSteps: false };
     const attempt = async (session?: ClientSession) => {
       outcome.applied = false;
-      const collections = await this.writeGeneration(session);
-      if ((await this.readCheckpoint(collections, projection, session)) >= position) return;
+      const { collections, barrier } = await this.writeTarget(session);
+      if ((await readCheckpoint(collections, projection, session)) >= position) return;
+      // An event applied in steps was interrupted (./stepwiseApply.ts): it is this one, to be resumed in steps.
+      outcome.inSteps = barrier;
+      if (barrier) return;
       if (fence) await this.leases.checkFence(fence, position, session);
       await runOperations(log.operations, {
         collections,
@@ -149,24 +175,30 @@ export class MongoReadModel implements ReadModel {
         inBudget: this.inBudget,
       });
       // The checkpoint moves last (outside a transaction: only once every write of the event is in).
-      const stamp = positionStamp(position);
-      try {
-        await collections
-          .get('checkpoints')
-          .updateOne(
-            { _id: projection, stamp: { $lt: stamp } },
-            { $set: { position: position.toString(), stamp } },
-            { upsert: true, ...(session ? { session } : {}) },
-          );
-      } catch (error) {
-        // Without a transaction, a checkpoint already at or past this position collides on `_id`: nothing to do.
-        if (session || (error as { code?: number }).code !== 11000) throw error;
-      }
+      await moveCheckpoint(collections, projection, position, session);
       outcome.applied = true;
     };
     await this.withSession(attempt);
-    if (outcome.applied && this.building !== null) await this.switchWhenCaughtUp();
-    return outcome.applied;
+    if (outcome.inSteps) return this.afterApply(await applyInSteps(this.stepwise, projection, position, log, fence));
+    return this.afterApply(outcome.applied);
+  }
+
+  /** A rebuild switches once its generation has caught up (checked after each event it applied). */
+  private async afterApply(applied: boolean): Promise<boolean> {
+    if (applied && this.building !== null) await this.switchWhenCaughtUp();
+    return applied;
+  }
+
+  /**
+   * The generation writes go to (the one being built by this instance, else the current one, re-read) and whether a
+   * barrier stands on it (an event applied in steps, interrupted).
+   */
+  private async writeTarget(
+    session?: ClientSession,
+  ): Promise<{ collections: GenerationCollections; barrier: boolean }> {
+    const alias = await this.generations.alias(session);
+    const generation = this.building ?? alias.current;
+    return { collections: this.generations.collections(generation), barrier: !!barrierOf(alias, generation) };
   }
 
   /**
@@ -177,23 +209,29 @@ export class MongoReadModel implements ReadModel {
    * checkpoint move (what {@link apply} does), which keeps a crash between two events harmless.
    */
   async applyBatch(projection: string, events: BatchedWrite[], fence?: LeaseFence): Promise<number> {
-    if (!this.transactional || events.length <= 1) {
+    const oneByOne = async () => {
       let applied = 0;
       for (const { position, write } of events) if (await this.apply(projection, position, write, fence)) applied++;
       return applied;
-    }
+    };
+    if (!this.transactional || events.length <= 1) return oneByOne();
     const logs = events.map(({ position, write }) => {
       const log = new OperationLog();
       write(transactionOf(log));
       return { position, log };
     });
-    const outcome = { applied: 0 };
+    // An event too large for one transaction cannot share one (measured on the state before the batch).
+    for (const { log } of logs) if (await this.tooLargeForOneTransaction(log)) return oneByOne();
+    const outcome = { applied: 0, inSteps: false };
     await this.withSession(async (session) => {
       outcome.applied = 0;
-      const collections = await this.writeGeneration(session);
-      const checkpoint = await this.readCheckpoint(collections, projection, session);
+      const { collections, barrier } = await this.writeTarget(session);
+      const checkpoint = await readCheckpoint(collections, projection, session);
       const pending = logs.filter((l) => l.position > checkpoint);
       if (pending.length === 0) return;
+      // The first pending event was being applied in steps: it resumes alone (apply), and the rest follow it.
+      outcome.inSteps = barrier;
+      if (barrier) return;
       const last = pending[pending.length - 1].position;
       if (fence) await this.leases.checkFence(fence, last, session);
       for (const { position, log } of pending)
@@ -204,16 +242,10 @@ export class MongoReadModel implements ReadModel {
           position,
           inBudget: this.inBudget,
         });
-      const stamp = positionStamp(last);
-      await collections
-        .get('checkpoints')
-        .updateOne(
-          { _id: projection, stamp: { $lt: stamp } },
-          { $set: { position: last.toString(), stamp } },
-          { upsert: true, session },
-        );
+      await moveCheckpoint(collections, projection, last, session);
       outcome.applied = pending.length;
     });
+    if (outcome.inSteps) return oneByOne();
     if (outcome.applied > 0 && this.building !== null) await this.switchWhenCaughtUp();
     return outcome.applied;
   }
@@ -250,7 +282,7 @@ export class MongoReadModel implements ReadModel {
       const options = session ? { session } : {};
       const live = await current.get('checkpoints').find({}, options).toArray();
       for (const checkpoint of live) {
-        if ((await this.readCheckpoint(next, checkpoint._id, session)) < BigInt(checkpoint.position as string)) return;
+        if ((await readCheckpoint(next, checkpoint._id, session)) < BigInt(checkpoint.position as string)) return;
       }
       outcome.switched = await this.generations.switchTo(building, session);
     });
@@ -349,6 +381,9 @@ function transactionOf(log: OperationLog): ReadModelTx {
   };
   return tx;
 }
+
+/** Folders and items an event may reach and still be applied in one transaction (see `stepwiseAbove`). */
+const DEFAULT_STEPWISE_ABOVE = 10_000;
 
 /** The server's default document limit, should `hello` not report one. */
 const DEFAULT_MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;

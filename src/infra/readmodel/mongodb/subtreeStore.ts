@@ -340,20 +340,21 @@ export class MongoSubtree implements SubtreeQueries {
 export function subtreeWrites(log: OperationLog): SubtreeWrites {
   return {
     deleteFolder(folderId, position) {
-      log.record(async (w) => {
+      log.recordWide({ folders: [folderId] }, async (w) => {
         await removeSubtree(w, folderId, false, { position, rootId: folderId });
       });
     },
     clearContents(folderId, position) {
-      log.record(async (w) => {
+      log.recordWide({ folders: [folderId] }, async (w) => {
         await removeSubtree(w, folderId, true, { position, rootId: folderId });
       });
     },
     deleteUnderRoot(rootType, rootId, position) {
-      log.record((w) => deleteUnderRoot(w, rootType, rootId, position));
+      log.recordWide({ roots: [rootId] }, (w) => deleteUnderRoot(w, rootType, rootId, position));
     },
     copyFolder(copy, position) {
-      log.record((w) => copyFolder(w, copy, position));
+      // The copy writes as much again as its source holds.
+      log.recordWide({ folders: [copy.sourceId] }, (w) => copyFolder(w, copy, position));
     },
     recordOps(folderIds, position, operation, rootId) {
       log.record(async (w) => recordHistory(w, folderIds, position, operation, rootId));

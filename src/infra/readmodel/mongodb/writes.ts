@@ -78,10 +78,25 @@ export interface PresenceCheck {
   readonly id: string;
 }
 
+/**
+ * What an operation over a whole subtree reaches, so that the event's size can be measured before it is applied
+ * (./stepwiseApply.ts): folder subtrees (each folder with everything below it), everything under users or
+ * collections, or a number of documents named already.
+ */
+export type Reach = { folders: string[] } | { roots: string[] } | { documents: number };
+
 /** Collects the operations of one event (the synchronous side the projections see). */
 export class OperationLog {
   readonly operations: Operation[] = [];
+  /** What the event's operations over whole subtrees reach (empty: none does). */
+  readonly reaches: Reach[] = [];
   private guards: Guard[] = [];
+
+  /** Records an operation over a whole subtree: one that may write too much for one transaction. */
+  recordWide(reach: Reach, operation: Operation): void {
+    this.reaches.push(reach);
+    this.record(operation);
+  }
 
   record(operation: Operation): void {
     const guards = this.guards;

@@ -1,0 +1,91 @@
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ObjectId, type Collection, type GridFSBucket } from 'mongodb';
+import { TooManyBytesError, type StoreUpload, type UploadedPart } from '../../../ports/blobStore';
+import type { ContentHasher } from '../../../domain/contentHashes';
+
+/** Files of uploads in progress: `part/<upload id>/<part number>/<attempt>`. */
+const PART_PREFIX = 'part/';
+
+/** Where an upload's parts are named (its id is an ObjectId's hex, so the name is a literal in a regex). */
+function prefixOf(uploadId: string): string {
+  if (!/^[0-9a-f]{24}$/.test(uploadId)) throw new Error(`Invalid GridFS upload id: ${uploadId}`);
+  return `${PART_PREFIX}${uploadId}/`;
+}
+
+/**
+ * The chunks of uploads in progress, in GridFS (issue 31): each chunk is stored as its own GridFS file beside the
+ * blobs, named after its upload and part number, and acknowledged with its file id (the part's "etag", recorded with
+ * the upload's events). So nothing of an upload lives on a host's disk, and the next chunk may reach any process that
+ * shares the database. A chunk cut short leaves a file no event names; finishing or aborting the upload removes every
+ * file of it, named or not. Completing streams the named parts, in order, through the store's `put` (which hashes and
+ * dedupes them like any blob), so the bytes are read back once.
+ */
+export class GridFsUploadParts {
+  constructor(
+    private readonly bucket: GridFSBucket,
+    private readonly files: Collection,
+    private readonly chunks: Collection,
+  ) {}
+
+  begin(): StoreUpload {
+    const uploadId = new ObjectId().toHexString();
+    return { key: prefixOf(uploadId), uploadId };
+  }
+
+  /** Stores exactly `length` bytes as part `number`; a failed or short chunk leaves nothing. */
+  async put(
+    upload: StoreUpload,
+    number: number,
+    source: Readable,
+    length: number,
+    hasher?: ContentHasher,
+  ): Promise<UploadedPart> {
+    const id = new ObjectId();
+    let seen = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        seen += chunk.length;
+        if (seen > length) {
+          callback(new TooManyBytesError());
+          return;
+        }
+        hasher?.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    const stream = this.bucket.openUploadStreamWithId(id, `${prefixOf(upload.uploadId)}${number}/${id.toHexString()}`);
+    try {
+      await pipeline(source, counted, stream);
+      if (seen !== length) throw new Error(`Chunk ended after ${seen} of ${length} bytes.`);
+    } catch (error) {
+      await this.remove(id);
+      throw error;
+    }
+    return { number, etag: id.toHexString() };
+  }
+
+  /** The named parts' bytes, in order. */
+  read(parts: UploadedPart[]): Readable {
+    const ordered = [...parts].sort((a, b) => a.number - b.number);
+    const out = new PassThrough();
+    void (async () => {
+      for (const part of ordered)
+        await pipeline(this.bucket.openDownloadStream(new ObjectId(part.etag)), out, { end: false });
+      out.end();
+    })().catch((error: unknown) => out.destroy(error as Error));
+    return out;
+  }
+
+  /** Removes every part of the upload, the parts its events name and any a failed chunk left. */
+  async drop(upload: StoreUpload): Promise<void> {
+    const prefix = prefixOf(upload.uploadId);
+    for await (const file of this.files.find({ filename: { $regex: `^${prefix}` } }, { projection: { _id: 1 } }))
+      await this.remove(file._id);
+  }
+
+  private async remove(id: ObjectId): Promise<void> {
+    await this.files.deleteOne({ _id: id });
+    await this.chunks.deleteMany({ files_id: id });
+  }
+}

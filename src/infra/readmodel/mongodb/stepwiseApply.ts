@@ -1,0 +1,131 @@
+import type { ClientSession } from 'mongodb';
+import type { LeaseFence } from '../../../ports/readModel';
+import type { GenerationCollections } from './collections';
+import { barrierOf, type Barrier, type Generations } from './generations';
+import type { MongoLeases } from './leasesStore';
+import { countIn } from './boundedIn';
+import { runOperations, type OperationLog, type Reach } from './writes';
+import { moveCheckpoint, readCheckpoint } from './checkpoints';
+
+/**
+ * Events too large for one MongoDB transaction (issue 32): the copy, move or delete of a subtree of 100,000 folders
+ * would pass the server's 60 s transaction lifetime and its cache share, be retried until the driver gives up, and
+ * stop the projector on that event at every restart. Such an event is applied in steps behind a barrier:
+ *
+ *  1. A small transaction raises the barrier on the generation (`rm_meta.alias.applying`, ./generations.ts) with the
+ *     event's position, after checking that the checkpoint is before it and the lease fence holds.
+ *  2. Readers stop: each query first resolves the generation to read (`Generations.readable`), and while a barrier
+ *     stands on it the query waits until it falls, or answers 503 with `Retry-After` after `barrierWaitMs`
+ *     (ReadModelBusyError), as writes do when the projector lags. A reader cannot tell which documents an event
+ *     reaches without reading them (a copy shows in text search, sizes, counts and history before its root exists),
+ *     so every reader waits, for as long as the event takes. Readers hold the alias for up to `aliasCacheMs`; the
+ *     first write waits twice that, so that a reader that resolved the alias just before the barrier rose has seen
+ *     it, or has finished a query of up to `aliasCacheMs` that it began before.
+ *  3. The event's operations run on the adapter's path for servers without transactions (./writes.ts), which is
+ *     built to be interrupted: every document is written on its own, stamped and guarded by the event's position,
+ *     and each operation writes what it derived its other writes from last. A crash, a lost lease or a stopped
+ *     projector leaves the barrier up; the next projector (this one restarted, or a standby that took the lease)
+ *     resumes the same event, meets the barrier of that position and runs the same operations again: what was
+ *     written is skipped, the rest is written once.
+ *  4. A small transaction moves the checkpoint and lowers the barrier together, after checking the fence again.
+ *
+ * Why this design, and not the others considered: writing a new generation of the reached documents and switching,
+ * or marking written documents pending, needs every query (and every counter) to skip unfinished changes; the
+ * barrier needs one check, in the one place every query resolves where to read. Why no transaction around each
+ * step: the barrier already hides the steps from readers, and a transaction would make a resumed step fail on the
+ * documents it had written before (a guarded upsert of a document already at the event's stamp collides on `_id`;
+ * outside a transaction that collision means "done" and the write goes on). What it costs: readers wait while a
+ * large event applies (seconds for tens of thousands of documents), and events below `stepwiseAbove` keep their
+ * single transaction, so only large ones pay the barrier and its pause.
+ */
+
+/** Whether an event's wide operations reach more than `limit` folders and items (measured before it is applied). */
+export async function reachesMoreThan(
+  collections: GenerationCollections,
+  reaches: readonly Reach[],
+  limit: number,
+  inBudget: number,
+): Promise<boolean> {
+  let counted = 0;
+  for (const reach of reaches) {
+    if ('documents' in reach) counted += reach.documents;
+    else if ('roots' in reach) {
+      const under = { baseParentId: { $in: reach.roots } };
+      counted += await collections.get('folders').countDocuments(under, { limit: limit + 1 });
+      counted += await collections.get('items').countDocuments(under, { limit: limit + 1 });
+    } else {
+      const subtree = { $or: [{ _id: { $in: reach.folders } }, { ancestors: { $in: reach.folders } }] };
+      // At most limit + 1 folders: past that the answer is known, and the ids fit the item count's statement.
+      const folders = await collections
+        .get('folders')
+        .find(subtree, { projection: { _id: 1 }, limit: limit + 1 })
+        .toArray();
+      counted += folders.length;
+      if (counted <= limit && folders.length > 0)
+        counted += await countIn(collections.get('items'), { folderId: { $in: folders.map((f) => f._id) } }, inBudget);
+    }
+    if (counted > limit) return true;
+  }
+  return false;
+}
+
+/** What applying in steps needs of the read model. */
+export interface StepwiseTarget {
+  readonly generations: Generations;
+  readonly leases: MongoLeases;
+  readonly inBudget: number;
+  /** The generation this instance's rebuild is filling (null: it writes the current one). */
+  building(): number | null;
+  /** Runs `work` in a transaction (retried on transient errors). */
+  inTransaction(work: (session: ClientSession) => Promise<void>): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Applies one event in steps behind a barrier (see above). Returns false when the checkpoint was already at or past
+ * it. Should a rebuild make another generation current between the barrier and the checkpoint, the event is applied
+ * again there (the one it was written to is retired; readers never read it again).
+ */
+export async function applyInSteps(
+  target: StepwiseTarget,
+  projection: string,
+  position: bigint,
+  log: OperationLog,
+  fence?: LeaseFence,
+): Promise<boolean> {
+  const barrier: Barrier = { projection, position: position.toString() };
+  for (;;) {
+    const raised = { collections: null as GenerationCollections | null, readersSee: false };
+    await target.inTransaction(async (session) => {
+      raised.collections = null;
+      const alias = await target.generations.alias(session);
+      const collections = target.generations.collections(target.building() ?? alias.current);
+      if ((await readCheckpoint(collections, projection, session)) >= position) return;
+      if (fence) await target.leases.checkFence(fence, position, session);
+      if (!(await target.generations.raiseBarrier(collections.generation, barrier, session))) {
+        const standing = barrierOf(alias, collections.generation);
+        throw new Error(
+          `MongoReadModel: the event at ${standing?.position ?? '?'} is still being applied to generation ${collections.generation}; ${position} cannot begin before it ends.`,
+        );
+      }
+      raised.collections = collections;
+      raised.readersSee = collections.generation === alias.current;
+    });
+    const collections = raised.collections;
+    if (!collections) return false;
+    if (raised.readersSee) await sleep(2 * target.generations.cacheMs);
+
+    await runOperations(log.operations, { collections, transactional: false, position, inBudget: target.inBudget });
+
+    const outcome = { moved: false };
+    await target.inTransaction(async (session) => {
+      const alias = await target.generations.alias(session);
+      outcome.moved = (target.building() ?? alias.current) !== collections.generation;
+      if (fence) await target.leases.checkFence(fence, position, session);
+      if (!outcome.moved) await moveCheckpoint(collections, projection, position, session);
+      await target.generations.lowerBarrier(collections.generation, barrier, session);
+    });
+    if (!outcome.moved) return true;
+  }
+}
