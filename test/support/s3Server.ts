@@ -67,7 +67,20 @@ interface S3rverContext {
 
 const BUCKET = 'folder-service-test';
 
-export async function startTestS3(): Promise<TestS3> {
+export interface TestS3Options {
+  /**
+   * A web origin the bucket lets browsers send requests from (S3's bucket CORS configuration: the methods and headers
+   * of the web client's direct uploads, and ETag readable). On S3_TEST_URL the bucket's own configuration applies.
+   */
+  corsOrigin?: string;
+}
+
+/** A bucket CORS configuration (PutBucketCors's XML) for the web client's direct uploads from `origin`. */
+function corsConfiguration(origin: string): string {
+  return `<CORSConfiguration><CORSRule><AllowedOrigin>${origin}</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod><AllowedMethod>POST</AllowedMethod><AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader></CORSRule></CORSConfiguration>`;
+}
+
+export async function startTestS3(options: TestS3Options = {}): Promise<TestS3> {
   const url = process.env.S3_TEST_URL;
   if (url) {
     const parsed = new URL(url);
@@ -108,7 +121,7 @@ export async function startTestS3(): Promise<TestS3> {
     port: 0,
     silent: true,
     directory,
-    configureBuckets: [{ name: BUCKET, configs: [] }],
+    configureBuckets: [{ name: BUCKET, configs: options.corsOrigin ? [corsConfiguration(options.corsOrigin)] : [] }],
   });
   const internals = server as unknown as S3rverInternals;
   const uploadsDir = () => internals.store.getResourcePath(BUCKET, undefined, 'uploads');
