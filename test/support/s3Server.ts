@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
-import { HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { DEFAULT_S3_REGION, type S3Settings } from '../../src/domain/assetstore';
 
 /**
@@ -17,6 +23,8 @@ export interface TestS3 {
   /** The keys of multipart uploads in progress under `prefix` (S3's ListMultipartUploads, or s3rver's directory). */
   openMultipartUploads(prefix: string): Promise<string[]>;
   objectExists(key: string): Promise<boolean>;
+  /** The bytes of an object, read straight from the bucket. */
+  getObject(key: string): Promise<Buffer>;
   /** An object put straight into the bucket (data that exists before the service: an import's source). */
   putObject(key: string, body: Buffer): Promise<void>;
   close(): Promise<void>;
@@ -39,6 +47,16 @@ async function objectExists(settings: S3Settings, key: string): Promise<boolean>
   } catch (error) {
     if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
     throw error;
+  } finally {
+    client.destroy();
+  }
+}
+
+async function getObject(settings: S3Settings, key: string): Promise<Buffer> {
+  const client = clientOf(settings);
+  try {
+    const got = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
+    return Buffer.from(await got.Body!.transformToByteArray());
   } finally {
     client.destroy();
   }
@@ -111,6 +129,7 @@ export async function startTestS3(options: TestS3Options = {}): Promise<TestS3> 
         }
       },
       objectExists: (key) => objectExists(settings(''), key),
+      getObject: (key) => getObject(settings(''), key),
       putObject: (key, body) => putObject(settings(''), key, body),
       close: () => Promise.resolve(),
     };
@@ -163,6 +182,7 @@ export async function startTestS3(options: TestS3Options = {}): Promise<TestS3> 
         .filter((key) => key.startsWith(prefix));
     },
     objectExists: (key) => objectExists(settingsAt(''), key),
+    getObject: (key) => getObject(settingsAt(''), key),
     putObject: (key, body) => putObject(settingsAt(''), key, body),
     async close() {
       await server.close();
