@@ -97,7 +97,7 @@ export async function confirm(session: GirderSession): Promise<void> {
  */
 export async function uploadHere(
   session: GirderSession,
-  files: ({ name: string; mimeType: string; buffer: Buffer } | string)[],
+  files: { name: string; mimeType: string; buffer: Buffer }[] | string[],
 ): Promise<void> {
   const { page } = session;
   await page.locator('.g-upload-here-button').first().click();
