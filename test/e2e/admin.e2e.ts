@@ -11,14 +11,16 @@ import { useBrowserSuite } from './support/suite';
 /**
  * The admin console's screens as a site administrator uses them: server configuration, plugins, the users and
  * groups lists, and assetstores (a filesystem store, and an S3 store on an s3rver started here that becomes
- * current, receives an upload from the browser and serves it back).
+ * current, receives an upload the browser sends straight to the bucket and serves it back).
  */
 describeInChromium('web client: the admin console', () => {
   const ui = useBrowserSuite();
   let s3: TestS3;
   let fsRoot = '';
   beforeAll(async () => {
-    s3 = await startTestS3();
+    // The store made in the console has `redirect` on (Girder's default): the browser sends the upload straight to
+    // the bucket, which allows the service's origin (started by the suite's beforeAll, which runs first).
+    s3 = await startTestS3({ corsOrigin: ui.service.baseUrl });
     fsRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-assetstore-'));
   });
   afterAll(async () => {

@@ -17,6 +17,7 @@ import type { Readable } from 'node:stream';
  *   removes it; plus requests' default `User-Agent`, `Accept-Encoding`, `Accept` and `Connection` headers;
  * - a body is sent with its Content-Length and no Content-Type; a POST/PUT/DELETE without a body sends
  *   `Content-Length: 0`;
+ * - redirects are followed as `requests` follows them (see `send`);
  * - 200 and 201 are success, anything else raises HttpError.
  * Method names follow the Python ones so that a test reads like the Python code. Every request is recorded in
  * `requests`. Differences: `upload` takes paths, not glob patterns; `mimetypes.guess_type` is a small table;
@@ -25,6 +26,8 @@ import type { Readable } from 'node:stream';
 
 export const DEFAULT_PAGE_LIMIT = 50;
 const REQ_BUFFER_SIZE = 65536;
+/** requests' DEFAULT_REDIRECT_LIMIT. */
+const MAX_REDIRECTS = 30;
 
 type Param = string | number | boolean | null | undefined;
 type Params = Record<string, Param>;
@@ -67,7 +70,7 @@ export class IncompleteResponseError extends Error {
 /** One request as it went on the wire. */
 export interface RecordedRequest {
   method: string;
-  /** Path below the API root, with the query string as sent. */
+  /** Path below the API root, with the query string as sent (a redirect elsewhere: the whole URL). */
   url: string;
   headers: Record<string, string>;
   bodyLength: number;
@@ -180,8 +183,13 @@ export class GirderClient {
     return url.includes('?') ? `${url}&${query}` : `${url}?${query}`;
   }
 
-  /** Sends one request and resolves with the response (its body unread). */
-  private send(method: string, url: string, options: RequestOptions): Promise<http.IncomingMessage> {
+  /**
+   * Sends one request and resolves with the response (its body unread), following redirects as `requests` does
+   * (Session.resolve_redirects, allow_redirects defaults to True): at most 30; a 303, and a 302 or a POST's 301, goes
+   * on as a GET without its body (Content-Length dropped); a 307/308 repeats the method and body; Authorization is
+   * dropped when the host changes; every other header (Girder-Token too) goes along. Each hop is recorded.
+   */
+  private async send(method: string, url: string, options: RequestOptions): Promise<http.IncomingMessage> {
     const headers: Record<string, string> = {
       'User-Agent': 'python-requests/2.32.3',
       'Accept-Encoding': 'gzip, deflate',
@@ -195,13 +203,41 @@ export class GirderClient {
     }
     if (options.auth)
       headers.Authorization = `Basic ${Buffer.from(`${options.auth[0]}:${options.auth[1]}`).toString('base64')}`;
-    const body = options.data;
+    let body = options.data;
     if (body) headers['Content-Length'] = String(body.length);
     else if (method !== 'GET' && method !== 'HEAD') headers['Content-Length'] = '0';
+    let hop = { method, url };
+    for (let redirects = 0; ; redirects += 1) {
+      const res = await this.sendOnce(hop.method, hop.url, headers, body);
+      const location = res.headers.location;
+      if (![301, 302, 303, 307, 308].includes(res.statusCode ?? 0) || !location) return res;
+      if (redirects === MAX_REDIRECTS) throw new Error(`Exceeded ${MAX_REDIRECTS} redirects.`);
+      res.resume();
+      const next = new URL(location, hop.url);
+      const status = res.statusCode ?? 0;
+      const toGet =
+        (status === 303 && hop.method !== 'HEAD') ||
+        (status === 302 && hop.method !== 'HEAD') ||
+        (status === 301 && hop.method === 'POST');
+      if (status !== 307 && status !== 308) {
+        delete headers['Content-Length'];
+        body = undefined;
+      }
+      if (next.host !== new URL(hop.url).host) delete headers.Authorization;
+      hop = { method: toGet ? 'GET' : hop.method, url: next.href };
+    }
+  }
+
+  private sendOnce(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+  ): Promise<http.IncomingMessage> {
     const record: RecordedRequest = {
       method,
-      url: url.slice(this.urlBase.length),
-      headers,
+      url: url.startsWith(this.urlBase) ? url.slice(this.urlBase.length) : url,
+      headers: { ...headers },
       bodyLength: body?.length ?? 0,
       status: 0,
     };

@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
-import { HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { DEFAULT_S3_REGION, type S3Settings } from '../../src/domain/assetstore';
 
 /**
@@ -17,6 +23,8 @@ export interface TestS3 {
   /** The keys of multipart uploads in progress under `prefix` (S3's ListMultipartUploads, or s3rver's directory). */
   openMultipartUploads(prefix: string): Promise<string[]>;
   objectExists(key: string): Promise<boolean>;
+  /** The bytes of an object, read straight from the bucket. */
+  getObject(key: string): Promise<Buffer>;
   /** An object put straight into the bucket (data that exists before the service: an import's source). */
   putObject(key: string, body: Buffer): Promise<void>;
   close(): Promise<void>;
@@ -39,6 +47,16 @@ async function objectExists(settings: S3Settings, key: string): Promise<boolean>
   } catch (error) {
     if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
     throw error;
+  } finally {
+    client.destroy();
+  }
+}
+
+async function getObject(settings: S3Settings, key: string): Promise<Buffer> {
+  const client = clientOf(settings);
+  try {
+    const got = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
+    return Buffer.from(await got.Body!.transformToByteArray());
   } finally {
     client.destroy();
   }
@@ -67,7 +85,20 @@ interface S3rverContext {
 
 const BUCKET = 'folder-service-test';
 
-export async function startTestS3(): Promise<TestS3> {
+export interface TestS3Options {
+  /**
+   * A web origin the bucket lets browsers send requests from (S3's bucket CORS configuration: the methods and headers
+   * of the web client's direct uploads, and ETag readable). On S3_TEST_URL the bucket's own configuration applies.
+   */
+  corsOrigin?: string;
+}
+
+/** A bucket CORS configuration (PutBucketCors's XML) for the web client's direct uploads from `origin`. */
+function corsConfiguration(origin: string): string {
+  return `<CORSConfiguration><CORSRule><AllowedOrigin>${origin}</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod><AllowedMethod>POST</AllowedMethod><AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader></CORSRule></CORSConfiguration>`;
+}
+
+export async function startTestS3(options: TestS3Options = {}): Promise<TestS3> {
   const url = process.env.S3_TEST_URL;
   if (url) {
     const parsed = new URL(url);
@@ -98,6 +129,7 @@ export async function startTestS3(): Promise<TestS3> {
         }
       },
       objectExists: (key) => objectExists(settings(''), key),
+      getObject: (key) => getObject(settings(''), key),
       putObject: (key, body) => putObject(settings(''), key, body),
       close: () => Promise.resolve(),
     };
@@ -108,7 +140,7 @@ export async function startTestS3(): Promise<TestS3> {
     port: 0,
     silent: true,
     directory,
-    configureBuckets: [{ name: BUCKET, configs: [] }],
+    configureBuckets: [{ name: BUCKET, configs: options.corsOrigin ? [corsConfiguration(options.corsOrigin)] : [] }],
   });
   const internals = server as unknown as S3rverInternals;
   const uploadsDir = () => internals.store.getResourcePath(BUCKET, undefined, 'uploads');
@@ -150,6 +182,7 @@ export async function startTestS3(): Promise<TestS3> {
         .filter((key) => key.startsWith(prefix));
     },
     objectExists: (key) => objectExists(settingsAt(''), key),
+    getObject: (key) => getObject(settingsAt(''), key),
     putObject: (key, body) => putObject(settingsAt(''), key, body),
     async close() {
       await server.close();

@@ -91,10 +91,13 @@ export async function confirm(session: GirderSession): Promise<void> {
   await session.idle();
 }
 
-/** Uploads files into the current folder through the upload dialog and waits until it has finished. */
+/**
+ * Uploads files (given as bytes, or as paths of files on disk: large ones) into the current folder through the upload
+ * dialog and waits until it has finished.
+ */
 export async function uploadHere(
   session: GirderSession,
-  files: { name: string; mimeType: string; buffer: Buffer }[],
+  files: { name: string; mimeType: string; buffer: Buffer }[] | string[],
 ): Promise<void> {
   const { page } = session;
   await page.locator('.g-upload-here-button').first().click();
