@@ -14,7 +14,7 @@ import type { LogDeps } from '../queries/readDeps';
  * route passes its `services` as is.)
  */
 
-/** Writes through the stream handle that decide only on their streams (and the settings stream). */
+/** Writes through the stream handle that decide only on their streams (a read of the log besides adds `LogDeps`). */
 export interface HandleDeps {
   commands: CommandRunner;
 }
