@@ -15,7 +15,7 @@ import type { Projection } from './projections/projection';
 import { CommandRunner } from './commands/commandRunner';
 import { AssetstoreBlobs } from './infra/blobs/assetstoreBlobs';
 import { assetstoreAdapters, probeAssetstore } from './infra/blobs/assetstoreAdapters';
-import { loadAssetstores } from './commands/assetstoreCommands';
+import { assetstoresNow } from './queries/assetstoreViews';
 import { assetstoreDecider, AssetstoreType, DEFAULT_PERMS, type AssetstoreSettings } from './domain/assetstore';
 import { PartialUploads } from './infra/blobs/fs/partialUploads';
 import { sweepStorage } from './commands/storageSweep';
@@ -150,7 +150,7 @@ export async function bootstrap(config: Config, options: BootstrapOptions = {}):
     notifications,
     progress: new ProgressService(notifications, { bulk: bulkProgress }),
     blobs: new AssetstoreBlobs(
-      () => loadAssetstores({ commands, assetstores }),
+      () => assetstoresNow({ eventStore, assetstores }),
       assetstoreAdapters(config),
       (settings) => probeAssetstore(settings, config),
     ),

@@ -11,7 +11,7 @@ import {
   type MailFrame,
 } from '../domain/mailTemplates';
 import type { MailMessage, SmtpSettings } from '../ports/mailer';
-import { currentSettings } from './settingsCommands';
+import { settingsNow } from '../queries/settingQueries';
 import { issueToken } from './userCommands';
 import type { MailDeps } from './writeDeps';
 
@@ -31,7 +31,7 @@ interface MailContext {
 
 /** The settings and the brand/host frame of a mail; `origin` is the request's, the default `core.email_host`. */
 async function mailContext(deps: MailDeps, origin: string): Promise<MailContext> {
-  const settings = await currentSettings(deps.commands);
+  const settings = await settingsNow(deps);
   return {
     settings,
     frame: {

@@ -4,7 +4,7 @@ import { apiKeyDecider, apiKeyStream, type KeyChanges } from '../domain/apiKey';
 import { ValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
-import { generateToken } from './password';
+import { generateToken } from '../domain/password';
 import { tokenIssue } from './userCommands';
 
 export async function createApiKey(

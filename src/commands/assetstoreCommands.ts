@@ -2,35 +2,16 @@ import type { RequestMeta } from './requestMeta';
 import {
   ASSETSTORES_STREAM,
   checkSettings,
-  findAssetstore,
   type AssetstoreRecord,
   type AssetstoreSettings,
-  type AssetstoreState,
 } from '../domain/assetstore';
+import { assetstoreById, assetstoresNow } from '../queries/assetstoreViews';
 import { decideOn } from '../domain/decider';
 import { blobRefsOf } from '../domain/assetstoreBlobRef';
-import { RestError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import type { AssetstoreCommand } from '../domain/assetstore';
 import type { AssetstoreDeps } from './writeDeps';
-
-/**
- * The assetstores, folded from their stream. Like settings they are a handful of small events, read from the log
- * itself (always current, in every process) rather than kept in a read model.
- */
-export async function loadAssetstores(
-  deps: Pick<AssetstoreDeps, 'commands' | 'assetstores'>,
-): Promise<AssetstoreState> {
-  return (await deps.commands.load(ASSETSTORES_STREAM, deps.assetstores)).state;
-}
-
-/** An assetstore by id: Girder's modelParam message when there is none. */
-export async function loadAssetstore(deps: AssetstoreDeps, assetstoreId: string): Promise<AssetstoreRecord> {
-  const store = findAssetstore(await loadAssetstores(deps), assetstoreId);
-  if (!store) throw new RestError(`Invalid assetstore id (${assetstoreId}).`);
-  return store;
-}
 
 /** Whether any file's bytes are in the store (no page is counted: one row is enough). */
 async function assetstoreHasFiles(deps: AssetstoreDeps, assetstoreId: string): Promise<boolean> {
@@ -55,7 +36,7 @@ export async function createAssetstore(
     data: { assetstoreId, name: input.name, created: girderTime(), settings: checkSettings(input.settings) },
   };
   await decideThenRecord(deps, command, meta);
-  return loadAssetstore(deps, assetstoreId);
+  return assetstoreById(deps, assetstoreId);
 }
 
 /** `PUT /assetstore/:id`. */
@@ -69,7 +50,7 @@ export async function updateAssetstore(
     data: { ...input, settings: checkSettings(input.settings) },
   };
   await decideThenRecord(deps, command, meta);
-  return loadAssetstore(deps, input.assetstoreId);
+  return assetstoreById(deps, input.assetstoreId);
 }
 
 /**
@@ -81,7 +62,7 @@ async function decideThenRecord(
   command: Extract<AssetstoreCommand, { type: 'CreateAssetstore' | 'UpdateAssetstore' }>,
   meta: RequestMeta,
 ): Promise<void> {
-  decideOn(deps.assetstores, await loadAssetstores(deps), command);
+  decideOn(deps.assetstores, await assetstoresNow(deps), command);
   await deps.blobs.probe(command.data.settings);
   await runOnStream(deps, command, meta);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventStore, ExpectedState, RecordedEvent, StreamAppend } from '../ports/eventStore';
+import type { EventStore, RecordedEvent, StreamAppend } from '../ports/eventStore';
 import { StreamNotFoundError, WrongExpectedVersionError } from '../ports/eventStore';
 import type { Decider, DomainEvent } from '../domain/decider';
 import { ProjectionStoppedError, type Projector } from '../projections/projector';
@@ -7,13 +7,6 @@ import type { RequestMeta } from './requestMeta';
 import { withCommandEventIds } from './eventIds';
 import { CommandAttempt, type AnyDecidedStream, type DecidedStream } from './streamHandle';
 import { foldStream } from '../queries/streamState';
-
-export interface LoadedStream<State> {
-  state: State;
-  /** Expected state for the next append: the current revision, or no_stream. */
-  expected: ExpectedState;
-  exists: boolean;
-}
 
 const MAX_ATTEMPTS = 50;
 
@@ -26,15 +19,6 @@ export class CommandRunner {
     readonly store: EventStore,
     readonly projector: Projector,
   ) {}
-
-  /** A stream's state, for a read (a command reads through {@link handle}, which appends with what it read). */
-  async load<State, Event extends DomainEvent>(
-    streamId: string,
-    decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
-  ): Promise<LoadedStream<State>> {
-    const { state, revision } = await foldStream({ eventStore: this.store }, streamId, decider);
-    return { state, expected: revision ?? 'no_stream', exists: revision !== null };
-  }
 
   /**
    * The stream handle for a command on one stream (Emmett's CommandHandler): loads the stream with its decider, runs

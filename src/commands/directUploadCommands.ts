@@ -1,12 +1,13 @@
 import type { UploadDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
-import { loadUpload, openUpload } from './fileCommands';
+import { openUpload } from './fileCommands';
 import { abortStoreUpload } from './storeUploadChunks';
 import { finishUpload, type UploadOutcome } from './uploadCommands';
 import { takesDirectUploads, type ClientRequest, type DirectBlobStore } from '../ports/blobStore';
 import { checkChunk, type UploadStartedData, type UploadState } from '../domain/upload';
 import { AccessDeniedError, RestError, ValidationError } from '../domain/errors';
 import { DEFAULT_ASSETSTORE_ID, blobRef } from '../domain/assetstoreBlobRef';
+import { uploadNow } from '../queries/uploadQueries';
 
 /**
  * Direct-to-S3 uploads (Girder's `s3` upload behaviour, which its web client follows): an upload into a store that
@@ -68,7 +69,7 @@ export async function signDirectPart(
   input: { uploadId: string; userId: string; offset: number; chunk: string },
   meta: RequestMeta,
 ): Promise<{ state: UploadState; request: ClientRequest; part: { s3UploadId: string; partNumber: number } }> {
-  const { state } = await loadUpload(deps, input.uploadId);
+  const state = await uploadNow(deps, input.uploadId);
   const started = checkChunk(state, input.userId, input.offset);
   const direct = started.direct;
   if (!direct?.chunked)
@@ -88,7 +89,7 @@ export async function signDirectPart(
   });
   const request = await store.signDirectPart(direct.key, { ...asked, length });
   return {
-    state: (await loadUpload(deps, input.uploadId)).state,
+    state: await uploadNow(deps, input.uploadId),
     request,
     part: { s3UploadId: asked.s3UploadId, partNumber: asked.partNumber },
   };
@@ -105,7 +106,7 @@ export async function completeDirectUpload(
   input: { uploadId: string; userId: string },
   meta: RequestMeta,
 ): Promise<{ outcome: UploadOutcome & { kind: 'file' }; finalize?: ClientRequest; reference?: string }> {
-  const { state } = await loadUpload(deps, input.uploadId);
+  const state = await uploadNow(deps, input.uploadId);
   const started = state.status === 'active' ? state.started : null;
   if (!started) throw new RestError(`Invalid upload id (${input.uploadId}).`);
   if (started.userId !== input.userId) throw new AccessDeniedError('You did not initiate this upload.');

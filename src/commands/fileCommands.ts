@@ -13,7 +13,7 @@ import { ownValue } from '../domain/ownMap';
 import { girderTime } from '../domain/time';
 import { TooManyBytesError, type StoredBlob } from '../ports/blobStore';
 import { ProjectionLagError } from '../projections/projector';
-import type { BlobDeps, HandleDeps } from './writeDeps';
+import type { BlobDeps } from './writeDeps';
 
 /**
  * File records of stored bytes (the upload lifecycle: src/commands/uploadCommands.ts). Bytes are streamed
@@ -32,13 +32,7 @@ export type FileBytes = Omit<StoredBlob, 'sha512'> & { sha512?: string };
 /** Where a new file goes. */
 export type UploadParent = { type: 'folder'; folder: FolderDoc } | { type: 'item'; item: ItemDoc };
 
-/** An upload's state (for a read: a command decides on the upload's stream through {@link openUpload}). */
-export async function loadUpload(deps: HandleDeps, uploadId: string) {
-  const loaded = await deps.commands.load(uploadStream(uploadId), uploadDecider);
-  return { ...loaded, state: loaded.exists ? loaded.state : uploadStateFor(uploadId) };
-}
-
-/** An upload's stream in a command's attempt. */
+/** An upload's stream in a command's attempt (a read of its state is `uploadNow`, src/queries/uploadQueries.ts). */
 export async function openUpload(attempt: CommandAttempt, uploadId: string) {
   const upload = await attempt.load(uploadStream(uploadId), uploadDecider);
   if (!upload.exists) upload.startFrom(uploadStateFor(uploadId));

@@ -1,34 +1,16 @@
 import type { StreamDeps, UploadDeps } from './writeDeps';
 import type { RequestMeta } from './requestMeta';
 import type { AnyDecidedStream, CommandAttempt } from './streamHandle';
-import { currentSettings } from './settingsCommands';
 import { StreamNotFoundError, type RecordedEvent } from '../ports/eventStore';
-import {
-  checkFits,
-  fileSizeQuota,
-  quotaChargeStream,
-  quotaDecider,
-  quotaStream,
-  type QuotaPolicy,
-} from '../domain/quota';
-import { SettingKey, settingValue } from '../domain/settings';
+import { checkFits, quotaChargeStream, quotaDecider, quotaStream, type QuotaPolicy } from '../domain/quota';
+import { quotaInForce, quotaPolicyOf, type QuotaRoot } from '../queries/quotaQueries';
+import { assetstoresNow } from '../queries/assetstoreViews';
 import { currentAssetstore, findAssetstore } from '../domain/assetstore';
 import { ValidationError } from '../domain/errors';
 import { ownValue } from '../domain/ownMap';
-import { loadAssetstores } from './assetstoreCommands';
 
 /** An upload's admission also chooses its assetstore. */
 type UploadAssetstoreDeps = StreamDeps & Pick<UploadDeps, 'assetstores'>;
-
-/** The user or collection whose quota an upload counts against (its items' `baseParentType`/`baseParentId`). */
-export interface QuotaRoot {
-  type: 'user' | 'collection';
-  id: string;
-}
-
-export async function quotaPolicyOf(deps: StreamDeps, rootId: string): Promise<QuotaPolicy> {
-  return (await deps.commands.load(quotaStream(rootId), quotaDecider)).state.policy;
-}
 
 /** The charge stream's last event (read from its end: one event, however many uploads came before). */
 async function lastCharge(deps: StreamDeps, rootId: string): Promise<RecordedEvent | undefined> {
@@ -56,13 +38,6 @@ export async function setQuotaPolicy(
   });
 }
 
-/** The quota in force for a root: its policy, or the default quota setting of its kind; null when none. */
-export async function quotaInForce(deps: StreamDeps, root: QuotaRoot, policy?: QuotaPolicy): Promise<number | null> {
-  const settings = await currentSettings(deps.commands);
-  const key = root.type === 'user' ? SettingKey.DEFAULT_USER_QUOTA : SettingKey.DEFAULT_COLLECTION_QUOTA;
-  return fileSizeQuota(policy ?? (await quotaPolicyOf(deps, root.id)), settingValue(settings, key));
-}
-
 /** What a root holds now (the read model's size of the user or collection). */
 async function usedBy(deps: StreamDeps, root: QuotaRoot): Promise<number> {
   const doc =
@@ -76,7 +51,7 @@ async function usedBy(deps: StreamDeps, root: QuotaRoot): Promise<number> {
  * the policy names none.
  */
 async function uploadAssetstore(deps: UploadAssetstoreDeps, policy: QuotaPolicy): Promise<string> {
-  const stores = await loadAssetstores(deps);
+  const stores = await assetstoresNow(deps);
   /** null: the current store; false: not available. */
   const check = (spec: unknown): string | null | false => {
     if (spec === undefined || spec === null) return null;

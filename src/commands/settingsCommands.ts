@@ -1,16 +1,9 @@
-import type { CommandRunner } from './commandRunner';
 import type { RequestMeta } from './requestMeta';
 import type { HandleDeps } from './writeDeps';
 import type { ReadModelDeps } from '../queries/readDeps';
 import type { ReadModelQueries } from '../ports/readModel';
 import { ValidationError } from '../domain/errors';
-import {
-  SETTINGS_STREAM,
-  SettingKey,
-  settingsDecider,
-  type SettingsEvent,
-  type SettingsState,
-} from '../domain/settings';
+import { SETTINGS_STREAM, SettingKey, settingsDecider, type SettingsEvent } from '../domain/settings';
 
 /** Sets (or, with a null value, unsets) system settings, all or none, on the settings stream. */
 export async function changeSettings(
@@ -39,12 +32,4 @@ async function checkReferences(
     for (const id of policy.users)
       if (!(await readModel.users.get(id))) throw new ValidationError(`No such user: ${id}`, 'value');
   }
-}
-
-/**
- * The current settings, folded from their stream. Settings are a handful of small events read by a few routes,
- * so they are read from the log itself (always current, in every process) rather than kept in a read model.
- */
-export async function currentSettings(commands: CommandRunner): Promise<SettingsState> {
-  return (await commands.load(SETTINGS_STREAM, settingsDecider)).state;
 }

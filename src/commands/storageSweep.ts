@@ -1,6 +1,6 @@
-import { loadUpload } from './fileCommands';
 import { isBlobInUse } from './blobReclaim';
 import type { UploadDeps } from './writeDeps';
+import { uploadNow } from '../queries/uploadQueries';
 
 export interface StorageSweepReport {
   removedBlobs: number;
@@ -29,7 +29,7 @@ export async function sweepStorage(deps: UploadDeps): Promise<StorageSweepReport
     removedPartialUploads += 1;
   }
   for (const uploadId of uploads) {
-    const { state } = await loadUpload(deps, uploadId);
+    const state = await uploadNow(deps, uploadId);
     if (state.status === 'active') {
       await deps.partialUploads.truncate(uploadId, state.received);
       trimmedPartialUploads += 1;

@@ -18,7 +18,6 @@ import {
   commitNewContents,
   commitNewFile,
   limited,
-  loadUpload,
   openUpload,
   tooMany,
   withBlob,
@@ -41,6 +40,7 @@ import { newId } from '../domain/ids';
 import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import { girderTime } from '../domain/time';
 import type { UploadDeps } from './writeDeps';
+import { uploadNow } from '../queries/uploadQueries';
 
 /**
  * The upload lifecycle (Girder's upload routes): a new file or new contents sent in one request, or an upload
@@ -126,7 +126,7 @@ export async function startUpload(
     meta,
   );
   if (body) return receiveChunk(deps, { uploadId, offset: 0, userId: input.userId }, body, meta);
-  return { kind: 'upload', state: (await loadUpload(deps, uploadId)).state };
+  return { kind: 'upload', state: await uploadNow(deps, uploadId) };
 }
 
 async function recordUploadStart(
@@ -204,7 +204,7 @@ export async function startContentsUpload(
     },
     meta,
   );
-  return { kind: 'upload', state: (await loadUpload(deps, uploadId)).state };
+  return { kind: 'upload', state: await uploadNow(deps, uploadId) };
 }
 
 /** The parent of a new file named by an upload record, as it is now. */
@@ -234,7 +234,7 @@ export async function receiveChunk(
   meta: RequestMeta,
 ): Promise<UploadOutcome> {
   return uploadLocks.run(input.uploadId, async () => {
-    const { state } = await loadUpload(deps, input.uploadId);
+    const state = await uploadNow(deps, input.uploadId);
     const started = checkChunk(state, input.userId, input.offset);
     if (body.length !== undefined && body.length > remainingBytes(state))
       throw new ValidationError('Received too many bytes.');
@@ -255,7 +255,7 @@ export async function receiveChunk(
         upload.decide({ type: 'ReceiveChunk', data: { userId: input.userId, ...lastChunk, now: girderTime() } });
         return { append: [upload], result: undefined };
       });
-      return { kind: 'upload', state: (await loadUpload(deps, input.uploadId)).state };
+      return { kind: 'upload', state: await uploadNow(deps, input.uploadId) };
     }
     const store = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
     // The bytes: the store's multipart upload completed, or the partial file (hashed as its chunks came in) linked
@@ -329,7 +329,7 @@ async function cancelQuietly(deps: UploadDeps, uploadId: string, meta: RequestMe
       return { append: [upload], result: undefined };
     });
     await deps.partialUploads.remove(uploadId);
-    const { state } = await loadUpload(deps, uploadId);
+    const state = await uploadNow(deps, uploadId);
     await abortStoreUpload(deps, state.started, state.s3UploadId);
   } catch (error) {
     deps.logger.warn({ err: error, uploadId }, 'could not cancel a failed upload');

@@ -23,10 +23,12 @@ import {
   type TokenEvent,
   type TokenState,
 } from '../domain/token';
-import { generateToken, hashPassword } from './password';
+import { generateToken, hashPassword } from '../domain/password';
 import { Scope } from '../domain/scopes';
 import { SettingKey, settingValue } from '../domain/settings';
-import { currentSettings } from './settingsCommands';
+import { settingsNow } from '../queries/settingQueries';
+import type { LogDeps } from '../queries/readDeps';
+import type { HandleDeps } from './writeDeps';
 
 /** The default folders each new user gets while `core.user_default_folders` is `public_private` (the default). */
 const DEFAULT_FOLDERS = [
@@ -39,7 +41,7 @@ const DEFAULT_FOLDERS = [
  * user's events and its default folders, so concurrent registrations cannot share a login or both become admin.
  */
 export async function registerUser(
-  commands: CommandRunner,
+  deps: HandleDeps & LogDeps,
   input: RegistrationInput,
   options: { admin: boolean },
   meta: RequestMeta,
@@ -48,14 +50,14 @@ export async function registerUser(
   const passwordHash = await hashPassword(valid.password);
   const userId = newId();
   // The events of a self-registration name the new user as their user.
-  return commands.handleGroup({ ...meta, userId: meta.userId ?? userId }, async (attempt) => {
+  return deps.commands.handleGroup({ ...meta, userId: meta.userId ?? userId }, async (attempt) => {
     const login = await attempt.load(loginStream(valid.login), reservationDecider);
     if (login.state.owner) throw new ValidationError('That login is already registered.', 'login');
     const email = await attempt.load(emailStream(valid.email), reservationDecider);
     if (email.state.owner) throw new ValidationError('That email is already registered.', 'email');
     const first = await attempt.load(FIRST_USER_STREAM, reservationDecider);
     const isFirst = !first.state.owner;
-    const settings = await currentSettings(commands);
+    const settings = await settingsNow(deps);
     const defaultFolders =
       settingValue(settings, SettingKey.USER_DEFAULT_FOLDERS) === 'public_private' ? DEFAULT_FOLDERS : [];
     const admin = isFirst || options.admin;

@@ -6,6 +6,7 @@ import type { AssetstoreDecider, BlobStores, PartialUploadStore } from '../ports
 import type { Mailer } from '../ports/mailer';
 import type { Projector } from '../projections/projector';
 import type { CommandRunner } from './commandRunner';
+import type { LogDeps } from '../queries/readDeps';
 
 /**
  * What command functions are given, instead of the composition root's whole `Services`: each function declares the
@@ -13,7 +14,7 @@ import type { CommandRunner } from './commandRunner';
  * route passes its `services` as is.)
  */
 
-/** Writes through the stream handle that decide only on their streams (and the settings stream). */
+/** Writes through the stream handle that decide only on their streams (a read of the log besides adds `LogDeps`). */
 export interface HandleDeps {
   commands: CommandRunner;
 }
@@ -42,14 +43,14 @@ export interface UploadDeps extends BlobDeps {
 }
 
 /** Assetstore writes: their stream, their probes, and whether files are in a store. */
-export interface AssetstoreDeps extends HandleDeps {
+export interface AssetstoreDeps extends HandleDeps, LogDeps {
   assetstores: AssetstoreDecider;
   blobs: BlobStores;
   readModel: ReadModelQueries;
 }
 
 /** Account mails: the link's token, the recipients (administrators), the SMTP settings and the mailer. */
-export interface MailDeps extends HandleDeps {
+export interface MailDeps extends HandleDeps, LogDeps {
   readModel: ReadModelQueries;
   logger: Logger;
   mailer: Mailer;

@@ -3,7 +3,7 @@ import { ValidationError } from '../domain/errors';
 import { SettingKey } from '../domain/settings';
 import { checkChunk, remainingBytes } from '../domain/upload';
 import { settingNow } from '../queries/settingQueries';
-import { loadUpload } from '../commands/fileCommands';
+import { uploadNow } from '../queries/uploadQueries';
 
 /**
  * Girder's `checkUploadSize` (filesystem and GridFS assetstores): a chunk that does not end the upload must hold at
@@ -24,7 +24,7 @@ export async function checkChunkMinimum(
   length: number | undefined,
 ): Promise<void> {
   if (length === undefined) return;
-  const { state } = await loadUpload(services, input.uploadId);
+  const state = await uploadNow(services, input.uploadId);
   checkChunk(state, input.userId, input.offset);
   await refuseShortChunk(services, length, remainingBytes(state));
 }

@@ -1,12 +1,12 @@
 import type { Request } from 'express';
 import type { Services } from '../services';
-import { verifyPassword } from '../commands/password';
+import { verifyPassword } from '../domain/password';
 import { FailureThrottle } from './failureThrottle';
 import { TooManyRequestsError } from './tooManyRequests';
 
 /**
  * Every check of a password a caller types (the login, the old password of a password change) goes through here:
- * it costs the same whether the account exists or not (a dummy hash, src/commands/password.ts), and repeated failures
+ * it costs the same whether the account exists or not (a dummy hash, src/domain/password.ts), and repeated failures
  * are throttled per account and per client address (docs/security.md, "Logins and guessing"). A locked caller is
  * refused before any hash is computed, whatever the password, so a guess during the wait tells nothing.
  */

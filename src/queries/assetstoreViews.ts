@@ -1,6 +1,15 @@
 import fs from 'node:fs';
-import type { ReadModelDeps } from './readDeps';
-import { AssetstoreType, type AssetstoreRecord, type AssetstoreState } from '../domain/assetstore';
+import type { LogDeps, ReadModelDeps } from './readDeps';
+import { streamState } from './streamState';
+import {
+  ASSETSTORES_STREAM,
+  AssetstoreType,
+  findAssetstore,
+  type AssetstoreRecord,
+  type AssetstoreState,
+} from '../domain/assetstore';
+import type { AssetstoreDecider } from '../ports/blobStore';
+import { RestError } from '../domain/errors';
 import { blobRefsOf } from '../domain/assetstoreBlobRef';
 import type { Paging } from '../domain/paging';
 import type { Viewer } from '../domain/access';
@@ -10,6 +19,24 @@ import { fileView } from './itemQueries';
 type Deps = ReadModelDeps<'files'>;
 
 type View = Record<string, unknown>;
+
+/** What a read of the stores themselves touches: their stream, folded by their decider. */
+export type AssetstoresDeps = LogDeps & { assetstores: Pick<AssetstoreDecider, 'initialState' | 'evolve'> };
+
+/**
+ * The assetstores now, folded from their stream. Like settings they are a handful of small events, read from the log
+ * itself (always current, in every process) rather than kept in a read model.
+ */
+export async function assetstoresNow(deps: AssetstoresDeps): Promise<AssetstoreState> {
+  return (await streamState(deps, ASSETSTORES_STREAM, deps.assetstores)).state;
+}
+
+/** An assetstore by id: Girder's modelParam message when there is none. */
+export async function assetstoreById(deps: AssetstoresDeps, assetstoreId: string): Promise<AssetstoreRecord> {
+  const store = findAssetstore(await assetstoresNow(deps), assetstoreId);
+  if (!store) throw new RestError(`Invalid assetstore id (${assetstoreId}).`);
+  return store;
+}
 
 /** An assetstore document as Girder answers it: its fields, its type's settings and whether it is the current one. */
 export function assetstoreView(state: AssetstoreState, store: AssetstoreRecord): View {

@@ -1,12 +1,15 @@
 import {
   PUBLIC_SETTING_KEYS,
   SETTINGS_STREAM,
+  SettingKey,
   settingValue,
   settingsDecider,
   type SettingContext,
   type SettingsState,
 } from '../domain/settings';
 import type { EventStore } from '../ports/eventStore';
+import type { Config } from '../config';
+import { hasOwnKey, ownValue } from '../domain/ownMap';
 import type { LogDeps } from './readDeps';
 import { streamState } from './streamState';
 
@@ -40,6 +43,19 @@ export async function settingsByKey(
 ): Promise<Record<string, unknown>> {
   const state = await settingsNow(deps);
   return Object.fromEntries(keys.map((key) => [key, settingValue(state, key, context)]));
+}
+
+/**
+ * Days a new login token (and its cookie) lives: the `core.cookie_lifetime` setting once an administrator set it,
+ * else the deployment's TOKEN_LIFETIME_DAYS (180 unless configured, Girder's default).
+ */
+export async function tokenLifetimeDays(
+  deps: LogDeps & { config: Pick<Config, 'tokenLifetimeDays'> },
+): Promise<number> {
+  const settings = await settingsNow(deps);
+  return hasOwnKey(settings, SettingKey.COOKIE_LIFETIME)
+    ? (ownValue(settings, SettingKey.COOKIE_LIFETIME) as number)
+    : deps.config.tokenLifetimeDays;
 }
 
 /** What {@link cachedSettings} reads: the settings stream's revision (one indexed lookup) and, when it moved, its fold. */

@@ -1,6 +1,6 @@
 import type { LogDeps } from './readDeps';
-import { streamState } from './streamState';
-import { uploadDecider, uploadStateFor, uploadStream, type UploadState } from '../domain/upload';
+import { uploadNow } from './uploadQueries';
+import type { UploadState } from '../domain/upload';
 
 /** What these reads touch (src/queries/readDeps.ts). */
 type Deps = LogDeps;
@@ -30,9 +30,7 @@ export async function uploadsInProgress(deps: Deps, filters: UploadFilters): Pro
   const cutoff = filters.minimumAge !== undefined ? Date.now() - filters.minimumAge * DAY_MS : undefined;
   const found: UploadState[] = [];
   for (const id of ids) {
-    // The upload's decider state, as the upload commands see it (read here, never appended to).
-    const loaded = await streamState(deps, uploadStream(id), uploadDecider);
-    const state = loaded.exists ? loaded.state : uploadStateFor(id);
+    const state = await uploadNow(deps, id);
     const started = state.started;
     if (state.status !== 'active' || !started) continue;
     if (filters.userId !== undefined && started.userId !== filters.userId) continue;

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { startApi, API_PREFIX, type ApiClient, type Listener, type TestUser } from '../support/apiClient';
-import { passwordKdf } from '../../src/commands/password';
+import { passwordKdf } from '../../src/domain/password';
 
 /**
  * Rule 5 of issue 27, logins: a password check costs the same whether the login exists or not, and failures are

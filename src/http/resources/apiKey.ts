@@ -1,7 +1,6 @@
 import { model } from '../modelParams';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
-import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import { requireApiKeys } from '../featureSettings';
 import { DURATION_DAYS, pagingOf, pagingParams, param } from '../params';
 import { API_KEY_SORT } from '../../queries/sortableFields';
@@ -9,6 +8,7 @@ import { AccessLevel } from '../../domain/access';
 import { createApiKey, deleteApiKey, tokenFromApiKey, updateApiKey } from '../../commands/apiKeyCommands';
 import { signedInUser } from '../principal';
 import { apiKeyByValue, currentApiKey, listApiKeys, ownerIsAdmin } from '../../queries/apiKeyQueries';
+import { tokenLifetimeDays } from '../../queries/settingQueries';
 
 /** Any JSON, as Girder's `jsonParam` (no `requireArray`): null is full access; the decider checks the rest. */
 const scopeParam = () => param.json('scope', { description: 'JSON list of scopes for this key.' });

@@ -21,14 +21,14 @@ import {
   type AssetstoreRecord,
   type AssetstoreSettings,
 } from '../../domain/assetstore';
+import { createAssetstore, deleteAssetstore, updateAssetstore } from '../../commands/assetstoreCommands';
 import {
-  createAssetstore,
-  deleteAssetstore,
-  loadAssetstore,
-  loadAssetstores,
-  updateAssetstore,
-} from '../../commands/assetstoreCommands';
-import { assetstoreFiles, assetstoreView, assetstoreWithComputedInfo } from '../../queries/assetstoreViews';
+  assetstoreById,
+  assetstoreFiles,
+  assetstoresNow,
+  assetstoreView,
+  assetstoreWithComputedInfo,
+} from '../../queries/assetstoreViews';
 import { ASSETSTORE_FILE_SORT, ASSETSTORE_SORT } from '../../queries/sortableFields';
 
 type Scalar = string | number | boolean | null | undefined;
@@ -181,7 +181,7 @@ export const assetstoreResource: Resource = {
       access: 'admin',
       params: [...pagingParams(ASSETSTORE_SORT)],
       async handler({ params, services }) {
-        const state = await loadAssetstores(services);
+        const state = await assetstoresNow(services);
         const paging = pagingOf(params);
         const views = await Promise.all(state.stores.map((s) => assetstoreWithComputedInfo(services, state, s)));
         const key = (view: Record<string, unknown>) => ownValue(view, paging.sort) as Scalar;
@@ -196,7 +196,7 @@ export const assetstoreResource: Resource = {
       access: 'admin',
       params: [],
       async handler({ path, services }) {
-        const state = await loadAssetstores(services);
+        const state = await assetstoresNow(services);
         const store = findAssetstore(state, path.id);
         if (!store) throw new RestError(`Invalid assetstore id (${path.id}).`);
         return assetstoreWithComputedInfo(services, state, store);
@@ -218,7 +218,7 @@ export const assetstoreResource: Resource = {
           { name: params.name, settings: settingsOf(params.type, params) },
           meta,
         );
-        return assetstoreView(await loadAssetstores(services), store);
+        return assetstoreView(await assetstoresNow(services), store);
       },
     }),
     route({
@@ -255,7 +255,7 @@ export const assetstoreResource: Resource = {
         destination: model.parent(AccessLevel.ADMIN, { typeParam: 'destinationType', idParam: 'destinationId' }),
       },
       async handler({ path, params, models: { destination }, services, principal, meta }) {
-        const store = await loadAssetstore(services, path.id);
+        const store = await assetstoreById(services, path.id);
         const user = signedInUser(principal);
         if (store.settings.type === AssetstoreType.GRIDFS)
           throw new ValidationError('Only filesystem and S3 assetstores import data.');
@@ -288,7 +288,7 @@ export const assetstoreResource: Resource = {
         param.bool('current', { description: 'Whether this is the current assetstore' }),
       ],
       async handler({ path, params, services, meta }) {
-        const existing: AssetstoreRecord = await loadAssetstore(services, path.id);
+        const existing: AssetstoreRecord = await assetstoreById(services, path.id);
         if (params.current === undefined) throw new RestError("Parameter 'current' is required.");
         const store = await updateAssetstore(
           services,
@@ -300,7 +300,7 @@ export const assetstoreResource: Resource = {
           },
           meta,
         );
-        return assetstoreView(await loadAssetstores(services), store);
+        return assetstoreView(await assetstoresNow(services), store);
       },
     }),
     route({
@@ -310,7 +310,7 @@ export const assetstoreResource: Resource = {
       access: 'admin',
       params: [],
       async handler({ path, services, meta }) {
-        const store = await loadAssetstore(services, path.id);
+        const store = await assetstoreById(services, path.id);
         await deleteAssetstore(services, store.assetstoreId, meta);
         return { message: `Deleted assetstore ${store.name}.` };
       },
@@ -322,7 +322,7 @@ export const assetstoreResource: Resource = {
       access: 'admin',
       params: [...pagingParams(ASSETSTORE_FILE_SORT)],
       async handler({ path, params, services, principal, setTotalCount }) {
-        const store = await loadAssetstore(services, path.id);
+        const store = await assetstoreById(services, path.id);
         const page = await assetstoreFiles(services, store, pagingOf(params), principal.viewer);
         setTotalCount(page.total);
         return page.rows;

@@ -5,7 +5,7 @@ import { pagingOf, pagingParams, param } from '../params';
 import { COLLECTION_SORT } from '../../queries/sortableFields';
 import { AccessLevel } from '../../domain/access';
 import { AccessDeniedError } from '../../domain/errors';
-import { mayCreateCollections } from '../../commands/collectionCreationPolicy';
+import { mayCreateCollections } from '../../queries/collectionCreationPolicy';
 import { parseAccessList, parsePublicFlags } from '../../domain/accessList';
 import { collectionView } from '../../queries/views';
 import { fullAccessList } from '../../queries/accessListView';

@@ -7,7 +7,7 @@ import { SAFE_INTEGER, param } from '../params';
 import type { Services } from '../../services';
 import type { FileDoc } from '../../ports/readModel';
 import { RestError, ValidationError } from '../../domain/errors';
-import { deleteFile, loadUpload, type UploadParent } from '../../commands/fileCommands';
+import { deleteFile, type UploadParent } from '../../commands/fileCommands';
 import { cancelUpload, receiveChunk, startContentsUpload, startUpload } from '../../commands/uploadCommands';
 import { fileView } from '../../queries/itemQueries';
 import { directStart, outcomeView, uploadAnswer } from '../uploadOutcome';
@@ -24,6 +24,7 @@ import { bodyStream } from '../bodyRemainder';
 import { checkChunkMinimum, checkFirstChunkMinimum } from '../chunkMinimum';
 import { fileRecordRoutes } from './fileRecord';
 import { fileStoreRoutes } from './fileStore';
+import { uploadNow } from '../../queries/uploadQueries';
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -303,7 +304,7 @@ export const fileResource: Resource = {
         await checkChunkMinimum(services, chunk, body.length);
         const outcome = await receiveChunk(services, chunk, body, meta);
         const reference =
-          outcome.kind === 'file' ? (await loadUpload(services, params.uploadId)).state.started?.reference : undefined;
+          outcome.kind === 'file' ? (await uploadNow(services, params.uploadId)).started?.reference : undefined;
         return outcomeView(services, outcome, ctx, reference);
       },
     }),
@@ -315,7 +316,7 @@ export const fileResource: Resource = {
       scope: [Scope.DATA_WRITE],
       params: [param.requiredString('uploadId', { description: 'The ID of the upload record.' })],
       async handler({ params, services }) {
-        const { state } = await loadUpload(services, params.uploadId);
+        const state = await uploadNow(services, params.uploadId);
         if (state.status !== 'active') throw new RestError(`Invalid upload id (${params.uploadId}).`);
         // A direct upload (Girder's S3 requestOffset): nothing went through here; a single PUT is signed again.
         const direct = state.received === 0 ? state.started?.direct : undefined;

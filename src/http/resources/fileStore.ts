@@ -5,11 +5,11 @@ import { model } from '../modelParams';
 import { Scope } from '../../domain/scopes';
 import { AccessLevel } from '../../domain/access';
 import { withProgress } from '../../bus/progress';
-import { loadAssetstore } from '../../commands/assetstoreCommands';
 import { moveFile } from '../../commands/fileMoveCommands';
 import { completeDirectUpload } from '../../commands/directUploadCommands';
 import { outcomeView } from '../uploadOutcome';
 import { fileView } from '../../queries/itemQueries';
+import { assetstoreById } from '../../queries/assetstoreViews';
 import { currentFile } from '../../queries/fileQueries';
 import { signedInUser } from '../principal';
 
@@ -50,7 +50,7 @@ export const fileStoreRoutes: RouteDef[] = [
     models: { target: model.path('file', AccessLevel.WRITE) },
     async handler({ params, models: { target }, services, principal, meta }) {
       const { file } = target;
-      const store = await loadAssetstore(services, params.assetstoreId);
+      const store = await assetstoreById(services, params.assetstoreId);
       await withProgress(
         services,
         {

@@ -5,7 +5,8 @@ import { AccessLevel, type Viewer } from '../../domain/access';
 import type { CollectionDoc, UserDoc } from '../../ports/readModel';
 import { model } from '../modelParams';
 import { collectionView, userView } from '../../queries/views';
-import { quotaInForce, quotaPolicyOf, setQuotaPolicy } from '../../commands/quotaCommands';
+import { setQuotaPolicy } from '../../commands/quotaCommands';
+import { quotaInForce, quotaPolicyOf } from '../../queries/quotaQueries';
 
 /**
  * Girder's user_quota plugin routes, added to `user` and `collection` (src/http/resources.ts): the resource as its

@@ -8,7 +8,7 @@ import { changeSettings } from '../../commands/settingsCommands';
 import { publicSettings, settingNow, settingsByKey } from '../../queries/settingQueries';
 import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
 import { requestOrigin } from '../requestOrigin';
-import { collectionCreationPolicyAccess } from '../../commands/collectionCreationPolicy';
+import { collectionCreationPolicyAccess } from '../../queries/collectionCreationPolicy';
 
 /**
  * Girder's setSetting: a string value that parses as JSON is stored parsed (`"false"` → false, `"{…}"` → object),

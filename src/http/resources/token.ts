@@ -1,13 +1,13 @@
 import type { Resource } from '../routeTable';
 import { endSession } from '../endSession';
 import { route } from '../routeTable';
-import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import type { TokenDoc } from '../../ports/readModel';
 import { AccessLevel } from '../../domain/access';
 import { Scope, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
 import { issueToken } from '../../commands/userCommands';
 import { presentedToken } from '../auth';
 import { setTokenCookie } from '../cookies';
+import { tokenLifetimeDays } from '../../queries/settingQueries';
 
 /**
  * A token as Girder answers its document: `_id` is the token itself (only its SHA-256 is stored here, so it is the

@@ -2,7 +2,6 @@ import { model } from '../modelParams';
 import { endSession } from '../endSession';
 import type { Resource } from '../routeTable';
 import { route } from '../routeTable';
-import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 import { pagingOf, pagingParams, param } from '../params';
 import { USER_SORT } from '../../queries/sortableFields';
 import { AccessDeniedError, RestError } from '../../domain/errors';
@@ -17,7 +16,7 @@ import { userProfileRoutes } from './userProfile';
 import { userEmailRoutes } from './userEmail';
 import { userOtpRoutes } from './userOtp';
 import { SettingKey, settingValue } from '../../domain/settings';
-import { settingsNow } from '../../queries/settingQueries';
+import { settingsNow, tokenLifetimeDays } from '../../queries/settingQueries';
 import { listUsers, userAfterWrite, userByLoginOrEmail } from '../../queries/userQueries';
 import { Scope } from '../../domain/scopes';
 import { loginRefusal } from '../../domain/loginPolicy';
@@ -178,7 +177,7 @@ export const userResource: Resource = {
           );
         }
         const userId = await registerUser(
-          services.commands,
+          services,
           {
             login: params.login,
             email: params.email,

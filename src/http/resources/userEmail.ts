@@ -18,9 +18,8 @@ import { requestOrigin } from '../requestOrigin';
 import { issueToken, revokeToken } from '../../commands/userCommands';
 import { verifyEmail } from '../../commands/userAccountCommands';
 import { sendTemporaryAccess, sendVerificationEmail } from '../../commands/accountMail';
-import { settingsNow } from '../../queries/settingQueries';
+import { settingsNow, tokenLifetimeDays } from '../../queries/settingQueries';
 import { userAfterWrite, userByEmail, userByLoginOrEmail } from '../../queries/userQueries';
-import { tokenLifetimeDays } from '../../commands/tokenLifetime';
 
 /** The user of a mailed link (`:id`): any caller may use it, the mailed token is the authority. */
 const mailedLinkUser = () =>

@@ -1,7 +1,7 @@
 import type { UserDoc } from '../ports/readModel';
 import { SettingKey, settingValue } from '../domain/settings';
-import { currentSettings } from './settingsCommands';
-import type { HandleDeps, StreamDeps } from './writeDeps';
+import type { LogDeps, ReadModelDeps } from './readDeps';
+import { settingsNow } from './settingQueries';
 
 /** The stored collection creation policy (its validator guarantees this shape). */
 interface CollectionCreationPolicy {
@@ -10,16 +10,15 @@ interface CollectionCreationPolicy {
   users: string[];
 }
 
-async function collectionCreationPolicy(deps: HandleDeps): Promise<CollectionCreationPolicy> {
-  const state = await currentSettings(deps.commands);
-  return settingValue(state, SettingKey.COLLECTION_CREATE_POLICY) as CollectionCreationPolicy;
+async function collectionCreationPolicy(deps: LogDeps): Promise<CollectionCreationPolicy> {
+  return settingValue(await settingsNow(deps), SettingKey.COLLECTION_CREATE_POLICY) as CollectionCreationPolicy;
 }
 
 /**
  * Girder's `Collection.hasCreatePrivilege`: site administrators always; everyone when the policy is open; else the
  * users it lists and the members of the groups it lists.
  */
-export async function mayCreateCollections(deps: HandleDeps, user: UserDoc): Promise<boolean> {
+export async function mayCreateCollections(deps: LogDeps, user: UserDoc): Promise<boolean> {
   if (user.admin) return true;
   const policy = await collectionCreationPolicy(deps);
   if (policy.open) return true;
@@ -30,7 +29,7 @@ export async function mayCreateCollections(deps: HandleDeps, user: UserDoc): Pro
  * `GET /system/setting/collection_creation_policy/access`: the policy's users and groups as an access list for the
  * access widget, with their names; ids that no longer resolve are left out.
  */
-export async function collectionCreationPolicyAccess(deps: HandleDeps & Pick<StreamDeps, 'readModel'>): Promise<{
+export async function collectionCreationPolicyAccess(deps: LogDeps & ReadModelDeps<'users' | 'groups'>): Promise<{
   users: { id: string; login: string; name: string }[];
   groups: { id: string; name: string; description: string }[];
 }> {
