@@ -17,9 +17,10 @@ import { uploadNow } from '../queries/uploadQueries';
  * (girder_client) ignore the offer, as they do with Girder.
  *
  * The file's bytes: an object sent in one PUT is there at completion, so it is read back once (its SHA-256 and
- * SHA-512) and becomes a blob like any other (content-addressed, shared with identical bytes). The object of a
- * multipart upload is completed by the client only after `POST /file/completion` answered (Girder's protocol: the
- * answer carries the presigned completion), so the file references that object by its key and has no `sha512`
+ * SHA-512) and becomes a blob like any other (content-addressed, shared with identical bytes). A multipart upload is
+ * completed by the service at `POST /file/completion` from the parts the bucket holds (Girder 5's protocol, which the
+ * web client served here follows; Girder 3's client completed it itself with `s3FinalizeRequest`); its bytes never
+ * pass through the service, so the file references the object by its key and has no `sha512` until asked for
  * (src/domain/assetstoreBlobRef.ts `objectLocalId`).
  */
 
@@ -98,14 +99,13 @@ export async function signDirectPart(
 /**
  * `POST /file/completion` (Girder's finalizeUpload): the file of a direct upload is recorded. An upload that was not
  * offered the direct path, or whose chunks went through the service, has nothing to finish this way (Girder's
- * message: it is not complete). Resolves with the file and, for a multipart upload, the request by which the client
- * completes its object (`s3FinalizeRequest`).
+ * message: it is not complete). Resolves with the file (and the upload's `reference`, for `data.process`).
  */
 export async function completeDirectUpload(
   deps: UploadDeps,
   input: { uploadId: string; userId: string },
   meta: RequestMeta,
-): Promise<{ outcome: UploadOutcome & { kind: 'file' }; finalize?: ClientRequest; reference?: string }> {
+): Promise<{ outcome: UploadOutcome & { kind: 'file' }; reference?: string }> {
   const state = await uploadNow(deps, input.uploadId);
   const started = state.status === 'active' ? state.started : null;
   if (!started) throw new RestError(`Invalid upload id (${input.uploadId}).`);
@@ -117,14 +117,16 @@ export async function completeDirectUpload(
     );
   const store = await directStoreOf(deps, started);
   const assetstoreId = started.assetstoreId ?? DEFAULT_ASSETSTORE_ID;
-  let finalize: ClientRequest | undefined;
   let storing: () => Promise<{ blobId: string; size: number; sha512?: string }>;
   if (direct.chunked) {
     const s3UploadId = state.s3UploadId;
     if (s3UploadId === undefined)
       throw new RestError(`Server has only received 0 bytes, but the file should be ${started.size} bytes.`);
-    finalize = await store.directCompletion(direct.key, s3UploadId);
     const ref = blobRef(assetstoreId, store.directObjectId(direct.key));
+    // The service completes the client's multipart upload (Girder 5's protocol, which the web client served here
+    // follows: it sends no completion of its own) before the file is recorded: parts that do not add up refuse the
+    // completion and leave the upload open for the part still to come.
+    await store.completeDirect(direct.key, s3UploadId, started.size);
     storing = async () => {
       await deps.blobs.hold(ref);
       return { blobId: ref, size: started.size };
@@ -143,7 +145,6 @@ export async function completeDirectUpload(
   await abortStoreUpload(deps, { ...started, direct: undefined });
   return {
     outcome: { kind: 'file', fileId },
-    ...(finalize ? { finalize } : {}),
     ...(started.reference !== undefined ? { reference: started.reference } : {}),
   };
 }

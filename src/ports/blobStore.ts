@@ -155,8 +155,11 @@ export interface DirectBlobStore extends BlobStore {
     upload: { size: number; mimeType: string; contentDisposition: string; userId: string },
   ): Promise<DirectUploadStart>;
   signDirectPart(key: string, part: { s3UploadId: string; partNumber: number; length: number }): Promise<ClientRequest>;
-  /** The request that completes the client's multipart upload (the client sends it with its parts' ETags). */
-  directCompletion(key: string, s3UploadId: string): Promise<ClientRequest>;
+  /**
+   * Completes the client's multipart upload from the parts the store holds (as Girder 5 does: its web client leaves
+   * the completion to the server): a RestError with Girder's message when they do not add up to `size` bytes.
+   */
+  completeDirect(key: string, s3UploadId: string, size: number): Promise<void>;
   /**
    * The object of a direct upload sent in one request, as a blob (held, as `put` holds): read back once to hash it;
    * a RestError with Girder's completion message when it is missing or not `size` bytes long.

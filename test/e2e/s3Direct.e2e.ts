@@ -124,35 +124,25 @@ describeInChromium('web client: uploads straight to an S3 bucket', () => {
   });
 
   /*
-   * KNOWN DEFECT (it.failing until fixed): the web client served here (@girder/core 5) no longer completes a multipart
-   * upload itself (girder/girder#3618 moved that to the server, with 64 MiB parts; the client ignores
-   * `s3FinalizeRequest`), while this service still answers POST /file/completion with `s3FinalizeRequest` and leaves
-   * the multipart upload open (Girder 3's protocol, src/commands/directUploadCommands.ts). The file is recorded but
-   * its object never exists: the download's presigned GET answers 404 NoSuchKey. When the service completes the
-   * upload itself, this test fails as "passed": make it an `it`.
+   * The web client served here (@girder/core 5) sends no completion of a multipart upload (girder/girder#3618 moved it
+   * to the server): POST /file/completion completes it from the bucket's parts (src/commands/directUploadCommands.ts).
    */
-  it.failing('sends a file of two direct chunks to the bucket as a multipart upload', async () => {
+  it('sends a file of two direct chunks to the bucket as a multipart upload', async () => {
     const { bucket } = s3.settings(prefix);
-    try {
-      await ui.session.step('a file of two direct chunks: a multipart upload to the bucket', async () => {
-        const chunk = 32 * 1024 * 1024;
-        const bytes = crypto.randomBytes(chunk + 1024 * 1024 + 7);
-        const { uploading } = await uploadAndDownload('large.bin', bytes);
-        const key = `/${bucket}/${prefix}/direct/[0-9a-f]{24}$`;
-        expect(uploading).toEqual([
-          expect.stringMatching(new RegExp(`^POST ${key}`)),
-          expect.stringMatching(new RegExp(`^PUT ${key}`)),
-          expect.stringMatching(new RegExp(`^PUT ${key}`)),
-        ]);
-        // The service signed each part's request; none of the bytes went through it.
-        expect(chunkBodies).toHaveLength(2);
-        expect(Math.max(...chunkBodies)).toBeLessThan(1024);
-        expect(completions).toEqual(['POST']);
-      });
-      ui.session.assertNoProblems();
-    } finally {
-      // Checked just above while it is expected to fail; the suite's afterEach must not fail it a second time.
-      ui.session.problems.length = 0;
-    }
+    await ui.session.step('a file of two direct chunks: a multipart upload to the bucket', async () => {
+      const chunk = 32 * 1024 * 1024;
+      const bytes = crypto.randomBytes(chunk + 1024 * 1024 + 7);
+      const { uploading } = await uploadAndDownload('large.bin', bytes);
+      const key = `/${bucket}/${prefix}/direct/[0-9a-f]{24}$`;
+      expect(uploading).toEqual([
+        expect.stringMatching(new RegExp(`^POST ${key}`)),
+        expect.stringMatching(new RegExp(`^PUT ${key}`)),
+        expect.stringMatching(new RegExp(`^PUT ${key}`)),
+      ]);
+      // The service signed each part's request; none of the bytes went through it.
+      expect(chunkBodies).toHaveLength(2);
+      expect(Math.max(...chunkBodies)).toBeLessThan(1024);
+      expect(completions).toEqual(['POST']);
+    });
   });
 });

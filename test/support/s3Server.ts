@@ -15,7 +15,7 @@ import { DEFAULT_S3_REGION, type S3Settings } from '../../src/domain/assetstore'
  * An S3-protocol server for tests: a real S3 or MinIO when S3_TEST_URL is set
  * (`http://<accessKeyId>:<secret>@<host>:<port>/<bucket>`, the bucket existing), else s3rver started here on a free
  * port (it implements multipart uploads, ranged GETs, CopyObject, ListObjectsV2 and presigned requests, which the S3
- * store uses; AbortMultipartUpload is added here, as S3 has it: s3rver has neither it nor ListMultipartUploads).
+ * store uses; AbortMultipartUpload and ListParts are added here, as S3 has them: s3rver lacks them and ListMultipartUploads).
  * `settings(prefix)` are an S3 assetstore's settings on it.
  */
 export interface TestS3 {
@@ -81,6 +81,7 @@ interface S3rverContext {
   query: Record<string, unknown>;
   status: number;
   body: unknown;
+  type?: string;
 }
 
 const BUCKET = 'folder-service-test';
@@ -157,6 +158,32 @@ export async function startTestS3(options: TestS3Options = {}): Promise<TestS3> 
     fs.rmSync(dir, { recursive: true, force: true });
     ctx.status = 204;
     ctx.body = '';
+  });
+  // ListParts (GET <key>?uploadId=…), which s3rver lacks too: the parts s3rver keeps as files `<n>` with `<n>.md5`.
+  internals.middleware.unshift(async (ctx, next) => {
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method !== 'GET' || typeof uploadId !== 'string' || !/^[0-9a-f]+$/.test(uploadId)) return next();
+    const dir = path.join(uploadsDir(), uploadId);
+    if (!fs.existsSync(dir)) {
+      ctx.status = 404;
+      ctx.body = '<Error><Code>NoSuchUpload</Code></Error>';
+      return;
+    }
+    const numbers = fs
+      .readdirSync(dir)
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number)
+      .sort((a, b) => a - b);
+    const parts = numbers.map((n) => {
+      const md5 = fs.readFileSync(path.join(dir, `${n}.md5`), 'utf8');
+      const size = fs.statSync(path.join(dir, String(n))).size;
+      return `<Part><PartNumber>${n}</PartNumber><ETag>&quot;${md5}&quot;</ETag><Size>${size}</Size></Part>`;
+    });
+    ctx.status = 200;
+    ctx.type = 'application/xml';
+    ctx.body =
+      '<?xml version="1.0" encoding="UTF-8"?><ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
+      `<UploadId>${uploadId}</UploadId><IsTruncated>false</IsTruncated>${parts.join('')}</ListPartsResult>`;
   });
   const { port } = await server.run();
   const settingsAt = (prefix: string): S3Settings => ({

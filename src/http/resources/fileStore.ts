@@ -32,9 +32,7 @@ export const fileStoreRoutes: RouteDef[] = [
         { uploadId: params.uploadId, userId: signedInUser(principal)._id },
         meta,
       );
-      const view = await outcomeView(services, done.outcome, ctx, done.reference);
-      // The client completes its multipart upload with this request (Girder's additionalFinalizeKeys).
-      return done.finalize ? { ...view, s3FinalizeRequest: done.finalize } : view;
+      return outcomeView(services, done.outcome, ctx, done.reference);
     },
   }),
   route({

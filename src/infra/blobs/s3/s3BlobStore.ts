@@ -9,6 +9,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -32,7 +33,7 @@ import {
 } from '../../../ports/blobStore';
 import { importedPathOf, objectKeyOf, objectLocalId } from '../../../domain/assetstoreBlobRef';
 import { RestError } from '../../../domain/errors';
-import { presignCompletion, presignDownload, presignPart, presignUploadStart } from './s3Presign';
+import { presignDownload, presignPart, presignUploadStart } from './s3Presign';
 import { type ContentHashes, type RunningHash } from '../../../domain/contentHashes';
 import { DEFAULT_S3_REGION, type S3Settings } from '../../../domain/assetstore';
 import { ValidationError } from '../../../domain/errors';
@@ -411,11 +412,45 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     return presignPart(this.target(key), part);
   }
 
-  directCompletion(key: string, s3UploadId: string): Promise<ClientRequest> {
-    return presignCompletion(this.target(key), s3UploadId);
+  async completeDirect(key: string, s3UploadId: string, size: number): Promise<void> {
+    const parts: { PartNumber: number; ETag: string }[] = [];
+    let received = 0;
+    let marker: string | undefined;
+    do {
+      const page = await this.client
+        .send(new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: s3UploadId, PartNumberMarker: marker }))
+        .catch((error: unknown) => {
+          if (isNotFound(error)) return null;
+          throw error;
+        });
+      // No such upload: completed by an earlier call whose answer was lost (its object is there), or never begun.
+      if (page === null) return this.checkDirectObject(key, size);
+      for (const part of page.Parts ?? []) {
+        parts.push({ PartNumber: part.PartNumber ?? 0, ETag: part.ETag ?? '' });
+        received += part.Size ?? 0;
+      }
+      marker = page.IsTruncated ? page.NextPartNumberMarker : undefined;
+    } while (marker !== undefined);
+    // Checked before completing: the client may still send a missing part and ask again.
+    if (received !== size)
+      throw new RestError(`Server has only received ${received} bytes, but the file should be ${size} bytes.`);
+    await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: s3UploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
   }
 
   async adoptDirect(key: string, size: number): Promise<StoredBlob> {
+    await this.checkDirectObject(key, size);
+    return this.settleTemporary(key, await this.hashObject(key));
+  }
+
+  /** A direct upload's object must be there with `size` bytes (Girder's completion message otherwise). */
+  private async checkDirectObject(key: string, size: number): Promise<void> {
     let received = 0;
     try {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
@@ -425,7 +460,6 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     }
     if (received !== size)
       throw new RestError(`Server has only received ${received} bytes, but the file should be ${size} bytes.`);
-    return this.settleTemporary(key, await this.hashObject(key));
   }
 
   async abortDirect(key: string, s3UploadId: string | undefined): Promise<void> {

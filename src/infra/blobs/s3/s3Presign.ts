@@ -1,5 +1,4 @@
 import {
-  CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
   PutObjectCommand,
@@ -61,16 +60,6 @@ export async function presignPart(
     ContentLength: part.length,
   });
   return { method: 'PUT', url: await getSignedUrl(target.client, command, { expiresIn: EXPIRES_IN_S }) };
-}
-
-/** The client's completion of its direct multipart upload (Girder's `s3FinalizeRequest`). */
-export async function presignCompletion(target: PresignTarget, s3UploadId: string): Promise<ClientRequest> {
-  const command = new CompleteMultipartUploadCommand({ Bucket: target.bucket, Key: target.key, UploadId: s3UploadId });
-  return {
-    method: 'POST',
-    url: await getSignedUrl(target.client, command, { expiresIn: EXPIRES_IN_S }),
-    headers: { 'Content-Type': 'text/plain;charset=UTF-8' },
-  };
 }
 
 /**
