@@ -55,14 +55,19 @@ export function importedPathOf(localId: string): string | null {
 const OBJECT = 'object:';
 
 /**
- * The local id of the object of a direct multipart upload (Girder's web client path to S3): the client completes the
- * object after the service recorded the file, so the service never sees its bytes; the object is the service's (it is
- * deleted once no file references it), named by its key instead of a content address, and the file has no `sha512`
- * until `POST /file/:id/hashsum` reads it once.
+ * The local id of an S3 object named by its key instead of a content address, which the service owns (it is deleted
+ * once no file references it, nor a file removed within the retention window; the sweep removes it when nothing
+ * does):
+ *  - the object of a direct multipart upload (Girder's web client path to S3): the client completes the object after
+ *    the service recorded the file, so the service never sees its bytes, and the file has no `sha512` until
+ *    `POST /file/:id/hashsum` reads it once;
+ *  - the object of a chunked upload through the service: it stays under its upload key rather than being copied to a
+ *    content key (src/infra/blobs/s3/s3BlobStore.ts `finishUpload`); its file's `sha512` was taken as the chunks
+ *    streamed.
  */
 export const objectLocalId = (key: string): string => `${OBJECT}${key}`;
 
-/** The key of a direct upload's object, from its local id; null for any other blob. */
+/** The key of an object named by its key, from its local id; null for any other blob. */
 export function objectKeyOf(localId: string): string | null {
   return localId.startsWith(OBJECT) ? localId.slice(OBJECT.length) : null;
 }

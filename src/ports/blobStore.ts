@@ -20,7 +20,10 @@ import type { ContentHashes, RunningHash } from '../domain/contentHashes';
  * spares blobs stored (or stored again) within its grace period.
  */
 export interface StoredBlob {
-  /** SHA-256 of the bytes, hex. */
+  /**
+   * The store's id of the bytes: their SHA-256, hex, for a content-addressed blob; an object named by its key
+   * (src/domain/assetstoreBlobRef.ts `objectLocalId`) for a chunked upload into S3, which stays where it was uploaded.
+   */
   blobId: string;
   size: number;
   /** SHA-512 of the bytes, hex: taken in the same pass as the id (a file's `sha512`, src/domain/contentHashes.ts). */
@@ -113,7 +116,8 @@ export interface MultipartBlobStore extends BlobStore {
     hasher?: RunningHash,
   ): Promise<UploadedPart>;
   /**
-   * Completes the upload and stores its bytes as a blob (held, as `put` holds). `hashes` are the bytes' hashes when
+   * Completes the upload and stores its bytes as a blob (held, as `put` holds): S3 keeps the completed object under
+   * its own key, which names the blob (no copy to a content key, so no dedup). `hashes` are the bytes' hashes when
    * one process saw every chunk; without them the completed bytes are read back once to take them.
    */
   finishUpload(upload: StoreUpload, parts: UploadedPart[], hashes: ContentHashes | null): Promise<StoredBlob>;

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
+import { CreateMultipartUploadCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3BlobStore, S3_PART_BYTES } from '../../src/infra/blobs/s3/s3BlobStore';
 import { blobStoreContract } from './blobStoreContract';
 import { startTestS3, type TestS3 } from '../support/s3Server';
@@ -12,7 +13,8 @@ beforeAll(async () => {
 afterAll(() => s3?.close());
 
 /** Each store under a prefix of its own: a fresh, empty store in the shared bucket. */
-const freshStore = () => S3BlobStore.open(s3.settings(`contract-${crypto.randomUUID()}`), { sweepGraceMs: 0 });
+const freshStore = (prefix = `contract-${crypto.randomUUID()}`) =>
+  S3BlobStore.open(s3.settings(prefix), { sweepGraceMs: 0 });
 
 blobStoreContract('S3', async () => {
   const store = freshStore();
@@ -47,6 +49,71 @@ describe('S3BlobStore', () => {
       // The temporary object of the multipart upload is gone: a sweep that keeps every blob removes nothing.
       expect(await store.sweep(async () => true)).toEqual({ removedBlobs: 0, removedTemporary: 0 });
     } finally {
+      await store.dispose();
+    }
+  });
+
+  const sha = (algorithm: string, bytes: Buffer) => crypto.createHash(algorithm).update(bytes).digest('hex');
+  /** Sends `bytes` as the parts of `upload`, 5 MiB each but the last. */
+  const sendParts = async (store: S3BlobStore, upload: { key: string; uploadId: string }, bytes: Buffer) => {
+    const parts = [];
+    for (let offset = 0, number = 1; offset < bytes.length; offset += 5 * 1024 * 1024, number += 1) {
+      const piece = bytes.subarray(offset, offset + 5 * 1024 * 1024);
+      parts.push(await store.uploadPart(upload, number, Readable.from([piece]), piece.length));
+    }
+    return parts;
+  };
+
+  it("keeps a chunked upload's object under its key: no copy, held until released, swept once unreferenced", async () => {
+    const prefix = `contract-${crypto.randomUUID()}`;
+    const store = freshStore(prefix);
+    try {
+      const bytes = crypto.randomBytes(5 * 1024 * 1024 + 777);
+      const upload = await store.beginUpload();
+      expect(upload.key).toMatch(new RegExp(`^${prefix}/uploads/[0-9a-f-]{36}$`));
+      // No hashes from the chunks (they went through several processes): the object is read back once.
+      const blob = await store.finishUpload(upload, await sendParts(store, upload, bytes), null);
+      expect(blob).toEqual({ blobId: `object:${upload.key}`, size: bytes.length, sha512: sha('sha512', bytes) });
+      expect(await s3.objectExists(`${prefix}/blobs/${sha('sha256', bytes).slice(0, 2)}/${sha('sha256', bytes)}`)).toBe(
+        false,
+      );
+      expect((await bytesOf(await store.get(blob.blobId, { start: 5, end: 15 }))).equals(bytes.subarray(5, 15))).toBe(
+        true,
+      );
+      // Held until the file that references it is recorded.
+      expect(await store.delete(blob.blobId)).toBe(false);
+      store.release(blob.blobId);
+      expect(await store.sweep(async () => true)).toEqual({ removedBlobs: 0, removedTemporary: 0 });
+      expect(await store.exists(blob.blobId)).toBe(true);
+      expect(await store.sweep(async (id) => id !== blob.blobId)).toEqual({ removedBlobs: 1, removedTemporary: 0 });
+      expect(await s3.objectExists(upload.key)).toBe(false);
+    } finally {
+      await store.dispose();
+    }
+  });
+
+  it('completes an upload begun under tmp/ (before uploads kept their objects) into its content key', async () => {
+    const prefix = `contract-${crypto.randomUUID()}`;
+    const store = freshStore(prefix);
+    const settings = s3.settings(prefix);
+    const client = new S3Client({
+      region: settings.region,
+      endpoint: settings.service,
+      forcePathStyle: true,
+      credentials: { accessKeyId: settings.accessKeyId ?? '', secretAccessKey: settings.secret ?? '' },
+    });
+    try {
+      const bytes = crypto.randomBytes(5 * 1024 * 1024 + 3);
+      const key = `${prefix}/tmp/${crypto.randomUUID()}`;
+      const created = await client.send(new CreateMultipartUploadCommand({ Bucket: settings.bucket, Key: key }));
+      const upload = { key, uploadId: created.UploadId ?? '' };
+      const blob = await store.finishUpload(upload, await sendParts(store, upload, bytes), null);
+      store.release(blob.blobId);
+      expect(blob).toEqual({ blobId: sha('sha256', bytes), size: bytes.length, sha512: sha('sha512', bytes) });
+      expect((await bytesOf(await store.get(blob.blobId))).equals(bytes)).toBe(true);
+      expect(await s3.objectExists(key)).toBe(false);
+    } finally {
+      client.destroy();
       await store.dispose();
     }
   });

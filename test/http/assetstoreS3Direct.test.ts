@@ -228,7 +228,7 @@ describe('S3 assetstores: direct uploads and redirects', () => {
     expect(open).toEqual(
       expect.arrayContaining([
         `${prefix}/direct/${direct.body._id}`,
-        expect.stringMatching(new RegExp(`^${prefix}/tmp/`)),
+        expect.stringMatching(new RegExp(`^${prefix}/uploads/`)),
       ]),
     );
     const cancelled = await api.as(admin).delete(`/file/upload/${direct.body._id}`);

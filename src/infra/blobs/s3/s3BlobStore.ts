@@ -93,8 +93,11 @@ export interface S3BlobStoreOptions {
  * then copied to their key inside the bucket (or dropped when those bytes are already stored). A failed put aborts
  * its multipart upload and leaves nothing.
  *
- * Chunked uploads go straight into the bucket: each chunk is one part of a multipart upload recorded with the upload
- * (so any process may take the next chunk), and the last one completes it and moves it to its key like a put.
+ * Chunked uploads go straight into the bucket: each chunk is one part of a multipart upload to `<prefix>/uploads/<uuid>`
+ * recorded with the upload (so any process may take the next chunk), and the last one completes it. The completed
+ * object stays where it is, named by its key (`objectLocalId`, as a direct upload's object): copying it to a content
+ * key would write every byte again (a CopyObject of the whole file, which on many S3-compatible servers costs as much
+ * as the upload), so identical bytes uploaded twice are kept twice, as Girder keeps every upload's object.
  *
  * Holds and deletion tickets live in this process (as in the other stores); a delete and a put of the same bytes in
  * this process are serialised, so a put never dedupes onto a blob being deleted. Across processes the sweep's grace
@@ -133,12 +136,13 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
   }
 
   /**
-   * The key of a local id: a content address (`<prefix>/blobs/…`), a direct upload's object (under
-   * `<prefix>/direct/`) or an imported object (any key of the bucket).
+   * The key of a local id: a content address (`<prefix>/blobs/…`), an object named by its key (a direct upload's
+   * under `<prefix>/direct/`, a chunked upload's under `<prefix>/uploads/`) or an imported object (any key of the
+   * bucket).
    */
   private keyOf(blobId: string): string {
     const object = objectKeyOf(blobId);
-    if (object?.startsWith(`${this.prefix}direct/`)) return object;
+    if (object !== null && this.objectAreas.some((area) => object.startsWith(area))) return object;
     const imported = importedPathOf(blobId);
     if (imported !== null) return imported;
     if (!/^[0-9a-f]{64}$/.test(blobId)) throw new Error(`Invalid blob id: ${blobId}`);
@@ -249,8 +253,13 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
 
   readonly minimumPartBytes = S3_MINIMUM_PART_BYTES;
 
+  /** Where the store keeps objects named by their key (objectLocalId): direct uploads', chunked uploads'. */
+  private get objectAreas(): string[] {
+    return [`${this.prefix}direct/`, `${this.prefix}uploads/`];
+  }
+
   async beginUpload(): Promise<StoreUpload> {
-    const key = `${this.prefix}tmp/${crypto.randomUUID()}`;
+    const key = `${this.prefix}uploads/${crypto.randomUUID()}`;
     const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
     return { key, uploadId: created.UploadId ?? '' };
   }
@@ -297,13 +306,38 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     return { number, etag: sent[0].ETag ?? '' };
   }
 
+  /**
+   * Completes a chunked upload: its object stays under its key and is the blob (no copy). The hashes are the ones
+   * taken as the chunks streamed, or read once from the object when no process saw them all.
+   */
   async finishUpload(upload: StoreUpload, parts: UploadedPart[], hashes: ContentHashes | null): Promise<StoredBlob> {
+    const completed = parts.map((p) => ({ PartNumber: p.number, ETag: p.etag }));
+    if (!upload.key.startsWith(`${this.prefix}uploads/`)) return this.finishTemporaryUpload(upload, completed, hashes);
+    const blobId = objectLocalId(upload.key);
+    // Held from before it exists until the file that references it is recorded (as a put holds its blob).
+    this.holds.hold(blobId);
+    try {
+      await this.complete(upload, completed);
+      const { size, sha512 } = hashes ?? (await this.hashObject(upload.key));
+      return { blobId, size, sha512 };
+    } catch (error) {
+      this.holds.release(blobId);
+      throw error;
+    }
+  }
+
+  /**
+   * An upload begun before chunked uploads kept their objects (under `<prefix>/tmp/`, which the sweep empties): it is
+   * completed and copied to its content key, as it was then.
+   */
+  private async finishTemporaryUpload(
+    upload: StoreUpload,
+    parts: CompletedPart[],
+    hashes: ContentHashes | null,
+  ): Promise<StoredBlob> {
     this.inFlight.add(upload.key);
     try {
-      await this.complete(
-        upload,
-        parts.map((p) => ({ PartNumber: p.number, ETag: p.etag })),
-      );
+      await this.complete(upload, parts);
     } catch (error) {
       this.inFlight.delete(upload.key);
       throw error;
@@ -530,9 +564,9 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     }
   }
 
-  /** Where the store keeps its own objects (content-addressed blobs, puts in progress, direct uploads). */
+  /** Where the store keeps its own objects (content-addressed blobs, puts in progress, objects named by key). */
   private get ownAreas(): string[] {
-    return ['blobs/', 'tmp/', 'direct/'].map((area) => `${this.prefix}${area}`);
+    return [`${this.prefix}blobs/`, `${this.prefix}tmp/`, ...this.objectAreas];
   }
 
   /** Girder's S3 importData listing: the objects directly under `prefix` and the prefixes below it, page by page. */
@@ -576,14 +610,15 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
       report.removedTemporary += 1;
     }
-    // Objects of direct uploads: referenced by key (objectLocalId) once their upload completed.
-    for await (const { key, modified } of this.listed(`${this.prefix}direct/`)) {
-      const localId = objectLocalId(key);
-      if (modified > youngSince || !this.holds.mayDelete(localId)) continue;
-      const ticket = this.holds.ticket();
-      if (await isReferenced(localId)) continue;
-      if (await this.delete(localId, ticket)) report.removedBlobs += 1;
-    }
+    // Objects of direct and chunked uploads: referenced by key (objectLocalId) once their upload completed.
+    for (const area of this.objectAreas)
+      for await (const { key, modified } of this.listed(area)) {
+        const localId = objectLocalId(key);
+        if (modified > youngSince || !this.holds.mayDelete(localId)) continue;
+        const ticket = this.holds.ticket();
+        if (await isReferenced(localId)) continue;
+        if (await this.delete(localId, ticket)) report.removedBlobs += 1;
+      }
     for await (const { key, modified } of this.listed(`${this.prefix}blobs/`)) {
       const blobId = key.slice(key.lastIndexOf('/') + 1);
       if (!/^[0-9a-f]{64}$/.test(blobId) || modified > youngSince) continue;
