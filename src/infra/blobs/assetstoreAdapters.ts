@@ -95,7 +95,7 @@ export async function probeAssetstore(settings: AssetstoreSettings, config: Adap
     }
     case AssetstoreType.S3: {
       // Loaded on demand: a deployment without S3 never loads the AWS SDK.
-      const { probeS3 } = require('./s3/s3BlobStore') as typeof import('./s3/s3BlobStore');
+      const { probeS3 } = require('./s3/s3Client') as typeof import('./s3/s3Client');
       return probeS3(settings);
     }
   }

@@ -4,17 +4,13 @@ import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
-  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
-  ListPartsCommand,
-  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
-  UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
 import {
@@ -32,12 +28,14 @@ import {
   type ImportListingPage,
 } from '../../../ports/blobStore';
 import { importedPathOf, objectKeyOf, objectLocalId } from '../../../domain/assetstoreBlobRef';
-import { RestError } from '../../../domain/errors';
 import { presignDownload, presignPart, presignUploadStart } from './s3Presign';
 import { type ContentHashes, type RunningHash } from '../../../domain/contentHashes';
-import { DEFAULT_S3_REGION, type S3Settings } from '../../../domain/assetstore';
-import { ValidationError } from '../../../domain/errors';
+import type { S3Settings } from '../../../domain/assetstore';
 import { Holds } from '../holds';
+import { isNotFound, keyPrefix, s3ClientFor, type Bucket } from './s3Client';
+import { copyInBucket } from './s3Copy';
+import { importListing, keysUnder } from './s3Listing';
+import { checkDirectObject, completeDirectUpload } from './s3DirectCompletion';
 import { DEFAULT_SWEEP_GRACE_MS } from '../claims';
 import { HashingTap, ThreadedHasher } from '../hashingTap';
 
@@ -48,37 +46,8 @@ import { HashingTap, ThreadedHasher } from '../hashingTap';
 export const S3_PART_BYTES = 8 * 1024 * 1024;
 /** S3's smallest part but the last (Girder's minimum chunk size). */
 const S3_MINIMUM_PART_BYTES = 5 * 1024 * 1024;
-/** The largest object CopyObject copies in one request; larger ones are copied part by part (UploadPartCopy). */
-const SINGLE_COPY_MAX = 5 * 1024 ** 3;
-const COPY_PART_BYTES = 512 * 1024 * 1024;
 /** Girder 3.2's CHUNK_LEN: direct uploads larger than this go in parts of this size. */
 const S3_DIRECT_CHUNK_BYTES = 32 * 1024 * 1024;
-
-/** An S3 client for an assetstore's settings (Girder's makeBotoConnectParams). */
-function s3ClientFor(settings: S3Settings): S3Client {
-  const service = settings.service;
-  const endpoint = service === '' ? undefined : /^https?:\/\//.test(service) ? service : `https://${service}`;
-  return new S3Client({
-    // An empty region (what the web client's form sends when left blank) is stored as given and means the default.
-    region: settings.region || DEFAULT_S3_REGION,
-    // Checksums only where S3 requires them: a streamed part then goes as plain bytes, not in the aws-chunked
-    // encoding with a trailing checksum that many S3-compatible servers do not decode (they would store the framing).
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-    ...(!settings.inferCredentials && settings.accessKeyId !== null && settings.secret !== null
-      ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secret } }
-      : {}),
-  });
-}
-
-const isNotFound = (error: unknown) => {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
-  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
-};
-
-/** `prefix` as the start of keys: empty, or ending in one `/`. */
-const keyPrefix = (prefix: string) => (prefix === '' ? '' : `${prefix}/`);
 
 export interface S3BlobStoreOptions {
   sweepGraceMs?: number;
@@ -242,7 +211,7 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     const { sha256: blobId, sha512, size } = hashes;
     try {
       await this.holdForStoring(blobId, async (stored) => {
-        if (!stored) await this.copy(temporary, this.keyOf(blobId), size);
+        if (!stored) await copyInBucket(this.at, temporary, this.keyOf(blobId), size, (upload) => this.abort(upload));
       });
     } finally {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: temporary }));
@@ -371,50 +340,15 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
       .catch(() => undefined);
   }
 
-  /** A copy inside the bucket: one request up to 5 GiB, else part by part. */
-  private async copy(from: string, to: string, size: number): Promise<void> {
-    const CopySource = encodeURI(`${this.bucket}/${from}`);
-    if (size <= SINGLE_COPY_MAX) {
-      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource }));
-      return;
-    }
-    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to }));
-    const UploadId = created.UploadId ?? '';
-    const parts: CompletedPart[] = [];
-    try {
-      for (let start = 0; start < size; start += COPY_PART_BYTES) {
-        const PartNumber = parts.length + 1;
-        const end = Math.min(start + COPY_PART_BYTES, size) - 1;
-        const copied = await this.client.send(
-          new UploadPartCopyCommand({
-            Bucket: this.bucket,
-            Key: to,
-            UploadId,
-            PartNumber,
-            CopySource,
-            CopySourceRange: `bytes=${start}-${end}`,
-          }),
-        );
-        parts.push({ PartNumber, ETag: copied.CopyPartResult?.ETag ?? '' });
-      }
-      await this.client.send(
-        new CompleteMultipartUploadCommand({
-          Bucket: this.bucket,
-          Key: to,
-          UploadId,
-          MultipartUpload: { Parts: parts },
-        }),
-      );
-    } catch (error) {
-      await this.abort({ key: to, uploadId: UploadId });
-      throw error;
-    }
-  }
-
   // Direct uploads and redirects (DirectBlobStore, used when `direct` is on).
 
   private target(key: string) {
-    return { client: this.client, bucket: this.bucket, key };
+    return { ...this.at, key };
+  }
+
+  /** The bucket as the helpers of this folder take it. */
+  private get at(): Bucket {
+    return { client: this.client, bucket: this.bucket };
   }
 
   directKey(uploadId: string): string {
@@ -446,54 +380,13 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     return presignPart(this.target(key), part);
   }
 
-  async completeDirect(key: string, s3UploadId: string, size: number): Promise<void> {
-    const parts: { PartNumber: number; ETag: string }[] = [];
-    let received = 0;
-    let marker: string | undefined;
-    do {
-      const page = await this.client
-        .send(new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: s3UploadId, PartNumberMarker: marker }))
-        .catch((error: unknown) => {
-          if (isNotFound(error)) return null;
-          throw error;
-        });
-      // No such upload: completed by an earlier call whose answer was lost (its object is there), or never begun.
-      if (page === null) return this.checkDirectObject(key, size);
-      for (const part of page.Parts ?? []) {
-        parts.push({ PartNumber: part.PartNumber ?? 0, ETag: part.ETag ?? '' });
-        received += part.Size ?? 0;
-      }
-      marker = page.IsTruncated ? page.NextPartNumberMarker : undefined;
-    } while (marker !== undefined);
-    // Checked before completing: the client may still send a missing part and ask again.
-    if (received !== size)
-      throw new RestError(`Server has only received ${received} bytes, but the file should be ${size} bytes.`);
-    await this.client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: this.bucket,
-        Key: key,
-        UploadId: s3UploadId,
-        MultipartUpload: { Parts: parts },
-      }),
-    );
+  completeDirect(key: string, s3UploadId: string, size: number): Promise<void> {
+    return completeDirectUpload(this.at, key, s3UploadId, size);
   }
 
   async adoptDirect(key: string, size: number): Promise<StoredBlob> {
-    await this.checkDirectObject(key, size);
+    await checkDirectObject(this.at, key, size);
     return this.settleTemporary(key, await this.hashObject(key));
-  }
-
-  /** A direct upload's object must be there with `size` bytes (Girder's completion message otherwise). */
-  private async checkDirectObject(key: string, size: number): Promise<void> {
-    let received = 0;
-    try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      received = head.ContentLength ?? 0;
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-    if (received !== size)
-      throw new RestError(`Server has only received ${received} bytes, but the file should be ${size} bytes.`);
   }
 
   async abortDirect(key: string, s3UploadId: string | undefined): Promise<void> {
@@ -569,57 +462,30 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     return [`${this.prefix}blobs/`, `${this.prefix}tmp/`, ...this.objectAreas];
   }
 
-  /** Girder's S3 importData listing: the objects directly under `prefix` and the prefixes below it, page by page. */
-  async *listForImport(prefix: string): AsyncGenerator<ImportListingPage> {
-    let ContinuationToken: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken }),
-      );
-      // The store's own objects are never imported: their files would reference bytes the sweep may remove.
-      const foreign = (key: string) => !this.ownAreas.some((area) => key.startsWith(area));
-      yield {
-        objects: (page.Contents ?? []).flatMap((o) =>
-          o.Key && foreign(o.Key) ? [{ key: o.Key, size: o.Size ?? 0 }] : [],
-        ),
-        prefixes: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix && foreign(p.Prefix) ? [p.Prefix] : [])),
-      };
-      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (ContinuationToken);
-  }
-
-  /** Every key under `prefix`, with its last modification time. */
-  private async *listed(prefix: string): AsyncGenerator<{ key: string; modified: number }> {
-    let ContinuationToken: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken }),
-      );
-      for (const object of page.Contents ?? [])
-        if (object.Key) yield { key: object.Key, modified: object.LastModified?.getTime() ?? 0 };
-      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (ContinuationToken);
+  /** Girder's S3 importData listing (s3Listing.ts); the store's own objects are never imported. */
+  listForImport(prefix: string): AsyncGenerator<ImportListingPage> {
+    return importListing(this.at, prefix, this.ownAreas);
   }
 
   /** Temporary objects of interrupted puts and unreferenced blobs go, except young ones (the grace period) and held ones. */
   async sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport> {
     const youngSince = Date.now() - (this.options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS);
     const report: SweepReport = { removedBlobs: 0, removedTemporary: 0 };
-    for await (const { key, modified } of this.listed(`${this.prefix}tmp/`)) {
+    for await (const { key, modified } of keysUnder(this.at, `${this.prefix}tmp/`)) {
       if (this.inFlight.has(key) || modified > youngSince) continue;
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
       report.removedTemporary += 1;
     }
     // Objects of direct and chunked uploads: referenced by key (objectLocalId) once their upload completed.
     for (const area of this.objectAreas)
-      for await (const { key, modified } of this.listed(area)) {
+      for await (const { key, modified } of keysUnder(this.at, area)) {
         const localId = objectLocalId(key);
         if (modified > youngSince || !this.holds.mayDelete(localId)) continue;
         const ticket = this.holds.ticket();
         if (await isReferenced(localId)) continue;
         if (await this.delete(localId, ticket)) report.removedBlobs += 1;
       }
-    for await (const { key, modified } of this.listed(`${this.prefix}blobs/`)) {
+    for await (const { key, modified } of keysUnder(this.at, `${this.prefix}blobs/`)) {
       const blobId = key.slice(key.lastIndexOf('/') + 1);
       if (!/^[0-9a-f]{64}$/.test(blobId) || modified > youngSince) continue;
       if (!this.holds.mayDelete(blobId)) continue;
@@ -628,36 +494,5 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
       if (await this.delete(blobId, ticket)) report.removedBlobs += 1;
     }
     return report;
-  }
-}
-
-/**
- * @lazyLoaded required by assetstoreAdapters.ts only when an S3 assetstore is made or changed
- *
- * Girder's S3 validateInfo: a read-only store's bucket (and prefix) can be listed, any other can be written (an empty
- * `girder_test` object is put and deleted), with Girder's messages.
- */
-export async function probeS3(settings: S3Settings): Promise<void> {
-  const client = s3ClientFor(settings);
-  try {
-    if (settings.readOnly) {
-      try {
-        await client.send(
-          new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix, Delimiter: '/', MaxKeys: 1 }),
-        );
-      } catch {
-        throw new ValidationError(`Unable to connect to bucket "${settings.bucket}".`, 'bucket');
-      }
-      return;
-    }
-    try {
-      const Key = [settings.prefix, 'girder_test'].filter(Boolean).join('/');
-      await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key, Body: Buffer.alloc(0) }));
-      await client.send(new DeleteObjectCommand({ Bucket: settings.bucket, Key }));
-    } catch {
-      throw new ValidationError(`Unable to write into bucket "${settings.bucket}".`, 'bucket');
-    }
-  } finally {
-    client.destroy();
   }
 }
