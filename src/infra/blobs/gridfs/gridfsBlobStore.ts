@@ -10,7 +10,7 @@ import type {
   SweepReport,
   UploadedPart,
 } from '../../../ports/blobStore';
-import type { ContentHasher } from '../../../domain/contentHashes';
+import type { RunningHash } from '../../../domain/contentHashes';
 import { GridFsUploadParts } from './uploadParts';
 import { Holds } from '../holds';
 import { claimCounts, CLAIM_STALE_MS, DEFAULT_SWEEP_GRACE_MS } from '../claims';
@@ -222,7 +222,7 @@ export class GridFsBlobStore implements MultipartBlobStore {
     number: number,
     source: Readable,
     length: number,
-    hasher?: ContentHasher,
+    hasher?: RunningHash,
   ): Promise<UploadedPart> {
     return this.parts.put(upload, number, source, length, hasher);
   }

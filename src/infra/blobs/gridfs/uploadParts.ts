@@ -1,8 +1,9 @@
-import { PassThrough, Transform, type Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ObjectId, type Collection, type GridFSBucket } from 'mongodb';
-import { TooManyBytesError, type StoreUpload, type UploadedPart } from '../../../ports/blobStore';
-import type { ContentHasher } from '../../../domain/contentHashes';
+import type { StoreUpload, UploadedPart } from '../../../ports/blobStore';
+import type { RunningHash } from '../../../domain/contentHashes';
+import { countedPart } from '../countedPart';
 
 /** Files of uploads in progress: `part/<upload id>/<part number>/<attempt>`. */
 const PART_PREFIX = 'part/';
@@ -39,25 +40,14 @@ export class GridFsUploadParts {
     number: number,
     source: Readable,
     length: number,
-    hasher?: ContentHasher,
+    hasher?: RunningHash,
   ): Promise<UploadedPart> {
     const id = new ObjectId();
-    let seen = 0;
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        seen += chunk.length;
-        if (seen > length) {
-          callback(new TooManyBytesError());
-          return;
-        }
-        hasher?.update(chunk);
-        callback(null, chunk);
-      },
-    });
+    const counted = countedPart(length, hasher);
     const stream = this.bucket.openUploadStreamWithId(id, `${prefixOf(upload.uploadId)}${number}/${id.toHexString()}`);
     try {
-      await pipeline(source, counted, stream);
-      if (seen !== length) throw new Error(`Chunk ended after ${seen} of ${length} bytes.`);
+      await pipeline(source, counted.stream, stream);
+      if (counted.seen() !== length) throw new Error(`Chunk ended after ${counted.seen()} of ${length} bytes.`);
     } catch (error) {
       await this.remove(id);
       throw error;

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
@@ -14,7 +14,6 @@ import {
   type CompletedPart,
 } from '@aws-sdk/client-s3';
 import {
-  TooManyBytesError,
   type ByteRange,
   type DeletionTicket,
   type MultipartBlobStore,
@@ -32,6 +31,7 @@ import { presignDownload, presignPart, presignUploadStart } from './s3Presign';
 import { type ContentHashes, type RunningHash } from '../../../domain/contentHashes';
 import type { S3Settings } from '../../../domain/assetstore';
 import { Holds } from '../holds';
+import { countedPart } from '../countedPart';
 import { isNotFound, keyPrefix, s3ClientFor, type Bucket } from './s3Client';
 import { copyInBucket } from './s3Copy';
 import { importListing, keysUnder } from './s3Listing';
@@ -240,21 +240,9 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     length: number,
     hasher?: RunningHash,
   ): Promise<UploadedPart> {
-    let seen = 0;
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        seen += chunk.length;
-        if (seen > length) {
-          callback(new TooManyBytesError());
-          return;
-        }
-        const waiting = hasher?.update(chunk);
-        if (!waiting) callback(null, chunk);
-        else waiting.then(() => callback(null, chunk), callback);
-      },
-    });
+    const counted = countedPart(length, hasher);
     const body = new PassThrough();
-    const piping = pipeline(source, counted, body);
+    const piping = pipeline(source, counted.stream, body);
     const sent = await Promise.all([
       this.client.send(
         new UploadPartCommand({
@@ -271,7 +259,7 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
       body.destroy();
       throw error;
     });
-    if (seen !== length) throw new Error(`Chunk ended after ${seen} of ${length} bytes.`);
+    if (counted.seen() !== length) throw new Error(`Chunk ended after ${counted.seen()} of ${length} bytes.`);
     return { number, etag: sent[0].ETag ?? '' };
   }
 
