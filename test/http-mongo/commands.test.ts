@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config';
 import { rebuildReadModels } from '../../src/cli/rebuild';
 import { verifyReadModels } from '../../src/cli/verify';
 import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel';
-import { physicalName } from '../../src/infra/readmodel/mongodb/collections';
+import { physicalName } from '../../src/infra/readmodel/mongodb/mongoCollections';
 import { startApi, type ApiClient } from '../support/apiClient';
 
 /**

@@ -1,5 +1,5 @@
 import type { Collection, Document, Filter, FindOptions } from 'mongodb';
-import type { StoredDoc } from './collections';
+import type { StoredDoc } from './mongoCollections';
 
 /**
  * Lists of ids in one statement, bounded (issue 32). Subtree operations and their reads name documents by lists

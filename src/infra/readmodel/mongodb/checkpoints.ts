@@ -1,5 +1,5 @@
 import type { ClientSession } from 'mongodb';
-import type { GenerationCollections } from './collections';
+import type { GenerationCollections } from './mongoCollections';
 import { positionStamp } from './writes';
 
 /** Where a projection's checkpoint is in a generation (0 before its first event). */

@@ -1,7 +1,7 @@
 import type { Collection, Document } from 'mongodb';
 import type { Viewer } from '../../../domain/access';
 import type { ParentType } from '../../../domain/parents';
-import type { GenerationCollections, StoredDoc } from './collections';
+import type { GenerationCollections, StoredDoc } from './mongoCollections';
 import type { WriteScope } from './writes';
 
 /**

@@ -3,7 +3,7 @@ import type { CollectionDoc, CollectionQueries, CollectionWrites, Page, PrefixSe
 import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import type { OperationLog } from './writes';
-import type { StoredDoc } from './collections';
+import type { StoredDoc } from './mongoCollections';
 import {
   and,
   defined,

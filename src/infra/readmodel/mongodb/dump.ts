@@ -1,5 +1,5 @@
 import type { Document } from 'mongodb';
-import type { GenerationCollections } from './collections';
+import type { GenerationCollections } from './mongoCollections';
 import { COUNTED_MARK } from './childCounts';
 
 /**

@@ -1,4 +1,4 @@
-import type { StoredDoc } from './collections';
+import type { StoredDoc } from './mongoCollections';
 import type { Filter } from 'mongodb';
 import type {
   FolderDoc,

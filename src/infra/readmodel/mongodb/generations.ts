@@ -1,5 +1,5 @@
 import type { ClientSession, Collection, Db } from 'mongodb';
-import { GenerationCollections, META_COLLECTION, type CollectionName, type StoredDoc } from './collections';
+import { GenerationCollections, META_COLLECTION, type CollectionName, type StoredDoc } from './mongoCollections';
 import { markCounted } from './childCounts';
 import { ReadModelBusyError } from '../../../ports/readModelBusy';
 import { ownValue } from '../../../domain/ownMap';

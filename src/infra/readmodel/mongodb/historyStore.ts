@@ -9,7 +9,7 @@ import type {
   RemovedFolder,
   RemovedItem,
 } from '../../../ports/readModel';
-import type { StoredDoc } from './collections';
+import type { StoredDoc } from './mongoCollections';
 import type { ReadSource } from './generations';
 import { distinctIn, findIn } from './boundedIn';
 import type { OperationLog, WriteScope } from './writes';

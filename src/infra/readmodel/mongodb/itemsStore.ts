@@ -15,7 +15,7 @@ import type { Level, Viewer } from '../../../domain/access';
 import type { ReadSource } from './generations';
 import { distinctIn, findIn } from './boundedIn';
 import type { OperationLog, WriteScope } from './writes';
-import { physicalName, type StoredDoc } from './collections';
+import { physicalName, type StoredDoc } from './mongoCollections';
 import {
   and,
   beforeFilter,

@@ -15,7 +15,7 @@ import { MongoFiles, MongoItems, fileWrites, itemWrites } from './itemsStore';
 import { MongoSubtree, subtreeWrites } from './subtreeStore';
 import { MongoHistory, historyWrites } from './historyStore';
 import { Generations, barrierOf, type ReadSource } from './generations';
-import type { CollectionName, GenerationCollections } from './collections';
+import type { CollectionName, GenerationCollections } from './mongoCollections';
 import { OperationLog, runOperations, type PresenceCheck } from './writes';
 import { moveCheckpoint, readCheckpoint } from './checkpoints';
 import { applyInSteps, reachesMoreThan, type StepwiseTarget } from './stepwiseApply';
@@ -44,7 +44,7 @@ export interface MongoReadModelOptions {
 }
 
 /**
- * The read models in MongoDB (official driver), as documents shaped like Girder's (collections.ts lists them and
+ * The read models in MongoDB (official driver), as documents shaped like Girder's (mongoCollections.ts lists them and
  * their indexes).
  *
  * - Queries filter permissions and text inside the query (`$or` of public / user / group ACL entries, `$text`).

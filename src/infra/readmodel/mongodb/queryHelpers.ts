@@ -1,4 +1,4 @@
-import type { StoredDoc } from './collections';
+import type { StoredDoc } from './mongoCollections';
 import type { Collection, Document, Filter, Sort } from 'mongodb';
 import type { Viewer } from '../../../domain/access';
 import type { Paging } from '../../../domain/paging';

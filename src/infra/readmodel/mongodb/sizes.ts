@@ -1,4 +1,4 @@
-import type { CollectionName } from './collections';
+import type { CollectionName } from './mongoCollections';
 import type { WriteScope } from './writes';
 import { positionStamp } from './writes';
 import type { RootType } from '../../../domain/parents';

@@ -1,6 +1,6 @@
 import type { ClientSession } from 'mongodb';
 import type { LeaseFence } from '../../../ports/readModel';
-import type { GenerationCollections } from './collections';
+import type { GenerationCollections } from './mongoCollections';
 import { barrierOf, type Barrier, type Generations } from './generations';
 import type { MongoLeases } from './leasesStore';
 import { countIn } from './boundedIn';

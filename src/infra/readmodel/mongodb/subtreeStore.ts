@@ -6,7 +6,7 @@ import type {
   SubtreeQueries,
   SubtreeWrites,
 } from '../../../ports/readModel';
-import type { StoredDoc } from './collections';
+import type { StoredDoc } from './mongoCollections';
 import type { ReadSource } from './generations';
 import type { OperationLog, WriteScope } from './writes';
 import { and, defined, readableFilter } from './queryHelpers';

@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, ClientSession, Document, Filter, FindOptions } from 'mongodb';
-import type { CollectionName, GenerationCollections, StoredDoc } from './collections';
+import type { CollectionName, GenerationCollections, StoredDoc } from './mongoCollections';
 import { checkSplittable, splitIn } from './boundedIn';
 
 /**
