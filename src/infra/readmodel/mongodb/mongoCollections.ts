@@ -66,6 +66,14 @@ const aclIndexes: IndexDescription[] = [
   { key: { 'access.groups.id': 1 }, name: 'access_groups' },
 ];
 
+/** Text search over name and description, the name weighing more (collections, folders and items alike). */
+const nameTextIndex: IndexDescription = {
+  key: { name: 'text', description: 'text' },
+  name: 'text',
+  weights: { name: 10, description: 1 },
+  default_language: 'english',
+};
+
 /**
  * Indexes per collection, created when a generation is created (and ensured at start). Text indexes weigh the name
  * ten times the description, as Girder's do.
@@ -89,39 +97,20 @@ const INDEXES: Record<CollectionName, IndexDescription[]> = {
     { key: { key: 1 }, name: 'key', unique: true },
     { key: { userId: 1, name: 1 }, name: 'user_name' },
   ],
-  collections: [
-    { key: { name: 1 }, name: 'name', unique: true },
-    {
-      key: { name: 'text', description: 'text' },
-      name: 'text',
-      weights: { name: 10, description: 1 },
-      default_language: 'english',
-    },
-    ...aclIndexes,
-  ],
+  collections: [{ key: { name: 1 }, name: 'name', unique: true }, nameTextIndex, ...aclIndexes],
   folders: [
     { key: { parentId: 1, lowerName: 1 }, name: 'parent_lower_name' },
     { key: { parentId: 1, parentCollection: 1, name: 1 }, name: 'parent_name' },
     { key: { ancestors: 1 }, name: 'ancestors' },
     { key: { baseParentId: 1 }, name: 'base_parent' },
-    {
-      key: { name: 'text', description: 'text' },
-      name: 'text',
-      weights: { name: 10, description: 1 },
-      default_language: 'english',
-    },
+    nameTextIndex,
     ...aclIndexes,
   ],
   items: [
     { key: { folderId: 1, lowerName: 1 }, name: 'folder_lower_name' },
     { key: { folderId: 1, name: 1 }, name: 'folder_name' },
     { key: { baseParentId: 1 }, name: 'base_parent' },
-    {
-      key: { name: 'text', description: 'text' },
-      name: 'text',
-      weights: { name: 10, description: 1 },
-      default_language: 'english',
-    },
+    nameTextIndex,
   ],
   files: [
     { key: { itemId: 1, name: 1 }, name: 'item_name' },
