@@ -71,11 +71,13 @@ describeInChromium('web client: quotas (user_quota)', () => {
       await ui.session.goto(`user/${ursula._id}`);
       await page.locator('.g-user-name', { hasText: 'First ursula' }).waitFor();
       await openQuotaDialog('user');
-      expect(await dialog().locator('.modal-title').textContent()).toBe('Quota and Assetstore Policies for First ursula');
-      expect(await dialog().locator('.g-quota-capacity').textContent()).toBe(' Unlimited');
-      expect((await dialog().locator('label[for="g-user-quota-size-value"] ~ .radio').first().textContent())?.trim()).toBe(
-        'Use the default quota: Unlimited',
+      expect(await dialog().locator('.modal-title').textContent()).toBe(
+        'Quota and Assetstore Policies for First ursula',
       );
+      expect(await dialog().locator('.g-quota-capacity').textContent()).toBe(' Unlimited');
+      expect(
+        (await dialog().locator('label[for="g-user-quota-size-value"] ~ .radio').first().textContent())?.trim(),
+      ).toBe('Use the default quota: Unlimited');
       expect(await dialog().locator('#g-defaultQuota').isChecked()).toBe(true);
       expect(await dialog().locator('#g-preferredAssetstore option').allTextContents()).toEqual([
         'Current Assetstore',
@@ -221,9 +223,7 @@ describeInChromium('web client: quotas (user_quota)', () => {
       await openQuotaDialog('collection');
       expect(await dialog().locator('.modal-title').textContent()).toBe('Quota and Assetstore Policies for Archive');
       expect(await dialog().locator('.g-quota-capacity').textContent()).toBe(' 500.0 MB free of 500.0 MB');
-      expect((await dialog().locator('.radio').first().textContent())?.trim()).toBe(
-        'Use the default quota: 500.0 MB',
-      );
+      expect((await dialog().locator('.radio').first().textContent())?.trim()).toBe('Use the default quota: 500.0 MB');
     });
     await ui.session.step('a value that is no size is refused in the dialog', async () => {
       await dialog().locator('#g-user-quota-size-value').fill('-3');

@@ -84,12 +84,12 @@ const OWN_STYLES = ['user-quota.css'];
 export const OWN_PLUGIN_SCRIPTS = OWN_SCRIPTS.map((name) => `${WEB_ROOT}/${name}`);
 export const OWN_PLUGIN_STYLES = OWN_STYLES.map((name) => `${WEB_ROOT}/${name}`);
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.png': 'image/png',
-};
-const contentType = (name: string): string => CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream';
+const CONTENT_TYPES = new Map([
+  ['.js', 'text/javascript; charset=utf-8'],
+  ['.css', 'text/css; charset=utf-8'],
+  ['.png', 'image/png'],
+]);
+const contentType = (name: string): string => CONTENT_TYPES.get(path.extname(name)) ?? 'application/octet-stream';
 
 function sendFile(res: Response, file: string, type: string): void {
   res.type(type);
@@ -122,7 +122,9 @@ export function webClientRoutes(): express.Router {
   // The client's header asks for its logo at the site root.
   router.get('/Girder_Mark.png', (_req, res) => sendFile(res, path.join(CLIENT_DIR, 'Girder_Mark.png'), 'image/png'));
   for (const name of [...OWN_SCRIPTS, ...OWN_STYLES]) {
-    router.get(`${WEB_ROOT}/${name}`, (_req, res) => sendFile(res, path.join(OWN_SCRIPTS_DIR, name), contentType(name)));
+    router.get(`${WEB_ROOT}/${name}`, (_req, res) =>
+      sendFile(res, path.join(OWN_SCRIPTS_DIR, name), contentType(name)),
+    );
   }
   return router;
 }

@@ -134,10 +134,7 @@
     initialize: function (settings) {
       this.model = settings.model;
       this.modelType = settings.modelType;
-      this.model
-        .off('g:quotaPolicyFetched')
-        .on('g:quotaPolicyFetched', this.render, this)
-        .fetchQuotaPolicy();
+      this.model.off('g:quotaPolicyFetched').on('g:quotaPolicyFetched', this.render, this).fetchQuotaPolicy();
     },
 
     _selectCustomQuota: function () {
