@@ -23,13 +23,16 @@ describeInChromium('web client: quotas (user_quota)', () => {
     fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
     await ui.session.page.screenshot({ path: path.join(ARTIFACTS_DIR, `quota-${name}.png`) });
   };
-  /** Opens the quota dialog from the action menu of the user or collection page shown. */
-  const openQuotaDialog = async (kind: 'user' | 'collection'): Promise<void> => {
+  /** Opens the quota dialog from the action menu of the user or collection page shown; the menu item's label. */
+  const openQuotaDialog = async (kind: 'user' | 'collection'): Promise<string> => {
     const { page } = ui.session;
+    let label = '';
     await openDialog(ui.session, async () => {
       await page.locator(`.g-${kind}-actions-button`).click();
+      label = (await page.locator(`a.g-${kind}-policies`).textContent()) ?? '';
       await page.locator(`a.g-${kind}-policies`).click();
     });
+    return label;
   };
   const dialog = () => ui.session.page.locator('#g-dialog-container');
   const closeDialog = async (button: string): Promise<void> => {
@@ -70,7 +73,7 @@ describeInChromium('web client: quotas (user_quota)', () => {
       ursula = await registerByApi(ui.service.baseUrl, 'ursula');
       await ui.session.goto(`user/${ursula._id}`);
       await page.locator('.g-user-name', { hasText: 'First ursula' }).waitFor();
-      await openQuotaDialog('user');
+      expect(await openQuotaDialog('user')).toBe('Quota and assetstore policies');
       expect(await dialog().locator('.modal-title').textContent()).toBe(
         'Quota and Assetstore Policies for First ursula',
       );
@@ -111,7 +114,7 @@ describeInChromium('web client: quotas (user_quota)', () => {
         { name: 'small.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(256 * 1024, 1) },
       ]);
       await openMyFolders(ui.session);
-      await openQuotaDialog('user');
+      expect(await openQuotaDialog('user')).toBe('Quota');
       expect(await dialog().locator('.modal-title').textContent()).toBe('Quota for First ursula');
       expect(await dialog().locator('.g-quota-capacity').textContent()).toBe(' 768.0 kB free of 1.000 MB');
       expect(await dialog().locator('.g-quota-legend li').allTextContents()).toEqual([
