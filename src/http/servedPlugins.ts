@@ -5,7 +5,7 @@
  * The web client's plugin list shows each with a link to the configuration page the plugin's script registered for
  * that name. The version is this service's (the plugin is part of it); Girder's display name and description.
  */
-export interface PluginInfo {
+interface PluginInfo {
   name: string;
   description: string;
   url: string;

@@ -245,7 +245,10 @@ describeInChromium('web client: quotas (user_quota)', () => {
       await closeDialog('.g-save-policies');
       const { quota } = await api(ui.service.baseUrl, 'GET', `collection/${archive._id}/quota`, adminToken);
       expect(quota).toMatchObject({ fileSizeQuota: 3 * MB, useQuotaDefault: false, _currentFileSizeQuota: 3 * MB });
-      await openQuotaDialog('collection');
+      // The page's address with `?dialog=quota` opens the dialog.
+      await ui.session.goto(`collection/${archive._id}?dialog=quota`);
+      await page.locator('#g-dialog-container.in .g-quota-capacity').waitFor();
+      await ui.session.idle();
       expect(await dialog().locator('.g-quota-capacity').textContent()).toBe(' 3.000 MB free of 3.000 MB');
       expect(await dialog().locator('#g-customQuota').isChecked()).toBe(true);
       expect(await dialog().locator('#g-user-quota-size-value').inputValue()).toBe('3');

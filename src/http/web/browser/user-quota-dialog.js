@@ -134,7 +134,9 @@
     initialize: function (settings) {
       this.model = settings.model;
       this.modelType = settings.modelType;
-      this.model.off('g:quotaPolicyFetched').on('g:quotaPolicyFetched', this.render, this).fetchQuotaPolicy();
+      // Read afresh each time (Girder reuses what the model holds): a policy saved here or a default changed
+      // elsewhere since the last opening would otherwise show a stale quota in force.
+      this.model.off('g:quotaPolicyFetched').on('g:quotaPolicyFetched', this.render, this).fetchQuotaPolicy(true);
     },
 
     _selectCustomQuota: function () {
