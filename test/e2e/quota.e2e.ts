@@ -219,12 +219,15 @@ describeInChromium('web client: quotas (user_quota)', () => {
 
   it("sets a collection's quota in its dialog; a refused value keeps the dialog open", async () => {
     const { page } = ui.session;
-    const archive = await api(ui.service.baseUrl, 'POST', 'collection', adminToken, { name: 'Archive' });
+    // A name that is markup: the dialog shows it as text.
+    const name = 'Archive <b class="x">&amp;</b>';
+    const archive = await api(ui.service.baseUrl, 'POST', 'collection', adminToken, { name });
     await ui.session.step('the dialog shows the default collection quota', async () => {
       await ui.session.goto(`collection/${archive._id}`);
-      await page.locator('.g-collection-name', { hasText: 'Archive' }).waitFor();
+      await page.locator('.g-collection-name', { hasText: name }).waitFor();
       await openQuotaDialog('collection');
-      expect(await dialog().locator('.modal-title').textContent()).toBe('Quota and Assetstore Policies for Archive');
+      expect(await dialog().locator('.modal-title').textContent()).toBe(`Quota and Assetstore Policies for ${name}`);
+      expect(await dialog().locator('.modal-title b').count()).toBe(0);
       expect(await dialog().locator('.g-quota-capacity').textContent()).toBe(' 500.0 MB free of 500.0 MB');
       expect((await dialog().locator('.radio').first().textContent())?.trim()).toBe('Use the default quota: 500.0 MB');
     });
