@@ -16,16 +16,32 @@ describe('GET /system/plugins', () => {
   });
   afterAll(() => api.close());
 
-  it("answers an administrator Girder 3's shape with no plugin", async () => {
+  /** user_quota, built into this service (its version), with Girder's display name and description. */
+  const plugins = () => ({
+    all: {
+      user_quota: {
+        name: 'User and Collection Quotas',
+        description:
+          'Limits total file size stored for individual users and collections and can direct all files to a ' +
+          'specific assetstore',
+        url: '',
+        version: api.runtime.services.version,
+      },
+    },
+    loaded: ['user_quota'],
+  });
+
+  it("answers an administrator Girder 3's shape listing the user_quota plugin, loaded", async () => {
     const res = await api.as(admin).get('/system/plugins');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ all: {}, loaded: [] });
+    expect(res.body).toEqual(plugins());
+    expect(api.runtime.services.version).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it("accepts an administrator's token scoped to core.plugins.read, not one scoped otherwise", async () => {
-    const plugins = await api.as(await scopedToken(admin._id, ['core.plugins.read'])).get('/system/plugins');
-    expect(plugins.status).toBe(200);
-    expect(plugins.body).toEqual({ all: {}, loaded: [] });
+    const scoped = await api.as(await scopedToken(admin._id, ['core.plugins.read'])).get('/system/plugins');
+    expect(scoped.status).toBe(200);
+    expect(scoped.body).toEqual(plugins());
     const other = await api.as(await scopedToken(admin._id, ['core.data.read'])).get('/system/plugins');
     expect(other.status).toBe(401);
     expect(other.body).toEqual({ message: 'Administrator access required.', type: 'access' });

@@ -37,7 +37,30 @@ describe('the web client and the routes it calls', () => {
       expect(panel.status).toBe(200);
       expect(panel.text).toContain('fs-activity-panel');
       const files = await api.anonymous().get('/system/plugin_static_files');
-      expect(files.body).toEqual({ css: [], js: ['/static/activity-panel.js'] });
+      expect(files.body).toEqual({
+        css: ['/static/user-quota.css'],
+        js: [
+          '/static/activity-panel.js',
+          '/static/user-quota-common.js',
+          '/static/user-quota-models.js',
+          '/static/user-quota-dialog.js',
+          '/static/user-quota-menus.js',
+          '/static/user-quota-upload.js',
+          '/static/user-quota-config.js',
+        ],
+      });
+      for (const script of files.body.js as string[]) {
+        const served = await api.site().get(script);
+        expect([script, served.status, served.headers['content-type']]).toEqual([
+          script,
+          200,
+          'text/javascript; charset=utf-8',
+        ]);
+      }
+      const quotaCss = await api.site().get('/static/user-quota.css');
+      expect(quotaCss.status).toBe(200);
+      expect(quotaCss.headers['content-type']).toBe('text/css; charset=utf-8');
+      expect(quotaCss.text).toContain('#g-policies-edit-form');
       expect((await api.anonymous().get('/system/access_flag')).body).toEqual({});
     });
 

@@ -6,7 +6,8 @@ import { RestError } from '../../domain/errors';
 import { checkExactNumbers } from '../../domain/exactNumbers';
 import { changeSettings } from '../../commands/settingsCommands';
 import { publicSettings, settingNow, settingsByKey } from '../../queries/settingQueries';
-import { OWN_PLUGIN_SCRIPTS } from '../web/webClient';
+import { OWN_PLUGIN_SCRIPTS, OWN_PLUGIN_STYLES } from '../web/webClient';
+import { servedPlugins } from '../servedPlugins';
 import { requestOrigin } from '../requestOrigin';
 import { collectionCreationPolicyAccess } from '../../queries/collectionCreationPolicy';
 
@@ -69,8 +70,8 @@ export const systemResource: Resource = {
       summary: 'Get the list of plugin static files to be injected into the web client.',
       access: 'public',
       params: [],
-      // The web client loads these before it starts: this service's own browser scripts (docs/web-client.md).
-      handler: () => ({ css: [], js: OWN_PLUGIN_SCRIPTS }),
+      // The web client loads these before it starts: this service's own browser files (docs/web-client.md).
+      handler: () => ({ css: OWN_PLUGIN_STYLES, js: OWN_PLUGIN_SCRIPTS }),
     }),
     route({
       method: 'GET',
@@ -88,8 +89,9 @@ export const systemResource: Resource = {
       access: 'admin',
       scope: [Scope.PLUGINS_READ],
       params: [],
-      // Girder 3's answer (`all`: name → {name, description, url, version}; `loaded`: names): this service has none.
-      handler: () => ({ all: {}, loaded: [] }),
+      // Girder 3's answer (`all`: name → {name, description, url, version}; `loaded`: names): the plugins whose
+      // behaviour this service has built in (src/http/servedPlugins.ts), all of them loaded.
+      handler: ({ services }) => servedPlugins(services.version),
     }),
     route({
       method: 'GET',

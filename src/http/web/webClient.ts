@@ -10,10 +10,10 @@ import { setPageHeaders } from '../pageHeaders';
  * `girder/web/src/main.ts` does: load the plugin static files, then `girder.initializeDefaultApp(apiRoot)`.
  */
 const CLIENT_DIR = path.dirname(require.resolve('@girder/core'));
-/** Where the client's files are served; the service's own browser scripts (the Activity panel) sit beside them. */
+/** Where the client's files are served; the service's own browser files sit beside them. */
 const WEB_ROOT = '/static';
 const CLIENT_FILES = ['girder-core.js', 'girder-core.css', 'Girder_Favicon.png', 'Girder_Mark.png'];
-/** This service's browser scripts, in the source tree (plain JS, served as is, also when running from dist/). */
+/** This service's browser files, in the source tree (plain JS and CSS, served as is, also when running from dist/). */
 const OWN_SCRIPTS_DIR = path.join(__dirname, '..', '..', '..', 'src', 'http', 'web', 'browser');
 
 const INDEX_HTML = `<!DOCTYPE html>
@@ -65,8 +65,31 @@ for (const src of files.js) {
 await girder.initializeDefaultApp(apiRoot);
 `;
 
-/** The browser scripts of this service that `/system/plugin_static_files` lists (loaded before the app starts). */
-export const OWN_PLUGIN_SCRIPTS = [`${WEB_ROOT}/activity-panel.js`];
+/**
+ * This service's browser files, which `/system/plugin_static_files` lists: the client loads the stylesheets, then the
+ * scripts one after the other in this order (each user-quota script uses what the ones before it defined), before
+ * the app starts. The Activity panel, and Girder's user_quota plugin's web part (user-quota-common.js says which
+ * script does what).
+ */
+const OWN_SCRIPTS = [
+  'activity-panel.js',
+  'user-quota-common.js',
+  'user-quota-models.js',
+  'user-quota-dialog.js',
+  'user-quota-menus.js',
+  'user-quota-upload.js',
+  'user-quota-config.js',
+];
+const OWN_STYLES = ['user-quota.css'];
+export const OWN_PLUGIN_SCRIPTS = OWN_SCRIPTS.map((name) => `${WEB_ROOT}/${name}`);
+export const OWN_PLUGIN_STYLES = OWN_STYLES.map((name) => `${WEB_ROOT}/${name}`);
+
+const CONTENT_TYPES = new Map([
+  ['.js', 'text/javascript; charset=utf-8'],
+  ['.css', 'text/css; charset=utf-8'],
+  ['.png', 'image/png'],
+]);
+const contentType = (name: string): string => CONTENT_TYPES.get(path.extname(name)) ?? 'application/octet-stream';
 
 function sendFile(res: Response, file: string, type: string): void {
   res.type(type);
@@ -87,12 +110,7 @@ export function webClientRoutes(): express.Router {
   });
   for (const name of CLIENT_FILES) {
     const file = path.join(CLIENT_DIR, name);
-    const type =
-      path.extname(name) === '.js'
-        ? 'text/javascript; charset=utf-8'
-        : path.extname(name) === '.css'
-          ? 'text/css; charset=utf-8'
-          : 'image/png';
+    const type = contentType(name);
     router.get(`${WEB_ROOT}/girder/${name}`, (_req, res) => {
       // The bundle is 3.5 MB and changes only with the dependency's version: let browsers keep it for an hour.
       res.setHeader('Cache-Control', 'public, max-age=3600');
@@ -103,8 +121,10 @@ export function webClientRoutes(): express.Router {
   }
   // The client's header asks for its logo at the site root.
   router.get('/Girder_Mark.png', (_req, res) => sendFile(res, path.join(CLIENT_DIR, 'Girder_Mark.png'), 'image/png'));
-  router.get(`${WEB_ROOT}/activity-panel.js`, (_req, res) =>
-    sendFile(res, path.join(OWN_SCRIPTS_DIR, 'activity-panel.js'), 'text/javascript; charset=utf-8'),
-  );
+  for (const name of [...OWN_SCRIPTS, ...OWN_STYLES]) {
+    router.get(`${WEB_ROOT}/${name}`, (_req, res) =>
+      sendFile(res, path.join(OWN_SCRIPTS_DIR, name), contentType(name)),
+    );
+  }
   return router;
 }
