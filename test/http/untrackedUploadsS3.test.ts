@@ -1,0 +1,116 @@
+import crypto from 'node:crypto';
+import { ok, startApi, type ApiClient, type TestUser } from '../support/apiClient';
+import { startTestS3, type TestS3 } from '../support/s3Server';
+
+/**
+ * Girder's untracked uploads in S3 stores (issue 31): `GET` and `DELETE /system/uploads?includeUntracked=true` list
+ * and abort the multipart uploads a bucket holds under a store's own keys that no upload in progress records (one a
+ * crashed process left, one whose upload ended), as Girder's S3 adapter does with ListMultipartUploads. The bucket
+ * answers two uploads a page, so the listing pages through KeyMarker and UploadIdMarker.
+ */
+describe('untracked uploads in S3 stores', () => {
+  let api: ApiClient;
+  let s3: TestS3;
+  let admin: TestUser;
+  let folderId: string;
+  let storeA: string;
+  let storeB: string;
+  const prefixA = `untracked-a-${crypto.randomUUID()}`;
+  const prefixB = `untracked-b-${crypto.randomUUID()}`;
+  /** Girder's datetime rendering (src/domain/time.ts). */
+  const GIRDER_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/;
+
+  const makeStore = async (name: string, prefix: string) => {
+    const { bucket, accessKeyId, secret, service } = s3.settings(prefix);
+    const query = { name, type: 2, bucket, prefix, accessKeyId, secret, service };
+    return ok<{ _id: string }>(await api.as(admin).post('/assetstore').query(query), `store ${name}`)._id;
+  };
+  const entry = (key: string, uploadId: string, assetstoreId: string) => ({
+    s3: { uploadId, key, created: expect.stringMatching(GIRDER_TIME) as unknown },
+    assetstoreId,
+  });
+  const list = async (query: Record<string, string | number | boolean> = {}) => {
+    const res = await api.as(admin).get('/system/uploads').query(query);
+    expect(res.status).toBe(200);
+    return res.body as Record<string, unknown>[];
+  };
+
+  beforeAll(async () => {
+    s3 = await startTestS3({ uploadsPerPage: 2 });
+    // No grace: a `tmp/` upload of a put is a leftover at once (it is spared within the grace otherwise).
+    api = await startApi({ BLOB_SWEEP_GRACE_SECONDS: '0' }, { captureLog: true });
+    admin = await api.createUser('admin');
+    folderId = await api.defaultFolder(admin, 'Private');
+    storeA = await makeStore('S3 A', prefixA);
+    storeB = await makeStore('S3 B', prefixB);
+    const { bucket, accessKeyId, secret, service } = s3.settings(prefixA);
+    const made = await api
+      .as(admin)
+      .put(`/assetstore/${storeA}`)
+      .query({ name: 'S3 A', bucket, prefix: prefixA, accessKeyId, secret, service, current: true });
+    expect([made.status, made.body.current]).toEqual([200, true]);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await s3?.close();
+  });
+
+  it('lists the multipart uploads no upload records, by store, and aborts them', async () => {
+    // Tracked: the service's multipart upload begun for the upload's chunks, and the client's on its direct key
+    // (started, not yet named to the service by a part's signing).
+    const started = ok<Record<string, unknown> & { _id: string; behavior: string; s3: unknown }>(
+      await api.as(admin).post('/file').query({ parentType: 'folder', parentId: folderId, name: 'a.bin', size: 10 }),
+      'start upload',
+    );
+    // The upload document as listed: without the direct path's offer the start answered.
+    const { behavior, s3: offer, ...tracked } = started;
+    expect([behavior, typeof offer, tracked.assetstoreId]).toEqual(['s3', 'object', storeA]);
+    const directKey = `${prefixA}/direct/${tracked._id}`;
+    const clientUploadId = await s3.startMultipartUpload(directKey);
+    // Untracked: left by crashed processes in each store's areas; a key outside them is not the service's.
+    const orphanKey = `${prefixA}/uploads/orphan`;
+    const orphan = await s3.startMultipartUpload(orphanKey);
+    const leftoverKey = `${prefixA}/tmp/leftover`;
+    const leftover = await s3.startMultipartUpload(leftoverKey);
+    await s3.startMultipartUpload(`${prefixA}/elsewhere/theirs`);
+    const otherKey = `${prefixB}/uploads/orphan`;
+    const other = await s3.startMultipartUpload(otherKey);
+
+    const untrackedA = [entry(leftoverKey, leftover, storeA), entry(orphanKey, orphan, storeA)];
+    const untrackedB = [entry(otherKey, other, storeB)];
+    const all = await list();
+    expect(all).toEqual([tracked, ...untrackedA, ...untrackedB]);
+    const created = Date.parse((all[1].s3 as { created: string }).created);
+    expect(Math.abs(Date.now() - created)).toBeLessThan(60_000);
+
+    expect(await list({ assetstoreId: storeB })).toEqual(untrackedB);
+    expect(await list({ assetstoreId: storeA })).toEqual([tracked, ...untrackedA]);
+    expect(await list({ assetstoreId: '0123456789abcdef01234567' })).toEqual([]);
+    expect(await list({ minimumAge: 1 })).toEqual([]);
+    expect(await list({ minimumAge: 0 })).toEqual([tracked, ...untrackedA, ...untrackedB]);
+    expect(await list({ limit: 2 })).toEqual([tracked, untrackedA[0]]);
+    expect(await list({ includeUntracked: false })).toEqual([tracked]);
+
+    const discardedB = await api.as(admin).delete('/system/uploads').query({ assetstoreId: storeB });
+    expect([discardedB.status, discardedB.body]).toEqual([200, untrackedB]);
+    expect(await s3.openMultipartUploads(prefixB)).toEqual([]);
+    // Only the untracked ones of store A (no upload has this id): the upload in progress and the foreign key stay.
+    const discardedA = await api.as(admin).delete('/system/uploads').query({ assetstoreId: storeA, uploadId: 'none' });
+    expect([discardedA.status, discardedA.body]).toEqual([200, untrackedA]);
+    expect(await s3.openMultipartUploads(prefixA)).toEqual([
+      directKey,
+      `${prefixA}/elsewhere/theirs`,
+      expect.stringMatching(new RegExp(`^${prefixA}/uploads/`)),
+    ]);
+    expect(await list()).toEqual([tracked]);
+
+    // Cancelled before the client named its multipart upload: the service could not abort that one, and now no
+    // upload records it.
+    expect((await api.as(admin).delete(`/file/upload/${tracked._id}`)).status).toBe(200);
+    const ended = entry(directKey, clientUploadId, storeA);
+    expect(await list()).toEqual([ended]);
+    const discarded = await api.as(admin).delete('/system/uploads');
+    expect([discarded.status, discarded.body]).toEqual([200, [ended]]);
+    expect(await s3.openMultipartUploads(prefixA)).toEqual([`${prefixA}/elsewhere/theirs`]);
+  });
+});
