@@ -10,12 +10,12 @@ import type { Services } from '../../services';
 import { uploadsInProgress, type UploadFilters } from '../../queries/uploadsInProgress';
 import { uploadView } from '../../queries/itemQueries';
 import { cancelUpload } from '../../commands/uploadCommands';
-import { discardUntrackedUploads } from '../../commands/untrackedUploadCommands';
 import { untrackedUploads, untrackedUploadView, type UntrackedUpload } from '../../queries/untrackedUploads';
 import { API_ROOT } from '../apiRequests';
 import { LOG_NAMES, type LogName } from '../../ports/logTail';
 import { systemConsistencyCheck } from './systemCheck';
 import { withProgress } from '../../bus/progress';
+import { takesMultipartUploads } from '../../ports/blobStore';
 
 /**
  * Girder's system maintenance routes (`girder/api/v1/system.py`): configuration, uploads in progress, the system
@@ -97,6 +97,21 @@ async function untrackedFor(services: Services, filters: UploadFilters): Promise
   if (unreachable.length > 0)
     services.logger.warn({ assetstores: unreachable }, 'Could not list the untracked uploads of these assetstores');
   return found;
+}
+
+/**
+ * Discards untracked uploads (Girder's adapters' `untrackedUploads(…, delete=True)`): a store's upload is aborted (S3's
+ * AbortMultipartUpload, GridFS's parts removed), a partial file removed. Bytes only, so no command: nothing in the log
+ * names them.
+ */
+async function discardUntracked(services: Services, found: UntrackedUpload[]): Promise<void> {
+  for (const entry of found) {
+    if (entry.kind === 'held') {
+      const store = await services.blobs.adapterOf(entry.assetstoreId);
+      if (takesMultipartUploads(store)) await store.abortUpload(entry.upload);
+    } else if (entry.kind === 'partial') await services.partialUploads.remove(entry.uploadId);
+    else await services.partialUploads.removeStray(entry.name);
+  }
 }
 
 /** The fields of an upload document (itemQueries.ts `uploadView`) a listing of uploads sorts by. */
@@ -188,7 +203,7 @@ const routes: RouteDef[] = [
       const discarded: object[] = found.map(uploadView);
       if (params.includeUntracked) {
         const untracked = await untrackedFor(services, filters);
-        await discardUntrackedUploads(services, untracked);
+        await discardUntracked(services, untracked);
         discarded.push(...untracked.map(untrackedUploadView));
       }
       return discarded;
