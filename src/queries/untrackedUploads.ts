@@ -3,6 +3,8 @@ import { minimumAgeCutoff, uploadsInProgress, type UploadFilters } from './uploa
 import { takesMultipartUploads, type BlobStores, type HeldUpload, type PartialUploadStore } from '../ports/blobStore';
 import { AssetstoreType, type AssetstoreRecord } from '../domain/assetstore';
 import type { UploadState } from '../domain/upload';
+import type { LogDeps } from './readDeps';
+import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 import { girderTime } from '../domain/time';
 
 /** What these reads touch: the assetstores (their stream, their adapters), the partial upload files and the log. */
@@ -31,10 +33,13 @@ export interface UntrackedListing {
 const heldName = (store: AssetstoreRecord) =>
   store.settings.type === AssetstoreType.S3 ? 's3' : store.settings.type === AssetstoreType.GRIDFS ? 'gridfs' : null;
 
-/** Every upload a store holds, or null when it cannot be reached. */
-async function heldIn(deps: Deps, store: AssetstoreRecord): Promise<HeldUpload[] | null> {
+/** Every upload a store holds (none for a store that takes no multipart uploads), or null when it cannot be reached. */
+export async function heldUploadsOf(
+  deps: { blobs: Pick<BlobStores, 'adapterOf'> },
+  assetstoreId: string,
+): Promise<HeldUpload[] | null> {
   try {
-    const adapter = await deps.blobs.adapterOf(store.assetstoreId);
+    const adapter = await deps.blobs.adapterOf(assetstoreId);
     if (!takesMultipartUploads(adapter)) return [];
     const held: HeldUpload[] = [];
     for await (const upload of adapter.heldUploads()) held.push(upload);
@@ -67,6 +72,15 @@ function trackedBy(active: UploadState[]): (held: HeldUpload) => boolean {
 }
 
 /**
+ * Whether an upload in progress into another store than `assetstoreId` records a held upload: what a store deleted
+ * keeps (two stores on one bucket and prefix hold the same uploads; the deleted store's own go with it, as in Girder).
+ */
+export async function trackedElsewhere(deps: LogDeps, assetstoreId: string): Promise<(held: HeldUpload) => boolean> {
+  const active = await uploadsInProgress(deps, {});
+  return trackedBy(active.filter(({ started }) => (started?.assetstoreId ?? DEFAULT_ASSETSTORE_ID) !== assetstoreId));
+}
+
+/**
  * The untracked uploads of every store (only `assetstoreId`'s when given; the partial upload directory belongs to no
  * store, so only without it), held uploads last written to at least `minimumAge` days ago when given (the partial
  * files' age is not asked). The stores are listed before the uploads in progress are read: an upload that began its
@@ -84,7 +98,7 @@ export async function untrackedUploads(
   const unreachable: string[] = [];
   const held: { store: AssetstoreRecord; uploads: HeldUpload[] }[] = [];
   for (const store of stores) {
-    const uploads = await heldIn(deps, store);
+    const uploads = await heldUploadsOf(deps, store.assetstoreId);
     if (uploads === null) unreachable.push(store.name);
     else held.push({ store, uploads });
   }

@@ -25,6 +25,22 @@ describe('untracked uploads in S3 stores', () => {
     const query = { name, type: 2, bucket, prefix, accessKeyId, secret, service };
     return ok<{ _id: string }>(await api.as(admin).post('/assetstore').query(query), `store ${name}`)._id;
   };
+  const makeCurrent = async (id: string, name: string, prefix: string) => {
+    const { bucket, accessKeyId, secret, service } = s3.settings(prefix);
+    const query = { name, bucket, prefix, accessKeyId, secret, service, current: true };
+    ok(await api.as(admin).put(`/assetstore/${id}`).query(query), `make ${name} current`);
+  };
+  const startUpload = async (name: string) => {
+    const query = { parentType: 'folder', parentId: folderId, name, size: 10 };
+    const started = ok<Record<string, unknown> & { behavior: string; s3: unknown }>(
+      await api.as(admin).post('/file').query(query),
+      `start ${name}`,
+    );
+    // The upload document as listed: without the direct path's offer the start answered.
+    const { behavior, s3: offer, ...view } = started;
+    expect([behavior, typeof offer]).toEqual(['s3', 'object']);
+    return view as Record<string, unknown> & { _id: string };
+  };
   const entry = (key: string, uploadId: string, assetstoreId: string) => ({
     s3: { uploadId, key, created: expect.stringMatching(GIRDER_TIME) as unknown },
     assetstoreId,
@@ -43,12 +59,7 @@ describe('untracked uploads in S3 stores', () => {
     folderId = await api.defaultFolder(admin, 'Private');
     storeA = await makeStore('S3 A', prefixA);
     storeB = await makeStore('S3 B', prefixB);
-    const { bucket, accessKeyId, secret, service } = s3.settings(prefixA);
-    const made = await api
-      .as(admin)
-      .put(`/assetstore/${storeA}`)
-      .query({ name: 'S3 A', bucket, prefix: prefixA, accessKeyId, secret, service, current: true });
-    expect([made.status, made.body.current]).toEqual([200, true]);
+    await makeCurrent(storeA, 'S3 A', prefixA);
   });
   afterAll(async () => {
     await api?.close();
@@ -58,13 +69,8 @@ describe('untracked uploads in S3 stores', () => {
   it('lists the multipart uploads no upload records, by store, and aborts them', async () => {
     // Tracked: the service's multipart upload begun for the upload's chunks, and the client's on its direct key
     // (started, not yet named to the service by a part's signing).
-    const started = ok<Record<string, unknown> & { _id: string; behavior: string; s3: unknown }>(
-      await api.as(admin).post('/file').query({ parentType: 'folder', parentId: folderId, name: 'a.bin', size: 10 }),
-      'start upload',
-    );
-    // The upload document as listed: without the direct path's offer the start answered.
-    const { behavior, s3: offer, ...tracked } = started;
-    expect([behavior, typeof offer, tracked.assetstoreId]).toEqual(['s3', 'object', storeA]);
+    const tracked = await startUpload('a.bin');
+    expect(tracked.assetstoreId).toBe(storeA);
     const directKey = `${prefixA}/direct/${tracked._id}`;
     const clientUploadId = await s3.startMultipartUpload(directKey);
     // Untracked: left by crashed processes in each store's areas; a key outside them is not the service's.
@@ -112,5 +118,34 @@ describe('untracked uploads in S3 stores', () => {
     const discarded = await api.as(admin).delete('/system/uploads');
     expect([discarded.status, discarded.body]).toEqual([200, [ended]]);
     expect(await s3.openMultipartUploads(prefixA)).toEqual([`${prefixA}/elsewhere/theirs`]);
+  });
+
+  it('aborts the uploads a deleted store holds, but one an upload into another store under its keys records', async () => {
+    // Store D keeps its keys inside store C's `uploads/` area; each has an upload in progress, and a crash left one.
+    const prefix = `untracked-c-${crypto.randomUUID()}`;
+    const storeC = await makeStore('S3 C', prefix);
+    const storeD = await makeStore('S3 D', `${prefix}/uploads`);
+    await makeCurrent(storeC, 'S3 C', prefix);
+    const intoC = await startUpload('c.bin');
+    await makeCurrent(storeD, 'S3 D', `${prefix}/uploads`);
+    const intoD = await startUpload('d.bin');
+    await makeCurrent(storeA, 'S3 A', prefixA);
+    await s3.startMultipartUpload(`${prefix}/uploads/orphan`);
+    expect([intoC.assetstoreId, intoD.assetstoreId]).toEqual([storeC, storeD]);
+    expect(await s3.openMultipartUploads(`${prefix}/uploads/uploads/`)).toHaveLength(1);
+    expect(await s3.openMultipartUploads(prefix)).toHaveLength(3);
+
+    const deleted = await api.as(admin).delete(`/assetstore/${storeC}`);
+    expect([deleted.status, deleted.body]).toEqual([200, { message: 'Deleted assetstore S3 C.' }]);
+    // Left: the upload into D, which D lists as tracked.
+    const left = await s3.openMultipartUploads(prefix);
+    expect(left).toEqual(await s3.openMultipartUploads(`${prefix}/uploads/uploads/`));
+    expect(left).toHaveLength(1);
+    expect(await list({ assetstoreId: storeD })).toEqual([intoD]);
+
+    // The upload into the deleted store is still listed, and cancelled, as Girder's would be.
+    const discarded = await api.as(admin).delete('/system/uploads');
+    expect([discarded.status, discarded.body]).toEqual([200, [intoC, intoD]]);
+    expect(await s3.openMultipartUploads(prefix)).toEqual([]);
   });
 });
