@@ -76,10 +76,11 @@ async function decideThenRecord(
  * reached: Girder skips the step then too).
  */
 async function uploadsGoingWith(deps: AssetstoreDeps, assetstoreId: string): Promise<(() => Promise<void>) | null> {
-  const adapter = await deps.blobs.adapterOf(assetstoreId).catch(() => null);
-  if (!adapter || !takesMultipartUploads(adapter)) return null;
-  const held = (await heldUploadsOf(deps, assetstoreId)) ?? [];
-  if (held.length === 0) return null;
+  const held = await heldUploadsOf(deps, assetstoreId);
+  if (!held?.length) return null;
+  // Taken now: once the deletion is recorded, `blobs` opens the store no more.
+  const adapter = await deps.blobs.adapterOf(assetstoreId);
+  if (!takesMultipartUploads(adapter)) return null;
   const kept = await trackedElsewhere(deps, assetstoreId);
   const going = held.filter((upload) => !kept(upload));
   return async () => {

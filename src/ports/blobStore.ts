@@ -239,6 +239,11 @@ export interface BlobStores extends BlobStore {
   runningHash(): RunningHash;
   /** The adapter of one assetstore (a 400 when the store does not exist). */
   adapterOf(assetstoreId: string): Promise<BlobStore>;
+  /**
+   * The multipart uploads one assetstore holds (its adapter's `heldUploads`; none for a store that takes none): a read
+   * for the queries, which are given no adapter (a 400 when the store does not exist).
+   */
+  uploadsHeldIn(assetstoreId: string): Promise<HeldUpload[]>;
   /** A blob an adapter stored (and holds) itself, as a reference of its assetstore held here too until `release`. */
   adopt(assetstoreId: string, stored: StoredBlob): StoredBlob;
   /**

@@ -1,6 +1,6 @@
 import { assetstoresNow, type AssetstoresDeps } from './assetstoreViews';
 import { minimumAgeCutoff, uploadsInProgress, type UploadFilters } from './uploadsInProgress';
-import { takesMultipartUploads, type BlobStores, type HeldUpload, type PartialUploadStore } from '../ports/blobStore';
+import type { BlobStores, HeldUpload, PartialUploadStore } from '../ports/blobStore';
 import { AssetstoreType, type AssetstoreRecord } from '../domain/assetstore';
 import type { UploadState } from '../domain/upload';
 import type { LogDeps } from './readDeps';
@@ -9,7 +9,7 @@ import { girderTime } from '../domain/time';
 
 /** What these reads touch: the assetstores (their stream, their adapters), the partial upload files and the log. */
 type Deps = AssetstoresDeps & {
-  blobs: Pick<BlobStores, 'adapterOf'>;
+  blobs: Pick<BlobStores, 'uploadsHeldIn'>;
   partialUploads: Pick<PartialUploadStore, 'list'>;
 };
 
@@ -35,26 +35,19 @@ const heldName = (store: AssetstoreRecord) =>
 
 /** Every upload a store holds (none for a store that takes no multipart uploads), or null when it cannot be reached. */
 export async function heldUploadsOf(
-  deps: { blobs: Pick<BlobStores, 'adapterOf'> },
+  deps: { blobs: Pick<BlobStores, 'uploadsHeldIn'> },
   assetstoreId: string,
 ): Promise<HeldUpload[] | null> {
-  try {
-    const adapter = await deps.blobs.adapterOf(assetstoreId);
-    if (!takesMultipartUploads(adapter)) return [];
-    const held: HeldUpload[] = [];
-    for await (const upload of adapter.heldUploads()) held.push(upload);
-    return held;
-  } catch {
-    return null;
-  }
+  return deps.blobs.uploadsHeldIn(assetstoreId).catch(() => null);
 }
 
 const pairOf = (key: string, uploadId: string) => JSON.stringify([key, uploadId]);
 
 /**
  * Whether an upload in progress records a held upload, in any store (as Girder hands every adapter all known uploads:
- * two stores on one bucket and prefix list the same uploads): the store's multipart upload it began, or the client's
- * multipart upload of its direct upload, any upload to the direct key while the client has not yet said which.
+ * a store whose prefix lies inside another's `uploads/` keys is listed by both): the store's multipart upload it
+ * began, or the client's multipart upload of its direct upload, any upload to the direct key while the client has not
+ * yet said which.
  */
 function trackedBy(active: UploadState[]): (held: HeldUpload) => boolean {
   const begun = new Set<string>();
@@ -73,7 +66,7 @@ function trackedBy(active: UploadState[]): (held: HeldUpload) => boolean {
 
 /**
  * Whether an upload in progress into another store than `assetstoreId` records a held upload: what a store deleted
- * keeps (two stores on one bucket and prefix hold the same uploads; the deleted store's own go with it, as in Girder).
+ * keeps (a store nested in its keys holds some of the same uploads; the deleted store's own go with it, as in Girder).
  */
 export async function trackedElsewhere(deps: LogDeps, assetstoreId: string): Promise<(held: HeldUpload) => boolean> {
   const active = await uploadsInProgress(deps, {});
