@@ -54,7 +54,7 @@ describe('untracked uploads in S3 stores', () => {
   beforeAll(async () => {
     s3 = await startTestS3({ uploadsPerPage: 2 });
     // No grace: a `tmp/` upload of a put is a leftover at once (it is spared within the grace otherwise).
-    api = await startApi({ BLOB_SWEEP_GRACE_SECONDS: '0' }, { captureLog: true });
+    api = await startApi({ BLOB_SWEEP_GRACE_SECONDS: '0', LOG_LEVEL: 'warn' }, { captureLog: true });
     admin = await api.createUser('admin');
     folderId = await api.defaultFolder(admin, 'Private');
     storeA = await makeStore('S3 A', prefixA);
@@ -148,4 +148,30 @@ describe('untracked uploads in S3 stores', () => {
     expect([discarded.status, discarded.body]).toEqual([200, [intoC, intoD]]);
     expect(await s3.openMultipartUploads(prefix)).toEqual([]);
   });
+
+  // A server of its own, stopped (S3_TEST_URL's bucket cannot be stopped here).
+  (process.env.S3_TEST_URL ? it.skip : it)(
+    'leaves out a store it cannot reach, with a warning, and deletes it all the same',
+    async () => {
+      const gone = await startTestS3();
+      const { bucket, accessKeyId, secret, service } = gone.settings('gone');
+      const query = { name: 'S3 gone', type: 2, bucket, prefix: 'gone', accessKeyId, secret, service };
+      const storeId = ok<{ _id: string }>(await api.as(admin).post('/assetstore').query(query), 'store')._id;
+      await gone.startMultipartUpload('gone/uploads/left');
+      await gone.close();
+
+      const from = api.server.logLines.length;
+      expect(await list()).toEqual([]);
+      const discarded = await api.as(admin).delete('/system/uploads');
+      expect([discarded.status, discarded.body]).toEqual([200, []]);
+      const warnings = api.server.logLines.slice(from).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const warning = {
+        msg: 'Could not list the untracked uploads of these assetstores',
+        assetstores: ['S3 gone'],
+      };
+      expect(warnings).toEqual([expect.objectContaining(warning), expect.objectContaining(warning)]);
+      const deleted = await api.as(admin).delete(`/assetstore/${storeId}`);
+      expect([deleted.status, deleted.body]).toEqual([200, { message: 'Deleted assetstore S3 gone.' }]);
+    },
+  );
 });
