@@ -12,6 +12,8 @@ import { newId } from '../domain/ids';
 import { girderTime } from '../domain/time';
 import type { AssetstoreCommand } from '../domain/assetstore';
 import type { AssetstoreDeps } from './writeDeps';
+import { takesMultipartUploads } from '../ports/blobStore';
+import { heldUploadsOf, trackedElsewhere } from '../queries/untrackedUploads';
 
 /** Whether any file's bytes are in the store (no page is counted: one row is enough). */
 async function assetstoreHasFiles(deps: AssetstoreDeps, assetstoreId: string): Promise<boolean> {
@@ -67,8 +69,29 @@ async function decideThenRecord(
   await runOnStream(deps, command, meta);
 }
 
-/** `DELETE /assetstore/:id`: refused while any file's bytes are in it. */
+/**
+ * The partial uploads that go with a store being deleted (Girder's Assetstore.remove drops them): once the store is
+ * gone nothing lists them again, and a bucket bills for them forever. Listed while the store is known, those an upload
+ * into another store records left out; resolves the step that aborts them, or null (none, or the store cannot be
+ * reached: Girder skips the step then too).
+ */
+async function uploadsGoingWith(deps: AssetstoreDeps, assetstoreId: string): Promise<(() => Promise<void>) | null> {
+  const held = await heldUploadsOf(deps, assetstoreId);
+  if (!held?.length) return null;
+  // Taken now: once the deletion is recorded, `blobs` opens the store no more.
+  const adapter = await deps.blobs.adapterOf(assetstoreId);
+  if (!takesMultipartUploads(adapter)) return null;
+  const kept = await trackedElsewhere(deps, assetstoreId);
+  const going = held.filter((upload) => !kept(upload));
+  return async () => {
+    for (const upload of going) await adapter.abortUpload(upload);
+  };
+}
+
+/** `DELETE /assetstore/:id`: refused while any file's bytes are in it; its partial uploads go once it is gone. */
 export async function deleteAssetstore(deps: AssetstoreDeps, assetstoreId: string, meta: RequestMeta): Promise<void> {
   const hasFiles = await assetstoreHasFiles(deps, assetstoreId);
+  const dropUploads = hasFiles ? null : await uploadsGoingWith(deps, assetstoreId);
   await runOnStream(deps, { type: 'DeleteAssetstore', data: { assetstoreId, hasFiles } }, meta);
+  await dropUploads?.();
 }

@@ -90,6 +90,19 @@ export interface StoreUpload {
   uploadId: string;
 }
 
+/**
+ * A multipart upload a store holds, as the store lists it (whether or not any upload in progress records it): S3's
+ * multipart uploads in progress under the store's own keys, GridFS's sets of parts.
+ */
+export interface HeldUpload extends StoreUpload {
+  /** When the store began it (S3's `Initiated`; GridFS: its first part), epoch ms. */
+  created: number;
+  /** When it last took bytes, where the store knows (GridFS: its newest part), epoch ms. */
+  updated?: number;
+  /** The bytes its parts hold, where the store knows without asking per upload (GridFS). */
+  size?: number;
+}
+
 /** One part of a multipart upload as the store acknowledged it. */
 export interface UploadedPart {
   number: number;
@@ -123,6 +136,12 @@ export interface MultipartBlobStore extends BlobStore {
   finishUpload(upload: StoreUpload, parts: UploadedPart[], hashes: ContentHashes | null): Promise<StoredBlob>;
   /** Drops an upload in progress and the parts it received. */
   abortUpload(upload: StoreUpload): Promise<void>;
+  /**
+   * Every multipart upload the store holds under its own keys, tracked or not (Girder's adapter `untrackedUploads`
+   * lists them; which are tracked is the caller's to tell, src/queries/untrackedUploads.ts), each droppable with
+   * `abortUpload`. Leaves out what a put in progress may still be writing (S3's `tmp/` uploads within the sweep's grace).
+   */
+  heldUploads(): AsyncIterable<HeldUpload>;
 }
 
 /** A request a client makes to the store itself (Girder's `s3.request`, `s3FinalizeRequest`). */
@@ -220,6 +239,11 @@ export interface BlobStores extends BlobStore {
   runningHash(): RunningHash;
   /** The adapter of one assetstore (a 400 when the store does not exist). */
   adapterOf(assetstoreId: string): Promise<BlobStore>;
+  /**
+   * The multipart uploads one assetstore holds (its adapter's `heldUploads`; none for a store that takes none): a read
+   * for the queries, which are given no adapter (a 400 when the store does not exist).
+   */
+  uploadsHeldIn(assetstoreId: string): Promise<HeldUpload[]>;
   /** A blob an adapter stored (and holds) itself, as a reference of its assetstore held here too until `release`. */
   adopt(assetstoreId: string, stored: StoredBlob): StoredBlob;
   /**

@@ -1,6 +1,7 @@
 import type { LogDeps } from './readDeps';
 import { uploadNow } from './uploadQueries';
 import type { UploadState } from '../domain/upload';
+import { DEFAULT_ASSETSTORE_ID } from '../domain/assetstoreBlobRef';
 
 /** What these reads touch (src/queries/readDeps.ts). */
 type Deps = LogDeps;
@@ -11,13 +12,18 @@ export interface UploadFilters {
   userId?: string;
   /** The folder or item the upload's file goes to. */
   parentId?: string;
-  /** Uploads here record no assetstore (their bytes go where every file's go): a given id matches none. */
+  /** The assetstore the upload's bytes go to (uploads that record none go to the default store). */
   assetstoreId?: string;
   /** Only uploads last written to at least this many days ago. */
   minimumAge?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** `minimumAge` as the latest time (epoch ms) an upload may have last been written to, when given. */
+export function minimumAgeCutoff(minimumAge: number | undefined): number | undefined {
+  return minimumAge !== undefined ? Date.now() - minimumAge * DAY_MS : undefined;
+}
 
 /**
  * The uploads in progress (started, neither completed nor cancelled) that pass the filters, least recently written
@@ -27,7 +33,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export async function uploadsInProgress(deps: Deps, filters: UploadFilters): Promise<UploadState[]> {
   const ids = filters.uploadId !== undefined ? [filters.uploadId] : await startedUploadIds(deps);
-  const cutoff = filters.minimumAge !== undefined ? Date.now() - filters.minimumAge * DAY_MS : undefined;
+  const cutoff = minimumAgeCutoff(filters.minimumAge);
   const found: UploadState[] = [];
   for (const id of ids) {
     const state = await uploadNow(deps, id);
@@ -35,7 +41,8 @@ export async function uploadsInProgress(deps: Deps, filters: UploadFilters): Pro
     if (state.status !== 'active' || !started) continue;
     if (filters.userId !== undefined && started.userId !== filters.userId) continue;
     if (filters.parentId !== undefined && started.parentId !== filters.parentId) continue;
-    if (filters.assetstoreId !== undefined) continue;
+    if (filters.assetstoreId !== undefined && (started.assetstoreId ?? DEFAULT_ASSETSTORE_ID) !== filters.assetstoreId)
+      continue;
     if (cutoff !== undefined && Date.parse(state.updated) > cutoff) continue;
     found.push(state);
   }

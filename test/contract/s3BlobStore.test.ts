@@ -117,4 +117,50 @@ describe('S3BlobStore', () => {
       await store.dispose();
     }
   });
+
+  it("holds the multipart uploads under its own keys: a put's tmp/ upload only past the sweep's grace", async () => {
+    const prefix = `contract-${crypto.randomUUID()}`;
+    const held = async (store: S3BlobStore) => {
+      const found: { key: string; uploadId: string }[] = [];
+      for await (const { key, uploadId, created } of store.heldUploads()) {
+        expect(Math.abs(Date.now() - created)).toBeLessThan(60_000);
+        found.push({ key, uploadId });
+      }
+      return found;
+    };
+    const chunked = `${prefix}/uploads/left`;
+    const direct = `${prefix}/direct/left`;
+    const temporary = `${prefix}/tmp/left`;
+    const uploads = {
+      chunked: await s3.startMultipartUpload(chunked),
+      direct: await s3.startMultipartUpload(direct),
+      temporary: await s3.startMultipartUpload(temporary),
+    };
+    // Not the store's: another key under its prefix, and a store whose prefix only begins like this one's.
+    await s3.startMultipartUpload(`${prefix}/elsewhere/left`);
+    await s3.startMultipartUpload(`${prefix}-other/uploads/left`);
+    const withoutGrace = freshStore(prefix);
+    const withGrace = S3BlobStore.open(s3.settings(prefix), { sweepGraceMs: 60_000 });
+    try {
+      expect(await held(withoutGrace)).toEqual([
+        { key: direct, uploadId: uploads.direct },
+        { key: temporary, uploadId: uploads.temporary },
+        { key: chunked, uploadId: uploads.chunked },
+      ]);
+      // A put within the grace may be another process's, still sending parts.
+      expect(await held(withGrace)).toEqual([
+        { key: direct, uploadId: uploads.direct },
+        { key: chunked, uploadId: uploads.chunked },
+      ]);
+      for (const upload of await held(withoutGrace)) await withoutGrace.abortUpload(upload);
+      expect(await held(withoutGrace)).toEqual([]);
+      expect(await s3.openMultipartUploads(prefix)).toEqual([
+        `${prefix}-other/uploads/left`,
+        `${prefix}/elsewhere/left`,
+      ]);
+    } finally {
+      await withoutGrace.dispose();
+      await withGrace.dispose();
+    }
+  });
 });

@@ -10,10 +10,12 @@ import type { Services } from '../../services';
 import { uploadsInProgress, type UploadFilters } from '../../queries/uploadsInProgress';
 import { uploadView } from '../../queries/itemQueries';
 import { cancelUpload } from '../../commands/uploadCommands';
+import { untrackedUploads, untrackedUploadView, type UntrackedUpload } from '../../queries/untrackedUploads';
 import { API_ROOT } from '../apiRequests';
 import { LOG_NAMES, type LogName } from '../../ports/logTail';
 import { systemConsistencyCheck } from './systemCheck';
 import { withProgress } from '../../bus/progress';
+import { takesMultipartUploads } from '../../ports/blobStore';
 
 /**
  * Girder's system maintenance routes (`girder/api/v1/system.py`): configuration, uploads in progress, the system
@@ -71,7 +73,7 @@ const UPLOAD_FILTER_PARAMS = [
   param.string('assetstoreId', { description: 'Only uploads within this assetstore.' }),
   param.string('minimumAge', { description: 'Only uploads at least this many days old (a number).' }),
   param.flag('includeUntracked', true, {
-    description: 'Also partial upload files that belong to no upload in progress.',
+    description: 'Also partial uploads the assetstores hold that belong to no upload in progress.',
   }),
 ] as const;
 
@@ -87,18 +89,29 @@ function uploadFilters(params: Record<string, unknown>): UploadFilters {
 }
 
 /**
- * Partial upload files that belong to no upload in progress (Girder's "untracked uploads"): entries that name no
- * upload, and the bytes of uploads that completed or were cancelled in another process that failed to remove them.
- * Only asked when no assetstore filter is given (they lie in no assetstore here).
+ * The untracked uploads of the stores the filters name (src/queries/untrackedUploads.ts), as listed; stores that could
+ * not be reached are logged and left out, as Girder leaves them.
  */
-async function untrackedUploads(
-  services: Services,
-  filters: UploadFilters,
-): Promise<{ stray: string[]; ended: string[] }> {
-  if (filters.assetstoreId !== undefined) return { stray: [], ended: [] };
-  const { uploads, stray } = await services.partialUploads.list();
-  const active = new Set((await uploadsInProgress(services, {})).map((u) => u.uploadId));
-  return { stray, ended: uploads.filter((id) => !active.has(id)) };
+async function untrackedFor(services: Services, filters: UploadFilters): Promise<UntrackedUpload[]> {
+  const { found, unreachable } = await untrackedUploads(services, filters);
+  if (unreachable.length > 0)
+    services.logger.warn({ assetstores: unreachable }, 'Could not list the untracked uploads of these assetstores');
+  return found;
+}
+
+/**
+ * Discards untracked uploads (Girder's adapters' `untrackedUploads(…, delete=True)`): a store's upload is aborted (S3's
+ * AbortMultipartUpload, GridFS's parts removed), a partial file removed. Bytes only, so no command: nothing in the log
+ * names them.
+ */
+async function discardUntracked(services: Services, found: UntrackedUpload[]): Promise<void> {
+  for (const entry of found) {
+    if (entry.kind === 'held') {
+      const store = await services.blobs.adapterOf(entry.assetstoreId);
+      if (takesMultipartUploads(store)) await store.abortUpload(entry.upload);
+    } else if (entry.kind === 'partial') await services.partialUploads.remove(entry.uploadId);
+    else await services.partialUploads.removeStray(entry.name);
+  }
 }
 
 /** The fields of an upload document (itemQueries.ts `uploadView`) a listing of uploads sorts by. */
@@ -129,8 +142,6 @@ function sortedViews(views: Record<string, unknown>[], sort: string, sortdir: 1 
   };
   return [...views].sort((a, b) => sortdir * (compare(ownValue(a, sort), ownValue(b, sort)) || compare(a._id, b._id)));
 }
-
-const untrackedView = (name: string) => ({ _modelType: 'untrackedUpload', name });
 
 const routes: RouteDef[] = [
   route({
@@ -169,8 +180,7 @@ const routes: RouteDef[] = [
       const page: object[] = limit ? found.slice(offset, offset + limit) : found.slice(offset);
       // Girder's order: the tracked page, then untracked entries up to the limit.
       if (params.includeUntracked && (limit === 0 || page.length < limit)) {
-        const { stray, ended } = await untrackedUploads(services, filters);
-        const untracked = [...ended, ...stray].map(untrackedView);
+        const untracked = (await untrackedFor(services, filters)).map(untrackedUploadView);
         page.push(...(limit === 0 ? untracked : untracked.slice(0, limit - page.length)));
       }
       return page;
@@ -192,10 +202,9 @@ const routes: RouteDef[] = [
         await cancelUpload(services, { uploadId: upload.uploadId, userId: adminId, admin: true }, meta);
       const discarded: object[] = found.map(uploadView);
       if (params.includeUntracked) {
-        const { stray, ended } = await untrackedUploads(services, filters);
-        for (const id of ended) await services.partialUploads.remove(id);
-        for (const name of stray) await services.partialUploads.removeStray(name);
-        discarded.push(...[...ended, ...stray].map(untrackedView));
+        const untracked = await untrackedFor(services, filters);
+        await discardUntracked(services, untracked);
+        discarded.push(...untracked.map(untrackedUploadView));
       }
       return discarded;
     },

@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { BlobStore, BlobStores, ByteRange, DeletionTicket, StoredBlob, SweepReport } from '../../ports/blobStore';
-import { importsObjects, takesDirectUploads } from '../../ports/blobStore';
+import type {
+  BlobStore,
+  BlobStores,
+  ByteRange,
+  DeletionTicket,
+  HeldUpload,
+  StoredBlob,
+  SweepReport,
+} from '../../ports/blobStore';
+import { importsObjects, takesDirectUploads, takesMultipartUploads } from '../../ports/blobStore';
 import { blobRef, importedPathOf, parseBlobRef } from '../../domain/assetstoreBlobRef';
 import { importedFiles } from './importedFiles';
 import {
@@ -93,6 +101,14 @@ export class AssetstoreBlobs implements BlobStores {
     const record = findAssetstore(await this.loadState(), assetstoreId);
     if (!record) throw new RestError(`Invalid assetstore id (${assetstoreId}).`);
     return this.adapterFor(record);
+  }
+
+  async uploadsHeldIn(assetstoreId: string): Promise<HeldUpload[]> {
+    const adapter = await this.adapterOf(assetstoreId);
+    if (!takesMultipartUploads(adapter)) return [];
+    const held: HeldUpload[] = [];
+    for await (const upload of adapter.heldUploads()) held.push(upload);
+    return held;
   }
 
   private adapterFor(record: AssetstoreRecord): Promise<BlobStore> {

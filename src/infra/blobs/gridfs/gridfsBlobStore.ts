@@ -4,6 +4,7 @@ import { GridFSBucket, MongoClient, ObjectId, type Collection, type Db, type Mon
 import type {
   ByteRange,
   DeletionTicket,
+  HeldUpload,
   MultipartBlobStore,
   StoreUpload,
   StoredBlob,
@@ -236,6 +237,10 @@ export class GridFsBlobStore implements MultipartBlobStore {
 
   async abortUpload(upload: StoreUpload): Promise<void> {
     await this.parts.drop(upload);
+  }
+
+  heldUploads(): AsyncGenerator<HeldUpload> {
+    return this.parts.held();
   }
 
   /** Removes a temporary file (its files document, its chunks) and its pending record. */

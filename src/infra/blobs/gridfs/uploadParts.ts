@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ObjectId, type Collection, type GridFSBucket } from 'mongodb';
-import type { StoreUpload, UploadedPart } from '../../../ports/blobStore';
+import type { HeldUpload, StoreUpload, UploadedPart } from '../../../ports/blobStore';
 import type { RunningHash } from '../../../domain/contentHashes';
 import { countedPart } from '../countedPart';
 
@@ -72,6 +72,30 @@ export class GridFsUploadParts {
     const prefix = prefixOf(upload.uploadId);
     for await (const file of this.files.find({ filename: { $regex: `^${prefix}` } }, { projection: { _id: 1 } }))
       await this.remove(file._id);
+  }
+
+  /**
+   * Every upload with parts here, by its parts' names: when its first and newest parts were stored and their bytes. A
+   * part being written has no files document until its last byte is in, so only whole parts count.
+   */
+  async *held(): AsyncGenerator<HeldUpload> {
+    const uploads = new Map<string, HeldUpload & { updated: number; size: number }>();
+    const parts = this.files.find<{ filename: string; length: number; uploadDate: Date }>(
+      { filename: { $regex: `^${PART_PREFIX}` } },
+      { projection: { filename: 1, length: 1, uploadDate: 1 } },
+    );
+    for await (const part of parts) {
+      const uploadId = part.filename.slice(PART_PREFIX.length).split('/')[0];
+      if (!/^[0-9a-f]{24}$/.test(uploadId)) continue;
+      const at = part.uploadDate.getTime();
+      const known = uploads.get(uploadId);
+      if (known) {
+        known.created = Math.min(known.created, at);
+        known.updated = Math.max(known.updated, at);
+        known.size += part.length;
+      } else uploads.set(uploadId, { key: prefixOf(uploadId), uploadId, created: at, updated: at, size: part.length });
+    }
+    yield* uploads.values();
   }
 
   private async remove(id: ObjectId): Promise<void> {

@@ -25,6 +25,7 @@ import {
   type DirectBlobStore,
   type DirectUploadStart,
   type ImportListingPage,
+  type HeldUpload,
 } from '../../../ports/blobStore';
 import { importedPathOf, objectKeyOf, objectLocalId } from '../../../domain/assetstoreBlobRef';
 import { presignDownload, presignPart, presignUploadStart } from './s3Presign';
@@ -34,7 +35,7 @@ import { Holds } from '../holds';
 import { countedPart } from '../countedPart';
 import { isNotFound, keyPrefix, s3ClientFor, type Bucket } from './s3Client';
 import { copyInBucket } from './s3Copy';
-import { importListing, keysUnder } from './s3Listing';
+import { importListing, keysUnder, multipartUploadsUnder } from './s3Listing';
 import { checkDirectObject, completeDirectUpload } from './s3DirectCompletion';
 import { DEFAULT_SWEEP_GRACE_MS } from '../claims';
 import { HashingTap, ThreadedHasher } from '../hashingTap';
@@ -326,6 +327,23 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     await this.client
       .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.key, UploadId: upload.uploadId }))
       .catch(() => undefined);
+  }
+
+  /**
+   * The multipart uploads in progress under the store's own keys: chunked uploads' (`uploads/`), clients' direct ones
+   * (`direct/`) and large puts' (`tmp/`), except puts this process is making and `tmp/` ones within the sweep's grace
+   * (another process's put may still be sending them). Other keys under the prefix are left alone: the bucket may be
+   * shared, and an upload there is not the service's to drop (Girder lists every key under the prefix).
+   */
+  async *heldUploads(): AsyncGenerator<HeldUpload> {
+    const youngSince = Date.now() - (this.options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS);
+    const temporary = `${this.prefix}tmp/`;
+    const areas = [temporary, ...this.objectAreas];
+    for await (const { key, uploadId, initiated } of multipartUploadsUnder(this.at, this.prefix)) {
+      if (!areas.some((area) => key.startsWith(area))) continue;
+      if (key.startsWith(temporary) && (this.inFlight.has(key) || initiated > youngSince)) continue;
+      yield { key, uploadId, created: initiated };
+    }
   }
 
   // Direct uploads and redirects (DirectBlobStore, used when `direct` is on).

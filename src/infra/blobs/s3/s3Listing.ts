@@ -1,4 +1,4 @@
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { ImportListingPage } from '../../../ports/blobStore';
 import type { Bucket } from './s3Client';
 
@@ -40,4 +40,28 @@ export async function* keysUnder(
       if (object.Key) yield { key: object.Key, modified: object.LastModified?.getTime() ?? 0 };
     ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (ContinuationToken);
+}
+
+/**
+ * Every multipart upload in progress under `prefix` (ListMultipartUploads, page by page: S3 answers at most 1,000 and
+ * goes on from the last key and upload id it gave), with when it was initiated (epoch ms).
+ */
+export async function* multipartUploadsUnder(
+  { client, bucket }: Bucket,
+  prefix: string,
+): AsyncGenerator<{ key: string; uploadId: string; initiated: number }> {
+  let KeyMarker: string | undefined;
+  let UploadIdMarker: string | undefined;
+  for (;;) {
+    const page = await client.send(
+      new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker, UploadIdMarker }),
+    );
+    for (const upload of page.Uploads ?? [])
+      if (upload.Key && upload.UploadId)
+        yield { key: upload.Key, uploadId: upload.UploadId, initiated: upload.Initiated?.getTime() ?? 0 };
+    // A truncated page always names where the next begins; a server that does not would repeat this page forever.
+    if (!page.IsTruncated || !page.NextKeyMarker) return;
+    KeyMarker = page.NextKeyMarker;
+    UploadIdMarker = page.NextUploadIdMarker;
+  }
 }
