@@ -1,5 +1,5 @@
 import { MongoReadModel, type MongoReadModelOptions } from '../../src/infra/readmodel/mongodb/mongoReadModel';
-import type { ReadModelTx } from '../../src/ports/readModel';
+import { FencedOffError, type ReadModelTx } from '../../src/ports/readModel';
 import type { Viewer } from '../../src/domain/access';
 import { ReadModelBusyError } from '../../src/ports/readModelBusy';
 import { deriveId } from '../../src/domain/ids';
@@ -98,14 +98,16 @@ const AFTER: Record<Kind, string> = {
   move: `ancestors dest/root/${id('f', (FOLDERS - 1) % 10)}, c2 ${ROOT_SIZE}`,
 };
 
-const OPTIONS: MongoReadModelOptions = { aliasCacheMs: 5, stepwiseAbove: 50 };
+const OPTIONS: MongoReadModelOptions = { aliasCacheMs: 5, stepwiseAbove: 50, documentsPerStep: 50 };
 
 /**
  * A stand-in holding collection c1 with `root` (FOLDERS folders below it, two levels, an item of one byte and a file
  * in each) and collection c2 with `dest`, written before the transaction limit is lowered.
  */
-async function fixture(options: { limited: boolean; latencyMs?: number } = { limited: true }) {
-  const standIn = new MongoStandIn({ transactions: true });
+async function fixture(
+  options: { limited: boolean; latencyMs?: number; transactionLifetimeMs?: number } = { limited: true },
+) {
+  const standIn = new MongoStandIn({ transactions: true, transactionLifetimeMs: options.transactionLifetimeMs });
   const readModel = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), OPTIONS);
   let position = 0n;
   const apply = (write: (tx: ReadModelTx) => void) => readModel.apply('rm', ++position, write);
@@ -204,6 +206,38 @@ describe.each(Object.keys(EVENTS) as Kind[])('MongoDB read model: a %s larger th
       expect(await restarted.apply('rm', next, (tx) => EVENTS[kind](tx, next))).toBe(false);
       expect(await observe(reader, kind)).toBe(AFTER[kind]);
       expect(await restarted.dump()).toEqual(reference);
+    },
+  );
+
+  it.each([20, 75])(
+    'a projector paused after %i writes that lost its lease writes nothing more; the new holder finishes once',
+    async (writes) => {
+      // The "server" aborts a transaction left open past 300 ms (its lifetime limit), as it would the paused one's.
+      const { standIn, readModel: first, next } = await fixture({ limited: true, transactionLifetimeMs: 300 });
+      const second = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), OPTIONS);
+      const fenceOf = async (holder: string) => {
+        expect(await first.leases.acquire('projector', holder, 60_000, 'first')).toBe(true);
+        return { lease: 'projector', epoch: (await first.leases.get('projector'))?.epoch ?? -1 };
+      };
+      const firstFence = await fenceOf('first');
+      const pause = standIn.pauseAfterWrites(writes);
+      const firstApply = first.apply('rm', next, (tx) => EVENTS[kind](tx, next), firstFence);
+      firstApply.catch(() => undefined);
+      await pause.reached;
+      // The first holder is gone as far as anyone can tell: the second takes the lease over and resumes the event.
+      const secondFence = await fenceOf('second');
+      expect(secondFence.epoch).toBe(firstFence.epoch + 1);
+      const committed = standIn.version;
+      pause.resume();
+      await expect(firstApply).rejects.toThrow(FencedOffError);
+      // Not one document changed after the takeover: every write of the first holder's was refused.
+      expect(standIn.version).toBe(committed);
+      expect(await second.apply('rm', next, (tx) => EVENTS[kind](tx, next), secondFence)).toBe(true);
+      expect(await second.apply('rm', next, (tx) => EVENTS[kind](tx, next), secondFence)).toBe(false);
+      expect(await second.checkpoint('rm')).toBe(next);
+      expect((await alias(standIn))?.applying).toEqual({});
+      expect(await observe(first, kind)).toBe(AFTER[kind]);
+      expect(await second.dump()).toEqual(reference);
     },
   );
 });

@@ -37,6 +37,11 @@ export interface MongoReadModelOptions {
    * well inside what a transaction of the server's 60 s lifetime and cache share can take).
    */
   stepwiseAbove?: number;
+  /**
+   * The most documents one step of an event applied in steps writes (default 1,000): each step is a transaction of
+   * its own, which checks the projector's lease fence before its writes.
+   */
+  documentsPerStep?: number;
   /** How long a reader waits for an event applied in steps before it answers 503 (ms, default 10,000). */
   barrierWaitMs?: number;
   /** Called by dispose() (e.g. to close a client the read model owns). */
@@ -135,6 +140,7 @@ export class MongoReadModel implements ReadModel {
       generations: this.generations,
       leases: this.leases,
       inBudget: this.inBudget,
+      documentsPerStep: this.options.documentsPerStep ?? DEFAULT_DOCUMENTS_PER_STEP,
       building: () => this.building,
       inTransaction: (work) => this.withSession(async (session) => work(session as ClientSession)),
     };
@@ -384,6 +390,8 @@ function transactionOf(log: OperationLog): ReadModelTx {
 
 /** Folders and items an event may reach and still be applied in one transaction (see `stepwiseAbove`). */
 const DEFAULT_STEPWISE_ABOVE = 10_000;
+/** One step of an event applied in steps: far inside what one transaction can write, few enough round trips. */
+const DEFAULT_DOCUMENTS_PER_STEP = 1000;
 
 /** The server's default document limit, should `hello` not report one. */
 const DEFAULT_MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;
