@@ -60,6 +60,18 @@ async function observe(readModel: MongoReadModel, kind: Kind): Promise<string> {
       return `ancestors ${(await readModel.folders.ancestorIds(DEEPEST)).join('/')}, c2 ${(await readModel.collections.get('c2'))?.size}`;
   }
 }
+/** A read of what the event writes early: true once it is written. */
+const EARLY: Record<Kind, (readModel: MongoReadModel) => Promise<boolean>> = {
+  copy: async (readModel) => (await readModel.folders.get(deriveId(OP_ID, id('f', 0)))) !== null,
+  delete: async (readModel) => (await readModel.items.get(id('i', 0))) === null,
+  move: async (readModel) => (await readModel.folders.ancestorIds(DEEPEST))[0] === 'dest',
+};
+/** A read of what the event writes last (its root): true once it is written. */
+const LATE: Record<Kind, (readModel: MongoReadModel) => Promise<boolean>> = {
+  copy: async (readModel) => (await readModel.folders.get('copy')) !== null,
+  delete: async (readModel) => (await readModel.folders.get('root')) === null,
+  move: async (readModel) => (await readModel.folders.get('root'))?.parentId === 'dest',
+};
 /**
  * A reader's two queries, one after the other: the first reads what the event writes early, the second what it
  * writes last; each answers B (as before the event) or A (as after it). B then A is a read that straddled the event's
@@ -67,23 +79,7 @@ async function observe(readModel: MongoReadModel, kind: Kind): Promise<string> {
  */
 async function observeEarlyThenLate(readModel: MongoReadModel, kind: Kind): Promise<string> {
   const letter = (after: boolean) => (after ? 'A' : 'B');
-  switch (kind) {
-    case 'copy':
-      return (
-        letter((await readModel.folders.get(deriveId(OP_ID, id('f', 0)))) !== null) +
-        letter((await readModel.folders.get('copy')) !== null)
-      );
-    case 'delete':
-      return (
-        letter((await readModel.items.get(id('i', 0))) === null) +
-        letter((await readModel.folders.get('root')) === null)
-      );
-    case 'move':
-      return (
-        letter((await readModel.folders.ancestorIds(DEEPEST))[0] === 'dest') +
-        letter((await readModel.folders.get('root'))?.parentId === 'dest')
-      );
-  }
+  return letter(await EARLY[kind](readModel)) + letter(await LATE[kind](readModel));
 }
 
 const WHOLE = 1 + 2 * FOLDERS;
@@ -208,6 +204,33 @@ describe.each(Object.keys(EVENTS) as Kind[])('MongoDB read model: a %s larger th
       expect(await restarted.dump()).toEqual(reference);
     },
   );
+
+  it('a read that began before the barrier rose, and ended after the event began to write, is read again whole', async () => {
+    // Both hold the alias for 100 ms, so the event's first write comes 200 ms after its barrier rose.
+    const slow: MongoReadModelOptions = { ...OPTIONS, aliasCacheMs: 100 };
+    const { standIn, next } = await fixture();
+    const writer = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), slow);
+    const reader = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), slow);
+    // The reader's view of the alias: no barrier; fresh for 100 ms.
+    expect(await EARLY[kind](reader)).toBe(false);
+    // Its next query is held on the way to the server (a slow query, a paused process) ...
+    const held = standIn.pauseAfterWrites(0);
+    const read = EARLY[kind](reader);
+    await held.reached;
+    // ... while the event raises its barrier and writes part of itself (and its process dies).
+    standIn.failAfterWrites(250);
+    await expect(writer.apply('rm', next, (tx) => EVENTS[kind](tx, next))).rejects.toThrow(StandInCrash);
+    held.resume();
+    // The query then reads a half-applied event: its answer is not taken, and the read waits for the barrier.
+    const outcome = await Promise.race([
+      read.then(() => 'answered'),
+      new Promise((resolve) => setTimeout(resolve, 500)).then(() => 'waiting'),
+    ]);
+    expect(outcome).toBe('waiting');
+    expect(await writer.apply('rm', next, (tx) => EVENTS[kind](tx, next))).toBe(true);
+    expect(await read).toBe(true);
+    expect(await LATE[kind](reader)).toBe(true);
+  });
 
   it.each([20, 75])(
     'a projector paused after %i writes that lost its lease writes nothing more; the new holder finishes once',

@@ -22,6 +22,7 @@ import { applyInSteps, reachesMoreThan, type StepwiseTarget } from './stepwiseAp
 import { dumpGeneration } from './dump';
 import { MongoLeases } from './leasesStore';
 import { inListBudget } from './boundedIn';
+import { consistentReads } from './consistentReads';
 
 export interface MongoReadModelOptions {
   /**
@@ -96,16 +97,18 @@ export class MongoReadModel implements ReadModel {
   ) {
     this.generations = new Generations(db, options.aliasCacheMs ?? 1000, inBudget, options.barrierWaitMs ?? 10_000);
     const source = this.generations;
-    this.users = new MongoUsers(source);
-    this.groups = new MongoGroups(source);
-    this.tokens = new MongoTokens(source);
-    this.apiKeys = new MongoApiKeys(source);
-    this.collections = new MongoCollections(source);
-    this.folders = new MongoFolders(source);
-    this.items = new MongoItems(source, () => this.generations.readable());
-    this.files = new MongoFiles(source, () => this.generations.readable());
-    this.subtree = new MongoSubtree(source);
-    this.history = new MongoHistory(source);
+    // Each call to a query store sees an event applied in steps whole or not at all (./consistentReads.ts).
+    const consistent = <T extends object>(store: T) => consistentReads(store, this.generations);
+    this.users = consistent(new MongoUsers(source));
+    this.groups = consistent(new MongoGroups(source));
+    this.tokens = consistent(new MongoTokens(source));
+    this.apiKeys = consistent(new MongoApiKeys(source));
+    this.collections = consistent(new MongoCollections(source));
+    this.folders = consistent(new MongoFolders(source));
+    this.items = consistent(new MongoItems(source, () => this.generations.readable()));
+    this.files = consistent(new MongoFiles(source, () => this.generations.readable()));
+    this.subtree = consistent(new MongoSubtree(source));
+    this.history = consistent(new MongoHistory(source));
     this.leases = new MongoLeases(db);
     const written: ReadSource = { get: async (name) => (await this.writeGeneration()).get(name), inBudget };
     this.projectionReads = {

@@ -19,8 +19,11 @@ import { moveCheckpoint, readCheckpoint } from './checkpoints';
  *     (ReadModelBusyError), as writes do when the projector lags. A reader cannot tell which documents an event
  *     reaches without reading them (a copy shows in text search, sizes, counts and history before its root exists),
  *     so every reader waits, for as long as the event takes. Readers hold the alias for up to `aliasCacheMs`; the
- *     first write waits twice that, so that a reader that resolved the alias just before the barrier rose has seen
- *     it, or has finished a query of up to `aliasCacheMs` that it began before.
+ *     first write waits twice that, so that a read that resolved the alias before the barrier rose and ends within
+ *     `2 * aliasCacheMs` of that resolution has read nothing of the event. A read that takes longer (a slow query,
+ *     a paused process) could have: every call to a query store looks at the alias again after such a read, and
+ *     when a barrier rose meanwhile it is read again, after the barrier falls (`Generations.consistent`,
+ *     ./consistentReads.ts).
  *  3. The event's operations run on the adapter's path built to be interrupted (./writes.ts): every document is
  *     written on its own, stamped and guarded by the event's position, and each operation writes what it derived its
  *     other writes from last. The writes go out in steps of at most `documentsPerStep` documents, each step a small
