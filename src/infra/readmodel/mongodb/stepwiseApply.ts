@@ -42,6 +42,17 @@ import { moveCheckpoint, readCheckpoint } from './checkpoints';
  * one unit. What it costs: readers wait while a large event applies (seconds for tens of thousands of documents),
  * each step takes two round trips more than its writes (the fence check and the commit), and events below
  * `stepwiseAbove` keep their single transaction, so only large ones pay the barrier and its pause.
+ *
+ * Why every reader waits, not only readers of what the event reaches (considered, not built): the barrier could
+ * carry the event's roots, and a reader of documents outside them go on. But what an event changes is more than its
+ * subtree: the sizes of the destination's and the source's ancestors and of their collection or user, child counts,
+ * listings and text search over the destination, history rows, blob references. Each of the stores' queries
+ * (filters by text, name prefix, assetstore, blob, position) would need its own proof that its answer cannot include
+ * any of those, and a query that got it wrong would show a torn event with nothing to notice it. Nor can a read check
+ * afterwards what it saw: the event's writes are stamped (`_rev`), but a deleted document leaves no stamp, and a count
+ * or a sum carries none. Writing the event into a new generation of the reached documents only means every query
+ * merging two generations. Both are large changes for a pause that large events alone cause, and that a reader can
+ * retry after (503 with `Retry-After`).
  */
 
 /** Whether an event's wide operations reach more than `limit` folders and items (measured before it is applied). */
