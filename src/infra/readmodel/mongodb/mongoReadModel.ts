@@ -30,7 +30,11 @@ export interface MongoReadModelOptions {
    * or mongos answers `hello` with `setName` / `msg: 'isdbgrid'`), else the idempotent non-transactional path.
    */
   transactions?: 'auto' | boolean;
-  /** How long readers may use the current generation before re-reading the alias (ms, default 1000). */
+  /**
+   * How long readers may use the current generation before re-reading the alias (ms, default 1000). The same in
+   * every process on one database: an event applied in steps begins to write twice this long after its barrier, which
+   * is what readers of other processes count on (./consistentReads.ts).
+   */
   aliasCacheMs?: number;
   /**
    * An event whose subtree operations reach more folders and items than this is applied in steps behind a barrier
