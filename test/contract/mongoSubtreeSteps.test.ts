@@ -1,5 +1,5 @@
 import { MongoReadModel, type MongoReadModelOptions } from '../../src/infra/readmodel/mongodb/mongoReadModel';
-import type { ReadModelTx } from '../../src/ports/readModel';
+import { FencedOffError, type ReadModelTx } from '../../src/ports/readModel';
 import type { Viewer } from '../../src/domain/access';
 import { ReadModelBusyError } from '../../src/ports/readModelBusy';
 import { deriveId } from '../../src/domain/ids';
@@ -60,6 +60,18 @@ async function observe(readModel: MongoReadModel, kind: Kind): Promise<string> {
       return `ancestors ${(await readModel.folders.ancestorIds(DEEPEST)).join('/')}, c2 ${(await readModel.collections.get('c2'))?.size}`;
   }
 }
+/** A read of what the event writes early: true once it is written. */
+const EARLY: Record<Kind, (readModel: MongoReadModel) => Promise<boolean>> = {
+  copy: async (readModel) => (await readModel.folders.get(deriveId(OP_ID, id('f', 0)))) !== null,
+  delete: async (readModel) => (await readModel.items.get(id('i', 0))) === null,
+  move: async (readModel) => (await readModel.folders.ancestorIds(DEEPEST))[0] === 'dest',
+};
+/** A read of what the event writes last (its root): true once it is written. */
+const LATE: Record<Kind, (readModel: MongoReadModel) => Promise<boolean>> = {
+  copy: async (readModel) => (await readModel.folders.get('copy')) !== null,
+  delete: async (readModel) => (await readModel.folders.get('root')) === null,
+  move: async (readModel) => (await readModel.folders.get('root'))?.parentId === 'dest',
+};
 /**
  * A reader's two queries, one after the other: the first reads what the event writes early, the second what it
  * writes last; each answers B (as before the event) or A (as after it). B then A is a read that straddled the event's
@@ -67,23 +79,7 @@ async function observe(readModel: MongoReadModel, kind: Kind): Promise<string> {
  */
 async function observeEarlyThenLate(readModel: MongoReadModel, kind: Kind): Promise<string> {
   const letter = (after: boolean) => (after ? 'A' : 'B');
-  switch (kind) {
-    case 'copy':
-      return (
-        letter((await readModel.folders.get(deriveId(OP_ID, id('f', 0)))) !== null) +
-        letter((await readModel.folders.get('copy')) !== null)
-      );
-    case 'delete':
-      return (
-        letter((await readModel.items.get(id('i', 0))) === null) +
-        letter((await readModel.folders.get('root')) === null)
-      );
-    case 'move':
-      return (
-        letter((await readModel.folders.ancestorIds(DEEPEST))[0] === 'dest') +
-        letter((await readModel.folders.get('root'))?.parentId === 'dest')
-      );
-  }
+  return letter(await EARLY[kind](readModel)) + letter(await LATE[kind](readModel));
 }
 
 const WHOLE = 1 + 2 * FOLDERS;
@@ -98,14 +94,16 @@ const AFTER: Record<Kind, string> = {
   move: `ancestors dest/root/${id('f', (FOLDERS - 1) % 10)}, c2 ${ROOT_SIZE}`,
 };
 
-const OPTIONS: MongoReadModelOptions = { aliasCacheMs: 5, stepwiseAbove: 50 };
+const OPTIONS: MongoReadModelOptions = { aliasCacheMs: 5, stepwiseAbove: 50, documentsPerStep: 50 };
 
 /**
  * A stand-in holding collection c1 with `root` (FOLDERS folders below it, two levels, an item of one byte and a file
  * in each) and collection c2 with `dest`, written before the transaction limit is lowered.
  */
-async function fixture(options: { limited: boolean; latencyMs?: number } = { limited: true }) {
-  const standIn = new MongoStandIn({ transactions: true });
+async function fixture(
+  options: { limited: boolean; latencyMs?: number; transactionLifetimeMs?: number } = { limited: true },
+) {
+  const standIn = new MongoStandIn({ transactions: true, transactionLifetimeMs: options.transactionLifetimeMs });
   const readModel = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), OPTIONS);
   let position = 0n;
   const apply = (write: (tx: ReadModelTx) => void) => readModel.apply('rm', ++position, write);
@@ -204,6 +202,65 @@ describe.each(Object.keys(EVENTS) as Kind[])('MongoDB read model: a %s larger th
       expect(await restarted.apply('rm', next, (tx) => EVENTS[kind](tx, next))).toBe(false);
       expect(await observe(reader, kind)).toBe(AFTER[kind]);
       expect(await restarted.dump()).toEqual(reference);
+    },
+  );
+
+  it('a read that began before the barrier rose, and ended after the event began to write, is read again whole', async () => {
+    // Both hold the alias for 100 ms, so the event's first write comes 200 ms after its barrier rose.
+    const slow: MongoReadModelOptions = { ...OPTIONS, aliasCacheMs: 100 };
+    const { standIn, next } = await fixture();
+    const writer = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), slow);
+    const reader = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), slow);
+    // The reader's view of the alias: no barrier; fresh for 100 ms.
+    expect(await EARLY[kind](reader)).toBe(false);
+    // Its next query is held on the way to the server (a slow query, a paused process) ...
+    const held = standIn.pauseAfterWrites(0);
+    const read = EARLY[kind](reader);
+    await held.reached;
+    // ... while the event raises its barrier and writes part of itself (and its process dies).
+    standIn.failAfterWrites(250);
+    await expect(writer.apply('rm', next, (tx) => EVENTS[kind](tx, next))).rejects.toThrow(StandInCrash);
+    held.resume();
+    // The query then reads a half-applied event: its answer is not taken, and the read waits for the barrier.
+    const outcome = await Promise.race([
+      read.then(() => 'answered'),
+      new Promise((resolve) => setTimeout(resolve, 500)).then(() => 'waiting'),
+    ]);
+    expect(outcome).toBe('waiting');
+    expect(await writer.apply('rm', next, (tx) => EVENTS[kind](tx, next))).toBe(true);
+    expect(await read).toBe(true);
+    expect(await LATE[kind](reader)).toBe(true);
+  });
+
+  it.each([20, 75])(
+    'a projector paused after %i writes that lost its lease writes nothing more; the new holder finishes once',
+    async (writes) => {
+      // The "server" aborts a transaction left open past 300 ms (its lifetime limit), as it would the paused one's.
+      const { standIn, readModel: first, next } = await fixture({ limited: true, transactionLifetimeMs: 300 });
+      const second = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), OPTIONS);
+      const fenceOf = async (holder: string) => {
+        expect(await first.leases.acquire('projector', holder, 60_000, 'first')).toBe(true);
+        return { lease: 'projector', epoch: (await first.leases.get('projector'))?.epoch ?? -1 };
+      };
+      const firstFence = await fenceOf('first');
+      const pause = standIn.pauseAfterWrites(writes);
+      const firstApply = first.apply('rm', next, (tx) => EVENTS[kind](tx, next), firstFence);
+      firstApply.catch(() => undefined);
+      await pause.reached;
+      // The first holder is gone as far as anyone can tell: the second takes the lease over and resumes the event.
+      const secondFence = await fenceOf('second');
+      expect(secondFence.epoch).toBe(firstFence.epoch + 1);
+      const committed = standIn.version;
+      pause.resume();
+      await expect(firstApply).rejects.toThrow(FencedOffError);
+      // Not one document changed after the takeover: every write of the first holder's was refused.
+      expect(standIn.version).toBe(committed);
+      expect(await second.apply('rm', next, (tx) => EVENTS[kind](tx, next), secondFence)).toBe(true);
+      expect(await second.apply('rm', next, (tx) => EVENTS[kind](tx, next), secondFence)).toBe(false);
+      expect(await second.checkpoint('rm')).toBe(next);
+      expect((await alias(standIn))?.applying).toEqual({});
+      expect(await observe(first, kind)).toBe(AFTER[kind]);
+      expect(await second.dump()).toEqual(reference);
     },
   );
 });

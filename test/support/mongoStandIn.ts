@@ -56,7 +56,8 @@ import { parseSearch, textScore, type TextWeights } from './mingoText';
  *
  * `new MongoStandIn({ transactions: false })` behaves like a standalone `mongod` (no `setName` in `hello`, so the
  * adapter takes its non-transactional path). `failAfterWrites(n)` makes the n+1-th following write statement throw,
- * which is how tests simulate a process dying in the middle of a batch of writes.
+ * which is how tests simulate a process dying in the middle of a batch of writes; `pauseAfterWrites(n)` holds the
+ * round trip after the next n document writes until the test resumes it (a process paused, not dead).
  */
 
 type Doc = Record<string, unknown>;
@@ -525,6 +526,8 @@ export class MongoStandIn {
   private readonly dbs = new Map<string, StandInDb>();
   private readonly open = new Set<Transaction>();
   private writesUntilCrash: number | null = null;
+  /** See {@link pauseAfterWrites}: the documents still to be written before the pause, and its gate. */
+  private pause: { writes: number; gate: Promise<void>; reached: () => void } | null = null;
   private txnNumbers = 0;
   /** The commit version: one more with every commit. */
   version = 0;
@@ -576,6 +579,20 @@ export class MongoStandIn {
     return this as unknown as MongoClient;
   }
 
+  /**
+   * Once `n` more documents are written, the next round trip (of whichever client) waits until `resume()`: a
+   * process paused in the middle of its work (a long GC pause, a stopped VM), whose transaction the "server" may
+   * abort meanwhile. `reached` resolves when that round trip has begun to wait.
+   */
+  pauseAfterWrites(n: number): { reached: Promise<void>; resume(): void } {
+    let resume!: () => void;
+    let reached!: () => void;
+    const gate = new Promise<void>((resolve) => (resume = resolve));
+    const signal = new Promise<void>((resolve) => (reached = resolve));
+    this.pause = { writes: n, gate, reached };
+    return { reached: signal, resume };
+  }
+
   /** The next `n` write statements succeed and the one after throws {@link StandInCrash} (null: never). */
   failAfterWrites(n: number | null): void {
     this.writesUntilCrash = n;
@@ -606,6 +623,7 @@ export class MongoStandIn {
 
   /** @internal Counts one write statement against the crash budget. */
   countWrite(): void {
+    if (this.pause && this.pause.writes > 0) this.pause.writes -= 1;
     if (this.writesUntilCrash === null) return;
     if (this.writesUntilCrash <= 0) {
       this.writesUntilCrash = null;
@@ -620,6 +638,12 @@ export class MongoStandIn {
    */
   async roundTrip(session: StandInSession | undefined): Promise<Transaction | null> {
     this.roundTrips += 1;
+    const pause = this.pause;
+    if (pause?.writes === 0) {
+      this.pause = null;
+      pause.reached();
+      await pause.gate;
+    }
     if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     else await Promise.resolve();
     const txn = session?.transaction ?? null;

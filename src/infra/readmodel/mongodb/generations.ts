@@ -25,6 +25,8 @@ export interface AliasDoc {
   next: number;
   /** Barriers by generation: an event too large for one transaction is being applied there (./stepwiseApply.ts). */
   applying?: Record<string, Barrier>;
+  /** Barriers raised so far, by generation: a read that saw the same count before and after met none. */
+  raised?: Record<string, number>;
 }
 
 /** An event being applied in steps, from its barrier's transaction until the one that moves its checkpoint. */
@@ -44,6 +46,25 @@ export function barrierOf(alias: AliasDoc, generation: number): Barrier | undefi
 /** How often a reader held by a barrier looks again. */
 const BARRIER_POLL_MS = 25;
 
+/** What a reader knows of the alias: read at `at` (`performance.now()` before the read was sent). */
+interface ReaderView {
+  generation: number;
+  barrier: boolean;
+  /** Barriers raised on `generation` so far. */
+  raised: number;
+  at: number;
+}
+
+function viewOf(alias: AliasDoc, at: number): ReaderView {
+  const key = barrierKey(alias.current);
+  return {
+    generation: alias.current,
+    barrier: !!barrierOf(alias, alias.current),
+    raised: alias.raised ? (ownValue(alias.raised, key) ?? 0) : 0,
+    at,
+  };
+}
+
 /** Where queries read: the current generation's collections. */
 export interface ReadSource {
   get(name: CollectionName): Promise<Collection<StoredDoc>>;
@@ -52,9 +73,10 @@ export interface ReadSource {
 }
 
 export class Generations implements ReadSource {
-  private cached: { generation: number; barrier: boolean; at: number } | null = null;
+  /** The alias as readers last read it (reads in a writer's session leave it alone: their snapshot may be older). */
+  private cached: ReaderView | null = null;
   /** The one wait for a barrier to fall that every held reader shares. */
-  private barrierWait: Promise<number> | null = null;
+  private barrierWait: Promise<ReaderView> | null = null;
 
   constructor(
     private readonly db: Db,
@@ -86,10 +108,16 @@ export class Generations implements ReadSource {
   }
 
   async alias(session?: ClientSession): Promise<AliasDoc> {
+    return (await this.readAlias(session)).alias;
+  }
+
+  private async readAlias(session?: ClientSession): Promise<{ alias: AliasDoc; view: ReaderView }> {
+    const at = performance.now();
     const alias = await this.meta.findOne({ _id: 'alias' }, session ? { session } : {});
     if (!alias) throw new Error('MongoReadModel: the rm_meta alias document is missing (was the database dropped?).');
-    this.cached = { generation: alias.current, barrier: !!barrierOf(alias, alias.current), at: Date.now() };
-    return alias;
+    const view = viewOf(alias, at);
+    if (!session) this.cached = view;
+    return { alias, view };
   }
 
   /** The current generation, re-read from the alias (writers use this, so they follow a switch at once). */
@@ -104,23 +132,48 @@ export class Generations implements ReadSource {
    * cannot tell which documents the event reaches without reading them, so every reader waits.
    */
   async readable(): Promise<number> {
-    const fresh = this.cached && Date.now() - this.cached.at < this.cacheMs ? this.cached : null;
-    if (fresh && !fresh.barrier) return fresh.generation;
-    if (!fresh) {
-      const alias = await this.alias();
-      if (!barrierOf(alias, alias.current)) return alias.current;
+    return (await this.view()).generation;
+  }
+
+  private async view(): Promise<ReaderView> {
+    const cached = this.cached;
+    if (cached && performance.now() - cached.at < this.cacheMs) {
+      if (!cached.barrier) return cached;
+    } else {
+      const { view } = await this.readAlias();
+      if (!view.barrier) return view;
     }
     this.barrierWait ??= this.untilBarrierFalls().finally(() => (this.barrierWait = null));
     return this.barrierWait;
   }
 
-  private async untilBarrierFalls(): Promise<number> {
-    const started = Date.now();
+  private async untilBarrierFalls(): Promise<ReaderView> {
+    const started = performance.now();
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, BARRIER_POLL_MS));
-      const alias = await this.alias();
-      if (!barrierOf(alias, alias.current)) return alias.current;
-      if (Date.now() - started >= this.barrierWaitMs) throw new ReadModelBusyError(Date.now() - started);
+      const { view } = await this.readAlias();
+      if (!view.barrier) return view;
+      if (performance.now() - started >= this.barrierWaitMs)
+        throw new ReadModelBusyError(Math.round(performance.now() - started));
+    }
+  }
+
+  /**
+   * Runs `read` (the queries of one read-model call) so that it sees an event applied in steps whole or not at all,
+   * even when it began before the event's barrier rose. The reader's view of the alias was read at `view.at`; a
+   * barrier raised after that read delays the event's first write by `2 * cacheMs` (./stepwiseApply.ts), so a read
+   * that has ended sooner than that after `view.at` read nothing of it. A read that took longer (a slow query, a
+   * view near the end of its `cacheMs`, a paused process) looks at the alias again: when a barrier rose on its
+   * generation meanwhile (or the generation changed), it may have read part of an event, and runs again, waiting for
+   * the barrier to fall as every read does. One alias read more, only for reads slower than `2 * cacheMs`.
+   */
+  async consistent<T>(read: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const view = await this.view();
+      const result = await read();
+      if (performance.now() - view.at < 2 * this.cacheMs) return result;
+      const { view: now } = await this.readAlias();
+      if (now.generation === view.generation && !now.barrier && now.raised === view.raised) return result;
     }
   }
 
@@ -134,7 +187,7 @@ export class Generations implements ReadSource {
     if (standing) return standing.projection === barrier.projection && standing.position === barrier.position;
     await this.meta.updateOne(
       { _id: 'alias' },
-      { $set: { [`applying.${barrierKey(generation)}`]: barrier } },
+      { $set: { [`applying.${barrierKey(generation)}`]: barrier }, $inc: { [`raised.${barrierKey(generation)}`]: 1 } },
       session ? { session } : {},
     );
     return true;

@@ -22,6 +22,7 @@ import { applyInSteps, reachesMoreThan, type StepwiseTarget } from './stepwiseAp
 import { dumpGeneration } from './dump';
 import { MongoLeases } from './leasesStore';
 import { inListBudget } from './boundedIn';
+import { consistentReads } from './consistentReads';
 
 export interface MongoReadModelOptions {
   /**
@@ -29,7 +30,11 @@ export interface MongoReadModelOptions {
    * or mongos answers `hello` with `setName` / `msg: 'isdbgrid'`), else the idempotent non-transactional path.
    */
   transactions?: 'auto' | boolean;
-  /** How long readers may use the current generation before re-reading the alias (ms, default 1000). */
+  /**
+   * How long readers may use the current generation before re-reading the alias (ms, default 1000). The same in
+   * every process on one database: an event applied in steps begins to write twice this long after its barrier, which
+   * is what readers of other processes count on (./consistentReads.ts).
+   */
   aliasCacheMs?: number;
   /**
    * An event whose subtree operations reach more folders and items than this is applied in steps behind a barrier
@@ -37,6 +42,11 @@ export interface MongoReadModelOptions {
    * well inside what a transaction of the server's 60 s lifetime and cache share can take).
    */
   stepwiseAbove?: number;
+  /**
+   * The most documents one step of an event applied in steps writes (default 1,000): each step is a transaction of
+   * its own, which checks the projector's lease fence before its writes.
+   */
+  documentsPerStep?: number;
   /** How long a reader waits for an event applied in steps before it answers 503 (ms, default 10,000). */
   barrierWaitMs?: number;
   /** Called by dispose() (e.g. to close a client the read model owns). */
@@ -91,16 +101,18 @@ export class MongoReadModel implements ReadModel {
   ) {
     this.generations = new Generations(db, options.aliasCacheMs ?? 1000, inBudget, options.barrierWaitMs ?? 10_000);
     const source = this.generations;
-    this.users = new MongoUsers(source);
-    this.groups = new MongoGroups(source);
-    this.tokens = new MongoTokens(source);
-    this.apiKeys = new MongoApiKeys(source);
-    this.collections = new MongoCollections(source);
-    this.folders = new MongoFolders(source);
-    this.items = new MongoItems(source, () => this.generations.readable());
-    this.files = new MongoFiles(source, () => this.generations.readable());
-    this.subtree = new MongoSubtree(source);
-    this.history = new MongoHistory(source);
+    // Each call to a query store sees an event applied in steps whole or not at all (./consistentReads.ts).
+    const consistent = <T extends object>(store: T) => consistentReads(store, this.generations);
+    this.users = consistent(new MongoUsers(source));
+    this.groups = consistent(new MongoGroups(source));
+    this.tokens = consistent(new MongoTokens(source));
+    this.apiKeys = consistent(new MongoApiKeys(source));
+    this.collections = consistent(new MongoCollections(source));
+    this.folders = consistent(new MongoFolders(source));
+    this.items = consistent(new MongoItems(source, () => this.generations.readable()));
+    this.files = consistent(new MongoFiles(source, () => this.generations.readable()));
+    this.subtree = consistent(new MongoSubtree(source));
+    this.history = consistent(new MongoHistory(source));
     this.leases = new MongoLeases(db);
     const written: ReadSource = { get: async (name) => (await this.writeGeneration()).get(name), inBudget };
     this.projectionReads = {
@@ -135,6 +147,7 @@ export class MongoReadModel implements ReadModel {
       generations: this.generations,
       leases: this.leases,
       inBudget: this.inBudget,
+      documentsPerStep: this.options.documentsPerStep ?? DEFAULT_DOCUMENTS_PER_STEP,
       building: () => this.building,
       inTransaction: (work) => this.withSession(async (session) => work(session as ClientSession)),
     };
@@ -384,6 +397,8 @@ function transactionOf(log: OperationLog): ReadModelTx {
 
 /** Folders and items an event may reach and still be applied in one transaction (see `stepwiseAbove`). */
 const DEFAULT_STEPWISE_ABOVE = 10_000;
+/** One step of an event applied in steps: far inside what one transaction can write, few enough round trips. */
+const DEFAULT_DOCUMENTS_PER_STEP = 1000;
 
 /** The server's default document limit, should `hello` not report one. */
 const DEFAULT_MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;

@@ -4,7 +4,7 @@ import type { GenerationCollections } from './mongoCollections';
 import { barrierOf, type Barrier, type Generations } from './generations';
 import type { MongoLeases } from './leasesStore';
 import { countIn } from './boundedIn';
-import { runOperations, type OperationLog, type Reach } from './writes';
+import { runOperations, type OperationLog, type Reach, type Steps } from './writes';
 import { moveCheckpoint, readCheckpoint } from './checkpoints';
 
 /**
@@ -19,24 +19,40 @@ import { moveCheckpoint, readCheckpoint } from './checkpoints';
  *     (ReadModelBusyError), as writes do when the projector lags. A reader cannot tell which documents an event
  *     reaches without reading them (a copy shows in text search, sizes, counts and history before its root exists),
  *     so every reader waits, for as long as the event takes. Readers hold the alias for up to `aliasCacheMs`; the
- *     first write waits twice that, so that a reader that resolved the alias just before the barrier rose has seen
- *     it, or has finished a query of up to `aliasCacheMs` that it began before.
- *  3. The event's operations run on the adapter's path for servers without transactions (./writes.ts), which is
- *     built to be interrupted: every document is written on its own, stamped and guarded by the event's position,
- *     and each operation writes what it derived its other writes from last. A crash, a lost lease or a stopped
- *     projector leaves the barrier up; the next projector (this one restarted, or a standby that took the lease)
- *     resumes the same event, meets the barrier of that position and runs the same operations again: what was
- *     written is skipped, the rest is written once.
+ *     first write waits twice that, so that a read that resolved the alias before the barrier rose and ends within
+ *     `2 * aliasCacheMs` of that resolution has read nothing of the event. A read that takes longer (a slow query,
+ *     a paused process) could have: every call to a query store looks at the alias again after such a read, and
+ *     when a barrier rose meanwhile it is read again, after the barrier falls (`Generations.consistent`,
+ *     ./consistentReads.ts).
+ *  3. The event's operations run on the adapter's path built to be interrupted (./writes.ts): every document is
+ *     written on its own, stamped and guarded by the event's position, and each operation writes what it derived its
+ *     other writes from last. The writes go out in steps of at most `documentsPerStep` documents, each step a small
+ *     transaction that checks the lease fence first (`MongoLeases.checkFence`, a write to the lease document): a
+ *     takeover that commits first makes the step fail with FencedOffError, one that comes later waits for the step.
+ *     So a projector that lost its lease in the middle of an event (paused, then resumed) writes nothing after the
+ *     takeover. A crash, a lost lease or a stopped projector leaves the barrier up; the next projector (this one
+ *     restarted, or a standby that took the lease) resumes the same event, meets the barrier of that position and
+ *     runs the same operations again: what was written is skipped, the rest is written once.
  *  4. A small transaction moves the checkpoint and lowers the barrier together, after checking the fence again.
  *
  * Why this design, and not the others considered: writing a new generation of the reached documents and switching,
  * or marking written documents pending, needs every query (and every counter) to skip unfinished changes; the
- * barrier needs one check, in the one place every query resolves where to read. Why no transaction around each
- * step: the barrier already hides the steps from readers, and a transaction would make a resumed step fail on the
- * documents it had written before (a guarded upsert of a document already at the event's stamp collides on `_id`;
- * outside a transaction that collision means "done" and the write goes on). What it costs: readers wait while a
- * large event applies (seconds for tens of thousands of documents), and events below `stepwiseAbove` keep their
- * single transaction, so only large ones pay the barrier and its pause.
+ * barrier needs one check, in the one place every query resolves where to read. Why a transaction per step, when
+ * the barrier already hides the steps from readers: only a transaction makes the fence check and the writes after it
+ * one unit. What it costs: readers wait while a large event applies (seconds for tens of thousands of documents),
+ * each step takes two round trips more than its writes (the fence check and the commit), and events below
+ * `stepwiseAbove` keep their single transaction, so only large ones pay the barrier and its pause.
+ *
+ * Why every reader waits, not only readers of what the event reaches (considered, not built): the barrier could
+ * carry the event's roots, and a reader of documents outside them go on. But what an event changes is more than its
+ * subtree: the sizes of the destination's and the source's ancestors and of their collection or user, child counts,
+ * listings and text search over the destination, history rows, blob references. Each of the stores' queries
+ * (filters by text, name prefix, assetstore, blob, position) would need its own proof that its answer cannot include
+ * any of those, and a query that got it wrong would show a torn event with nothing to notice it. Nor can a read check
+ * afterwards what it saw: the event's writes are stamped (`_rev`), but a deleted document leaves no stamp, and a count
+ * or a sum carries none. Writing the event into a new generation of the reached documents only means every query
+ * merging two generations. Both are large changes for a pause that large events alone cause, and that a reader can
+ * retry after (503 with `Retry-After`).
  */
 
 /** Whether an event's wide operations reach more than `limit` folders and items (measured before it is applied). */
@@ -74,6 +90,8 @@ export interface StepwiseTarget {
   readonly generations: Generations;
   readonly leases: MongoLeases;
   readonly inBudget: number;
+  /** The most documents one step (one small transaction) writes. */
+  readonly documentsPerStep: number;
   /** The generation this instance's rebuild is filling (null: it writes the current one). */
   building(): number | null;
   /** Runs `work` in a transaction (retried on transient errors). */
@@ -116,7 +134,23 @@ export async function applyInSteps(
     if (!collections) return false;
     if (raised.readersSee) await sleep(2 * target.generations.cacheMs);
 
-    await runOperations(log.operations, { collections, transactional: false, position, inBudget: target.inBudget });
+    // Each step checks the fence in its own transaction: a projector that lost the lease (paused, then resumed)
+    // meets FencedOffError at its next step, and none of its writes commits after the takeover.
+    const steps: Steps = {
+      documents: target.documentsPerStep,
+      run: (write) =>
+        target.inTransaction(async (session) => {
+          if (fence) await target.leases.checkFence(fence, position, session);
+          await write(session);
+        }),
+    };
+    await runOperations(log.operations, {
+      collections,
+      transactional: false,
+      steps,
+      position,
+      inBudget: target.inBudget,
+    });
 
     const outcome = { moved: false };
     await target.inTransaction(async (session) => {

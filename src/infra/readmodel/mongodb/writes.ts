@@ -22,6 +22,7 @@ import { checkSplittable, splitIn } from './boundedIn';
  *
  * Writes are buffered and sent as ordered `bulkWrite`s (one per run of writes to the same collection); the buffer is
  * flushed before every read and at the end of the event, so an operation always reads the writes of the ones before.
+ * An event applied in steps (./stepwiseApply.ts) sends them in fenced transactions of bounded size ({@link Steps}).
  *
  * A write conditional on a row's presence (`ReadModelTx.ifPresent`) records its branches' operations in place, each
  * guarded: it runs only when its guards hold. A guard is read once per run of the event's operations (by the first
@@ -125,11 +126,44 @@ export class OperationLog {
 interface Statement {
   name: CollectionName;
   operation: AnyBulkWriteOperation<StoredDoc>;
-  /** A guarded upsert: outside a transaction, its duplicate-key error means "already applied". */
-  guardedUpsert: boolean;
+  /** A guarded upsert of one document: outside a transaction, its duplicate-key error means "already applied". */
+  upsert?: { id: string; stamp: string };
+  /**
+   * A statement over any number of documents (`updateMany`, `deleteMany`): its filter, and the same statement
+   * narrowed to named documents, so that a step can take a bounded part of it.
+   */
+  many?: { filter: Filter<StoredDoc>; narrowed: (ids: string[]) => AnyBulkWriteOperation<StoredDoc> };
+}
+
+/**
+ * How the writes of an event applied in steps go out (./stepwiseApply.ts): each step is a small transaction that
+ * checks the lease fence before its writes, so that a projector that lost its lease cannot write after the new holder
+ * took over.
+ */
+export interface Steps {
+  /** Runs one step's writes in a transaction (which checks the fence first). */
+  run(write: (session: ClientSession) => Promise<void>): Promise<void>;
+  /** The most documents one step writes. */
+  readonly documents: number;
 }
 
 const DUPLICATE_KEY = 11000;
+
+function isDuplicateKey(error: unknown): boolean {
+  const failure = error as { code?: unknown; writeErrors?: { code?: unknown }[] };
+  return failure.code === DUPLICATE_KEY || failure.writeErrors?.[0]?.code === DUPLICATE_KEY;
+}
+
+/** Consecutive statements to the same collection, each run one ordered `bulkWrite`. */
+function runsOf(statements: Statement[]): Statement[][] {
+  const runs: Statement[][] = [];
+  for (const statement of statements) {
+    const last = runs.at(-1);
+    if (last?.[0].name === statement.name) last.push(statement);
+    else runs.push([statement]);
+  }
+  return runs;
+}
 
 /** The writes of one event, queued until the next read or the end of the event. */
 class WriteBuffer {
@@ -138,6 +172,8 @@ class WriteBuffer {
     private readonly collections: GenerationCollections,
     private readonly session: ClientSession | undefined,
     private readonly transactional: boolean,
+    private readonly steps: Steps | undefined,
+    private readonly inBudget: number,
   ) {}
 
   push(statement: Statement): void {
@@ -145,14 +181,10 @@ class WriteBuffer {
   }
 
   async flush(): Promise<void> {
-    while (this.statements.length) {
-      const name = this.statements[0].name;
-      let run = 0;
-      while (run < this.statements.length && this.statements[run].name === name) run++;
-      const batch = this.statements.slice(0, run);
-      this.statements = this.statements.slice(run);
-      await this.write(name, batch);
-    }
+    const statements = this.statements;
+    this.statements = [];
+    if (this.steps) return this.flushInSteps(statements, this.steps);
+    for (const run of runsOf(statements)) await this.write(run[0].name, run);
   }
 
   private async write(name: CollectionName, batch: Statement[]): Promise<void> {
@@ -168,10 +200,93 @@ class WriteBuffer {
         // Outside a transaction, a replayed guarded upsert of a document already at a later stamp collides with
         // it on `_id`: that statement was applied before, go on after it. Anything else is a real failure.
         const failed = (error as { writeErrors?: { index: number; code: number }[] }).writeErrors?.[0];
-        if (this.transactional || failed?.code !== DUPLICATE_KEY || !rest[failed.index]?.guardedUpsert) throw error;
+        if (this.transactional || failed?.code !== DUPLICATE_KEY || !rest[failed.index]?.upsert) throw error;
         rest = rest.slice(failed.index + 1);
       }
     }
+  }
+
+  /**
+   * Sends the statements in steps of at most `steps.documents` documents, in order. A statement over any number of
+   * documents is first resolved to the ids it matches (read once the statements before it are written) and sent in
+   * parts over those ids: under the barrier and the lease no one else writes this generation, so the parts write
+   * exactly what the whole statement would have.
+   */
+  private async flushInSteps(statements: Statement[], steps: Steps): Promise<void> {
+    let step: Statement[] = [];
+    const send = async () => {
+      if (step.length) await this.runStep(step, steps);
+      step = [];
+    };
+    for (const statement of statements) {
+      if (!statement.many) {
+        if (step.length >= steps.documents) await send();
+        step.push(statement);
+        continue;
+      }
+      await send();
+      const { filter, narrowed } = statement.many;
+      const ids = (
+        await this.collections
+          .get(statement.name)
+          .find(filter, { projection: { _id: 1 } })
+          .toArray()
+      ).map((doc) => doc._id);
+      for (let start = 0; start < ids.length; start += steps.documents) {
+        step.push({ name: statement.name, operation: narrowed(ids.slice(start, start + steps.documents)) });
+        await send();
+      }
+    }
+    await send();
+  }
+
+  /**
+   * One step: its statements in one transaction. A transaction cannot go on after a duplicate key, so when a guarded
+   * upsert meets a document already at its stamp or later (a resumed event: that statement was applied before), the
+   * step is sent again without the statements found applied.
+   */
+  private async runStep(statements: Statement[], steps: Steps): Promise<void> {
+    let rest = statements;
+    for (;;) {
+      try {
+        await steps.run(async (session) => {
+          for (const run of runsOf(rest))
+            await this.collections.get(run[0].name).bulkWrite(
+              run.map((s) => s.operation),
+              { ordered: true, session },
+            );
+        });
+        return;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const remaining = await this.withoutApplied(rest);
+        if (remaining.length === rest.length) throw error;
+        if (remaining.length === 0) return;
+        rest = remaining;
+      }
+    }
+  }
+
+  /** `statements` without the guarded upserts whose document is already at their stamp or later. */
+  private async withoutApplied(statements: Statement[]): Promise<Statement[]> {
+    const applied = new Set<Statement>();
+    for (const run of runsOf(statements.filter((s) => s.upsert))) {
+      const ids = run.map((s) => (s.upsert as { id: string }).id);
+      const revs = new Map<string, unknown>();
+      for (const piece of splitIn({ _id: { $in: ids } }, this.inBudget))
+        for (const doc of await this.collections
+          .get(run[0].name)
+          .find(piece, { projection: { _rev: 1 } })
+          .toArray())
+          revs.set(doc._id, doc._rev);
+      for (const s of run) {
+        const { id, stamp } = s.upsert as { id: string; stamp: string };
+        // The guard `_rev < stamp` does not match such a document, so the upsert collides with it.
+        const rev = revs.get(id);
+        if (revs.has(id) && !(typeof rev === 'string' && rev < stamp)) applied.add(s);
+      }
+    }
+    return statements.filter((s) => !applied.has(s));
   }
 }
 
@@ -233,7 +348,7 @@ class Scope implements WriteScope {
   put(name: CollectionName, doc: StoredDoc): void {
     this.buffer.push({
       name,
-      guardedUpsert: true,
+      upsert: { id: doc._id, stamp: this.stamp },
       operation: {
         replaceOne: {
           filter: { _id: doc._id, _rev: { $lt: this.stamp } },
@@ -248,15 +363,21 @@ class Scope implements WriteScope {
     const stamped = Array.isArray(update)
       ? [...update, { $set: { _rev: this.stamp } }]
       : { ...update, $set: { ...(update.$set as Document | undefined), _rev: this.stamp } };
+    const guard = { _rev: { $lt: this.stamp } };
     for (const piece of many ? splitIn(filter, this.inBudget) : [filter]) {
-      const guarded = { ...piece, _rev: { $lt: this.stamp } };
-      this.buffer.push({
-        name,
-        guardedUpsert: false,
-        operation: many
-          ? { updateMany: { filter: guarded, update: stamped } }
-          : { updateOne: { filter: guarded, update: stamped } },
-      });
+      const guarded = { ...piece, ...guard };
+      this.buffer.push(
+        many
+          ? {
+              name,
+              operation: { updateMany: { filter: guarded, update: stamped } },
+              many: {
+                filter: guarded,
+                narrowed: (ids) => ({ updateMany: { filter: { _id: { $in: ids }, ...guard }, update: stamped } }),
+              },
+            }
+          : { name, operation: { updateOne: { filter: guarded, update: stamped } } },
+      );
     }
   }
 
@@ -267,7 +388,7 @@ class Scope implements WriteScope {
   accumulate(name: CollectionName, id: string, set: Record<string, unknown>, inc: Record<string, number>): void {
     this.buffer.push({
       name,
-      guardedUpsert: true,
+      upsert: { id, stamp: this.stamp },
       operation: {
         updateOne: {
           filter: { _id: id, _rev: { $lt: this.stamp } },
@@ -280,11 +401,15 @@ class Scope implements WriteScope {
 
   remove(name: CollectionName, filter: Filter<StoredDoc>, many = false): void {
     for (const piece of many ? splitIn(filter, this.inBudget) : [filter])
-      this.buffer.push({
-        name,
-        guardedUpsert: false,
-        operation: many ? { deleteMany: { filter: piece } } : { deleteOne: { filter: piece } },
-      });
+      this.buffer.push(
+        many
+          ? {
+              name,
+              operation: { deleteMany: { filter: piece } },
+              many: { filter: piece, narrowed: (ids) => ({ deleteMany: { filter: { _id: { $in: ids } } } }) },
+            }
+          : { name, operation: { deleteOne: { filter: piece } } },
+      );
   }
 }
 
@@ -295,12 +420,20 @@ export async function runOperations(
     collections: GenerationCollections;
     session?: ClientSession;
     transactional: boolean;
+    /** Set when the event is applied in steps: its writes go out in fenced transactions of bounded size. */
+    steps?: Steps;
     position: bigint;
     /** Bytes one statement's `$in` lists may take (./boundedIn.ts). */
     inBudget: number;
   },
 ): Promise<void> {
-  const buffer = new WriteBuffer(target.collections, target.session, target.transactional);
+  const buffer = new WriteBuffer(
+    target.collections,
+    target.session,
+    target.transactional,
+    target.steps,
+    target.inBudget,
+  );
   const presence = new Map<PresenceCheck, boolean>();
   for (const [index, operation] of operations.entries()) {
     const stamp = operationStamp(target.position, index);
