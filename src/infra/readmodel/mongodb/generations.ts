@@ -73,7 +73,11 @@ export interface ReadSource {
 }
 
 export class Generations implements ReadSource {
-  /** The alias as readers last read it (reads in a writer's session leave it alone: their snapshot may be older). */
+  /**
+   * The alias as readers last read it. A read in a writer's session does not replace it (its snapshot may be older
+   * than a reader's read), but drops it when it names another generation: the projector follows a switch at once,
+   * and a request that waits for its event to be projected must then read where the event was written.
+   */
   private cached: ReaderView | null = null;
   /** The one wait for a barrier to fall that every held reader shares. */
   private barrierWait: Promise<ReaderView> | null = null;
@@ -117,6 +121,7 @@ export class Generations implements ReadSource {
     if (!alias) throw new Error('MongoReadModel: the rm_meta alias document is missing (was the database dropped?).');
     const view = viewOf(alias, at);
     if (!session) this.cached = view;
+    else if (this.cached && this.cached.generation !== view.generation) this.cached = null;
     return { alias, view };
   }
 
