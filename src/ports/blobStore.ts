@@ -290,5 +290,7 @@ export interface PartialUploadStore {
   remove(uploadId: string): Promise<void>;
   /** Upload ids with bytes here, and `stray` entries that belong to no upload. */
   list(): Promise<{ uploads: string[]; stray: string[] }>;
+  /** When an entry `list` gave (an upload id or a stray name) was last written, epoch ms; null once it is gone. */
+  modifiedAt(name: string): Promise<number | null>;
   removeStray(name: string): Promise<void>;
 }

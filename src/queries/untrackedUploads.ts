@@ -10,7 +10,7 @@ import { girderTime } from '../domain/time';
 /** What these reads touch: the assetstores (their stream, their adapters), the partial upload files and the log. */
 type Deps = AssetstoresDeps & {
   blobs: Pick<BlobStores, 'uploadsHeldIn'>;
-  partialUploads: Pick<PartialUploadStore, 'list'>;
+  partialUploads: Pick<PartialUploadStore, 'list' | 'modifiedAt'>;
 };
 
 /**
@@ -75,9 +75,9 @@ export async function trackedElsewhere(deps: LogDeps, assetstoreId: string): Pro
 
 /**
  * The untracked uploads of every store (only `assetstoreId`'s when given; the partial upload directory belongs to no
- * store, so only without it), held uploads last written to at least `minimumAge` days ago when given (the partial
- * files' age is not asked). The stores are listed before the uploads in progress are read: an upload that began its
- * store's upload meanwhile is then seen as tracked. One that began it before the listing and records it after the
+ * store, so only without it), each last written to at least `minimumAge` days ago when given (a held upload by its
+ * newest part or its start, a partial file by its modification time). The stores are listed before the uploads in
+ * progress are read: an upload that began its store's upload meanwhile is then seen as tracked. One that began it before the listing and records it after the
  * read (a few milliseconds, between S3's CreateMultipartUpload and the UploadStarted event) is not, as in Girder.
  */
 export async function untrackedUploads(
@@ -100,10 +100,16 @@ export async function untrackedUploads(
   const activeIds = new Set(active.map((upload) => upload.uploadId));
   const tracked = trackedBy(active);
   const cutoff = minimumAgeCutoff(filters.minimumAge);
-  const found: UntrackedUpload[] = [
-    ...embedded.uploads.filter((id) => !activeIds.has(id)).map((uploadId) => ({ kind: 'partial' as const, uploadId })),
-    ...embedded.stray.map((name) => ({ kind: 'stray' as const, name })),
-  ];
+  // Every entry by the same age rule: last written at least `minimumAge` days ago (a partial file by its mtime).
+  const oldEnough = async (name: string): Promise<boolean> => {
+    if (cutoff === undefined) return true;
+    const modified = await deps.partialUploads.modifiedAt(name);
+    return modified !== null && modified <= cutoff;
+  };
+  const found: UntrackedUpload[] = [];
+  for (const uploadId of embedded.uploads)
+    if (!activeIds.has(uploadId) && (await oldEnough(uploadId))) found.push({ kind: 'partial', uploadId });
+  for (const name of embedded.stray) if (await oldEnough(name)) found.push({ kind: 'stray', name });
   for (const { store, uploads } of held) {
     const storeType = heldName(store);
     if (!storeType) continue;

@@ -152,6 +152,25 @@ describe('GET and DELETE /system/uploads', () => {
     expect((await api.as(admin).get('/system/uploads')).body).toEqual([]);
   });
 
+  it('applies minimumAge to partial upload files too, by when they were last written', async () => {
+    const dir = path.join(api.runtime.services.config.dataDir, 'uploads');
+    fs.mkdirSync(dir, { recursive: true });
+    const oldFile = path.join(dir, 'old.part');
+    fs.writeFileSync(oldFile, 'x');
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    fs.utimesSync(oldFile, twoDaysAgo, twoDaysAgo);
+    fs.writeFileSync(path.join(dir, 'new.part'), 'y');
+    const names = (body: { name: string }[]) => body.map((entry) => entry.name).sort();
+    expect(names((await api.as(admin).get('/system/uploads').query({ minimumAge: 1 })).body)).toEqual(['old.part']);
+    expect(names((await api.as(admin).get('/system/uploads').query({ minimumAge: 3 })).body)).toEqual([]);
+    expect(names((await api.as(admin).get('/system/uploads')).body)).toEqual(['new.part', 'old.part']);
+    const removed = await api.as(admin).delete('/system/uploads').query({ minimumAge: 1.5 });
+    expect([removed.status, removed.body]).toEqual([200, [{ _modelType: 'untrackedUpload', name: 'old.part' }]]);
+    expect([fs.existsSync(oldFile), fs.existsSync(path.join(dir, 'new.part'))]).toEqual([false, true]);
+    await api.as(admin).delete('/system/uploads');
+    expect((await api.as(admin).get('/system/uploads')).body).toEqual([]);
+  });
+
   it.each(['soon', '', 'NaN', 'Infinity'])('refuses minimumAge=%j', async (minimumAge) => {
     for (const method of ['get', 'delete'] as const) {
       const res = await api.as(admin)[method]('/system/uploads').query({ minimumAge });

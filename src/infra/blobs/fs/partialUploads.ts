@@ -143,6 +143,12 @@ export class PartialUploads implements PartialUploadStore {
     return { uploads, stray };
   }
 
+  async modifiedAt(name: string): Promise<number | null> {
+    if (name.includes('/') || name === '..' || name === '.') return null;
+    const stat = await fs.promises.stat(path.join(this.dir, name)).catch(() => null);
+    return stat ? stat.mtimeMs : null;
+  }
+
   async removeStray(name: string): Promise<void> {
     if (UPLOAD_ID.test(name) || name.includes('/') || name === '..' || name === '.') return;
     await fs.promises.rm(path.join(this.dir, name), { force: true, recursive: true });
