@@ -55,8 +55,9 @@ export interface S3BlobStoreOptions {
   /** The store's `redirect` setting: clients may talk to the bucket themselves (direct uploads, redirects). */
   direct?: boolean;
   /**
-   * The store's `readOnly` setting: the bucket is another application's to write (an import of its data), so the
-   * multipart uploads under the prefix are its own, not leftovers of this service's (`heldUploads` lists none).
+   * The store's `readOnly` setting: the bucket is another application's to write (an import of its data), so what
+   * lies under the store's keys may be its own, not leftovers of this service's: `heldUploads` lists none and `sweep`
+   * removes nothing (that application may well name keys `uploads/…` or `tmp/…` too).
    */
   readOnly?: boolean;
 }
@@ -481,10 +482,14 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     return importListing(this.at, prefix, this.ownAreas);
   }
 
-  /** Temporary objects of interrupted puts and unreferenced blobs go, except young ones (the grace period) and held ones. */
+  /**
+   * Temporary objects of interrupted puts and unreferenced blobs go, except young ones (the grace period) and held
+   * ones; nothing of a read-only store (`S3BlobStoreOptions.readOnly`).
+   */
   async sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport> {
     const youngSince = Date.now() - (this.options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS);
     const report: SweepReport = { removedBlobs: 0, removedTemporary: 0 };
+    if (this.options.readOnly) return report;
     for await (const { key, modified } of keysUnder(this.at, `${this.prefix}tmp/`)) {
       if (this.inFlight.has(key) || modified > youngSince) continue;
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
