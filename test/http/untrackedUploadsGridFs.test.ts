@@ -1,4 +1,4 @@
-import { GridFSBucket, ObjectId, type Db } from 'mongodb';
+import { GridFSBucket, ObjectId } from 'mongodb';
 import { ok, startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { MongoStandIn } from '../support/mongoStandIn';
 
@@ -8,34 +8,17 @@ import { MongoStandIn } from '../support/mongoStandIn';
  * (its process crashed while dropping them) is listed by `GET /system/uploads?includeUntracked=true`, with when its
  * first and newest parts were stored and its bytes, and removed by `DELETE`. `minimumAge` counts from the newest part.
  *
- * The test-only seam, as in assetstoreGridFsShared.test.ts: the driver's MongoClient is replaced, in this file only, by
- * one that connects to the driver stand-in (test/support/mongoStandIn.ts) registered under its URL.
+ * The test-only seam: the driver's MongoClient is replaced, in this file only, by one that connects to the driver
+ * stand-in registered under its URL (test/support/standInMongoClient.ts).
  */
 const MONGOHOST = 'mongodb://gridfs-untracked.test:27017';
 const mockServers = new Map<string, MongoStandIn>([[MONGOHOST, new MongoStandIn()]]);
 
-jest.mock('mongodb', () => {
-  const actual = jest.requireActual<typeof import('mongodb')>('mongodb');
-  /** A MongoClient of the stand-in registered under its URL (any other URL fails as an unreachable server would). */
-  class StandInMongoClient {
-    private readonly server: MongoStandIn;
-    constructor(url: string) {
-      const server = mockServers.get(url);
-      if (!server) throw new Error(`No MongoDB stand-in registered for ${url}.`);
-      this.server = server;
-    }
-    connect(): Promise<this> {
-      return Promise.resolve(this);
-    }
-    db(name: string): Db {
-      return this.server.db(name).asDb();
-    }
-    close(): Promise<void> {
-      return Promise.resolve();
-    }
-  }
-  return { ...actual, MongoClient: StandInMongoClient };
-});
+jest.mock('mongodb', () =>
+  jest
+    .requireActual<typeof import('../support/standInMongoClient')>('../support/standInMongoClient')
+    .mongodbWithStandIns(() => mockServers),
+);
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Girder's datetime rendering (src/domain/time.ts) of a time whose milliseconds are not zero. */
