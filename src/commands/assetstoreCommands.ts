@@ -83,8 +83,15 @@ async function uploadsGoingWith(deps: AssetstoreDeps, assetstoreId: string): Pro
   if (!takesMultipartUploads(adapter)) return null;
   const kept = await trackedElsewhere(deps, assetstoreId);
   const going = held.filter((upload) => !kept(upload));
+  // After the deletion is recorded: a failure here is logged, not answered (the store is gone; the request succeeded).
   return async () => {
-    for (const upload of going) await adapter.abortUpload(upload);
+    for (const upload of going)
+      await adapter.abortUpload(upload).catch((error: unknown) => {
+        deps.logger.warn(
+          { assetstoreId, key: upload.key, uploadId: upload.uploadId, err: error },
+          'Could not abort a partial upload of a deleted assetstore',
+        );
+      });
   };
 }
 
