@@ -77,8 +77,9 @@ export async function trackedElsewhere(deps: LogDeps, assetstoreId: string): Pro
  * The untracked uploads of every store (only `assetstoreId`'s when given; the partial upload directory belongs to no
  * store, so only without it), each last written to at least `minimumAge` days ago when given (a held upload by its
  * newest part or its start, a partial file by its modification time). The stores are listed before the uploads in
- * progress are read: an upload that began its store's upload meanwhile is then seen as tracked. One that began it before the listing and records it after the
- * read (a few milliseconds, between S3's CreateMultipartUpload and the UploadStarted event) is not, as in Girder.
+ * progress are read: an upload that began its store's upload meanwhile is then seen as tracked. One that began it
+ * before the listing and records it after the read (a few milliseconds, between S3's CreateMultipartUpload and the
+ * UploadStarted event) is not, as in Girder.
  */
 export async function untrackedUploads(
   deps: Deps,

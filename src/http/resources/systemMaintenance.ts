@@ -100,9 +100,9 @@ async function untrackedFor(services: Services, filters: UploadFilters): Promise
 }
 
 /**
- * Discards untracked uploads (Girder's adapters' `untrackedUploads(…, delete=True)`): a store's upload is aborted (S3's
- * AbortMultipartUpload, GridFS's parts removed), a partial file removed. Bytes only, so no command: nothing in the log
- * names them.
+ * Discards untracked uploads (Girder's adapters' `untrackedUploads(…, delete=True)`): a store's upload is aborted
+ * (S3's AbortMultipartUpload, GridFS's parts removed), a partial file removed. Bytes only, so no command: nothing in
+ * the log names them.
  */
 async function discardUntracked(services: Services, found: UntrackedUpload[]): Promise<void> {
   for (const entry of found) {
