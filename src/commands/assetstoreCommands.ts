@@ -76,8 +76,16 @@ async function decideThenRecord(
  * reached: Girder skips the step then too).
  */
 async function uploadsGoingWith(deps: AssetstoreDeps, assetstoreId: string): Promise<(() => Promise<void>) | null> {
-  const held = await heldUploadsOf(deps, assetstoreId);
-  if (!held?.length) return null;
+  const listed = await heldUploadsOf(deps, assetstoreId);
+  if ('failure' in listed) {
+    deps.logger.warn(
+      { assetstoreId, reason: listed.failure },
+      'Could not list the partial uploads of an assetstore being deleted; they stay in it',
+    );
+    return null;
+  }
+  const held = listed.uploads;
+  if (!held.length) return null;
   // Taken now: once the deletion is recorded, `blobs` opens the store no more.
   const adapter = await deps.blobs.adapterOf(assetstoreId);
   if (!takesMultipartUploads(adapter)) return null;

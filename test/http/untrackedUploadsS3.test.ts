@@ -187,10 +187,22 @@ describe('untracked uploads in S3 stores', () => {
       const warning = {
         msg: 'Could not list the untracked uploads of these assetstores',
         assetstores: ['S3 gone'],
+        reasons: { 'S3 gone': expect.stringMatching(/./) as unknown },
       };
       expect(warnings).toEqual([expect.objectContaining(warning), expect.objectContaining(warning)]);
+      const deletedFrom = api.server.logLines.length;
       const deleted = await api.as(admin).delete(`/assetstore/${storeId}`);
       expect([deleted.status, deleted.body]).toEqual([200, { message: 'Deleted assetstore S3 gone.' }]);
+      const deletion = api.server.logLines
+        .slice(deletedFrom)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(deletion).toEqual([
+        expect.objectContaining({
+          msg: 'Could not list the partial uploads of an assetstore being deleted; they stay in it',
+          assetstoreId: storeId,
+          reason: expect.stringMatching(/./) as unknown,
+        }),
+      ]);
     },
   );
 });

@@ -95,7 +95,13 @@ function uploadFilters(params: Record<string, unknown>): UploadFilters {
 async function untrackedFor(services: Services, filters: UploadFilters): Promise<UntrackedUpload[]> {
   const { found, unreachable } = await untrackedUploads(services, filters);
   if (unreachable.length > 0)
-    services.logger.warn({ assetstores: unreachable }, 'Could not list the untracked uploads of these assetstores');
+    services.logger.warn(
+      {
+        assetstores: unreachable.map(({ name }) => name),
+        reasons: Object.fromEntries(unreachable.map(({ name, reason }) => [name, reason])),
+      },
+      'Could not list the untracked uploads of these assetstores',
+    );
   return found;
 }
 
