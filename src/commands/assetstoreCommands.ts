@@ -76,15 +76,30 @@ async function decideThenRecord(
  * reached: Girder skips the step then too).
  */
 async function uploadsGoingWith(deps: AssetstoreDeps, assetstoreId: string): Promise<(() => Promise<void>) | null> {
-  const held = await heldUploadsOf(deps, assetstoreId);
-  if (!held?.length) return null;
+  const listed = await heldUploadsOf(deps, assetstoreId);
+  if ('failure' in listed) {
+    deps.logger.warn(
+      { assetstoreId, reason: listed.failure },
+      'Could not list the partial uploads of an assetstore being deleted; they stay in it',
+    );
+    return null;
+  }
+  const held = listed.uploads;
+  if (!held.length) return null;
   // Taken now: once the deletion is recorded, `blobs` opens the store no more.
   const adapter = await deps.blobs.adapterOf(assetstoreId);
   if (!takesMultipartUploads(adapter)) return null;
   const kept = await trackedElsewhere(deps, assetstoreId);
   const going = held.filter((upload) => !kept(upload));
+  // After the deletion is recorded: a failure here is logged, not answered (the store is gone; the request succeeded).
   return async () => {
-    for (const upload of going) await adapter.abortUpload(upload);
+    for (const upload of going)
+      await adapter.abortUpload(upload).catch((error: unknown) => {
+        deps.logger.warn(
+          { assetstoreId, key: upload.key, uploadId: upload.uploadId, err: error },
+          'Could not abort a partial upload of a deleted assetstore',
+        );
+      });
   };
 }
 

@@ -47,6 +47,8 @@ export interface AssetstoreDeps extends HandleDeps, LogDeps {
   assetstores: AssetstoreDecider;
   blobs: BlobStores;
   readModel: ReadModelQueries;
+  /** Where a deleted store's partial uploads that could not be aborted are told of. */
+  logger: Logger;
 }
 
 /** Account mails: the link's token, the recipients (administrators), the SMTP settings and the mailer. */

@@ -139,7 +139,8 @@ export interface MultipartBlobStore extends BlobStore {
   /**
    * Every multipart upload the store holds under its own keys, tracked or not (Girder's adapter `untrackedUploads`
    * lists them; which are tracked is the caller's to tell, src/queries/untrackedUploads.ts), each droppable with
-   * `abortUpload`. Leaves out what a put in progress may still be writing (S3's `tmp/` uploads within the sweep's grace).
+   * `abortUpload`. Leaves out what a put in progress may still be writing (S3's `tmp/` uploads within the sweep's grace)
+   * and what is not the service's to drop (none at all in a read-only S3 store).
    */
   heldUploads(): AsyncIterable<HeldUpload>;
 }

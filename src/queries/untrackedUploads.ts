@@ -25,20 +25,26 @@ export type UntrackedUpload =
 
 export interface UntrackedListing {
   found: UntrackedUpload[];
-  /** Stores that could not be opened or listed (their leftovers wait for the next call), by name. */
-  unreachable: string[];
+  /** Stores that could not be opened or listed (their leftovers wait for the next call): name, and what failed. */
+  unreachable: { name: string; reason: string }[];
 }
 
 /** The name a store's entries carry their upload under (Girder's S3 adapter: `s3`). */
 const heldName = (store: AssetstoreRecord) =>
   store.settings.type === AssetstoreType.S3 ? 's3' : store.settings.type === AssetstoreType.GRIDFS ? 'gridfs' : null;
 
-/** Every upload a store holds (none for a store that takes no multipart uploads), or null when it cannot be reached. */
+/**
+ * Every upload a store holds (none for a store that takes no multipart uploads), or why they could not be listed (the
+ * store cannot be reached, or is gone).
+ */
 export async function heldUploadsOf(
   deps: { blobs: Pick<BlobStores, 'uploadsHeldIn'> },
   assetstoreId: string,
-): Promise<HeldUpload[] | null> {
-  return deps.blobs.uploadsHeldIn(assetstoreId).catch(() => null);
+): Promise<{ uploads: HeldUpload[] } | { failure: string }> {
+  return deps.blobs.uploadsHeldIn(assetstoreId).then(
+    (uploads) => ({ uploads }),
+    (error: unknown) => ({ failure: error instanceof Error ? error.message : String(error) }),
+  );
 }
 
 const pairOf = (key: string, uploadId: string) => JSON.stringify([key, uploadId]);
@@ -77,8 +83,9 @@ export async function trackedElsewhere(deps: LogDeps, assetstoreId: string): Pro
  * The untracked uploads of every store (only `assetstoreId`'s when given; the partial upload directory belongs to no
  * store, so only without it), each last written to at least `minimumAge` days ago when given (a held upload by its
  * newest part or its start, a partial file by its modification time). The stores are listed before the uploads in
- * progress are read: an upload that began its store's upload meanwhile is then seen as tracked. One that began it before the listing and records it after the
- * read (a few milliseconds, between S3's CreateMultipartUpload and the UploadStarted event) is not, as in Girder.
+ * progress are read: an upload that began its store's upload meanwhile is then seen as tracked. One that began it
+ * before the listing and records it after the read (a few milliseconds, between S3's CreateMultipartUpload and the
+ * UploadStarted event) is not, as in Girder.
  */
 export async function untrackedUploads(
   deps: Deps,
@@ -88,12 +95,12 @@ export async function untrackedUploads(
   const stores = (await assetstoresNow(deps)).stores.filter(
     (store) => filters.assetstoreId === undefined || store.assetstoreId === filters.assetstoreId,
   );
-  const unreachable: string[] = [];
+  const unreachable: UntrackedListing['unreachable'] = [];
   const held: { store: AssetstoreRecord; uploads: HeldUpload[] }[] = [];
   for (const store of stores) {
-    const uploads = await heldUploadsOf(deps, store.assetstoreId);
-    if (uploads === null) unreachable.push(store.name);
-    else held.push({ store, uploads });
+    const listed = await heldUploadsOf(deps, store.assetstoreId);
+    if ('failure' in listed) unreachable.push({ name: store.name, reason: listed.failure });
+    else held.push({ store, uploads: listed.uploads });
   }
 
   const active = await uploadsInProgress(deps, {});

@@ -1,4 +1,4 @@
-import { MongoReadModel } from '../../src/infra/readmodel/mongodb/mongoReadModel';
+import { MongoReadModel, type MongoReadModelOptions } from '../../src/infra/readmodel/mongodb/mongoReadModel';
 import { splitIn } from '../../src/infra/readmodel/mongodb/boundedIn';
 import type { ReadModelTx } from '../../src/ports/readModel';
 import type { Viewer } from '../../src/domain/access';
@@ -17,9 +17,9 @@ const FOLDERS = 200;
 const id = (prefix: string, n: number) => `${prefix}${String(n).padStart(24 - prefix.length, '0')}`;
 const admin: Viewer = { id: 'u1', admin: true, groups: [] };
 
-async function overSmallLimit() {
+async function overSmallLimit(options: MongoReadModelOptions = {}) {
   const standIn = new MongoStandIn({ transactions: true, maxBsonObjectSize: 4 * 1024 });
-  const readModel = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb());
+  const readModel = await MongoReadModel.open(standIn.asClient(), standIn.db('rm').asDb(), options);
   let position = 0n;
   const apply = (write: (tx: ReadModelTx) => void) => readModel.apply('rm', ++position, write);
   // A collection holding `root`, with FOLDERS folders below it (a few levels deep), an item and a file in each.
@@ -74,6 +74,16 @@ describe('MongoReadModel: lists of ids in bounded statements (document limit low
 
     expect(await apply((tx) => tx.subtree.deleteFolder('root', at() + 1n))).toBe(true);
     expect(await readModel.folders.get('root')).toBeNull();
+    expect(await readModel.folders.get(id('f', FOLDERS - 1))).toBeNull();
+    expect(await readModel.items.get(id('i', 0))).toBeNull();
+    expect(await readModel.subtree.subtreeCount('root')).toBe(0);
+    expect((await readModel.collections.get('c1'))?.size).toBe(0);
+  });
+
+  it('deletes a large subtree applied in steps: a step over many documents names them in bounded statements', async () => {
+    // Every folder and item in one step: the ids a step's part of an `updateMany` or `deleteMany` names pass the budget.
+    const { readModel, apply, at } = await overSmallLimit({ stepwiseAbove: 50, documentsPerStep: 10_000 });
+    expect(await apply((tx) => tx.subtree.deleteFolder('root', at() + 1n))).toBe(true);
     expect(await readModel.folders.get(id('f', FOLDERS - 1))).toBeNull();
     expect(await readModel.items.get(id('i', 0))).toBeNull();
     expect(await readModel.subtree.subtreeCount('root')).toBe(0);

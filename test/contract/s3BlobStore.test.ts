@@ -163,4 +163,23 @@ describe('S3BlobStore', () => {
       await withGrace.dispose();
     }
   });
+
+  it("removes nothing of a read-only store's bucket: its objects and uploads under the store's keys are another's", async () => {
+    const prefix = `contract-${crypto.randomUUID()}`;
+    const keys = [`${prefix}/blobs/ab/${'ab'.repeat(32)}`, `${prefix}/tmp/theirs`, `${prefix}/uploads/theirs`];
+    for (const key of keys) await s3.putObject(key, Buffer.from('theirs'));
+    const upload = await s3.startMultipartUpload(`${prefix}/uploads/in-progress`);
+    const readOnly = S3BlobStore.open({ ...s3.settings(prefix), readOnly: true }, { sweepGraceMs: 0 });
+    try {
+      const held: unknown[] = [];
+      for await (const found of readOnly.heldUploads()) held.push(found);
+      expect(held).toEqual([]);
+      expect(await readOnly.sweep(async () => false)).toEqual({ removedBlobs: 0, removedTemporary: 0 });
+      expect(await Promise.all(keys.map((key) => s3.objectExists(key)))).toEqual([true, true, true]);
+      expect(await s3.openMultipartUploads(prefix)).toEqual([`${prefix}/uploads/in-progress`]);
+      expect(upload).not.toBe('');
+    } finally {
+      await readOnly.dispose();
+    }
+  });
 });

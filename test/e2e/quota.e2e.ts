@@ -242,6 +242,28 @@ describeInChromium('web client: quotas (user_quota)', () => {
       expect(await dialog().locator('.g-save-policies').isEnabled()).toBe(true);
       takeRefusal('PUT', /collection\/[0-9a-f]{24}\/quota/);
     });
+    await ui.session.step('a save answered by no error document says so, and Save can be pressed again', async () => {
+      // A proxy's error page in place of the service's answer (no JSON): Girder's plugin fails in its error handler.
+      const quotaRoute = /\/api\/v1\/collection\/[0-9a-f]{24}\/quota$/;
+      await page.route(quotaRoute, (route) =>
+        route.request().method() === 'PUT'
+          ? route.fulfill({ status: 502, contentType: 'text/html', body: '<html><h1>Bad Gateway</h1></html>' })
+          : route.continue(),
+      );
+      await dialog().locator('#g-user-quota-size-value').fill('3');
+      await dialog().locator('.g-save-policies').click();
+      await dialog().locator('.g-validation-failed-message', { hasText: '502' }).waitFor();
+      await ui.session.idle();
+      await page.unroute(quotaRoute);
+      expect(await dialog().locator('.g-validation-failed-message').textContent()).toBe(
+        'The server could not be reached or did not answer as expected (502 Bad Gateway).',
+      );
+      expect(await dialog().locator('.g-save-policies').isEnabled()).toBe(true);
+      expect(ui.session.problems.splice(0)).toEqual([
+        expect.stringMatching(/^HTTP 502 PUT http:\/\/[^ ]+\/api\/v1\/collection\/[0-9a-f]{24}\/quota/),
+        'console error: Failed to load resource: the server responded with a status of 502 (Bad Gateway)',
+      ]);
+    });
     await ui.session.step('sets 3 MB', async () => {
       await dialog().locator('#g-user-quota-size-value').fill('3');
       await dialog().locator('#g-user-quota-size-units').selectOption({ label: 'MB' });

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Db } from 'mongodb';
 import { ApiClient, startApi, type TestUser } from '../support/apiClient';
 import { MongoStandIn } from '../support/mongoStandIn';
 
@@ -11,35 +10,18 @@ import { MongoStandIn } from '../support/mongoStandIn';
  * host's DATA_DIR/uploads, each process finds the parts the other took. (The S3 version is in assetstoreS3.test.ts.)
  *
  * The test-only seam: no mongod runs here, so the driver's MongoClient is replaced, in this file only, by one that
- * connects to the driver stand-in (test/support/mongoStandIn.ts) registered under its URL; everything else (the
+ * connects to the driver stand-in registered under its URL (test/support/standInMongoClient.ts); everything else (the
  * store's GridFSBucket, the service's code) is the real one. Both processes reach one stand-in through one
  * `mongohost`, as two hosts reach one MongoDB server.
  */
 const MONGOHOST = 'mongodb://gridfs-shared.test:27017';
 const mockServers = new Map<string, MongoStandIn>([[MONGOHOST, new MongoStandIn()]]);
 
-jest.mock('mongodb', () => {
-  const actual = jest.requireActual<typeof import('mongodb')>('mongodb');
-  /** A MongoClient of the stand-in registered under its URL (any other URL fails as an unreachable server would). */
-  class StandInMongoClient {
-    private readonly server: MongoStandIn;
-    constructor(url: string) {
-      const server = mockServers.get(url);
-      if (!server) throw new Error(`No MongoDB stand-in registered for ${url}.`);
-      this.server = server;
-    }
-    connect(): Promise<this> {
-      return Promise.resolve(this);
-    }
-    db(name: string): Db {
-      return this.server.db(name).asDb();
-    }
-    close(): Promise<void> {
-      return Promise.resolve();
-    }
-  }
-  return { ...actual, MongoClient: StandInMongoClient };
-});
+jest.mock('mongodb', () =>
+  jest
+    .requireActual<typeof import('../support/standInMongoClient')>('../support/standInMongoClient')
+    .mongodbWithStandIns(() => mockServers),
+);
 
 describe('a GridFS assetstore shared by two service processes', () => {
   let api: ApiClient;

@@ -1,4 +1,4 @@
-import { GridFSBucket, ObjectId, type Db } from 'mongodb';
+import { GridFSBucket, ObjectId } from 'mongodb';
 import { ok, startApi, type ApiClient, type TestUser } from '../support/apiClient';
 import { MongoStandIn } from '../support/mongoStandIn';
 
@@ -8,34 +8,17 @@ import { MongoStandIn } from '../support/mongoStandIn';
  * (its process crashed while dropping them) is listed by `GET /system/uploads?includeUntracked=true`, with when its
  * first and newest parts were stored and its bytes, and removed by `DELETE`. `minimumAge` counts from the newest part.
  *
- * The test-only seam, as in assetstoreGridFsShared.test.ts: the driver's MongoClient is replaced, in this file only, by
- * one that connects to the driver stand-in (test/support/mongoStandIn.ts) registered under its URL.
+ * The test-only seam: the driver's MongoClient is replaced, in this file only, by one that connects to the driver
+ * stand-in registered under its URL (test/support/standInMongoClient.ts).
  */
 const MONGOHOST = 'mongodb://gridfs-untracked.test:27017';
 const mockServers = new Map<string, MongoStandIn>([[MONGOHOST, new MongoStandIn()]]);
 
-jest.mock('mongodb', () => {
-  const actual = jest.requireActual<typeof import('mongodb')>('mongodb');
-  /** A MongoClient of the stand-in registered under its URL (any other URL fails as an unreachable server would). */
-  class StandInMongoClient {
-    private readonly server: MongoStandIn;
-    constructor(url: string) {
-      const server = mockServers.get(url);
-      if (!server) throw new Error(`No MongoDB stand-in registered for ${url}.`);
-      this.server = server;
-    }
-    connect(): Promise<this> {
-      return Promise.resolve(this);
-    }
-    db(name: string): Db {
-      return this.server.db(name).asDb();
-    }
-    close(): Promise<void> {
-      return Promise.resolve();
-    }
-  }
-  return { ...actual, MongoClient: StandInMongoClient };
-});
+jest.mock('mongodb', () =>
+  jest
+    .requireActual<typeof import('../support/standInMongoClient')>('../support/standInMongoClient')
+    .mongodbWithStandIns(() => mockServers),
+);
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Girder's datetime rendering (src/domain/time.ts) of a time whose milliseconds are not zero. */
@@ -63,7 +46,7 @@ describe('untracked uploads in a GridFS store', () => {
   }
 
   beforeAll(async () => {
-    api = await startApi({ BLOB_SWEEP_GRACE_SECONDS: '0' });
+    api = await startApi({ BLOB_SWEEP_GRACE_SECONDS: '0', LOG_LEVEL: 'warn' }, { captureLog: true });
     admin = await api.createUser('admin');
     await api.allowSmallChunks(admin);
     folderId = await api.defaultFolder(admin, 'Private');
@@ -158,5 +141,41 @@ describe('untracked uploads in a GridFS store', () => {
     expect([last.status, last.body._modelType]).toEqual([200, 'file']);
     expect(String((await api.download(admin, last.body._id as string)).body)).toBe('abcdefghij');
     expect(await list()).toEqual([]);
+  });
+
+  it('deletes a store whose parts cannot be dropped all the same: the deletion is recorded, a warning says so', async () => {
+    const created = await api
+      .as(admin)
+      .post('/assetstore')
+      .query({ name: 'GridFS doomed', type: 1, db: 'gridfs_doomed', mongohost: MONGOHOST });
+    const doomedId = ok<{ _id: string }>(created, 'second GridFS store')._id;
+    const doomedFiles = mockServers.get(MONGOHOST)!.db('gridfs_doomed').asDb().collection('blobs.files');
+    const uploadId = new ObjectId().toHexString();
+    const part = await new Promise<ObjectId>((resolve, reject) => {
+      const id = new ObjectId();
+      const bucket = new GridFSBucket(mockServers.get(MONGOHOST)!.db('gridfs_doomed').asDb(), { bucketName: 'blobs' });
+      bucket
+        .openUploadStreamWithId(id, `part/${uploadId}/1/${id.toHexString()}`)
+        .on('finish', () => resolve(id))
+        .on('error', reject)
+        .end(Buffer.from('left'));
+    });
+
+    // The store's database refuses the next write: the parts' removal fails after the deletion was recorded.
+    mockServers.get(MONGOHOST)!.failAfterWrites(0);
+    const from = api.server.logLines.length;
+    const deleted = await api.as(admin).delete(`/assetstore/${doomedId}`);
+    mockServers.get(MONGOHOST)!.failAfterWrites(null);
+    expect([deleted.status, deleted.body]).toEqual([200, { message: 'Deleted assetstore GridFS doomed.' }]);
+    expect((await api.as(admin).get(`/assetstore/${doomedId}`)).status).toBe(400);
+    const warnings = api.server.logLines.slice(from).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        msg: 'Could not abort a partial upload of a deleted assetstore',
+        assetstoreId: doomedId,
+        key: `part/${uploadId}/`,
+      }),
+    ]);
+    expect(await doomedFiles.countDocuments({ _id: part })).toBe(1);
   });
 });

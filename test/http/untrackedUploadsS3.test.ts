@@ -149,6 +149,25 @@ describe('untracked uploads in S3 stores', () => {
     expect(await s3.openMultipartUploads(prefix)).toEqual([]);
   });
 
+  it("leaves a read-only store's multipart uploads alone: its bucket is another application's to write", async () => {
+    // A store on a bucket the service only reads (an import of another application's data, which keeps its own
+    // uploads under `uploads/`), as Girder's S3 adapter lists no untracked uploads for a read-only store.
+    const prefix = `untracked-ro-${crypto.randomUUID()}`;
+    const { bucket, accessKeyId, secret, service } = s3.settings(prefix);
+    const query = { name: 'S3 read-only', type: 2, bucket, prefix, accessKeyId, secret, service, readOnly: true };
+    const storeId = ok<{ _id: string }>(await api.as(admin).post('/assetstore').query(query), 'read-only store')._id;
+    const theirs = [`${prefix}/direct/theirs`, `${prefix}/tmp/theirs`, `${prefix}/uploads/theirs`];
+    for (const key of theirs) await s3.startMultipartUpload(key);
+
+    expect(await list({ assetstoreId: storeId })).toEqual([]);
+    const discarded = await api.as(admin).delete('/system/uploads').query({ assetstoreId: storeId });
+    expect([discarded.status, discarded.body]).toEqual([200, []]);
+    expect((await api.as(admin).delete('/system/uploads')).status).toBe(200);
+    const deleted = await api.as(admin).delete(`/assetstore/${storeId}`);
+    expect([deleted.status, deleted.body]).toEqual([200, { message: 'Deleted assetstore S3 read-only.' }]);
+    expect(await s3.openMultipartUploads(prefix)).toEqual(theirs);
+  });
+
   // A server of its own, stopped (S3_TEST_URL's bucket cannot be stopped here).
   (process.env.S3_TEST_URL ? it.skip : it)(
     'leaves out a store it cannot reach, with a warning, and deletes it all the same',
@@ -168,10 +187,22 @@ describe('untracked uploads in S3 stores', () => {
       const warning = {
         msg: 'Could not list the untracked uploads of these assetstores',
         assetstores: ['S3 gone'],
+        reasons: { 'S3 gone': expect.stringMatching(/./) as unknown },
       };
       expect(warnings).toEqual([expect.objectContaining(warning), expect.objectContaining(warning)]);
+      const deletedFrom = api.server.logLines.length;
       const deleted = await api.as(admin).delete(`/assetstore/${storeId}`);
       expect([deleted.status, deleted.body]).toEqual([200, { message: 'Deleted assetstore S3 gone.' }]);
+      const deletion = api.server.logLines
+        .slice(deletedFrom)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(deletion).toEqual([
+        expect.objectContaining({
+          msg: 'Could not list the partial uploads of an assetstore being deleted; they stay in it',
+          assetstoreId: storeId,
+          reason: expect.stringMatching(/./) as unknown,
+        }),
+      ]);
     },
   );
 });

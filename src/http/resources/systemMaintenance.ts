@@ -95,14 +95,20 @@ function uploadFilters(params: Record<string, unknown>): UploadFilters {
 async function untrackedFor(services: Services, filters: UploadFilters): Promise<UntrackedUpload[]> {
   const { found, unreachable } = await untrackedUploads(services, filters);
   if (unreachable.length > 0)
-    services.logger.warn({ assetstores: unreachable }, 'Could not list the untracked uploads of these assetstores');
+    services.logger.warn(
+      {
+        assetstores: unreachable.map(({ name }) => name),
+        reasons: Object.fromEntries(unreachable.map(({ name, reason }) => [name, reason])),
+      },
+      'Could not list the untracked uploads of these assetstores',
+    );
   return found;
 }
 
 /**
- * Discards untracked uploads (Girder's adapters' `untrackedUploads(…, delete=True)`): a store's upload is aborted (S3's
- * AbortMultipartUpload, GridFS's parts removed), a partial file removed. Bytes only, so no command: nothing in the log
- * names them.
+ * Discards untracked uploads (Girder's adapters' `untrackedUploads(…, delete=True)`): a store's upload is aborted
+ * (S3's AbortMultipartUpload, GridFS's parts removed), a partial file removed. Bytes only, so no command: nothing in
+ * the log names them.
  */
 async function discardUntracked(services: Services, found: UntrackedUpload[]): Promise<void> {
   for (const entry of found) {

@@ -1,7 +1,8 @@
 /*
  * Girder's user_quota plugin, web part (Girder 5's plugins/user_quota/girder_user_quota/web_client, not published on
  * npm), ported to plain browser scripts that /system/plugin_static_files lists in this order:
- *   user-quota-common.js   what the others share (this file): HTML escaping, the size conversions, the units menu
+ *   user-quota-common.js   what the others share (this file): HTML escaping, the size conversions, the units menu,
+ *                          a refused request's message
  *   user-quota-models.js   quota methods on the user and collection models (models/extendModel.js)
  *   user-quota-dialog.js   the "Quota and assetstore policies" dialog (views/QuotaPoliciesWidget.js)
  *   user-quota-menus.js    its item in the user and collection pages' action menus (views/extendView.js)
@@ -67,8 +68,21 @@
     return sizeBytes;
   }
 
+  /*
+   * What a refused request answered: the server's error document ({message, type, field?}), or, when the answer is no
+   * such document (the server could not be reached, a proxy's error page), a message saying so. Girder's plugin reads
+   * `responseJSON.message` as is, and then fails in its own error handler, leaving the form's button disabled.
+   */
+  function failureOf(xhr) {
+    const body = xhr && xhr.responseJSON;
+    if (body && typeof body === 'object' && typeof body.message === 'string') return body;
+    const status = xhr && xhr.status ? `${xhr.status} ${xhr.statusText || ''}`.trim() : 'no answer';
+    return { message: `The server could not be reached or did not answer as expected (${status}).` };
+  }
+
   girder.plugins.user_quota = {
     escape: escape,
+    failureOf: failureOf,
     unitOptions: unitOptions,
     sizeToValueAndUnits: sizeToValueAndUnits,
     valueAndUnitsToSize: valueAndUnitsToSize,

@@ -91,7 +91,7 @@
           girder.events.trigger('g:alert', { icon: 'ok', text: 'Settings saved.', type: 'success', timeout: 4000 });
         })
         .fail((resp) => {
-          this.$('#g-user-quota-error-message').text(resp.responseJSON.message);
+          this.$('#g-user-quota-error-message').text(quota.failureOf(resp).message);
         });
     },
   });

@@ -218,10 +218,11 @@
         .on(
           'g:error',
           function (err) {
-            this.$('.g-validation-failed-message').text(err.responseJSON.message);
+            const failure = quota.failureOf(err);
+            this.$('.g-validation-failed-message').text(failure.message);
             this.$('button.g-save-policies').girderEnable(true);
             // Girder's plugin names the refused key in `extra` (RestException), a validation error in `field`.
-            const key = err.responseJSON.field || err.responseJSON.extra;
+            const key = failure.field || failure.extra;
             this.$(FIELD_INPUTS[key] || FIELD_INPUTS.fileSizeQuota).trigger('focus');
           },
           this

@@ -144,13 +144,19 @@ export class PartialUploads implements PartialUploadStore {
   }
 
   async modifiedAt(name: string): Promise<number | null> {
-    if (name.includes('/') || name === '..' || name === '.') return null;
-    const stat = await fs.promises.stat(path.join(this.dir, name)).catch(() => null);
+    const entry = this.entryPath(name);
+    const stat = entry ? await fs.promises.stat(entry).catch(() => null) : null;
     return stat ? stat.mtimeMs : null;
   }
 
   async removeStray(name: string): Promise<void> {
-    if (UPLOAD_ID.test(name) || name.includes('/') || name === '..' || name === '.') return;
-    await fs.promises.rm(path.join(this.dir, name), { force: true, recursive: true });
+    const entry = UPLOAD_ID.test(name) ? null : this.entryPath(name);
+    if (entry) await fs.promises.rm(entry, { force: true, recursive: true });
+  }
+
+  /** Where an entry `list` gave lies; null for a name that would reach outside the directory (or be it). */
+  private entryPath(name: string): string | null {
+    if (name.includes('/') || name === '..' || name === '.' || name === '') return null;
+    return path.join(this.dir, name);
   }
 }

@@ -8,9 +8,12 @@ import { countedPart } from '../countedPart';
 /** Files of uploads in progress: `part/<upload id>/<part number>/<attempt>`. */
 const PART_PREFIX = 'part/';
 
-/** Where an upload's parts are named (its id is an ObjectId's hex, so the name is a literal in a regex). */
+/** An upload's id: an ObjectId's hex (so a name made of it is a literal in a regex). */
+const UPLOAD_ID = /^[0-9a-f]{24}$/;
+
+/** Where an upload's parts are named. */
 function prefixOf(uploadId: string): string {
-  if (!/^[0-9a-f]{24}$/.test(uploadId)) throw new Error(`Invalid GridFS upload id: ${uploadId}`);
+  if (!UPLOAD_ID.test(uploadId)) throw new Error(`Invalid GridFS upload id: ${uploadId}`);
   return `${PART_PREFIX}${uploadId}/`;
 }
 
@@ -86,7 +89,7 @@ export class GridFsUploadParts {
     );
     for await (const part of parts) {
       const uploadId = part.filename.slice(PART_PREFIX.length).split('/')[0];
-      if (!/^[0-9a-f]{24}$/.test(uploadId)) continue;
+      if (!UPLOAD_ID.test(uploadId)) continue;
       const at = part.uploadDate.getTime();
       const known = uploads.get(uploadId);
       if (known) {

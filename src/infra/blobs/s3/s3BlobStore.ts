@@ -54,6 +54,12 @@ export interface S3BlobStoreOptions {
   sweepGraceMs?: number;
   /** The store's `redirect` setting: clients may talk to the bucket themselves (direct uploads, redirects). */
   direct?: boolean;
+  /**
+   * The store's `readOnly` setting: the bucket is another application's to write (an import of its data), so what
+   * lies under the store's keys may be its own, not leftovers of this service's: `heldUploads` lists none and `sweep`
+   * removes nothing (that application may well name keys `uploads/…` or `tmp/…` too).
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -96,6 +102,7 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
   static open(settings: S3Settings, options: S3BlobStoreOptions = {}): S3BlobStore {
     return new S3BlobStore(s3ClientFor(settings), settings.bucket, settings.prefix, {
       direct: settings.redirect !== false,
+      readOnly: settings.readOnly,
       ...options,
     });
   }
@@ -333,9 +340,11 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
    * The multipart uploads in progress under the store's own keys: chunked uploads' (`uploads/`), clients' direct ones
    * (`direct/`) and large puts' (`tmp/`), except puts this process is making and `tmp/` ones within the sweep's grace
    * (another process's put may still be sending them). Other keys under the prefix are left alone: the bucket may be
-   * shared, and an upload there is not the service's to drop (Girder lists every key under the prefix).
+   * shared, and an upload there is not the service's to drop (Girder lists every key under the prefix). A read-only
+   * store holds none, as in Girder: its bucket is another application's, whose uploads may use the same key names.
    */
   async *heldUploads(): AsyncGenerator<HeldUpload> {
+    if (this.options.readOnly) return;
     const youngSince = Date.now() - (this.options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS);
     const temporary = `${this.prefix}tmp/`;
     const areas = [temporary, ...this.objectAreas];
@@ -473,10 +482,14 @@ export class S3BlobStore implements MultipartBlobStore, Omit<DirectBlobStore, 'd
     return importListing(this.at, prefix, this.ownAreas);
   }
 
-  /** Temporary objects of interrupted puts and unreferenced blobs go, except young ones (the grace period) and held ones. */
+  /**
+   * Temporary objects of interrupted puts and unreferenced blobs go, except young ones (the grace period) and held
+   * ones; nothing of a read-only store (`S3BlobStoreOptions.readOnly`).
+   */
   async sweep(isReferenced: (blobId: string) => Promise<boolean>): Promise<SweepReport> {
     const youngSince = Date.now() - (this.options.sweepGraceMs ?? DEFAULT_SWEEP_GRACE_MS);
     const report: SweepReport = { removedBlobs: 0, removedTemporary: 0 };
+    if (this.options.readOnly) return report;
     for await (const { key, modified } of keysUnder(this.at, `${this.prefix}tmp/`)) {
       if (this.inFlight.has(key) || modified > youngSince) continue;
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));

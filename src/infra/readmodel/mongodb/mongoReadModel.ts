@@ -22,7 +22,7 @@ import { applyInSteps, reachesMoreThan, type StepwiseTarget } from './stepwiseAp
 import { dumpGeneration } from './dump';
 import { MongoLeases } from './leasesStore';
 import { inListBudget } from './boundedIn';
-import { consistentReads } from './consistentReads';
+import { consistentReads, type AsyncMethodsOnly } from './consistentReads';
 
 export interface MongoReadModelOptions {
   /**
@@ -102,7 +102,7 @@ export class MongoReadModel implements ReadModel {
     this.generations = new Generations(db, options.aliasCacheMs ?? 1000, inBudget, options.barrierWaitMs ?? 10_000);
     const source = this.generations;
     // Each call to a query store sees an event applied in steps whole or not at all (./consistentReads.ts).
-    const consistent = <T extends object>(store: T) => consistentReads(store, this.generations);
+    const consistent = <T extends AsyncMethodsOnly<T>>(store: T) => consistentReads(store, this.generations);
     this.users = consistent(new MongoUsers(source));
     this.groups = consistent(new MongoGroups(source));
     this.tokens = consistent(new MongoTokens(source));

@@ -233,7 +233,9 @@ class WriteBuffer {
           .toArray()
       ).map((doc) => doc._id);
       for (let start = 0; start < ids.length; start += steps.documents) {
-        step.push({ name: statement.name, operation: narrowed(ids.slice(start, start + steps.documents)) });
+        // The part's list of ids is bounded like any other (./boundedIn.ts): a step of many documents may pass it.
+        for (const piece of splitIn({ _id: { $in: ids.slice(start, start + steps.documents) } }, this.inBudget))
+          step.push({ name: statement.name, operation: narrowed((piece._id as { $in: string[] }).$in) });
         await send();
       }
     }
