@@ -43,42 +43,44 @@ function clientOf(settings: S3Settings): S3Client {
   });
 }
 
-async function objectExists(settings: S3Settings, key: string): Promise<boolean> {
+/** Runs `work` with a client of the bucket, destroyed afterwards (its sockets would keep jest waiting). */
+async function withClient<T>(settings: S3Settings, work: (client: S3Client) => Promise<T>): Promise<T> {
   const client = clientOf(settings);
   try {
-    await client.send(new HeadObjectCommand({ Bucket: settings.bucket, Key: key }));
-    return true;
-  } catch (error) {
-    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
-    throw error;
+    return await work(client);
   } finally {
     client.destroy();
   }
 }
 
-async function getObject(settings: S3Settings, key: string): Promise<Buffer> {
-  const client = clientOf(settings);
-  try {
+function objectExists(settings: S3Settings, key: string): Promise<boolean> {
+  return withClient(settings, async (client) => {
+    try {
+      await client.send(new HeadObjectCommand({ Bucket: settings.bucket, Key: key }));
+      return true;
+    } catch (error) {
+      if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
+      throw error;
+    }
+  });
+}
+
+function getObject(settings: S3Settings, key: string): Promise<Buffer> {
+  return withClient(settings, async (client) => {
     const got = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
     return Buffer.from(await got.Body!.transformToByteArray());
-  } finally {
-    client.destroy();
-  }
+  });
 }
 
-async function putObject(settings: S3Settings, key: string, body: Buffer): Promise<void> {
-  const client = clientOf(settings);
-  try {
+function putObject(settings: S3Settings, key: string, body: Buffer): Promise<void> {
+  return withClient(settings, async (client) => {
     await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: body }));
-  } finally {
-    client.destroy();
-  }
+  });
 }
 
-async function openMultipartUploads(settings: S3Settings, prefix: string): Promise<string[]> {
-  const client = clientOf(settings);
-  const keys: string[] = [];
-  try {
+function openMultipartUploads(settings: S3Settings, prefix: string): Promise<string[]> {
+  return withClient(settings, async (client) => {
+    const keys: string[] = [];
     let page: ListMultipartUploadsCommandOutput | undefined;
     do {
       page = await client.send(
@@ -92,19 +94,14 @@ async function openMultipartUploads(settings: S3Settings, prefix: string): Promi
       keys.push(...(page.Uploads ?? []).map((upload) => upload.Key ?? ''));
     } while (page.IsTruncated);
     return keys;
-  } finally {
-    client.destroy();
-  }
+  });
 }
 
-async function startMultipartUpload(settings: S3Settings, key: string): Promise<string> {
-  const client = clientOf(settings);
-  try {
+function startMultipartUpload(settings: S3Settings, key: string): Promise<string> {
+  return withClient(settings, async (client) => {
     const created = await client.send(new CreateMultipartUploadCommand({ Bucket: settings.bucket, Key: key }));
     return created.UploadId ?? '';
-  } finally {
-    client.destroy();
-  }
+  });
 }
 
 /** S3's XML escaping of a text node. */
