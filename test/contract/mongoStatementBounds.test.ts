@@ -3,7 +3,7 @@ import { splitIn } from '../../src/infra/readmodel/mongodb/boundedIn';
 import type { ReadModelTx } from '../../src/ports/readModel';
 import type { Viewer } from '../../src/domain/access';
 import { MongoStandIn } from '../support/mongoStandIn';
-import { collection, file, folder, item } from './readModelContract';
+import { collection, folder, insertFolderTree, insertItemsWithFiles, numberedId } from './readModelContract';
 
 /**
  * Subtree operations of the MongoDB read model name their documents by lists of ids; a list of a large subtree
@@ -14,7 +14,7 @@ import { collection, file, folder, item } from './readModelContract';
 
 const FOLDERS = 200;
 /** 24 characters, like every id of the service. */
-const id = (prefix: string, n: number) => `${prefix}${String(n).padStart(24 - prefix.length, '0')}`;
+const id = numberedId;
 const admin: Viewer = { id: 'u1', admin: true, groups: [] };
 
 async function overSmallLimit(options: MongoReadModelOptions = {}) {
@@ -26,18 +26,9 @@ async function overSmallLimit(options: MongoReadModelOptions = {}) {
   await apply((tx) => {
     tx.collections.put(collection('c1', 'Shared'));
     tx.folders.insert(folder('root', 'Root', { type: 'collection', id: 'c1' }));
-    for (let n = 0; n < FOLDERS; n++) {
-      const parent = n < 30 ? 'root' : id('f', n % 30);
-      tx.folders.insert(folder(id('f', n), `folder ${n}`, { type: 'folder', id: parent }));
-    }
+    insertFolderTree(tx, 'root', FOLDERS, 30);
   });
-  await apply((tx) => {
-    for (let n = 0; n < FOLDERS; n++) {
-      tx.items.insert(item(id('i', n), `item ${n}`, id('f', n)));
-      tx.files.insert(file(id('x', n), id('i', n), 1, `${n % 7}`.repeat(64)));
-      tx.items.addSize(id('i', n), 1);
-    }
-  });
+  await apply((tx) => insertItemsWithFiles(tx, FOLDERS));
   return { standIn, readModel, apply, at: () => position };
 }
 

@@ -4,7 +4,7 @@ import type { Viewer } from '../../src/domain/access';
 import { ReadModelBusyError } from '../../src/ports/readModelBusy';
 import { deriveId } from '../../src/domain/ids';
 import { MongoStandIn, StandInCrash } from '../support/mongoStandIn';
-import { collection, file, folder, item } from './readModelContract';
+import { collection, folder, insertFolderTree, insertItemsWithFiles, numberedId } from './readModelContract';
 
 /**
  * Subtree events too large for one MongoDB transaction (issue 32). The strict stand-in refuses a transaction that
@@ -18,7 +18,7 @@ import { collection, file, folder, item } from './readModelContract';
 const FOLDERS = 80;
 const TRANSACTION_WRITES = 60;
 const T1 = '2024-03-01T00:00:00.000Z';
-const id = (prefix: string, n: number) => `${prefix}${String(n).padStart(24 - prefix.length, '0')}`;
+const id = numberedId;
 const admin: Viewer = { id: 'u1', admin: true, groups: [] };
 const DEEPEST = id('f', FOLDERS - 1);
 const ROOT_SIZE = FOLDERS; // one byte per item
@@ -112,18 +112,9 @@ async function fixture(
     tx.collections.put(collection('c2', 'Target'));
     tx.folders.insert(folder('root', 'Root', { type: 'collection', id: 'c1' }));
     tx.folders.insert(folder('dest', 'Dest', { type: 'collection', id: 'c2' }));
-    for (let n = 0; n < FOLDERS; n++) {
-      const parent = n < 10 ? 'root' : id('f', n % 10);
-      tx.folders.insert(folder(id('f', n), `folder ${n}`, { type: 'folder', id: parent }));
-    }
+    insertFolderTree(tx, 'root', FOLDERS, 10);
   });
-  await apply((tx) => {
-    for (let n = 0; n < FOLDERS; n++) {
-      tx.items.insert(item(id('i', n), `item ${n}`, id('f', n)));
-      tx.files.insert(file(id('x', n), id('i', n), 1, `${n % 7}`.repeat(64)));
-      tx.items.addSize(id('i', n), 1);
-    }
-  });
+  await apply((tx) => insertItemsWithFiles(tx, FOLDERS));
   if (options.limited) standIn.maxTransactionWrites = TRANSACTION_WRITES;
   standIn.latencyMs = options.latencyMs ?? 0;
   const next = position + 1n;

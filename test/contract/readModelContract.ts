@@ -130,6 +130,26 @@ export function file(id: string, itemId: string, size: number, blobId: string, e
   };
 }
 
+/** An ObjectId-long id: `prefix`, then `n` zero-padded (`numberedId('f', 7)` is `f00000000000000000000007`). */
+export const numberedId = (prefix: string, n: number) => `${prefix}${String(n).padStart(24 - prefix.length, '0')}`;
+
+/** `count` folders `f…` below `rootId`, a few levels deep: the first `fanout` in the root, each next in `f(n % fanout)`. */
+export function insertFolderTree(tx: ReadModelTx, rootId: string, count: number, fanout: number): void {
+  for (let n = 0; n < count; n++) {
+    const parent = n < fanout ? rootId : numberedId('f', n % fanout);
+    tx.folders.insert(folder(numberedId('f', n), `folder ${n}`, { type: 'folder', id: parent }));
+  }
+}
+
+/** In each of the folders `f0…` of {@link insertFolderTree}, an item `i…` holding one file `x…` of one byte. */
+export function insertItemsWithFiles(tx: ReadModelTx, count: number): void {
+  for (let n = 0; n < count; n++) {
+    tx.items.insert(item(numberedId('i', n), `item ${n}`, numberedId('f', n)));
+    tx.files.insert(file(numberedId('x', n), numberedId('i', n), 1, `${n % 7}`.repeat(64)));
+    tx.items.addSize(numberedId('i', n), 1);
+  }
+}
+
 /** A folder move as the projection makes it: nothing when the folder is gone, removed when its new parent is. */
 export function moveFolder(tx: ReadModelTx, id: string, to: { parentType: 'folder' | 'collection'; parentId: string }) {
   moveInto(tx, folderRow(id), to, {
