@@ -76,13 +76,8 @@ const bench: Benchmark = async ({ quick }) => {
   const ddTarget = path.join(service.dataDir, 'bench-dd.bin');
   try {
     const api = new Api(service.api);
-    const admin = await api.register('bench');
-    api.token = admin.token;
-    const folders = await api.ok<{ _id: string; name: string }[]>('GET', '/folder', {
-      parentType: 'user',
-      parentId: admin.id,
-    });
-    const folderId = folders.find((f) => f.name === 'Public')!._id;
+    const admin = await api.registerAsOwner('bench');
+    const folderId = admin.publicFolderId;
     const target = { api: service.api, token: admin.token };
     writeRandomFile(source, sizes.size);
     const mib = `${sizes.size / MiB} MiB`;

@@ -71,16 +71,11 @@ const bench: Benchmark = async ({ quick }) => {
   });
   try {
     const api = new Api(service.api);
-    const admin = await api.register('bench');
-    api.token = admin.token;
+    const admin = await api.registerAsOwner('bench');
     const store = { name: 'S3', bucket: BUCKET, prefix: 'service', accessKeyId: 'S3RVER', service: endpoint };
     const created = await api.ok<{ _id: string }>('POST', '/assetstore', { ...store, type: 2, secret: 'S3RVER' });
     await api.ok('PUT', `/assetstore/${created._id}`, { ...store, current: 'true' });
-    const folders = await api.ok<{ _id: string; name: string }[]>('GET', '/folder', {
-      parentType: 'user',
-      parentId: admin.id,
-    });
-    const folderId = folders.find((f) => f.name === 'Public')!._id;
+    const folderId = admin.publicFolderId;
     const source = path.join(service.dataDir, 'bench-source.bin');
     writeRandomFile(source, sizes.size);
     const target = { api: service.api, token: admin.token };

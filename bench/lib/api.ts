@@ -36,4 +36,18 @@ export class Api {
     });
     return { id: user._id as string, token: user.authToken.token as string };
   }
+
+  /**
+   * Registers a user (the first one becomes site admin), makes this client act as it, and returns its id, token and
+   * the id of its `Public` folder (every user is made with one).
+   */
+  async registerAsOwner(login: string): Promise<{ id: string; token: string; publicFolderId: string }> {
+    const user = await this.register(login);
+    this.token = user.token;
+    const folders = await this.ok<{ _id: string; name: string }[]>('GET', '/folder', {
+      parentType: 'user',
+      parentId: user.id,
+    });
+    return { ...user, publicFolderId: folders.find((f) => f.name === 'Public')!._id };
+  }
 }

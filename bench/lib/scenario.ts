@@ -18,15 +18,10 @@ export interface Scenario {
 export async function scenario(server: ServerProcess): Promise<Scenario> {
   const admin = new Api(server.api);
   const user = new Api(server.api);
-  const a = await admin.register('benchadmin');
-  admin.token = a.token;
+  const a = await admin.registerAsOwner('benchadmin');
   const u = await user.register('benchuser');
   user.token = u.token;
-  const mine = await admin.ok<{ name: string; _id: string }[]>('GET', '/folder', {
-    parentType: 'user',
-    parentId: a.id,
-  });
-  return { admin, user, adminId: a.id, userId: u.id, publicFolderId: mine.find((f) => f.name === 'Public')!._id };
+  return { admin, user, adminId: a.id, userId: u.id, publicFolderId: a.publicFolderId };
 }
 
 /**

@@ -18,13 +18,8 @@ async function main(): Promise<void> {
   const service = await startService({}, ['--cpu-prof', `--cpu-prof-dir=${out}`]);
   try {
     const api = new Api(service.api);
-    const admin = await api.register('prof');
-    api.token = admin.token;
-    const folders = await api.ok<{ _id: string; name: string }[]>('GET', '/folder', {
-      parentType: 'user',
-      parentId: admin.id,
-    });
-    const folderId = folders.find((f) => f.name === 'Public')!._id;
+    const admin = await api.registerAsOwner('prof');
+    const folderId = admin.publicFolderId;
     const source = path.join(service.dataDir, 'source.bin');
     writeRandomFile(source, size);
     const target = { api: service.api, token: admin.token };
